@@ -1,0 +1,187 @@
+"""The product catalog (products.json, validated by schemas/products.schema.json) and file-name recognition.
+
+Adding a product means adding a row to products.json: the reader, scanner and stacker are generic over it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from reviewer.schemas import validate
+
+CATALOG_PATH = Path(__file__).with_name("products.json")
+
+
+@dataclass(frozen=True)
+class BandSpec:
+    token: str
+    name: str
+    dtype: str
+    kind: str = "physical"
+    fill: float | None = None
+    scale: float = 1.0
+    offset: float = 0.0
+    valid: tuple[float, float] | None = None
+    saturated: float | None = None
+    unit: str = ""
+
+
+@dataclass(frozen=True)
+class QualitySpec:
+    band: str
+    kind: str  # bits | classes | bitfield
+    flags: dict[str, tuple[int, ...]]
+    default_mask: tuple[str, ...]
+    cloud_flags: tuple[str, ...]
+    field_bits: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class Product:
+    id: str
+    family: str
+    platform: str
+    sensor: str
+    label: str
+    record: bool
+    pattern: re.Pattern[str]
+    date_rule: dict[str, str]
+    location: tuple[str, ...]
+    resolution_m: float
+    first_date: dt.date | None
+    last_date: dt.date | None
+    bands: dict[str, BandSpec]
+    quality: QualitySpec | None
+    required: tuple[str, ...]
+    raw: dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    def band_by_name(self, name: str) -> BandSpec | None:
+        """The band whose common name is `name` (e.g. 'red'), or the band token itself."""
+        if name in self.bands:
+            return self.bands[name]
+        for spec in self.bands.values():
+            if spec.name == name:
+                return spec
+        return None
+
+    @property
+    def slc_off_after(self) -> dt.date | None:
+        value = self.raw.get("slc_off_after")
+        return dt.date.fromisoformat(value) if value else None
+
+
+@dataclass(frozen=True)
+class FileMatch:
+    """What a file name says: which product, scene, band and date."""
+
+    product: Product
+    scene_id: str
+    band: str
+    date: dt.date
+    tier: str | None
+    location: str | None
+    level: str | None
+
+
+def _parse_date(rule: dict[str, str], groups: dict[str, str]) -> dt.date:
+    if rule["group"] == "yeardoy":
+        return dt.date(int(groups["year"]), 1, 1) + dt.timedelta(days=int(groups["doy"]) - 1)
+    text = groups[rule["group"]]
+    return dt.datetime.strptime(text, rule.get("format", "%Y%m%d")).date()
+
+
+def _product(row: dict[str, Any]) -> Product:
+    bands = {
+        token: BandSpec(
+            token=token,
+            name=spec["name"],
+            dtype=spec["dtype"],
+            kind=spec.get("kind", "physical"),
+            fill=spec.get("fill"),
+            scale=spec.get("scale", 1.0),
+            offset=spec.get("offset", 0.0),
+            valid=tuple(spec["valid"]) if "valid" in spec else None,
+            saturated=spec.get("saturated"),
+            unit=spec.get("unit", ""),
+        )
+        for token, spec in row["bands"].items()
+    }
+    q = row.get("quality")
+    quality = (
+        QualitySpec(
+            band=q["band"],
+            kind=q["kind"],
+            flags={k: tuple(v) for k, v in q["flags"].items()},
+            default_mask=tuple(q["default_mask"]),
+            cloud_flags=tuple(q["cloud_flags"]),
+            field_bits=tuple(q["field_bits"]) if q.get("field_bits") else None,
+        )
+        if q
+        else None
+    )
+    date = lambda s: dt.date.fromisoformat(s) if s else None  # noqa: E731
+    return Product(
+        id=row["id"],
+        family=row["family"],
+        platform=row["platform"],
+        sensor=row["sensor"],
+        label=row["label"],
+        record=row["record"],
+        pattern=re.compile(row["pattern"]),
+        date_rule=row["date"],
+        location=tuple(row.get("location", ())),
+        resolution_m=float(row.get("resolution_m", 30)),
+        first_date=date(row.get("first_date")),
+        last_date=date(row.get("last_date")),
+        bands=bands,
+        quality=quality,
+        required=tuple(row.get("required", ())),
+        raw=row,
+    )
+
+
+class Catalog:
+    """The loaded catalog: products by id, reject rules, sensor colours."""
+
+    def __init__(self, doc: dict[str, Any], *, path: Path | None = None) -> None:
+        validate(doc, "products", path=path)
+        self.products = {row["id"]: _product(row) for row in doc["products"]}
+        self.rejects = [(re.compile(r["pattern"]), r["reason"]) for r in doc["rejects"]]
+        self.sensor_colors: dict[str, str] = doc.get("sensor_colors", {})
+
+    def match(self, filename: str) -> FileMatch | None:
+        """Recognise a file by the provider's own product ID; None when no product matches."""
+        for product in self.products.values():
+            m = product.pattern.match(filename)
+            if not m:
+                continue
+            g = {k: v for k, v in m.groupdict().items() if v is not None}
+            loc = "/".join(g[k] for k in product.location if k in g) or None
+            return FileMatch(
+                product=product,
+                scene_id=g["scene"],
+                band=g["band"],
+                date=_parse_date(product.date_rule, g),
+                tier=g.get("tier"),
+                location=loc,
+                level=g.get("level"),
+            )
+        return None
+
+    def reject_reason(self, filename: str) -> str | None:
+        """Why a recognisable-but-unusable file (Level-1, legacy, C1) cannot be part of the record."""
+        for pattern, reason in self.rejects:
+            if pattern.search(filename):
+                return reason
+        return None
+
+
+@cache
+def catalog() -> Catalog:
+    return Catalog(json.loads(CATALOG_PATH.read_text(encoding="utf-8")), path=CATALOG_PATH)

@@ -1,0 +1,1 @@
+"""Review store and the two-stage review workflow."""
