@@ -57,6 +57,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ReviewerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,122 @@
+"""CLI verbs of the raw record: scan, render, demo-site."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from reviewer.errors import ReviewerError
+
+
+def _store(args: argparse.Namespace):
+    from reviewer.review.store import Store
+
+    return Store(args.db) if getattr(args, "db", None) else Store()
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{100 * v:5.1f}"
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from reviewer.record.scan import open_index
+
+    with _store(args) as store:
+        index = open_index(args.site_dir, store, rescan=args.rescan)
+    if args.json:
+        json.dump(index.to_json(), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{'date':10}  {'sensor':11}  {'tier':4}  {'loc':8}  {'valid%':>6}  {'clear%':>6}  {'cloud%':>6}  scene")
+    for s in index.scenes:
+        print(
+            f"{s.date.isoformat():10}  {s.label:11}  {s.tier or '-':4}  {(s.location or '-'):8}  {_pct(s.valid_fraction):>6}  "
+            f"{_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}  {s.scene_id}{'' if s.record else '  (withheld reference)'}"
+        )
+    summary = index.summary()
+    print(f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})" + ("  [from the stored index]" if index.from_store else ""))
+    for label, span in summary["sensor_spans"].items():
+        n = sum(c.get(label, 0) for c in summary["scenes_per_year"].values())
+        print(f"  {label:11} {n:5} scenes  {span['first']} .. {span['last']}")
+    if index.problems:
+        print(f"\n{len(index.problems)} file(s) skipped:")
+        for p in index.problems:
+            print(f"  {p.path}: {p.reason}")
+    return 0
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from reviewer.record.render import render_dates
+    from reviewer.record.scan import open_index
+    from reviewer.record.stretch import Stretch
+
+    stretch = None
+    if args.stretch:
+        text = Path(args.stretch).read_text() if Path(args.stretch).is_file() else args.stretch
+        try:
+            stretch = Stretch.from_json(text)
+        except json.JSONDecodeError as exc:
+            raise ReviewerError(f"--stretch is not JSON: {exc}", field="stretch") from exc
+    with _store(args) as store:
+        index = open_index(args.site_dir, store)
+    result = render_dates(
+        index,
+        args.date,
+        args.composite,
+        args.out,
+        stretch=stretch,
+        method=args.composite_method,
+        sensors=args.sensor,
+        percentiles=args.percentiles,
+    )
+    if args.json:
+        json.dump(result, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        print(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
+    return 0
+
+
+def cmd_demo_site(args: argparse.Namespace) -> int:
+    from reviewer.record.synthetic import make_demo_site
+
+    kwargs = {"seed": args.seed, "size": args.size, "start": args.start, "end": args.end, "variant": args.variant}
+    if args.scenes_per_year is not None:
+        kwargs["scenes_per_year"] = args.scenes_per_year
+    out = make_demo_site(args.out_dir, **kwargs)
+    print(f"wrote the demo site to {out}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    from reviewer.record.stretch import composite_names
+
+    p = sub.add_parser("scan", help="index a site's raw record (scenes, dates, clear fractions)")
+    p.add_argument("site_dir")
+    p.add_argument("--json", action="store_true", help="print the scene list and summary as JSON")
+    p.add_argument("--rescan", action="store_true", help="ignore the stored index")
+    p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("render", help="render dates side by side with one stretch")
+    p.add_argument("site_dir")
+    p.add_argument("--date", action="append", required=True, help="YYYY-MM-DD, YYYY or YYYY-YYYY; repeat for a pair or strip")
+    p.add_argument("--composite", default="truecolor", choices=composite_names())
+    p.add_argument("--composite-method", default="clearest", choices=["clearest", "median"], help="for a year or period")
+    p.add_argument("--stretch", help="stretch JSON (text or file) to reproduce a render")
+    p.add_argument("--percentiles", action="store_true", help="stretch from whole-stack percentiles instead of the fixed default")
+    p.add_argument("--sensor", action="append", help="only these sensors (TM, ETM+, OLI, OLI-2, MSI ...)")
+    p.add_argument("--out", required=True)
+    p.add_argument("--json", action="store_true", help="print the stretch and scenes used")
+    p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("demo-site", help="write the synthetic demo site (real file formats, planted changes)")
+    p.add_argument("out_dir")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--size", type=int, default=200)
+    p.add_argument("--start", type=int, default=1984)
+    p.add_argument("--end", type=int, default=2024)
+    p.add_argument("--scenes-per-year", type=int, default=None)
+    p.add_argument("--variant", default="core", choices=["core", "snow"])
+    p.set_defaults(func=cmd_demo_site)

@@ -1,0 +1,357 @@
+"""Decode raw rasters to physical values on the site grid, with fill, saturation and quality masked.
+
+Only this package imports rasterio. Every read returns float32 with NaN where a pixel is masked, so a
+render, an index and a statistic all see the same mask.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import rasterio
+from rasterio.enums import Resampling
+from rasterio.errors import RasterioError
+from rasterio.vrt import WarpedVRT
+
+from reviewer.errors import MissingLayerError, NotGeoreferencedError, UnreadableFileError, WrongProductError
+from reviewer.record.catalog import BandSpec, Product, QualitySpec
+from reviewer.record.site import Site
+
+logger = logging.getLogger(__name__)
+
+#: S2 band_id order in MTD_MSIL2A.xml BOA_ADD_OFFSET_VALUES_LIST.
+S2_BAND_IDS = {"B01": 0, "B02": 1, "B03": 2, "B04": 3, "B05": 4, "B06": 5, "B07": 6, "B08": 7,
+               "B8A": 8, "B09": 9, "B10": 10, "B11": 11, "B12": 12}
+
+_INT_DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32"}
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Where to put pixels: a CRS, an affine transform and a (rows, cols) shape."""
+
+    crs: object
+    transform: object
+    shape: tuple[int, int]
+
+    @classmethod
+    def of_site(cls, site: Site) -> Grid:
+        return cls(site.crs, site.transform, site.shape)
+
+
+def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
+    return (
+        src.crs is not None
+        and src.crs == grid.crs
+        and (src.height, src.width) == tuple(grid.shape)
+        and src.transform.almost_equals(grid.transform, precision=1e-6)
+    )
+
+
+def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None, dtype: str | None = None) -> np.ndarray:
+    """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended)."""
+    try:
+        with rasterio.open(path) as src:
+            if grid is None or _same_grid(src, grid):
+                return src.read(1)
+            if src.crs is None or src.transform.is_identity:
+                raise NotGeoreferencedError(
+                    "has no georeferencing (no CRS or geotransform), so it cannot be placed on the site grid",
+                    path=path,
+                )
+            src_nodata = src.nodata if src.nodata is not None else nodata
+            with WarpedVRT(
+                src,
+                crs=grid.crs,
+                transform=grid.transform,
+                width=grid.shape[1],
+                height=grid.shape[0],
+                resampling=Resampling.nearest,
+                src_nodata=src_nodata,
+                nodata=nodata if nodata is not None else src_nodata,
+            ) as vrt:
+                return vrt.read(1)
+    except RasterioError as exc:
+        raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return re.sub(r"\s+", " ", text)[:200]
+
+
+def file_dtype(path: str | Path) -> str:
+    try:
+        with rasterio.open(path) as src:
+            return src.dtypes[0]
+    except RasterioError as exc:
+        raise UnreadableFileError(f"cannot open raster ({_short(exc)})", path=path) from exc
+
+
+def check_not_scaled(raw: np.ndarray, spec: BandSpec, path: str | Path) -> None:
+    """A float file where the product is integer DN, holding values already in physical range, is refused."""
+    if spec.dtype in _INT_DTYPES and raw.dtype.kind == "f":
+        finite = raw[np.isfinite(raw)]
+        if spec.fill is not None:
+            finite = finite[finite != spec.fill]
+        big = np.abs(finite).max() if finite.size else 0.0
+        if finite.size and big <= 2.0 and (spec.scale < 0.01):
+            raise WrongProductError(
+                f"holds already-scaled values (float, max |value| {big:.3g}) where the product is raw {spec.dtype} DN; "
+                "use the file as distributed",
+                path=path,
+            )
+
+
+# ----------------------------------------------------------------------------- quality
+
+
+def quality_nodata(quality: QualitySpec) -> int:
+    """The QA value that means fill, used for pixels outside a file's footprint after warping."""
+    fill = quality.flags.get("fill", (0,))
+    if quality.kind == "bits":
+        return 1 << fill[0]
+    if quality.kind == "bitfield":
+        return fill[0] << quality.field_bits[0]
+    return fill[0]
+
+
+def flag_array(qa: np.ndarray, quality: QualitySpec, flag: str) -> np.ndarray:
+    """Pixels where `flag` (e.g. 'cloud') is set, by bit, class value or bit-field value."""
+    values = quality.flags.get(flag)
+    if not values:
+        return np.zeros(qa.shape, bool)
+    if quality.kind == "bits":
+        bits = 0
+        for b in values:
+            bits |= 1 << b
+        return (qa.astype(np.int64) & bits) != 0
+    if quality.kind == "bitfield":
+        start, width = quality.field_bits
+        field_value = (qa.astype(np.int64) >> start) & ((1 << width) - 1)
+        return np.isin(field_value, values)
+    return np.isin(qa, values)
+
+
+def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) -> np.ndarray:
+    out = np.zeros(qa.shape, bool)
+    for flag in flags:
+        out |= flag_array(qa, quality, flag)
+    return out
+
+
+# ----------------------------------------------------------------------------- Sentinel-2 offsets
+
+
+@lru_cache(maxsize=512)
+def _mtd_offsets(mtd_path: str) -> tuple[dict[str, float], float, str | None]:
+    """BOA_ADD_OFFSET per band id, the quantification value and the spacecraft from MTD_MSIL2A.xml."""
+    try:
+        root = ET.parse(mtd_path).getroot()
+    except (ET.ParseError, OSError) as exc:
+        raise UnreadableFileError(f"cannot parse metadata ({exc})", path=mtd_path) from exc
+    offsets: dict[str, float] = {}
+    quant = 10000.0
+    spacecraft = None
+    for el in root.iter():
+        tag = el.tag.split("}")[-1]
+        if tag == "BOA_ADD_OFFSET" and el.text:
+            offsets[el.attrib.get("band_id", "")] = float(el.text)
+        elif tag == "BOA_QUANTIFICATION_VALUE" and el.text:
+            quant = float(el.text)
+        elif tag == "SPACECRAFT_NAME" and el.text:
+            spacecraft = el.text.strip()
+    return offsets, quant, spacecraft
+
+
+def find_metadata(band_path: Path, name: str, stop: Path | None = None) -> Path | None:
+    """The product metadata file next to a band or in a parent folder (SAFE layout), up to `stop`."""
+    folder = band_path.parent
+    for _ in range(6):
+        candidate = folder / name
+        if candidate.is_file():
+            return candidate
+        if stop is not None and folder == stop or folder.parent == folder:
+            break
+        folder = folder.parent
+    return None
+
+
+def radiometric_offset(product: Product, band: str, date, band_path: Path, stop: Path | None = None) -> dict:
+    """How DN becomes reflectance for products whose offset changed over time (S2 baseline 04.00)."""
+    rule = product.raw.get("radiometric_offset")
+    if not rule:
+        return {}
+    mtd = find_metadata(band_path, rule["metadata"], stop)
+    if mtd is not None:
+        offsets, quant, spacecraft = _mtd_offsets(str(mtd))
+        band_id = str(S2_BAND_IDS.get(band, ""))
+        offset = offsets.get(band_id, 0.0) if offsets else 0.0
+        out = {"offset": offset, "quantification": quant, "offset_source": mtd.name}
+        mapping = product.raw.get("platform_from_metadata", {}).get("map", {})
+        if spacecraft and spacecraft in mapping:
+            out["platform"] = mapping[spacecraft]
+        return out
+    offset = 0.0
+    for step in rule.get("by_date", []):
+        if date.isoformat() >= step["from"]:
+            offset = float(step["offset"])
+    return {"offset": offset, "quantification": float(rule.get("quantification", 10000)), "offset_source": "acquisition date"}
+
+
+def band_scaling(spec: BandSpec, extra: dict | None) -> tuple[float, float]:
+    """(scale, offset) for physical = DN * scale + offset; S2 offsets come from the scene's metadata."""
+    if extra and "quantification" in extra and spec.kind == "physical":
+        quant = float(extra["quantification"])
+        return 1.0 / quant, float(extra.get("offset", 0.0)) / quant
+    return spec.scale, spec.offset
+
+
+def decode(raw: np.ndarray, spec: BandSpec, extra: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Physical float32 values (NaN at fill/saturated/out-of-range) and the out-of-range flag array."""
+    scale, offset = band_scaling(spec, extra)
+    bad = np.zeros(raw.shape, bool)
+    if spec.fill is not None:
+        bad |= raw == spec.fill
+    if raw.dtype.kind == "f":
+        bad |= ~np.isfinite(raw)
+    if spec.saturated is not None:
+        bad |= raw == spec.saturated
+    out_of_range = np.zeros(raw.shape, bool)
+    if spec.valid is not None:
+        lo, hi = spec.valid
+        out_of_range = ~bad & ((raw < lo) | (raw > hi))
+    values = raw.astype(np.float32) * np.float32(scale) + np.float32(offset)
+    values[bad | out_of_range] = np.nan
+    return values, out_of_range
+
+
+# ----------------------------------------------------------------------------- scene reads
+
+
+@dataclass
+class SceneData:
+    """What one read of a scene gives: physical bands, the quality flags used, and what was masked."""
+
+    bands: dict[str, np.ndarray]
+    masked: np.ndarray
+    flags: dict[str, np.ndarray] = field(default_factory=dict)
+    out_of_range: dict[str, int] = field(default_factory=dict)
+
+
+def _band_path(scene, token: str) -> Path:
+    rel = scene.files.get(token)
+    if rel is None:
+        raise MissingLayerError(f"scene {scene.scene_id} has no {token} band", path=scene.files_root)
+    return Path(scene.files_root) / rel
+
+
+def read_quality(scene, product: Product, grid: Grid | None) -> np.ndarray | None:
+    if product.quality is None:
+        return None
+    token = product.quality.band
+    if token not in scene.files:
+        raise MissingLayerError(
+            f"scene {scene.scene_id} has no quality layer {token}; refusing to show unmasked values",
+            path=scene.files_root,
+        )
+    return read_raw(_band_path(scene, token), grid, nodata=quality_nodata(product.quality))
+
+
+def read_scene(
+    scene,
+    product: Product,
+    names: Sequence[str],
+    grid: Grid | None,
+    *,
+    mask: Iterable[str] | None = None,
+    overlay_flags: Iterable[str] = (),
+) -> SceneData:
+    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's)."""
+    quality = product.quality
+    qa = read_quality(scene, product, grid)
+    mask_flags = tuple(mask) if mask is not None else (quality.default_mask if quality else ())
+    masked = np.zeros(grid.shape if grid else qa.shape, bool) if qa is not None or grid else None
+    flags: dict[str, np.ndarray] = {}
+    if qa is not None:
+        masked = mask_from_flags(qa, quality, mask_flags)
+        for flag in set(overlay_flags):
+            flags[flag] = flag_array(qa, quality, flag)
+    bands: dict[str, np.ndarray] = {}
+    out_of_range: dict[str, int] = {}
+    slc_off = product.slc_off_after is not None and scene.date > product.slc_off_after
+    sat_spec = product.raw.get("saturation")
+    radsat = None
+    for name in names:
+        spec = product.band_by_name(name)
+        if spec is None:
+            raise MissingLayerError(f"product {product.id} has no band '{name}'", path=scene.files_root)
+        path = _band_path(scene, spec.token)
+        raw = read_raw(path, grid, nodata=spec.fill)
+        check_not_scaled(raw, spec, path)
+        values, oor = decode(raw, spec, scene.extra)
+        if masked is None:
+            masked = np.zeros(values.shape, bool)
+        if values.shape != masked.shape:
+            raise UnreadableFileError(
+                f"band is {values.shape[0]} x {values.shape[1]} but its quality layer is {masked.shape[0]} x {masked.shape[1]}",
+                path=path,
+            )
+        if sat_spec and spec.token in sat_spec.get("bits", {}) and sat_spec["band"] in scene.files:
+            if radsat is None:
+                radsat = read_raw(_band_path(scene, sat_spec["band"]), grid, nodata=0)
+            values[(radsat.astype(np.int64) >> sat_spec["bits"][spec.token]) & 1 == 1] = np.nan
+        if slc_off and spec.fill is not None:
+            values[raw == spec.fill] = np.nan  # SLC-off gaps are fill: masked, never zeros
+        values[masked] = np.nan
+        if oor.any():
+            out_of_range[name] = int(oor.sum())
+            logger.info("%s: %d values of %s outside the valid range were masked", scene.scene_id, oor.sum(), name)
+        bands[name] = values
+    return SceneData(bands=bands, masked=masked, flags=flags, out_of_range=out_of_range)
+
+
+def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarray | None) -> dict[str, float]:
+    """valid, clear and cloud fractions from the quality layer (or the data band when there is none)."""
+    if product.quality is not None:
+        qa = read_quality(scene, product, grid)
+        fill = flag_array(qa, product.quality, "fill")
+        cloudy = mask_from_flags(qa, product.quality, product.quality.cloud_flags)
+        if product.quality.band == next(iter(product.bands)) or product.quality.kind == "classes":
+            # products whose quality codes include other unusable classes (night, no decision ...)
+            unusable = mask_from_flags(
+                qa, product.quality, [f for f in product.quality.default_mask if f not in product.quality.cloud_flags]
+            )
+            fill = fill | unusable
+    else:
+        token = next(t for t, s in product.bands.items() if s.kind == "physical" and t in scene.files)
+        spec = product.bands[token]
+        path = _band_path(scene, token)
+        raw = read_raw(path, grid, nodata=spec.fill)
+        check_not_scaled(raw, spec, path)
+        fill = (raw == spec.fill) if spec.fill is not None else np.zeros(raw.shape, bool)
+        if raw.dtype.kind == "f":
+            fill |= ~np.isfinite(raw)
+        cloudy = np.zeros(raw.shape, bool)
+    if inside is not None and inside.shape == fill.shape:
+        total = int(inside.sum())
+        valid = ~fill & inside
+        cloudy = cloudy & valid
+    else:
+        total = fill.size
+        valid = ~fill
+        cloudy = cloudy & valid
+    n_valid = int(valid.sum())
+    n_cloud = int(cloudy.sum())
+    return {
+        "valid_fraction": n_valid / total if total else 0.0,
+        "clear_fraction": (n_valid - n_cloud) / total if total else 0.0,
+        "cloud_fraction": n_cloud / n_valid if n_valid else 1.0,
+    }

@@ -1,0 +1,204 @@
+"""Render one date, a pair or a strip with the same extent and the same stretch, labelled, with a km
+scale bar, and the exact stretch saved in the PNG's metadata so the render can be reproduced.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reviewer.errors import NoSceneError, ReviewerError
+from reviewer.record.scan import Scene, SceneIndex
+from reviewer.record.stack import Stack, open_stack
+from reviewer.record.stretch import Stretch, composites
+
+logger = logging.getLogger(__name__)
+
+_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_YEAR = re.compile(r"^\d{4}$")
+_PERIOD = re.compile(r"^(\d{4})(?:-(\d{4}))?$")
+
+
+@dataclass
+class Panel:
+    """One labelled panel: physical channels (c, y, x) and the scenes it was made from."""
+
+    label: str
+    channels: np.ndarray
+    scenes: list[Scene]
+    method: str  # scene | clearest | median
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "method": self.method,
+            "scenes": [{"scene_id": s.scene_id, "date": s.date.isoformat(), "sensor": s.label, "product": s.product} for s in self.scenes],
+        }
+
+
+def _clearest(scenes: list[Scene]) -> Scene:
+    return max(scenes, key=lambda s: ((s.clear_fraction or 0.0), s.tier == "T1", -abs(s.date.month - 7)))
+
+
+def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
+    """A day (YYYY-MM-DD) picks that day's scene; a year or period (YYYY or YYYY-YYYY) picks the
+    clearest scene, or with method 'median' the per-pixel median of all clear pixels in it."""
+    spec = spec.strip()
+    if _DAY.match(spec):
+        try:
+            day = dt.date.fromisoformat(spec)
+        except ValueError as exc:
+            raise ReviewerError(f"not a date: {spec!r}", field="date") from exc
+        same = [i for i, s in enumerate(stack.scenes) if s.date == day]
+        if not same:
+            near = stack.scenes[stack.nearest(day)].date.isoformat() if stack.scenes else None
+            hint = f"; the nearest scene is {near}" if near else ""
+            raise NoSceneError(f"no scene with {composite} bands on {spec}{hint}", field="date")
+        i = max(same, key=lambda j: stack.scenes[j].clear_fraction or 0.0)
+        s = stack.scenes[i]
+        return Panel(f"{s.date.isoformat()}  {s.label}", stack.read(i, composite), [s], "scene")
+    m = _PERIOD.match(spec)
+    if not m:
+        raise ReviewerError(f"not a date, year or period: {spec!r} (use YYYY-MM-DD, YYYY or YYYY-YYYY)", field="date")
+    y0 = int(m.group(1))
+    y1 = int(m.group(2) or y0)
+    idx = [i for i, s in enumerate(stack.scenes) if y0 <= s.year <= y1]
+    if not idx:
+        raise NoSceneError(f"no scene with {composite} bands in {spec}", field="date")
+    period = str(y0) if y0 == y1 else f"{y0}-{y1}"
+    if method == "median":
+        arrays = np.stack([stack.read(i, composite) for i in idx])
+        with np.errstate(all="ignore"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                med = np.nanmedian(arrays, axis=0).astype(np.float32)
+        scenes = [stack.scenes[i] for i in idx]
+        sensors = "/".join(sorted({s.label for s in scenes}))
+        return Panel(f"{period}  median of {len(idx)}  {sensors}", med, scenes, "median")
+    best = max(idx, key=lambda j: ((stack.scenes[j].clear_fraction or 0.0), stack.scenes[j].tier == "T1"))
+    s = stack.scenes[best]
+    return Panel(f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest")
+
+
+def nice_scale_km(width_km: float) -> float:
+    """A round scale-bar length of about a fifth of the panel width."""
+    target = width_km / 5
+    if target <= 0:
+        return 1.0
+    exp = 10 ** np.floor(np.log10(target))
+    for step in (1, 2, 5, 10):
+        if step * exp >= target:
+            return float(step * exp)
+    return float(10 * exp)
+
+
+def render_panels(
+    panels: list[Panel],
+    stretch: Stretch,
+    *,
+    pixel_size_m: float,
+    out: str | Path,
+    title: str | None = None,
+    highlight: int | None = None,
+    columns: int | None = None,
+) -> Path:
+    """Write panels side by side (wrapping into rows for strips) to a PNG with labels and a km scale bar."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    n = len(panels)
+    if n == 0:
+        raise NoSceneError("nothing to render")
+    cols = columns or min(n, 6)
+    rows = int(np.ceil(n / cols))
+    h, w = panels[0].channels.shape[1:]
+    panel_in = 3.2 if n <= 3 else 2.2
+    fig = Figure(figsize=(cols * panel_in, rows * panel_in * h / w + 0.5 + (0.35 if title else 0)), dpi=110)
+    width_km = w * pixel_size_m / 1000.0
+    bar_km = nice_scale_km(width_km)
+    bar_px = bar_km * 1000.0 / pixel_size_m
+    for k, panel in enumerate(panels):
+        ax = fig.add_subplot(rows, cols, k + 1)
+        ax.imshow(stretch.apply(panel.channels, nodata_rgb=(40, 40, 40)), interpolation="nearest")
+        ax.set_title(panel.label, fontsize=8 if n > 3 else 9)
+        ax.set_xticks([])
+        ax.set_yticks([])
+        if highlight is not None and k == highlight:
+            for side in ax.spines.values():
+                side.set_edgecolor("#ffcc00")
+                side.set_linewidth(3)
+        x0, y0 = w * 0.05, h * 0.93
+        ax.add_patch(Rectangle((x0, y0 - h * 0.015), bar_px, h * 0.03, color="white", ec="black", lw=0.5))
+        ax.text(x0 + bar_px / 2, y0 - h * 0.03, f"{bar_km:g} km", color="white", ha="center", va="bottom", fontsize=7,
+                bbox={"facecolor": "black", "alpha": 0.4, "pad": 1, "lw": 0})
+    st = stretch.to_json()
+    chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
+    footer = f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}"
+    fig.text(0.5, 0.01, footer, ha="center", va="bottom", fontsize=7)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.04, 1, 0.97 if title else 1))
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    fig.savefig(
+        tmp,
+        format="png",
+        metadata={
+            "Stretch": stretch.dumps(),
+            "Panels": json.dumps([p.to_json() for p in panels]),
+            "Software": "EarthRecord Reviewer",
+        },
+    )
+    tmp.replace(out)
+    return out
+
+
+def render_dates(
+    index: SceneIndex,
+    dates: list[str],
+    composite: str,
+    out: str | Path,
+    *,
+    stretch: Stretch | None = None,
+    method: str = "clearest",
+    sensors: list[str] | None = None,
+    percentiles: bool = False,
+) -> dict[str, Any]:
+    """The `reviewer render` verb: same extent (the site grid) and same stretch for every panel."""
+    if composite not in composites():
+        raise ReviewerError(f"unknown composite {composite!r}; choose one of {', '.join(composites())}", field="composite")
+    if not dates:
+        raise ReviewerError("give at least one --date", field="date")
+    stack = open_stack(index, composite=composite, sensors=sensors)
+    if not len(stack):
+        raise NoSceneError(f"the record of {index.site.id} has no scene with {composite} bands")
+    panels = [resolve_panel(stack, d, composite, method=method) for d in dates]
+    if stretch is None:
+        if percentiles:
+            from reviewer.record.stretch import percentile_stretch
+
+            samples, n = stack.pooled_samples(composite)
+            stretch = percentile_stretch(samples, composite, n_scenes=n)
+        else:
+            stretch = Stretch.default(composite)
+    elif stretch.composite != composite:
+        raise ReviewerError(f"the stretch is for {stretch.composite}, not {composite}", field="stretch")
+    for p in panels:
+        if not np.isfinite(p.channels).any():
+            logger.warning("panel %s: every pixel is masked", p.label)
+    title = f"{index.site.name} ({index.site.id})"
+    path = render_panels(panels, stretch, pixel_size_m=index.site.resolution, out=out, title=title)
+    return {"out": str(path), "stretch": stretch.to_json(), "panels": [p.to_json() for p in panels]}

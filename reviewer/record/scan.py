@@ -1,0 +1,349 @@
+"""Scan a site folder into a scene index: recognise files by product ID, group bands into scenes,
+measure valid and clear fractions from the quality layer, and report every file that cannot be used.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import logging
+import os
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reviewer.errors import Cancelled, RecordError, ReviewerError
+from reviewer.record.catalog import Product, catalog
+from reviewer.record.decode import Grid, radiometric_offset, scene_fractions
+from reviewer.record.site import Site, load_site
+
+logger = logging.getLogger(__name__)
+
+RASTER_SUFFIXES = {".tif", ".tiff", ".jp2"}
+_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+", b"\x00\x00\x00\x0cjP", b"\xff\x4f\xff\x51")
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass
+class Scene:
+    """One acquisition of one product: its bands, date and how much of the site it shows clearly."""
+
+    scene_id: str
+    product: str
+    sensor: str
+    label: str
+    platform: str
+    date: dt.date
+    tier: str | None
+    location: str | None
+    files: dict[str, str]
+    files_root: str
+    valid_fraction: float | None = None
+    clear_fraction: float | None = None
+    cloud_fraction: float | None = None
+    record: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def year(self) -> int:
+        return self.date.year
+
+    @property
+    def key(self) -> str:
+        return f"{self.product}:{self.scene_id}"
+
+    @property
+    def product_spec(self) -> Product:
+        return catalog().products[self.product]
+
+    def to_json(self) -> dict[str, Any]:
+        doc = asdict(self)
+        doc["date"] = self.date.isoformat()
+        doc.pop("files_root")
+        return doc
+
+
+@dataclass(frozen=True)
+class ScanProblem:
+    path: str
+    reason: str
+
+
+@dataclass
+class SceneIndex:
+    """The site's scenes in date order, plus the files that could not be used and why."""
+
+    site: Site
+    scenes: list[Scene]
+    problems: list[ScanProblem]
+    from_store: bool = False
+
+    def record_scenes(self) -> list[Scene]:
+        return [s for s in self.scenes if s.record]
+
+    def summary(self) -> dict[str, Any]:
+        per_year: dict[str, Counter] = defaultdict(Counter)
+        spans: dict[str, list[str]] = {}
+        for s in self.scenes:
+            per_year[str(s.year)][s.label] += 1
+            span = spans.setdefault(s.label, [s.date.isoformat(), s.date.isoformat()])
+            span[0] = min(span[0], s.date.isoformat())
+            span[1] = max(span[1], s.date.isoformat())
+        return {
+            "site": self.site.id,
+            "scenes": len(self.scenes),
+            "problems": len(self.problems),
+            "scenes_per_year": {y: dict(c) for y, c in sorted(per_year.items())},
+            "sensor_spans": {k: {"first": v[0], "last": v[1]} for k, v in sorted(spans.items())},
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenes": [s.to_json() for s in self.scenes],
+            "problems": [asdict(p) for p in self.problems],
+            "summary": self.summary(),
+        }
+
+
+def _looks_like_raster(path: Path) -> str | None:
+    """A cheap header check so a truncated or non-raster file is reported without opening it with GDAL."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    if not head:
+        return "unreadable (empty file)"
+    if not head.startswith(_MAGIC):
+        return "unreadable (not a GeoTIFF or JPEG2000 file)"
+    return None
+
+
+def site_files(site_dir: Path) -> list[Path]:
+    out = []
+    for root, dirs, files in os.walk(site_dir, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        out.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
+    return out
+
+
+def signature(site_dir: Path, files: list[Path] | None = None) -> str:
+    """Changes whenever any file of the record is added, removed, resized or touched."""
+    h = hashlib.sha1()
+    for path in files if files is not None else site_files(site_dir):
+        st = path.stat()
+        h.update(f"{path.relative_to(site_dir)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+def _group(site_dir: Path, files: list[Path]) -> tuple[dict[tuple[str, str], Scene], list[ScanProblem]]:
+    cat = catalog()
+    scenes: dict[tuple[str, str], Scene] = {}
+    problems: list[ScanProblem] = []
+    for path in files:
+        if path.suffix.lower() not in RASTER_SUFFIXES:
+            continue
+        rel = str(path.relative_to(site_dir))
+        reason = cat.reject_reason(path.name)
+        if reason:
+            problems.append(ScanProblem(rel, reason))
+            continue
+        m = cat.match(path.name)
+        if m is None:
+            problems.append(ScanProblem(rel, "unknown name: no product in the catalog matches this file name"))
+            continue
+        bad = _looks_like_raster(path)
+        if bad:
+            problems.append(ScanProblem(rel, bad))
+            continue
+        key = (m.product.id, m.scene_id)
+        scene = scenes.get(key)
+        if scene is None:
+            scene = scenes[key] = Scene(
+                scene_id=m.scene_id,
+                product=m.product.id,
+                sensor=m.product.sensor,
+                label=m.product.label,
+                platform=m.product.platform,
+                date=m.date,
+                tier=m.tier,
+                location=m.location,
+                files={},
+                files_root=str(site_dir),
+                record=m.product.record,
+            )
+        scene.files[m.band] = rel
+    return scenes, problems
+
+
+def _measure(scene: Scene, site: Site, grid: Grid, inside) -> Scene | ScanProblem:
+    product = scene.product_spec
+    missing = [b for b in product.required if b not in scene.files]
+    if missing:
+        where = next(iter(scene.files.values()))
+        return ScanProblem(where, f"missing band: scene {scene.scene_id} has no {', '.join(missing)} (quality layer); its bands cannot be masked")
+    physical = [t for t, s in product.bands.items() if s.kind == "physical" and t in scene.files]
+    if not physical:
+        where = next(iter(scene.files.values()))
+        return ScanProblem(where, f"missing band: scene {scene.scene_id} has only quality layers")
+    if product.raw.get("radiometric_offset"):
+        token = physical[0]
+        extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
+        if "platform" in extra:
+            scene.platform = extra.pop("platform")
+        scene.extra.update(extra)
+    try:
+        fractions = scene_fractions(scene, product, grid, inside)
+    except RecordError as exc:
+        rel = exc.path and os.path.relpath(exc.path, site.dir) if exc.path and os.path.isabs(exc.path) else exc.path
+        return ScanProblem(rel or scene.scene_id, exc.message)
+    scene.valid_fraction = fractions["valid_fraction"]
+    scene.clear_fraction = fractions["clear_fraction"]
+    scene.cloud_fraction = fractions["cloud_fraction"]
+    return scene
+
+
+def scan_site(
+    site_dir: str | Path,
+    *,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    workers: int = 2,
+) -> SceneIndex:
+    """Build the scene index by reading every scene's quality layer once (threads: GDAL releases the GIL)."""
+    site = load_site(site_dir)
+    files = site_files(site.dir)
+    grouped, problems = _group(site.dir, files)
+    grid = Grid.of_site(site)
+    inside = site.boundary_mask
+    scenes: list[Scene] = []
+    todo = list(grouped.values())
+    total = max(len(todo), 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for i, result in enumerate(pool.map(lambda s: _measure(s, site, grid, inside), todo)):
+            if cancel is not None and cancel():
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise Cancelled("scan cancelled")
+            if isinstance(result, ScanProblem):
+                problems.append(result)
+            else:
+                scenes.append(result)
+            if progress is not None and (i % 20 == 0 or i == total - 1):
+                progress((i + 1) / total, f"indexed {i + 1} of {total} scenes")
+    scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
+    for p in problems:
+        logger.warning("skipped %s: %s", p.path, p.reason)
+    if not scenes and not problems:
+        problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
+    return SceneIndex(site=site, scenes=scenes, problems=problems)
+
+
+# ----------------------------------------------------------------------------- persistence in the store
+
+
+def save_index(db, index: SceneIndex, sig: str) -> None:
+    """Replace the stored index of this site in one transaction."""
+    site_dir = str(index.site.dir)
+    with db.atomic():
+        db.execute("DELETE FROM scenes WHERE site_dir = ?", [site_dir])
+        db.execute("DELETE FROM scan_problems WHERE site_dir = ?", [site_dir])
+        db["sites"].upsert(
+            {
+                "site_dir": site_dir,
+                "site_id": index.site.id,
+                "name": index.site.name,
+                "signature": sig,
+                "scanned_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                "site_json": json.dumps(index.site.doc),
+            },
+            pk="site_dir",
+        )
+        db["scenes"].insert_all(
+            (
+                {
+                    "site_dir": site_dir,
+                    "scene_id": s.scene_id,
+                    "product": s.product,
+                    "sensor": s.sensor,
+                    "label": s.label,
+                    "platform": s.platform,
+                    "date": s.date.isoformat(),
+                    "tier": s.tier,
+                    "location": s.location,
+                    "bands": json.dumps(s.files),
+                    "valid_fraction": s.valid_fraction,
+                    "clear_fraction": s.clear_fraction,
+                    "cloud_fraction": s.cloud_fraction,
+                    "record": int(s.record),
+                    "extra": json.dumps(s.extra),
+                }
+                for s in index.scenes
+            ),
+            batch_size=500,
+        )
+        db["scan_problems"].insert_all(
+            ({"site_dir": site_dir, "path": p.path, "reason": p.reason} for p in index.problems), batch_size=500
+        )
+
+
+def load_index(db, site: Site, sig: str) -> SceneIndex | None:
+    """The stored index when the record has not changed since it was scanned."""
+    site_dir = str(site.dir)
+    rows = list(db.query("SELECT signature FROM sites WHERE site_dir = ?", [site_dir]))
+    if not rows or rows[0]["signature"] != sig:
+        return None
+    scenes = [
+        Scene(
+            scene_id=r["scene_id"],
+            product=r["product"],
+            sensor=r["sensor"],
+            label=r["label"],
+            platform=r["platform"],
+            date=dt.date.fromisoformat(r["date"]),
+            tier=r["tier"],
+            location=r["location"],
+            files=json.loads(r["bands"]),
+            files_root=site_dir,
+            valid_fraction=r["valid_fraction"],
+            clear_fraction=r["clear_fraction"],
+            cloud_fraction=r["cloud_fraction"],
+            record=bool(r["record"]),
+            extra=json.loads(r["extra"] or "{}"),
+        )
+        for r in db.query("SELECT * FROM scenes WHERE site_dir = ? ORDER BY date, product, scene_id", [site_dir])
+    ]
+    problems = [
+        ScanProblem(r["path"], r["reason"])
+        for r in db.query("SELECT path, reason FROM scan_problems WHERE site_dir = ?", [site_dir])
+    ]
+    return SceneIndex(site=site, scenes=scenes, problems=problems, from_store=True)
+
+
+def open_index(
+    site_dir: str | Path,
+    store=None,
+    *,
+    rescan: bool = False,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> SceneIndex:
+    """Open a site: from the stored index when nothing changed on disk, else scan (and store) it."""
+    site = load_site(site_dir)
+    sig = signature(site.dir)
+    if store is not None and not rescan:
+        try:
+            index = load_index(store.db, site, sig)
+        except ReviewerError:
+            index = None
+        if index is not None:
+            logger.info("opened %s from the stored index (%d scenes)", site.id, len(index.scenes))
+            return index
+    index = scan_site(site.dir, progress=progress, cancel=cancel)
+    if store is not None:
+        save_index(store.db, index, sig)
+    return index

@@ -1,0 +1,156 @@
+"""A site: its id, theme and role from site.json, and the grid every scene is read onto."""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from affine import Affine
+from rasterio.crs import CRS
+from rasterio.errors import CRSError
+
+from reviewer.errors import SiteError
+from reviewer.schemas import problems
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_RESOLUTION = 30.0
+
+
+@dataclass(frozen=True)
+class Site:
+    """The site grid: CRS, transform and shape on which every date is compared."""
+
+    dir: Path
+    id: str
+    name: str
+    kind: str
+    theme: str
+    role: str
+    bbox: tuple[float, float, float, float]
+    crs: CRS
+    resolution: float
+    shape: tuple[int, int]
+    boundary_path: Path | None = None
+    doc: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def transform(self) -> Affine:
+        w, _, _, n = self.bbox
+        return Affine(self.resolution, 0.0, w, 0.0, -self.resolution, n)
+
+    @property
+    def pixel_area_km2(self) -> float:
+        return (self.resolution * self.resolution) / 1e6
+
+    @property
+    def width_km(self) -> float:
+        return self.shape[1] * self.resolution / 1000.0
+
+    @cached_property
+    def boundary_mask(self) -> np.ndarray | None:
+        """Pixels inside the site boundary (reprojected from the boundary file's CRS), or None."""
+        if self.boundary_path is None:
+            return None
+        import geopandas as gpd
+        from rasterio.features import geometry_mask
+
+        try:
+            frame = gpd.read_file(self.boundary_path)
+        except Exception as exc:  # noqa: BLE001 - any reader failure is a bad boundary file
+            raise SiteError(f"cannot read the boundary file: {exc}", path=self.boundary_path) from exc
+        if frame.empty:
+            raise SiteError("the boundary file holds no geometry", path=self.boundary_path)
+        if frame.crs is None:
+            logger.warning("%s has no CRS; assuming EPSG:4326", self.boundary_path)
+            frame = frame.set_crs("EPSG:4326")
+        frame = frame.to_crs(self.crs.to_wkt())
+        inside = ~geometry_mask(
+            list(frame.geometry), out_shape=self.shape, transform=self.transform, all_touched=False
+        )
+        if not inside.any():
+            raise SiteError("the boundary does not overlap the site grid", path=self.boundary_path)
+        return inside
+
+    def boundary_lines(self) -> list[np.ndarray]:
+        """Boundary rings in pixel (row, col) coordinates, for drawing on the canvas."""
+        if self.boundary_path is None:
+            return []
+        import geopandas as gpd
+
+        frame = gpd.read_file(self.boundary_path)
+        if frame.crs is None:
+            frame = frame.set_crs("EPSG:4326")
+        frame = frame.to_crs(self.crs.to_wkt())
+        inv = ~self.transform
+        rings = []
+        for geom in frame.geometry:
+            polys = getattr(geom, "geoms", [geom])
+            for poly in polys:
+                xs, ys = poly.exterior.coords.xy
+                cols, rows = inv * (np.asarray(xs), np.asarray(ys))
+                rings.append(np.column_stack([rows, cols]))
+        return rings
+
+
+def load_site(site_dir: str | Path) -> Site:
+    """Read and check site.json; the grid comes from bbox + resolution (or shape)."""
+    site_dir = Path(site_dir)
+    path = site_dir / "site.json"
+    if not site_dir.is_dir():
+        raise SiteError("not a folder", path=site_dir)
+    if not path.is_file():
+        raise SiteError("no site.json: this folder is not a site record", path=site_dir)
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SiteError(f"not valid JSON: {exc}", path=path) from exc
+    try:
+        found = problems(doc, "site")
+    except FileNotFoundError:  # schema not written yet
+        found = []
+    if found:
+        fieldname, message = found[0]
+        raise SiteError(f"does not match site.schema.json: {message}", path=path, field=fieldname)
+    for key in ("id", "bbox", "crs"):
+        if key not in doc:
+            raise SiteError("missing", path=path, field=key)
+    try:
+        crs = CRS.from_user_input(doc["crs"])
+    except CRSError as exc:
+        raise SiteError(f"unknown CRS {doc['crs']!r}", path=path, field="crs") from exc
+    w, s, e, n = (float(v) for v in doc["bbox"])
+    if not (e > w and n > s):
+        raise SiteError("bbox must be [west, south, east, north] with east > west and north > south", path=path, field="bbox")
+    if "shape" in doc:
+        rows, cols = (int(v) for v in doc["shape"])
+        resolution = float(doc.get("resolution", (e - w) / cols))
+    else:
+        resolution = float(doc.get("resolution", DEFAULT_RESOLUTION))
+        rows, cols = round((n - s) / resolution), round((e - w) / resolution)
+    if rows <= 0 or cols <= 0 or rows * cols > 20000 * 20000:
+        raise SiteError(f"grid of {rows} x {cols} pixels is not usable", path=path, field="bbox")
+    boundary = None
+    if doc.get("boundary"):
+        boundary = (site_dir / doc["boundary"]).resolve()
+        if not boundary.is_file():
+            raise SiteError("boundary file not found", path=boundary, field="boundary")
+    return Site(
+        dir=site_dir.resolve(),
+        id=str(doc["id"]),
+        name=str(doc.get("name", doc["id"])),
+        kind=doc.get("kind", "core"),
+        theme=doc.get("theme", "region"),
+        role=doc.get("role", "region"),
+        bbox=(w, s, e, n),
+        crs=crs,
+        resolution=resolution,
+        shape=(rows, cols),
+        boundary_path=boundary,
+        doc=doc,
+    )

@@ -1,0 +1,156 @@
+"""One stretch per comparison: a value object (per channel low/high in physical units and gamma)
+set once and applied identically to every date, saved with items and renders so any render can be redone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+COMPOSITES_PATH = Path(__file__).with_name("composites.json")
+
+
+@cache
+def composites() -> dict[str, dict[str, Any]]:
+    """The composite catalogue (data): RGB band triples and single-index maps with their default ranges."""
+    return json.loads(COMPOSITES_PATH.read_text(encoding="utf-8"))
+
+
+def composite_names() -> list[str]:
+    return list(composites())
+
+
+@dataclass(frozen=True)
+class ChannelStretch:
+    low: float
+    high: float
+    gamma: float = 1.0
+
+
+@dataclass(frozen=True)
+class Stretch:
+    """Applied the same to every date compared; `source` says how it was set (fixed default or percentiles)."""
+
+    composite: str
+    channels: tuple[ChannelStretch, ...]
+    source: str = "fixed default"
+    colormap: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def default(cls, composite: str) -> Stretch:
+        spec = composites()[composite]
+        return cls(
+            composite=composite,
+            channels=tuple(ChannelStretch(*c) for c in spec["stretch"]),
+            source="fixed default",
+            colormap=spec.get("colormap"),
+        )
+
+    @property
+    def is_index(self) -> bool:
+        return "index" in composites()[self.composite]
+
+    def with_channel(self, i: int, *, low: float | None = None, high: float | None = None, gamma: float | None = None) -> Stretch:
+        ch = list(self.channels)
+        c = ch[i]
+        ch[i] = ChannelStretch(
+            c.low if low is None else float(low), c.high if high is None else float(high), c.gamma if gamma is None else float(gamma)
+        )
+        return replace(self, channels=tuple(ch), source="manual")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "composite": self.composite,
+            "channels": [{"low": c.low, "high": c.high, "gamma": c.gamma} for c in self.channels],
+            "source": self.source,
+            "colormap": self.colormap,
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any] | str) -> Stretch:
+        if isinstance(doc, str):
+            doc = json.loads(doc)
+        from reviewer.errors import SchemaError
+
+        try:
+            composite = doc["composite"]
+            if composite not in composites():
+                raise SchemaError(f"unknown composite {composite!r}", field="composite")
+            chans = tuple(ChannelStretch(float(c["low"]), float(c["high"]), float(c.get("gamma", 1.0))) for c in doc["channels"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise SchemaError(f"not a stretch: {exc}", field="stretch") from exc
+        expected = 1 if "index" in composites()[composite] else 3
+        if len(chans) != expected:
+            raise SchemaError(f"{composite} needs {expected} channel(s), got {len(chans)}", field="channels")
+        for c in chans:
+            if not c.high > c.low or c.gamma <= 0:
+                raise SchemaError("each channel needs high > low and gamma > 0", field="channels")
+        return cls(composite, chans, doc.get("source", "manual"), doc.get("colormap") or composites()[composite].get("colormap"))
+
+    # ------------------------------------------------------------------ applying
+
+    def normalise(self, channels: np.ndarray) -> np.ndarray:
+        """(c, y, x) physical values -> (c, y, x) in 0..1 after low/high and gamma (NaN stays NaN)."""
+        out = np.empty(channels.shape, np.float32)
+        for i, c in enumerate(self.channels):
+            v = (channels[i] - np.float32(c.low)) / np.float32(c.high - c.low)
+            np.clip(v, 0.0, 1.0, out=v)
+            if c.gamma != 1.0:
+                np.power(v, np.float32(1.0 / c.gamma), out=v)
+            out[i] = v
+        return out
+
+    def apply(self, channels: np.ndarray, *, nodata_rgb: tuple[int, int, int] = (0, 0, 0)) -> np.ndarray:
+        """(c, y, x) physical values -> (y, x, 3) uint8 RGB; masked (NaN) pixels get `nodata_rgb`."""
+        norm = self.normalise(channels)
+        if self.is_index:
+            lut = colormap_lut(self.colormap or "viridis")
+            idx = np.nan_to_num(norm[0] * 255.0, nan=0.0).astype(np.uint8)
+            rgb = lut[idx]
+            nan = np.isnan(norm[0])
+        else:
+            rgb = np.moveaxis(np.nan_to_num(norm, nan=0.0) * 255.0 + 0.5, 0, -1).astype(np.uint8)
+            nan = np.isnan(norm).any(axis=0)
+        if nan.any():
+            rgb[nan] = nodata_rgb
+        return rgb
+
+
+@cache
+def colormap_lut(name: str) -> np.ndarray:
+    import matplotlib
+
+    cmap = matplotlib.colormaps[name]
+    return (cmap(np.linspace(0, 1, 256))[:, :3] * 255 + 0.5).astype(np.uint8)
+
+
+def percentile_stretch(
+    samples: np.ndarray, composite: str, *, low_pct: float = 2.0, high_pct: float = 98.0, n_scenes: int = 0, gamma: float = 1.0
+) -> Stretch:
+    """A stretch from percentiles of pooled clear pixels (c, n) of the whole stack, never of one image."""
+    base = Stretch.default(composite)
+    chans = []
+    for i in range(samples.shape[0]):
+        v = samples[i][np.isfinite(samples[i])]
+        if v.size < 10:
+            chans.append(base.channels[i])
+            continue
+        lo, hi = np.percentile(v, [low_pct, high_pct])
+        if hi <= lo:
+            hi = lo + 1e-3
+        chans.append(ChannelStretch(float(lo), float(hi), gamma))
+    return Stretch(
+        composite,
+        tuple(chans),
+        source=f"percentiles {low_pct:g}-{high_pct:g} of pooled clear pixels of {n_scenes} scenes",
+        colormap=base.colormap,
+    )
