@@ -1,0 +1,61 @@
+"""`reviewer bank validate|import|export`: bank folders on the command line."""
+# ruff: noqa: T201
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from reviewer.bank.io import validate_bank
+from reviewer.bank.store import export_bank, import_bank
+from reviewer.review.store import Store
+
+
+def _validate(args: argparse.Namespace) -> int:
+    found = validate_bank(args.dir)
+    for problem in found:
+        print(problem)
+    if found:
+        print(f"{len(found)} problem(s) in {args.dir}", file=sys.stderr)
+        return 1
+    print(f"{args.dir}: bank is valid")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    with Store(args.db) as store:
+        name, version = import_bank(store, args.dir)
+        n = store.db.execute(
+            "SELECT count(*) FROM bank_questions WHERE bank = ? AND version = ?", [name, version]
+        ).fetchone()[0]
+    print(f"imported bank {name} {version}: {n} questions")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    with Store(args.db) as store:
+        manifest = export_bank(store, args.name, args.dir, version=args.version,
+                               frozen=True if args.frozen else None)
+    counts = manifest["counts"]
+    print(f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
+          f"{counts['questions']} questions, {counts['sites']} sites, {counts['pairs']} pairs"
+          f"{' (frozen)' if manifest['frozen'] else ''}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `bank` verb with its validate, import and export subcommands."""
+    bank = subparsers.add_parser("bank", help="check, import and export question banks")
+    sub = bank.add_subparsers(dest="bank_verb", metavar="SUBCOMMAND", required=True)
+    p = sub.add_parser("validate", help="check every line, the hashes and the cross references of a bank folder")
+    p.add_argument("dir")
+    p.set_defaults(func=_validate)
+    p = sub.add_parser("import", help="load a bank folder into the review store")
+    p.add_argument("dir")
+    p.set_defaults(func=_import)
+    p = sub.add_parser("export", help="write a stored bank as a folder")
+    p.add_argument("name")
+    p.add_argument("dir")
+    p.add_argument("--version", help="stored version to export (default: the most recently imported)")
+    p.add_argument("--frozen", action="store_true", help="write the bank frozen")
+    p.set_defaults(func=_export)
