@@ -90,6 +90,38 @@ def cmd_demo_site(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from reviewer.record.demo import ensure_demo_site
+    from reviewer.record.render import render_dates
+    from reviewer.record.scan import open_index
+
+    site_dir = ensure_demo_site()
+    print(f"demo site: {site_dir}")
+    if args.render:
+        import json as _json
+
+        truth = _json.loads((site_dir / "truth.json").read_text())
+        first, last = _pair_years(truth)
+        with _store(args) as store:
+            index = open_index(site_dir, store)
+        result = render_dates(index, [str(first), str(last)], args.composite, args.render)
+        print(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
+    return 0
+
+
+def _pair_years(truth: dict) -> tuple[int, int]:
+    """A before/after pair around the planted changes (falls back to the record's first and last years)."""
+    years = []
+    for change in (truth.get("changes") or {}).values() if isinstance(truth.get("changes"), dict) else []:
+        for key in ("year", "start_year", "end_year"):
+            if isinstance(change, dict) and isinstance(change.get(key), int):
+                years.append(change[key])
+    period = truth.get("period") or {}
+    lo = int(period.get("start", min(years) if years else 1990)) if not isinstance(period.get("start"), str) else int(period["start"][:4])
+    hi = int(period.get("end", max(years) if years else 2020)) if not isinstance(period.get("end"), str) else int(period["end"][:4])
+    return max(lo, min(years) - 2) if years else lo + 2, hi
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     from reviewer.record.stretch import composite_names
 
@@ -110,6 +142,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true", help="print the stretch and scenes used")
     p.set_defaults(func=cmd_render)
+
+    p = sub.add_parser("demo", help="generate the cached demo site once and print its folder")
+    p.add_argument("--render", metavar="PNG", help="also render a before/after pair of the planted changes")
+    p.add_argument("--composite", default="truecolor", choices=composite_names())
+    p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("demo-site", help="write the synthetic demo site (real file formats, planted changes)")
     p.add_argument("out_dir")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import rasterio
 from rasterio.enums import Resampling
-from rasterio.errors import RasterioError
+from rasterio.errors import NotGeoreferencedWarning, RasterioError
 from rasterio.vrt import WarpedVRT
 
 from reviewer.errors import MissingLayerError, NotGeoreferencedError, UnreadableFileError, WrongProductError
@@ -58,7 +59,11 @@ def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
 def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None, dtype: str | None = None) -> np.ndarray:
     """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended)."""
     try:
-        with rasterio.open(path) as src:
+        with warnings.catch_warnings():
+            # a file without georeferencing gets our own NotGeoreferencedError below, not GDAL's warning
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)
+            src = rasterio.open(path)
+        with src:
             if grid is None or _same_grid(src, grid):
                 return src.read(1)
             if src.crs is None or src.transform.is_identity:
