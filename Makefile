@@ -30,11 +30,12 @@ sysdeps:
 # Opens the app on the embedded demo site (generated once into the user cache directory).
 # Without a display it renders the demo pair to out/demo_pair.png and runs the app on a virtual screen.
 demo: setup sysdeps
+	$(VENV)/bin/reviewer demo --render out/demo_pair.png
 	@if [ -n "$$DISPLAY" ] || [ -n "$$WAYLAND_DISPLAY" ]; then \
 		$(PY) main.py --demo; \
 	else \
-		echo "no display: rendering the demo pair to out/demo_pair.png, then opening the app on a virtual screen"; \
-		$(PY) -m reviewer.app.demo_render out/demo_pair.png && $(XVFB) $(PY) main.py --demo --screenshot out/demo_app.png; \
+		echo "no display: opening the app on a virtual screen and saving a screenshot to out/demo_app.png"; \
+		$(XVFB) $(PY) main.py --demo --screenshot out/demo_app.png; \
 	fi
 
 test: setup sysdeps

@@ -47,7 +47,7 @@ def harmonize(values: np.ndarray, band: str, sensor: str) -> np.ndarray:
 class SceneCache:
     """A bounded LRU of decoded arrays keyed by (scene, what); safe to use from worker threads."""
 
-    def __init__(self, max_bytes: int = 768 * 2**20) -> None:
+    def __init__(self, max_bytes: int = 512 * 2**20) -> None:
         self.max_bytes = max_bytes
         self._items: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._bytes = 0

@@ -109,3 +109,23 @@ def test_harmonization_uses_roy_2016_ols_for_etm_only():
     # OLI red = 0.9047 * 0.1 + 0.0061 = 0.09657
     assert harmonize(v, "red", "ETM+")[0] == pytest.approx(0.09657, abs=1e-6)
     assert harmonize(v, "red", "OLI")[0] == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize(
+    ("product", "truecolor", "swir"),
+    [
+        ("landsat5_tm_c2l2", ["SR_B3", "SR_B2", "SR_B1"], ["SR_B7", "SR_B4", "SR_B3"]),
+        ("landsat7_etm_c2l2", ["SR_B3", "SR_B2", "SR_B1"], ["SR_B7", "SR_B4", "SR_B3"]),
+        ("landsat8_oli_c2l2", ["SR_B4", "SR_B3", "SR_B2"], ["SR_B7", "SR_B5", "SR_B4"]),
+        ("landsat9_oli2_c2l2", ["SR_B4", "SR_B3", "SR_B2"], ["SR_B7", "SR_B5", "SR_B4"]),
+        ("sentinel2_msi_l2a", ["B04", "B03", "B02"], ["B12", "B8A", "B04"]),
+    ],
+)
+def test_composites_use_each_sensors_own_bands(product, truecolor, swir):
+    """TM/ETM+ 3,2,1 and 7,4,3; OLI 4,3,2 and 7,5,4; Sentinel-2 B4,B3,B2 and B12,B8A,B4 (USGS band combinations)."""
+    from reviewer.record.catalog import catalog
+    from reviewer.record.stretch import composites
+
+    spec = catalog().products[product]
+    assert [spec.band_by_name(n).token for n in composites()["truecolor"]["bands"]] == truecolor
+    assert [spec.band_by_name(n).token for n in composites()["swir"]["bands"]] == swir

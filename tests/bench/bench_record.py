@@ -1,0 +1,156 @@
+"""Benchmark of the raw-record layer on a synthetic site of >= 1,000 Landsat scenes of 400 x 400 px.
+
+Each figure is printed next to a baseline measured in the same run (machines here are noisy):
+- scan / index build vs reading the same quality-layer bytes with rasterio in a plain loop (target ratio <= 1.5)
+- second open of the site from the stored index (target < 1 s)
+- one date's composite, cold, vs a plain rasterio read of its three bands plus QA (target ratio <= 1.5); warm < 50 ms
+- resident memory after opening the whole stack lazily (< 500 MB) and while rendering every date (bounded)
+
+Run: .venv/bin/python tests/bench/bench_record.py [--size 400] [--scenes-per-year 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import rasterio
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from reviewer.record.scan import open_index, scan_site  # noqa: E402
+from reviewer.record.stack import SceneCache, open_stack  # noqa: E402
+from reviewer.record.stretch import Stretch  # noqa: E402
+from reviewer.record.synthetic import make_demo_site  # noqa: E402
+from reviewer.review.store import Store  # noqa: E402
+
+DATA = ROOT / "tests" / "bench" / "_data"
+log = logging.getLogger("bench")
+
+
+def rss_mb() -> float:
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def line(name: str, value: float, baseline: float | None, unit: str, target: str) -> None:
+    ratio = f"{value / baseline:6.2f}x" if baseline else "      "
+    base = f"{baseline:10.3f} {unit}" if baseline is not None else " " * (11 + len(unit))
+    print(f"{name:44} {value:10.3f} {unit}   baseline {base}   ratio {ratio}   target {target}")
+
+
+def build_site(size: int, scenes_per_year: int) -> Path:
+    site = DATA / f"landsat_{size}px_{scenes_per_year}py"
+    if not (site / "truth.json").is_file():
+        t0 = time.perf_counter()
+        make_demo_site(site, seed=1, size=size, start=1984, end=2024, scenes_per_year=scenes_per_year,
+                       modis=False, sentinel2=False, **_landsat_only_kwargs())
+        print(f"(built the bench site in {time.perf_counter() - t0:.1f} s: {site})")
+    return site
+
+
+def _landsat_only_kwargs() -> dict:
+    import inspect
+
+    params = inspect.signature(make_demo_site).parameters
+    extra = {}
+    for name in ("extras", "era5", "landcover", "thermal", "reference"):
+        if name in params:
+            extra[name] = False
+    return extra
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=400)
+    ap.add_argument("--scenes-per-year", type=int, default=9)
+    ap.add_argument("--dates", type=int, default=40, help="dates sampled for the composite timings")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    site = build_site(args.size, args.scenes_per_year)
+
+    # ---- scan vs reading the same QA bytes
+    qa_files = sorted(site.rglob("*_QA_PIXEL.TIF"))
+    t0 = time.perf_counter()
+    total = 0
+    for f in qa_files:
+        with rasterio.open(f) as ds:
+            total += int(ds.read(1)[0, 0])
+    base_scan = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    index = scan_site(site)
+    scan = time.perf_counter() - t0
+    landsat = [s for s in index.scenes if s.sensor in ("TM", "ETM+", "OLI", "OLI-2")]
+    print(f"site: {len(landsat)} Landsat scenes of {index.site.shape[0]} x {index.site.shape[1]} px, {len(qa_files)} QA layers")
+    line("scan / index build", scan, base_scan, "s", "ratio <= 1.5")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        with Store(Path(tmp) / "bench.sqlite") as store:
+            open_index(site, store)
+            t0 = time.perf_counter()
+            again = open_index(site, store)
+            reopen = time.perf_counter() - t0
+        assert again.from_store
+    line("second open (stored index)", reopen, None, "s", "< 1 s")
+
+    # ---- one date's composite, cold vs plain read of 3 bands + QA
+    stack = open_stack(index, composite="truecolor", cache=SceneCache())
+    picks = np.linspace(0, len(stack) - 1, args.dates).round().astype(int)
+    cold, plain, warm = [], [], []
+    for i in picks:
+        scene = stack.scenes[i]
+        prod = scene.product_spec
+        tokens = [prod.band_by_name(n).token for n in ("red", "green", "blue")] + [prod.quality.band]
+        t0 = time.perf_counter()
+        for tok in tokens:
+            with rasterio.open(Path(scene.files_root) / scene.files[tok]) as ds:
+                ds.read(1)
+        plain.append(time.perf_counter() - t0)
+        stack.cache.clear()
+        t0 = time.perf_counter()
+        stack.read(int(i), "truecolor")
+        cold.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        stack.read(int(i), "truecolor")
+        warm.append(time.perf_counter() - t0)
+    line("composite cold, median per date", statistics.median(cold) * 1e3, statistics.median(plain) * 1e3, "ms", "ratio <= 1.5")
+    line("composite warm (cached), median", statistics.median(warm) * 1e3, None, "ms", "< 50 ms")
+    rgb_times = []
+    stretch = Stretch.default("truecolor")
+    for i in picks[:10]:
+        t0 = time.perf_counter()
+        stretch.apply(stack.read(int(i), "truecolor"))
+        rgb_times.append(time.perf_counter() - t0)
+    line("rendered RGB from cache, median", statistics.median(rgb_times) * 1e3, None, "ms", "(info)")
+
+    # ---- memory
+    del stack
+    gc.collect()
+    before = rss_mb()
+    stack = open_stack(index, composite="truecolor", cache=SceneCache())
+    lazy = stack.rgb("truecolor", stretch)
+    after_open = rss_mb()
+    line("RSS after opening whole stack lazily", after_open, before, "MB", "< 500 MB")
+    checkpoints = []
+    n = len(stack)
+    for i in range(n):
+        stretch.apply(stack.read(i, "truecolor"))
+        if i + 1 in {n // 4, n // 2, 3 * n // 4, n}:
+            checkpoints.append((i + 1, rss_mb()))
+    print("RSS while rendering all %d dates: %s (cache bound %d MB)" % (
+        n, ", ".join(f"{k}: {v:.0f} MB" for k, v in checkpoints), stack.cache.max_bytes // 2**20))
+    growth = checkpoints[-1][1] - checkpoints[1][1]
+    line("RSS growth, second half of the dates", growth, None, "MB", "~0 (bounded)")
+    print(f"(lazy array {lazy.shape}, {lazy.dtype})")
+
+
+if __name__ == "__main__":
+    main()
