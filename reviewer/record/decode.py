@@ -21,7 +21,12 @@ from rasterio.enums import Resampling
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 from rasterio.vrt import WarpedVRT
 
-from reviewer.errors import MissingLayerError, NotGeoreferencedError, UnreadableFileError, WrongProductError
+from reviewer.errors import (
+    MissingLayerError,
+    NotGeoreferencedError,
+    UnreadableFileError,
+    WrongProductError,
+)
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.site import Site
 

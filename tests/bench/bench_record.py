@@ -145,8 +145,8 @@ def main() -> None:
         stretch.apply(stack.read(i, "truecolor"))
         if i + 1 in {n // 4, n // 2, 3 * n // 4, n}:
             checkpoints.append((i + 1, rss_mb()))
-    print("RSS while rendering all %d dates: %s (cache bound %d MB)" % (
-        n, ", ".join(f"{k}: {v:.0f} MB" for k, v in checkpoints), stack.cache.max_bytes // 2**20))
+    marks = ", ".join(f"{k}: {v:.0f} MB" for k, v in checkpoints)
+    print(f"RSS while rendering all {n} dates: {marks} (cache bound {stack.cache.max_bytes // 2**20} MB)")
     growth = checkpoints[-1][1] - checkpoints[1][1]
     line("RSS growth, second half of the dates", growth, None, "MB", "~0 (bounded)")
     print(f"(lazy array {lazy.shape}, {lazy.dtype})")
