@@ -173,7 +173,7 @@ def sha256_file(path: str | Path) -> str:
     return sha256_bytes(Path(path).read_bytes())
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
     """Write to a temporary file beside `path` and rename it over `path`."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -181,6 +181,7 @@ def _atomic_write(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; these are shared documents
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -356,7 +357,7 @@ def write_jsonl(path: str | Path, records: Iterable[dict[str, Any]], schema: str
     except SchemaError as exc:
         raise SchemaError(exc.message, path=path, line=exc.line, field=exc.field) from exc
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, data)
+    atomic_write(path, data)
     return sha256_bytes(data)
 
 
@@ -510,8 +511,8 @@ def write_bank(
     schemas.validate(manifest, "manifest", path=existing)
     folder.mkdir(parents=True, exist_ok=True)
     for kind in FILES:
-        _atomic_write(folder / FILES[kind], data[kind])
-    _atomic_write(existing, dumps_manifest(manifest).encode("utf-8"))
+        atomic_write(folder / FILES[kind], data[kind])
+    atomic_write(existing, dumps_manifest(manifest).encode("utf-8"))
     logger.info("wrote bank %s %s to %s", name, version, folder)
     return manifest
 

@@ -1,0 +1,145 @@
+"""`score()`: one scoring run of a frozen bank, shared by the CLI and the app's Scoring panel.
+
+Order matters for the user: the bank's hashes and every run line are checked before anything is
+written, so a refused run leaves the output folder untouched.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from reviewer import __version__
+from reviewer.bank.io import atomic_write, load_bank
+from reviewer.errors import Cancelled, ScoringError
+from reviewer.scoring.metrics import compute
+from reviewer.scoring.regression import difficulty_regression, regression_frame
+from reviewer.scoring.runs import load_runs
+
+logger = logging.getLogger(__name__)
+
+Progress = Callable[[float, str], None]
+
+
+def _clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf become null, numpy scalars plain Python, private keys dropped."""
+    if isinstance(obj, dict):
+        return {str(k): _clean(v) for k, v in obj.items() if not str(k).startswith("_")}
+    if isinstance(obj, list | tuple):
+        return [_clean(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, str | bytes):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _order_models(models: dict[str, Any]) -> dict[str, Any]:
+    """Models sorted by overall pass^k, best first (ties by name)."""
+    return dict(sorted(models.items(), key=lambda kv: (-(kv[1]["record"]["pass3"] or 0.0), kv[0])))
+
+
+def compute_scores(
+    bank_dir: str | Path,
+    run_paths: Sequence[str | Path],
+    *,
+    passes: int = 3,
+    bootstrap: int = 10000,
+    seed: int = 0,
+    lenient: bool = False,
+    models: Collection[str] | None = None,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """Every number of the evaluation as the scores.json dict; writes nothing."""
+    def report(fraction: float, message: str) -> None:
+        if cancel is not None and cancel():
+            raise Cancelled("scoring cancelled")
+        if progress is not None:
+            progress(fraction, message)
+
+    if not run_paths:
+        raise ScoringError("no run files given")
+    if bootstrap < 0:
+        raise ScoringError("--bootstrap must be 0 or more")
+    report(0.0, "checking the bank")
+    bank = load_bank(bank_dir, verify_hashes=True)
+    if not bank.frozen:
+        logger.warning("bank %s %s is not frozen; scores may not be comparable", bank.name, bank.version)
+    report(0.05, "reading runs")
+    runset = load_runs(run_paths, bank, passes=passes, lenient=lenient, models=models, cancel=cancel)
+    report(0.15, "judging and counting")
+    scored = compute(
+        bank, runset, bootstrap=bootstrap, seed=seed, cancel=cancel,
+        progress=(lambda f, msg: report(0.15 + 0.65 * f, msg)) if progress or cancel else None,
+    )
+    report(0.8, "difficulty regression")
+    regression = difficulty_regression(regression_frame(scored))
+    scores = {
+        "bank": {"name": bank.name, "version": bank.version, "sha256": bank.sha256, "frozen": bank.frozen,
+                 "files": bank.manifest["files"]},
+        "passes": passes,
+        "bootstrap": {"resamples": bootstrap, "seed": seed, "method": "percentile", "level": 0.95,
+                      "unit": "question"},
+        "models": _order_models(scored["models"]),
+        "baselines": scored["baselines"],
+        "regression": regression,
+        "pairs": scored["pairs"],
+        "questions": scored["questions"],
+        "runs": {"files": [str(p) for p in run_paths], "scored": len(runset.runs),
+                 "bad_lines": len(runset.bad_lines)},
+        "problems": {
+            "missing_passes": runset.missing_passes,
+            "invalid_answers": runset.invalid_answers,
+            "errors": runset.errors,
+            "bad_lines": [{"path": p.path, "line": p.line, "field": p.field, "message": p.message}
+                          for p in runset.bad_lines],
+        },
+        "scorer": {"name": "earthrecord-reviewer", "version": __version__},
+    }
+    return _clean(scores)
+
+
+def score(
+    bank_dir: str | Path,
+    run_paths: Sequence[str | Path],
+    out_dir: str | Path,
+    passes: int = 3,
+    bootstrap: int = 10000,
+    seed: int = 0,
+    lenient: bool = False,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    *,
+    models: Collection[str] | None = None,
+    report: bool = True,
+) -> dict[str, Any]:
+    """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
+
+    progress(fraction, message) is called along the way; cancel() returning True raises Cancelled.
+    """
+    scores = compute_scores(bank_dir, run_paths, passes=passes, bootstrap=bootstrap, seed=seed,
+                            lenient=lenient, models=models, progress=progress, cancel=cancel)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if progress:
+        progress(0.85, "writing scores.json")
+    atomic_write(out / "scores.json",
+                  (json.dumps(scores, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+    if report:
+        from reviewer.scoring.report import write_report
+
+        if cancel is not None and cancel():
+            raise Cancelled("scoring cancelled")
+        if progress:
+            progress(0.9, "writing the report")
+        write_report(scores, out)
+    if progress:
+        progress(1.0, "done")
+    logger.info("scored %d models on %s %s into %s", len(scores["models"]), scores["bank"]["name"],
+                scores["bank"]["version"], out)
+    return scores

@@ -1,0 +1,67 @@
+"""`reviewer score BANK_DIR RUNS.jsonl ... --out REPORT_DIR`: score agent runs on a frozen bank."""
+# ruff: noqa: T201
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from reviewer.scoring.api import score
+
+
+def _summary(scores: dict) -> list[str]:
+    k = scores["passes"]
+    lines = [f"bank {scores['bank']['name']} {scores['bank']['version']}: {scores['questions']['scored']} "
+             f"computable and recognition questions, {len(scores['models'])} models, {scores['runs']['scored']} runs"]
+    width = max([len(m) for m in scores["models"]] + [16])
+    lines.append(f"{'model':<{width}}  pass^{k}  95% interval      one run")
+    rows = list(scores["models"].items()) + [(n, b) for n, b in scores["baselines"].items()]
+    for name, m in rows:
+        r = m["record"]
+        ci = r["pass3_ci"]
+        ci_txt = f"[{ci[0]:5.1f}, {ci[1]:5.1f}]" if ci else "–"
+        p3 = "–" if r["pass3"] is None else f"{r['pass3']:6.1f}"
+        one = "–" if r["one_run"] is None else f"{r['one_run']:6.1f}"
+        lines.append(f"{name:<{width}}  {p3}  {ci_txt:<16}  {one}")
+    reg = scores["regression"]
+    if not reg.get("estimable"):
+        lines.append(f"difficulty regression not estimable: {reg.get('reason')}")
+    pr = scores["problems"]
+    lines.append(f"missing passes {len(pr['missing_passes'])}, invalid answers {len(pr['invalid_answers'])}, "
+                 f"harness errors {len(pr['errors'])}, bad lines skipped {len(pr['bad_lines'])} (all counted wrong)")
+    return lines
+
+
+def _score(args: argparse.Namespace) -> int:
+    def progress(fraction: float, message: str) -> None:
+        if args.progress:
+            print(f"\r{fraction * 100:5.1f}% {message:<30}", end="", file=sys.stderr, flush=True)
+
+    scores = score(args.bank, args.runs, args.out, passes=args.passes, bootstrap=args.bootstrap, seed=args.seed,
+                   lenient=args.lenient, progress=progress,
+                   models=args.models.split(",") if args.models else None, report=not args.no_report)
+    if args.progress:
+        print(file=sys.stderr)
+    for problem in scores["problems"]["bad_lines"]:
+        where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]
+        print(f"skipped {where}: {problem['field'] + ': ' if problem['field'] else ''}{problem['message']}",
+              file=sys.stderr)
+    print("\n".join(_summary(scores)))
+    print(f"report written to {args.out}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `score` verb."""
+    p = subparsers.add_parser("score", help="score agent runs on a frozen bank and write the report")
+    p.add_argument("bank", metavar="BANK_DIR")
+    p.add_argument("runs", metavar="RUNS.jsonl", nargs="+")
+    p.add_argument("--out", required=True, metavar="REPORT_DIR")
+    p.add_argument("--passes", type=int, default=3, help="passes per question (k of pass^k, default 3)")
+    p.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--lenient", action="store_true", help="skip bad run lines (listed) and score the valid rest")
+    p.add_argument("--models", help="comma-separated list of known models; runs of other models are bad lines")
+    p.add_argument("--no-report", action="store_true", help="write scores.json only")
+    p.add_argument("--progress", action="store_true", help="show progress on stderr")
+    p.set_defaults(func=_score)

@@ -1,0 +1,477 @@
+"""The report of a scoring run, built from scores.json alone: CSV tables, report.md, report.html, figures.
+
+Tables follow seed 001 (Tab. 2-4, 6-10, 12, 14, 17); models are sorted by overall pass^k and the
+baselines are the last rows. The HTML is self-contained (figures embedded as base64 PNG).
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import logging
+import statistics
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.patches import Patch  # noqa: E402
+
+from reviewer.bank.io import atomic_write  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+BASELINE_LABELS = {"majority_class": "Majority class", "always_no_change": "Always no change"}
+SOURCE_LABELS = {"method": "Method", "record_product": "Record product", "withheld_product": "Mapping",
+                 "visual": "Visual", "observations": "Observations"}
+OUTCOME_COLORS = {"moved": "#d62728", "held": "#9ecae1", "beyond": "#08519c", "wrong_on_original": "#d9d9d9",
+                  None: "#ffffff"}
+OUTCOME_LABELS = {"moved": "moved", "held": "held: prior or default", "beyond": "held: beyond",
+                  "wrong_on_original": "wrong on the original"}
+
+
+@dataclass
+class Table:
+    """One report table: rendered as CSV, Markdown and HTML from the same cells."""
+
+    name: str
+    title: str
+    caption: str
+    header: list[str]
+    rows: list[list[Any]] = field(default_factory=list)
+    baseline_from: int | None = None  # index of the first baseline row (rendered in italics)
+
+
+def fmt(v: Any, digits: int = 1) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    if isinstance(v, list) and len(v) == 2 and all(isinstance(x, float) for x in v):
+        return f"[{v[0]:.{digits}f}, {v[1]:.{digits}f}]"
+    return str(v)
+
+
+def _signed(v: float | None) -> str:
+    return "–" if v is None else f"{v:+.1f}"
+
+
+def _frac(num: int | None, den: int | None) -> str:
+    return "–" if num is None or den is None else f"{num}/{den}"
+
+
+def _pass_name(scores: dict[str, Any]) -> str:
+    return f"pass^{scores['passes']}"
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def tables(scores: dict[str, Any]) -> list[Table]:
+    """Every table of the report, in report order."""
+    models = scores["models"]
+    bases = scores["baselines"]
+    qc = scores["questions"]
+    k = scores["passes"]
+    pk = _pass_name(scores)
+    out: list[Table] = []
+
+    # Tab. 2: by analysis task, tasks from lowest to highest median score
+    tasks = list(qc["by_task"])
+    med = {t: statistics.median([m["record"]["by_task"].get(t, {}).get("pass3") or 0.0 for m in models.values()])
+           if models else 0.0 for t in tasks}
+    tasks.sort(key=lambda t: (med[t], t))
+    t = Table("results_by_task", "Results by analysis task",
+              f"{pk} (%) on the {qc['scored']} computable and recognition questions, question counts in parentheses, "
+              "95% bootstrap interval of the overall score.",
+              ["Model", f"Overall ({qc['scored']})", "95% interval"] + [f"{x} ({qc['by_task'][x]})" for x in tasks])
+    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+        r = m["record"]
+        t.rows.append([name, fmt(r["pass3"]), fmt(r["pass3_ci"])] +
+                      [fmt(r["by_task"].get(x, {}).get("pass3")) for x in tasks])
+    t.baseline_from = len(models)
+    out.append(t)
+
+    # Tab. 3: behaviour and effort
+    t = Table("behaviour_effort", "Agent behaviour and effort",
+              f"Computable and recognition questions except the last abstention column (runs on the "
+              f"{qc['insufficient']} insufficient-evidence questions). AUROC rates how well confidence separates "
+              "right from wrong conclusions.",
+              ["Model", "One run", pk, f"Right in 1..{k - 1} passes (of {qc['scored']})", "AUROC",
+               "Recognition abstention runs (%)", "Insufficient-evidence abstentions (runs)",
+               "Tool calls", "Minutes", "Image views"])
+    for name, m in models.items():
+        r = m["record"]
+        mixed = sum(r["passes_right"][str(j)] for j in range(1, k))
+        ab = m["abstention"]
+        t.rows.append([name, fmt(r["one_run"]), fmt(r["pass3"]), mixed, fmt(m["confidence"]["auroc"], 2),
+                       fmt(ab["by_class"]["recognition"]["share"]),
+                       f"{m['insufficient']['abstained_runs']}/{m['insufficient']['runs']}",
+                       fmt(m["work"]["tool_calls"]), fmt(m["work"]["minutes"]), fmt(m["work"]["image_views"], 2)])
+    out.append(t)
+
+    # Tab. 4: closed book and pairs
+    ci = qc["by_class"]
+    t = Table("closed_book_pairs", "Answer sources and outcomes on instrument pairs",
+              f"{pk} (%) in the closed book and with the record, the gain in points; pair columns count model-pair "
+              "cases right on the original in all passes: moved (of those right), held (right in the closed book "
+              "or no-change reference), beyond (held otherwise), and moved placebo cases.",
+              ["Model", f"Computable ({ci.get('computable', 0)}) closed", "record", "gain",
+               f"Recognition ({ci.get('recognition', 0)}) closed", "record", "gain",
+               "Instrument moved", "held", "beyond", "Placebo moved"])
+    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+        cb = (m.get("closed_book") or {}).get("by_class", {})
+        row = [name]
+        for klass in ("computable", "recognition"):
+            c = cb.get(klass)
+            rec = m["record"]["by_class"].get(klass, {}).get("pass3")
+            row += [fmt(c["closed_pass3"]) if c else "–", fmt(rec), _signed(c["gain"]) if c else "–"]
+        ins, pla = (m.get("pairs") or {}).get("instrument"), (m.get("pairs") or {}).get("placebo")
+        row += [_frac(ins["moved"], ins["right"]) if ins else "–", ins["held"] if ins else "–",
+                ins.get("beyond", "–") if ins else "–", _frac(pla["moved"], pla["right"]) if pla else "–"]
+        t.rows.append(row)
+    t.baseline_from = len(models)
+    out.append(t)
+
+    # Tab. 6: class and theme
+    themes = list(qc["by_theme"])
+    classes = [c for c in ("computable", "recognition") if c in ci]
+    t = Table("results_by_class_theme", "Results by class and theme", f"{pk} (%), question counts in parentheses.",
+              ["Model"] + [f"{c} ({ci[c]})" for c in classes] + [f"{x} ({qc['by_theme'][x]})" for x in themes])
+    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+        r = m["record"]
+        t.rows.append([name] + [fmt(r["by_class"].get(c, {}).get("pass3")) for c in classes]
+                      + [fmt(r["by_theme"].get(x, {}).get("pass3")) for x in themes])
+    t.baseline_from = len(models)
+    out.append(t)
+
+    # Tab. 7: class and condition, one run and pass^k
+    t = Table("results_by_class_condition", "Accuracy by question class and condition",
+              "Scores in %; an insufficient-evidence question is right when the run answers insufficient evidence.",
+              ["Model"] + [f"{c} ({ci[c]}) {cond} {what}" for c in classes for cond in ("closed", "record")
+                           for what in ("one run", pk)]
+              + [f"insufficient ({qc['insufficient']}) record one run", f"insufficient record {pk}"])
+    for name, m in models.items():
+        cb = (m.get("closed_book") or {}).get("by_class", {})
+        row = [name]
+        for c in classes:
+            x = cb.get(c)
+            row += [fmt(x["closed_one_run"]) if x else "–", fmt(x["closed_pass3"]) if x else "–"]
+            row += [fmt(m["record"]["one_run_by_class"].get(c)), fmt(m["record"]["by_class"].get(c, {}).get("pass3"))]
+        row += [fmt(m["insufficient"]["one_run"]), fmt(m["insufficient"]["pass3"])]
+        t.rows.append(row)
+    out.append(t)
+
+    # Tab. 8: by reference source
+    sources = list(qc["by_reference_source"])
+    t = Table("results_by_reference_source", "Results by reference type",
+              f"{pk} (%) by the source of the reference answer; Mapping = withheld product.",
+              ["Model"] + [f"{SOURCE_LABELS.get(s, s)} ({qc['by_reference_source'][s]})" for s in sources])
+    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+        t.rows.append([name] + [fmt(m["record"]["by_reference_source"].get(s, {}).get("pass3")) for s in sources])
+    t.baseline_from = len(models)
+    out.append(t)
+
+    # Tab. 9: regression
+    reg = scores["regression"]
+    if reg.get("estimable"):
+        t = Table("regression", "Predictors of question difficulty",
+                  f"Logistic regression of model-question {pk} with model and task fixed effects and standard errors "
+                  f"clustered by question ({reg['n']} rows, {reg['clusters']} questions). Reference types are "
+                  "relative to method." + (f" Left out: {'; '.join(reg['dropped_groups'] + reg['dropped_terms'])}."
+                                           if reg["dropped_groups"] or reg["dropped_terms"] else ""),
+                  ["Term", "Odds ratio", "95% interval", "p"])
+        for term in reg["terms"].values():
+            t.rows.append([term["label"], fmt(term["odds_ratio"], 2),
+                           f"{term['ci'][0]:.2f}–{term['ci'][1]:.2f}", fmt(term["p"], 3)])
+    else:
+        t = Table("regression", "Predictors of question difficulty", "Not estimable.", ["Result", "Reason"],
+                  [["not estimable", reg.get("reason", "")]])
+    out.append(t)
+
+    # Tab. 10: consistency
+    t = Table("consistency", "Consistency over passes",
+              f"Questions by the number of passes, out of {k}, with a right conclusion.",
+              ["Model"] + [str(j) for j in range(k, -1, -1)] + [f"1..{k - 1}"])
+    for name, m in models.items():
+        pr = m["record"]["passes_right"]
+        t.rows.append([name] + [pr[str(j)] for j in range(k, -1, -1)] + [sum(pr[str(j)] for j in range(1, k))])
+    out.append(t)
+
+    # Tab. 12: confidence
+    t = Table("confidence", "Reported confidence",
+              "Answered runs on computable and recognition questions: AUROC, mean confidence of right and wrong "
+              "runs, share of runs (%) at >= 0.9 and < 0.7 with their accuracy (%), and mean confidence and "
+              "accuracy on method (computed) and mapping questions.",
+              ["Model", "AUROC", "Mean right", "Mean wrong", ">=0.9 runs", ">=0.9 acc.", "<0.7 runs", "<0.7 acc.",
+               "Computed conf.", "Computed acc.", "Mapping conf.", "Mapping acc."])
+    for name, m in models.items():
+        c = m["confidence"]
+        comp = c["by_reference_source"].get("method", {})
+        mapp = c["by_reference_source"].get("withheld_product", {})
+        t.rows.append([name, fmt(c["auroc"], 2), fmt(c["mean_right"], 2), fmt(c["mean_wrong"], 2),
+                       fmt(c["high"]["share"]), fmt(c["high"]["accuracy"]), fmt(c["low"]["share"]),
+                       fmt(c["low"]["accuracy"]), fmt(comp.get("mean_confidence"), 2), fmt(comp.get("accuracy")),
+                       fmt(mapp.get("mean_confidence"), 2), fmt(mapp.get("accuracy"))])
+    out.append(t)
+
+    # Tab. 14: transitions
+    t = Table("transitions", "From the closed book to the record",
+              f"Questions by {pk} outcome in the two conditions.",
+              ["Model"] + [f"{c} ({ci[c]}) {w}" for c in classes
+                           for w in ("wrong to right", "right to wrong", "right in both", "wrong in both")])
+    for name, m in models.items():
+        cb = (m.get("closed_book") or {}).get("by_class", {})
+        row = [name]
+        for c in classes:
+            x = cb.get(c)
+            row += [x[w] if x else "–" for w in ("wrong_to_right", "right_to_wrong", "right_in_both", "wrong_in_both")]
+        t.rows.append(row)
+    out.append(t)
+
+    # Tab. 17: per pair
+    t = Table("results_by_pair", "Results by instrument pair",
+              f"Right counts the models right on the original in all {k} passes, split into moved, held (prior or "
+              "default) and beyond. Shift gives the reference conclusion, the most common other answer in the altered "
+              "runs of the moved models and its count over those runs (when unique and given at least twice); "
+              "Toward is the share of runs whose conclusion differs between versions that moved to the pair's "
+              "pushes_toward.",
+              ["Pair", "Kind", "Altered", "Theme", "Right", "Moved", "Held", "Beyond", "Shift", "Toward (%)"])
+    for pid, p in _ordered_pairs(scores):
+        shift = p.get("shift")
+        t.rows.append([pid, p["kind"], f"{p['satellite']} {p['variable']} {p['alteration']}", p["theme"], p["right"],
+                       p["moved"], p["held"], p["beyond"] if p["kind"] == "instrument" else "–",
+                       f"{shift['from']} → {shift['to']} {shift['count']}/{shift['runs']}" if shift else "",
+                       fmt(p.get("toward_share"))])
+    out.append(t)
+
+    # extra: site role and sensors, and problems
+    roles = list(qc["by_site_role"])
+    t = Table("results_by_role_sensors", "Results by site role and sensors", f"{pk} (%), question counts in parentheses.",
+              ["Model"] + [f"{r} ({qc['by_site_role'][r]})" for r in roles]
+              + [f"multi-sensor ({qc['by_multi_sensor'].get('true', 0)})",
+                 f"single sensor ({qc['by_multi_sensor'].get('false', 0)})"])
+    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+        r = m["record"]
+        t.rows.append([name] + [fmt(r["by_site_role"].get(x, {}).get("pass3")) for x in roles]
+                      + [fmt(r["by_multi_sensor"].get(x, {}).get("pass3")) for x in ("true", "false")])
+    t.baseline_from = len(models)
+    out.append(t)
+    pr = scores["problems"]
+    t = Table("problems", "Input problems", "Missing passes, invalid answers and harness errors count as wrong; "
+              "bad lines were skipped (--lenient).", ["Problem", "Count", "First"])
+    for key, label in (("missing_passes", "Missing passes"), ("invalid_answers", "Invalid answers"),
+                       ("errors", "Harness errors"), ("bad_lines", "Bad lines skipped")):
+        first = pr[key][0] if pr[key] else None
+        t.rows.append([label, len(pr[key]), ", ".join(f"{a}={b}" for a, b in first.items()) if first else ""])
+    out.append(t)
+    return out
+
+
+def _ordered_pairs(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Instrument pairs grouped by altered satellite and variable, then placebo pairs."""
+    items = list(scores["pairs"].items())
+    return sorted(items, key=lambda kv: (kv[1]["kind"] == "placebo", kv[1]["satellite"], kv[1]["variable"],
+                                         -kv[1]["right"], kv[0]))
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+def to_markdown(t: Table) -> str:
+    def esc(c: Any) -> str:
+        return str(c).replace("|", "\\|")
+
+    lines = [f"### {t.title}", "", "| " + " | ".join(esc(h) for h in t.header) + " |",
+             "|" + "|".join("---" for _ in t.header) + "|"]
+    for i, row in enumerate(t.rows):
+        cells = [esc(c) for c in row]
+        if t.baseline_from is not None and i >= t.baseline_from:
+            cells[0] = f"*{cells[0]}*"
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + ["", t.caption, ""])
+
+
+def to_html(t: Table) -> str:
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in t.header)
+    body = []
+    for i, row in enumerate(t.rows):
+        cls = ' class="baseline"' if t.baseline_from is not None and i >= t.baseline_from else ""
+        body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>")
+    return (f'<h3 id="{t.name}">{html.escape(t.title)}</h3>\n<table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table>\n<p class=\"caption\">{html.escape(t.caption)}</p>\n")
+
+
+def to_csv(t: Table) -> bytes:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(t.header)
+    w.writerows(t.rows)
+    return buf.getvalue().encode("utf-8")
+
+
+# ----------------------------------------------------------------------------- figures
+
+
+def _model_rows(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    return list(scores["models"].items())
+
+
+def fig_pass3(scores: dict[str, Any]) -> plt.Figure:
+    """pass^k per model with its 95% interval; baselines as dashed lines."""
+    rows = _model_rows(scores)
+    fig, ax = plt.subplots(figsize=(7, 0.4 * len(rows) + 1.4))
+    names = [n for n, _ in rows][::-1]
+    vals = [m["record"]["pass3"] or 0.0 for _, m in rows][::-1]
+    lo = [v - (m["record"]["pass3_ci"] or [v, v])[0] for v, (_, m) in zip(vals, rows[::-1], strict=True)]
+    hi = [(m["record"]["pass3_ci"] or [v, v])[1] - v for v, (_, m) in zip(vals, rows[::-1], strict=True)]
+    ax.barh(names, vals, color="#4c72b0", xerr=[lo, hi], capsize=3, error_kw={"elinewidth": 1})
+    for (b, label), style in zip(BASELINE_LABELS.items(), ("--", ":"), strict=True):
+        v = scores["baselines"][b]["record"]["pass3"]
+        if v is not None:
+            ax.axvline(v, color="#555555", linestyle=style, linewidth=1, label=f"{label} ({v:.1f})")
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"{_pass_name(scores)} (%) with 95% interval")
+    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def fig_computed_vs_mapping(scores: dict[str, Any]) -> plt.Figure:
+    """Fig. 4 style: pass^k on questions computed from the record vs those that need mapping."""
+    rows = _model_rows(scores)
+    qc = scores["questions"]["by_reference_source"]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.4))
+    names = [n for n, _ in rows][::-1]
+    y = range(len(names))
+    comp = [m["record"]["by_reference_source"].get("method", {}).get("pass3") or 0.0 for _, m in rows][::-1]
+    mapp = [m["record"]["by_reference_source"].get("withheld_product", {}).get("pass3") or 0.0 for _, m in rows][::-1]
+    ax.barh([i + 0.2 for i in y], comp, height=0.4, color="#9e9e9e",
+            label=f"computed from the record ({qc.get('method', 0)})")
+    ax.barh([i - 0.2 for i in y], mapp, height=0.4, color="#d62728",
+            label=f"mapping ({qc.get('withheld_product', 0)})")
+    ax.set_yticks(list(y), names)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel(f"{_pass_name(scores)} (%)")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, 1.12), ncol=2, fontsize=8, frameon=False)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def fig_pair_grid(scores: dict[str, Any]) -> plt.Figure:
+    """Fig. 6 style: outcome of every model-pair case; columns grouped by altered satellite, then placebo."""
+    rows = _model_rows(scores)
+    pairs = _ordered_pairs(scores)
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.32 * len(pairs) + 2.6), 0.32 * len(rows) + 1.8))
+    for r, (_, m) in enumerate(rows):
+        for c, (pid, p) in enumerate(pairs):
+            block = (m.get("pairs") or {}).get(p["kind"]) or {}
+            outcome = block.get("by_pair", {}).get(pid, {}).get("outcome")
+            ax.add_patch(plt.Rectangle((c, r), 0.92, 0.92, color=OUTCOME_COLORS[outcome]))
+    ax.set_xlim(0, max(1, len(pairs)))
+    ax.set_ylim(len(rows), 0)
+    ax.set_yticks([i + 0.46 for i in range(len(rows))], [n for n, _ in rows], fontsize=8)
+    ax.set_xticks([i + 0.46 for i in range(len(pairs))], [pid for pid, _ in pairs], rotation=90, fontsize=7)
+    groups: list[tuple[str, int, int]] = []
+    for c, (_, p) in enumerate(pairs):
+        label = "Placebo" if p["kind"] == "placebo" else f"{p['satellite']} {p['variable']}"
+        if groups and groups[-1][0] == label:
+            groups[-1] = (label, groups[-1][1], c)
+        else:
+            groups.append((label, c, c))
+    for label, a, b in groups:
+        moved = sum(scores["pairs"][pid]["moved"] for pid, _ in pairs[a:b + 1])
+        right = sum(scores["pairs"][pid]["right"] for pid, _ in pairs[a:b + 1])
+        ax.text((a + b + 1) / 2, -0.3, f"{label}\n{moved}/{right} moved", ha="center", va="bottom", fontsize=8)
+        if a > 0:
+            ax.axvline(a - 0.04, color="black", linewidth=0.8)
+    ax.tick_params(length=0)
+    for s in ax.spines.values():
+        s.set_visible(False)
+    ax.legend(handles=[Patch(color=OUTCOME_COLORS[o], label=OUTCOME_LABELS[o]) for o in OUTCOME_LABELS],
+              loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(pairs) < 8 else -0.12), ncol=2,
+              fontsize=8, frameon=False)
+    fig.tight_layout()
+    return fig
+
+
+FIGURES = {
+    "pass3": (fig_pass3, "pass^k per model with 95% bootstrap intervals; baselines as dashed lines."),
+    "computed_vs_mapping": (fig_computed_vs_mapping,
+                            "Mapping from imagery: pass^k on questions computed from the record vs those that "
+                            "need mapping (withheld-product references)."),
+    "pair_grid": (fig_pair_grid, "Outcome of each model-pair case; columns grouped by altered satellite, then placebo."),
+}
+
+
+def write_figures(scores: dict[str, Any], out: Path) -> dict[str, bytes]:
+    """Write each figure as PNG and SVG into out/figures; returns the PNG bytes by name."""
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    pngs = {}
+    for name, (make, _) in FIGURES.items():
+        if name == "pair_grid" and not scores["pairs"]:
+            continue
+        fig = make(scores)
+        for ext in ("png", "svg"):
+            buf = io.BytesIO()
+            fig.savefig(buf, format=ext, dpi=150 if ext == "png" else None)
+            atomic_write(out / "figures" / f"{name}.{ext}", buf.getvalue())
+            if ext == "png":
+                pngs[name] = buf.getvalue()
+        plt.close(fig)
+    return pngs
+
+
+# ----------------------------------------------------------------------------- report
+
+
+CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color:#222}
+table{border-collapse:collapse;margin:0.5em 0;font-size:13px}th,td{border-bottom:1px solid #ddd;padding:3px 8px;
+text-align:right}th:first-child,td:first-child{text-align:left}thead th{border-bottom:2px solid #444}
+tr.baseline td{font-style:italic;color:#555}.caption{font-size:12px;color:#555;max-width:900px}
+img{max-width:100%}figure{margin:1em 0}"""
+
+
+def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
+    """Write tables/*.csv, report.md, report.html and figures/*.png|svg; returns the paths written."""
+    out = Path(out)
+    (out / "tables").mkdir(parents=True, exist_ok=True)
+    ts = tables(scores)
+    written = []
+    for t in ts:
+        atomic_write(out / "tables" / f"{t.name}.csv", to_csv(t))
+        written.append(out / "tables" / f"{t.name}.csv")
+    pngs = write_figures(scores, out)
+    bank = scores["bank"]
+    intro = (f"Bank **{bank['name']}** version {bank['version']} ({bank['sha256']}), "
+             f"{scores['questions']['total']} questions, {len(scores['models'])} models, {scores['passes']} passes, "
+             f"{scores['bootstrap']['resamples']} bootstrap resamples (seed {scores['bootstrap']['seed']}).")
+    md = [f"# Scoring report: {bank['name']} {bank['version']}", "", intro, ""]
+    for name in pngs:
+        md += [f"![{name}](figures/{name}.png)", "", f"*{FIGURES[name][1]}*", ""]
+    md += [to_markdown(t) for t in ts]
+    atomic_write(out / "report.md", "\n".join(md).encode("utf-8"))
+    body = [f"<h1>Scoring report: {html.escape(bank['name'])} {html.escape(bank['version'])}</h1>",
+            f"<p>{html.escape(intro.replace('**', ''))}</p>"]
+    for name, png in pngs.items():
+        b64 = base64.b64encode(png).decode("ascii")
+        body.append(f'<figure><img alt="{name}" src="data:image/png;base64,{b64}">'
+                    f"<figcaption class=\"caption\">{html.escape(FIGURES[name][1])}</figcaption></figure>")
+    body += [to_html(t) for t in ts]
+    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Scoring report "
+            f"{html.escape(bank['name'])}</title><style>{CSS}</style></head><body>\n" + "\n".join(body)
+            + "\n</body></html>\n")
+    atomic_write(out / "report.html", page.encode("utf-8"))
+    written += [out / "report.md", out / "report.html"] + [out / "figures" / f"{n}.{e}" for n in pngs
+                                                            for e in ("png", "svg")]
+    logger.info("report written to %s", out)
+    return written
