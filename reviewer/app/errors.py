@@ -1,0 +1,70 @@
+"""One place that turns errors into a message the user reads once (napari notification + log), never a
+traceback. Workers and slicing threads report through `report_error`, which is thread-safe.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from qtpy.QtCore import QObject, Signal
+
+from reviewer.errors import ReviewerError
+
+logger = logging.getLogger(__name__)
+
+
+class _Bridge(QObject):
+    message = Signal(str, str)  # level, text
+
+
+class ErrorReporter:
+    """Collects messages (tests read `.messages`) and shows each one once as a napari notification."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[str, str]] = []
+        self._bridge = _Bridge()
+        self._bridge.message.connect(self._show)
+        self._lock = threading.Lock()
+        self._recent: set[str] = set()
+
+    def error(self, exc: BaseException | str, *, context: str = "") -> None:
+        """Report an error; ReviewerError shows its message, anything else a short type + text."""
+        if isinstance(exc, ReviewerError):
+            text = str(exc)
+        elif isinstance(exc, BaseException):
+            logger.error("unexpected error%s", f" ({context})" if context else "", exc_info=exc)
+            if os.environ.get("REVIEWER_RAISE"):
+                raise exc
+            text = f"{type(exc).__name__}: {exc}"
+        else:
+            text = exc
+        if context:
+            text = f"{context}: {text}"
+        self._emit("error", text)
+
+    def info(self, text: str) -> None:
+        self._emit("info", text)
+
+    def warning(self, text: str) -> None:
+        self._emit("warning", text)
+
+    def _emit(self, level: str, text: str) -> None:
+        with self._lock:
+            if text in self._recent:  # the same failure from many slices is shown once
+                return
+            self._recent.add(text)
+            self.messages.append((level, text))
+        self._bridge.message.emit(level, text)
+
+    def forget(self) -> None:
+        """Allow messages to show again (on opening another site)."""
+        with self._lock:
+            self._recent.clear()
+
+    def _show(self, level: str, text: str) -> None:
+        from napari.utils.notifications import show_error, show_info, show_warning
+
+        getattr(logger, "info" if level == "info" else "warning")("%s", text)
+        {"error": show_error, "warning": show_warning, "info": show_info}[level](text)

@@ -1,0 +1,164 @@
+"""The reviewer window: a napari viewer with the tool's docks (stack controls, status line, trajectory,
+coverage, chip strip, pair view, and the scoring panel when present), keys, and the launch entry point.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from reviewer.app.demo import RecentSites, ensure_demo_site
+from reviewer.app.errors import ErrorReporter
+from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.app.session import StackSession
+from reviewer.app.state import ViewState
+
+logger = logging.getLogger(__name__)
+
+WINDOW_SIZE = (1560, 960)
+
+
+class ReviewerApp:
+    """Builds the docks on a napari viewer around one `StackSession`."""
+
+    def __init__(
+        self,
+        viewer,
+        *,
+        db: str | Path | None = None,
+        recent: RecentSites | None = None,
+        prefetch: bool = True,
+        async_slicing: bool = True,
+        scoring: bool = True,
+    ) -> None:
+        from reviewer.app.qt_chips import QtChipStrip
+        from reviewer.app.qt_controls import QtStackControls
+        from reviewer.app.qt_coverage import QtCoveragePlot
+        from reviewer.app.qt_pair import QtPairView
+        from reviewer.app.qt_status import QtStatusLine
+        from reviewer.app.qt_trajectory import QtTrajectoryPlot
+
+        self.viewer = viewer
+        self.state = ViewState()
+        self.reporter = ErrorReporter()
+        self.session = StackSession(
+            viewer, state=self.state, reporter=self.reporter, db=db, recent=recent or RecentSites(),
+            prefetch=prefetch, async_slicing=async_slicing,
+        )
+        self.controls = QtStackControls(self.session)
+        self.status = QtStatusLine(self.session)
+        self.trajectory = QtTrajectoryPlot(self.session)
+        self.coverage = QtCoveragePlot(self.session)
+        self.chips = QtChipStrip(self.session)
+        self.pair = QtPairView(self.session)
+        win = viewer.window
+        self.docks = {
+            "Stack": win.add_dock_widget(self.controls, name="Stack", area="right"),
+            "Status": win.add_dock_widget(self.status, name="Status", area="top"),
+            "Coverage": win.add_dock_widget(self.coverage, name="Coverage", area="right", tabify=False),
+            "Trajectory": win.add_dock_widget(self.trajectory, name="Trajectory", area="bottom"),
+            "Chips": win.add_dock_widget(self.chips, name="Chips", area="bottom", tabify=True),
+            "Pair": win.add_dock_widget(self.pair, name="Pair", area="bottom", tabify=True),
+        }
+        self.docks["Trajectory"].raise_()
+        if scoring:
+            self._add_scoring_panel()
+        self.bind_keys()
+        try:
+            from qtpy.QtCore import Qt
+
+            qwin = win._qt_window  # noqa: SLF001 - napari has no public resize
+            qwin.resize(*WINDOW_SIZE)
+            qwin.resizeDocks([self.docks["Trajectory"]], [330], Qt.Vertical)
+            qwin.resizeDocks([self.docks["Stack"]], [460], Qt.Horizontal)
+        except AttributeError:
+            pass
+
+    def _add_scoring_panel(self) -> None:
+        try:
+            from reviewer.app.scoring_panel import ScoringPanel
+        except ImportError:
+            logger.info("no scoring panel module; the Scoring dock is skipped")
+            return
+        try:
+            panel = ScoringPanel(viewer=self.viewer)
+        except Exception as exc:  # noqa: BLE001 - another team's panel must not stop the viewer
+            self.reporter.error(exc, context="the Scoring panel could not be built")
+            return
+        self.docks["Scoring"] = self.viewer.window.add_dock_widget(panel, name="Scoring", area="right", tabify=True)
+        self.docks["Coverage"].raise_()
+
+    # ------------------------------------------------------------------ keys
+
+    def bind_keys(self) -> None:
+        v = self.viewer
+        s = self.session
+        bindings = {
+            "Left": lambda viewer: s._on_prev_date(),
+            "Right": lambda viewer: s._on_next_date(),
+            "Shift-Left": lambda viewer: s._on_prev_year(),
+            "Shift-Right": lambda viewer: s._on_next_year(),
+            "P": lambda viewer: self._on_pair_key(),
+            "S": lambda viewer: s.toggle_lock(),
+            "O": lambda viewer: setattr(self.state, "overlay", not self.state.overlay),
+            "F1": lambda viewer: self._on_help_key(),
+        }
+        for key, func in bindings.items():
+            v.bind_key(key, func, overwrite=True)
+
+    def _on_pair_key(self):
+        """P: show the pair view (the remembered pair, else the first date and the shown date)."""
+        dock = self.docks["Pair"]
+        dock.show()
+        dock.raise_()
+        pair = self.state.pair or self.pair.default_pair()
+        if pair is None:
+            self.reporter.info("open a site first")
+            return None
+        return self.pair._on_show_pair(*pair)
+
+    def _on_help_key(self):
+        from reviewer.app.qt_help import show_help
+
+        self._help = show_help(self.viewer.window._qt_window)  # noqa: SLF001
+        return self._help
+
+    # ------------------------------------------------------------------ opening
+
+    def open_site(self, site_dir: str | Path):
+        return self.session.open_site(site_dir)
+
+    def open_demo(self, **kwargs):
+        """Generate the demo site once (worker, progress) and open it."""
+        progress = Progress()
+        progress.changed.connect(self.session.indexing)
+        self.session.busy.emit(True)
+        self.session.indexing.emit(0.0, "preparing the demo site (generated once, then cached)")
+
+        def done(path: Path) -> None:
+            self.session.busy.emit(False)
+            self.session.open_site(path)
+
+        def failed(exc: BaseException) -> None:
+            self.session.busy.emit(False)
+            self.reporter.error(exc, context="demo site")
+
+        worker = run_in_thread(ensure_demo_site, progress, on_done=done, on_error=failed, **kwargs)
+        worker.progress_ref = progress
+        return worker
+
+
+def launch(site_dir: str | Path | None = None, *, demo: bool = False, db: str | Path | None = None) -> int:
+    """Open the window (optionally a site or the demo) and run the Qt event loop."""
+    import napari
+
+    viewer = napari.Viewer(title="EarthRecord Reviewer")
+    app = ReviewerApp(viewer, db=db)
+    if demo:
+        app.open_demo()
+    elif site_dir:
+        app.open_site(site_dir)
+    viewer._reviewer_app = app  # keep the docks' controller alive with the viewer
+    napari.run()
+    app.session.close()
+    return 0

@@ -1,0 +1,234 @@
+"""Chip strip (TimeSync's chip window): one chip per year, the clearest scene of the year or of a month
+window, all visible at once in the stack's stretch; the shown year is highlighted and a click jumps there.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+from qtpy.QtCore import Qt, Signal
+from qtpy.QtGui import QImage, QPixmap
+from qtpy.QtWidgets import (
+    QFileDialog,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.app.jobs import run_in_thread
+from reviewer.app.session import StackSession
+from reviewer.errors import ReviewerError
+from reviewer.record.render import Panel, render_panels
+from reviewer.record.series import clearest_per_year
+
+logger = logging.getLogger(__name__)
+
+CHIP_PX = 96
+
+
+class ChipLabel(QLabel):
+    clicked = Signal(int)
+
+    def __init__(self, year: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.year = year
+        self.setAlignment(Qt.AlignCenter)
+        self.setCursor(Qt.PointingHandCursor)
+
+    def mousePressEvent(self, event) -> None:  # noqa: N802 - Qt override
+        self.clicked.emit(self.year)
+        super().mousePressEvent(event)
+
+
+def rgb_pixmap(rgb: np.ndarray, size: int) -> QPixmap:
+    rgb = np.ascontiguousarray(rgb)
+    h, w, _ = rgb.shape
+    image = QImage(rgb.data, w, h, 3 * w, QImage.Format_RGB888).copy()
+    return QPixmap.fromImage(image).scaled(size, size, Qt.KeepAspectRatio, Qt.FastTransformation)
+
+
+class QtChipStrip(QWidget):
+    """Per-year chips; `chips` holds (year, stack index, label, channels) of what is shown."""
+
+    def __init__(self, session: StackSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.state = session.state
+        self.chips: list[tuple[int, int, str, np.ndarray]] = []
+        self.labels: dict[int, ChipLabel] = {}
+        self.captions: dict[int, QLabel] = {}
+        self._worker = None
+        self._dirty = True
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Clearest scene per year, months"))
+        self.month_from = QSpinBox()
+        self.month_to = QSpinBox()
+        for sb, v in ((self.month_from, 1), (self.month_to, 12)):
+            sb.setRange(1, 12)
+            sb.setValue(v)
+            sb.setKeyboardTracking(False)
+            sb.valueChanged.connect(self._on_window_edited)
+            row.addWidget(sb)
+        self.columns = QSpinBox()
+        self.columns.setRange(2, 20)
+        self.columns.setValue(10)
+        self.columns.valueChanged.connect(lambda _: self._layout_chips())
+        row.addWidget(QLabel("columns"))
+        row.addWidget(self.columns)
+        self.export_button = QPushButton("Save strip...")
+        self.export_button.clicked.connect(lambda: self._on_export_strip(None))
+        row.addWidget(self.export_button)
+        self.info = QLabel("")
+        row.addWidget(self.info, 1)
+        layout.addLayout(row)
+        self.area = QScrollArea()
+        self.area.setWidgetResizable(True)
+        self.grid_host = QWidget()
+        self.grid = QGridLayout(self.grid_host)
+        self.grid.setSpacing(3)
+        self.area.setWidget(self.grid_host)
+        layout.addWidget(self.area, 1)
+        self.state.events.stretch.connect(self._redraw)
+        self.state.events.current.connect(self._highlight)
+        self.state.events.chip_months.connect(lambda e=None: self.refresh())
+        session.stack_changed.connect(self._on_stack_changed)
+
+    def _months(self) -> set[int] | None:
+        m = self.state.chip_months
+        return set(m) if m else None
+
+    def _on_window_edited(self, *_: object) -> None:
+        a, b = self.month_from.value(), self.month_to.value()
+        months = tuple(range(a, b + 1)) if a <= b else tuple(list(range(a, 13)) + list(range(1, b + 1)))
+        self._on_month_window_changed(() if len(months) == 12 else months)
+
+    def _on_month_window_changed(self, months: tuple[int, ...]) -> None:
+        self.state.chip_months = tuple(months)
+
+    def _on_stack_changed(self, stack) -> None:
+        self._dirty = True
+        if self.isVisible():
+            self.refresh()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._dirty:
+            self.refresh()
+
+    def refresh(self):
+        """Read the clearest scene of each year (in a worker) and draw the chips."""
+        stack, comp = self.session.stack, self.state.composite
+        if stack is None or not len(stack):
+            self.chips = []
+            self._layout_chips()
+            return None
+        self._dirty = False
+        picks = clearest_per_year(stack, months=self._months())
+        self.info.setText(f"reading {len(picks)} chips...")
+        step = max(1, int(np.ceil(max(stack.grid.shape) / (2 * CHIP_PX))))
+
+        def work():
+            out = []
+            for year, i in picks.items():
+                s = stack.scenes[i]
+                try:
+                    ch = stack.read(i, comp)[:, ::step, ::step]
+                except ReviewerError as exc:
+                    logger.warning("chip %d: %s", year, exc)
+                    ch = np.full((len(self.state.stretch.channels), *stack.grid.shape), np.nan, np.float32)[:, ::step, ::step]
+                out.append((year, i, f"{s.date.isoformat()} {s.label}", ch))
+            return out, comp, stack
+
+        def done(result) -> None:
+            self._worker = None
+            chips, c, st = result
+            if c != self.state.composite or st is not self.session.stack:
+                return
+            self.chips = chips
+            self._layout_chips()
+            self.info.setText(f"{len(chips)} years, one stretch ({self.state.stretch.source})")
+
+        def failed(exc: BaseException) -> None:
+            self._worker = None
+            self.session.reporter.error(exc, context="chip strip")
+
+        self._worker = run_in_thread(work, on_done=done, on_error=failed)
+        return self._worker
+
+    def _layout_chips(self) -> None:
+        while self.grid.count():
+            item = self.grid.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.labels.clear()
+        self.captions.clear()
+        cols = self.columns.value()
+        for k, (year, _i, label, _ch) in enumerate(self.chips):
+            chip = ChipLabel(year)
+            chip.setToolTip(label)
+            chip.clicked.connect(self._on_chip_clicked)
+            cap = QLabel(f"{year}")
+            cap.setAlignment(Qt.AlignCenter)
+            cap.setToolTip(label)
+            self.grid.addWidget(chip, 2 * (k // cols), k % cols)
+            self.grid.addWidget(cap, 2 * (k // cols) + 1, k % cols)
+            self.labels[year] = chip
+            self.captions[year] = cap
+        self._redraw()
+
+    def _redraw(self, event=None) -> None:
+        stretch = self.state.stretch
+        for year, _i, _label, ch in self.chips:
+            if ch.shape[0] != len(stretch.channels):
+                return
+            self.labels[year].setPixmap(rgb_pixmap(stretch.apply(ch, nodata_rgb=(40, 40, 40)), CHIP_PX))
+        self._highlight()
+
+    def current_year(self) -> int | None:
+        s = self.session.current_scene
+        return s.year if s is not None else None
+
+    def _highlight(self, event=None) -> None:
+        year = self.current_year()
+        for y, chip in self.labels.items():
+            chip.setStyleSheet("border: 3px solid #ffcc00;" if y == year else "border: 3px solid transparent;")
+
+    def _on_chip_clicked(self, year: int) -> None:
+        """Jump the canvas to the chip's scene."""
+        for y, i, _label, _ch in self.chips:
+            if y == year:
+                self.session.jump_to_index(i)
+                return
+        self.session.jump_to_year(year)
+
+    def _on_export_strip(self, path: str | None, on_done=None):
+        """Save the strip (full-resolution chips) as one PNG with the current year highlighted."""
+        if not self.chips:
+            self.session.reporter.error(ReviewerError("the chip strip is empty"))
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save chip strip", "strip.png", "PNG (*.png)")
+            if not path:
+                return None
+        stack, comp, stretch, site = self.session.stack, self.state.composite, self.state.stretch, self.session.index.site
+        chips = list(self.chips)
+        year = self.current_year()
+        cols = self.columns.value()
+
+        def work() -> Path:
+            panels = [Panel(f"{y}  {label.split(' ', 1)[1]}", stack.read(i, comp), [stack.scenes[i]], "clearest")
+                      for y, i, label, _ch in chips]
+            hl = next((k for k, (y, *_rest) in enumerate(chips) if y == year), None)
+            return render_panels(panels, stretch, pixel_size_m=site.resolution, out=path,
+                                 title=f"{site.name} ({site.id}): clearest scene per year", highlight=hl, columns=cols)
+
+        return self.session._export(work, on_done)

@@ -1,0 +1,376 @@
+"""The stack dock: open a site (with progress and recent sites), filter the stack, choose the composite,
+set the one stretch, toggle the quality overlay and save what is shown. A thin view of `ViewState`.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from qtpy.QtCore import Qt
+from qtpy.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.app.session import StackSession
+from reviewer.record.stretch import Stretch, composites
+
+logger = logging.getLogger(__name__)
+
+MONTHS = "JFMAMJJASOND"
+
+
+class QtStackControls(QWidget):
+    """Site, filters, composite, stretch, overlay and export controls for one `StackSession`."""
+
+    def __init__(self, session: StackSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.state = session.state
+        self._updating = False
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+
+        # --- site
+        site_box = QGroupBox("Site")
+        sl = QVBoxLayout(site_box)
+        row = QHBoxLayout()
+        self.open_button = QPushButton("Open site...")
+        self.open_button.setToolTip("Open a site folder (with site.json)")
+        self.open_button.clicked.connect(self._on_open_clicked)
+        self.help_button = QPushButton("Keys...")
+        self.help_button.clicked.connect(self._on_help_clicked)
+        row.addWidget(self.open_button, 1)
+        row.addWidget(self.help_button)
+        sl.addLayout(row)
+        self.site_label = QLabel("No site open. Open a site folder, or pick a recent one:")
+        self.site_label.setWordWrap(True)
+        sl.addWidget(self.site_label)
+        self.recent_list = QListWidget()
+        self.recent_list.setMaximumHeight(64)
+        self.recent_list.itemActivated.connect(lambda item: self._on_recent_chosen(item.data(Qt.UserRole)))
+        self.recent_list.itemDoubleClicked.connect(lambda item: self._on_recent_chosen(item.data(Qt.UserRole)))
+        sl.addWidget(self.recent_list)
+        prow = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setVisible(False)
+        self.progress.setFormat("%p%")
+        self.cancel_button = QToolButton()
+        self.cancel_button.setText("Cancel")
+        self.cancel_button.setVisible(False)
+        self.cancel_button.clicked.connect(session.cancel_open)
+        prow.addWidget(self.progress, 1)
+        prow.addWidget(self.cancel_button)
+        sl.addLayout(prow)
+        self.progress_label = QLabel("")
+        self.progress_label.setVisible(False)
+        sl.addWidget(self.progress_label)
+        layout.addWidget(site_box)
+
+        # --- filters
+        filt = QGroupBox("Filters")
+        fl = QFormLayout(filt)
+        self.sensor_box = QWidget()
+        self.sensor_layout = QGridLayout(self.sensor_box)
+        self.sensor_layout.setContentsMargins(0, 0, 0, 0)
+        self.sensor_checks: dict[str, QCheckBox] = {}
+        fl.addRow("Sensors", self.sensor_box)
+        yrow = QHBoxLayout()
+        self.year_from = QSpinBox()
+        self.year_to = QSpinBox()
+        for sb in (self.year_from, self.year_to):
+            sb.setRange(1970, 2100)
+            sb.setKeyboardTracking(False)
+            sb.valueChanged.connect(self._on_years_edited)
+            yrow.addWidget(sb)
+        fl.addRow("Years", yrow)
+        mrow = QHBoxLayout()
+        mrow.setSpacing(1)
+        self.month_buttons: list[QToolButton] = []
+        for m, letter in enumerate(MONTHS, start=1):
+            b = QToolButton()
+            b.setText(letter)
+            b.setToolTip(f"month {m}")
+            b.setCheckable(True)
+            b.setChecked(True)
+            b.toggled.connect(self._on_months_edited)
+            mrow.addWidget(b)
+            self.month_buttons.append(b)
+        fl.addRow("Months", mrow)
+        crow = QHBoxLayout()
+        self.cloud_slider = QSlider(Qt.Horizontal)
+        self.cloud_slider.setRange(0, 100)
+        self.cloud_slider.setValue(100)
+        self.cloud_label = QLabel("100%")
+        self.cloud_slider.valueChanged.connect(lambda v: self.cloud_label.setText(f"{v}%"))
+        self.cloud_slider.sliderReleased.connect(lambda: self._on_max_cloud_changed(self.cloud_slider.value() / 100))
+        self.cloud_slider.valueChanged.connect(self._on_cloud_slider_value)
+        crow.addWidget(self.cloud_slider, 1)
+        crow.addWidget(self.cloud_label)
+        fl.addRow("Max cloud", crow)
+        self.count_label = QLabel("")
+        fl.addRow("", self.count_label)
+        layout.addWidget(filt)
+
+        # --- composite and stretch
+        disp = QGroupBox("Composite and stretch (one stretch for every date)")
+        dl = QVBoxLayout(disp)
+        self.composite_combo = QComboBox()
+        for key, spec in composites().items():
+            self.composite_combo.addItem(spec["label"], key)
+        self.composite_combo.currentIndexChanged.connect(
+            lambda _: self._on_composite_changed(self.composite_combo.currentData())
+        )
+        dl.addWidget(self.composite_combo)
+        self.stretch_grid = QGridLayout()
+        for col, head in enumerate(("", "low", "high", "gamma")):
+            self.stretch_grid.addWidget(QLabel(head), 0, col)
+        self.stretch_rows: list[tuple[QLabel, QDoubleSpinBox, QDoubleSpinBox, QDoubleSpinBox]] = []
+        for i in range(3):
+            name = QLabel("")
+            lo, hi, ga = QDoubleSpinBox(), QDoubleSpinBox(), QDoubleSpinBox()
+            for sb, rng, step in ((lo, (-2, 2), 0.01), (hi, (-2, 2), 0.01), (ga, (0.1, 5), 0.05)):
+                sb.setRange(*rng)
+                sb.setDecimals(3)
+                sb.setSingleStep(step)
+                sb.setKeyboardTracking(False)
+                sb.valueChanged.connect(lambda _v, ch=i: self._on_stretch_edited(ch))
+            for col, w in enumerate((name, lo, hi, ga)):
+                self.stretch_grid.addWidget(w, i + 1, col)
+            self.stretch_rows.append((name, lo, hi, ga))
+        dl.addLayout(self.stretch_grid)
+        srow = QHBoxLayout()
+        self.lock_check = QCheckBox("Lock stretch (S)")
+        self.lock_check.toggled.connect(self._on_lock_toggled)
+        self.percentile_button = QPushButton("From whole-stack percentiles")
+        self.percentile_button.clicked.connect(self._on_percentiles_clicked)
+        self.reset_button = QPushButton("Reset")
+        self.reset_button.clicked.connect(self._on_reset_clicked)
+        srow.addWidget(self.lock_check)
+        srow.addWidget(self.percentile_button)
+        srow.addWidget(self.reset_button)
+        dl.addLayout(srow)
+        self.stretch_source = QLabel("")
+        self.stretch_source.setWordWrap(True)
+        dl.addWidget(self.stretch_source)
+        self.overlay_check = QCheckBox("Quality overlay: cloud (white), shadow (purple), snow (cyan), fill / SLC gaps (magenta)")
+        self.overlay_check.toggled.connect(self._on_overlay_toggled)
+        dl.addWidget(self.overlay_check)
+        layout.addWidget(disp)
+
+        # --- export
+        erow = QHBoxLayout()
+        self.export_button = QPushButton("Save view as PNG...")
+        self.export_button.clicked.connect(lambda: self._on_export_view(None))
+        erow.addWidget(self.export_button)
+        layout.addLayout(erow)
+        layout.addStretch(1)
+
+        s = self.state.events
+        s.composite.connect(self._sync_from_state)
+        s.stretch.connect(self._sync_from_state)
+        s.locked.connect(self._sync_from_state)
+        s.overlay.connect(self._sync_from_state)
+        session.site_opened.connect(self._on_site_opened)
+        session.stack_changed.connect(self._on_stack_changed)
+        session.indexing.connect(self._on_indexing)
+        session.busy.connect(self._on_busy)
+        self._fill_recent()
+        self._sync_from_state()
+
+    # ------------------------------------------------------------------ site
+
+    def _fill_recent(self) -> None:
+        self.recent_list.clear()
+        recent = self.session.recent.load() if self.session.recent is not None else []
+        for path in recent:
+            item = QListWidgetItem(Path(path).name + "   " + str(Path(path).parent))
+            item.setData(Qt.UserRole, path)
+            item.setToolTip(path)
+            self.recent_list.addItem(item)
+        self.recent_list.setVisible(bool(recent))
+
+    def _on_open_clicked(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open site folder (with site.json)")
+        if path:
+            self.session.open_site(path)
+
+    def _on_recent_chosen(self, path: str) -> None:
+        if path:
+            self.session.open_site(path)
+
+    def _on_help_clicked(self) -> None:
+        from reviewer.app.qt_help import show_help
+
+        show_help(self)
+
+    def _on_indexing(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(1000 * fraction))
+        self.progress_label.setText(message)
+
+    def _on_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.cancel_button.setVisible(busy)
+        self.progress_label.setVisible(busy)
+        self.open_button.setEnabled(not busy)
+
+    def _on_site_opened(self, index) -> None:
+        site = index.site
+        n = len(index.record_scenes())
+        self.site_label.setText(f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
+                                f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m")
+        self._fill_recent()
+        self._updating = True
+        try:
+            for cb in self.sensor_checks.values():
+                self.sensor_layout.removeWidget(cb)
+                cb.deleteLater()
+            self.sensor_checks.clear()
+            from reviewer.record.series import coverage
+
+            labels = list(coverage(index).sensors)
+            for k, label in enumerate(labels):
+                cb = QCheckBox(label)
+                cb.setChecked(True)
+                cb.toggled.connect(self._on_sensors_edited)
+                self.sensor_layout.addWidget(cb, k // 3, k % 3)
+                self.sensor_checks[label] = cb
+            years = [s.year for s in index.record_scenes()] or [2000]
+            for sb in (self.year_from, self.year_to):
+                sb.setRange(min(years), max(years))
+            self.year_from.setValue(min(years))
+            self.year_to.setValue(max(years))
+            for b in self.month_buttons:
+                b.setChecked(True)
+            self.cloud_slider.setValue(100)
+        finally:
+            self._updating = False
+
+    def _on_stack_changed(self, stack) -> None:
+        total = len(self.session.index.record_scenes()) if self.session.index else 0
+        self.count_label.setText(f"{len(stack)} of {total} scenes shown")
+
+    # ------------------------------------------------------------------ filters (handlers tests call)
+
+    def _on_sensors_edited(self, *_: object) -> None:
+        if self._updating:
+            return
+        chosen = tuple(k for k, cb in self.sensor_checks.items() if cb.isChecked())
+        self._on_sensors_changed(() if len(chosen) == len(self.sensor_checks) else chosen)
+
+    def _on_sensors_changed(self, sensors: tuple[str, ...]) -> None:
+        """Show only these sensor labels (empty: all)."""
+        self.state.sensors = tuple(sensors)
+
+    def _on_years_edited(self, *_: object) -> None:
+        if self._updating:
+            return
+        lo, hi = self.year_from.value(), self.year_to.value()
+        self._on_years_changed((min(lo, hi), max(lo, hi)))
+
+    def _on_years_changed(self, years: tuple[int, int] | None) -> None:
+        self.state.years = years
+
+    def _on_months_edited(self, *_: object) -> None:
+        if self._updating:
+            return
+        chosen = tuple(m for m, b in enumerate(self.month_buttons, start=1) if b.isChecked())
+        self._on_months_changed(() if len(chosen) == 12 else chosen)
+
+    def _on_months_changed(self, months: tuple[int, ...]) -> None:
+        self.state.months = tuple(months)
+
+    def _on_cloud_slider_value(self, value: int) -> None:
+        if not self.cloud_slider.isSliderDown() and not self._updating:
+            self._on_max_cloud_changed(value / 100)
+
+    def _on_max_cloud_changed(self, fraction: float) -> None:
+        self.state.max_cloud = float(fraction)
+
+    # ------------------------------------------------------------------ composite, stretch, overlay
+
+    def _on_composite_changed(self, composite: str) -> None:
+        if composite and composite != self.state.composite:
+            self.state.composite = composite
+
+    def _on_stretch_edited(self, channel: int) -> None:
+        if self._updating:
+            return
+        _, lo, hi, ga = self.stretch_rows[channel]
+        if hi.value() <= lo.value():
+            self.session.reporter.info("high must be above low")
+            self._sync_from_state()
+            return
+        new = self.state.stretch.with_channel(channel, low=lo.value(), high=hi.value(), gamma=ga.value())
+        if not self.session.set_stretch(new):
+            self._sync_from_state()
+
+    def _on_lock_toggled(self, locked: bool) -> None:
+        if not self._updating:
+            self.state.locked = bool(locked)
+
+    def _on_percentiles_clicked(self) -> None:
+        self.session.stretch_from_percentiles()
+
+    def _on_reset_clicked(self) -> None:
+        self.session.reset_stretch()
+
+    def _on_overlay_toggled(self, on: bool) -> None:
+        if not self._updating:
+            self.state.overlay = bool(on)
+
+    def _on_export_view(self, path: str | None):
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save view", "view.png", "PNG (*.png)")
+            if not path:
+                return None
+        return self.session.export_view(path)
+
+    def _sync_from_state(self, event=None) -> None:
+        self._updating = True
+        try:
+            st = self.state
+            i = self.composite_combo.findData(st.composite)
+            if i >= 0 and i != self.composite_combo.currentIndex():
+                self.composite_combo.setCurrentIndex(i)
+            spec = composites()[st.composite]
+            names = [spec["label"]] if "index" in spec else spec["bands"]
+            for k, (name, lo, hi, ga) in enumerate(self.stretch_rows):
+                visible = k < len(st.stretch.channels)
+                for w in (name, lo, hi, ga):
+                    w.setVisible(visible)
+                    w.setEnabled(not st.locked)
+                if visible:
+                    c = st.stretch.channels[k]
+                    name.setText(names[k] if k < len(names) else f"ch {k}")
+                    lo.setValue(c.low)
+                    hi.setValue(c.high)
+                    ga.setValue(c.gamma)
+            self.lock_check.setChecked(st.locked)
+            self.percentile_button.setEnabled(not st.locked)
+            self.reset_button.setEnabled(not st.locked)
+            self.stretch_source.setText(f"stretch: {st.stretch.source}" + ("  (locked)" if st.locked else ""))
+            self.overlay_check.setChecked(st.overlay)
+        finally:
+            self._updating = False
+
+    def current_stretch(self) -> Stretch:
+        return self.state.stretch

@@ -1,0 +1,135 @@
+"""Coverage dock: the sensor coverage timeline (one row per sensor, ETM+ SLC-off period marked) above a
+scenes-per-year bar chart split into clear and cloudy, with the period shaded; clicking a year jumps there.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+
+import numpy as np
+import pyqtgraph as pg
+from qtpy.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
+
+from reviewer.app.session import StackSession
+from reviewer.record.catalog import catalog
+from reviewer.record.series import Coverage, coverage, decimal_year
+
+logger = logging.getLogger(__name__)
+
+
+class QtCoveragePlot(QWidget):
+    """Timeline and per-year bars of the open site's record (all its scenes, not only the filtered ones)."""
+
+    def __init__(self, session: StackSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.state = session.state
+        self.coverage: Coverage | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("#262930")
+        self.timeline = self.graphics.addPlot(row=0, col=0)
+        self.bars = self.graphics.addPlot(row=1, col=0)
+        self.bars.setXLink(self.timeline)
+        self.timeline.setMouseEnabled(x=True, y=False)
+        self.bars.setMouseEnabled(x=True, y=False)
+        self.bars.setLabel("left", "scenes")
+        self.bars.setLabel("bottom", "year (click to jump)")
+        self.bars.addLegend(offset=(5, 5), labelTextSize="8pt")
+        self.graphics.ci.layout.setRowStretchFactor(0, 1)
+        self.graphics.ci.layout.setRowStretchFactor(1, 1)
+        layout.addWidget(self.graphics, 1)
+        self.info = QLabel("")
+        layout.addWidget(self.info)
+        self.cursors = [pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00")) for _ in range(2)]
+        self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40)) for _ in range(2)]
+        self.graphics.scene().sigMouseClicked.connect(self._on_scene_clicked)
+        self.state.events.current.connect(self._update_cursor)
+        self.state.events.period.connect(self._update_period)
+        session.site_opened.connect(self._on_site_opened)
+
+    def _on_site_opened(self, index) -> None:
+        self.coverage = coverage(index)
+        self._draw()
+
+    def _draw(self) -> None:
+        cov = self.coverage
+        self.timeline.clear()
+        self.bars.clear()
+        if cov is None or not cov.years:
+            self.info.setText("no scenes")
+            return
+        colors = catalog().sensor_colors
+        labels = list(cov.sensors)
+        n = len(labels)
+        for k, label in enumerate(labels):
+            y = n - 1 - k
+            xs = np.array([decimal_year(d) for d in cov.sensors[label]])
+            item = pg.ScatterPlotItem(x=xs, y=np.full(xs.shape, y), symbol="s", size=5,
+                                      pen=None, brush=pg.mkBrush(colors.get(label, "#cccccc")))
+            self.timeline.addItem(item)
+            if label == "ETM+" and cov.slc_off is not None and len(xs):
+                x0, x1 = decimal_year(cov.slc_off), xs.max()
+                if x1 > x0:
+                    rect = QGraphicsRectItem(x0, y - 0.4, x1 - x0, 0.8)
+                    rect.setPen(pg.mkPen("#ff5555", width=1))
+                    rect.setBrush(pg.mkBrush(255, 85, 85, 50))
+                    self.timeline.addItem(rect)
+                    text = pg.TextItem("SLC-off", color="#ff8888", anchor=(0, 1))
+                    text.setPos(x0, y + 0.45)
+                    self.timeline.addItem(text)
+        axis = self.timeline.getAxis("left")
+        axis.setTicks([[(n - 1 - k, label) for k, label in enumerate(labels)]])
+        self.timeline.setYRange(-0.7, n - 0.3, padding=0)
+        years = np.asarray(cov.years, float) + 0.5
+        clear = np.asarray(cov.clear, float)
+        cloudy = np.asarray(cov.cloudy, float)
+        self.bars.addItem(pg.BarGraphItem(x=years, height=clear, width=0.8, brush=pg.mkBrush("#4daf4a"), pen=None, name="clear"))
+        self.bars.addItem(pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None, name="cloudy"))
+        legend = self.bars.legend
+        if legend is not None:
+            legend.clear()
+            legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush="#4daf4a"), f"clear (>= {cov.clear_threshold:.0%} clear)")
+            legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush="#999999"), "cloudy")
+        for plot, cursor, region in ((self.timeline, self.cursors[0], self.regions[0]), (self.bars, self.cursors[1], self.regions[1])):
+            region.setZValue(-10)
+            plot.addItem(region)
+            plot.addItem(cursor)
+        self.timeline.setXRange(cov.years[0], cov.years[-1] + 1, padding=0.01)
+        total = sum(cov.clear) + sum(cov.cloudy)
+        slc = f"; ETM+ SLC-off after {cov.slc_off.isoformat()}" if cov.slc_off else ""
+        self.info.setText(f"{total} scenes, {len(labels)} sensors, {cov.years[0]}-{cov.years[-1]}{slc}")
+        self._update_cursor()
+        self._update_period()
+
+    def _update_cursor(self, event=None) -> None:
+        s = self.session.current_scene
+        for c in self.cursors:
+            c.setVisible(s is not None)
+            if s is not None:
+                c.setValue(decimal_year(s.date))
+
+    def _update_period(self, event=None) -> None:
+        p = self.state.period
+        for r in self.regions:
+            r.setVisible(p is not None)
+            if p is not None:
+                r.setRegion((p[0], p[1] + 1))
+
+    def _on_scene_clicked(self, event) -> None:
+        pos = event.scenePos()
+        for plot in (self.bars, self.timeline):
+            if plot.sceneBoundingRect().contains(pos):
+                x = plot.vb.mapSceneToView(pos).x()
+                self._on_year_clicked(int(np.floor(x)))
+                return
+
+    def _on_year_clicked(self, year: int) -> None:
+        """Jump the canvas to that year (its clearest scene)."""
+        if self.coverage and self.coverage.years and self.coverage.years[0] <= year <= self.coverage.years[-1]:
+            self.session.jump_to_year(year)
+
+    def year_of(self, d: dt.date) -> int:
+        return d.year

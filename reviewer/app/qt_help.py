@@ -1,0 +1,43 @@
+"""The keyboard help dialog (the keys are bound in `main_window.bind_keys`)."""
+
+from __future__ import annotations
+
+from qtpy.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
+
+KEYS = (
+    ("Left / Right", "previous / next date"),
+    ("Shift+Left / Shift+Right", "previous / next year (first date of the year)"),
+    ("P", "pair view: the remembered pair, else the first date and the shown date"),
+    ("S", "lock / unlock the stretch"),
+    ("O", "quality overlay on / off"),
+    ("F1", "this help"),
+    ("click on the canvas", "trajectory at that pixel"),
+    ("click a chip / a year / a trajectory point", "show that date"),
+)
+
+
+def help_html() -> str:
+    rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in KEYS)
+    return (
+        "<h3>EarthRecord Reviewer: keys</h3><table>" + rows + "</table>"
+        "<p>Every date is drawn with the one stretch shown in the Stack dock; lock it to keep it while filtering.</p>"
+    )
+
+
+class QtHelpDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard")
+        layout = QVBoxLayout(self)
+        label = QLabel(help_html())
+        label.setWordWrap(True)
+        layout.addWidget(label)
+        buttons = QDialogButtonBox(QDialogButtonBox.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+
+def show_help(parent: QWidget | None = None) -> QtHelpDialog:
+    dialog = QtHelpDialog(parent)
+    dialog.show()
+    return dialog

@@ -1,0 +1,201 @@
+"""Pair view: two dates or periods side by side on the same site grid, in the same stretch, with zoom and
+pan linked, each labelled, with a km scale bar. Periods become their clearest scene or a median.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from qtpy.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.app.jobs import run_in_thread
+from reviewer.app.session import StackSession
+from reviewer.errors import NoSceneError, ReviewerError
+from reviewer.record.render import Panel, nice_scale_km, render_panels, resolve_panel
+
+logger = logging.getLogger(__name__)
+
+
+class QtPairView(QWidget):
+    """Two linked image views (A, B) showing `resolve_panel` results through the session's stretch."""
+
+    def __init__(self, session: StackSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.state = session.state
+        self.panels: list[Panel] = []
+        self.rgbs: list[np.ndarray] = []
+        self._worker = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        self.a_edit = QLineEdit()
+        self.b_edit = QLineEdit()
+        for e, tip in ((self.a_edit, "A"), (self.b_edit, "B")):
+            e.setPlaceholderText("YYYY-MM-DD, YYYY or YYYY-YYYY")
+            e.setToolTip(f"date or period {tip}")
+            e.returnPressed.connect(self._on_show_clicked)
+        self.method_combo = QComboBox()
+        self.method_combo.addItem("clearest scene", "clearest")
+        self.method_combo.addItem("median", "median")
+        self.method_combo.currentIndexChanged.connect(lambda _: self._on_method_changed(self.method_combo.currentData()))
+        self.show_button = QPushButton("Show")
+        self.show_button.clicked.connect(self._on_show_clicked)
+        self.use_a = QPushButton("A = shown")
+        self.use_a.setToolTip("put the date on the canvas in A")
+        self.use_a.clicked.connect(lambda: self._use_current(0))
+        self.use_b = QPushButton("B = shown")
+        self.use_b.clicked.connect(lambda: self._use_current(1))
+        self.export_button = QPushButton("Save pair...")
+        self.export_button.clicked.connect(lambda: self._on_export_pair(None))
+        for w in (QLabel("A"), self.a_edit, self.use_a, QLabel("B"), self.b_edit, self.use_b, QLabel("period as"),
+                  self.method_combo, self.show_button, self.export_button):
+            row.addWidget(w)
+        layout.addLayout(row)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground("#262930")
+        self.labels = [pg.LabelItem("A", color="w", size="10pt"), pg.LabelItem("B", color="w", size="10pt")]
+        self.graphics.addItem(self.labels[0], row=0, col=0)
+        self.graphics.addItem(self.labels[1], row=0, col=1)
+        self.views: list[pg.ViewBox] = []
+        self.images: list[pg.ImageItem] = []
+        self.scale_bars: list[pg.ScaleBar | None] = [None, None]
+        for k in range(2):
+            vb = self.graphics.addViewBox(row=1, col=k, lockAspect=True, invertY=True, enableMenu=False)
+            img = pg.ImageItem(axisOrder="row-major")
+            vb.addItem(img)
+            self.views.append(vb)
+            self.images.append(img)
+        self.views[1].setXLink(self.views[0])
+        self.views[1].setYLink(self.views[0])
+        layout.addWidget(self.graphics, 1)
+        self.info = QLabel("Pick two dates or periods (P shows the first and the shown date).")
+        self.info.setWordWrap(True)
+        layout.addWidget(self.info)
+        self.state.events.stretch.connect(self._redraw)
+        self.state.events.pair.connect(self._on_state_pair)
+        session.stack_changed.connect(self._on_stack_changed)
+
+    # ------------------------------------------------------------------ handlers
+
+    def _use_current(self, k: int) -> None:
+        s = self.session.current_scene
+        if s is not None:
+            (self.a_edit, self.b_edit)[k].setText(s.date.isoformat())
+
+    def _on_method_changed(self, method: str) -> None:
+        self.state.pair_method = method
+        if self.state.pair:
+            self.compute(*self.state.pair)
+
+    def _on_show_clicked(self) -> None:
+        a, b = self.a_edit.text().strip(), self.b_edit.text().strip()
+        if not a or not b:
+            self.session.reporter.info("give two dates or periods (YYYY-MM-DD, YYYY or YYYY-YYYY)")
+            return
+        self._on_show_pair(a, b)
+
+    def _on_show_pair(self, a: str, b: str):
+        """Show dates/periods a and b side by side (sets the model's pair)."""
+        if self.state.pair == (a, b):
+            return self.compute(a, b)
+        self.state.pair = (a, b)
+        return self._worker
+
+    def _on_state_pair(self, event=None) -> None:
+        if self.state.pair:
+            a, b = self.state.pair
+            self.a_edit.setText(a)
+            self.b_edit.setText(b)
+            self.compute(a, b)
+
+    def _on_stack_changed(self, stack) -> None:
+        if self.state.pair and self.isVisible():
+            self.compute(*self.state.pair)
+
+    def default_pair(self) -> tuple[str, str] | None:
+        """The pair P shows: the remembered pair, else the first date of the stack and the shown date."""
+        stack = self.session.stack
+        if stack is None or not len(stack):
+            return None
+        cur = self.session.current_scene.date
+        first = stack.dates[0] if stack.dates[0] != cur else stack.dates[-1]
+        return (first.isoformat(), cur.isoformat())
+
+    def compute(self, a: str, b: str):
+        """Resolve both panels in a worker (reads may be slow), then draw them."""
+        stack, comp, method = self.session.stack, self.state.composite, self.state.pair_method
+        if stack is None or not len(stack):
+            self.session.reporter.error(NoSceneError("no stack is open"))
+            return None
+        self.info.setText(f"reading {a} and {b}...")
+
+        def work() -> tuple[list[Panel], str]:
+            return [resolve_panel(stack, a, comp, method=method), resolve_panel(stack, b, comp, method=method)], comp
+
+        def done(result) -> None:
+            self._worker = None
+            panels, c = result
+            if c != self.state.composite:
+                return
+            self.panels = panels
+            self._redraw(reset=True)
+
+        def failed(exc: BaseException) -> None:
+            self._worker = None
+            self.info.setText(str(exc))
+            self.session.reporter.error(exc, context="pair view")
+
+        self._worker = run_in_thread(work, on_done=done, on_error=failed)
+        return self._worker
+
+    def _redraw(self, event=None, reset: bool = False) -> None:
+        if not self.panels or self.panels[0].channels.shape[0] != len(self.state.stretch.channels):
+            return
+        stretch = self.state.stretch
+        res = float(self.session.index.site.resolution) if self.session.index else 1.0
+        self.rgbs = []
+        for k, panel in enumerate(self.panels):
+            rgb = stretch.apply(panel.channels, nodata_rgb=(40, 40, 40))
+            self.rgbs.append(rgb)
+            self.images[k].setImage(rgb, autoLevels=False, levels=(0, 255))
+            self.images[k].setRect(0, 0, rgb.shape[1] * res, rgb.shape[0] * res)
+            masked = "" if np.isfinite(panel.channels).any() else "  (every pixel masked)"
+            self.labels[k].setText(f"{'AB'[k]}: {panel.label}{masked}")
+            if self.scale_bars[k] is None:
+                width_km = rgb.shape[1] * res / 1000.0
+                bar = pg.ScaleBar(size=nice_scale_km(width_km) * 1000.0, suffix="m")
+                bar.setParentItem(self.views[k])
+                bar.anchor((1, 1), (1, 1), offset=(-15, -15))
+                self.scale_bars[k] = bar
+        if reset:
+            self.views[0].autoRange(padding=0.01)
+        self.info.setText(f"same extent, same stretch ({stretch.source}); zoom and pan are linked")
+
+    def _on_export_pair(self, path: str | None, on_done=None):
+        """Save both panels as one PNG with labels, scale bar and the stretch in its metadata."""
+        if not self.panels:
+            self.session.reporter.error(ReviewerError("no pair is shown"))
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Save pair", "pair.png", "PNG (*.png)")
+            if not path:
+                return None
+        panels, stretch, site = list(self.panels), self.state.stretch, self.session.index.site
+
+        def work() -> Path:
+            return render_panels(panels, stretch, pixel_size_m=site.resolution, out=path, title=f"{site.name} ({site.id})")
+
+        return self.session._export(work, on_done)

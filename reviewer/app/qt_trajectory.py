@@ -1,0 +1,305 @@
+"""Trajectory plot (TimeSync's trajectory window): an index or band through time at the clicked pixel or
+over a drawn polygon (mean with spread), one colour per sensor, masked observations hollow or hidden, a
+shaded period, the shown date marked; clicking a point shows that date. Export to CSV.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from qtpy.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.app.session import StackSession
+from reviewer.errors import ReviewerError
+from reviewer.record.catalog import catalog
+from reviewer.record.series import Series, decimal_year, polygon_region, series_names, trajectory
+
+logger = logging.getLogger(__name__)
+
+
+class QtTrajectoryPlot(QWidget):
+    """Plots `trajectory()` of the session's stack; `series` is what is drawn."""
+
+    def __init__(self, session: StackSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.state = session.state
+        self.series: Series | None = None
+        self.where: tuple[str, object] | None = None  # ("pixel", (r, c)) or ("region", mask)
+        self._worker = None
+        self._cancel = threading.Event()
+        self.scatters: dict[str, list[pg.ScatterPlotItem]] = {}
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        row = QHBoxLayout()
+        self.name_combo = QComboBox()
+        for n in series_names():
+            self.name_combo.addItem(n.upper() if n in ("ndvi", "ndwi", "mndwi", "nbr") else n, n)
+        self.name_combo.currentIndexChanged.connect(lambda _: self._on_series_changed(self.name_combo.currentData()))
+        self.masked_check = QCheckBox("masked (hollow)")
+        self.masked_check.setChecked(True)
+        self.masked_check.toggled.connect(self._on_show_masked_toggled)
+        self.draw_button = QPushButton("Draw polygon")
+        self.draw_button.setToolTip("draw a polygon on the canvas, then press 'Use polygon'")
+        self.draw_button.clicked.connect(self._on_draw_polygon_clicked)
+        self.use_polygon = QPushButton("Use polygon")
+        self.use_polygon.clicked.connect(self._on_use_polygon_clicked)
+        self.period_check = QCheckBox("shade")
+        self.period_from = QSpinBox()
+        self.period_to = QSpinBox()
+        for sb in (self.period_from, self.period_to):
+            sb.setRange(1970, 2100)
+            sb.setKeyboardTracking(False)
+            sb.valueChanged.connect(self._on_period_edited)
+        self.period_check.toggled.connect(self._on_period_edited)
+        self.export_button = QPushButton("CSV...")
+        self.export_button.clicked.connect(lambda: self._on_export_csv(None))
+        for w in (self.name_combo, self.masked_check, self.draw_button, self.use_polygon, self.period_check,
+                  self.period_from, self.period_to, self.export_button):
+            row.addWidget(w)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setMaximumWidth(120)
+        self.progress.setVisible(False)
+        row.addWidget(self.progress)
+        row.addStretch(1)
+        layout.addLayout(row)
+        self.plot = pg.PlotWidget(background="#262930")
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.plot.setLabel("bottom", "year")
+        self.legend = self.plot.addLegend(offset=(5, 5), labelTextSize="8pt")
+        self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
+        self.plot.addItem(self.cursor)
+        self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40))
+        self.region.setZValue(-10)
+        self.region.setVisible(False)
+        self.plot.addItem(self.region)
+        self.errors = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120))
+        self.plot.addItem(self.errors)
+        layout.addWidget(self.plot, 1)
+        self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
+        layout.addWidget(self.info)
+        self.state.events.current.connect(self._update_cursor)
+        self.state.events.period.connect(self._update_period)
+        self.state.events.series.connect(lambda e=None: self.recompute())
+        self.state.events.show_masked.connect(lambda e=None: self._draw())
+        session.pixel_clicked.connect(self._on_pixel_clicked)
+        session.stack_changed.connect(lambda _s: self.recompute())
+        session.site_opened.connect(self._on_site_opened)
+
+    # ------------------------------------------------------------------ inputs
+
+    def _on_site_opened(self, index) -> None:
+        years = [s.year for s in index.record_scenes()] or [2000]
+        for sb in (self.period_from, self.period_to):
+            sb.blockSignals(True)
+            sb.setRange(min(years), max(years))
+            sb.blockSignals(False)
+        self.period_from.setValue(min(years))
+        self.period_to.setValue(max(years))
+        self.where = None
+        self.series = None
+        self._draw()
+
+    def _on_series_changed(self, name: str) -> None:
+        self.state.series = name
+
+    def _on_show_masked_toggled(self, on: bool) -> None:
+        self.state.show_masked = bool(on)
+
+    def _on_period_edited(self, *_: object) -> None:
+        if self.period_check.isChecked():
+            a, b = self.period_from.value(), self.period_to.value()
+            self.state.period = (min(a, b), max(a, b))
+        else:
+            self.state.period = None
+
+    def _on_pixel_clicked(self, row: int, col: int):
+        """Plot the trajectory at this pixel (row, col of the site grid)."""
+        self.where = ("pixel", (int(row), int(col)))
+        return self.recompute()
+
+    def _on_draw_polygon_clicked(self) -> None:
+        if self.session.index is None:
+            return
+        layer = self.session.region_shapes_layer()
+        self.session.viewer.layers.selection.active = layer
+        layer.mode = "add_polygon"
+        self.info.setText("draw the polygon on the canvas (double-click to close it), then press 'Use polygon'")
+
+    def _on_use_polygon_clicked(self):
+        layer = self.session.region_layer
+        if layer is None or not len(layer.data):
+            self.session.reporter.info("draw a polygon first (Draw polygon)")
+            return None
+        vertices = np.asarray(layer.data[-1])[:, -2:]  # the layer's data coordinates are grid pixels
+        return self._on_polygon(vertices)
+
+    def _on_polygon(self, vertices: np.ndarray):
+        """Plot the mean (with spread) over the polygon given in (row, col) pixel vertices."""
+        try:
+            region = polygon_region(vertices, self.session.index.site.shape)
+        except ReviewerError as exc:
+            self.session.reporter.error(exc)
+            return None
+        self.where = ("region", region)
+        if self.session.image_layer is not None:
+            self.session.viewer.layers.selection.active = self.session.image_layer
+        return self.recompute()
+
+    # ------------------------------------------------------------------ compute (worker) and draw
+
+    def recompute(self):
+        stack = self.session.stack
+        if self.where is None or stack is None or not len(stack):
+            self.series = None
+            self._draw()
+            return None
+        self._cancel.set()
+        self._cancel = threading.Event()
+        cancel = self._cancel
+        name = self.state.series
+        kind, where = self.where
+        progress = Progress()
+        progress.changed.connect(lambda f, m: self.progress.setValue(int(1000 * f)))
+        self.progress.setVisible(True)
+        self.progress.setValue(0)
+
+        def work() -> Series:
+            kw = {"pixel": where} if kind == "pixel" else {"region": where}
+            return trajectory(stack, name, progress=progress, cancel=cancel.is_set, **kw)
+
+        def done(series: Series) -> None:
+            if cancel.is_set():
+                return
+            self._worker = None
+            self.progress.setVisible(False)
+            self.series = series
+            self._draw()
+
+        def failed(exc: BaseException) -> None:
+            if cancel.is_set():
+                return
+            self._worker = None
+            self.progress.setVisible(False)
+            self.session.reporter.error(exc, context="trajectory")
+
+        self._worker = run_in_thread(work, on_done=done, on_error=failed)
+        self._worker.progress_ref = progress
+        return self._worker
+
+    def _draw(self) -> None:
+        for items in self.scatters.values():
+            for it in items:
+                self.plot.removeItem(it)
+        self.scatters.clear()
+        self.legend.clear()
+        self.errors.setData(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
+        s = self.series
+        if s is None or not len(s):
+            self.info.setText("Click a pixel on the canvas (or draw a polygon) to plot its trajectory."
+                              if s is None else f"no observation of {self.state.series} here")
+            self._update_cursor()
+            self._update_period()
+            return
+        colors = catalog().sensor_colors
+        x = s.decimal_years()
+        y = np.asarray(s.values, float)
+        masked = np.asarray(s.masked, bool)
+        sensors = np.asarray(s.sensors)
+        for label in dict.fromkeys(s.sensors):
+            color = colors.get(label, "#cccccc")
+            items = []
+            for hollow in (False, True):
+                if hollow and not self.state.show_masked:
+                    continue
+                sel = np.flatnonzero((sensors == label) & (masked == hollow) & np.isfinite(y))
+                if not sel.size:
+                    continue
+                item = pg.ScatterPlotItem(
+                    x=x[sel], y=y[sel], data=sel, size=7 if not hollow else 6,
+                    pen=pg.mkPen(color, width=1.2), brush=None if hollow else pg.mkBrush(color),
+                    name=label if not hollow else None, hoverable=True,
+                    tip=lambda x, y, data: f"{s.dates[data].isoformat()} {s.sensors[data]} {y:.3f}"
+                    + (" (masked)" if s.masked[data] else ""),
+                )
+                item.sigClicked.connect(self._on_scatter_clicked)
+                self.plot.addItem(item)
+                if not hollow:
+                    self.legend.addItem(item, label)
+                items.append(item)
+            self.scatters[label] = items
+        if self.where and self.where[0] == "region":
+            spread = np.asarray(s.spread, float)
+            ok = np.isfinite(y) & np.isfinite(spread) & (~masked | self.state.show_masked)
+            self.errors.setData(x=x[ok], y=y[ok], height=2 * spread[ok], beam=0)
+        n_masked = int(masked.sum())
+        where = s.where
+        self.plot.setLabel("left", self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series)
+        self.info.setText(f"{self.state.series} at {where}: {len(s) - n_masked} clear, {n_masked} masked observations")
+        self._update_cursor()
+        self._update_period()
+
+    def _on_scatter_clicked(self, item, points, *args) -> None:
+        if len(points):
+            self._on_trajectory_point_clicked(int(points[0].data()))
+
+    def _on_trajectory_point_clicked(self, k: int) -> None:
+        """Show the date of series point k on the canvas."""
+        if self.series is None or not (0 <= k < len(self.series)):
+            return
+        stack = self.session.stack
+        i = self.series.indices[k]
+        if stack is not None and i < len(stack) and stack.scenes[i].scene_id == self.series.scene_ids[k]:
+            self.session.jump_to_index(i)
+        else:
+            self.session.jump_to_date(self.series.dates[k])
+
+    def _update_cursor(self, event=None) -> None:
+        s = self.session.current_scene
+        self.cursor.setVisible(s is not None)
+        if s is not None:
+            self.cursor.setValue(decimal_year(s.date))
+
+    def _update_period(self, event=None) -> None:
+        p = self.state.period
+        self.region.setVisible(p is not None)
+        if p is not None:
+            self.region.setRegion((p[0], p[1] + 1))
+
+    def point_positions(self) -> list[tuple[float, float, int]]:
+        """(x, y, series point) of every drawn point, for tests and tooltips."""
+        out = []
+        for items in self.scatters.values():
+            for it in items:
+                for p in it.points():
+                    out.append((p.pos().x(), p.pos().y(), int(p.data())))
+        return out
+
+    def _on_export_csv(self, path: str | None) -> Path | None:
+        if self.series is None:
+            self.session.reporter.info("no trajectory to export yet")
+            return None
+        if path is None:
+            path, _ = QFileDialog.getSaveFileName(self, "Export trajectory", f"{self.state.series}.csv", "CSV (*.csv)")
+            if not path:
+                return None
+        out = self.series.to_csv(path)
+        self.session.reporter.info(f"saved {out}")
+        return out

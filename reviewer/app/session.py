@@ -1,0 +1,630 @@
+"""The stack on the napari canvas: opens a site off the UI thread, keeps the filtered stack, the lazy
+image layer (one stretch for every date), the quality overlay, the boundary and the date navigation in
+step with the `ViewState` model. The docks talk to this object and to the model, never to each other.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import logging
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from qtpy.QtCore import QObject, Signal
+
+from reviewer.app.errors import ErrorReporter
+from reviewer.app.jobs import Prefetcher, Progress, run_in_thread
+from reviewer.app.state import ViewState
+from reviewer.errors import NoSceneError, ReviewerError
+from reviewer.record.scan import Scene, SceneIndex
+from reviewer.record.series import OVERLAY_CODES, clearest_per_year, quality_codes, step_year
+from reviewer.record.stack import SceneCache, Stack, open_stack
+from reviewer.record.stretch import Stretch, composites, percentile_stretch
+
+logger = logging.getLogger(__name__)
+
+IMAGE_LAYER = "stack"
+OVERLAY_LAYER = "quality overlay"
+BOUNDARY_LAYER = "site boundary"
+REGION_LAYER = "trajectory region"
+
+OVERLAY_COLORS = {
+    None: (0, 0, 0, 0),
+    0: (0, 0, 0, 0),
+    OVERLAY_CODES["cloud"]: (1.0, 1.0, 1.0, 0.85),
+    OVERLAY_CODES["shadow"]: (0.25, 0.0, 0.45, 0.85),
+    OVERLAY_CODES["snow"]: (0.2, 0.9, 1.0, 0.85),
+    OVERLAY_CODES["fill"]: (1.0, 0.0, 0.8, 0.85),
+}
+
+_tokens = itertools.count()
+
+
+class StackSession(QObject):
+    """Owns the open site and its layers in one napari viewer.
+
+    Signals
+    -------
+    site_opened(SceneIndex) : a site was indexed and is shown.
+    stack_changed(Stack) : the filtered stack (filters or composite) changed.
+    indexing(float, str) : progress of indexing a site.
+    busy(bool) : indexing started / ended.
+    status(str) : the status line (date, sensor, scene, tier, clear %, values under the cursor).
+    pixel_clicked(int, int) : a click (not a drag) on the canvas at (row, col).
+    """
+
+    site_opened = Signal(object)
+    stack_changed = Signal(object)
+    indexing = Signal(float, str)
+    busy = Signal(bool)
+    status = Signal(str)
+    pixel_clicked = Signal(int, int)
+
+    def __init__(
+        self,
+        viewer,
+        *,
+        state: ViewState | None = None,
+        reporter: ErrorReporter | None = None,
+        db: str | Path | None = None,
+        cache: SceneCache | None = None,
+        prefetch: bool = True,
+        async_slicing: bool = True,
+        recent=None,
+    ) -> None:
+        super().__init__()
+        self.viewer = viewer
+        self.state = state or ViewState()
+        self.reporter = reporter or ErrorReporter()
+        self.db = db
+        self.cache = cache or SceneCache(max_bytes=1024 * 2**20)
+        self.prefetcher = Prefetcher()
+        self.prefetcher.enabled = prefetch
+        self.recent = recent
+        self.index: SceneIndex | None = None
+        self.stack: Stack | None = None
+        self.image_layer = None
+        self.overlay_layer = None
+        self.boundary_layer = None
+        self.region_layer = None
+        self._frames: OrderedDict[tuple, np.ndarray] = OrderedDict()  # recent physical frames, for the status line
+        self._frames_lock = threading.Lock()
+        self.all_masked: set[tuple[int, int]] = set()
+        self._direction = 1
+        self._open_worker = None
+        self._open_cancel = threading.Event()
+        self._stretch_worker = None
+        self._stretches: dict[str, Stretch] = {}
+        self._last_status = ""
+        if async_slicing:
+            from napari.settings import get_settings
+
+            get_settings().experimental.async_ = True
+        s = self.state.events
+        s.current.connect(self._on_current_changed)
+        s.composite.connect(self._on_composite_changed)
+        s.stretch.connect(self._on_stretch_changed)
+        s.overlay.connect(self._on_overlay_changed)
+        for name in ("sensors", "years", "months", "max_cloud"):
+            getattr(s, name).connect(self._on_filters_changed)
+        viewer.dims.events.current_step.connect(self._on_dims_step)
+        viewer.mouse_move_callbacks.append(self._on_mouse_move)
+        viewer.mouse_drag_callbacks.append(self._on_mouse_press)
+        overlays = viewer.canvas.overlays
+        overlays.scale_bar.visible = True
+        overlays.scale_bar.box = True
+        self.text = overlays.text
+        self.text.visible = True
+        self.text.font_size = 10
+        self.text.position = "top_left"
+        self.text.box = True
+        viewer.title = "EarthRecord Reviewer"
+
+    # ------------------------------------------------------------------ opening a site
+
+    def open_site(self, site_dir: str | Path, *, rescan: bool = False):
+        """Index the site in a worker (progress on `indexing`); the stack shows when it returns."""
+        from reviewer.record.scan import open_index
+
+        if self._open_worker is not None:
+            self._open_cancel.set()
+        self._open_cancel = threading.Event()
+        cancel = self._open_cancel
+        progress = Progress()
+        progress.changed.connect(self.indexing)
+        db = self.db
+
+        def work() -> SceneIndex:
+            from reviewer.review.store import Store
+
+            with Store(db) as store:
+                return open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
+
+        self.reporter.forget()
+        self.busy.emit(True)
+        self.indexing.emit(0.0, f"opening {site_dir}")
+
+        def done(index: SceneIndex) -> None:
+            self._open_worker = None
+            self.busy.emit(False)
+            progress.deleteLater()
+            if not cancel.is_set():
+                self.show_index(index)
+
+        def failed(exc: BaseException) -> None:
+            self._open_worker = None
+            self.busy.emit(False)
+            self.indexing.emit(1.0, "")
+            self.reporter.error(exc, context="cannot open the site")
+
+        self._open_worker = run_in_thread(work, on_done=done, on_error=failed)
+        self._open_worker.progress_ref = progress  # keep the QObject alive with the worker
+        return self._open_worker
+
+    def cancel_open(self) -> None:
+        self._open_cancel.set()
+
+    def show_index(self, index: SceneIndex) -> None:
+        """Show an indexed site (also used directly by tests and the plugin)."""
+        self.indexing.emit(1.0, f"{len(index.scenes)} scenes")
+        usable = index.record_scenes()
+        if not usable:
+            first = f" (first: {index.problems[0].path}: {index.problems[0].reason})" if index.problems else ""
+            self.reporter.error(
+                ReviewerError(f"no usable scene in this site: {len(index.problems)} file(s) could not be read{first}",
+                              path=index.site.dir)
+            )
+        elif index.problems:
+            p = index.problems[0]
+            self.reporter.warning(f"{len(index.problems)} file(s) skipped while indexing (first: {p.path}: {p.reason})")
+        self.index = index
+        self._stretches.clear()
+        self.viewer.title = f"EarthRecord Reviewer - {index.site.name} ({index.site.id})"
+        if self.recent is not None:
+            self.recent.add(index.site.dir)
+        with self.state.events.blocker_all():
+            self.state.sensors = ()
+            self.state.years = None
+            self.state.months = ()
+            self.state.max_cloud = 1.0
+            self.state.current = 0
+        self.state.site_dir = str(index.site.dir)
+        self._draw_boundary()
+        self.rebuild_stack(keep_date=None)
+        self.site_opened.emit(index)
+
+    # ------------------------------------------------------------------ the stack and its layers
+
+    def rebuild_stack(self, keep_date: dt.date | None | bool = True) -> None:
+        """Re-filter the stack from the state (filters, composite) and show it, keeping the shown date."""
+        if self.index is None:
+            return
+        old_date = None
+        if keep_date is True and self.stack is not None and len(self.stack):
+            old_date = self.stack.dates[min(self.state.current, len(self.stack) - 1)]
+        elif isinstance(keep_date, dt.date):
+            old_date = keep_date
+        st = self.state
+        stack = open_stack(
+            self.index,
+            composite=st.composite,
+            sensors=st.sensors or None,
+            years=st.years,
+            months=st.months or None,
+            max_cloud=st.max_cloud if st.max_cloud < 1.0 else None,
+            cache=self.cache,
+        )
+        self.prefetcher.cancel()
+        self.stack = stack
+        if not len(stack):
+            self._remove_layer(IMAGE_LAYER)
+            self._remove_layer(OVERLAY_LAYER)
+            self.image_layer = self.overlay_layer = None
+            if self.index.record_scenes():
+                self.reporter.info(f"no scene matches the filters with {composites()[st.composite]['label']} bands")
+            self.text.text = f"{self.index.site.name}: no scene matches the filters"
+            self.stack_changed.emit(stack)
+            return
+        current = stack.nearest(old_date) if old_date is not None else 0
+        with self.state.events.current.blocker():
+            self.state.current = current
+        self._show_image()
+        if self.state.overlay:
+            self._show_overlay()
+        self._set_dims_step(current)
+        self._on_current_changed()
+        self.stack_changed.emit(stack)
+
+    def _render(self, stack: Stack, composite: str, stretch: Stretch, i: int) -> np.ndarray:
+        """One frame: physical channels through the stack's stretch; never raises (errors become messages)."""
+        shape = (*stack.grid.shape, 3)
+        try:
+            channels = stack.read(i, composite)
+        except ReviewerError as exc:
+            s = stack.scenes[i]
+            self.reporter.error(exc, context=f"{s.date.isoformat()} {s.label}")
+            return np.zeros(shape, np.uint8)
+        except Exception as exc:  # noqa: BLE001 - a broken file must not break slicing
+            s = stack.scenes[i]
+            self.reporter.error(exc, context=f"{s.date.isoformat()} {s.label}")
+            return np.zeros(shape, np.uint8)
+        with self._frames_lock:
+            self._frames[(id(stack), composite, i)] = channels
+            while len(self._frames) > 16:
+                self._frames.popitem(last=False)
+        if not np.isfinite(channels).any():
+            self.all_masked.add((id(stack), i))
+        return stretch.apply(channels)
+
+    def rgb_array(self, stack: Stack | None = None, composite: str | None = None, stretch: Stretch | None = None):
+        """Lazy (t, y, x, 3) uint8 dask array: one block per date, rendered with one stretch."""
+        import dask.array as da
+
+        stack = stack or self.stack
+        composite = composite or self.state.composite
+        stretch = stretch or self.state.stretch
+        n = len(stack)
+        h, w = stack.grid.shape
+
+        def block(idx: np.ndarray) -> np.ndarray:
+            return self._render(stack, composite, stretch, int(idx[0]))[None]
+
+        token = f"render-{next(_tokens)}"
+        return da.arange(n, chunks=1, dtype=np.int64).map_blocks(
+            block, new_axis=[1, 2, 3], chunks=((1,) * n, (h,), (w,), (3,)), dtype=np.uint8, name=token
+        )
+
+    def overlay_array(self, stack: Stack | None = None):
+        """Lazy (t, y, x) uint8 overlay codes (1 cloud, 2 shadow, 3 snow, 4 fill/SLC gap)."""
+        import dask.array as da
+
+        stack = stack or self.stack
+        n = len(stack)
+        h, w = stack.grid.shape
+
+        def block(idx: np.ndarray) -> np.ndarray:
+            try:
+                return quality_codes(stack, int(idx[0]))[None]
+            except Exception as exc:  # noqa: BLE001
+                self.reporter.error(exc, context="quality overlay")
+                return np.zeros((1, h, w), np.uint8)
+
+        return da.arange(n, chunks=1, dtype=np.int64).map_blocks(
+            block, new_axis=[1, 2], chunks=((1,) * n, (h,), (w,)), dtype=np.uint8, name=f"overlay-{next(_tokens)}"
+        )
+
+    def _scale(self) -> tuple[float, float]:
+        r = float(self.index.site.resolution) if self.index else 1.0
+        return (r, r)
+
+    def _show_image(self) -> None:
+        data = self.rgb_array()
+        scale = (1.0, *self._scale())
+        if self.image_layer is not None and self.image_layer in self.viewer.layers:
+            self.image_layer.data = data
+            self.image_layer.scale = scale
+        else:
+            first = self.image_layer is None
+            self.image_layer = self.viewer.add_image(
+                data, rgb=True, name=IMAGE_LAYER, scale=scale, units=("pixel", "m", "m"),
+                contrast_limits=(0, 255), cache=False
+            )
+            self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
+            if first:
+                self.viewer.reset_view()
+        self.viewer.dims.axis_labels = ("date", "row", "col")
+        self.viewer.layers.selection.active = self.image_layer
+
+    def _show_overlay(self) -> None:
+        from napari.utils.colormaps import DirectLabelColormap
+
+        data = self.overlay_array()
+        scale = (1.0, *self._scale())
+        if self.overlay_layer is not None and self.overlay_layer in self.viewer.layers:
+            self.overlay_layer.data = data
+        else:
+            self.overlay_layer = self.viewer.add_labels(
+                data, name=OVERLAY_LAYER, scale=scale, units=("pixel", "m", "m"), opacity=0.7,
+                colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS), cache=False,
+            )
+            if self.image_layer is not None:
+                self.viewer.layers.selection.active = self.image_layer
+
+    def _draw_boundary(self) -> None:
+        self._remove_layer(BOUNDARY_LAYER)
+        self.boundary_layer = None
+        site = self.index.site
+        if site.boundary_path is None:
+            return
+        try:
+            rings = site.boundary_lines()
+        except ReviewerError as exc:
+            self.reporter.error(exc, context="site boundary not drawn")
+            return
+        except Exception as exc:  # noqa: BLE001 - geopandas/pyproj errors on a bad boundary file
+            self.reporter.error(ReviewerError(f"cannot draw the boundary: {exc}", path=site.boundary_path))
+            return
+        h, w = site.shape
+        inside = [r for r in rings if len(r) and (r[:, 0].max() >= 0 and r[:, 0].min() <= h and r[:, 1].max() >= 0 and r[:, 1].min() <= w)]
+        if rings and not inside:
+            self.reporter.error(
+                ReviewerError("the boundary does not overlap the site grid (is its CRS right?); not drawn",
+                              path=site.boundary_path)
+            )
+            return
+        if not inside:
+            return
+        self.boundary_layer = self.viewer.add_shapes(
+            inside, shape_type="path", edge_color="yellow", edge_width=max(h, w) / 250.0,
+            name=BOUNDARY_LAYER, scale=self._scale(), units=("m", "m"),
+        )
+        if self.image_layer is not None:
+            self.viewer.layers.selection.active = self.image_layer
+
+    def _remove_layer(self, name: str) -> None:
+        if name in self.viewer.layers:
+            self.viewer.layers.remove(name)
+
+    def region_shapes_layer(self):
+        """The Shapes layer where the user draws a polygon for the trajectory (created on demand)."""
+        if self.region_layer is None or self.region_layer not in self.viewer.layers:
+            self.region_layer = self.viewer.add_shapes(
+                name=REGION_LAYER, ndim=2, scale=self._scale(), units=("m", "m"), edge_color="cyan", face_color=[0, 1, 1, 0.15],
+                edge_width=max(self.index.site.shape) / 200.0 if self.index else 1.0,
+            )
+        return self.region_layer
+
+    # ------------------------------------------------------------------ model -> canvas
+
+    def _on_composite_changed(self, event=None) -> None:
+        comp = self.state.composite
+        if comp not in composites():
+            self.reporter.error(ReviewerError(f"unknown composite {comp!r}", field="composite"))
+            return
+        stretch = self._stretches.get(comp) or Stretch.default(comp)
+        with self.state.events.stretch.blocker():
+            self.state.stretch = stretch
+        self.rebuild_stack()
+
+    def _on_filters_changed(self, event=None) -> None:
+        self.rebuild_stack()
+        if not self.state.locked and self.state.stretch.source.startswith("percentiles") and self.stack is not None and len(self.stack):
+            self.stretch_from_percentiles()
+
+    def _on_stretch_changed(self, event=None) -> None:
+        self._stretches[self.state.composite] = self.state.stretch
+        if self.stack is not None and len(self.stack) and self.image_layer is not None:
+            self._show_image()
+
+    def _on_overlay_changed(self, event=None) -> None:
+        if self.state.overlay and self.stack is not None and len(self.stack):
+            self._show_overlay()
+            self._set_dims_step(self.state.current)
+        else:
+            self._remove_layer(OVERLAY_LAYER)
+            self.overlay_layer = None
+
+    def _set_dims_step(self, i: int) -> None:
+        if self.viewer.dims.ndim >= 3 and int(self.viewer.dims.current_step[0]) != i:
+            self.viewer.dims.set_current_step(0, i)
+
+    def _on_dims_step(self, event=None) -> None:
+        if self.stack is None or not len(self.stack) or self.viewer.dims.ndim < 3:
+            return
+        i = int(np.clip(self.viewer.dims.current_step[0], 0, len(self.stack) - 1))
+        if i != self.state.current:
+            self._direction = 1 if i > self.state.current else -1
+            self.state.current = i
+
+    def _on_current_changed(self, event=None) -> None:
+        if self.stack is None or not len(self.stack):
+            return
+        i = int(np.clip(self.state.current, 0, len(self.stack) - 1))
+        self._set_dims_step(i)
+        s = self.stack.scenes[i]
+        label = f"{s.date.isoformat()} {s.label}"
+        self.viewer.dims.axis_labels = (label, "row", "col")
+        masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
+        self.text.text = f"{label}   {composites()[self.state.composite]['label']}{masked}"
+        self._emit_status(None)
+        comp, stack = self.state.composite, self.stack
+        self.prefetcher.schedule(lambda j: stack.read(j, comp), i, len(stack), self._direction)
+        if self.state.overlay:
+            self.prefetcher.schedule(lambda j: quality_codes(stack, j), i, len(stack), self._direction)
+
+    # ------------------------------------------------------------------ navigation (keys, docks)
+
+    @property
+    def current_scene(self) -> Scene | None:
+        if self.stack is None or not len(self.stack):
+            return None
+        return self.stack.scenes[min(self.state.current, len(self.stack) - 1)]
+
+    def jump_to_index(self, i: int) -> None:
+        if self.stack is None or not len(self.stack):
+            return
+        i = int(np.clip(i, 0, len(self.stack) - 1))
+        self._direction = 1 if i >= self.state.current else -1
+        self.state.current = i
+
+    def jump_to_date(self, date: dt.date) -> None:
+        if self.stack is None or not len(self.stack):
+            return
+        self.jump_to_index(self.stack.nearest(date))
+
+    def jump_to_year(self, year: int) -> None:
+        """Show the clearest scene of that year (or the nearest date when the year has none)."""
+        if self.stack is None or not len(self.stack):
+            return
+        best = clearest_per_year(self.stack)
+        if year in best:
+            self.jump_to_index(best[year])
+        else:
+            self.jump_to_date(dt.date(int(year), 7, 1))
+
+    def _on_next_date(self) -> None:
+        self._direction = 1
+        self.jump_to_index(self.state.current + 1)
+
+    def _on_prev_date(self) -> None:
+        self._direction = -1
+        self.jump_to_index(self.state.current - 1)
+
+    def _on_next_year(self) -> None:
+        if self.stack is not None and len(self.stack):
+            self.jump_to_index(step_year(self.stack.dates, self.state.current, +1))
+
+    def _on_prev_year(self) -> None:
+        if self.stack is not None and len(self.stack):
+            self.jump_to_index(step_year(self.stack.dates, self.state.current, -1))
+
+    # ------------------------------------------------------------------ stretch
+
+    def set_stretch(self, stretch: Stretch) -> bool:
+        """Apply a new stretch to every date; refused (False) while the stretch is locked."""
+        if self.state.locked:
+            self.reporter.info("the stretch is locked (press S to unlock)")
+            return False
+        if stretch.composite != self.state.composite:
+            raise ReviewerError(f"the stretch is for {stretch.composite}, not {self.state.composite}", field="stretch")
+        self.state.stretch = stretch
+        return True
+
+    def reset_stretch(self) -> bool:
+        return self.set_stretch(Stretch.default(self.state.composite))
+
+    def toggle_lock(self) -> None:
+        self.state.locked = not self.state.locked
+
+    def stretch_from_percentiles(self):
+        """Percentiles of pooled clear pixels of the whole filtered stack, computed in a worker."""
+        if self.state.locked:
+            self.reporter.info("the stretch is locked (press S to unlock)")
+            return None
+        if self.stack is None or not len(self.stack):
+            self.reporter.error(NoSceneError("no stack is open"))
+            return None
+        stack, comp = self.stack, self.state.composite
+
+        def work() -> Stretch:
+            samples, n = stack.pooled_samples(comp)
+            return percentile_stretch(samples, comp, n_scenes=n)
+
+        def done(stretch: Stretch) -> None:
+            self._stretch_worker = None
+            if comp == self.state.composite and not self.state.locked:
+                self.state.stretch = stretch
+
+        def failed(exc: BaseException) -> None:
+            self._stretch_worker = None
+            self.reporter.error(exc, context="percentile stretch")
+
+        self._stretch_worker = run_in_thread(work, on_done=done, on_error=failed)
+        return self._stretch_worker
+
+    # ------------------------------------------------------------------ status line, canvas clicks
+
+    def frame_values(self, i: int | None = None) -> np.ndarray | None:
+        """Physical channels of a frame already read (None when not yet in memory: never blocks)."""
+        if self.stack is None:
+            return None
+        i = self.state.current if i is None else i
+        with self._frames_lock:
+            return self._frames.get((id(self.stack), self.state.composite, i))
+
+    def world_to_pixel(self, position) -> tuple[int, int] | None:
+        if self.index is None:
+            return None
+        res = float(self.index.site.resolution)
+        r, c = int(np.floor(position[-2] / res + 0.5)), int(np.floor(position[-1] / res + 0.5))
+        h, w = self.index.site.shape
+        if 0 <= r < h and 0 <= c < w:
+            return r, c
+        return None
+
+    def status_text(self, pixel: tuple[int, int] | None = None) -> str:
+        s = self.current_scene
+        if s is None:
+            return "no site open" if self.index is None else "no scene matches the filters"
+        clear = "-" if s.clear_fraction is None else f"{100 * s.clear_fraction:.0f}%"
+        parts = [s.date.isoformat(), s.label, s.scene_id, f"tier {s.tier or '-'}", f"clear {clear}"]
+        if pixel is not None:
+            values = self.frame_values()
+            r, c = pixel
+            if values is not None:
+                spec = composites()[self.state.composite]
+                names = [spec["label"]] if "index" in spec else spec["bands"]
+                vals = ", ".join(
+                    f"{n} {'masked' if not np.isfinite(v) else f'{v:.4f}'}" for n, v in zip(names, values[:, r, c], strict=False)
+                )
+                parts.append(f"({r}, {c}) {vals}")
+            else:
+                parts.append(f"({r}, {c}) reading...")
+        return "  |  ".join(parts)
+
+    def _emit_status(self, pixel) -> None:
+        text = self.status_text(pixel)
+        if text != self._last_status:
+            self._last_status = text
+            self.status.emit(text)
+
+    def _on_mouse_move(self, viewer, event) -> None:
+        self._emit_status(self.world_to_pixel(event.position))
+
+    def _on_mouse_press(self, viewer, event):
+        """A click (press and release without moving) picks the trajectory pixel; a drag pans as usual."""
+        if event.button != 1 or self.index is None:
+            return
+        pixel = self.world_to_pixel(event.position)
+        yield
+        moved = False
+        while event.type == "mouse_move":
+            moved = True
+            yield
+        if not moved and pixel is not None and viewer.layers.selection.active in (self.image_layer, None, self.overlay_layer, self.boundary_layer):
+            self.pixel_clicked.emit(*pixel)
+
+    # ------------------------------------------------------------------ export
+
+    def export_view(self, out: str | Path, *, on_done=None):
+        """Save the shown date as a labelled PNG with scale bar and the exact stretch in its metadata."""
+        from reviewer.record.render import Panel, render_panels
+
+        if self.stack is None or not len(self.stack):
+            self.reporter.error(NoSceneError("nothing to export: no date is shown"))
+            return None
+        stack, comp, stretch, i = self.stack, self.state.composite, self.state.stretch, self.state.current
+        site = self.index.site
+
+        def work() -> Path:
+            s = stack.scenes[i]
+            panel = Panel(f"{s.date.isoformat()}  {s.label}  {s.scene_id}", stack.read(i, comp), [s], "scene")
+            return render_panels([panel], stretch, pixel_size_m=site.resolution, out=out, title=f"{site.name} ({site.id})")
+
+        return self._export(work, on_done)
+
+    def _export(self, work, on_done=None):
+        def done(path: Path) -> None:
+            self.reporter.info(f"saved {path}")
+            if on_done is not None:
+                on_done(path)
+
+        return run_in_thread(work, on_done=done, on_error=lambda exc: self.reporter.error(exc, context="export"))
+
+    def close(self) -> None:
+        self.prefetcher.shutdown()
+        self.cancel_open()
+
+    def describe(self) -> dict[str, Any]:
+        """A small summary for logs and tests."""
+        return {
+            "site": self.index.site.id if self.index else None,
+            "scenes": len(self.stack) if self.stack is not None else 0,
+            "current": self.state.current,
+            "composite": self.state.composite,
+            "stretch": self.state.stretch.to_json(),
+        }

@@ -1,0 +1,321 @@
+"""Time series over a stack, without Qt: trajectories at a pixel or over a polygon, sensor coverage,
+per-year chip choices, quality-overlay codes and date navigation. The viewer's docks draw these.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import logging
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reviewer.errors import Cancelled, NoSceneError, ReviewerError
+from reviewer.record.catalog import catalog
+from reviewer.record.decode import Grid, flag_array, read_quality
+from reviewer.record.scan import Scene, SceneIndex
+from reviewer.record.stack import Stack, composite_bands, read_bands
+from reviewer.record.stretch import composites
+
+logger = logging.getLogger(__name__)
+
+#: Quality overlay codes (0 = nothing flagged); the order is the drawing priority (fill wins).
+OVERLAY_FLAGS = ("cloud", "shadow", "snow", "fill")
+OVERLAY_CODES = {"cloud": 1, "shadow": 2, "snow": 3, "fill": 4}
+
+Progress = Callable[[float, str], None]
+
+
+# ----------------------------------------------------------------------------- trajectories
+
+
+@dataclass
+class Series:
+    """One value per scene of a stack at a pixel or over a region; masked observations kept apart."""
+
+    name: str
+    where: str
+    indices: list[int] = field(default_factory=list)  # stack index of each observation
+    dates: list[dt.date] = field(default_factory=list)
+    sensors: list[str] = field(default_factory=list)
+    scene_ids: list[str] = field(default_factory=list)
+    values: list[float] = field(default_factory=list)
+    spread: list[float] = field(default_factory=list)
+    masked: list[bool] = field(default_factory=list)
+    n_pixels: list[int] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.dates)
+
+    def append(self, i: int, scene: Scene, value: float, spread: float, masked: bool, n: int) -> None:
+        self.indices.append(i)
+        self.dates.append(scene.date)
+        self.sensors.append(scene.label)
+        self.scene_ids.append(scene.scene_id)
+        self.values.append(float(value))
+        self.spread.append(float(spread))
+        self.masked.append(bool(masked))
+        self.n_pixels.append(int(n))
+
+    def decimal_years(self) -> np.ndarray:
+        return np.array([decimal_year(d) for d in self.dates], dtype=float)
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "date": d.isoformat(),
+                "sensor": s,
+                "scene_id": sid,
+                "stack_index": i,
+                self.name: "" if not np.isfinite(v) else f"{v:.6g}",
+                "spread": "" if not np.isfinite(sp) else f"{sp:.6g}",
+                "pixels": n,
+                "masked": int(m),
+            }
+            for i, d, s, sid, v, sp, m, n in zip(
+                self.indices, self.dates, self.sensors, self.scene_ids, self.values, self.spread, self.masked, self.n_pixels,
+                strict=True,
+            )
+        ]
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write the series (masked observations included, flagged) with a header naming where it was taken."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fields = ["date", "sensor", "scene_id", "stack_index", self.name, "spread", "pixels", "masked"]
+        with path.open("w", newline="", encoding="utf-8") as fh:
+            fh.write(f"# {self.name} at {self.where}\n")
+            writer = csv.DictWriter(fh, fieldnames=fields)
+            writer.writeheader()
+            writer.writerows(self.to_rows())
+        return path
+
+
+def decimal_year(d: dt.date) -> float:
+    start = dt.date(d.year, 1, 1)
+    days = (dt.date(d.year + 1, 1, 1) - start).days
+    return d.year + (d - start).days / days
+
+
+def series_names() -> list[str]:
+    """What a trajectory can plot: the index composites, then the reflectance bands."""
+    idx = [k for k, v in composites().items() if "index" in v]
+    return idx + ["blue", "green", "red", "nir", "swir1", "swir2"]
+
+
+def _can_read(scene: Scene, name: str) -> bool:
+    if name in composites():
+        return composite_bands(name, scene) is not None
+    band = scene.product_spec.band_by_name(name)
+    return band is not None and band.token in scene.files
+
+
+def _values(stack: Stack, i: int, name: str, mask: Sequence[str] | None) -> np.ndarray:
+    """(y, x) float32 of an index or a band of scene i, with the default mask (None) or only `mask`."""
+    if name in composites():
+        return stack.read(i, name, mask=mask)[0]
+    return read_bands(stack.scenes[i], [name], stack.grid, mask=mask, harmonized=stack.harmonized, cache=stack.cache)[0]
+
+
+def _reduce(values: np.ndarray, pixel: tuple[int, int] | None, region: np.ndarray | None) -> tuple[float, float, int]:
+    if pixel is not None:
+        v = float(values[pixel])
+        return v, 0.0, int(np.isfinite(v))
+    sample = values[region]
+    sample = sample[np.isfinite(sample)]
+    if not sample.size:
+        return float("nan"), float("nan"), 0
+    return float(sample.mean()), float(sample.std()), int(sample.size)
+
+
+def trajectory(
+    stack: Stack,
+    name: str,
+    *,
+    pixel: tuple[int, int] | None = None,
+    region: np.ndarray | None = None,
+    include_masked: bool = True,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Series:
+    """`name` (ndvi, ndwi, mndwi, nbr or a band common name) through time at a pixel (row, col) or over a
+    boolean region (mean and standard deviation of its clear pixels).
+
+    Where the quality mask hides the pixel (or every pixel of the region), the observation is kept as
+    `masked=True` with the value read without the cloud/shadow/snow mask (fill and SLC gaps stay out), so
+    a plot can show it hollow; it is NaN when even that is fill.
+    """
+    if (pixel is None) == (region is None):
+        raise ReviewerError("give either a pixel or a region", field="where")
+    rows, cols = stack.grid.shape
+    if pixel is not None:
+        r, c = int(pixel[0]), int(pixel[1])
+        if not (0 <= r < rows and 0 <= c < cols):
+            raise ReviewerError(f"pixel ({r}, {c}) is outside the {rows} x {cols} site grid", field="pixel")
+        pixel = (r, c)
+        where = f"pixel row {r}, col {c}"
+    else:
+        region = np.asarray(region, bool)
+        if region.shape != (rows, cols):
+            raise ReviewerError(f"region is {region.shape}, the site grid is {(rows, cols)}", field="region")
+        if not region.any():
+            raise ReviewerError("the drawn region covers no pixel of the site", field="region")
+        where = f"region of {int(region.sum())} pixels"
+    out = Series(name=name, where=where)
+    usable = [i for i, s in enumerate(stack.scenes) if _can_read(s, name)]
+    total = max(len(usable), 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for k, i in enumerate(usable):
+            if cancel is not None and cancel():
+                raise Cancelled("trajectory cancelled")
+            scene = stack.scenes[i]
+            try:
+                v, sp, n = _reduce(_values(stack, i, name, None), pixel, region)
+                masked = not np.isfinite(v)
+                if masked and include_masked:
+                    v, sp, n = _reduce(_values(stack, i, name, ("fill",)), pixel, region)
+            except ReviewerError as exc:
+                logger.warning("trajectory: skipped %s: %s", scene.scene_id, exc)
+                continue
+            if masked and not include_masked:
+                continue
+            out.append(i, scene, v, sp, masked, n)
+            if progress is not None and (k % 10 == 0 or k == total - 1):
+                progress((k + 1) / total, f"read {k + 1} of {total} scenes")
+    return out
+
+
+def polygon_region(vertices: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Boolean mask of the pixels inside a polygon given as (N, 2) (row, col) vertices."""
+    from skimage.draw import polygon2mask
+
+    vertices = np.asarray(vertices, float)
+    if vertices.ndim != 2 or vertices.shape[1] != 2 or len(vertices) < 3:
+        raise ReviewerError("a polygon needs at least three (row, col) vertices", field="polygon")
+    return polygon2mask(shape, vertices)
+
+
+# ----------------------------------------------------------------------------- coverage
+
+
+@dataclass
+class Coverage:
+    """Which sensors observed the site when, and how many scenes per year were clear or cloudy."""
+
+    sensors: dict[str, list[dt.date]]
+    years: list[int]
+    clear: list[int]
+    cloudy: list[int]
+    slc_off: dt.date | None
+    clear_threshold: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "sensors": {k: [d.isoformat() for d in v] for k, v in self.sensors.items()},
+            "years": self.years,
+            "clear": self.clear,
+            "cloudy": self.cloudy,
+            "slc_off": self.slc_off.isoformat() if self.slc_off else None,
+            "clear_threshold": self.clear_threshold,
+        }
+
+
+def sensor_order() -> list[str]:
+    """Sensor labels in the order a coverage timeline lists them (catalog colour order)."""
+    return list(catalog().sensor_colors)
+
+
+def coverage(scenes: Sequence[Scene] | SceneIndex, *, clear_threshold: float = 0.5) -> Coverage:
+    """Dates per sensor label, and per year the number of scenes whose clear fraction reaches the threshold."""
+    if isinstance(scenes, SceneIndex):
+        scenes = scenes.record_scenes()
+    per_sensor: dict[str, list[dt.date]] = defaultdict(list)
+    clear: dict[int, int] = defaultdict(int)
+    cloudy: dict[int, int] = defaultdict(int)
+    slc_off = None
+    for s in scenes:
+        per_sensor[s.label].append(s.date)
+        if (s.clear_fraction if s.clear_fraction is not None else 1.0) >= clear_threshold:
+            clear[s.year] += 1
+        else:
+            cloudy[s.year] += 1
+        after = getattr(s.product_spec, "slc_off_after", None)
+        if after is not None:
+            slc_off = after if isinstance(after, dt.date) else dt.date.fromisoformat(str(after))
+    order = {k: n for n, k in enumerate(sensor_order())}
+    sensors = {k: sorted(per_sensor[k]) for k in sorted(per_sensor, key=lambda k: (order.get(k, 99), k))}
+    years = list(range(min(clear.keys() | cloudy.keys()), max(clear.keys() | cloudy.keys()) + 1)) if scenes else []
+    return Coverage(sensors, years, [clear.get(y, 0) for y in years], [cloudy.get(y, 0) for y in years], slc_off, clear_threshold)
+
+
+# ----------------------------------------------------------------------------- chips and navigation
+
+
+def clearest_per_year(stack: Stack, *, months: set[int] | None = None) -> dict[int, int]:
+    """Year -> stack index of its clearest scene (inside the month window when given)."""
+    best: dict[int, int] = {}
+    for i, s in enumerate(stack.scenes):
+        if months and s.date.month not in months:
+            continue
+        j = best.get(s.year)
+        key = ((s.clear_fraction or 0.0), s.tier == "T1", -abs(s.date.month - 7))
+        if j is None or key > ((stack.scenes[j].clear_fraction or 0.0), stack.scenes[j].tier == "T1",
+                               -abs(stack.scenes[j].date.month - 7)):
+            best[s.year] = i
+    return dict(sorted(best.items()))
+
+
+def step_year(dates: Sequence[dt.date], i: int, step: int) -> int:
+    """Index of the first date of the next (step=+1) or previous (-1) year that has a date; i when none."""
+    if not dates:
+        raise NoSceneError("the stack is empty")
+    year = dates[i].year
+    if step > 0:
+        for j in range(i + 1, len(dates)):
+            if dates[j].year > year:
+                return j
+        return i
+    target = None
+    for j in range(i - 1, -1, -1):
+        if dates[j].year < year:
+            target = dates[j].year
+            break
+    if target is None:
+        return 0 if dates[0].year == year and i != 0 else i
+    return next(j for j, d in enumerate(dates) if d.year == target)
+
+
+def first_of_year(dates: Sequence[dt.date], year: int) -> int | None:
+    """The stack index of the first date in `year`, else the nearest date (None for an empty stack)."""
+    if not dates:
+        return None
+    for j, d in enumerate(dates):
+        if d.year == year:
+            return j
+    mid = dt.date(year, 7, 1)
+    return int(np.argmin([abs((d - mid).days) for d in dates]))
+
+
+def quality_codes(stack: Stack, i: int, flags: Sequence[str] = OVERLAY_FLAGS) -> np.ndarray:
+    """(y, x) uint8 overlay codes of scene i (1 cloud, 2 shadow, 3 snow, 4 fill/SLC gap; 0 none)."""
+    scene = stack.scenes[i]
+    key = ("overlay", scene.files_root, scene.key, tuple(flags), stack.grid.shape)
+    hit = stack.cache.get(key)
+    if hit is not None:
+        return hit
+    product = scene.product_spec
+    out = np.zeros(stack.grid.shape, np.uint8)
+    if product.quality is not None:
+        qa = read_quality(scene, product, Grid(stack.grid.crs, stack.grid.transform, stack.grid.shape))
+        for flag in flags:
+            if flag in product.quality.flags:
+                out[flag_array(qa, product.quality, flag)] = OVERLAY_CODES.get(flag, 1)
+    stack.cache.put(key, out)
+    return out
