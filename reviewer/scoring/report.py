@@ -1,7 +1,8 @@
 """The report of a scoring run, built from scores.json alone: CSV tables, report.md, report.html, figures.
 
 Tables follow seed 001 (Tab. 2-4, 6-10, 12, 14, 17); models are sorted by overall pass^k and the
-baselines are the last rows. The HTML is self-contained (figures embedded as base64 PNG).
+baselines are the last rows. The HTML is self-contained (figures embedded as base64 PNG). Figures are built with matplotlib's
+object API (no pyplot), so they render in a worker thread and never touch the app's backend.
 """
 
 from __future__ import annotations
@@ -16,13 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch, Rectangle
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
-
-from reviewer.bank.io import atomic_write  # noqa: E402
+from reviewer.bank.io import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -324,10 +322,11 @@ def _model_rows(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return list(scores["models"].items())
 
 
-def fig_pass3(scores: dict[str, Any]) -> plt.Figure:
+def fig_pass3(scores: dict[str, Any]) -> Figure:
     """pass^k per model with its 95% interval; baselines as dashed lines."""
     rows = _model_rows(scores)
-    fig, ax = plt.subplots(figsize=(7, 0.4 * len(rows) + 1.4))
+    fig = Figure(figsize=(7, 0.4 * len(rows) + 1.4))
+    ax = fig.subplots()
     names = [n for n, _ in rows][::-1]
     vals = [m["record"]["pass3"] or 0.0 for _, m in rows][::-1]
     lo = [v - (m["record"]["pass3_ci"] or [v, v])[0] for v, (_, m) in zip(vals, rows[::-1], strict=True)]
@@ -345,11 +344,12 @@ def fig_pass3(scores: dict[str, Any]) -> plt.Figure:
     return fig
 
 
-def fig_computed_vs_mapping(scores: dict[str, Any]) -> plt.Figure:
+def fig_computed_vs_mapping(scores: dict[str, Any]) -> Figure:
     """Fig. 4 style: pass^k on questions computed from the record vs those that need mapping."""
     rows = _model_rows(scores)
     qc = scores["questions"]["by_reference_source"]
-    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.4))
+    fig = Figure(figsize=(7, 0.45 * len(rows) + 1.4))
+    ax = fig.subplots()
     names = [n for n, _ in rows][::-1]
     y = range(len(names))
     comp = [m["record"]["by_reference_source"].get("method", {}).get("pass3") or 0.0 for _, m in rows][::-1]
@@ -367,16 +367,17 @@ def fig_computed_vs_mapping(scores: dict[str, Any]) -> plt.Figure:
     return fig
 
 
-def fig_pair_grid(scores: dict[str, Any]) -> plt.Figure:
+def fig_pair_grid(scores: dict[str, Any]) -> Figure:
     """Fig. 6 style: outcome of every model-pair case; columns grouped by altered satellite, then placebo."""
     rows = _model_rows(scores)
     pairs = _ordered_pairs(scores)
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.32 * len(pairs) + 2.6), 0.32 * len(rows) + 1.8))
+    fig = Figure(figsize=(max(4.0, 0.32 * len(pairs) + 2.6), 0.32 * len(rows) + 1.8))
+    ax = fig.subplots()
     for r, (_, m) in enumerate(rows):
         for c, (pid, p) in enumerate(pairs):
             block = (m.get("pairs") or {}).get(p["kind"]) or {}
             outcome = block.get("by_pair", {}).get(pid, {}).get("outcome")
-            ax.add_patch(plt.Rectangle((c, r), 0.92, 0.92, color=OUTCOME_COLORS[outcome]))
+            ax.add_patch(Rectangle((c, r), 0.92, 0.92, color=OUTCOME_COLORS[outcome]))
     ax.set_xlim(0, max(1, len(pairs)))
     ax.set_ylim(len(rows), 0)
     ax.set_yticks([i + 0.46 for i in range(len(rows))], [n for n, _ in rows], fontsize=8)
@@ -427,7 +428,6 @@ def write_figures(scores: dict[str, Any], out: Path) -> dict[str, bytes]:
             atomic_write(out / "figures" / f"{name}.{ext}", buf.getvalue())
             if ext == "png":
                 pngs[name] = buf.getvalue()
-        plt.close(fig)
     return pngs
 
 

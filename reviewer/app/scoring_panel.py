@@ -1,0 +1,280 @@
+"""Scoring panel: pick a bank, run files and an output folder, score in the background, show the results.
+
+No scoring logic lives here: the worker thread calls reviewer.scoring.api.score, the same function as
+`reviewer score`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from qtpy.QtCore import QThread, Signal
+from qtpy.QtGui import QPixmap
+from qtpy.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.errors import Cancelled, ReviewerError
+from reviewer.scoring.api import score
+
+logger = logging.getLogger(__name__)
+
+
+class ScoreWorker(QThread):
+    """Runs api.score off the GUI thread; signals are delivered on the GUI thread."""
+
+    progressed = Signal(float, str)
+    succeeded = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, kwargs: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.kwargs = kwargs
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def run(self) -> None:  # noqa: D401 - Qt entry point
+        try:
+            scores = score(**self.kwargs, progress=lambda f, m: self.progressed.emit(f, m),
+                           cancel=self._cancel.is_set)
+        except Cancelled:
+            self.cancelled.emit()
+        except ReviewerError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # the panel shows one line, the log keeps the traceback
+            logger.exception("scoring failed")
+            self.failed.emit(f"scoring failed: {exc}")
+        else:
+            self.succeeded.emit(scores)
+
+
+class ScoringPanel(QWidget):
+    """Dockable widget that launches a scoring run and shows its tables and the pass^k figure."""
+
+    finished = Signal(object)  # scores dict, or None when cancelled or failed
+
+    def __init__(self, viewer: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.viewer = viewer
+        self.worker: ScoreWorker | None = None
+        self.scores: dict[str, Any] | None = None
+        self.run_files: list[str] = []
+
+        self.bank_edit = QLineEdit()
+        self.bank_edit.setPlaceholderText("bank folder with manifest.json")
+        bank_btn = QPushButton("Bank…")
+        bank_btn.clicked.connect(self._pick_bank)
+        self.runs_label = QLabel("no run files")
+        runs_btn = QPushButton("Run files…")
+        runs_btn.clicked.connect(self._pick_runs)
+        self.out_edit = QLineEdit()
+        self.out_edit.setPlaceholderText("report folder")
+        out_btn = QPushButton("Output…")
+        out_btn.clicked.connect(self._pick_out)
+        self.passes_spin = QSpinBox()
+        self.passes_spin.setRange(1, 20)
+        self.passes_spin.setValue(3)
+        self.bootstrap_spin = QSpinBox()
+        self.bootstrap_spin.setRange(0, 1_000_000)
+        self.bootstrap_spin.setSingleStep(1000)
+        self.bootstrap_spin.setValue(10000)
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setRange(0, 2**31 - 1)
+
+        form = QFormLayout()
+        form.addRow("Bank", _row(self.bank_edit, bank_btn))
+        form.addRow("Runs", _row(self.runs_label, runs_btn))
+        form.addRow("Report", _row(self.out_edit, out_btn))
+        form.addRow("Passes / resamples / seed", _row(self.passes_spin, self.bootstrap_spin, self.seed_spin))
+
+        self.run_button = QPushButton("Run")
+        self.run_button.clicked.connect(self._on_run_clicked)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("%p%")
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+
+        self.table = QTableWidget(0, 0)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.pairs_table = QTableWidget(0, 0)
+        self.pairs_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.figure = QLabel("")
+        self.figure.setMinimumHeight(200)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.table, "Models")
+        self.tabs.addTab(self.pairs_table, "Pairs")
+        self.tabs.addTab(self.figure, "pass^k")
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(_row(self.run_button, self.cancel_button, self.progress))
+        layout.addWidget(self.message)
+        layout.addWidget(self.tabs, stretch=1)
+
+    # ------------------------------------------------------------------ pickers
+
+    def set_inputs(self, bank: str | Path, runs: list[str | Path], out: str | Path) -> None:
+        """Fill the pickers programmatically (tests, drag and drop, the main window)."""
+        self.bank_edit.setText(str(bank))
+        self.run_files = [str(r) for r in runs]
+        self.runs_label.setText(", ".join(Path(r).name for r in self.run_files) or "no run files")
+        self.out_edit.setText(str(out))
+
+    def _pick_bank(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Bank folder")
+        if folder:
+            self.bank_edit.setText(folder)
+
+    def _pick_runs(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(self, "Run files", "", "JSON Lines (*.jsonl);;All files (*)")
+        if files:
+            self.set_inputs(self.bank_edit.text(), files, self.out_edit.text())
+
+    def _pick_out(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Report folder")
+        if folder:
+            self.out_edit.setText(folder)
+
+    # ------------------------------------------------------------------ running
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and self.worker.isRunning()
+
+    def _on_run_clicked(self) -> None:
+        if self.running:
+            return
+        bank, out = self.bank_edit.text().strip(), self.out_edit.text().strip()
+        if not bank or not self.run_files or not out:
+            self._show_message("Pick a bank folder, at least one run file and a report folder.", error=True)
+            return
+        kwargs = {"bank_dir": bank, "run_paths": list(self.run_files), "out_dir": out,
+                  "passes": self.passes_spin.value(), "bootstrap": self.bootstrap_spin.value(),
+                  "seed": self.seed_spin.value()}
+        self.worker = ScoreWorker(kwargs, self)
+        self.worker.progressed.connect(self._on_progress)
+        self.worker.succeeded.connect(self._on_succeeded)
+        self.worker.failed.connect(self._on_failed)
+        self.worker.cancelled.connect(self._on_cancelled)
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.progress.setValue(0)
+        self._show_message("Scoring…")
+        self.worker.start()
+
+    def _on_cancel_clicked(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self._show_message("Cancelling…")
+
+    def _on_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(round(fraction * 1000)))
+        self.message.setText(message)
+
+    def _done(self) -> None:
+        self.run_button.setEnabled(True)
+        self.cancel_button.setEnabled(False)
+
+    def _on_failed(self, message: str) -> None:
+        self._done()
+        self._show_message(message, error=True)
+        self.finished.emit(None)
+
+    def _on_cancelled(self) -> None:
+        self._done()
+        self.progress.setValue(0)
+        self._show_message("Cancelled; nothing new was shown.")
+        self.finished.emit(None)
+
+    def _on_succeeded(self, scores: dict[str, Any]) -> None:
+        self._done()
+        self.scores = scores
+        self.progress.setValue(1000)
+        pr = scores["problems"]
+        self._show_message(
+            f"Scored {len(scores['models'])} models on {scores['bank']['name']} {scores['bank']['version']}: "
+            f"{len(pr['missing_passes'])} missing passes, {len(pr['invalid_answers'])} invalid answers, "
+            f"{len(pr['errors'])} harness errors (counted wrong). Report: {self.out_edit.text()}")
+        self._fill_tables(scores)
+        png = Path(self.out_edit.text()) / "figures" / "pass3.png"
+        pixmap = QPixmap(str(png))
+        if not pixmap.isNull():
+            self.figure.setPixmap(pixmap.scaledToWidth(min(700, pixmap.width())))
+        self.finished.emit(scores)
+
+    def _show_message(self, text: str, *, error: bool = False) -> None:
+        self.message.setText(text)
+        self.message.setStyleSheet("color: #b00020;" if error else "")
+
+    def _fill_tables(self, scores: dict[str, Any]) -> None:
+        k = scores["passes"]
+        header = ["Model", f"pass^{k}", "95% interval", "One run", "Computable", "Recognition",
+                  "Insufficient", "AUROC", "Moved", "Held", "Beyond"]
+        rows = []
+        labels = {"majority_class": "Majority class", "always_no_change": "Always no change"}
+        for name, m in [*scores["models"].items(), *((labels.get(b, b), v) for b, v in scores["baselines"].items())]:
+            r = m["record"]
+            ci = r["pass3_ci"]
+            ins = (m.get("pairs") or {}).get("instrument") or {}
+            rows.append([name, _f(r["pass3"]), f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "–", _f(r["one_run"]),
+                         _f(r["by_class"].get("computable", {}).get("pass3")),
+                         _f(r["by_class"].get("recognition", {}).get("pass3")),
+                         _f(m.get("insufficient", {}).get("pass3")),
+                         _f((m.get("confidence") or {}).get("auroc"), 2),
+                         _frac(ins.get("moved"), ins.get("right")), str(ins.get("held", "–")),
+                         str(ins.get("beyond", "–"))])
+        _fill(self.table, header, rows)
+        prow = [[pid, p["kind"], f"{p['satellite']} {p['variable']}", str(p["right"]), str(p["moved"]),
+                 str(p["held"]), str(p["beyond"]) if p["kind"] == "instrument" else "–"]
+                for pid, p in scores["pairs"].items()]
+        _fill(self.pairs_table, ["Pair", "Kind", "Altered", "Right", "Moved", "Held", "Beyond"], prow)
+
+
+def _f(v: float | None, digits: int = 1) -> str:
+    return "–" if v is None else f"{v:.{digits}f}"
+
+
+def _frac(a: int | None, b: int | None) -> str:
+    return "–" if a is None or b is None else f"{a}/{b}"
+
+
+def _fill(table: QTableWidget, header: list[str], rows: list[list[str]]) -> None:
+    table.clear()
+    table.setColumnCount(len(header))
+    table.setHorizontalHeaderLabels(header)
+    table.setRowCount(len(rows))
+    for i, row in enumerate(rows):
+        for j, cell in enumerate(row):
+            table.setItem(i, j, QTableWidgetItem(cell))
+    table.resizeColumnsToContents()
+
+
+def _row(*widgets: QWidget) -> QWidget:
+    box = QWidget()
+    lay = QHBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for w in widgets:
+        lay.addWidget(w)
+    return box

@@ -1,0 +1,93 @@
+"""The report renders (HTML opens, PNGs non-empty), the CLI prints a summary, the regression fits."""
+
+import json
+from html.parser import HTMLParser
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_scoring_metrics import all_runs, make_bank
+
+from reviewer.cli import main
+from reviewer.scoring.regression import difficulty_regression
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("report")
+    bank = make_bank(tmp / "bank")
+    runs = tmp / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
+    return tmp, bank, runs
+
+
+def test_cli_writes_scores_tables_report_and_figures(report, capsys):
+    tmp, bank, runs = report
+    out = tmp / "out"
+    assert main(["score", str(bank), str(runs), "--out", str(out), "--bootstrap", "300"]) == 0
+    text = capsys.readouterr().out
+    assert "A " in text and "100.0" in text and "majority_class" in text and "missing passes 1" in text
+    for name in ("pass3", "computed_vs_mapping", "pair_grid"):
+        png = (out / "figures" / f"{name}.png").read_bytes()
+        assert png.startswith(b"\x89PNG") and len(png) > 5000
+        assert (out / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
+    tables = {p.stem for p in (out / "tables").glob("*.csv")}
+    assert {"results_by_task", "behaviour_effort", "closed_book_pairs", "results_by_class_theme",
+            "results_by_class_condition", "results_by_reference_source", "regression", "consistency",
+            "confidence", "transitions", "results_by_pair"} <= tables
+    consistency = (out / "tables" / "consistency.csv").read_text().splitlines()
+    assert consistency[0] == "Model,3,2,1,0,1..2"
+    assert consistency[1:] == ["A,4,0,0,0,0", "B,2,2,0,0,2", "C,0,0,2,2,2"]
+    task = (out / "tables" / "results_by_task.csv").read_text().splitlines()
+    assert task[-2].startswith("Majority class,75.0") and task[-1].startswith("Always no change,25.0")
+
+    class Parser(HTMLParser):
+        tags: list = []
+
+        def handle_starttag(self, tag, attrs):
+            self.tags.append((tag, dict(attrs)))
+
+    html = (out / "report.html").read_text()
+    parser = Parser()
+    parser.feed(html)
+    imgs = [a["src"] for t, a in parser.tags if t == "img"]
+    assert len(imgs) == 3 and all(src.startswith("data:image/png;base64,") for src in imgs)
+    assert sum(t == "table" for t, _ in parser.tags) >= 11
+    assert "figures/pass3.png" in (out / "report.md").read_text()
+
+
+def test_cli_refuses_bad_runs_with_file_and_line(report, capsys):
+    tmp, bank, runs = report
+    broken = tmp / "broken.jsonl"
+    broken.write_text(runs.read_text().replace('"confidence": 0.9', '"confidence": NaN', 1))
+    assert main(["score", str(bank), str(broken), "--out", str(tmp / "no"), "--bootstrap", "10"]) == 2
+    err = capsys.readouterr().err
+    assert f"{broken}, line 1" in err and "NaN is not a valid JSON number" in err
+    assert not (tmp / "no").exists()
+
+
+def test_regression_recovers_a_mapping_penalty():
+    rng = np.random.default_rng(0)
+    rows = []
+    for q in range(120):
+        source = ["method", "withheld_product", "visual"][q % 3]
+        multi, decades = q % 2, 1 + (q % 4) * 0.7
+        for m, skill in enumerate([1.5, 0.5, 0.0, -0.5]):
+            logit = skill + (-1.5 if source == "withheld_product" else 0.0) + rng.normal(0, 0.3)
+            rows.append((f"m{m}", f"q{q}", ["trend", "date"][q % 2 * 0 + (q // 3) % 2], source, multi, decades,
+                         int(rng.random() < 1 / (1 + np.exp(-logit)))))
+    df = pd.DataFrame(rows, columns=["model", "question", "task", "source", "multi_sensor", "decades", "y"])
+    reg = difficulty_regression(df)
+    assert reg["estimable"] and reg["clusters"] == 120
+    mapping = reg["terms"]["withheld_product"]
+    assert mapping["odds_ratio"] < 0.5 and mapping["ci"][1] < 1 and mapping["p"] < 0.01
+    assert set(reg["terms"]) == {"withheld_product", "visual", "multi_sensor", "decades"}
+
+
+def test_regression_drops_always_right_models_and_reports_degenerate_data():
+    df = pd.DataFrame({"model": ["a", "a", "b", "b"], "question": ["q1", "q2", "q1", "q2"],
+                       "task": ["t", "t", "t", "t"], "source": ["method"] * 4, "multi_sensor": [0] * 4,
+                       "decades": [1.0] * 4, "y": [1, 1, 1, 1]})
+    reg = difficulty_regression(df)
+    assert reg == {"estimable": False, "reason": reg["reason"], "dropped_groups": reg["dropped_groups"]}
+    assert "model a (always right)" in reg["dropped_groups"]
