@@ -1,0 +1,369 @@
+"""Reference methods: small, pure numpy/scipy/scikit-image functions that compute one quantity each.
+
+Generation runs several of these per quantity and combines them (`combine_numeric`, `combine_votes`):
+the numeric reference is the median of the methods, the reference range spans the methods' spread
+and at least +-5%, and a categorical or date conclusion needs at least 75% of the methods to agree.
+Nothing here reads files, and nothing ever reads a site's truth.json.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+#: Default significance level of trend tests (stated in question texts).
+ALPHA = 0.05
+
+
+# ----------------------------------------------------------------------------- trends of one series
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Slope per time unit, its two-sided p-value, and the direction it supports at `alpha`."""
+
+    slope: float
+    p: float
+    method: str
+
+    def direction(self, alpha: float = ALPHA) -> str:
+        if not math.isfinite(self.p) or self.p >= alpha or self.slope == 0:
+            return "no significant change"
+        return "increase" if self.slope > 0 else "decrease"
+
+
+def _finite(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y)
+    return x[ok], y[ok]
+
+
+def ols_trend(x: Sequence[float], y: Sequence[float]) -> Trend:
+    """Ordinary least-squares slope with the t-test p-value of the slope (scipy.stats.linregress)."""
+    x, y = _finite(x, y)
+    if len(x) < 3 or np.ptp(x) == 0:
+        return Trend(float("nan"), float("nan"), "ols")
+    if np.ptp(y) == 0:
+        return Trend(0.0, 1.0, "ols")
+    r = stats.linregress(x, y)
+    return Trend(float(r.slope), float(r.pvalue), "ols")
+
+
+def mann_kendall(y: Sequence[float]) -> tuple[float, float, float]:
+    """Mann-Kendall test of a series in time order: (S, Z, two-sided p), with the tie-corrected variance."""
+    y = np.asarray(y, dtype=float)
+    y = y[np.isfinite(y)]
+    n = len(y)
+    if n < 3:
+        return 0.0, 0.0, float("nan")
+    diff = y[None, :] - y[:, None]
+    s = float(np.sign(diff[np.triu_indices(n, 1)]).sum())
+    _, counts = np.unique(y, return_counts=True)
+    ties = counts[counts > 1]
+    var = (n * (n - 1) * (2 * n + 5) - float(np.sum(ties * (ties - 1) * (2 * ties + 5)))) / 18.0
+    if var <= 0:
+        return s, 0.0, 1.0
+    if s > 0:
+        z = (s - 1) / math.sqrt(var)
+    elif s < 0:
+        z = (s + 1) / math.sqrt(var)
+    else:
+        z = 0.0
+    p = 2 * stats.norm.sf(abs(z))
+    return s, z, float(p)
+
+
+def theil_sen_trend(x: Sequence[float], y: Sequence[float]) -> Trend:
+    """Theil-Sen slope (scipy.stats.theilslopes) with the Mann-Kendall p-value for its significance."""
+    x, y = _finite(x, y)
+    if len(x) < 3 or np.ptp(x) == 0:
+        return Trend(float("nan"), float("nan"), "theil_sen_mk")
+    order = np.argsort(x)
+    x, y = x[order], y[order]
+    slope = float(stats.theilslopes(y, x).slope)
+    _, _, p = mann_kendall(y)
+    return Trend(slope, p, "theil_sen_mk")
+
+
+def endpoint_change(x: Sequence[float], y: Sequence[float], k: int = 3) -> float:
+    """Mean of the last k values minus the mean of the first k values."""
+    x, y = _finite(x, y)
+    if len(y) < 2:
+        return float("nan")
+    k = max(1, min(k, len(y) // 2))
+    order = np.argsort(x)
+    y = y[order]
+    return float(y[-k:].mean() - y[:k].mean())
+
+
+# ----------------------------------------------------------------------------- trends per pixel
+
+
+def pixel_trends(years: Sequence[float], cube: np.ndarray, *, min_obs: int = 8) -> dict[str, np.ndarray]:
+    """Per-pixel OLS slope and p, Mann-Kendall p and Theil-Sen slope of a (t, n) cube with NaN gaps.
+
+    The Mann-Kendall variance ignores ties (values are continuous) and uses each pixel's own count of
+    observations; pixels with fewer than `min_obs` observations get NaN.
+    """
+    t = np.asarray(years, dtype=np.float64)
+    y = np.asarray(cube, dtype=np.float64)
+    if y.ndim == 1:
+        y = y[:, None]
+    ok = np.isfinite(y)
+    n = ok.sum(0).astype(np.float64)
+    # OLS with per-pixel missing values
+    tt = np.where(ok, t[:, None], 0.0)
+    yy = np.where(ok, y, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tm = tt.sum(0) / n
+        ym = yy.sum(0) / n
+        dt_ = np.where(ok, t[:, None] - tm, 0.0)
+        dy = np.where(ok, y - ym, 0.0)
+        sxx = (dt_ * dt_).sum(0)
+        sxy = (dt_ * dy).sum(0)
+        slope = sxy / sxx
+        resid = np.where(ok, dy - slope * dt_, 0.0)
+        sse = (resid * resid).sum(0)
+        se = np.sqrt(sse / (n - 2) / sxx)
+        tstat = slope / se
+        p_ols = 2 * stats.t.sf(np.abs(tstat), n - 2)
+        p_ols = np.where(sse == 0, np.where(slope == 0, 1.0, 0.0), p_ols)
+    # Mann-Kendall and Theil-Sen over all pairs i < j
+    iu, ju = np.triu_indices(len(t), 1)
+    s = np.zeros(y.shape[1])
+    slopes = np.full((len(iu), y.shape[1]), np.nan, dtype=np.float32)
+    for k, (i, j) in enumerate(zip(iu, ju, strict=True)):
+        d = y[j] - y[i]
+        both = ok[i] & ok[j]
+        s += np.where(both, np.sign(d), 0.0)
+        if t[j] != t[i]:
+            slopes[k] = np.where(both, d / (t[j] - t[i]), np.nan)
+    var = n * (n - 1) * (2 * n + 5) / 18.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z = np.where(s > 0, (s - 1), np.where(s < 0, s + 1, 0.0)) / np.sqrt(var)
+        p_mk = 2 * stats.norm.sf(np.abs(z))
+        sen = np.nanmedian(slopes, axis=0) if len(iu) else np.full(y.shape[1], np.nan)
+    few = n < min_obs
+    for arr in (slope, p_ols, p_mk, sen):
+        arr[few] = np.nan
+    return {"ols_slope": slope, "ols_p": p_ols, "mk_p": p_mk, "sen_slope": sen, "n": n}
+
+
+def share_significant(slope: np.ndarray, p: np.ndarray, sign: int, alpha: float = ALPHA) -> float:
+    """Percentage of pixels with a finite result whose trend has the given sign and p < alpha."""
+    ok = np.isfinite(slope) & np.isfinite(p)
+    if not ok.any():
+        return float("nan")
+    hit = ok & (p < alpha) & (np.sign(slope) == sign)
+    return float(100.0 * hit.sum() / ok.sum())
+
+
+# ----------------------------------------------------------------------------- thresholds and areas
+
+
+def otsu_threshold(values: np.ndarray) -> float:
+    """Otsu's threshold (skimage.filters.threshold_otsu) of the finite values."""
+    from skimage.filters import threshold_otsu
+
+    v = np.asarray(values, dtype=np.float64)
+    v = v[np.isfinite(v)]
+    if v.size < 2 or np.ptp(v) == 0:
+        return float("nan")
+    return float(threshold_otsu(v))
+
+
+def area_above(image: np.ndarray, threshold: float, pixel_area_km2: float, *, inside: np.ndarray | None = None,
+               min_valid: float = 0.0) -> float:
+    """km2 of pixels above `threshold`, scaled up from the valid pixels to the whole (inside) area.
+
+    NaN when fewer than `min_valid` (share) of the pixels are valid.
+    """
+    img = np.asarray(image)
+    region = np.ones(img.shape, bool) if inside is None else inside
+    valid = np.isfinite(img) & region
+    total = region.sum()
+    if total == 0 or valid.sum() == 0 or valid.sum() / total < min_valid or not math.isfinite(threshold):
+        return float("nan")
+    frac = float((img[valid] > threshold).sum()) / float(valid.sum())
+    return frac * float(total) * pixel_area_km2
+
+
+def dnbr(pre_nbr: np.ndarray, post_nbr: np.ndarray) -> np.ndarray:
+    """Differenced normalised burn ratio, pre minus post (Key & Benson 2006)."""
+    return np.asarray(pre_nbr, dtype=np.float32) - np.asarray(post_nbr, dtype=np.float32)
+
+
+def largest_year(years: Sequence[int], values: Sequence[float]) -> int | None:
+    """The year with the largest finite value (ties: the earliest), or None."""
+    v = np.asarray(values, dtype=float)
+    if not np.isfinite(v).any():
+        return None
+    return int(np.asarray(years)[int(np.nanargmax(v))])
+
+
+def smallest_year(years: Sequence[int], values: Sequence[float]) -> int | None:
+    v = np.asarray(values, dtype=float)
+    if not np.isfinite(v).any():
+        return None
+    return int(np.asarray(years)[int(np.nanargmin(v))])
+
+
+# ----------------------------------------------------------------------------- seasons and recovery
+
+
+def peak_month_climatology(months: Sequence[int], values: Sequence[float], stat: str = "median") -> int | None:
+    """Month (1-12) whose pooled values have the highest median (or mean)."""
+    m = np.asarray(months)
+    v = np.asarray(values, dtype=float)
+    best, best_value = None, -np.inf
+    for month in range(1, 13):
+        sel = v[(m == month) & np.isfinite(v)]
+        if sel.size == 0:
+            continue
+        value = float(np.median(sel) if stat == "median" else np.mean(sel))
+        if value > best_value:
+            best, best_value = month, value
+    return best
+
+
+def peak_month_harmonic(doy: Sequence[float], values: Sequence[float], harmonics: int = 2) -> int | None:
+    """Month of the maximum of a least-squares harmonic fit (annual + semi-annual) of the seasonal cycle."""
+    d = np.asarray(doy, dtype=float)
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(d) & np.isfinite(v)
+    d, v = d[ok], v[ok]
+    if len(v) < 2 * harmonics + 2:
+        return None
+    w = 2 * np.pi * d / 365.25
+    cols = [np.ones_like(w)]
+    for k in range(1, harmonics + 1):
+        cols += [np.cos(k * w), np.sin(k * w)]
+    coef, *_ = np.linalg.lstsq(np.column_stack(cols), v, rcond=None)
+    grid = np.arange(1, 366, dtype=float)
+    wg = 2 * np.pi * grid / 365.25
+    fit = coef[0] + sum(coef[2 * k - 1] * np.cos(k * wg) + coef[2 * k] * np.sin(k * wg) for k in range(1, harmonics + 1))
+    peak_doy = int(grid[int(np.argmax(fit))])
+    import datetime as dt
+
+    return (dt.date(2001, 1, 1) + dt.timedelta(days=peak_doy - 1)).month
+
+
+def sharpest_fall(years: Sequence[int], values: Sequence[float]) -> tuple[int | None, float]:
+    """(year, drop) of the largest fall from one available year to the next."""
+    y = np.asarray(years)
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v)
+    y, v = y[ok], v[ok]
+    if len(v) < 2:
+        return None, float("nan")
+    drops = v[:-1] - v[1:]
+    k = int(np.argmax(drops))
+    return int(y[k + 1]), float(drops[k])
+
+
+def recovery_years(years: Sequence[int], values: Sequence[float], event_year: int, *, baseline_years: int = 3,
+                   fraction: float = 0.9, baseline: str = "mean") -> float | None:
+    """Years after `event_year` until the value first returns to `fraction` of the pre-event level.
+
+    The pre-event level is the mean (or median, or last value) of the `baseline_years` years before the
+    event. The recovery is measured relative to the event-year trough: recovered once
+    value >= trough + fraction * (baseline - trough). None when it never recovers in the series.
+    """
+    y = np.asarray(years)
+    v = np.asarray(values, dtype=float)
+    pre = v[(y < event_year) & (y >= event_year - baseline_years) & np.isfinite(v)]
+    at = v[(y == event_year) & np.isfinite(v)]
+    if pre.size == 0 or at.size == 0:
+        return None
+    base = {"mean": np.mean, "median": np.median, "last": lambda a: a[-1]}[baseline](pre)
+    trough = float(at[0])
+    target = trough + fraction * (float(base) - trough)
+    for yr, val in zip(y, v, strict=True):
+        if yr > event_year and np.isfinite(val) and val >= target:
+            return float(yr - event_year)
+    return None
+
+
+# ----------------------------------------------------------------------------- snow
+
+
+def snow_days(ndsi: np.ndarray, threshold: float = 10.0, *, gap_fill: bool = False) -> np.ndarray:
+    """Days with NDSI snow cover >= threshold from a daily (t, ...) NDSI_Snow_Cover cube (0-100, NaN gaps).
+
+    Without gap filling, gaps count as snow-free; with it, each gap takes the state of the nearest
+    observed day before it (forward fill) and, at the start, after it.
+    """
+    a = np.asarray(ndsi, dtype=np.float32)
+    snow = (a >= threshold).astype(np.float32)
+    snow[~np.isfinite(a)] = np.nan
+    if gap_fill:
+        filled = snow.copy()
+        for i in range(1, len(filled)):
+            gap = np.isnan(filled[i])
+            filled[i][gap] = filled[i - 1][gap]
+        for i in range(len(filled) - 2, -1, -1):
+            gap = np.isnan(filled[i])
+            filled[i][gap] = filled[i + 1][gap]
+        snow = filled
+    return np.nansum(snow, axis=0)
+
+
+# ----------------------------------------------------------------------------- combining methods
+
+
+def combine_numeric(values: dict[str, float], *, min_rel: float = 0.05, abs_floor: float = 0.0
+                    ) -> tuple[float, tuple[float, float]] | None:
+    """(median, (lo, hi)): lo/hi cover every method and at least +-min_rel of the median (and +-abs_floor)."""
+    v = np.array([x for x in values.values() if x is not None and math.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return None
+    ref = float(np.median(v))
+    half = max(min_rel * abs(ref), abs_floor)
+    lo = min(float(v.min()), ref - half)
+    hi = max(float(v.max()), ref + half)
+    return ref, (lo, hi)
+
+
+def combine_votes(values: dict[str, Any], *, min_share: float = 0.75) -> tuple[Any, float]:
+    """(majority value or None, its share of the methods that gave a value); None below `min_share`."""
+    votes = [v for v in values.values() if v is not None]
+    if not votes:
+        return None, 0.0
+    counts = Counter(json_key(v) for v in votes)
+    key, n = counts.most_common(1)[0]
+    share = n / len(votes)
+    value = next(v for v in votes if json_key(v) == key)
+    return (value if share >= min_share else None), share
+
+
+def json_key(v: Any) -> Any:
+    return tuple(v) if isinstance(v, list) else v
+
+
+def near(value: float, threshold: float, margin: float) -> bool:
+    """True when `value` lies within `margin` of `threshold` (decision too close to call)."""
+    return math.isfinite(value) and abs(value - threshold) < margin
+
+
+def relative_change(a: float, b: float) -> float:
+    """(b - a) / |a|; inf when a is 0 and b is not."""
+    if a == 0:
+        return 0.0 if b == 0 else math.copysign(math.inf, b)
+    return (b - a) / abs(a)
+
+
+def three_way(change: float, threshold: float, labels: tuple[str, str, str]) -> str:
+    """labels (up, down, same) for a relative change against +-threshold."""
+    up, down, same = labels
+    if change > threshold:
+        return up
+    if change < -threshold:
+        return down
+    return same

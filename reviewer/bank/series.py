@@ -1,0 +1,425 @@
+"""Annual series for the reference methods, built in one pass over the record.
+
+Each scene's bands are read once (threads: GDAL releases the GIL) and reduced at once to what the
+methods need: per-year per-pixel composites of Landsat indices (with and without the Roy et al. 2016
+ETM+/TM -> OLI harmonization), a per-scene NBR cube for dating abrupt events, MODIS/VIIRS NDVI
+composites on the site grid, crop-area NDVI per acquisition, ERA5-Land monthly precipitation, and
+the count of clear observations per year. The record products WorldCover and (withheld) Hansen loss
+year are read when present. Nothing here looks at truth.json.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import ndimage
+
+from reviewer.errors import Cancelled, RecordError
+from reviewer.record.catalog import catalog
+from reviewer.record.decode import Grid, read_raw
+from reviewer.record.scan import Scene, SceneIndex, site_files
+from reviewer.record.stack import harmonize, read_bands
+
+logger = logging.getLogger(__name__)
+
+LANDSAT = ("TM", "ETM+", "OLI", "OLI-2")
+COARSE = ("MODIS Terra", "MODIS Aqua", "VIIRS")
+BANDS = ("blue", "green", "red", "nir", "swir1", "swir2")
+QUADRANTS = ("north-west", "north-east", "south-west", "south-east")
+
+Progress = Callable[[float, str], None]
+
+
+@dataclass(frozen=True)
+class SeriesConfig:
+    """Thresholds of the series pass; stated in every question's provenance."""
+
+    growing_months: tuple[int, ...] = (5, 6, 7, 8, 9)
+    water_months: tuple[int, ...] = (4, 5, 6, 7, 8, 9, 10)
+    tiers: tuple[str, ...] = ("T1",)
+    #: scenes whose clear fraction (from the quality layer) is below this are not read
+    min_scene_clear: float = 0.05
+    #: a scene counts as a clear observation when its clear fraction reaches this
+    clear_obs_fraction: float = 0.5
+    #: bright-cloud removal: harmonized blue reflectance above this is masked (clouds the QA missed)
+    bright_blue: float = 0.2
+    #: MODIS/VIIRS composites are read for the growing season of every year, and every month of the last N years
+    coarse_all_months_years: int = 10
+    workers: int = 2
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
+
+
+def normalized(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = (a - b) / (a + b)
+    out[~np.isfinite(out)] = np.nan
+    return out.astype(np.float32)
+
+
+def indices(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """ndvi, ndwi (McFeeters), mndwi (Xu), nbr and ndbi of one scene's reflectance bands."""
+    return {
+        "ndvi": normalized(bands["nir"], bands["red"]),
+        "ndwi": normalized(bands["green"], bands["nir"]),
+        "mndwi": normalized(bands["green"], bands["swir1"]),
+        "nbr": normalized(bands["nir"], bands["swir2"]),
+        "ndbi": normalized(bands["swir1"], bands["nir"]),
+    }
+
+
+def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:
+    """The truth-independent site grid: four quadrants and the central square (40-60% of each side)."""
+    h, w = shape
+    rr, cc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
+    north, west = rr < h / 2, cc < w / 2
+    out = {
+        "north-west": north & west, "north-east": north & ~west,
+        "south-west": ~north & west, "south-east": ~north & ~west,
+    }
+    out["centre"] = (rr >= 0.4 * h) & (rr < 0.6 * h) & (cc >= 0.4 * w) & (cc < 0.6 * w)
+    out["site"] = np.ones(shape, bool)
+    return out
+
+
+@dataclass
+class Series:
+    """What the methods work on; every array is on the site grid."""
+
+    site_id: str
+    shape: tuple[int, int]
+    pixel_area_km2: float
+    inside: np.ndarray
+    years: list[int]
+    config: SeriesConfig
+    #: composites[name] -> (n_years, H, W) float32 (NaN where a year has no clear observation)
+    composites: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Landsat sensors with scenes used in each year
+    sensors_by_year: dict[int, set[str]] = field(default_factory=dict)
+    #: clear observations per year (all months / growing season / water season), from the scene index
+    clear_obs: dict[str, dict[int, int]] = field(default_factory=dict)
+    #: per-scene harmonized NBR (t, H, W) float16 and its dates, for dating abrupt events per pixel
+    nbr_cube: np.ndarray | None = None
+    nbr_dates: list[dt.date] = field(default_factory=list)
+    #: crop-area mean NDVI per acquisition: source -> list of (date, value)
+    crop_ndvi: dict[str, list[tuple[dt.date, float]]] = field(default_factory=dict)
+    #: coarse[label] -> {"years": [...], "gs": (n_years, H, W)} growing-season median NDVI
+    coarse: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: ERA5-Land monthly precipitation (m/day, site mean): (year, month) -> value
+    precip: dict[tuple[int, int], float] = field(default_factory=dict)
+    worldcover: np.ndarray | None = None
+    hansen_lossyear: np.ndarray | None = None
+    hansen_path: str | None = None
+    crop_mask: np.ndarray | None = None
+    regions: dict[str, np.ndarray] = field(default_factory=dict)
+    scenes_read: int = 0
+    seconds: float = 0.0
+
+    def year_index(self, year: int) -> int:
+        return self.years.index(year)
+
+    def comp(self, name: str, year: int) -> np.ndarray:
+        return self.composites[name][self.year_index(year)]
+
+    def sensors(self, lo: int, hi: int) -> list[str]:
+        found: set[str] = set()
+        for y in range(lo, hi + 1):
+            found |= self.sensors_by_year.get(y, set())
+        return [s for s in LANDSAT if s in found]
+
+    def years_between(self, lo: int, hi: int) -> list[int]:
+        return [y for y in self.years if lo <= y <= hi]
+
+
+# ----------------------------------------------------------------------------- record products
+
+
+def _product_file(site_dir: Path, product_id: str) -> Path | None:
+    cat = catalog()
+    for path in site_files(site_dir):
+        m = cat.match(path.name)
+        if m is not None and m.product.id == product_id:
+            return path
+    return None
+
+
+def _read_product(site_dir: Path, product_id: str, grid: Grid) -> tuple[np.ndarray | None, str | None]:
+    path = _product_file(site_dir, product_id)
+    if path is None:
+        return None, None
+    try:
+        return read_raw(path, grid, nodata=None), str(path.relative_to(site_dir))
+    except RecordError as exc:
+        logger.warning("cannot read %s: %s", path, exc)
+        return None, None
+
+
+# ----------------------------------------------------------------------------- the pass
+
+
+def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConfig) -> dict[str, Any] | None:
+    try:
+        raw = read_bands(scene, list(BANDS), grid, harmonized=False, cache=None)
+    except RecordError as exc:
+        logger.warning("skipped %s: %s", scene.scene_id, exc)
+        return None
+    raw_b = {b: raw[i] for i, b in enumerate(BANDS)}
+    harm_b = {b: harmonize(raw[i].copy(), b, scene.sensor) for i, b in enumerate(BANDS)}
+    bright = harm_b["blue"] > cfg.bright_blue
+    valid = np.isfinite(raw).all(0) & ~bright & inside
+    for d in (raw_b, harm_b):
+        for b in d:
+            d[b] = np.where(valid, d[b], np.nan).astype(np.float32)
+    return {"scene": scene, "h": indices(harm_b), "r": indices(raw_b), "clear": float(valid.sum() / max(1, inside.sum()))}
+
+
+class _NativeMap:
+    """Nearest-neighbour lookup from a coarse product's own grid to the site grid, computed once per grid.
+
+    Reading a 250-500 m file natively and indexing is much cheaper than warping every file.
+    """
+
+    def __init__(self, grid: Grid) -> None:
+        self.grid = grid
+        self._maps: dict[str, np.ndarray | None] = {}
+        self._keys: dict[str, tuple] = {}
+        import threading
+
+        self._lock = threading.Lock()
+
+    def lookup(self, product: str, path: Path) -> tuple[tuple, np.ndarray | None]:
+        """The map of the first file of `product` (files of one product share its grid; shapes are checked)."""
+        import rasterio
+        from rasterio.warp import transform as warp_transform
+
+        with self._lock:
+            if product in self._maps:
+                return self._keys[product], self._maps[product]
+        with rasterio.open(path) as src:
+            key = (src.crs.to_wkt() if src.crs else None, tuple(src.transform)[:6], src.height, src.width)
+        crs, tr, h, w = key
+        if crs is None:
+            idx = None
+        else:
+            from affine import Affine
+
+            t = self.grid.transform
+            rows, cols = self.grid.shape
+            rr, cc = np.meshgrid(np.arange(rows) + 0.5, np.arange(cols) + 0.5, indexing="ij")
+            xs = (t.c + cc * t.a + rr * t.b).ravel()
+            ys = (t.f + cc * t.d + rr * t.e).ravel()
+            qx, qy = warp_transform(self.grid.crs, crs, xs.tolist(), ys.tolist())
+            inv = ~Affine(*tr)
+            c, r = inv * (np.asarray(qx), np.asarray(qy))
+            c, r = np.floor(c).astype(np.int64), np.floor(r).astype(np.int64)
+            ok = (r >= 0) & (r < h) & (c >= 0) & (c < w)
+            idx = np.where(ok, r * w + c, -1).reshape(rows, cols)
+        with self._lock:
+            self._maps[product] = idx
+            self._keys[product] = key
+        return key, idx
+
+
+def _coarse_scene(scene: Scene, grid: Grid, native: _NativeMap | None = None) -> np.ndarray | None:
+    try:
+        if native is not None:
+            from reviewer.record.decode import read_scene
+
+            spec = scene.product_spec
+            token = spec.band_by_name("ndvi").token
+            key, idx = native.lookup(scene.product, Path(scene.files_root) / scene.files[token])
+            if idx is not None:
+                values = read_scene(scene, spec, ["ndvi"], None).bands["ndvi"]
+                if values.shape == (key[2], key[3]):
+                    values = values.ravel()
+                    out = np.where(idx >= 0, values[np.clip(idx, 0, None)], np.nan)
+                    return out.astype(np.float32)
+        return read_bands(scene, ["ndvi"], grid, cache=None)[0]
+    except RecordError as exc:
+        logger.warning("skipped %s: %s", scene.scene_id, exc)
+        return None
+
+
+def _precip(scene: Scene, grid: Grid) -> float | None:
+    try:
+        v = read_bands(scene, ["precipitation"], grid, cache=None)[0]
+    except RecordError as exc:
+        logger.warning("skipped %s: %s", scene.scene_id, exc)
+        return None
+    return float(np.nanmean(v)) if np.isfinite(v).any() else None
+
+
+def nanmedian0(a: np.ndarray) -> np.ndarray:
+    """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t."""
+    a = np.sort(a, axis=0)  # NaN sorts last
+    n = np.isfinite(a).sum(0)
+    lo = np.clip((n - 1) // 2, 0, None)
+    hi = np.clip(n // 2, 0, None)
+    v_lo = np.take_along_axis(a, lo[None], 0)[0]
+    v_hi = np.take_along_axis(a, hi[None], 0)[0]
+    out = (v_lo + v_hi) / 2
+    out[n == 0] = np.nan
+    return out
+
+
+def _median(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    if not stack:
+        return np.full(shape, np.nan, np.float32)
+    return nanmedian0(np.stack(stack)).astype(np.float32)
+
+
+def _reduce(stack: list[np.ndarray], shape: tuple[int, int], how: str) -> np.ndarray:
+    if not stack:
+        return np.full(shape, np.nan, np.float32)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        a = np.stack(stack)
+        return (np.nanmax(a, 0) if how == "max" else np.nanmin(a, 0)).astype(np.float32)
+
+
+def build_series(
+    index: SceneIndex,
+    *,
+    config: SeriesConfig | None = None,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Series:
+    """One pass over the record's scenes, building every series the reference methods use."""
+    import time
+
+    t0 = time.perf_counter()
+    cfg = config or SeriesConfig()
+    site = index.site
+    grid = Grid.of_site(site)
+    shape = tuple(site.shape)
+    inside = site.boundary_mask if site.boundary_mask is not None else np.ones(shape, bool)
+    scenes = [s for s in index.scenes if s.record]
+    landsat = [s for s in scenes if s.label in LANDSAT and (s.tier in cfg.tiers)]
+    years = sorted({s.year for s in landsat}) or sorted({s.year for s in scenes})
+    if years:
+        years = list(range(years[0], years[-1] + 1))
+    series = Series(site.id, shape, site.pixel_area_km2, inside, years, cfg)
+    series.regions = quadrant_masks(shape)
+
+    # clear observations per year, from the index (no pixels read)
+    for key, months in (("all", tuple(range(1, 13))), ("growing", cfg.growing_months), ("water", cfg.water_months)):
+        counts: dict[int, int] = defaultdict(int)
+        for s in landsat:
+            if s.date.month in months and (s.clear_fraction or 0.0) >= cfg.clear_obs_fraction:
+                counts[s.year] += 1
+        series.clear_obs[key] = {y: counts.get(y, 0) for y in years}
+
+    wc, _ = _read_product(site.dir, "esa_worldcover", grid)
+    series.worldcover = wc
+    hansen, hansen_path = _read_product(site.dir, "hansen_gfc_lossyear", grid)
+    series.hansen_lossyear, series.hansen_path = hansen, hansen_path
+    if wc is not None and (wc == 40).any():
+        crop = wc == 40
+    else:
+        crop = None
+    series.crop_mask = crop
+    crop_core = ndimage.binary_erosion(crop, iterations=4) if crop is not None else None
+    if crop_core is not None and not crop_core.any():
+        crop_core = crop
+
+    to_read = [s for s in landsat if (s.clear_fraction or 0.0) >= cfg.min_scene_clear]
+    last_year = years[-1] if years else 0
+    coarse = [
+        s for s in scenes
+        if s.label in COARSE and ((s.date + dt.timedelta(days=8)).month in cfg.growing_months
+                                  or s.year > last_year - cfg.coarse_all_months_years)
+    ]
+    era5 = [s for s in scenes if s.label == "ERA5-Land" and "tp" in s.files]
+    total = max(1, len(to_read) + len(coarse) + len(era5))
+    done = 0
+
+    def tick(msg: str) -> None:
+        nonlocal done
+        done += 1
+        if cancel is not None and cancel():
+            raise Cancelled("generation cancelled")
+        if progress is not None and (done % 25 == 0 or done == total):
+            progress(0.8 * done / total, msg)
+
+    # ---- Landsat, year by year
+    comp_names = {
+        "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("nbr", "r"), ("ndbi", "h")],
+        "water": [("mndwi", "h"), ("ndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+    }
+    comps: dict[str, list[np.ndarray]] = defaultdict(list)
+    nbr_frames: list[np.ndarray] = []
+    by_year: dict[int, list[Scene]] = defaultdict(list)
+    for s in to_read:
+        by_year[s.year].append(s)
+    with ThreadPoolExecutor(max_workers=cfg.workers) as pool:
+        for year in years:
+            gs: dict[str, list[np.ndarray]] = defaultdict(list)
+            for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), by_year.get(year, [])):
+                tick(f"read Landsat {year}")
+                if res is None:
+                    continue
+                scene: Scene = res["scene"]
+                series.scenes_read += 1
+                series.sensors_by_year.setdefault(year, set()).add(scene.label)
+                m = scene.date.month
+                if m in cfg.growing_months:
+                    for idx, var in comp_names["gs"]:
+                        gs[f"{idx}_{var}"].append(res[var][idx])
+                if m in cfg.water_months:
+                    for idx, var in comp_names["water"]:
+                        gs[f"{idx}_{var}"].append(res[var][idx])
+                nbr_frames.append(res["h"]["nbr"].astype(np.float16))
+                series.nbr_dates.append(scene.date)
+                if crop_core is not None:
+                    v = res["h"]["ndvi"][crop_core]
+                    if np.isfinite(v).mean() > 0.5:
+                        series.crop_ndvi.setdefault("Landsat", []).append((scene.date, float(np.nanmedian(v))))
+            for idx, var in comp_names["gs"] + comp_names["water"]:
+                comps[f"{idx}_{var}"].append(_median(gs.get(f"{idx}_{var}", []), shape))
+            comps["ndvimax_h"].append(_reduce(gs.get("ndvi_h", []), shape, "max"))
+            comps["nbrmin_h"].append(_reduce(gs.get("nbr_h", []), shape, "min"))
+        series.composites = {k: np.stack(v) for k, v in comps.items()} if comps else {}
+        if nbr_frames:
+            series.nbr_cube = np.stack(nbr_frames)
+
+        # ---- MODIS / VIIRS NDVI on the site grid
+        native = _NativeMap(grid)
+        coarse_gs: dict[str, dict[int, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+        for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid, native), coarse), strict=True):
+            tick(f"read {scene.label}")
+            if arr is None:
+                continue
+            series.scenes_read += 1
+            mid = scene.date + dt.timedelta(days=8)
+            arr = np.where(inside, arr, np.nan)
+            if mid.month in cfg.growing_months:
+                coarse_gs[scene.label][mid.year].append(arr)
+            if crop_core is not None:
+                v = arr[crop_core]
+                if np.isfinite(v).mean() > 0.5:
+                    series.crop_ndvi.setdefault(scene.label, []).append((mid, float(np.nanmedian(v))))
+        for label, per_year in coarse_gs.items():
+            ys = sorted(per_year)
+            series.coarse[label] = {"years": ys, "gs": np.stack([_median(per_year[y], shape) for y in ys])}
+
+        # ---- ERA5-Land precipitation
+        for scene, value in zip(era5, pool.map(lambda s: _precip(s, grid), era5), strict=True):
+            tick("read ERA5-Land")
+            if value is not None:
+                series.precip[(scene.date.year, scene.date.month)] = value
+    series.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(0.8, f"read {series.scenes_read} scenes")
+    logger.info("series of %s: %d scenes read in %.1f s", site.id, series.scenes_read, series.seconds)
+    return series
