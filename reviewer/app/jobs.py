@@ -75,13 +75,22 @@ def run_in_thread(
     on_error: Callable[[BaseException], None] | None = None,
     **kwargs: Any,
 ):
-    """Start `func(*args, **kwargs)` in a napari thread worker; results and errors come back on the UI thread."""
-    from napari.qt.threading import create_worker
+    """Start `func(*args, **kwargs)` in a thread worker (superqt's, which napari.qt.threading wraps);
+    results and errors come back on the UI thread. Errors without a handler are logged, never raised."""
+    from superqt.utils import create_worker
 
-    worker = create_worker(func, *args, _start_thread=False, **kwargs)
+    connect = {"errored": on_error or (lambda exc: logger.error("background job failed: %s", exc))}
     if on_done is not None:
-        worker.returned.connect(on_done)
-    if on_error is not None:
-        worker.errored.connect(on_error)
+        connect["returned"] = on_done
+    worker = create_worker(func, *args, _start_thread=False, _connect=connect, **kwargs)
     worker.start()
     return worker
+
+
+def alive(obj) -> bool:
+    """False once the Qt object behind a Python wrapper was deleted (a late worker result is dropped)."""
+    try:
+        from shiboken6 import isValid
+    except ImportError:  # another binding: assume alive
+        return True
+    return bool(isValid(obj))

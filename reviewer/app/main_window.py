@@ -55,8 +55,8 @@ class ReviewerApp:
         self.docks = {
             "Stack": win.add_dock_widget(self.controls, name="Stack", area="right"),
             "Status": win.add_dock_widget(self.status, name="Status", area="top"),
-            "Coverage": win.add_dock_widget(self.coverage, name="Coverage", area="right", tabify=False),
             "Trajectory": win.add_dock_widget(self.trajectory, name="Trajectory", area="bottom"),
+            "Coverage": win.add_dock_widget(self.coverage, name="Coverage", area="bottom", tabify=True),
             "Chips": win.add_dock_widget(self.chips, name="Chips", area="bottom", tabify=True),
             "Pair": win.add_dock_widget(self.pair, name="Pair", area="bottom", tabify=True),
         }
@@ -68,9 +68,12 @@ class ReviewerApp:
             from qtpy.QtCore import Qt
 
             qwin = win._qt_window  # noqa: SLF001 - napari has no public resize
+            # the side dock areas take the corners, so the bottom docks sit under the canvas only
+            qwin.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+            qwin.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
             qwin.resize(*WINDOW_SIZE)
-            qwin.resizeDocks([self.docks["Trajectory"]], [330], Qt.Vertical)
-            qwin.resizeDocks([self.docks["Stack"]], [460], Qt.Horizontal)
+            qwin.resizeDocks([self.docks["Trajectory"]], [340], Qt.Vertical)
+            qwin.resizeDocks([self.docks["Stack"]], [440], Qt.Horizontal)
         except AttributeError:
             pass
 
@@ -86,7 +89,7 @@ class ReviewerApp:
             self.reporter.error(exc, context="the Scoring panel could not be built")
             return
         self.docks["Scoring"] = self.viewer.window.add_dock_widget(panel, name="Scoring", area="right", tabify=True)
-        self.docks["Coverage"].raise_()
+        self.docks["Stack"].raise_()
 
     # ------------------------------------------------------------------ keys
 

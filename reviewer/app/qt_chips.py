@@ -22,7 +22,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import run_in_thread
+from reviewer.app.jobs import alive, run_in_thread
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.render import Panel, render_panels
@@ -116,7 +116,7 @@ class QtChipStrip(QWidget):
 
     def _on_stack_changed(self, stack) -> None:
         self._dirty = True
-        if self.isVisible():
+        if alive(self.grid) and self.isVisible():
             self.refresh()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
@@ -149,6 +149,8 @@ class QtChipStrip(QWidget):
             return out, comp, stack
 
         def done(result) -> None:
+            if not alive(self.grid):
+                return
             self._worker = None
             chips, c, st = result
             if c != self.state.composite or st is not self.session.stack:

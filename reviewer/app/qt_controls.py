@@ -29,6 +29,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.jobs import alive
 from reviewer.app.session import StackSession
 from reviewer.record.stretch import Stretch, composites
 
@@ -233,6 +234,8 @@ class QtStackControls(QWidget):
         self.open_button.setEnabled(not busy)
 
     def _on_site_opened(self, index) -> None:
+        if not alive(self.sensor_layout):
+            return
         site = index.site
         n = len(index.record_scenes())
         self.site_label.setText(f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
@@ -265,6 +268,8 @@ class QtStackControls(QWidget):
             self._updating = False
 
     def _on_stack_changed(self, stack) -> None:
+        if not alive(self.count_label):
+            return
         total = len(self.session.index.record_scenes()) if self.session.index else 0
         self.count_label.setText(f"{len(stack)} of {total} scenes shown")
 

@@ -20,7 +20,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import run_in_thread
+from reviewer.app.jobs import alive, run_in_thread
 from reviewer.app.session import StackSession
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.render import Panel, nice_scale_km, render_panels, resolve_panel
@@ -122,7 +122,7 @@ class QtPairView(QWidget):
             self.compute(a, b)
 
     def _on_stack_changed(self, stack) -> None:
-        if self.state.pair and self.isVisible():
+        if self.state.pair and alive(self.graphics) and self.isVisible():
             self.compute(*self.state.pair)
 
     def default_pair(self) -> tuple[str, str] | None:
@@ -146,6 +146,8 @@ class QtPairView(QWidget):
             return [resolve_panel(stack, a, comp, method=method), resolve_panel(stack, b, comp, method=method)], comp
 
         def done(result) -> None:
+            if not alive(self.graphics):
+                return
             self._worker = None
             panels, c = result
             if c != self.state.composite:

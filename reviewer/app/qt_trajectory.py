@@ -24,7 +24,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
@@ -166,6 +166,8 @@ class QtTrajectoryPlot(QWidget):
     # ------------------------------------------------------------------ compute (worker) and draw
 
     def recompute(self):
+        if not alive(self.plot):
+            return None
         stack = self.session.stack
         if self.where is None or stack is None or not len(stack):
             self.series = None
@@ -186,7 +188,7 @@ class QtTrajectoryPlot(QWidget):
             return trajectory(stack, name, progress=progress, cancel=cancel.is_set, **kw)
 
         def done(series: Series) -> None:
-            if cancel.is_set():
+            if cancel.is_set() or not alive(self.plot):
                 return
             self._worker = None
             self.progress.setVisible(False)

@@ -1,0 +1,10 @@
+"""Sample data: the demo site (generated once into the user cache directory)."""
+
+from __future__ import annotations
+
+
+def make_demo_site():
+    from reviewer.app.demo import ensure_demo_site
+    from reviewer.app.layers import site_layer_data
+
+    return site_layer_data(ensure_demo_site())

@@ -1,0 +1,87 @@
+"""GUI fixtures: one small demo site per session (cached in pytest's cache dir between runs), its stored
+index, and a reviewer window on napari's make_napari_viewer. Run under Xvfb:
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/pytest tests/gui
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHOTS = Path(os.environ.get("REVIEWER_SHOTS", "/tmp/reviewer-gui-shots"))
+
+DEMO_KW = dict(size=64, start=1999, end=2016, scenes_per_year=2, thermal=False, era5=False, landcover=False,
+               reference=False, extras=False)
+
+
+def _cache_dir(request) -> Path:
+    cache = getattr(request.config, "cache", None)
+    if cache is not None:
+        return Path(cache.mkdir("reviewer-demo-64"))
+    return request.getfixturevalue("tmp_path_factory").mktemp("reviewer-demo-64")
+
+
+@pytest.fixture(scope="session")
+def demo_site(request) -> Path:
+    """A small synthetic site (Landsat TM/ETM+/OLI, Sentinel-2, MODIS, VIIRS), generated once and reused."""
+    from reviewer.record.synthetic import make_demo_site
+
+    out = _cache_dir(request) / "site"
+    if not (out / "truth.json").is_file():
+        make_demo_site(out, seed=0, **DEMO_KW)
+    return out
+
+
+@pytest.fixture(scope="session")
+def demo_db(request, demo_site) -> Path:
+    """A store that holds the demo site's index (scanned once per session)."""
+    from reviewer.record.scan import open_index
+    from reviewer.review.store import Store
+
+    db = _cache_dir(request) / "store.sqlite"
+    with Store(db) as store:
+        open_index(demo_site, store)
+    return db
+
+
+@pytest.fixture
+def shots() -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    return SHOTS
+
+
+@pytest.fixture
+def reviewer_app(make_napari_viewer, demo_db, tmp_path, qtbot):
+    """A reviewer window on a fresh viewer (no site open yet)."""
+    from reviewer.app.demo import RecentSites
+    from reviewer.app.main_window import ReviewerApp
+
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=demo_db, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
+    yield app
+    app.session.close()
+
+
+@pytest.fixture
+def opened(reviewer_app, demo_site, qtbot):
+    """The reviewer window with the demo site open and its first frame drawn."""
+    app = reviewer_app
+    app.open_site(demo_site)
+    qtbot.waitUntil(lambda: app.session.stack is not None and len(app.session.stack) > 0, timeout=60000)
+    wait_frame(app, qtbot)
+    return app
+
+
+def wait_frame(app, qtbot, timeout: int = 20000) -> None:
+    """Wait until the shown date's frame has been read and drawn (async slicing)."""
+    s = app.session
+    qtbot.waitUntil(lambda: s.frame_values() is not None, timeout=timeout)
+    layer = s.image_layer
+
+    def drawn() -> bool:
+        return layer is not None and layer.loaded and int(app.viewer.dims.current_step[0]) == s.state.current
+
+    qtbot.waitUntil(drawn, timeout=timeout)

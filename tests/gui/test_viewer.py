@@ -1,0 +1,329 @@
+"""The stack viewer under Xvfb: open the demo site, step, switch composites, pair view with the same
+stretch (checked on the rendered screenshot), trajectory clicks, sensor filters, chips, coverage, export
+and bad input. Screenshots are written to /tmp/reviewer-gui-shots for a human to look at.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from qtpy.QtCore import QPointF, Qt
+
+from tests.gui.conftest import wait_frame
+
+pytestmark = pytest.mark.gui
+
+
+def canvas_rgb(app) -> np.ndarray:
+    return np.asarray(app.viewer.screenshot(canvas_only=True, flash=False))[..., :3]
+
+
+def test_open_step_and_keys(opened, qtbot, shots):
+    app, s = opened, opened.session
+    assert app.viewer.title.endswith(f"({s.index.site.id})")
+    first = s.stack.labels[0]
+    assert app.viewer.dims.axis_labels[0] == first  # the slider is labelled by date and sensor
+    for k in range(1, 4):
+        s._on_next_date()
+        wait_frame(app, qtbot)
+        assert s.state.current == k
+        assert app.viewer.dims.axis_labels[0] == s.stack.labels[k]
+    s._on_prev_date()
+    assert s.state.current == 2
+    year = s.current_scene.year
+    s._on_next_year()
+    assert s.current_scene.year > year
+    s._on_prev_year()
+    assert s.current_scene.year == year
+    wait_frame(app, qtbot)
+    assert "tier" in app.status.text() and s.current_scene.scene_id in app.status.text()
+    assert "(5, 5)" in s.status_text((5, 5))
+    img = canvas_rgb(app)
+    assert img.std() > 5  # not a blank canvas
+    app.viewer.screenshot(str(shots / "01_stack.png"), canvas_only=False, flash=False)
+    keys = {str(k) for k in app.viewer.keymap}
+    for key in ("Left", "Right", "Shift+Left", "Shift+Right", "P", "S"):
+        assert any(key.lower() == k.lower() or key.lower().replace("+", "-") == k.lower() for k in keys), keys
+    assert not [m for m in app.reporter.messages if m[0] == "error"]
+
+
+def test_composites_switch(opened, qtbot, shots):
+    app, s = opened, opened.session
+    seen = []
+    for comp in ("truecolor", "swir", "ndvi", "ndwi", "mndwi", "nbr"):
+        app.controls._on_composite_changed(comp)
+        assert s.state.composite == comp
+        assert s.state.stretch.composite == comp
+        wait_frame(app, qtbot)
+        img = canvas_rgb(app)
+        assert img.std() > 3, comp
+        seen.append(img.mean(axis=(0, 1)))
+        if comp == "ndvi":
+            app.viewer.screenshot(str(shots / "02_ndvi.png"), canvas_only=False, flash=False)
+    assert np.ptp(np.array(seen), axis=0).max() > 5  # the composites look different
+    # the stretch panel edits the one stretch of the stack; a locked stretch refuses edits
+    app.controls._on_composite_changed("truecolor")
+    wait_frame(app, qtbot)
+    new = s.state.stretch.with_channel(0, high=0.2)
+    assert s.set_stretch(new) and s.state.stretch == new
+    s.toggle_lock()
+    assert app.controls.lock_check.isChecked()
+    assert not s.set_stretch(new.with_channel(0, high=0.25))
+    assert s.state.stretch == new
+    s.toggle_lock()
+    worker = s.stretch_from_percentiles()
+    qtbot.waitUntil(lambda: s.state.stretch.source.startswith("percentiles"), timeout=30000)
+    assert worker is not None
+    assert s.reset_stretch() and s.state.stretch.source == "fixed default"
+
+
+def _panel_screen_colours(pair, k: int, rows: np.ndarray, cols: np.ndarray, grab) -> np.ndarray:
+    """Colours on the grabbed widget at the centres of image pixels (rows, cols) of panel k."""
+    img = pair.images[k]
+    ratio = grab.devicePixelRatio()
+    qimg = grab.toImage()
+    out = np.zeros((len(rows), 3), np.uint8)
+    for n, (r, c) in enumerate(zip(rows, cols, strict=True)):
+        scene_pt = img.mapToScene(QPointF(c + 0.5, r + 0.5))  # item coordinates are image pixels
+        view_pt = pair.graphics.mapFromScene(scene_pt)
+        color = qimg.pixelColor(int(view_pt.x() * ratio), int(view_pt.y() * ratio))
+        out[n] = (color.red(), color.green(), color.blue())
+    return out
+
+
+def test_pair_view_same_stretch(opened, qtbot, shots):
+    app, s = opened, opened.session
+    s.jump_to_index(len(s.stack) - 1)
+    wait_frame(app, qtbot)
+    app.docks["Pair"].raise_()
+    app._on_pair_key()
+    pair = app.pair
+    qtbot.waitUntil(lambda: len(pair.rgbs) == 2, timeout=30000)
+    a, b = s.state.pair
+    assert a == s.stack.dates[0].isoformat() and b == s.current_scene.date.isoformat()
+    qtbot.wait(50)  # let the views paint once
+    grab = pair.graphics.grab()
+    grab.save(str(shots / "03_pair.png"))
+    app.viewer.screenshot(str(shots / "03_pair_window.png"), canvas_only=False, flash=False)
+    # zoom and pan are linked
+    v0, v1 = pair.views
+    assert np.allclose(v0.viewPixelSize(), v1.viewPixelSize(), rtol=0.02)
+    centre = lambda vb: np.mean(vb.viewRange(), axis=1)  # noqa: E731
+    assert np.allclose(centre(v0), centre(v1), atol=1.0)
+    v0.translateBy(x=300.0, y=-150.0)
+    assert np.allclose(centre(v0), centre(v1), atol=1.0)
+    v0.scaleBy((0.5, 0.5))
+    assert np.allclose(v0.viewPixelSize(), v1.viewPixelSize(), rtol=0.02)
+    pair._redraw(reset=True)
+    qtbot.wait(50)
+    grab = pair.graphics.grab()
+    h, w = pair.panels[0].channels.shape[1:]
+    rr, cc = np.meshgrid(np.arange(1, h - 1, 3), np.arange(1, w - 1, 3), indexing="ij")
+    rows, cols = rr.ravel(), cc.ravel()
+    stretch = s.state.stretch
+    screen = [_panel_screen_colours(pair, k, rows, cols, grab) for k in range(2)]
+    for k in range(2):
+        assert screen[k].std() > 3, f"panel {k} is empty"
+        expected = stretch.apply(pair.panels[k].channels, nodata_rgb=(40, 40, 40))[rows, cols]
+        assert np.abs(screen[k].astype(int) - expected.astype(int)).max() <= 2, f"panel {k} not drawn with the stretch"
+    # identical reflectance maps to identical colours in both panels
+    va = np.round(pair.panels[0].channels[:, rows, cols].T, 3)
+    vb = np.round(pair.panels[1].channels[:, rows, cols].T, 3)
+    lookup = {tuple(v): screen[0][n] for n, v in enumerate(va) if np.isfinite(v).all()}
+    matches = [(lookup[tuple(v)], screen[1][n]) for n, v in enumerate(vb) if tuple(v) in lookup]
+    for ca, cb in matches:
+        assert np.abs(ca.astype(int) - cb.astype(int)).max() <= 2
+    # a stretch change redraws both panels the same way
+    s.set_stretch(stretch.with_channel(1, high=0.2))
+    assert np.array_equal(pair.rgbs[0], s.state.stretch.apply(pair.panels[0].channels, nodata_rgb=(40, 40, 40)))
+    out = shots / "03_pair_export.png"
+    pair._on_export_pair(str(out))
+    qtbot.waitUntil(out.exists, timeout=30000)
+    from PIL import Image
+
+    meta = Image.open(out).info
+    assert json.loads(meta["Stretch"]) == s.state.stretch.to_json()
+
+
+def test_trajectory_click_changes_date(opened, qtbot, shots):
+    app, s = opened, opened.session
+    traj = app.trajectory
+    app.docks["Trajectory"].raise_()
+    traj._on_pixel_clicked(32, 32)
+    qtbot.waitUntil(lambda: traj.series is not None, timeout=60000)
+    assert len(traj.series) >= len(s.stack) // 2
+    assert set(traj.scatters)  # one colour per sensor
+    qtbot.wait(50)
+    app.viewer.screenshot(str(shots / "04_trajectory.png"), canvas_only=False, flash=False)
+    points = traj.point_positions()
+    target = max(points, key=lambda p: abs(traj.series.indices[p[2]] - s.state.current))
+    x, y, k = target
+    # a real mouse click on that point
+    vb = traj.plot.getPlotItem().vb
+    scene_pt = vb.mapViewToScene(QPointF(x, y))
+    view_pt = traj.plot.mapFromScene(scene_pt)
+    qtbot.mouseClick(traj.plot.viewport(), Qt.LeftButton, pos=view_pt)
+    qtbot.waitUntil(lambda: s.state.current == traj.series.indices[k], timeout=5000)
+    assert app.viewer.dims.axis_labels[0].startswith(traj.series.dates[k].isoformat())
+    # the handler directly, and the CSV export
+    traj._on_trajectory_point_clicked(0)
+    assert s.state.current == traj.series.indices[0]
+    csv = traj._on_export_csv(str(shots / "trajectory.csv"))
+    assert csv.read_text().count("\n") == len(traj.series) + 2
+    # a polygon gives the mean with spread
+    traj._on_polygon(np.array([[10, 10], [10, 40], [40, 40], [40, 10]]))
+    qtbot.waitUntil(lambda: traj.series is not None and traj.series.where.startswith("region"), timeout=60000)
+    assert max(traj.series.n_pixels) > 100
+
+
+def test_sensor_filter_changes_slider_dates(opened, qtbot):
+    app, s = opened, opened.session
+    total = len(s.stack)
+    app.controls._on_sensors_changed(("TM",))
+    assert s.stack.labels and all(lab.endswith(" TM") for lab in s.stack.labels)
+    assert app.viewer.dims.nsteps[0] == len(s.stack) < total
+    wait_frame(app, qtbot)
+    assert app.viewer.dims.axis_labels[0].endswith(" TM")
+    app.controls._on_sensors_changed(("OLI", "ETM+"))
+    assert {lab.split(" ", 1)[1] for lab in s.stack.labels} == {"OLI", "ETM+"}
+    app.controls._on_years_changed((2005, 2010))
+    assert all(2005 <= d.year <= 2010 for d in s.stack.dates)
+    app.controls._on_months_changed((6, 7, 8))
+    assert all(d.month in (6, 7, 8) for d in s.stack.dates)
+    app.controls._on_max_cloud_changed(0.2)
+    assert all((sc.cloud_fraction or 0) <= 0.2 for sc in s.stack.scenes)
+    app.controls._on_sensors_changed(("MODIS Terra",))  # no true-colour bands
+    assert len(s.stack) == 0 and s.image_layer is None
+    assert any("no scene matches" in m[1] for m in app.reporter.messages)
+    app.controls._on_sensors_changed(())
+    app.controls._on_years_changed(None)
+    app.controls._on_months_changed(())
+    app.controls._on_max_cloud_changed(1.0)
+    assert len(s.stack) == total and s.image_layer is not None
+
+
+def test_chips_and_coverage(opened, qtbot, shots):
+    app, s = opened, opened.session
+    chips = app.chips
+    app.docks["Chips"].raise_()
+    chips.refresh()
+    qtbot.waitUntil(lambda: len(chips.chips) > 10, timeout=60000)
+    years = [c[0] for c in chips.chips]
+    assert years == sorted(set(years))
+    chips._on_chip_clicked(years[5])
+    assert s.current_scene.year == years[5]
+    assert "ffcc00" in chips.labels[years[5]].styleSheet()
+    qtbot.wait(50)
+    app.viewer.screenshot(str(shots / "05_chips.png"), canvas_only=False, flash=False)
+    cov = app.coverage
+    assert cov.coverage is not None and {"TM", "ETM+", "OLI"} <= set(cov.coverage.sensors)
+    assert cov.coverage.slc_off is not None
+    cov._on_year_clicked(2012)
+    assert s.current_scene.year == 2012
+    app.state.period = (2003, 2008)
+    assert cov.regions[0].isVisible()
+    app.docks["Coverage"].raise_()
+    qtbot.wait(50)
+    app.viewer.screenshot(str(shots / "06_coverage.png"), canvas_only=False, flash=False)
+    out = shots / "05_strip_export.png"
+    chips._on_export_strip(str(out))
+    qtbot.waitUntil(out.exists, timeout=60000)
+
+
+def test_overlay_and_export_view(opened, qtbot, shots):
+    app, s = opened, opened.session
+    app.state.overlay = True
+    assert s.overlay_layer is not None
+    # a date with clouds shows overlay codes
+    cloudy = max(range(len(s.stack)), key=lambda i: s.stack.scenes[i].cloud_fraction or 0)
+    s.jump_to_index(cloudy)
+    wait_frame(app, qtbot)
+    qtbot.waitUntil(lambda: s.overlay_layer.loaded, timeout=10000)
+    app.viewer.screenshot(str(shots / "07_overlay.png"), canvas_only=False, flash=False)
+    app.state.overlay = False
+    assert s.overlay_layer is None
+    out = shots / "07_view_export.png"
+    app.controls._on_export_view(str(out))
+    qtbot.waitUntil(out.exists, timeout=30000)
+    from PIL import Image
+
+    assert json.loads(Image.open(out).info["Stretch"]) == s.state.stretch.to_json()
+
+
+def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
+    app, s = reviewer_app, reviewer_app.session
+    # not a site
+    s.open_site(tmp_path)
+    qtbot.waitUntil(lambda: any("not a site" in m[1] for m in app.reporter.messages), timeout=10000)
+    assert s.stack is None and app.controls.open_button.isEnabled()
+    # a site whose scenes all fail
+    bad = tmp_path / "bad-site"
+    (bad / "landsat").mkdir(parents=True)
+    shutil.copy(demo_site / "site.json", bad / "site.json")
+    doc = json.loads((bad / "site.json").read_text())
+    doc.pop("boundary", None)
+    (bad / "site.json").write_text(json.dumps(doc))
+    src = next((demo_site / "landsat").iterdir())
+    for f in src.iterdir():
+        (bad / "landsat" / src.name).mkdir(exist_ok=True)
+        (bad / "landsat" / src.name / f.name).write_bytes(b"II*\x00" + b"\x00" * 64)
+    s.open_site(bad)
+    qtbot.waitUntil(lambda: any("no usable scene" in m[1] for m in app.reporter.messages), timeout=30000)
+    assert s.image_layer is None
+    # a boundary declared in a CRS that puts it off the grid: a clear message, the app stays usable
+    far = tmp_path / "far-boundary"
+    far.mkdir()
+    shutil.copy(demo_site / "site.json", far / "site.json")
+    gj = json.loads((demo_site / "boundary.geojson").read_text())
+    gj["crs"] = {"type": "name", "properties": {"name": "urn:ogc:def:crs:EPSG::3857"}}
+    (far / "boundary.geojson").write_text(json.dumps(gj))
+    s.open_site(far)
+    qtbot.waitUntil(lambda: any("boundary" in m[1] for m in app.reporter.messages), timeout=60000)
+    qtbot.waitUntil(lambda: app.controls.open_button.isEnabled(), timeout=10000)
+    # the good site still opens afterwards
+    s.open_site(demo_site)
+    qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
+    wait_frame(app, qtbot)
+    # a date with every pixel masked: a black frame and a note, no exception
+    stack = s.stack
+    real_read = stack.read
+    stack.read = lambda i, comp, mask=None: np.full_like(real_read(i, comp), np.nan)
+    rgb = s._render(stack, "truecolor", s.state.stretch, 0)
+    assert rgb.max() == 0 and (id(stack), 0) in s.all_masked
+    stack.read = real_read
+
+
+def test_boundary_in_other_crs_is_drawn(opened):
+    s = opened.session
+    assert s.index.site.crs.to_epsg() != 4326  # the demo boundary is EPSG:4326, the grid UTM
+    assert s.boundary_layer is not None
+    ring = s.boundary_layer.data[0]
+    h, w = s.index.site.shape
+    assert ring[:, 0].min() > -2 and ring[:, 0].max() < h + 2 and ring[:, 1].max() < w + 2
+
+
+def test_plugin_reader_and_widgets(make_napari_viewer, demo_site, demo_db, tmp_path, monkeypatch):
+    from reviewer_napari._reader import napari_get_reader
+
+    assert napari_get_reader(str(tmp_path)) is None
+    assert napari_get_reader(str(tmp_path / "nothing.tif")) is None
+    reader = napari_get_reader(str(demo_site))
+    assert reader is not None
+    from reviewer.review import store as store_mod
+
+    monkeypatch.setattr(store_mod, "default_db_path", lambda: demo_db)
+    layers = reader(str(demo_site))
+    kinds = [t for _, _, t in layers]
+    assert kinds[0] == "image" and "shapes" in kinds
+    data, kwargs, _ = layers[0]
+    assert data.ndim == 4 and data.shape[-1] == 3 and kwargs["rgb"]
+    frame = np.asarray(data[0])
+    assert frame.dtype == np.uint8 and frame.std() > 0
+    viewer = make_napari_viewer()
+    from reviewer_napari._widget import make_coverage_widget, make_stack_widget
+
+    w = make_stack_widget(viewer)
+    assert make_coverage_widget(viewer).session is w.session
