@@ -20,6 +20,7 @@ logger = logging.getLogger(__name__)
 VERB_MODULES = (
     "reviewer.record.cli",
     "reviewer.bank.cli",
+    "reviewer.bank.gen_cli",
     "reviewer.scoring.cli",
     "reviewer.review.cli",
     "reviewer.app.cli",

@@ -51,6 +51,8 @@ class SeriesConfig:
     clear_obs_fraction: float = 0.5
     #: bright-cloud removal: harmonized blue reflectance above this is masked (clouds the QA missed)
     bright_blue: float = 0.2
+    #: out-of-range (negative) reflectance on clear pixels whose valid bands are all below this is set to 0
+    dark_clip: float = 0.12
     #: MODIS/VIIRS composites are read for the growing season of every year, and every month of the last N years
     coarse_all_months_years: int = 10
     workers: int = 2
@@ -167,11 +169,22 @@ def _read_product(site_dir: Path, product_id: str, grid: Grid) -> tuple[np.ndarr
 
 
 def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConfig) -> dict[str, Any] | None:
+    from reviewer.record.decode import read_scene
+
     try:
-        raw = read_bands(scene, list(BANDS), grid, harmonized=False, cache=None)
+        data = read_scene(scene, scene.product_spec, list(BANDS), grid)
     except RecordError as exc:
         logger.warning("skipped %s: %s", scene.scene_id, exc)
         return None
+    raw = np.stack([data.bands[b] for b in BANDS])
+    # Surface reflectance below the valid range (negative: dark water, mostly TM/ETM+ NIR/SWIR) is masked by
+    # the decoder; where the quality layer calls the pixel clear and the pixel's other bands are dark, it is
+    # clipped to 0 instead, so open water stays visible to the water methods.
+    if data.masked is not None and data.out_of_range:
+        dark = ~data.masked & (np.nanmax(np.where(np.isfinite(raw), raw, 0.0), axis=0) < cfg.dark_clip)
+        for i in range(raw.shape[0]):
+            hole = np.isnan(raw[i]) & dark
+            raw[i][hole] = 0.0
     raw_b = {b: raw[i] for i, b in enumerate(BANDS)}
     harm_b = {b: harmonize(raw[i].copy(), b, scene.sensor) for i, b in enumerate(BANDS)}
     bright = harm_b["blue"] > cfg.bright_blue

@@ -1,0 +1,830 @@
+"""Generate candidate questions for a site: deterministic rules fill templates with method references.
+
+Following ChronoBench (rule-based programs, five phrasings per template, options shuffled with a seed)
+and EarthRecord (several methods per quantity; numeric reference = median; categorical and date
+conclusions need 75% agreement; results near a stated threshold are dropped; periods with too few
+clear observations become insufficient-evidence questions). Never reads truth.json.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from reviewer.bank import methods as M
+from reviewer.bank.io import write_bank
+from reviewer.bank.model import INSUFFICIENT, TASKS, multi_sensor_of
+from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series
+from reviewer.errors import BankError
+from reviewer.record.scan import open_index
+
+logger = logging.getLogger(__name__)
+
+TEMPLATES_PATH = Path(__file__).with_name("templates.json")
+GENERATOR = "reviewer.bank.generate/1"
+REGION_NAMES = {"north-west": "north-west quadrant", "north-east": "north-east quadrant",
+                "south-west": "south-west quadrant", "south-east": "south-east quadrant",
+                "centre": "central square (40-60% of the site's width and height)", "site": "whole site"}
+
+
+@cache
+def templates() -> dict[str, dict[str, Any]]:
+    return json.loads(TEMPLATES_PATH.read_text(encoding="utf-8"))["templates"]
+
+
+@dataclass
+class Candidate:
+    """One filled template before finishing: method results per field, or why it was dropped."""
+
+    template: str
+    params: dict[str, Any]
+    period: tuple[int, int]
+    methods: dict[str, dict[str, Any]] = field(default_factory=dict)  # field -> method -> value
+    sensors: list[str] = field(default_factory=list)
+    insufficient: dict[str, Any] | None = None
+    drop: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    reference_override: dict[str, Any] | None = None
+
+
+@dataclass
+class GenerationReport:
+    site: str
+    out_dir: str
+    questions: int = 0
+    by_task: dict[str, int] = field(default_factory=dict)
+    insufficient: int = 0
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    seconds: float = 0.0
+    series_seconds: float = 0.0
+    scenes_read: int = 0
+
+    def summary(self) -> str:
+        tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
+        return (f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
+                f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
+                f"total {self.seconds:.1f} s")
+
+
+# ----------------------------------------------------------------------------- helpers on the series
+
+
+def _t(name: str) -> dict[str, Any]:
+    return templates()[name]
+
+
+def _thr(name: str) -> dict[str, Any]:
+    return _t(name)["thresholds"]
+
+
+def _nanmedian(a: np.ndarray, axis: int = 0) -> np.ndarray:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(a, axis=axis)
+
+
+def _region_series(s: Series, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
+    out = []
+    for y in years:
+        v = s.comp(comp, y)[region & s.inside]
+        out.append(float(stat(v)) if np.isfinite(v).mean() > 0.3 else float("nan"))
+    return out
+
+
+def _water_area(s: Series, year: int, method: str) -> float:
+    idx, var, rule = method.split(":")
+    img = s.comp(f"{idx}_{var}", year)
+    thr = M.otsu_threshold(img[s.inside]) if rule == "otsu" else 0.0
+    return M.area_above(img, thr, s.pixel_area_km2, inside=s.inside, min_valid=0.8)
+
+
+WATER_METHODS = ("ndwi:h:0", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
+
+
+def _obs_ok(s: Series, years: list[int], key: str, min_obs: int) -> tuple[bool, dict[str, int]]:
+    counts = {str(y): s.clear_obs[key].get(y, 0) for y in years}
+    return all(v >= min_obs for v in counts.values()), counts
+
+
+def _coverage_ok(s: Series, lo: int, hi: int, key: str, min_cov: float) -> tuple[bool, dict[str, int]]:
+    ys = s.years_between(lo, hi)
+    counts = {str(y): s.clear_obs[key].get(y, 0) for y in ys}
+    cov = sum(1 for v in counts.values() if v > 0) / max(1, len(ys))
+    return cov >= min_cov, counts
+
+
+# ----------------------------------------------------------------------------- compute rules (one per template)
+
+
+def water_area_pair(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    pairs = [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[len(ys) // 2]), (ys[len(ys) // 2], ys[-1])]
+    # every year with too few clear observations gives an insufficient-evidence twin
+    thin = [y for y in ys if s.clear_obs["water"].get(y, 0) < th["min_obs_year"]]
+    for y in thin[:2]:
+        pairs.append((y, min(ys[-1], y + 10)) if y + 10 <= ys[-1] else (max(ys[0], y - 10), y))
+    out = []
+    for y1, y2 in dict.fromkeys(pairs):
+        c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y1) + s.sensors(y2, y2))
+        ok, counts = _obs_ok(s, [y1, y2], "water", th["min_obs_year"])
+        if not ok:
+            c.insufficient = {"clear_observations_per_year": counts, "needed_per_year": th["min_obs_year"],
+                              "months": list(s.config.water_months)}
+            out.append(c)
+            continue
+        a = {m: _water_area(s, y1, m) for m in WATER_METHODS}
+        b = {m: _water_area(s, y2, m) for m in WATER_METHODS}
+        direction = {}
+        rels = []
+        for m in WATER_METHODS:
+            if math.isfinite(a[m]) and math.isfinite(b[m]) and a[m] > 0:
+                rel = M.relative_change(a[m], b[m]) * 100
+                rels.append(rel)
+                direction[m] = M.three_way(rel, th["same_within_pct"], ("up", "down", "about the same"))
+        c.methods = {"area_start": a, "area_end": b, "direction": direction}
+        if rels:
+            med = float(np.median(rels))
+            if M.near(abs(med), th["same_within_pct"], th["near_margin_pct"]):
+                c.drop = f"relative change {med:.1f}% is within {th['near_margin_pct']} points of the +-{th['same_within_pct']}% threshold"
+        out.append(c)
+    return out
+
+
+def _trend_methods(years: list[int], series: dict[str, list[float]]) -> tuple[dict, dict, dict]:
+    slopes, dirs, ps = {}, {}, {}
+    for sname, values in series.items():
+        for fn in (M.ols_trend, M.theil_sen_trend):
+            tr = fn(years, values)
+            key = f"{sname}:{tr.method}"
+            if math.isfinite(tr.slope):
+                slopes[key] = tr.slope
+                dirs[key] = tr.direction()
+                ps[key] = tr.p
+    return slopes, dirs, ps
+
+
+def _trend_periods(s: Series) -> list[tuple[int, int]]:
+    ys = s.years
+    mid = ys[len(ys) // 2]
+    return list(dict.fromkeys([(ys[0], ys[-1]), (ys[0] + 5, mid + 5), (mid, ys[-1])]))
+
+
+def _finish_trend(c: Candidate, th: dict, slopes: dict, dirs: dict, ps: dict) -> None:
+    c.methods = {"direction": dirs, "slope": slopes}
+    c.extra["p_values"] = ps
+    if ps:
+        p_med = float(np.median(list(ps.values())))
+        if th["near_p_low"] <= p_med <= th["near_p_high"]:
+            c.drop = f"median p-value {p_med:.3f} is near the {th['alpha']} threshold"
+
+
+def water_trend(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    out = []
+    for y1, y2 in _trend_periods(s):
+        c = Candidate(name, {"y1": y1, "y2": y2, "alpha": th["alpha"]}, (y1, y2), sensors=s.sensors(y1, y2))
+        ok, counts = _coverage_ok(s, y1, y2, "water", th["min_year_coverage"])
+        if not ok:
+            c.insufficient = {"clear_observations_per_year": counts, "needed_year_coverage": th["min_year_coverage"]}
+            out.append(c)
+            continue
+        ys = s.years_between(y1, y2)
+        series = {m: [_water_area(s, y, m) for y in ys] for m in WATER_METHODS}
+        _finish_trend(c, th, *_trend_methods(ys, series))
+        out.append(c)
+    return out
+
+
+def greenness_trend(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    out = []
+    for region in ("north-west", "centre", "south-east"):
+        for y1, y2 in _trend_periods(s)[:2]:
+            c = Candidate(name, {"y1": y1, "y2": y2, "alpha": th["alpha"], "region": REGION_NAMES[region]},
+                          (y1, y2), sensors=s.sensors(y1, y2), extra={"region": region})
+            ok, counts = _coverage_ok(s, y1, y2, "growing", th["min_year_coverage"])
+            if not ok:
+                c.insufficient = {"clear_observations_per_year": counts,
+                                  "needed_year_coverage": th["min_year_coverage"]}
+                out.append(c)
+                continue
+            ys = s.years_between(y1, y2)
+            mask = s.regions[region]
+            series = {
+                "landsat_harmonized_median": _region_series(s, "ndvi_h", mask, ys),
+                "landsat_harmonized_mean": _region_series(s, "ndvi_h", mask, ys, np.nanmean),
+                "landsat_unharmonized_median": _region_series(s, "ndvi_r", mask, ys),
+            }
+            _finish_trend(c, th, *_trend_methods(ys, series))
+            out.append(c)
+    return out
+
+
+# ---- burns
+
+
+def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Per pixel: the year of the largest NBR drop between consecutive clear observations that exceeds
+    `dnbr` and lands on a charred surface (NBR below `post_nbr`), dated at the midpoint of the two dates,
+    and the NBR after the drop. Year 0 where there is no such drop."""
+    cube = s.nbr_cube
+    dates = s.nbr_dates
+    shape = cube.shape[1:]
+    last = np.full(shape, np.nan, np.float32)
+    last_t = np.full(shape, -1, np.int32)
+    best = np.zeros(shape, np.float32)
+    best_year = np.zeros(shape, np.int32)
+    ords = np.array([d.toordinal() for d in dates])
+    for t in range(cube.shape[0]):
+        if growing_only and dates[t].month not in s.config.growing_months:
+            continue
+        v = cube[t].astype(np.float32)
+        ok = np.isfinite(v)
+        drop = last - v
+        hit = ok & np.isfinite(last) & (drop > dnbr) & (v < post_nbr) & (drop > best)
+        if hit.any():
+            mid = (ords[np.clip(last_t, 0, None)] + ords[t]) // 2
+            years = np.vectorize(lambda o: dt.date.fromordinal(int(o)).year)(mid[hit])
+            best[hit] = drop[hit]
+            best_year[hit] = years
+        last = np.where(ok, v, last)
+        last_t = np.where(ok, t, last_t)
+    return best_year, best
+
+
+BURN_METHODS = ((0.27, -0.2, False), (0.44, -0.2, False), (0.66, -0.2, False), (0.44, -0.1, False),
+                (0.44, -0.3, False), (0.44, -0.2, True))
+
+
+def _burns(s: Series) -> dict[str, np.ndarray]:
+    if "burns" not in s.__dict__.setdefault("_memo", {}):
+        s.__dict__["_memo"]["burns"] = {
+            f"dnbr>{d}&post<{p}{'&growing' if g else ''}": burn_events(s, d, p, g)[0] for d, p, g in BURN_METHODS
+        }
+    return s.__dict__["_memo"]["burns"]
+
+
+def burn_year(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    if s.nbr_cube is None:
+        return []
+    maps = _burns(s)
+    ys = s.years
+    mid = ys[len(ys) // 2]
+    out = []
+    for y1, y2 in dict.fromkeys([(ys[0], ys[-1]), (mid, ys[-1])]):
+        c = Candidate(name, {"y1": y1, "y2": y2, "dnbr": th["dnbr"]}, (y1, y2), sensors=s.sensors(y1, y2))
+        years, areas, leads = {}, {}, []
+        for m, ymap in maps.items():
+            per = {y: float(((ymap == y) & s.inside).sum()) * s.pixel_area_km2 for y in s.years_between(y1, y2)}
+            if not per or max(per.values()) < th["min_area_km2"]:
+                continue
+            ranked = sorted(per.items(), key=lambda kv: -kv[1])
+            years[m] = ranked[0][0]
+            areas[m] = ranked[0][1]
+            leads.append(ranked[0][1] / max(ranked[1][1], 1e-9) if len(ranked) > 1 else math.inf)
+        c.methods = {"year": years, "area": areas}
+        if not years:
+            c.drop = "no burned area above the minimum in the period"
+        elif leads and float(np.median(leads)) < th["min_lead"]:
+            c.drop = f"largest burned year leads the next by only {float(np.median(leads)):.2f}x"
+        out.append(c)
+    return out
+
+
+def burn_recovery(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    if s.nbr_cube is None:
+        return []
+    ymap = burn_events(s, th["dnbr"], th["post_nbr"])[0]
+    ys = s.years
+    mid = ys[len(ys) // 2]
+    out = []
+    for y1, y2 in dict.fromkeys([(ys[0], ys[-1]), (mid, ys[-1])]):
+        per = {y: int(((ymap == y) & s.inside).sum()) for y in s.years_between(y1, y2)}
+        if not per or max(per.values()) * s.pixel_area_km2 < 0.05:
+            continue
+        event = max(per, key=per.get)
+        mask = (ymap == event) & s.inside
+        c = Candidate(name, {"y1": y1, "y2": y2, "recovered_fraction": th["recovered_fraction"]}, (y1, y2),
+                      sensors=s.sensors(y1, y2), extra={"burned_pixels": int(mask.sum()), "event_year": event})
+        frac = th["recovered_fraction"] / 100.0
+        years_m, fall_m = {}, {}
+        for comp in ("ndvi_h", "ndvi_r", "nbr_h"):
+            vals = _region_series(s, comp, mask, s.years)
+            for base in ("mean", "median"):
+                r = M.recovery_years(s.years, vals, event, baseline_years=th["baseline_years"], fraction=frac,
+                                     baseline=base)
+                key = f"{comp}:{base}"
+                if r is not None:
+                    years_m[key] = r
+                    fall_m[key] = event
+        c.methods = {"years": years_m, "fall_year": fall_m}
+        if not years_m:
+            c.drop = "the burned area had not recovered by the end of the record"
+        out.append(c)
+    return out
+
+
+# ---- land cover: water, built-up, trees
+
+
+def _built(s: Series, year: int, t_ndvi: float, t_ndbi: float) -> np.ndarray:
+    ys = [y for y in (year - 1, year, year + 1) if y in s.years]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        vmax = np.nanmax(np.stack([s.comp("ndvimax_h", y) for y in ys]), 0)
+    return (vmax < t_ndvi) & (s.comp("ndbi_h", year) > t_ndbi) & (s.comp("mndwi_h", year) < 0) & s.inside
+
+
+def water_periods(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    mid = ys[len(ys) // 2]
+    out = []
+    for (a1, a2), (b1, b2) in [((ys[0] + 1, ys[0] + 10), (ys[-1] - 9, ys[-1])), ((ys[0] + 1, ys[0] + 5), (mid - 2, mid + 2)),
+                               ((ys[-1] - 9, ys[-1] - 5), (ys[-1] - 4, ys[-1]))]:
+        c = Candidate(name, {"a1": a1, "a2": a2, "b1": b1, "b2": b2, "same_within_pct": th["same_within_pct"]},
+                      (a1, b2), sensors=s.sensors(a1, b2))
+        change, dirs, rels = {}, {}, []
+        for m in WATER_METHODS:
+            a = np.nanmean([_water_area(s, y, m) for y in range(a1, a2 + 1)])
+            b = np.nanmean([_water_area(s, y, m) for y in range(b1, b2 + 1)])
+            if math.isfinite(a) and math.isfinite(b) and a > 0:
+                rel = M.relative_change(a, b) * 100
+                rels.append(rel)
+                change[m] = float(b - a)
+                dirs[m] = M.three_way(rel, th["same_within_pct"], ("more", "less", "about the same"))
+        c.methods = {"direction": dirs, "change": change}
+        if rels and M.near(abs(float(np.median(rels))), th["same_within_pct"], th["near_margin_pct"]):
+            c.drop = f"relative change {float(np.median(rels)):.1f}% is near the +-{th['same_within_pct']}% threshold"
+        out.append(c)
+    return out
+
+
+def builtup_quadrant(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    out = []
+    for y1, y2 in dict.fromkeys([(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[-1] - 10)]):
+        c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
+        quads, growth, leads = {}, {}, []
+        for tn in (0.35, 0.4, 0.45):
+            for tb in (0.0, 0.05):
+                b1, b2 = _built(s, y1, tn, tb), _built(s, y2, tn, tb)
+                g = {q: float((b2 & s.regions[q]).sum() - (b1 & s.regions[q]).sum()) * s.pixel_area_km2
+                     for q in QUADRANTS}
+                ranked = sorted(g.items(), key=lambda kv: -kv[1])
+                key = f"ndvimax<{tn}&ndbi>{tb}"
+                quads[key] = ranked[0][0]
+                growth[key] = ranked[0][1]
+                leads.append(ranked[0][1] / max(ranked[1][1], 1e-9) if ranked[1][1] > 0 else math.inf)
+        c.methods = {"quadrant": quads, "growth": growth}
+        if float(np.median(list(growth.values()))) < th["min_growth_km2"]:
+            c.drop = "built-up growth below the minimum"
+        elif float(np.median(leads)) < th["min_lead_ratio"]:
+            c.drop = f"leading quadrant leads by only {float(np.median(leads)):.2f}x"
+        out.append(c)
+    return out
+
+
+def _tree_share(s: Series, years: list[int], t: float) -> float:
+    med = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in years]), 0)
+    valid = np.isfinite(med) & s.inside
+    return float(100.0 * ((med > t) & valid).sum() / max(1, valid.sum()))
+
+
+def tree_cover_change(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    out = []
+    for k, (y1, y2) in enumerate([(max(ys[0], 2001), ys[-1]), (ys[0] + 2, ys[len(ys) // 2])]):
+        c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
+        change = {}
+        for t in (0.7, 0.75, 0.8):
+            a = _tree_share(s, [y for y in (y1, y1 + 1, y1 + 2) if y in ys], t)
+            b = _tree_share(s, [y for y in (y2 - 2, y2 - 1, y2) if y in ys], t)
+            change[f"ndvi>{t}"] = b - a
+        mag = abs(float(np.median(list(change.values()))))
+        rng = np.random.default_rng([c.period[0], c.period[1], k, 17])
+        far = [x for x in th["choices_pct"] if abs(mag - x) >= th["near_ratio"] * x]
+        above = [x for x in far if x < mag]
+        below = [x for x in far if x > mag]
+        pick = (above[-1] if above and (not below or rng.random() < 0.5) else (below[0] if below else None))
+        if pick is None:
+            c.drop = "no stated threshold is far enough from the result"
+            pick = th["choices_pct"][0]
+        c.params["share"] = pick
+        c.methods = {"change": change, "changed": {m: ("yes" if abs(v) > pick else "no") for m, v in change.items()}}
+        out.append(c)
+    return out
+
+
+def _loss_maps(s: Series, lo: int, hi: int, cover_t: float, drop_t: float, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pixels of `cover` (baseline NDVI above cover_t in the three years before lo) whose NDVI later falls by
+    drop_t, with the year of the first such fall."""
+    base_years = [y for y in (lo - 2, lo - 1, lo) if y in s.years] or [lo]
+    base = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in base_years]), 0)
+    cover = (base > cover_t) & region & s.inside
+    loss_year = np.zeros(s.shape, np.int32)
+    for y in s.years_between(lo + 1, hi):
+        fell = cover & (loss_year == 0) & (s.comp("ndvi_h", y) < base - drop_t)
+        loss_year[fell] = y
+    return cover, loss_year
+
+
+def loss_cause(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    out = []
+    for cover_name, cover_t, region, y1 in (("tree cover", 0.75, "site", max(ys[0] + 2, 2001)),
+                                            ("vegetation", 0.5, "south-west", ys[0] + 2)):
+        y2 = ys[-1]
+        c = Candidate(name, {"y1": y1, "y2": y2, "cover": cover_name, "region": REGION_NAMES[region]}, (y1, y2),
+                      sensors=s.sensors(y1, y2), extra={"region": region})
+        causes = {}
+        for drop_t in (0.25, th["loss_drop"], 0.35):
+            _, loss_year = _loss_maps(s, y1, y2, cover_t, drop_t, s.regions[region])
+            lost = loss_year > 0
+            if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
+                continue
+            char_min = np.full(s.shape, np.inf, np.float32)
+            for y in np.unique(loss_year[lost]):
+                for yy in (y, y + 1):
+                    if yy in s.years:
+                        sel = lost & (loss_year == y)
+                        char_min[sel] = np.fmin(char_min[sel], s.comp("nbrmin_h", yy)[sel])
+            for char in (-0.1, th["char_nbr"], -0.3):
+                fire = lost & (char_min < char)
+                share_fire = fire.sum() / lost.sum()
+                key = f"drop>{drop_t}&char<{char}"
+                if share_fire >= th["min_main_share"]:
+                    causes[key] = "fire"
+                elif 1 - share_fire >= th["min_main_share"]:
+                    causes[key] = "clearing"
+                else:
+                    causes[key] = "something else"
+        c.methods = {"cause": causes}
+        if not causes:
+            c.drop = f"no {cover_name} loss above {th['min_loss_km2']} km2 in the period"
+        out.append(c)
+    return out
+
+
+def cover_after_loss(s: Series, name: str) -> list[Candidate]:
+    """A visual-reference candidate: the AI draft and human review set the reference; methods give a draft."""
+    th = _thr(name)
+    ys = s.years
+    y1, y2 = max(ys[0] + 2, 2001), ys[-1]
+    _, loss_year = _loss_maps(s, y1, y2, 0.75, th["loss_drop"], s.regions["site"])
+    lost = loss_year > 0
+    if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
+        return []
+    quads = {q: int((lost & s.regions[q]).sum()) for q in QUADRANTS}
+    region = max(quads, key=quads.get)
+    ndvi = float(np.nanmedian(s.comp("ndvi_h", y2)[lost]))
+    mndwi = float(np.nanmedian(s.comp("mndwi_h", y2)[lost]))
+    draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
+    c = Candidate(name, {"y1": y1, "y2": y2, "region": REGION_NAMES[region]}, (y1, y2), sensors=s.sensors(y1, y2),
+                  extra={"reference_pending": "visual: set by human review of an AI-drafted interpretation",
+                         "draft_ndvi": round(ndvi, 3)})
+    c.methods = {"cover": {"ndvi_mndwi_rule": draft}}
+    return [c]
+
+
+def forest_loss_product(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    y1, y2 = max(ys[0] + 2, 2001), ys[-1]
+    c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
+    est = {}
+    for drop_t in (0.25, 0.3, 0.35):
+        _, loss_year = _loss_maps(s, y1, y2, th["tree_ndvi"], drop_t, s.regions["site"])
+        est[f"ndvi_drop>{drop_t}"] = float((loss_year > 0).sum()) * s.pixel_area_km2
+    c.methods = {"area": est}
+    if s.hansen_lossyear is not None:
+        ly = s.hansen_lossyear.astype(np.int32)
+        area = float(((ly >= y1 - 2000) & (ly <= y2 - 2000) & (ly > 0)).sum()) * s.pixel_area_km2
+        c.reference_override = {"area": round(area, 4)}
+        c.extra["product"] = {"name": "Hansen GFC lossyear", "file": s.hansen_path, "area_km2": round(area, 4)}
+    else:
+        c.extra["reference_pending"] = "withheld product value (Hansen GFC lossyear) not given; method estimate as draft"
+    return [c]
+
+
+def ndvi_share(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    y1, y2 = max(ys[0], 2001), ys[-1]
+    yrs = s.years_between(y1, y2)
+    cubes = {"landsat_harmonized": np.stack([s.comp("ndvi_h", y) for y in yrs])}
+    for label, d in s.coarse.items():
+        sel = [i for i, y in enumerate(d["years"]) if y1 <= y <= y2]
+        if len(sel) >= th["min_obs"]:
+            cubes[label.lower().replace(" ", "_")] = (np.array(d["years"])[sel], d["gs"][sel])
+    flat = s.inside.ravel()
+    results: dict[str, dict[str, float]] = {"increase": {}, "decrease": {}}
+    for cname, cube in cubes.items():
+        years_c, data = (yrs, cube) if isinstance(cube, np.ndarray) else cube
+        if len(years_c) < th["min_obs"]:
+            continue
+        r = M.pixel_trends(years_c, data.reshape(len(years_c), -1)[:, flat], min_obs=th["min_obs"])
+        for sense, sign in (("increase", 1), ("decrease", -1)):
+            results[sense][f"{cname}:ols"] = M.share_significant(r["ols_slope"], r["ols_p"], sign, th["alpha"])
+            results[sense][f"{cname}:mk_sen"] = M.share_significant(r["sen_slope"], r["mk_p"], sign, th["alpha"])
+    out = []
+    for sense in ("increase", "decrease"):
+        c = Candidate(name, {"y1": y1, "y2": y2, "sense": sense, "alpha": th["alpha"]}, (y1, y2),
+                      sensors=s.sensors(y1, y2) + [k for k in s.coarse], extra={"sense": sense})
+        c.methods = {"share": {k: v for k, v in results[sense].items() if math.isfinite(v)}}
+        out.append(c)
+    return out
+
+
+def lowest_greenness(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    # persistently vegetated land: growing-season NDVI above veg_ndvi in at least 90% of the years
+    cube = s.composites["ndvi_h"]
+    veg = ((cube > th["veg_ndvi"]).sum(0) >= 0.9 * np.isfinite(cube).sum(0)) & (np.isfinite(cube).sum(0) > 0) & s.inside
+    base_years = [y for y in range(1991, 2021)]
+    annual = {y: np.mean([s.precip[(y, m)] for m in range(1, 13) if (y, m) in s.precip]) for y in
+              {y for y, _ in s.precip}}
+    growing = {y: np.mean([s.precip[(y, m)] for m in range(4, 10) if (y, m) in s.precip]) for y in annual}
+    have_base = [y for y in base_years if y in annual]
+    out = []
+    for y1, y2 in dict.fromkeys([(max(ys[0], 2001), ys[-1]), (ys[0], ys[-1])]):
+        c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2),
+                      extra={"vegetated_pixels": int(veg.sum())})
+        yrs = s.years_between(y1, y2)
+        low = {}
+        for comp, stat in (("ndvi_h", np.nanmedian), ("ndvi_h", np.nanmean), ("ndvi_r", np.nanmedian)):
+            vals = _region_series(s, comp, veg, yrs, stat)
+            low[f"landsat_{comp}_{stat.__name__}"] = M.smallest_year(yrs, vals)
+        for label, d in s.coarse.items():
+            sel = [i for i, y in enumerate(d["years"]) if y1 <= y <= y2]
+            if len(sel) >= 0.8 * len(yrs):
+                vals = [float(np.nanmedian(d["gs"][i][veg])) for i in sel]
+                low[label.lower().replace(" ", "_")] = M.smallest_year([d["years"][i] for i in sel], vals)
+        c.methods = {"year": low}
+        vote, _ = M.combine_votes(low)
+        if len(have_base) < th["min_baseline_years"]:
+            c.drop = f"ERA5-Land covers only {len(have_base)} of the 1991-2020 baseline years"
+        elif vote is not None and vote in annual:
+            drier, ratios = {}, []
+            for mname, table, agg in (("annual_vs_mean", annual, np.mean), ("growing_vs_mean", growing, np.mean),
+                                      ("annual_vs_median", annual, np.median)):
+                basev = float(agg([table[y] for y in have_base]))
+                ratio = table[vote] / basev
+                ratios.append(ratio)
+                drier[mname] = "drier" if ratio < 1 else "not drier"
+            c.methods["drier"] = drier
+            c.extra["precip_ratio"] = [round(r, 3) for r in ratios]
+            if any(abs(r - 1) < th["near_ratio"] for r in ratios):
+                c.drop = "precipitation of the year is within 3% of the 1991-2020 mean"
+        out.append(c)
+    return out
+
+
+def crop_peak(s: Series, name: str) -> list[Candidate]:
+    th = _thr(name)
+    ys = s.years
+    y1, y2 = ys[-1] - 9, ys[-1]
+    c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
+    if s.crop_mask is None:
+        return []
+    months = {}
+    for source, obs in s.crop_ndvi.items():
+        sel = [(d, v) for d, v in obs if y1 <= d.year <= y2]
+        if len(sel) < th["min_obs"]:
+            continue
+        m = [d.month for d, _ in sel]
+        v = [x for _, x in sel]
+        doy = [d.timetuple().tm_yday for d, _ in sel]
+        key = source.lower().replace(" ", "_")
+        months[f"{key}:monthly_median"] = M.peak_month_climatology(m, v, "median")
+        months[f"{key}:monthly_mean"] = M.peak_month_climatology(m, v, "mean")
+        if source != "Landsat":
+            months[f"{key}:harmonic"] = M.peak_month_harmonic(doy, v, harmonics=3)
+    c.methods = {"month": months}
+    c.sensors = sorted(set(c.sensors) | {k for k in s.crop_ndvi if k != "Landsat"})
+    c.extra["crop_mask"] = "ESA WorldCover 2021 class 40 (cropland), eroded by 4 pixels"
+    return [c]
+
+
+COMPUTE: dict[str, Callable[[Series, str], list[Candidate]]] = {
+    "water_area_pair": water_area_pair, "water_trend": water_trend, "greenness_trend": greenness_trend,
+    "burn_year": burn_year, "water_periods": water_periods, "builtup_quadrant": builtup_quadrant,
+    "ndvi_share": ndvi_share, "loss_cause": loss_cause, "cover_after_loss": cover_after_loss,
+    "lowest_greenness": lowest_greenness, "tree_cover_change": tree_cover_change, "crop_peak": crop_peak,
+    "burn_recovery": burn_recovery, "forest_loss_product": forest_loss_product,
+}
+
+
+# ----------------------------------------------------------------------------- finishing
+
+
+def _round(v: Any) -> Any:
+    if isinstance(v, float):
+        return float(f"{v:.4g}") if v != 0 else 0.0
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+def _fill(text: str, params: dict[str, Any]) -> str:
+    class D(dict):
+        def __missing__(self, key):
+            return "{" + key + "}"
+
+    return text.format_map(D(params))
+
+
+def _options_text(options: list[str]) -> str:
+    return ", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1 else options[0]
+
+
+def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str, Any]) -> tuple[dict | None, str | None]:
+    """The question of a candidate, or (None, reason) when it must be dropped."""
+    tpl = _t(c.template)
+    rng = np.random.default_rng([seed, number, sum(map(ord, c.template))])
+    fields = json.loads(json.dumps(tpl["fields"]))
+    concl = tpl["conclusion"]
+    cfield = next(f for f in fields if f["name"] == concl)
+    # option order is shuffled with the seed; {options} names the conclusion's options, or else the first
+    # category field's
+    for f in sorted(fields, key=lambda f: f["name"] != concl):
+        if f["type"] == "category":
+            opts = list(f["options"])
+            rng.shuffle(opts)
+            f["options"] = opts
+            c.params.setdefault("options", _options_text(opts))
+            c.params[f"{f['name']}_options"] = _options_text(opts)
+    phr = int(rng.integers(len(tpl["phrasings"])))
+    text = _fill(tpl["phrasings"][phr], {**tpl["thresholds"], **c.params})
+    y1, y2 = c.period
+    sensors = sorted(set(c.sensors), key=c.sensors.index)
+    q: dict[str, Any] = {
+        "id": f"{site_id}-{number}", "site": site_id, "class": tpl["class"], "task": tpl["task"],
+        "period": {"start": f"{y1}-01-01", "end": f"{y2}-12-31"}, "text": text, "fields": fields,
+        "conclusion": concl, "no_change": tpl["no_change"], "reference_source": tpl["reference_source"],
+        "sensors": sensors, "multi_sensor": multi_sensor_of(sensors),
+    }
+    prov: dict[str, Any] = {"generator": GENERATOR, "template": c.template, "phrasing": phr, "seed": seed,
+                            "methods": {k: {m: _round(v) for m, v in d.items()} for k, d in c.methods.items()},
+                            "thresholds": tpl["thresholds"], "config": gen_cfg, **{k: _jsonable(v) for k, v in c.extra.items()}}
+    if c.insufficient is not None:
+        q.update({"class": "insufficient", "task": None, "reference": {concl: INSUFFICIENT},
+                  "reference_source": "observations", "no_change": None})
+        prov["observations"] = c.insufficient
+        q["provenance"] = prov
+        return q, None
+    if c.drop:
+        return None, c.drop
+    reference, ranges = {}, {}
+    for f in fields:
+        name = f["name"]
+        vals = c.methods.get(name, {})
+        if c.reference_override and name in c.reference_override:
+            reference[name] = c.reference_override[name]
+            if f["type"] == "number":
+                r = reference[name]
+                comb = M.combine_numeric({"product": r, **{k: v for k, v in vals.items() if False}},
+                                         abs_floor=tpl["thresholds"].get("abs_floor_km2", 0.0))
+                ranges[name] = [_round(comb[1][0]), _round(comb[1][1])]
+            continue
+        if not vals:
+            if name == concl:
+                return None, f"no method gave a value for the conclusion field {name}"
+            continue
+        if f["type"] == "number":
+            floor = tpl["thresholds"].get("abs_floor", tpl["thresholds"].get("abs_floor_pct", tpl["thresholds"].get("abs_floor_km2", 0.0)))
+            if name == "years":
+                floor = max(floor, 0.5)
+            comb = M.combine_numeric(vals, abs_floor=floor)
+            if comb is None:
+                continue
+            ref, (lo, hi) = comb
+            ref = _round(ref)
+            lo, hi = min(_round(lo), ref), max(_round(hi), ref)
+            if ref != 0 and (lo > ref - 0.05 * abs(ref) or hi < ref + 0.05 * abs(ref)):
+                lo, hi = ref - 0.0501 * abs(ref), ref + 0.0501 * abs(ref)
+                lo, hi = _round(lo), _round(hi)
+            if ref == 0 and hi <= lo:
+                lo, hi = -max(floor, 1e-3), max(floor, 1e-3)
+            reference[name] = ref
+            ranges[name] = [lo, hi]
+        else:
+            need = gen_cfg["min_agreement"] if tpl["reference_source"] == "method" else 0.0
+            value, share = M.combine_votes(vals, min_share=need)
+            if value is None:
+                if name == concl or tpl["reference_source"] == "method":
+                    return None, f"methods disagree on {name}: {share:.0%} agree, {need:.0%} needed ({dict(vals)})"
+                continue
+            reference[name] = int(value) if f["type"] in ("year", "month") else value
+            prov.setdefault("agreement", {})[name] = round(share, 3)
+    q["reference"] = reference
+    if ranges:
+        q["reference_range"] = ranges
+    accept = {}
+    if cfield["type"] == "category" and concl in reference:
+        accept[concl] = []
+    if accept and any(accept.values()):
+        q["accept"] = accept
+    q["provenance"] = prov
+    return q, None
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {str(k): _jsonable(x) for k, x in v.items()}
+    if isinstance(v, list | tuple):
+        return [_jsonable(x) for x in v]
+    if isinstance(v, np.generic):
+        return v.item()
+    return _round(v)
+
+
+def site_record(index) -> dict[str, Any]:
+    doc = dict(index.site.doc)
+    keep = ("id", "name", "kind", "theme", "role", "bbox", "crs", "boundary", "resolution", "shape")
+    return {k: doc[k] for k in keep if k in doc}
+
+
+def generate(
+    site_dir: str | Path,
+    out_dir: str | Path,
+    tasks: list[str] | None = None,
+    seed: int = 0,
+    store=None,
+    progress: Callable[[float, str], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    *,
+    series_config: SeriesConfig | None = None,
+    min_agreement: float = 0.75,
+    bank_name: str | None = None,
+    version: str = "candidates",
+) -> GenerationReport:
+    """Generate candidate questions of a site into a bank folder (and the store, status 'generated')."""
+    t0 = time.perf_counter()
+    if tasks:
+        bad = [t for t in tasks if t not in TASKS]
+        if bad:
+            raise BankError(f"unknown task(s) {bad}; known: {list(TASKS)}")
+    index = open_index(site_dir, store=store)
+    series = build_series(index, config=series_config, progress=progress, cancel=cancel)
+    gen_cfg = {"min_agreement": min_agreement, "series": series.config.as_dict(),
+               "min_relative_range": 0.05, "reference_tier": "T1 Landsat, bright-cloud pixels removed"}
+    site_id = index.site.id
+    report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
+    questions, number = [], 0
+    names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
+    for k, name in enumerate(names):
+        if progress is not None:
+            progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
+        for c in COMPUTE[_t(name)["compute"]](series, name):
+            number += 1
+            q, reason = finish(c, site_id, number, seed, gen_cfg)
+            if q is None:
+                report.dropped.append({"template": name, "period": list(c.period), "params": _jsonable(
+                    {k: v for k, v in c.params.items() if k != "options"}), "reason": reason,
+                    "methods": _jsonable(c.methods)})
+                continue
+            questions.append(q)
+            if q["class"] == "insufficient":
+                report.insufficient += 1
+            else:
+                report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
+    out = Path(out_dir)
+    write_bank(out, bank_name or f"{site_id}-generated", version, questions, [site_record(index)], [])
+    (out / "dropped.jsonl").write_text("".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped),
+                                       encoding="utf-8")
+    report.questions = len(questions)
+    if store is not None:
+        from reviewer.bank.store import import_bank
+
+        import_bank(store, out)
+    report.seconds = time.perf_counter() - t0
+    (out / "generation_report.json").write_text(json.dumps({
+        "site": site_id, "questions": report.questions, "by_task": report.by_task,
+        "insufficient": report.insufficient, "dropped": len(report.dropped), "seconds": round(report.seconds, 2),
+        "series_seconds": round(report.series_seconds, 2), "scenes_read": report.scenes_read, "seed": seed,
+        "config": gen_cfg}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    if progress is not None:
+        progress(1.0, report.summary())
+    return report
