@@ -647,6 +647,15 @@ def _round(v: Any) -> Any:
     return v
 
 
+def _outward(lo: float, hi: float, digits: int = 4) -> tuple[float, float]:
+    """Bounds rounded outward to `digits` significant digits, so rounding never narrows the range."""
+    def step(v: float) -> float:
+        return 10 ** (math.floor(math.log10(abs(v))) - digits + 1) if v else 10 ** -digits
+
+    return (float(f"{math.floor(lo / step(lo)) * step(lo):.{digits + 6}g}"),
+            float(f"{math.ceil(hi / step(hi)) * step(hi):.{digits + 6}g}"))
+
+
 def _fill(text: str, params: dict[str, Any]) -> str:
     class D(dict):
         def __missing__(self, key):
@@ -721,12 +730,11 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
                 continue
             ref, (lo, hi) = comb
             ref = _round(ref)
-            lo, hi = min(_round(lo), ref), max(_round(hi), ref)
-            if ref != 0 and (lo > ref - 0.05 * abs(ref) or hi < ref + 0.05 * abs(ref)):
-                lo, hi = ref - 0.0501 * abs(ref), ref + 0.0501 * abs(ref)
-                lo, hi = _round(lo), _round(hi)
+            lo = min(lo, ref - 0.05 * abs(ref))
+            hi = max(hi, ref + 0.05 * abs(ref))
             if ref == 0 and hi <= lo:
                 lo, hi = -max(floor, 1e-3), max(floor, 1e-3)
+            lo, hi = _outward(lo, hi)
             reference[name] = ref
             ranges[name] = [lo, hi]
         else:
