@@ -126,6 +126,14 @@ class ReviewerApp:
         self._help = show_help(self.viewer.window._qt_window)  # noqa: SLF001
         return self._help
 
+    def close(self, wait_ms: int = 15000) -> None:
+        """Cancel background work and wait for worker threads, so none outlives the window's signals."""
+        from qtpy.QtCore import QThreadPool
+
+        self.trajectory._cancel.set()
+        self.session.close()
+        QThreadPool.globalInstance().waitForDone(wait_ms)
+
     # ------------------------------------------------------------------ opening
 
     def open_site(self, site_dir: str | Path):
@@ -163,5 +171,5 @@ def launch(site_dir: str | Path | None = None, *, demo: bool = False, db: str | 
         app.open_site(site_dir)
     viewer._reviewer_app = app  # keep the docks' controller alive with the viewer
     napari.run()
-    app.session.close()
+    app.close()
     return 0

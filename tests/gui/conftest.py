@@ -62,7 +62,7 @@ def reviewer_app(make_napari_viewer, demo_db, tmp_path, qtbot):
     viewer = make_napari_viewer(show=True)
     app = ReviewerApp(viewer, db=demo_db, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
     yield app
-    app.session.close()
+    app.close()
 
 
 @pytest.fixture

@@ -1,0 +1,200 @@
+"""Stack viewer benchmark (standalone, not collected by pytest). Run under Xvfb:
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/bench_viewer.py [--site DIR]
+
+On a synthetic site (default: >= 1,000 Landsat scenes of 400 x 400 px, generated once into /tmp):
+- time from launch (window built, site opened from the stored index) to the first frame on screen;
+- stepping through 200 consecutive dates: latency per step (step -> frame on screen) p50/p95, cold
+  (empty cache) and warm (second pass), and the longest time the UI thread was blocked (a 5 ms
+  heartbeat timer measures the gaps);
+- baseline: napari's plain behaviour on the same data in the same run: a non-prefetched dask stack
+  (`Stack.rgb`, one delayed read per date) with synchronous slicing, stepped with the dims slider.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+logger = logging.getLogger("bench_viewer")
+
+SITE_KW = dict(size=400, start=1984, end=2024, scenes_per_year=25, modis=False, sentinel2=False, thermal=False,
+               era5=False, landcover=False, reference=False, extras=False, mtl=False)
+
+
+def ensure_site(path: Path) -> Path:
+    from reviewer.record.synthetic import make_demo_site
+
+    if not (path / "truth.json").is_file():
+        print(f"generating the benchmark site in {path} (once) ...", flush=True)
+        make_demo_site(path, seed=0, **SITE_KW)
+    return path
+
+
+class Heartbeat:
+    """A 5 ms timer on the UI thread; the longest gap between ticks is the longest block."""
+
+    def __init__(self) -> None:
+        from qtpy.QtCore import QTimer
+
+        self.timer = QTimer()
+        self.timer.setInterval(5)
+        self.timer.timeout.connect(self._tick)
+        self.last = None
+        self.gaps: list[float] = []
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self.last is not None:
+            self.gaps.append(now - self.last)
+        self.last = now
+
+    def start(self) -> None:
+        self.gaps.clear()
+        self.last = None
+        self.timer.start()
+
+    def stop(self) -> float:
+        self.timer.stop()
+        return max(self.gaps) * 1000 if self.gaps else float("nan")
+
+
+def pump_until(cond, timeout: float = 30.0) -> float:
+    from qtpy.QtWidgets import QApplication
+
+    t0 = time.perf_counter()
+    while not cond():
+        QApplication.processEvents()
+        if time.perf_counter() - t0 > timeout:
+            raise TimeoutError("condition not met")
+        time.sleep(0.0005)
+    return time.perf_counter() - t0
+
+
+def layer_shows(viewer, layer, i: int):
+    """True once the layer's displayed slice is date i (async or sync slicing)."""
+
+    def ok() -> bool:
+        return int(viewer.dims.current_step[0]) == i and layer.loaded
+
+    return ok
+
+
+def step_run(viewer, layer, step, start: int, n: int) -> tuple[list[float], float]:
+    """Step n dates from start; per-step latency (ms) until the frame is loaded, and the longest UI block."""
+    from qtpy.QtWidgets import QApplication
+
+    hb = Heartbeat()
+    hb.start()
+    lat = []
+    for i in range(start + 1, start + n + 1):
+        t0 = time.perf_counter()
+        step(i)
+        pump_until(layer_shows(viewer, layer, i))
+        QApplication.processEvents()
+        lat.append((time.perf_counter() - t0) * 1000)
+    return lat, hb.stop()
+
+
+def pct(values, q) -> float:
+    return float(np.percentile(values, q)) if values else float("nan")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--site", default="/tmp/bench/site400")
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--db", default="/tmp/bench/store.sqlite")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    site = ensure_site(Path(args.site))
+
+    from reviewer.record.scan import open_index
+    from reviewer.review.store import Store
+
+    t = time.perf_counter()
+    with Store(args.db) as store:
+        index = open_index(site, store)
+    print(f"site: {len(index.scenes)} scenes of {index.site.shape[1]} x {index.site.shape[0]} px "
+          f"(index {'from the store' if index.from_store else 'scanned'} in {time.perf_counter() - t:.1f} s)", flush=True)
+
+    import napari
+    from qtpy.QtWidgets import QApplication
+
+    from reviewer.app.demo import RecentSites
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.record.stack import SceneCache, open_stack
+    from reviewer.record.stretch import Stretch
+
+    # ---------------------------------------------------------------- the reviewer
+    t_launch = time.perf_counter()
+    viewer = napari.Viewer(show=True)
+    app = ReviewerApp(viewer, db=args.db, recent=RecentSites("/tmp/bench/recent.json"), scoring=False)
+    s = app.session
+    s.cache = SceneCache(max_bytes=1024 * 2**20)
+    app.open_site(site)
+    pump_until(lambda: s.stack is not None and s.image_layer is not None, timeout=300)
+    pump_until(lambda: s.frame_values() is not None and s.image_layer.loaded, timeout=60)
+    QApplication.processEvents()
+    first_frame = time.perf_counter() - t_launch
+    n = min(args.steps, len(s.stack) - 2)
+    start = len(s.stack) // 3
+    s.jump_to_index(start)
+    pump_until(layer_shows(viewer, s.image_layer, start))
+    time.sleep(0.3)  # prefetch around the start settles; stepping starts cold beyond it
+    cold, cold_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n)
+    s.jump_to_index(start)
+    pump_until(layer_shows(viewer, s.image_layer, start))
+    warm, warm_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n)
+    print(f"reviewer: cache {s.cache.nbytes / 2**20:.0f} MiB, hits {s.cache.hits}, misses {s.cache.misses}", flush=True)
+    app.session.close()
+    viewer.close()
+
+    # ---------------------------------------------------------------- baseline: plain napari on a dask stack
+    from napari.settings import get_settings
+
+    get_settings().experimental.async_ = False
+    stack = open_stack(index, composite="truecolor", cache=SceneCache(max_bytes=1024 * 2**20))
+    t_launch = time.perf_counter()
+    viewer = napari.Viewer(show=True)
+    layer = viewer.add_image(stack.rgb("truecolor", Stretch.default("truecolor")), rgb=True, contrast_limits=(0, 255))
+    pump_until(lambda: layer.loaded)
+    QApplication.processEvents()
+    base_first = time.perf_counter() - t_launch
+
+    def base_step(i: int) -> None:
+        viewer.dims.set_current_step(0, i)
+
+    base_step(start)
+    pump_until(layer_shows(viewer, layer, start))
+    bcold, bcold_block = step_run(viewer, layer, base_step, start, n)
+    base_step(start)
+    pump_until(layer_shows(viewer, layer, start))
+    bwarm, bwarm_block = step_run(viewer, layer, base_step, start, n)
+    viewer.close()
+
+    rows = [
+        ("launch to first frame (s)", first_frame, base_first),
+        ("cold step p50 (ms)", pct(cold, 50), pct(bcold, 50)),
+        ("cold step p95 (ms)", pct(cold, 95), pct(bcold, 95)),
+        ("warm step p50 (ms)", pct(warm, 50), pct(bwarm, 50)),
+        ("warm step p95 (ms)", pct(warm, 95), pct(bwarm, 95)),
+        ("longest UI block, cold (ms)", cold_block, bcold_block),
+        ("longest UI block, warm (ms)", warm_block, bwarm_block),
+    ]
+    print(f"\n{n} consecutive steps from date {start} of {len(stack)} ({index.site.shape[1]} x {index.site.shape[0]} px)")
+    print(f"{'figure':32} {'reviewer':>10} {'baseline':>10} {'ratio':>7}")
+    for name, ours, base in rows:
+        print(f"{name:32} {ours:10.1f} {base:10.1f} {ours / base if base else float('nan'):7.2f}")
+    print("\ntargets: warm p95 < 50 ms, cold p95 < 300 ms, UI never blocked > 100 ms")
+    print("baseline = napari 0.9 default: sync slicing of a non-prefetched dask stack (Stack.rgb), same cache size")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,102 @@
+"""Core series helpers (no Qt): trajectories, coverage, chips choice, year stepping, overlay codes, CSV."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pytest
+
+from reviewer.errors import ReviewerError
+from reviewer.record.series import (
+    clearest_per_year,
+    coverage,
+    decimal_year,
+    first_of_year,
+    polygon_region,
+    quality_codes,
+    step_year,
+    trajectory,
+)
+
+D = dt.date
+
+
+def test_step_year_and_first_of_year():
+    dates = [D(2000, 3, 1), D(2000, 9, 1), D(2002, 1, 5), D(2002, 6, 1), D(2005, 7, 1)]
+    assert step_year(dates, 0, +1) == 2
+    assert step_year(dates, 1, +1) == 2
+    assert step_year(dates, 3, +1) == 4
+    assert step_year(dates, 4, +1) == 4
+    assert step_year(dates, 4, -1) == 2
+    assert step_year(dates, 3, -1) == 0
+    assert step_year(dates, 0, -1) == 0
+    assert first_of_year(dates, 2002) == 2
+    assert first_of_year(dates, 2003) in (3, 4)
+    assert first_of_year([], 2000) is None
+
+
+def test_decimal_year_and_polygon():
+    assert decimal_year(D(2001, 1, 1)) == 2001.0
+    assert 2001.49 < decimal_year(D(2001, 7, 1)) < 2001.51
+    region = polygon_region(np.array([[0, 0], [0, 9], [9, 9], [9, 0]]), (20, 20))
+    assert region.shape == (20, 20) and 60 <= region.sum() <= 100
+    with pytest.raises(ReviewerError):
+        polygon_region(np.array([[0, 0], [1, 1]]), (20, 20))
+
+
+@pytest.fixture(scope="module")
+def small_stack(tmp_path_factory):
+    from reviewer.record.scan import open_index
+    from reviewer.record.stack import SceneCache, open_stack
+    from reviewer.record.synthetic import make_demo_site
+
+    site = make_demo_site(tmp_path_factory.mktemp("s") / "site", size=32, start=2000, end=2004, scenes_per_year=3,
+                          modis=False, sentinel2=False, thermal=False, era5=False, landcover=False, reference=False,
+                          extras=False, mtl=False)
+    index = open_index(site)
+    return index, open_stack(index, composite="truecolor", cache=SceneCache())
+
+
+def test_trajectory_pixel_region_and_csv(small_stack, tmp_path):
+    index, stack = small_stack
+    s = trajectory(stack, "ndvi", pixel=(5, 5))
+    assert len(s) == len(stack) and s.indices == list(range(len(stack)))
+    clear = np.array(s.values)[~np.array(s.masked)]
+    assert np.isfinite(clear).all() and (clear > -1).all() and (clear < 1).all()
+    r = trajectory(stack, "red", region=np.ones(stack.grid.shape, bool))
+    assert max(r.n_pixels) > 100 and all(np.isfinite(v) or m for v, m in zip(r.spread, r.masked, strict=True))
+    out = s.to_csv(tmp_path / "t.csv")
+    lines = out.read_text().splitlines()
+    assert lines[0].startswith("# ndvi at pixel") and lines[1].startswith("date,sensor,scene_id")
+    assert len(lines) == len(s) + 2
+    with pytest.raises(ReviewerError):
+        trajectory(stack, "ndvi", pixel=(999, 0))
+    with pytest.raises(ReviewerError):
+        trajectory(stack, "ndvi")
+    hidden = trajectory(stack, "ndvi", pixel=(5, 5), include_masked=False)
+    assert not any(hidden.masked)
+
+
+def test_coverage_and_clearest(small_stack):
+    index, stack = small_stack
+    cov = coverage(index)
+    assert cov.years == list(range(2000, 2005))
+    assert sum(cov.clear) + sum(cov.cloudy) == len(index.record_scenes())
+    assert cov.slc_off == D(2003, 5, 31)
+    assert "ETM+" in cov.sensors
+    best = clearest_per_year(stack)
+    assert sorted(best) == list(range(2000, 2005))
+    for year, i in best.items():
+        same = [s for s in stack.scenes if s.year == year]
+        assert stack.scenes[i].clear_fraction == max(s.clear_fraction for s in same)
+    summer = clearest_per_year(stack, months={6, 7, 8})
+    assert all(stack.scenes[i].date.month in (6, 7, 8) for i in summer.values())
+
+
+def test_quality_codes(small_stack):
+    _, stack = small_stack
+    codes = [quality_codes(stack, i) for i in range(len(stack))]
+    assert all(c.dtype == np.uint8 and c.shape == stack.grid.shape for c in codes)
+    assert any((c > 0).any() for c in codes)
+    assert set(np.unique(np.concatenate([c.ravel() for c in codes]))) <= {0, 1, 2, 3, 4}
