@@ -110,6 +110,11 @@ S2_OFFSET_FROM = dt.date(2022, 1, 25)
 SR_SCALE, SR_OFFSET = 2.75e-5, -0.2
 ST_SCALE, ST_OFFSET = 0.00341802, 149.0
 SR_SATURATED_DN = 65455
+#: Landsat reflectance floor. The inverse Roy transform makes dark water negative in TM/ETM+ NIR/SWIR
+#: (e.g. OLI NIR 0.02 -> ETM+ -0.025); real C2 readers treat DN < 7273 (rho < 0) as out of range, so
+#: values are floored here. Land pixels are never affected, so harmonisation recovers them exactly.
+SR_FLOOR = 0.0005
+NOISE_SD = 0.003
 
 #: CFMask QA_PIXEL codes (Collection 2), as seen in real products.
 QA_CODES = {
@@ -999,7 +1004,7 @@ def _render_landsat(
     radsat = np.zeros((n, n), np.uint16)
     for name, i in layers.items():
         r = rho[0] * 0.9 + 0.008 if i < 0 else rho[i]
-        r = r + 0.003 * rng.standard_normal((n, n), dtype=np.float32)
+        r = np.maximum(r + NOISE_SD * rng.standard_normal((n, n), dtype=np.float32), SR_FLOOR)
         dn = np.clip(np.rint((r - SR_OFFSET) / SR_SCALE), 1, SR_SATURATED_DN - 1).astype(np.uint16)
         if name in sat_bits and sat.any():
             dn[sat] = SR_SATURATED_DN
@@ -1748,8 +1753,9 @@ def _truth(
         "radiometry": {
             "reference": "Landsat 8 OLI surface reflectance",
             "bands": list(BANDS),
-            "landsat_dn": "DN = round((rho + 0.2) / 2.75e-05), clipped to 1..65454; 65455 where QA_RADSAT flags saturation",
-            "etm_tm_from_oli": "rho_etm = (rho_oli - intercept) / slope (inverse of Roy et al. 2016 Table 2 OLS)",
+            "landsat_dn": "DN = round((max(rho + noise, 0.0005) + 0.2) / 2.75e-05), clipped to 1..65454; 65455 where QA_RADSAT flags saturation",
+            "etm_tm_from_oli": "rho_etm = (rho_oli - intercept) / slope (inverse of Roy et al. 2016 Table 2 OLS); exact for land, but water NIR/SWIR, negative after the inverse, is floored at 0.0005",
+            "reflectance_floor": SR_FLOOR,
             "roy2016_ols_etm_to_oli": {
                 b: {"slope": s, "intercept": i} for b, (s, i) in ROY_OLS.items()
             },
@@ -1758,7 +1764,7 @@ def _truth(
                 u: {b: {"slope": s, "intercept": i} for b, (s, i) in v.items()}
                 for u, v in HLS_S2_TO_OLI.items()
             },
-            "noise_sd": 0.003,
+            "noise_sd": NOISE_SD,
             "spectra_oli": {
                 "green_season": {CLASS_NAMES[c]: GREEN[c].round(4).tolist() for c in range(7)},
                 "dormant": {CLASS_NAMES[c]: DORMANT[c].round(4).tolist() for c in range(7)},

@@ -174,9 +174,16 @@ def test_cloud_shadow_and_cirrus_codes(site, truth):
 
 def test_cross_sensor_radiometry_inverse_roy(site, truth, model):
     scenes = {s["id"]: s for s in truth["landsat"]["scenes"]}
-    for sid in truth["landsat"]["clear_scenes"][:4]:
+    clear = truth["landsat"]["clear_scenes"]
+    picks = [i for i in clear if i.startswith("LT05")][:1] + [
+        i for i in clear if i.startswith("LE07")
+    ][:1]
+    picks += [i for i in clear if i.startswith("LC0")][:1]
+    assert len(picks) == 3
+    for sid in picks:
         d = dt.date.fromisoformat(scenes[sid]["date"])
-        rho, _, _ = model.surface(d)
+        rho, cls, _ = model.surface(d)
+        land = cls != 0
         oli = sid.startswith("LC0")
         names = (
             ["SR_B2", "SR_B3", "SR_B4", "SR_B5", "SR_B6", "SR_B7"]
@@ -184,12 +191,15 @@ def test_cross_sensor_radiometry_inverse_roy(site, truth, model):
             else ["SR_B1", "SR_B2", "SR_B3", "SR_B4", "SR_B5", "SR_B7"]
         )
         for i, (band, name) in enumerate(zip(BANDS, names, strict=True)):
-            dn = _read(_scene_files(site, sid, name)).astype(np.float64)
-            r = dn * 2.75e-5 - 0.2
+            dn = _read(_scene_files(site, sid, name))
+            assert dn.min() >= 7273  # never below the documented valid range (rho >= 0)
+            r = dn.astype(np.float64) * 2.75e-5 - 0.2
             if not oli:
                 slope, icpt = ROY_OLS[band]
                 r = slope * r + icpt
-            assert np.abs(r - rho[i]).mean() < 0.004, (sid, band)
+            err = r - rho[i]
+            # Harmonising with Roy et al. OLS recovers the OLI surface on land, up to noise (sd 0.003 x slope).
+            assert abs(err[land].mean()) < 0.001 and err[land].std() < 0.0035, (sid, band)
 
 
 def test_slc_off_stripes_after_2003(site, truth):
