@@ -28,6 +28,7 @@ import math
 import multiprocessing as mp
 import os
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -2050,9 +2051,11 @@ def make_demo_site(
         finally:
             _WORKER.clear()
     else:
+        # fork is cheapest, but not under a GUI or other threads (a forked child could inherit a held lock).
+        gui = any(m in sys.modules for m in ("PySide6.QtCore", "PyQt5.QtCore", "PyQt6.QtCore"))
         method = (
             "fork"
-            if threading.active_count() == 1 and "fork" in mp.get_all_start_methods()
+            if not gui and threading.active_count() == 1 and "fork" in mp.get_all_start_methods()
             else "spawn"
         )
         ctx = mp.get_context(method)
