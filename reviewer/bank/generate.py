@@ -322,9 +322,20 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
         c = Candidate(name, {"y1": y1, "y2": y2, "recovered_fraction": th["recovered_fraction"]}, (y1, y2),
                       sensors=s.sensors(y1, y2), extra={"burned_pixels": int(mask.sum()), "event_year": event})
         frac = th["recovered_fraction"] / 100.0
-        years_m, fall_m = {}, {}
+        years_m, fall_m, lo_m, hi_m = {}, {}, {}, {}
+        # control: unburned pixels of the same quadrant with a similar pre-fire greenness; dividing by it
+        # removes the year-to-year differences of seasonal sampling and weather
+        quad = max(QUADRANTS, key=lambda q: int((mask & s.regions[q]).sum()))
+        pre = [y for y in (event - 3, event - 2, event - 1) if y in s.years] or [event]
+        base = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in pre]), 0)
+        level = float(np.nanmedian(base[mask]))
+        control = s.regions[quad] & (ymap == 0) & (np.abs(base - level) < 0.1) & s.inside
+        c.extra["control_pixels"] = int(control.sum())
         for comp in ("ndvi_h", "ndvi_r", "nbr_h"):
-            vals = _region_series(s, comp, mask, s.years)
+            burned = np.array(_region_series(s, comp, mask, s.years))
+            ref = np.array(_region_series(s, comp, control, s.years)) if control.sum() >= 20 else None
+            with np.errstate(all="ignore"):
+                vals = list(burned / ref) if ref is not None else list(burned)
             for base in ("mean", "median"):
                 r = M.recovery_years(s.years, vals, event, baseline_years=th["baseline_years"], fraction=frac,
                                      baseline=base)
@@ -332,9 +343,15 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
                 if r is not None:
                     years_m[key] = r
                     fall_m[key] = event
+                for f2, store in ((frac - 0.05, lo_m), (frac + 0.05, hi_m)):
+                    r2 = M.recovery_years(s.years, vals, event, baseline_years=th["baseline_years"], fraction=f2,
+                                          baseline=base)
+                    store[key] = r2 if r2 is not None else math.inf
         c.methods = {"years": years_m, "fall_year": fall_m}
         if not years_m:
             c.drop = "the burned area had not recovered by the end of the record"
+        c.extra["sensitivity_years_at_level_minus_plus_5"] = [float(np.median(list(lo_m.values()))),
+                                                              float(np.median(list(hi_m.values())))]
         out.append(c)
     return out
 
