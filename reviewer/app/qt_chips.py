@@ -17,6 +17,7 @@ from qtpy.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -88,10 +89,12 @@ class QtChipStrip(QWidget):
         self.export_button.clicked.connect(lambda: self._on_export_strip(None))
         row.addWidget(self.export_button)
         self.info = QLabel("")
+        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
         row.addWidget(self.info, 1)
         layout.addLayout(row)
         self.area = QScrollArea()
         self.area.setWidgetResizable(True)
+        self.area.setMinimumWidth(200)
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         self.grid.setSpacing(3)

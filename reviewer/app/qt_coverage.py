@@ -38,7 +38,7 @@ class QtCoveragePlot(QWidget):
         self.bars.setLabel("left", "scenes")
         self.bars.setLabel("bottom", "year (click to jump)")
         self.bars.addLegend(offset=(5, 5), labelTextSize="8pt")
-        self.graphics.ci.layout.setRowStretchFactor(0, 1)
+        self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         layout.addWidget(self.graphics, 1)
         self.info = QLabel("")
@@ -86,8 +86,8 @@ class QtCoveragePlot(QWidget):
         years = np.asarray(cov.years, float) + 0.5
         clear = np.asarray(cov.clear, float)
         cloudy = np.asarray(cov.cloudy, float)
-        self.bars.addItem(pg.BarGraphItem(x=years, height=clear, width=0.8, brush=pg.mkBrush("#4daf4a"), pen=None, name="clear"))
-        self.bars.addItem(pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None, name="cloudy"))
+        self.bars.addItem(pg.BarGraphItem(x=years, height=clear, width=0.8, brush=pg.mkBrush("#4daf4a"), pen=None))
+        self.bars.addItem(pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None))
         legend = self.bars.legend
         if legend is not None:
             legend.clear()
@@ -95,8 +95,8 @@ class QtCoveragePlot(QWidget):
             legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush="#999999"), "cloudy")
         for plot, cursor, region in ((self.timeline, self.cursors[0], self.regions[0]), (self.bars, self.cursors[1], self.regions[1])):
             region.setZValue(-10)
-            plot.addItem(region)
-            plot.addItem(cursor)
+            plot.addItem(region, ignoreBounds=True)
+            plot.addItem(cursor, ignoreBounds=True)
         self.timeline.setXRange(cov.years[0], cov.years[-1] + 1, padding=0.01)
         total = sum(cov.clear) + sum(cov.cloudy)
         slc = f"; ETM+ SLC-off after {cov.slc_off.isoformat()}" if cov.slc_off else ""

@@ -85,11 +85,11 @@ class QtTrajectoryPlot(QWidget):
         self.plot.setLabel("bottom", "year")
         self.legend = self.plot.addLegend(offset=(5, 5), labelTextSize="8pt")
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
-        self.plot.addItem(self.cursor)
+        self.plot.addItem(self.cursor, ignoreBounds=True)
         self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40))
         self.region.setZValue(-10)
         self.region.setVisible(False)
-        self.plot.addItem(self.region)
+        self.plot.addItem(self.region, ignoreBounds=True)
         self.errors = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120))
         self.plot.addItem(self.errors)
         layout.addWidget(self.plot, 1)
@@ -237,7 +237,7 @@ class QtTrajectoryPlot(QWidget):
                 item = pg.ScatterPlotItem(
                     x=x[sel], y=y[sel], data=sel, size=7 if not hollow else 6,
                     pen=pg.mkPen(color, width=1.2), brush=None if hollow else pg.mkBrush(color),
-                    name=label if not hollow else None, hoverable=True,
+                    hoverable=True,
                     tip=lambda x, y, data: f"{s.dates[data].isoformat()} {s.sensors[data]} {y:.3f}"
                     + (" (masked)" if s.masked[data] else ""),
                 )

@@ -271,11 +271,14 @@ class StackSession(QObject):
         h, w = stack.grid.shape
 
         def block(idx: np.ndarray) -> np.ndarray:
+            if idx.size == 0:  # dask/napari probing with an empty block
+                return np.zeros((0, h, w, 3), np.uint8)
             return self._render(stack, composite, stretch, int(idx[0]))[None]
 
         token = f"render-{next(_tokens)}"
         return da.arange(n, chunks=1, dtype=np.int64).map_blocks(
-            block, new_axis=[1, 2, 3], chunks=((1,) * n, (h,), (w,), (3,)), dtype=np.uint8, name=token
+            block, new_axis=[1, 2, 3], chunks=((1,) * n, (h,), (w,), (3,)), dtype=np.uint8, name=token,
+            meta=np.zeros((0, 0, 0, 0), np.uint8),
         )
 
     def overlay_array(self, stack: Stack | None = None):
@@ -287,6 +290,8 @@ class StackSession(QObject):
         h, w = stack.grid.shape
 
         def block(idx: np.ndarray) -> np.ndarray:
+            if idx.size == 0:  # dask/napari probing with an empty block
+                return np.zeros((0, h, w), np.uint8)
             try:
                 return quality_codes(stack, int(idx[0]))[None]
             except Exception as exc:  # noqa: BLE001
@@ -294,7 +299,8 @@ class StackSession(QObject):
                 return np.zeros((1, h, w), np.uint8)
 
         return da.arange(n, chunks=1, dtype=np.int64).map_blocks(
-            block, new_axis=[1, 2], chunks=((1,) * n, (h,), (w,)), dtype=np.uint8, name=f"overlay-{next(_tokens)}"
+            block, new_axis=[1, 2], chunks=((1,) * n, (h,), (w,)), dtype=np.uint8, name=f"overlay-{next(_tokens)}",
+            meta=np.zeros((0, 0, 0), np.uint8),
         )
 
     def _scale(self) -> tuple[float, float]:

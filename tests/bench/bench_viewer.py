@@ -110,6 +110,7 @@ def main(argv=None) -> int:
     parser.add_argument("--site", default="/tmp/bench/site400")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--db", default="/tmp/bench/store.sqlite")
+    parser.add_argument("--sync", action="store_true", help="the reviewer with napari's synchronous slicing")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     site = ensure_site(Path(args.site))
@@ -134,11 +135,13 @@ def main(argv=None) -> int:
     # ---------------------------------------------------------------- the reviewer
     t_launch = time.perf_counter()
     viewer = napari.Viewer(show=True)
-    app = ReviewerApp(viewer, db=args.db, recent=RecentSites("/tmp/bench/recent.json"), scoring=False)
+    app = ReviewerApp(viewer, db=args.db, recent=RecentSites("/tmp/bench/recent.json"), scoring=False,
+                      async_slicing=not args.sync)
     s = app.session
     s.cache = SceneCache(max_bytes=1024 * 2**20)
     app.open_site(site)
     pump_until(lambda: s.stack is not None and s.image_layer is not None, timeout=300)
+    print(f"site open after {time.perf_counter() - t_launch:.2f} s", flush=True)
     pump_until(lambda: s.frame_values() is not None and s.image_layer.loaded, timeout=60)
     QApplication.processEvents()
     first_frame = time.perf_counter() - t_launch
@@ -147,6 +150,7 @@ def main(argv=None) -> int:
     s.jump_to_index(start)
     pump_until(layer_shows(viewer, s.image_layer, start))
     time.sleep(0.3)  # prefetch around the start settles; stepping starts cold beyond it
+    print("stepping (cold) ...", flush=True)
     cold, cold_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n)
     s.jump_to_index(start)
     pump_until(layer_shows(viewer, s.image_layer, start))

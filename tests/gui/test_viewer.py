@@ -243,6 +243,8 @@ def test_overlay_and_export_view(opened, qtbot, shots):
     wait_frame(app, qtbot)
     qtbot.waitUntil(lambda: s.overlay_layer.loaded, timeout=10000)
     app.viewer.screenshot(str(shots / "07_overlay.png"), canvas_only=False, flash=False)
+    assert np.asarray(s.overlay_layer.data[cloudy]).max() > 0
+    assert not [m for m in app.reporter.messages if m[0] == "error"], app.reporter.messages
     app.state.overlay = False
     assert s.overlay_layer is None
     out = shots / "07_view_export.png"
