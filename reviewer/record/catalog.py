@@ -93,7 +93,10 @@ def _parse_date(rule: dict[str, str], groups: dict[str, str]) -> dt.date:
     if rule["group"] == "yeardoy":
         return dt.date(int(groups["year"]), 1, 1) + dt.timedelta(days=int(groups["doy"]) - 1)
     text = groups[rule["group"]]
-    return dt.datetime.strptime(text, rule.get("format", "%Y%m%d")).date()
+    fmt = rule.get("format", "%Y%m%d")
+    if fmt == "%Y%m%d" and len(text) == 8:  # the common case, without strptime's cost
+        return dt.date(int(text[:4]), int(text[4:6]), int(text[6:]))
+    return dt.datetime.strptime(text, fmt).date()
 
 
 def _product(row: dict[str, Any]) -> Product:
@@ -154,13 +157,17 @@ class Catalog:
         self.products = {row["id"]: _product(row) for row in doc["products"]}
         self.rejects = [(re.compile(r["pattern"]), r["reason"]) for r in doc["rejects"]]
         self.sensor_colors: dict[str, str] = doc.get("sensor_colors", {})
+        self._last: Product | None = None
 
     def match(self, filename: str) -> FileMatch | None:
         """Recognise a file by the provider's own product ID; None when no product matches."""
-        for product in self.products.values():
+        # files of one product come together in a folder walk: try the last product that matched first
+        order = [self._last] if self._last else []
+        for product in order + list(self.products.values()):
             m = product.pattern.match(filename)
             if not m:
                 continue
+            self._last = product
             g = {k: v for k, v in m.groupdict().items() if v is not None}
             loc = "/".join(g[k] for k in product.location if k in g) or None
             return FileMatch(

@@ -142,15 +142,26 @@ def flag_array(qa: np.ndarray, quality: QualitySpec, flag: str) -> np.ndarray:
         bits = 0
         for b in values:
             bits |= 1 << b
-        return (qa.astype(np.int64) & bits) != 0
+        work = qa if qa.dtype.kind == "u" else qa.astype(np.int64)
+        return (work & work.dtype.type(bits)) != 0
     if quality.kind == "bitfield":
         start, width = quality.field_bits
         field_value = (qa.astype(np.int64) >> start) & ((1 << width) - 1)
         return np.isin(field_value, values)
+    if len(values) == 1:
+        return qa == values[0]
     return np.isin(qa, values)
 
 
 def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) -> np.ndarray:
+    flags = list(flags)
+    if quality.kind == "bits" and qa.dtype.kind == "u":
+        # one AND over all bits instead of one pass per flag
+        bits = 0
+        for flag in flags:
+            for b in quality.flags.get(flag, ()):
+                bits |= 1 << b
+        return (qa & qa.dtype.type(bits)) != 0
     out = np.zeros(qa.shape, bool)
     for flag in flags:
         out |= flag_array(qa, quality, flag)
@@ -341,7 +352,7 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
             )
             fill = fill | unusable
     else:
-        token = next(t for t, s in product.bands.items() if s.kind == "physical" and t in scene.files)
+        token = next(t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files)
         spec = product.bands[token]
         path = _band_path(scene, token)
         raw = read_raw(path, grid, nodata=spec.fill)
@@ -351,15 +362,13 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
             fill |= ~np.isfinite(raw)
         cloudy = np.zeros(raw.shape, bool)
     if inside is not None and inside.shape == fill.shape:
-        total = int(inside.sum())
+        total = int(np.count_nonzero(inside))
         valid = ~fill & inside
-        cloudy = cloudy & valid
     else:
         total = fill.size
         valid = ~fill
-        cloudy = cloudy & valid
-    n_valid = int(valid.sum())
-    n_cloud = int(cloudy.sum())
+    n_valid = int(np.count_nonzero(valid))
+    n_cloud = int(np.count_nonzero(cloudy & valid))
     return {
         "valid_fraction": n_valid / total if total else 0.0,
         "clear_fraction": (n_valid - n_cloud) / total if total else 0.0,

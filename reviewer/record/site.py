@@ -57,43 +57,49 @@ class Site:
         """Pixels inside the site boundary (reprojected from the boundary file's CRS), or None."""
         if self.boundary_path is None:
             return None
-        import geopandas as gpd
         from rasterio.features import geometry_mask
 
-        try:
-            frame = gpd.read_file(self.boundary_path)
-        except Exception as exc:  # noqa: BLE001 - any reader failure is a bad boundary file
-            raise SiteError(f"cannot read the boundary file: {exc}", path=self.boundary_path) from exc
-        if frame.empty:
-            raise SiteError("the boundary file holds no geometry", path=self.boundary_path)
-        if frame.crs is None:
-            logger.warning("%s has no CRS; assuming EPSG:4326", self.boundary_path)
-            frame = frame.set_crs("EPSG:4326")
-        frame = frame.to_crs(self.crs.to_wkt())
-        inside = ~geometry_mask(
-            list(frame.geometry), out_shape=self.shape, transform=self.transform, all_touched=False
-        )
+        inside = ~geometry_mask(self.boundary_geometries(), out_shape=self.shape, transform=self.transform, all_touched=False)
         if not inside.any():
             raise SiteError("the boundary does not overlap the site grid", path=self.boundary_path)
         return inside
 
-    def boundary_lines(self) -> list[np.ndarray]:
-        """Boundary rings in pixel (row, col) coordinates, for drawing on the canvas."""
+    def boundary_geometries(self) -> list[dict]:
+        """Boundary polygons as GeoJSON mappings in the site CRS, whatever the boundary file's CRS."""
         if self.boundary_path is None:
             return []
-        import geopandas as gpd
+        from rasterio.warp import transform_geom
 
-        frame = gpd.read_file(self.boundary_path)
-        if frame.crs is None:
-            frame = frame.set_crs("EPSG:4326")
-        frame = frame.to_crs(self.crs.to_wkt())
+        try:
+            if self.boundary_path.suffix.lower() in (".geojson", ".json"):
+                # GeoJSON is lon/lat (RFC 7946) unless a legacy "crs" member names another CRS
+                doc = json.loads(self.boundary_path.read_text(encoding="utf-8"))
+                features = doc.get("features") or ([doc] if doc.get("type") == "Feature" else [{"geometry": doc}])
+                geoms = [f["geometry"] for f in features if f.get("geometry")]
+                src_crs = (doc.get("crs") or {}).get("properties", {}).get("name", "EPSG:4326")
+            else:
+                import geopandas as gpd
+
+                frame = gpd.read_file(self.boundary_path)
+                geoms = [g.__geo_interface__ for g in frame.geometry if g is not None]
+                src_crs = frame.crs.to_wkt() if frame.crs is not None else "EPSG:4326"
+            if not geoms:
+                raise SiteError("the boundary file holds no geometry", path=self.boundary_path)
+            return [transform_geom(src_crs, self.crs, g) for g in geoms]
+        except SiteError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any reader failure is a bad boundary file
+            raise SiteError(f"cannot read the boundary file: {exc}", path=self.boundary_path) from exc
+
+    def boundary_lines(self) -> list[np.ndarray]:
+        """Boundary rings in pixel (row, col) coordinates, for drawing on the canvas."""
         inv = ~self.transform
         rings = []
-        for geom in frame.geometry:
-            polys = getattr(geom, "geoms", [geom])
-            for poly in polys:
-                xs, ys = poly.exterior.coords.xy
-                cols, rows = inv * (np.asarray(xs), np.asarray(ys))
+        for geom in self.boundary_geometries():
+            polygons = geom["coordinates"] if geom["type"] == "MultiPolygon" else [geom["coordinates"]]
+            for polygon in polygons:
+                xy = np.asarray(polygon[0], dtype=float)
+                cols, rows = inv * (xy[:, 0], xy[:, 1])
                 rings.append(np.column_stack([rows, cols]))
         return rings
 

@@ -110,19 +110,42 @@ class Stretch:
         return out
 
     def apply(self, channels: np.ndarray, *, nodata_rgb: tuple[int, int, int] = (0, 0, 0)) -> np.ndarray:
-        """(c, y, x) physical values -> (y, x, 3) uint8 RGB; masked (NaN) pixels get `nodata_rgb`."""
-        norm = self.normalise(channels)
+        """(c, y, x) physical values -> (y, x, 3) uint8 RGB; masked (NaN) pixels get `nodata_rgb`.
+
+        Same result as round(255 * normalise(x)), computed through a 4096-level lookup table so a
+        400 x 400 date renders in a few milliseconds (the viewer steps through dates with it).
+        """
+        nan = np.isnan(channels).any(axis=0)
         if self.is_index:
-            lut = colormap_lut(self.colormap or "viridis")
-            idx = np.nan_to_num(norm[0] * 255.0, nan=0.0).astype(np.uint8)
-            rgb = lut[idx]
-            nan = np.isnan(norm[0])
+            idx = _levels(channels[0], self.channels[0])
+            rgb = colormap_lut(self.colormap or "viridis")[_gamma_lut(self.channels[0].gamma, 255)[idx]]
         else:
-            rgb = np.moveaxis(np.nan_to_num(norm, nan=0.0) * 255.0 + 0.5, 0, -1).astype(np.uint8)
-            nan = np.isnan(norm).any(axis=0)
+            rgb = np.empty((*channels.shape[1:], 3), np.uint8)
+            for i, c in enumerate(self.channels):
+                rgb[..., i] = _gamma_lut(c.gamma, 255)[_levels(channels[i], c)]
         if nan.any():
             rgb[nan] = nodata_rgb
         return rgb
+
+
+_LEVELS = 4096
+
+
+def _levels(values: np.ndarray, c: ChannelStretch) -> np.ndarray:
+    """Physical values -> integer levels 0..4095 between low and high (NaN -> 0; masked later)."""
+    v = (values - np.float32(c.low)) * np.float32((_LEVELS - 1) / (c.high - c.low)) + np.float32(0.5)
+    np.clip(v, 0, _LEVELS - 1, out=v)
+    v[np.isnan(v)] = 0
+    return v.astype(np.uint16)
+
+
+@cache
+def _gamma_lut(gamma: float, top: int) -> np.ndarray:
+    """Level -> output value 0..top after gamma (Earth Engine convention: out = v ** (1 / gamma))."""
+    v = np.linspace(0.0, 1.0, _LEVELS)
+    if gamma != 1.0:
+        v = v ** (1.0 / gamma)
+    return (v * top + 0.5).astype(np.uint8)
 
 
 @cache

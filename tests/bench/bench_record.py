@@ -52,26 +52,16 @@ def build_site(size: int, scenes_per_year: int) -> Path:
     if not (site / "truth.json").is_file():
         t0 = time.perf_counter()
         make_demo_site(site, seed=1, size=size, start=1984, end=2024, scenes_per_year=scenes_per_year,
-                       modis=False, sentinel2=False, **_landsat_only_kwargs())
+                       landsat_only=True, thermal=False)
         print(f"(built the bench site in {time.perf_counter() - t0:.1f} s: {site})")
     return site
 
-
-def _landsat_only_kwargs() -> dict:
-    import inspect
-
-    params = inspect.signature(make_demo_site).parameters
-    extra = {}
-    for name in ("extras", "era5", "landcover", "thermal", "reference"):
-        if name in params:
-            extra[name] = False
-    return extra
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--size", type=int, default=400)
-    ap.add_argument("--scenes-per-year", type=int, default=9)
+    ap.add_argument("--scenes-per-year", type=int, default=17)
     ap.add_argument("--dates", type=int, default=40, help="dates sampled for the composite timings")
     args = ap.parse_args()
     logging.basicConfig(level=logging.WARNING)
