@@ -282,7 +282,12 @@ def method_check(site_dir: Path, altered_dir: Path, bank: str | Path, question: 
                                                    if k in ("region", "sense", "y1", "y2"))]
             results[label] = cands[0].methods.get(concl, {}) if cands else {}
     orig, alt = results["original"], results["altered"]
-    changed = {m: [orig.get(m), alt.get(m)] for m in orig if alt.get(m) != orig.get(m)}
+    rng = (q.get("reference_range") or {}).get(concl)
+    if rng is not None:  # a number conclusion changes when it leaves the reference range
+        changed = {m: [orig.get(m), alt.get(m)] for m in orig
+                   if alt.get(m) is not None and not rng[0] <= alt[m] <= rng[1]}
+    else:
+        changed = {m: [orig.get(m), alt.get(m)] for m in orig if alt.get(m) != orig.get(m)}
     relevant = {m: v for m, v in changed.items() if _relies_on(m, satellite)}
     out["methods"] = {"original": orig, "altered": alt}
     out["changed_methods"] = relevant
