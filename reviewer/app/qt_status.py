@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qtpy.QtWidgets import QHBoxLayout, QLabel, QWidget
+from qtpy.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from reviewer.app.session import StackSession
 
@@ -14,6 +14,9 @@ class QtStatusLine(QWidget):
         layout.setContentsMargins(6, 2, 6, 2)
         self.label = QLabel(session.status_text())
         self.label.setStyleSheet("font-family: monospace;")
+        # a changing text must not re-layout the main window (that resizes and redraws the canvas)
+        self.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+        self.label.setFixedHeight(self.label.sizeHint().height() + 4)
         layout.addWidget(self.label, 1)
         session.status.connect(self.label.setText)
 

@@ -100,6 +100,7 @@ class StackSession(QObject):
         self._stretch_worker = None
         self._stretches: dict[str, Stretch] = {}
         self._last_status = ""
+        self._label_width = 22
         if async_slicing:
             from napari.settings import get_settings
 
@@ -433,7 +434,8 @@ class StackSession(QObject):
         self._set_dims_step(i)
         s = self.stack.scenes[i]
         label = f"{s.date.isoformat()} {s.label}"
-        self.viewer.dims.axis_labels = (label, "row", "col")
+        # padded to one width, so the slider's label does not re-layout the window at every step
+        self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
         masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
         self.text.text = f"{label}   {composites()[self.state.composite]['label']}{masked}"
         self._emit_status(None)
