@@ -110,16 +110,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _pair_years(truth: dict) -> tuple[int, int]:
-    """A before/after pair around the planted changes (falls back to the record's first and last years)."""
-    years = []
-    for change in (truth.get("changes") or {}).values() if isinstance(truth.get("changes"), dict) else []:
-        for key in ("year", "start_year", "end_year"):
-            if isinstance(change, dict) and isinstance(change.get(key), int):
-                years.append(change[key])
-    period = truth.get("period") or {}
-    lo = int(period.get("start", min(years) if years else 1990)) if not isinstance(period.get("start"), str) else int(period["start"][:4])
-    hi = int(period.get("end", max(years) if years else 2020)) if not isinstance(period.get("end"), str) else int(period["end"][:4])
-    return max(lo, min(years) - 2) if years else lo + 2, hi
+    """A before/after pair that shows the planted lake growth (truth.json changes.lake)."""
+    lake = truth.get("changes", {}).get("lake", {})
+    years = sorted(int(y) for y in lake.get("area_km2_by_year", {}))
+    if not years:
+        raise ReviewerError("truth.json has no lake series to pick a pair from", field="changes.lake")
+    return years[0] + 1, years[-1]
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -11,12 +12,10 @@ import platformdirs
 
 logger = logging.getLogger(__name__)
 
-#: Bump when the generator's output changes, so a stale cached demo is rebuilt.
-DEMO_VERSION = "1"
-
-
 def demo_site_dir() -> Path:
-    return Path(platformdirs.user_cache_dir("earthrecord-reviewer")) / f"demo-site-v{DEMO_VERSION}"
+    """REVIEWER_DEMO_DIR, else the user cache directory."""
+    env = os.environ.get("REVIEWER_DEMO_DIR")
+    return Path(env) if env else Path(platformdirs.user_cache_dir("earthrecord-reviewer")) / "demo-site"
 
 
 def ensure_demo_site(progress: Callable[[float, str], None] | None = None, **kwargs) -> Path:

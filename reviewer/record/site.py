@@ -99,7 +99,7 @@ class Site:
             polygons = geom["coordinates"] if geom["type"] == "MultiPolygon" else [geom["coordinates"]]
             for polygon in polygons:
                 xy = np.asarray(polygon[0], dtype=float)
-                cols, rows = inv * (xy[:, 0], xy[:, 1])
+                cols, rows = inv @ (xy[:, 0], xy[:, 1])
                 rings.append(np.column_stack([rows, cols]))
         return rings
 
