@@ -341,10 +341,13 @@ def read_scene(
 
 def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarray | None) -> dict[str, float]:
     """valid, clear and cloud fractions from the quality layer (or the data band when there is none)."""
+    snow = None
     if product.quality is not None:
         qa = read_quality(scene, product, grid)
         fill = flag_array(qa, product.quality, "fill")
         cloudy = mask_from_flags(qa, product.quality, product.quality.cloud_flags)
+        if "snow" in product.quality.flags and product.quality.band != next(iter(product.bands)):
+            snow = flag_array(qa, product.quality, "snow")
         if product.quality.band == next(iter(product.bands)) or product.quality.kind == "classes":
             # products whose quality codes include other unusable classes (night, no decision ...)
             unusable = mask_from_flags(
@@ -369,8 +372,11 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
         valid = ~fill
     n_valid = int(np.count_nonzero(valid))
     n_cloud = int(np.count_nonzero(cloudy & valid))
-    return {
+    out = {
         "valid_fraction": n_valid / total if total else 0.0,
         "clear_fraction": (n_valid - n_cloud) / total if total else 0.0,
         "cloud_fraction": n_cloud / n_valid if n_valid else 1.0,
     }
+    if snow is not None:
+        out["snow_fraction"] = int(np.count_nonzero(snow & valid & ~cloudy)) / total if total else 0.0
+    return out

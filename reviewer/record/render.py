@@ -43,8 +43,9 @@ class Panel:
         }
 
 
-def _clearest(scenes: list[Scene]) -> Scene:
-    return max(scenes, key=lambda s: ((s.clear_fraction or 0.0), s.tier == "T1", -abs(s.date.month - 7)))
+def clear_land_view(scene: Scene) -> float:
+    """Share of the site seen clear and snow-free: what 'clearest scene of a year' ranks by."""
+    return (scene.clear_fraction or 0.0) - float(scene.extra.get("snow_fraction", 0.0))
 
 
 def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
@@ -84,7 +85,7 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
         scenes = [stack.scenes[i] for i in idx]
         sensors = "/".join(sorted({s.label for s in scenes}))
         return Panel(f"{period}  median of {len(idx)}  {sensors}", med, scenes, "median")
-    best = max(idx, key=lambda j: ((stack.scenes[j].clear_fraction or 0.0), stack.scenes[j].tier == "T1"))
+    best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
     s = stack.scenes[best]
     return Panel(f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest")
 

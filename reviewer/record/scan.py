@@ -202,6 +202,8 @@ def _measure(scene: Scene, site: Site, grid: Grid, inside) -> Scene | ScanProble
     except RecordError as exc:
         rel = exc.path and os.path.relpath(exc.path, site.dir) if exc.path and os.path.isabs(exc.path) else exc.path
         return ScanProblem(rel or scene.scene_id, exc.message)
+    if "snow_fraction" in fractions:
+        scene.extra["snow_fraction"] = fractions["snow_fraction"]
     scene.valid_fraction = fractions["valid_fraction"]
     scene.clear_fraction = fractions["clear_fraction"]
     scene.cloud_fraction = fractions["cloud_fraction"]

@@ -260,14 +260,17 @@ def coverage(scenes: Sequence[Scene] | SceneIndex, *, clear_threshold: float = 0
 
 def clearest_per_year(stack: Stack, *, months: set[int] | None = None) -> dict[int, int]:
     """Year -> stack index of its clearest scene (inside the month window when given)."""
+    from reviewer.record.render import clear_land_view
+
+    def rank(s: Scene) -> tuple:
+        return (clear_land_view(s), s.tier == "T1", -abs(s.date.month - 7))
+
     best: dict[int, int] = {}
     for i, s in enumerate(stack.scenes):
         if months and s.date.month not in months:
             continue
         j = best.get(s.year)
-        key = ((s.clear_fraction or 0.0), s.tier == "T1", -abs(s.date.month - 7))
-        if j is None or key > ((stack.scenes[j].clear_fraction or 0.0), stack.scenes[j].tier == "T1",
-                               -abs(stack.scenes[j].date.month - 7)):
+        if j is None or rank(s) > rank(stack.scenes[j]):
             best[s.year] = i
     return dict(sorted(best.items()))
 
