@@ -517,6 +517,38 @@ def write_bank(
     return manifest
 
 
+def add_pairs(folder: str | Path, pairs: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Append pairs to an existing (valid, unfrozen) bank folder; returns the new manifest.
+
+    Every new pair is schema-checked, names a question of the bank and has an id unused in the bank.
+    pairs.jsonl is rewritten atomically, then the manifest (hash and count of pairs; other files and keys
+    untouched).
+    """
+    folder = Path(folder)
+    bank = load_bank(folder)
+    if bank.frozen:
+        raise BankError("holds a frozen bank, which is immutable; pairs cannot be added", path=folder)
+    new = list(pairs)
+    items = list(bank.pairs) + new
+    try:
+        data = jsonl_bytes(items, "pair")
+    except SchemaError as exc:
+        raise SchemaError(exc.message, path=folder / FILES["pairs"], line=exc.line, field=exc.field) from exc
+    cross = _cross_problems(list(enumerate(bank.questions, start=1)), list(enumerate(bank.sites, start=1)),
+                            list(enumerate(items, start=1)), folder)
+    if cross:
+        p = cross[0]
+        raise BankError(p.message, path=p.path, line=p.line, field=p.field)
+    manifest = json.loads(json.dumps(bank.manifest))
+    manifest["counts"]["pairs"] = len(items)
+    manifest["files"][FILES["pairs"]] = sha256_bytes(data)
+    schemas.validate(manifest, "manifest", path=folder / MANIFEST)
+    atomic_write(folder / FILES["pairs"], data)
+    atomic_write(folder / MANIFEST, dumps_manifest(manifest).encode("utf-8"))
+    logger.info("added %d pairs to bank %s at %s", len(new), bank.name, folder)
+    return manifest
+
+
 def load_site_json(path: str | Path) -> dict[str, Any]:
     """Read a site folder's site.json (or a site.json path), checked against site.schema.json."""
     path = Path(path)
@@ -535,6 +567,6 @@ def load_site_json(path: str | Path) -> dict[str, Any]:
 
 
 __all__ = [
-    "Bank", "Field", "Problem", "INSUFFICIENT", "canonical", "dumps_line", "load_bank", "load_site_json",
+    "Bank", "Field", "Problem", "INSUFFICIENT", "add_pairs", "canonical", "dumps_line", "load_bank", "load_site_json",
     "read_jsonl", "sha256_file", "validate_bank", "write_bank", "write_jsonl",
 ]

@@ -145,3 +145,39 @@ def test_site_json_accepts_grid_keys_and_nothing_else(tmp_path):
     with pytest.raises(SiteError) as err:
         load_site_json(tmp_path)
     assert err.value.field == "colour"
+
+
+def test_add_pairs_appends_checked_pairs_and_updates_the_manifest(tmp_path):
+    import hashlib
+
+    from reviewer.bank.io import add_pairs
+
+    folder = _bank(tmp_path)
+    questions = (folder / "questions.jsonl").read_bytes()
+    before = json.loads((folder / "manifest.json").read_text())
+    manifest = add_pairs(folder, [bf.pair("a24-2-p1", "a24-2"), bf.pair("a24-2-p2", "a24-2", kind="placebo")])
+    assert manifest["counts"]["pairs"] == 3 and manifest["created"] == before["created"]
+    assert manifest["files"]["questions.jsonl"] == before["files"]["questions.jsonl"]
+    assert (folder / "questions.jsonl").read_bytes() == questions
+    digest = "sha256:" + hashlib.sha256((folder / "pairs.jsonl").read_bytes()).hexdigest()
+    assert manifest["files"]["pairs.jsonl"] == digest
+    assert [p["id"] for p in load_bank(folder).pairs] == ["a24-1-p", "a24-2-p1", "a24-2-p2"]
+    pairs_bytes = (folder / "pairs.jsonl").read_bytes()
+    with pytest.raises(BankError, match="duplicate id"):
+        add_pairs(folder, [bf.pair("a24-2-p1", "a24-2")])
+    with pytest.raises(BankError, match="missing question"):
+        add_pairs(folder, [bf.pair("x-p1", "nosuch")])
+    with pytest.raises(SchemaError):
+        add_pairs(folder, [bf.pair("a24-2-p3", "")])
+    assert (folder / "pairs.jsonl").read_bytes() == pairs_bytes  # nothing written on refusal
+    assert validate_bank(folder) == []
+
+
+def test_add_pairs_refuses_a_frozen_bank(tmp_path):
+    from reviewer.bank.io import add_pairs
+
+    folder = _bank(tmp_path, frozen=True)
+    before = (folder / "pairs.jsonl").read_bytes()
+    with pytest.raises(BankError, match="frozen"):
+        add_pairs(folder, [bf.pair("a24-2-p1", "a24-2")])
+    assert (folder / "pairs.jsonl").read_bytes() == before
