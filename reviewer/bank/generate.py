@@ -24,7 +24,7 @@ import numpy as np
 from reviewer.bank import methods as M
 from reviewer.bank.io import write_bank
 from reviewer.bank.model import INSUFFICIENT, TASKS, multi_sensor_of
-from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series
+from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series, cached_index
 from reviewer.errors import BankError
 from reviewer.record.scan import open_index
 
@@ -113,6 +113,12 @@ def _water_area(s: Series, year: int, method: str) -> float:
 WATER_METHODS = ("ndwi:h:0", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
 
 
+def _periods(s: Series, periods: list[tuple[int, int]], min_years: int = 2) -> list[tuple[int, int]]:
+    """The distinct periods that lie inside the record and span at least `min_years` years (short records)."""
+    ys = s.years
+    return [(a, b) for a, b in dict.fromkeys(periods) if ys and ys[0] <= a and b <= ys[-1] and b - a + 1 >= min_years]
+
+
 def _obs_ok(s: Series, years: list[int], key: str, min_obs: int) -> tuple[bool, dict[str, int]]:
     counts = {str(y): s.clear_obs[key].get(y, 0) for y in years}
     return all(v >= min_obs for v in counts.values()), counts
@@ -131,7 +137,7 @@ def _coverage_ok(s: Series, lo: int, hi: int, key: str, min_cov: float) -> tuple
 def water_area_pair(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
-    pairs = [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[len(ys) // 2]), (ys[len(ys) // 2], ys[-1])]
+    pairs = _periods(s, [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[len(ys) // 2]), (ys[len(ys) // 2], ys[-1])])
     # every year with too few clear observations gives an insufficient-evidence twin
     thin = [y for y in ys if s.clear_obs["water"].get(y, 0) < th["min_obs_year"]]
     for y in thin[:2]:
@@ -179,7 +185,7 @@ def _trend_methods(years: list[int], series: dict[str, list[float]]) -> tuple[di
 def _trend_periods(s: Series) -> list[tuple[int, int]]:
     ys = s.years
     mid = ys[len(ys) // 2]
-    return list(dict.fromkeys([(ys[0], ys[-1]), (ys[0] + 5, mid + 5), (mid, ys[-1])]))
+    return _periods(s, [(ys[0], ys[-1]), (ys[0] + 5, mid + 5), (mid, ys[-1])], min_years=5)
 
 
 def _finish_trend(c: Candidate, th: dict, slopes: dict, dirs: dict, ps: dict) -> None:
@@ -376,6 +382,8 @@ def water_periods(s: Series, name: str) -> list[Candidate]:
     out = []
     for (a1, a2), (b1, b2) in [((ys[0] + 1, ys[0] + 10), (ys[-1] - 9, ys[-1])), ((ys[0] + 1, ys[0] + 5), (mid - 2, mid + 2)),
                                ((ys[-1] - 9, ys[-1] - 5), (ys[-1] - 4, ys[-1]))]:
+        if not ys[0] <= a1 <= a2 < b1 <= b2 <= ys[-1]:
+            continue  # a short record has no room for these periods
         c = Candidate(name, {"a1": a1, "a2": a2, "b1": b1, "b2": b2, "same_within_pct": th["same_within_pct"]},
                       (a1, b2), sensors=s.sensors(a1, b2))
         change, dirs, rels = {}, {}, []
@@ -398,7 +406,7 @@ def builtup_quadrant(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
-    for y1, y2 in dict.fromkeys([(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[-1] - 10)]):
+    for y1, y2 in _periods(s, [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[-1] - 10)]):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
         quads, growth, leads = {}, {}, []
         for tn in (0.35, 0.4, 0.45):
@@ -518,7 +526,8 @@ def cover_after_loss(s: Series, name: str) -> list[Candidate]:
     mndwi = float(np.nanmedian(s.comp("mndwi_h", y2)[lost]))
     draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
     c = Candidate(name, {"y1": y1, "y2": y2, "region": REGION_NAMES[region]}, (y1, y2), sensors=s.sensors(y1, y2),
-                  extra={"reference_pending": "visual: set by human review of an AI-drafted interpretation",
+                  extra={"pending_reason": "visual reference: set by human review of an AI-drafted visual "
+                                           "interpretation of the imagery",
                          "draft_ndvi": round(ndvi, 3)})
     c.methods = {"cover": {"ndvi_mndwi_rule": draft}}
     return [c]
@@ -540,7 +549,8 @@ def forest_loss_product(s: Series, name: str) -> list[Candidate]:
         c.reference_override = {"area": round(area, 4)}
         c.extra["product"] = {"name": "Hansen GFC lossyear", "file": s.hansen_path, "area_km2": round(area, 4)}
     else:
-        c.extra["reference_pending"] = "withheld product value (Hansen GFC lossyear) not given; method estimate as draft"
+        c.extra["pending_reason"] = ("withheld product (Hansen GFC lossyear) not found under reference/: the "
+                                     "product value must be set in review")
     return [c]
 
 
@@ -621,7 +631,7 @@ def lowest_greenness(s: Series, name: str) -> list[Candidate]:
 def crop_peak(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
-    y1, y2 = ys[-1] - 9, ys[-1]
+    y1, y2 = max(ys[0], ys[-1] - 9), ys[-1]
     c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
     if s.crop_mask is None:
         return []
@@ -644,13 +654,127 @@ def crop_peak(s: Series, name: str) -> list[Candidate]:
     return [c]
 
 
+# ---- snow
+
+
+SNOW_METHODS = ((40, "gap_filled"), (50, "gap_filled"), (40, "observed_share"), (50, "observed_share"))
+
+
+def _winter_days(winter: int) -> list[dt.date]:
+    """1 December of the previous year to 31 March of `winter` (a winter is named by the year of its January)."""
+    d0, d1 = dt.date(winter - 1, 12, 1), dt.date(winter, 3, 31)
+    return [d0 + dt.timedelta(days=i) for i in range((d1 - d0).days + 1)]
+
+
+def winter_cube(s: Series, label: str, winter: int, min_coverage: float) -> np.ndarray | None:
+    """(days, product pixels) NDSI of one winter with a NaN row for every day without a file; None when fewer
+    than `min_coverage` of the days have a file."""
+    d = s.snow.get(label)
+    if not d:
+        return None
+    days = _winter_days(winter)
+    pos = {day: i for i, day in enumerate(days)}
+    cube = np.full((len(days), d["ndsi"].shape[1]), np.nan, np.float32)
+    have = 0
+    for date, row in zip(d["dates"], d["ndsi"], strict=True):
+        if date in pos:
+            cube[pos[date]] = row
+            have += 1
+    return cube if have >= min_coverage * len(days) else None
+
+
+def winter_snow_days(cube: np.ndarray, weights: np.ndarray, threshold: float, how: str) -> float:
+    """Site-mean snow-covered days of one winter cube: NDSI >= threshold, gaps (cloud, night, missing days)
+    filled from the nearest observed day ("gap_filled") or not filled, the snow share of observed days scaled
+    to the winter ("observed_share"). Product pixels never observed (water, always cloudy) do not count."""
+    seen = np.isfinite(cube).sum(0)
+    land = seen >= max(1, int(0.1 * cube.shape[0]))
+    if not land.any():
+        return float("nan")
+    if how == "gap_filled":
+        per = M.snow_days(cube[:, land], threshold, gap_fill=True)
+    else:
+        per = M.snow_days_observed_share(cube[:, land], threshold)
+    w = weights[land]
+    ok = np.isfinite(per)
+    return float(np.sum(per[ok] * w[ok]) / np.sum(w[ok])) if ok.any() else float("nan")
+
+
+def _winter_text(w1: int, w2: int) -> str:
+    one = lambda w: f"{w - 1}/{str(w)[2:]}"  # noqa: E731
+    return f"winter {one(w1)}" if w1 == w2 else f"winters {one(w1)} to {one(w2)}"
+
+
+def snow_compare(s: Series, name: str) -> list[Candidate]:
+    """More, fewer or about the same snow-covered days per winter (1 Dec - 31 Mar) in a later winter (or winters)
+    than in an earlier one, from MOD10A1/MYD10A1 daily NDSI snow cover: NDSI >= 40 and >= 50, with and
+    without temporal gap filling, for each MODIS platform in the record."""
+    th = _thr(name)
+    if not s.snow:
+        return []
+    per: dict[str, dict[int, float]] = {}  # method -> winter -> days
+    labels = sorted(s.snow)
+    for label in labels:
+        d = s.snow[label]
+        for w in sorted({x.year + (x.month >= 12) for x in d["dates"]}):
+            cube = winter_cube(s, label, w, th["min_winter_coverage"])
+            if cube is None:
+                continue
+            for thr, how in SNOW_METHODS:
+                key = f"{label.lower().replace(' ', '_')}:ndsi>={thr}:{how}"
+                per.setdefault(key, {})[w] = winter_snow_days(cube, d["weights"], thr, how)
+    winters = sorted({w for v in per.values() for w in v})
+    if len(winters) < 2:
+        return []
+    pairs = [((winters[0], winters[0]), (winters[-1], winters[-1]))]
+    if len(winters) >= 4:
+        pairs.append(((winters[0], winters[1]), (winters[-2], winters[-1])))
+    out = []
+    for (a1, a2), (b1, b2) in pairs:
+        c = Candidate(name, {"a": _winter_text(a1, a2), "b": _winter_text(b1, b2), "a1": a1, "a2": a2, "b1": b1,
+                             "b2": b2}, (a1 - 1, b2), sensors=list(labels))
+        before, after, change, direction = {}, {}, {}, {}
+        for m, values in per.items():
+            va = [values.get(w, float("nan")) for w in range(a1, a2 + 1)]
+            vb = [values.get(w, float("nan")) for w in range(b1, b2 + 1)]
+            if not (np.all(np.isfinite(va)) and np.all(np.isfinite(vb))):
+                continue
+            before[m], after[m] = float(np.mean(va)), float(np.mean(vb))
+            change[m] = after[m] - before[m]
+            direction[m] = M.three_way(change[m], th["same_within_days"], ("more", "fewer", "about the same"))
+        c.methods = {"direction": direction, "change": change, "days_before": before, "days_after": after}
+        c.extra["snow_days_by_winter"] = {m: {str(w): round(v, 2) for w, v in values.items()} for m, values in per.items()}
+        if change:
+            med = float(np.median(list(change.values())))
+            if M.near(abs(med), th["same_within_days"], th["near_margin_days"]):
+                c.drop = (f"change of {med:.1f} days is within {th['near_margin_days']} days of the "
+                          f"+-{th['same_within_days']} days threshold")
+        out.append(c)
+    return out
+
+
 COMPUTE: dict[str, Callable[[Series, str], list[Candidate]]] = {
+    "snow_compare": snow_compare,
     "water_area_pair": water_area_pair, "water_trend": water_trend, "greenness_trend": greenness_trend,
     "burn_year": burn_year, "water_periods": water_periods, "builtup_quadrant": builtup_quadrant,
     "ndvi_share": ndvi_share, "loss_cause": loss_cause, "cover_after_loss": cover_after_loss,
     "lowest_greenness": lowest_greenness, "tree_cover_change": tree_cover_change, "crop_peak": crop_peak,
     "burn_recovery": burn_recovery, "forest_loss_product": forest_loss_product,
 }
+
+
+#: what of the record each compute rule reads (build_series parts); rules not named read all but snow
+COMPUTE_PARTS: dict[str, frozenset[str]] = {"snow_compare": frozenset({"snow"})}
+
+
+def series_parts(names: list[str]) -> frozenset[str]:
+    """The build_series parts the named templates need."""
+    from reviewer.bank.series import PARTS
+
+    out: set[str] = set()
+    for n in names:
+        out |= COMPUTE_PARTS.get(_t(n)["compute"], PARTS - {"snow"})
+    return frozenset(out)
 
 
 # ----------------------------------------------------------------------------- finishing
@@ -681,6 +805,12 @@ def _fill(text: str, params: dict[str, Any]) -> str:
     return text.format_map(D(params))
 
 
+def candidate_params(c: Candidate) -> dict[str, Any]:
+    """The parameters that tell a template's candidates apart (JSON values; option texts left out), kept in a
+    question's provenance so the candidate can be found again (pair checks recompute it on an altered record)."""
+    return _jsonable({k: v for k, v in c.params.items() if not k.endswith("options")})
+
+
 def _options_text(options: list[str]) -> str:
     return ", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1 else options[0]
 
@@ -688,6 +818,7 @@ def _options_text(options: list[str]) -> str:
 def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str, Any]) -> tuple[dict | None, str | None]:
     """The question of a candidate, or (None, reason) when it must be dropped."""
     tpl = _t(c.template)
+    params = candidate_params(c)
     rng = np.random.default_rng([seed, number, sum(map(ord, c.template))])
     fields = json.loads(json.dumps(tpl["fields"]))
     concl = tpl["conclusion"]
@@ -711,9 +842,10 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
         "conclusion": concl, "no_change": tpl["no_change"], "reference_source": tpl["reference_source"],
         "sensors": sensors, "multi_sensor": multi_sensor_of(sensors),
     }
-    prov: dict[str, Any] = {"generator": GENERATOR, "template": c.template, "phrasing": phr, "seed": seed,
+    prov: dict[str, Any] = {"generator": GENERATOR, "template": c.template, "params": params, "phrasing": phr,
+                            "seed": seed,
                             "methods": {k: {m: _round(v) for m, v in d.items()} for k, d in c.methods.items()},
-                            "thresholds": tpl["thresholds"], "config": gen_cfg, **{k: _jsonable(v) for k, v in c.extra.items()}}
+                            "thresholds": tpl["thresholds"], "config": gen_cfg, **{k: _jsonable(v) for k, v in c.extra.items() if k != "pending_reason"}}
     if c.insufficient is not None:
         q.update({"class": "insufficient", "task": None, "reference": {concl: INSUFFICIENT},
                   "reference_source": "observations", "no_change": None})
@@ -729,10 +861,9 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
         if c.reference_override and name in c.reference_override:
             reference[name] = c.reference_override[name]
             if f["type"] == "number":
-                r = reference[name]
-                comb = M.combine_numeric({"product": r, **{k: v for k, v in vals.items() if False}},
+                comb = M.combine_numeric({"product": reference[name]},
                                          abs_floor=tpl["thresholds"].get("abs_floor_km2", 0.0))
-                ranges[name] = [_round(comb[1][0]), _round(comb[1][1])]
+                ranges[name] = list(_outward(*comb[1]))
             continue
         if not vals:
             if name == concl:
@@ -764,6 +895,22 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
             reference[name] = int(value) if f["type"] in ("year", "month") else value
             prov.setdefault("agreement", {})[name] = round(share, 3)
     q["reference"] = reference
+    if tpl["reference_source"] in ("visual", "withheld_product"):
+        pending = c.extra.get("pending_reason")
+        product = c.extra.get("product")
+        if c.reference_override and not pending:
+            prov["reference_from"] = (f"product: {product['name']} ({product['file']})" if product
+                                      else "product value")
+        else:
+            # the schema requires a reference: it holds the methods' draft until review replaces it
+            prov["reference_from"] = "method draft (needs review)"
+            prov["reference_pending"] = {
+                "needs_review": True,
+                "reason": pending or f"{tpl['reference_source']} reference not available at generation",
+                "draft": "the reference values are computed by the methods below, not the "
+                         f"{tpl['reference_source'].replace('_', ' ')} answer",
+                "draft_methods": {k: sorted(v) for k, v in c.methods.items() if k in reference},
+            }
     if ranges:
         q["reference_range"] = ranges
     accept = {}
@@ -811,14 +958,14 @@ def generate(
         bad = [t for t in tasks if t not in TASKS]
         if bad:
             raise BankError(f"unknown task(s) {bad}; known: {list(TASKS)}")
-    index = open_index(site_dir, store=store)
-    series = build_series(index, config=series_config, progress=progress, cancel=cancel)
+    names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
+    index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
+    series = build_series(index, config=series_config, progress=progress, cancel=cancel, parts=series_parts(names))
     gen_cfg = {"min_agreement": min_agreement, "series": series.config.as_dict(),
                "min_relative_range": 0.05, "reference_tier": "T1 Landsat, bright-cloud pixels removed"}
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
     questions, number = [], 0
-    names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
     for k, name in enumerate(names):
         if progress is not None:
             progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")

@@ -315,6 +315,18 @@ def snow_days(ndsi: np.ndarray, threshold: float = 10.0, *, gap_fill: bool = Fal
     return np.nansum(snow, axis=0)
 
 
+def snow_days_observed_share(ndsi: np.ndarray, threshold: float = 10.0, *, min_observed: int = 1) -> np.ndarray:
+    """Snow-covered days without gap filling: the share of observed days with NDSI snow cover >= threshold,
+    times the number of days of the cube (t, ...). NaN where fewer than `min_observed` days were observed."""
+    a = np.asarray(ndsi, dtype=np.float32)
+    seen = np.isfinite(a)
+    n = seen.sum(axis=0)
+    snow = ((a >= threshold) & seen).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = snow / n * a.shape[0]
+    return np.where(n >= max(1, min_observed), out, np.nan).astype(np.float64)
+
+
 # ----------------------------------------------------------------------------- combining methods
 
 

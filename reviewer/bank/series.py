@@ -36,6 +36,8 @@ BANDS = ("blue", "green", "red", "nir", "swir1", "swir2")
 QUADRANTS = ("north-west", "north-east", "south-west", "south-east")
 
 Progress = Callable[[float, str], None]
+#: what build_series can read (see its `parts`)
+PARTS = frozenset({"landsat", "coarse", "era5", "snow", "products"})
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,10 @@ class Series:
     coarse: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: ERA5-Land monthly precipitation (m/day, site mean): (year, month) -> value
     precip: dict[tuple[int, int], float] = field(default_factory=dict)
+    #: MOD10A1/MYD10A1 daily NDSI snow cover on the product's own pixels that cover the site:
+    #: label -> {"dates": [date], "ndsi": (t, n) float32 0-100 (NaN: cloud, night, water, fill),
+    #: "weights": (n,) site pixels (inside the boundary) each product pixel covers}
+    snow: dict[str, dict[str, Any]] = field(default_factory=dict)
     worldcover: np.ndarray | None = None
     hansen_lossyear: np.ndarray | None = None
     hansen_path: str | None = None
@@ -163,6 +169,26 @@ def _read_product(site_dir: Path, product_id: str, grid: Grid) -> tuple[np.ndarr
     except RecordError as exc:
         logger.warning("cannot read %s: %s", path, exc)
         return None, None
+
+
+_INDEXES: dict[str, tuple[str, SceneIndex]] = {}
+
+
+def cached_index(site_dir: str | Path) -> SceneIndex:
+    """open_index without a store, remembered in memory per folder until any file of it changes (signature),
+    so generating and altering one record in a session scans it once. Callers must not change its scenes."""
+    from reviewer.record.scan import open_index, signature
+
+    folder = Path(site_dir).resolve()
+    sig = signature(folder)
+    hit = _INDEXES.get(str(folder))
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    index = open_index(folder)
+    while len(_INDEXES) >= 4:
+        del _INDEXES[next(iter(_INDEXES))]
+    _INDEXES[str(folder)] = (sig, index)
+    return index
 
 
 # ----------------------------------------------------------------------------- the pass
@@ -262,6 +288,27 @@ def _coarse_scene(scene: Scene, grid: Grid, native: _NativeMap | None = None) ->
         return None
 
 
+def _snow_scene(scene: Scene, native: _NativeMap, inside: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(product pixel ids covering the site, site pixels per id, NDSI 0-100 with NaN for every other code)."""
+    import rasterio
+
+    path = Path(scene.files_root) / scene.files["NDSI_Snow_Cover"]
+    try:
+        key, idx = native.lookup(scene.product, path)
+        with rasterio.open(path) as src:
+            raw = src.read(1)
+    except Exception as exc:  # noqa: BLE001 - an unreadable daily file is a gap
+        logger.warning("skipped %s: %s", scene.scene_id, exc)
+        return None
+    if idx is None or raw.shape != (key[2], key[3]):
+        return None
+    cells, weights = np.unique(idx[inside & (idx >= 0)], return_counts=True)
+    v = raw.ravel()[cells].astype(np.float32)
+    v[v > 100] = np.nan  # 200 missing, 201 no decision, 211 night, 237/239 water, 250 cloud, 254 saturated, 255 fill
+    return cells, weights.astype(np.float32), v
+
+
 def _precip(scene: Scene, grid: Grid) -> float | None:
     try:
         v = read_bands(scene, ["precipitation"], grid, cache=None)[0]
@@ -307,8 +354,14 @@ def build_series(
     config: SeriesConfig | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    parts: frozenset[str] | set[str] | None = None,
 ) -> Series:
-    """One pass over the record's scenes, building every series the reference methods use."""
+    """One pass over the record's scenes, building every series the reference methods use.
+
+    `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
+    NDVI), "coarse" (MODIS/VIIRS NDVI), "era5" (precipitation), "snow" (MOD10A1/MYD10A1 daily snow cover),
+    "products" (WorldCover, Hansen loss year). Years and clear-observation counts are always filled.
+    """
     import time
 
     t0 = time.perf_counter()
@@ -333,9 +386,11 @@ def build_series(
                 counts[s.year] += 1
         series.clear_obs[key] = {y: counts.get(y, 0) for y in years}
 
-    wc, _ = _read_product(site.dir, "esa_worldcover", grid)
+    parts = PARTS if parts is None else frozenset(parts)
+    wc, _ = _read_product(site.dir, "esa_worldcover", grid) if "products" in parts else (None, None)
     series.worldcover = wc
-    hansen, hansen_path = _read_product(site.dir, "hansen_gfc_lossyear", grid)
+    hansen, hansen_path = (_read_product(site.dir, "hansen_gfc_lossyear", grid) if "products" in parts
+                           else (None, None))
     series.hansen_lossyear, series.hansen_path = hansen, hansen_path
     if wc is not None and (wc == 40).any():
         crop = wc == 40
@@ -346,15 +401,18 @@ def build_series(
     if crop_core is not None and not crop_core.any():
         crop_core = crop
 
-    to_read = [s for s in landsat if (s.clear_fraction or 0.0) >= cfg.min_scene_clear]
+    to_read = [s for s in landsat if (s.clear_fraction or 0.0) >= cfg.min_scene_clear and "landsat" in parts]
     last_year = years[-1] if years else 0
     coarse = [
         s for s in scenes
-        if s.label in COARSE and ((s.date + dt.timedelta(days=8)).month in cfg.growing_months
+        if "coarse" in parts and s.label in COARSE and s.product_spec.band_by_name("ndvi") is not None
+        and ((s.date + dt.timedelta(days=8)).month in cfg.growing_months
                                   or s.year > last_year - cfg.coarse_all_months_years)
     ]
-    era5 = [s for s in scenes if s.label == "ERA5-Land" and "tp" in s.files]
-    total = max(1, len(to_read) + len(coarse) + len(era5))
+    era5 = [s for s in scenes if "era5" in parts and s.label == "ERA5-Land" and "tp" in s.files]
+    snow = [s for s in scenes if "snow" in parts and s.product_spec.family == "modis_snow"
+            and "NDSI_Snow_Cover" in s.files]
+    total = max(1, len(to_read) + len(coarse) + len(era5) + len(snow))
     done = 0
 
     def tick(msg: str) -> None:
@@ -431,6 +489,25 @@ def build_series(
             tick("read ERA5-Land")
             if value is not None:
                 series.precip[(scene.date.year, scene.date.month)] = value
+
+        # ---- MODIS daily snow cover (NDSI x 100) on the product pixels covering the site
+        snow_native = _NativeMap(grid)
+        per_label: dict[str, dict[str, Any]] = {}
+        for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, snow_native, inside), snow), strict=True):
+            tick(f"read {scene.label} snow")
+            if res is None:
+                continue
+            series.scenes_read += 1
+            cells, weights, values = res
+            d = per_label.setdefault(scene.label, {"cells": cells, "weights": weights, "rows": []})
+            if not np.array_equal(d["cells"], cells):
+                logger.warning("skipped %s: on another grid than the first %s file", scene.scene_id, scene.label)
+                continue
+            d["rows"].append((scene.date, values))
+        for label, d in per_label.items():
+            rows = sorted(d["rows"], key=lambda r: r[0])
+            series.snow[label] = {"dates": [r[0] for r in rows], "ndsi": np.stack([r[1] for r in rows]),
+                                  "weights": d["weights"]}
     series.seconds = time.perf_counter() - t0
     if progress is not None:
         progress(0.8, f"read {series.scenes_read} scenes")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,42 +15,6 @@ from reviewer.bank.io import load_bank, validate_bank
 from reviewer.bank.model import INSUFFICIENT, TASKS
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
-
-
-def _make_site(path: Path) -> Path:
-    import reviewer.schemas as schemas
-    from reviewer.record.synthetic import make_demo_site
-
-    orig = schemas.validate
-
-    def lenient(doc, name, **kw):  # truth.schema.json may not have landed yet
-        try:
-            return orig(doc, name, **kw)
-        except FileNotFoundError:
-            return None
-
-    schemas.validate = lenient
-    try:
-        make_demo_site(path, seed=0, size=64, start=1996, end=2020, scenes_per_year=6, modis=False,
-                       sentinel2=False, thermal=False, mtl=False)
-    finally:
-        schemas.validate = orig
-    return path
-
-
-@pytest.fixture(scope="session")
-def demo(tmp_path_factory):
-    from reviewer.bank.generate import generate
-
-    site = _make_site(tmp_path_factory.mktemp("gen") / "site")
-    out = site.parent / "candidates"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report = generate(site, out, seed=5)
-    truth = json.loads((site / "truth.json").read_text())
-    bank = load_bank(out)
-    masks = dict(np.load(site / "truth_masks.npz"))
-    return {"site": site, "out": out, "report": report, "truth": truth, "bank": bank, "masks": masks}
 
 
 def _qs(demo, template):
@@ -119,7 +82,15 @@ def test_quantify_water_area(demo):
 def test_quantify_forest_loss_from_withheld_product(demo):
     (q,) = _qs(demo, "quantify.forest_loss_product")
     assert q["reference_source"] == "withheld_product"
-    assert _inside(demo["truth"]["changes"]["forest_clearing"]["area_km2"], q["reference_range"]["area"])
+    # the Hansen lossyear product under reference/ gives the value (not the methods' median)
+    prov = q["provenance"]
+    assert q["reference"]["area"] == prov["product"]["area_km2"]
+    assert prov["reference_from"].startswith("product: Hansen GFC lossyear (reference/")
+    assert "reference_pending" not in prov
+    clearing = demo["truth"]["changes"]["forest_clearing"]
+    assert q["reference"]["area"] == pytest.approx(clearing["area_km2"], rel=1e-3)
+    lo, hi = q["reference_range"]["area"]
+    assert lo <= 0.95 * q["reference"]["area"] and hi >= 1.05 * q["reference"]["area"]
 
 
 def test_trend_water(demo):
@@ -198,7 +169,32 @@ def test_attribute_tree_loss_is_clearing(demo):
     qs = [q for q in _qs(demo, "attribute.loss_cause") if "tree" in q["text"]]
     assert qs and all(q["reference"]["cause"] == "clearing" for q in qs)
     (v,) = _qs(demo, "attribute.land_cover_after_loss")
-    assert v["reference_source"] == "visual" and "reference_pending" in v["provenance"]
+    assert v["reference_source"] == "visual"
+    pending = v["provenance"]["reference_pending"]
+    assert pending["needs_review"] is True and "human review" in pending["reason"]
+    assert pending["draft_methods"] == {"cover": ["ndvi_mndwi_rule"]}
+    assert v["provenance"]["reference_from"] == "method draft (needs review)"
+
+
+def test_withheld_product_without_the_product_is_a_draft_that_needs_review():
+    from reviewer.bank.generate import Candidate, finish
+
+    c = Candidate("quantify.forest_loss_product", {"y1": 2001, "y2": 2020}, (2001, 2020), sensors=["OLI"],
+                  methods={"area": {"ndvi_drop>0.25": 1.0, "ndvi_drop>0.3": 1.2, "ndvi_drop>0.35": 1.1}},
+                  extra={"pending_reason": "withheld product (Hansen GFC lossyear) not found under reference/"})
+    q, reason = finish(c, "s1", 1, 0, {"min_agreement": 0.75})
+    assert reason is None and q["reference"] == {"area": 1.1}
+    pending = q["provenance"]["reference_pending"]
+    assert pending["needs_review"] is True and "Hansen" in pending["reason"]
+    assert pending["draft_methods"] == {"area": ["ndvi_drop>0.25", "ndvi_drop>0.3", "ndvi_drop>0.35"]}
+    assert "pending_reason" not in q["provenance"]
+    # with the product the value is the product's, and nothing is pending
+    c2 = Candidate("quantify.forest_loss_product", {"y1": 2001, "y2": 2020}, (2001, 2020), sensors=["OLI"],
+                   methods={"area": {"ndvi_drop>0.3": 1.2}}, reference_override={"area": 0.9},
+                   extra={"product": {"name": "Hansen GFC lossyear", "file": "reference/x.tif", "area_km2": 0.9}})
+    q2, _ = finish(c2, "s1", 2, 0, {"min_agreement": 0.75})
+    assert q2["reference"] == {"area": 0.9} and "reference_pending" not in q2["provenance"]
+    assert q2["reference_range"]["area"][0] <= 0.855 and q2["reference_range"]["area"][1] >= 0.945
 
 
 def test_anomaly_climate(demo):

@@ -112,3 +112,40 @@ def test_combine_numeric_and_votes():
     assert M.near(0.11, 0.10, 0.05) and not M.near(0.3, 0.10, 0.05)
     assert M.three_way(12, 10, ("up", "down", "same")) == "up"
     assert M.three_way(-3, 10, ("up", "down", "same")) == "same"
+
+
+def test_snow_days_observed_share_and_thresholds():
+    nan = np.nan
+    # one pixel, 6 days: NDSI 60, cloud, 45, cloud, 0, 70 -> observed 4, >= 40: 3, >= 50: 2
+    ndsi = np.array([[60.0], [nan], [45.0], [nan], [0.0], [70.0]])
+    assert M.snow_days_observed_share(ndsi, 40)[0] == pytest.approx(3 / 4 * 6)
+    assert M.snow_days_observed_share(ndsi, 50)[0] == pytest.approx(2 / 4 * 6)
+    assert np.isnan(M.snow_days_observed_share(np.full((3, 1), nan), 40)[0])  # never observed
+    # gap filled: the gaps take the day before (60 -> snow, 45 -> snow at 40, not at 50)
+    assert M.snow_days(ndsi, 40, gap_fill=True)[0] == 5
+    assert M.snow_days(ndsi, 50, gap_fill=True)[0] == 3
+
+
+def test_winter_snow_days_weighted_site_mean():
+    import datetime as dt
+
+    from reviewer.bank.generate import winter_cube, winter_snow_days
+    from reviewer.bank.series import Series, SeriesConfig
+
+    days = [dt.date(2015, 12, 1) + dt.timedelta(days=i) for i in range(122)]  # to 31 March 2016 (leap year)
+    # two product pixels: the first snow-covered for the first 100 days, the second never observed (water)
+    ndsi = np.zeros((len(days), 2), np.float32)
+    ndsi[:100, 0] = 80
+    ndsi[:, 1] = np.nan
+    ndsi[10:20, 0] = np.nan  # ten cloudy days inside the snow season
+    s = Series("t", (2, 2), 0.01, np.ones((2, 2), bool), [2016], SeriesConfig())
+    s.snow["MODIS Terra"] = {"dates": days, "ndsi": ndsi, "weights": np.array([3.0, 1.0], np.float32)}
+    cube = winter_cube(s, "MODIS Terra", 2016, 0.9)
+    assert cube.shape == (122, 2)
+    assert winter_snow_days(cube, s.snow["MODIS Terra"]["weights"], 40, "gap_filled") == 100
+    assert winter_snow_days(cube, s.snow["MODIS Terra"]["weights"], 40, "observed_share") == pytest.approx(
+        90 / 112 * 122)
+    assert winter_cube(s, "MODIS Terra", 2017, 0.9) is None  # no files that winter
+    s.snow["MODIS Terra"]["dates"] = days[:100]
+    s.snow["MODIS Terra"]["ndsi"] = ndsi[:100]
+    assert winter_cube(s, "MODIS Terra", 2016, 0.9) is None  # 100 of 122 days is below 90% coverage
