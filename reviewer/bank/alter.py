@@ -14,6 +14,7 @@ alteration). Truth is never read.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import logging
@@ -28,10 +29,10 @@ import rasterio
 from scipy import stats
 
 from reviewer.errors import BankError
-from reviewer.record.catalog import catalog
-from reviewer.record.scan import Scene, open_index, site_files
-from reviewer.record.stack import read_bands
 from reviewer.record.decode import Grid
+from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
+from reviewer.record.site import load_site
+from reviewer.record.stack import read_bands
 
 logger = logging.getLogger(__name__)
 
@@ -43,27 +44,68 @@ REFLECTANCE = ("blue", "green", "red", "nir", "swir1", "swir2", "coastal", "nir_
                "rededge3")
 
 
+#: pair satellite -> the Landsat sensor label of its scenes (questions list the sensors their period spans)
+LANDSAT_LABEL = {"landsat4": "TM", "landsat5": "TM", "landsat7": "ETM+", "landsat8": "OLI", "landsat9": "OLI-2"}
+REPORT = "alter_report.json"
+
+
 @dataclass
 class AlterResult:
+    """The altered copy and, per bank question considered, a pair that was kept or rejected (with why)."""
+
     out_dir: str
-    pair: dict[str, Any]
+    alteration: dict[str, Any]
     altered_files: list[str] = field(default_factory=list)
     removed_scenes: list[str] = field(default_factory=list)
-    method_check: dict[str, Any] | None = None
     detect_check: dict[str, Any] | None = None
+    kept: list[dict[str, Any]] = field(default_factory=list)  # {"pair", "method_check"}
+    rejected: list[dict[str, Any]] = field(default_factory=list)  # {"pair", "failed", "method_check"}
+    bank: str | None = None
+    added_to_bank: int = 0
+    note: str | None = None
 
     @property
-    def kept(self) -> bool | None:
-        if self.pair["kind"] == "placebo":
-            return True
-        if self.method_check is None or self.detect_check is None:
-            return None
-        return bool(self.method_check.get("changed")) and bool(self.detect_check.get("detectable"))
+    def pairs(self) -> list[dict[str, Any]]:
+        """The kept pair records (each valid against pair.schema.json)."""
+        return [k["pair"] for k in self.kept]
 
     def summary(self) -> dict[str, Any]:
-        return {"out_dir": self.out_dir, "pair": self.pair, "altered_files": len(self.altered_files),
-                "removed_scenes": len(self.removed_scenes), "method_check": self.method_check,
-                "detect_check": self.detect_check, "kept": self.kept}
+        return {"out_dir": self.out_dir, "alteration": self.alteration, "altered_files": len(self.altered_files),
+                "removed_scenes": len(self.removed_scenes), "detect_check": self.detect_check,
+                "kept": self.kept, "rejected": self.rejected, "bank": self.bank,
+                "added_to_bank": self.added_to_bank, "note": self.note}
+
+    def lines(self) -> list[str]:
+        """Human-readable report: one line per kept or rejected pair."""
+        out = [f"altered copy in {self.out_dir}: {self.alteration['description']}"]
+        if self.detect_check is not None:
+            d = self.detect_check
+            out.append(f"detect check ({self.alteration['satellite']} vs concurrent satellites): "
+                       f"{'detectable' if d.get('detectable') else 'not detectable'}"
+                       + (f", p = {d['p']:.3g}" if "p" in d else f" ({d.get('reason', '')})"))
+        for k in self.kept:
+            out.append(f"kept     {k['pair']['id']} (question {k['pair']['question']}): "
+                       f"{_changed_text(k['method_check'])}")
+        for r in self.rejected:
+            out.append(f"rejected {r['pair']['id']} (question {r['pair']['question']}): failed "
+                       f"{' and '.join(r['failed'])} check; {_changed_text(r['method_check'])}")
+        if self.note:
+            out.append(self.note)
+        if self.bank:
+            out.append(f"{self.added_to_bank} pair(s) added to {self.bank}/pairs.jsonl")
+        return out
+
+
+def _changed_text(mc: dict[str, Any] | None) -> str:
+    if not mc:
+        return "no method check"
+    if mc.get("error"):
+        return mc["error"]
+    if mc.get("placebo"):
+        return "reference conclusion holds" if mc.get("stable") else "reference conclusion changes"
+    ch = mc.get("changed_methods") or {}
+    return (f"{len(ch)} method(s) relying on the satellite change their conclusion ({', '.join(sorted(ch))})"
+            if ch else "no method relying on the satellite changes its conclusion")
 
 
 def _date(text: str | None, end: bool = False) -> dt.date | None:
@@ -137,8 +179,15 @@ def alter_record(
     bank: str | Path | None = None,
     clear_threshold: float = 0.5,
     pair_id: str | None = None,
+    dry_run: bool = False,
 ) -> AlterResult:
-    """Write the altered copy, its pair record (pair.json in the copy) and, with a bank question, both checks."""
+    """Write the altered copy, check it against bank questions and keep the pairs that pass.
+
+    With `bank` and no `question`, every bank question whose reference methods rely on the altered
+    satellite (placebo: whose period holds a removed scene) is checked; with `question`, only that one.
+    Kept pairs are added to the bank's pairs.jsonl (not with `dry_run`); kept and rejected pairs, with the
+    check that failed, go to alter_report.json in the altered folder.
+    """
     site_dir = Path(site_dir).resolve()
     out = Path(out_dir)
     modes = [scale is not None, replace_with is not None, drop_clear is not None]
@@ -152,10 +201,29 @@ def alter_record(
         raise BankError("--scale must be above 0")
     if drop_clear is not None and not 0 < drop_clear < 1:
         raise BankError("--drop-clear must be a fraction between 0 and 1")
+    if replace_with is not None and replace_with not in PLATFORMS:
+        raise BankError(f"unknown satellite {replace_with!r}")
+    placebo = drop_clear is not None
+    if bank is None and question is None:
+        raise BankError("give --bank CANDIDATES_DIR (the bank whose questions the pair is checked against and "
+                        "added to) or --question QUESTION_ID: a pair record must name its question")
+    if bank is None and not placebo:
+        raise BankError(f"--question {question} needs --bank CANDIDATES_DIR: an instrument pair is kept only "
+                        "after the method check against the bank question")
+    b = None
+    if bank is not None:
+        from reviewer.bank.io import load_bank
+
+        b = load_bank(bank)
+        if question is not None and not b.has("questions", question):
+            raise BankError(f"no question {question!r} in the bank", path=bank)
+        if b.frozen and not dry_run:
+            raise BankError("holds a frozen bank, which is immutable; pairs cannot be added (use --dry-run "
+                            "to check without adding)", path=bank)
     if out.exists() and any(out.iterdir()):
         raise BankError("output folder is not empty", path=out)
     lo, hi = _date(date_from), _date(date_to, end=True)
-    index = open_index(site_dir)
+    index = _original_index(site_dir)
     platform = PLATFORMS.get(satellite or "", None)
 
     def in_window(s: Scene) -> bool:
@@ -163,7 +231,7 @@ def alter_record(
 
     targets = [s for s in index.scenes if (platform is None or s.platform == platform) and in_window(s)]
     altered: dict[str, Any] = {}  # relative path -> band spec (scale) or None (remove)
-    removed: list[str] = []
+    removed: list[Scene] = []
     if scale is not None:
         for s in targets:
             tokens = _bands_for(s, variable)
@@ -173,12 +241,10 @@ def alter_record(
             raise BankError(f"no {variable} files of {satellite} in the window")
         alteration, kind = "scale", "instrument"
     elif replace_with is not None:
-        if replace_with not in PLATFORMS:
-            raise BankError(f"unknown satellite {replace_with!r}")
         if not any(s.platform == PLATFORMS[replace_with] and in_window(s) for s in index.scenes):
             raise BankError(f"{replace_with} has no scenes in the window to stand in for {satellite}")
         for s in targets:
-            removed.append(s.scene_id)
+            removed.append(s)
             for rel in s.files.values():
                 altered[rel] = None
         alteration, kind = "replace", "instrument"
@@ -189,12 +255,12 @@ def alter_record(
         n = max(1, int(round(drop_clear * len(optical))))
         for i in sorted(rng.choice(len(optical), size=min(n, len(optical)), replace=False)):
             s = optical[int(i)]
-            removed.append(s.scene_id)
+            removed.append(s)
             for rel in s.files.values():
                 altered[rel] = None
         alteration, kind = "drop_scenes", "placebo"
     # scene side files (MTL, metadata) of removed scenes go too
-    removed_prefixes = tuple(removed)
+    removed_prefixes = tuple(s.scene_id for s in removed)
     out.mkdir(parents=True, exist_ok=True)
     written: list[str] = []
     for path in site_files(site_dir):
@@ -210,26 +276,151 @@ def alter_record(
             continue  # an altered record carries no truth about itself
         else:
             _link(path, out / rel)
-    pair = {
-        "id": pair_id or f"{index.site.id}-{kind}-{satellite or 'all'}-{alteration}",
-        "question": question or "",
+    base = {
         "kind": kind, "satellite": satellite or "all", "variable": variable if kind == "instrument" else "scenes",
         "alteration": alteration, "factor": scale, "from": lo.isoformat() if lo else None,
         "to": hi.isoformat() if hi else None, "fraction": drop_clear, "seed": seed if kind == "placebo" else None,
-        "replacement": replace_with, "pushes_toward": None,
+        "replacement": replace_with,
         "description": _describe(kind, alteration, satellite, variable, scale, replace_with, lo, hi, drop_clear,
                                  len(written), len(removed)),
     }
-    result = AlterResult(str(out), pair, written, removed)
-    if question and bank:
-        result.method_check = method_check(site_dir, out, bank, question, satellite)
-        if result.method_check.get("altered_conclusion") is not None:
-            pair["pushes_toward"] = result.method_check["altered_conclusion"]
+    result = AlterResult(str(out), base, written, list(removed_prefixes), bank=str(bank) if bank else None)
+    altered_index = _altered_index(index, out, set(removed_prefixes), set(written))
     if kind == "instrument":
-        result.detect_check = detect_check(site_dir, out, satellite, lo, hi)
-    (out / "pair.json").write_text(json.dumps({**result.summary(), "pair": pair}, indent=1, default=str) + "\n",
-                                   encoding="utf-8")
+        result.detect_check = detect_check(site_dir, out, satellite, lo, hi, variable=variable, index=altered_index)
+
+    # the questions to check
+    if question is not None:
+        qids = [question]
+    else:
+        qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed)]
+        if not qids:
+            result.note = (f"no question of the bank relies on {satellite} in the altered window" if kind == "instrument"
+                           else "no question of the bank has a removed scene in its period")
+    taken = {p["id"] for p in b.pairs} if b is not None else set()
+    checker = None
+    if b is not None and qids:
+        checker = _Checker(site_dir, out, satellite, indices={"original": index, "altered": altered_index})
+        checker.parts = _parts_of([b.question(qid) for qid in qids])
+    for qid in qids:
+        q = b.question(qid) if b is not None else None
+        mc = checker.check(q, placebo=placebo) if checker is not None else None
+        pid = pair_id if pair_id and len(qids) == 1 else _next_id(qid, taken)
+        taken.add(pid)
+        pair = {"id": pid, "question": qid, **base, "pushes_toward": None}
+        if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
+            pair["pushes_toward"] = mc["altered_conclusion"]
+        pair = {k: pair[k] for k in ("id", "question", "kind", "satellite", "variable", "alteration", "factor", "from",
+                                     "to", "fraction", "seed", "replacement", "pushes_toward", "description")}
+        failed = []
+        if placebo:
+            if mc is not None and not mc.get("stable", False):
+                failed.append("placebo (the reference conclusion changes)")
+        else:
+            if not (mc or {}).get("changed"):
+                failed.append("method")
+            if not (result.detect_check or {}).get("detectable"):
+                failed.append("detect")
+        from reviewer.bank.io import record_problems
+
+        found = record_problems(pair, "pair")
+        if found:  # never written: report it as rejected
+            failed.append(f"schema ({found[0][0]}: {found[0][1]})")
+        (result.rejected if failed else result.kept).append(
+            {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})})
+    if b is not None and result.pairs and not dry_run:
+        from reviewer.bank.io import add_pairs
+
+        add_pairs(bank, result.pairs)
+        result.added_to_bank = len(result.pairs)
+    (out / REPORT).write_text(json.dumps(result.summary(), indent=1, default=str) + "\n", encoding="utf-8")
     return result
+
+
+_ORIGINALS: dict[tuple[str, str], dict[str, Any]] = {}
+
+
+def _cached(site_dir: Path) -> dict[str, Any]:
+    """Per original record (and its file signature): the scene index and the series built from it, kept
+    in memory so successive alterations of one record scan and read it once."""
+    from reviewer.bank.series import cached_index
+
+    index = cached_index(site_dir)
+    key = (str(site_dir), id(index))
+    if key not in _ORIGINALS:
+        for old in [k for k in _ORIGINALS if k[0] == key[0]]:
+            del _ORIGINALS[old]
+        while len(_ORIGINALS) >= 2:
+            del _ORIGINALS[next(iter(_ORIGINALS))]
+        _ORIGINALS[key] = {"index": index, "series": {}}
+    return _ORIGINALS[key]
+
+
+def _original_index(site_dir: Path) -> SceneIndex:
+    return _cached(site_dir)["index"]
+
+
+def _altered_index(index: SceneIndex, out: Path, removed: set[str], rewritten: set[str]) -> SceneIndex:
+    """The altered copy's index without a rescan: the original's scenes less the removed ones, re-rooted.
+    Scaling rewrites value bands only, so each scene's clear fraction (from its quality layer) holds; when
+    a rewritten file is a quality layer the copy is scanned."""
+    site = load_site(out)
+    scenes = []
+    for s in index.scenes:
+        if s.scene_id in removed:
+            continue
+        q = s.product_spec.quality
+        if q is not None and s.files.get(q.band) in rewritten and not _codes_outside_valid(s, q):
+            return open_index(out)
+        scenes.append(dataclasses.replace(s, files_root=str(site.dir), extra=dict(s.extra)))
+    return SceneIndex(site=site, scenes=scenes, problems=list(index.problems))
+
+
+def _codes_outside_valid(scene: Scene, q) -> bool:
+    """True when a scaled quality band keeps its flags: a classes layer whose flag codes all lie outside the
+    valid value range (MOD10A1 NDSI 0-100, codes 200-255), which _scale_file leaves as they are."""
+    spec = scene.product_spec.bands.get(q.band)
+    if q.kind != "classes" or spec is None or spec.valid is None:
+        return False
+    lo, hi = spec.valid
+    return all(not lo <= code <= hi for codes in q.flags.values() for code in codes)
+
+
+def _parts_of(questions: list[dict[str, Any]]) -> frozenset[str]:
+    from reviewer.bank.generate import series_parts
+
+    return series_parts(sorted({q["provenance"]["template"] for q in questions}))
+
+
+def _next_id(qid: str, taken: set[str]) -> str:
+    n = 1
+    while f"{qid}-p{n}" in taken:
+        n += 1
+    return f"{qid}-p{n}"
+
+
+def _concerns(q: dict[str, Any], kind: str, satellite: str | None, lo: dt.date | None, hi: dt.date | None,
+              removed: list[Scene]) -> bool:
+    """Could the alteration change this question's reference? Insufficient-evidence questions never count."""
+    if q["class"] == "insufficient" or q.get("reference_source") == "observations":
+        return False
+    prov = q.get("provenance") or {}
+    from reviewer.bank.generate import COMPUTE, templates
+
+    name = prov.get("template")
+    if name not in templates() or templates()[name]["compute"] not in COMPUTE:
+        return False
+    p_lo, p_hi = dt.date.fromisoformat(q["period"]["start"]), dt.date.fromisoformat(q["period"]["end"])
+    if kind == "placebo":
+        return any(p_lo <= s.date <= p_hi and (s.label in q["sensors"] or s.label.startswith("MODIS")
+                                               or s.label == "VIIRS") for s in removed)
+    if (lo is not None and p_hi < lo) or (hi is not None and p_lo > hi):
+        return False
+    methods = [m for d in (prov.get("methods") or {}).values() if isinstance(d, dict) for m in d]
+    if not any(_relies_on(m, satellite) for m in methods):
+        return False
+    label = LANDSAT_LABEL.get(satellite or "")
+    return label is None or label in q["sensors"]
 
 
 def _describe(kind, alteration, satellite, variable, scale, replace_with, lo, hi, frac, n_files, n_removed) -> str:
@@ -255,49 +446,116 @@ def _relies_on(method: str, satellite: str | None) -> bool:
     return not any(k in name for k in ("terra", "aqua", "viirs"))  # Landsat-based methods
 
 
+class _Checker:
+    """Recomputes question templates on the original and the altered record: each record's series is built
+    once (the original's is kept in memory across alterations), each template's candidates computed once."""
+
+    def __init__(self, site_dir: Path, altered_dir: Path, satellite: str | None,
+                 indices: dict[str, SceneIndex] | None = None, parts: frozenset[str] | None = None) -> None:
+        self.folders = {"original": Path(site_dir), "altered": Path(altered_dir)}
+        self.satellite = satellite
+        self.indices = dict(indices or {})
+        self.parts = parts
+        self._series: dict[str, Any] = {}
+        self._cands: dict[tuple[str, str], list] = {}
+
+    def series(self, label: str):
+        from reviewer.bank.series import PARTS, build_series
+
+        parts = self.parts or PARTS
+        if label not in self._series:
+            cache = _cached(self.folders["original"])["series"] if label == "original" else {}
+            if parts not in cache:
+                index = self.indices.get(label) or open_index(self.folders[label])
+                cache[parts] = build_series(index, parts=parts)
+            self._series[label] = cache[parts]
+        return self._series[label]
+
+    def candidates(self, label: str, name: str) -> list:
+        import warnings
+
+        from reviewer.bank import generate as G
+
+        if (label, name) not in self._cands:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._cands[(label, name)] = G.COMPUTE[G.templates()[name]["compute"]](self.series(label), name)
+        return self._cands[(label, name)]
+
+    def check(self, q: dict[str, Any], placebo: bool = False) -> dict[str, Any]:
+        return method_check_question(self, q, self.satellite, placebo=placebo)
+
+
+def _match(cands: list, q: dict[str, Any]):
+    from reviewer.bank.generate import candidate_params
+
+    period = (int(q["period"]["start"][:4]), int(q["period"]["end"][:4]))
+    params = (q.get("provenance") or {}).get("params")
+    for c in cands:
+        if c.period != period:
+            continue
+        if params is not None:
+            if json.dumps(candidate_params(c), sort_keys=True) == json.dumps(params, sort_keys=True):
+                return c
+        elif all(str(v) in q["text"] for k, v in c.params.items() if k in ("region", "sense", "y1", "y2")):
+            return c  # banks written before provenance.params
+    return None
+
+
+def method_check_question(checker: _Checker, q: dict[str, Any], satellite: str | None, *, placebo: bool = False
+                          ) -> dict[str, Any]:
+    """Per method, the conclusion on the original and the altered record. Instrument pairs: which methods
+    relying on the altered satellite change their conclusion (a number conclusion changes when it leaves the
+    reference range). Placebo: whether the combined conclusion still equals the reference."""
+    from reviewer.bank.methods import combine_numeric, combine_votes
+
+    name = q["provenance"]["template"]
+    concl = q["conclusion"]
+    out: dict[str, Any] = {"question": q["id"], "template": name, "conclusion": concl,
+                           "reference": q["reference"].get(concl)}
+    results = {}
+    for label in ("original", "altered"):
+        c = _match(checker.candidates(label, name), q)
+        results[label] = c.methods.get(concl, {}) if c is not None else {}
+    orig, alt = results["original"], results["altered"]
+    out["methods"] = {"original": orig, "altered": alt}
+    if not orig:
+        out.update({"changed": False, "stable": False, "altered_conclusion": None,
+                    "error": "the question's candidate was not found again on the original record"})
+        return out
+    rng = (q.get("reference_range") or {}).get(concl)
+    if rng is not None:  # a number conclusion changes when it leaves the reference range
+        changed = {m: [orig.get(m), alt.get(m)] for m in orig
+                   if alt.get(m) is None or not rng[0] <= alt[m] <= rng[1]}
+        comb = combine_numeric(alt) if alt else None
+        altered_conclusion = round(comb[0], 4) if comb else None
+        stable = altered_conclusion is not None and rng[0] <= altered_conclusion <= rng[1]
+    else:
+        changed = {m: [orig.get(m), alt.get(m)] for m in orig if alt.get(m) != orig.get(m)}
+        vals = {m: v for m, v in alt.items() if isinstance(v, str | int | list)}
+        altered_conclusion = combine_votes(vals, min_share=0.0)[0] if vals else None
+        stable = altered_conclusion == out["reference"]
+    relevant = {m: v for m, v in changed.items() if placebo or _relies_on(m, satellite)}
+    out["changed_methods"] = relevant
+    out["changed"] = bool(relevant)
+    out["altered_conclusion"] = altered_conclusion
+    out["stable"] = bool(stable)
+    if placebo:
+        out["placebo"] = True
+    return out
+
+
 def method_check(site_dir: Path, altered_dir: Path, bank: str | Path, question: str, satellite: str | None
                  ) -> dict[str, Any]:
-    """Recompute the question's template on both records and list the methods whose conclusion changes."""
-    import warnings
-
-    from reviewer.bank import generate as G
+    """The method check of one bank question (see method_check_question)."""
     from reviewer.bank.io import load_bank
-    from reviewer.bank.series import build_series
 
     b = load_bank(bank)
     if not b.has("questions", question):
         raise BankError(f"no question {question!r} in the bank", path=bank)
     q = b.question(question)
-    name = q["provenance"]["template"]
-    concl = q["conclusion"]
-    period = (int(q["period"]["start"][:4]), int(q["period"]["end"][:4]))
-    out: dict[str, Any] = {"question": question, "template": name, "conclusion": concl}
-    results = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for label, folder in (("original", site_dir), ("altered", altered_dir)):
-            series = build_series(open_index(folder))
-            cands = [c for c in G.COMPUTE[G.templates()[name]["compute"]](series, name)
-                     if c.period == period and all(str(v) in q["text"] for k, v in c.params.items()
-                                                   if k in ("region", "sense", "y1", "y2"))]
-            results[label] = cands[0].methods.get(concl, {}) if cands else {}
-    orig, alt = results["original"], results["altered"]
-    rng = (q.get("reference_range") or {}).get(concl)
-    if rng is not None:  # a number conclusion changes when it leaves the reference range
-        changed = {m: [orig.get(m), alt.get(m)] for m in orig
-                   if alt.get(m) is not None and not rng[0] <= alt[m] <= rng[1]}
-    else:
-        changed = {m: [orig.get(m), alt.get(m)] for m in orig if alt.get(m) != orig.get(m)}
-    relevant = {m: v for m, v in changed.items() if _relies_on(m, satellite)}
-    out["methods"] = {"original": orig, "altered": alt}
-    out["changed_methods"] = relevant
-    out["changed"] = bool(relevant)
-    if alt:
-        from reviewer.bank.methods import combine_votes
-
-        vals = [v for v in alt.values() if isinstance(v, str | int)]
-        out["altered_conclusion"] = combine_votes({i: v for i, v in enumerate(vals)}, min_share=0.0)[0] if vals else None
-    return out
+    checker = _Checker(Path(site_dir).resolve(), altered_dir, satellite, parts=_parts_of([q]))
+    return method_check_question(checker, q, satellite)
 
 
 def _scene_ndvi(scene: Scene, grid: Grid) -> float | None:
@@ -317,40 +575,63 @@ def _scene_ndvi(scene: Scene, grid: Grid) -> float | None:
     return float(np.nanmedian(v)) if np.isfinite(v).mean() > 0.3 else None
 
 
+def _scene_snow(scene: Scene) -> float | None:
+    """Site-tile mean NDSI snow cover (0-100) over valid pixels of a MOD10A1/MYD10A1 day, None when mostly gaps."""
+    try:
+        with rasterio.open(Path(scene.files_root) / scene.files["NDSI_Snow_Cover"]) as ds:
+            raw = ds.read(1)
+    except Exception as exc:  # noqa: BLE001 - an unreadable day just does not count
+        logger.debug("skipped %s: %s", scene.scene_id, exc)
+        return None
+    ok = raw <= 100
+    return float(raw[ok].mean()) if ok.mean() > 0.5 else None
+
+
 def detect_check(site_dir: Path, altered_dir: Path, satellite: str | None, lo: dt.date | None, hi: dt.date | None,
-                 months: tuple[int, ...] = (5, 6, 7, 8, 9)) -> dict[str, Any]:
-    """Is the alteration visible against a concurrent satellite? Per-year growing-season NDVI difference
-    (altered satellite minus concurrent satellites) before versus during the window, Welch t-test p < 0.05."""
-    index = open_index(altered_dir)
+                 months: tuple[int, ...] = (5, 6, 7, 8, 9), variable: str | None = None,
+                 index: SceneIndex | None = None) -> dict[str, Any]:
+    """Is the alteration visible against a concurrent satellite? Per-year difference (altered satellite minus
+    concurrent satellites) of growing-season NDVI (variable snow: winter NDSI snow cover of MOD10A1 against
+    MYD10A1) before versus during the window, Welch t-test p < 0.05."""
+    index = index or open_index(altered_dir)
     grid = Grid.of_site(index.site)
     platform = PLATFORMS.get(satellite or "")
+    snow = variable == "snow"
     family = {s.product_spec.family for s in index.scenes if s.platform == platform}
     is_landsat = any(f.startswith("landsat") for f in family)
+    if snow:
+        months = (12, 1, 2, 3)
+        wanted = ("modis_snow",)
+    elif is_landsat:
+        wanted = ("landsat_c2l2", "sentinel2_l2a")
+    else:
+        wanted = ("modis_vi", "modis_vi_modistsp", "viirs_vi")
 
-    def concurrent(s: Scene) -> bool:
-        if s.platform == platform or s.tier == "T2":
+    def usable(s: Scene) -> bool:
+        if s.product_spec.family not in wanted or s.date.month not in months or s.tier == "T2":
             return False
-        if is_landsat:
-            return s.product_spec.family in ("landsat_c2l2", "sentinel2_l2a")
-        return s.product_spec.family in ("modis_vi", "viirs_vi")
+        return snow or (s.clear_fraction or 0) >= 0.3
 
     per: dict[str, dict[int, list[float]]] = {"altered": {}, "concurrent": {}}
-    for s in index.scenes:
-        if s.date.month not in months or (s.clear_fraction or 0) < 0.3 or s.tier == "T2":
+    usable_scenes = [s for s in index.scenes if usable(s)]
+    if not any(s.platform != platform for s in usable_scenes):
+        usable_scenes = []  # nothing to compare with: read nothing
+    for s in usable_scenes:
+        if not usable(s):
             continue
-        key = "altered" if s.platform == platform else "concurrent" if concurrent(s) else None
-        if key is None:
-            continue
-        v = _scene_ndvi(s, grid)
+        key = "altered" if s.platform == platform else "concurrent"
+        v = _scene_snow(s) if snow else _scene_ndvi(s, grid)
         if v is not None:
-            per[key].setdefault(s.year, []).append(v)
+            per[key].setdefault(s.year + (snow and s.date.month == 12), []).append(v)
     years = sorted(set(per["altered"]) & set(per["concurrent"]))
     diff = {y: float(np.median(per["altered"][y]) - np.median(per["concurrent"][y])) for y in years}
     inside = [d for y, d in diff.items() if (lo is None or y >= lo.year) and (hi is None or y <= hi.year)]
     before = [d for y, d in diff.items() if lo is not None and y < lo.year]
-    out: dict[str, Any] = {"satellite": satellite, "years_compared": len(years), "during": len(inside),
-                           "before": len(before)}
-    if len(inside) >= 2 and len(before) >= 2:
+    out: dict[str, Any] = {"satellite": satellite, "variable": "snow" if snow else "ndvi",
+                           "years_compared": len(years), "during": len(inside), "before": len(before)}
+    if not per["concurrent"]:
+        out.update({"detectable": False, "reason": f"no concurrent satellite in the record ({', '.join(wanted)})"})
+    elif len(inside) >= 2 and len(before) >= 2:
         t = stats.ttest_ind(inside, before, equal_var=False)
         out.update({"mean_difference_before": round(float(np.mean(before)), 4),
                     "mean_difference_during": round(float(np.mean(inside)), 4), "p": float(t.pvalue),

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from reviewer.bank.model import TASKS
@@ -30,14 +29,18 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _alter(args: argparse.Namespace) -> int:
-    from reviewer.bank.alter import alter_record
+    from reviewer.bank.alter import REPORT, alter_record
 
     result = alter_record(
         args.site_dir, args.out, satellite=args.satellite, variable=args.variable, scale=args.scale,
         replace_with=args.replace_with, date_from=args.date_from, date_to=args.date_to,
-        drop_clear=args.drop_clear, seed=args.seed, question=args.question, bank=args.bank,
+        drop_clear=args.drop_clear, seed=args.seed, question=args.question, bank=args.bank, dry_run=args.dry_run,
     )
-    print(json.dumps(result.summary(), indent=1))
+    for line in result.lines():
+        print(line)
+    if args.dry_run and result.bank:
+        print("dry run: nothing added to the bank")
+    print(f"report: {args.out}/{REPORT}")
     return 0
 
 
@@ -61,6 +64,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--to", dest="date_to", help="last altered date (YYYY or YYYY-MM-DD)")
     p.add_argument("--drop-clear", dest="drop_clear", type=float, help="placebo: drop this fraction of clear scenes")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--question", help="question id the pair is for (default: chosen by the checks)")
-    p.add_argument("--bank", help="candidates folder holding the question (for the checks)")
+    p.add_argument("--question", help="question id the pair is for (default: every bank question whose reference "
+                                      "methods rely on the altered satellite)")
+    p.add_argument("--bank", help="candidates folder: its questions are checked and kept pairs added to its pairs.jsonl")
+    p.add_argument("--dry-run", dest="dry_run", action="store_true",
+                   help="run the checks and write the report, but add nothing to the bank")
     p.set_defaults(func=_alter)
