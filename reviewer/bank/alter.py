@@ -293,7 +293,7 @@ def alter_record(
     if question is not None:
         qids = [question]
     else:
-        qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed)]
+        qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed, variable)]
         if not qids:
             result.note = (f"no question of the bank relies on {satellite} in the altered window" if kind == "instrument"
                            else "no question of the bank has a removed scene in its period")
@@ -400,12 +400,12 @@ def _next_id(qid: str, taken: set[str]) -> str:
 
 
 def _concerns(q: dict[str, Any], kind: str, satellite: str | None, lo: dt.date | None, hi: dt.date | None,
-              removed: list[Scene]) -> bool:
+              removed: list[Scene], variable: str = "sr") -> bool:
     """Could the alteration change this question's reference? Insufficient-evidence questions never count."""
     if q["class"] == "insufficient" or q.get("reference_source") == "observations":
         return False
     prov = q.get("provenance") or {}
-    from reviewer.bank.generate import COMPUTE, templates
+    from reviewer.bank.generate import COMPUTE, COMPUTE_PARTS, templates
 
     name = prov.get("template")
     if name not in templates() or templates()[name]["compute"] not in COMPUTE:
@@ -416,6 +416,8 @@ def _concerns(q: dict[str, Any], kind: str, satellite: str | None, lo: dt.date |
                                                or s.label == "VIIRS") for s in removed)
     if (lo is not None and p_hi < lo) or (hi is not None and p_lo > hi):
         return False
+    if (variable == "snow") != ("snow" in COMPUTE_PARTS.get(templates()[name]["compute"], ())):
+        return False  # snow methods read only the snow product; the others never read it
     methods = [m for d in (prov.get("methods") or {}).values() if isinstance(d, dict) for m in d]
     if not any(_relies_on(m, satellite) for m in methods):
         return False

@@ -162,3 +162,21 @@ def test_cli_alter_prints_kept_and_rejected(snow_demo, bank_copy, tmp_path, caps
     out = capsys.readouterr().out
     assert rc == 0 and "rejected" in out and "failed detect check" in out and "dry run" in out
     assert (tmp_path / "c" / REPORT).is_file()
+
+
+def test_only_questions_whose_methods_read_the_altered_variable_are_checked(snow_demo, demo):
+    import datetime as dt
+
+    from reviewer.bank.alter import _concerns
+
+    (snow_q, *_) = snow_demo["bank"].questions
+    water_q = _question(demo["bank"], "quantify.water_area")
+    start = dt.date(2010, 1, 1)
+    assert _concerns(snow_q, "instrument", "terra", start, None, [], "snow")
+    assert not _concerns(snow_q, "instrument", "terra", start, None, [], "ndvi")
+    assert not _concerns(snow_q, "instrument", "aqua", start, None, [], "snow")  # Terra-only methods
+    assert not _concerns(snow_q, "instrument", "terra", dt.date(2021, 1, 1), None, [], "snow")  # after the period
+    assert _concerns(water_q, "instrument", "landsat8", dt.date(2013, 1, 1), None, [], "sr") == (
+        "OLI" in water_q["sensors"] and water_q["period"]["end"] >= "2013")
+    assert not _concerns(water_q, "instrument", "landsat8", None, None, [], "snow")
+    assert not _concerns(water_q, "instrument", "terra", None, None, [], "ndvi")
