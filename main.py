@@ -12,12 +12,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("site_dir", nargs="?", help="site folder to open")
     parser.add_argument("--demo", action="store_true", help="open the demo site (generated once into the user cache)")
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
+    parser.add_argument("--screenshot", metavar="PNG", help="save the window once the site is shown, then quit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from reviewer.app.main_window import launch
 
-    return launch(args.site_dir, demo=args.demo, db=args.db)
+    return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot)
 
 
 if __name__ == "__main__":

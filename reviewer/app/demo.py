@@ -1,4 +1,4 @@
-"""The demo site and the list of recently opened sites (both in the user's directories)."""
+"""The list of recently opened sites (the demo site itself is reviewer.record.demo)."""
 
 from __future__ import annotations
 
@@ -14,28 +14,6 @@ from reviewer.errors import ReviewerError
 logger = logging.getLogger(__name__)
 
 APP_NAME = "earthrecord-reviewer"
-
-
-def demo_site_dir() -> Path:
-    """Where the demo site lives: REVIEWER_DEMO_DIR, else the user cache directory."""
-    env = os.environ.get("REVIEWER_DEMO_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir(APP_NAME)) / "demo-site"
-
-
-def ensure_demo_site(progress=None, **kwargs) -> Path:
-    """Generate the demo site once (regenerated when its truth.json is missing) and return its folder."""
-    out = demo_site_dir()
-    if (out / "truth.json").is_file() and (out / "site.json").is_file():
-        return out
-    try:
-        from reviewer.record.synthetic import make_demo_site
-    except ImportError as exc:
-        raise ReviewerError("the demo site generator (reviewer.record.synthetic) is not available") from exc
-    if progress is not None:
-        progress(0.0, "generating the demo site (once)")
-        kwargs.setdefault("progress", progress)
-    logger.info("generating the demo site in %s", out)
-    return Path(make_demo_site(out, **kwargs))
 
 
 class RecentSites:

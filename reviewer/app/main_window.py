@@ -7,9 +7,10 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from reviewer.app.demo import RecentSites, ensure_demo_site
+from reviewer.app.demo import RecentSites
+from reviewer.record.demo import ensure_demo_site
 from reviewer.app.errors import ErrorReporter
-from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
 
@@ -45,6 +46,8 @@ class ReviewerApp:
             viewer, state=self.state, reporter=self.reporter, db=db, recent=recent or RecentSites(),
             prefetch=prefetch, async_slicing=async_slicing,
         )
+        self._busy = False
+        self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
         self.trajectory = QtTrajectoryPlot(self.session)
@@ -60,10 +63,10 @@ class ReviewerApp:
             "Chips": win.add_dock_widget(self.chips, name="Chips", area="bottom", tabify=True),
             "Pair": win.add_dock_widget(self.pair, name="Pair", area="bottom", tabify=True),
         }
-        self.docks["Trajectory"].raise_()
         if scoring:
             self._add_scoring_panel()
         self.bind_keys()
+        self._raise_default_docks()
         try:
             from qtpy.QtCore import Qt
 
@@ -89,7 +92,19 @@ class ReviewerApp:
             self.reporter.error(exc, context="the Scoring panel could not be built")
             return
         self.docks["Scoring"] = self.viewer.window.add_dock_widget(panel, name="Scoring", area="right", tabify=True)
-        self.docks["Stack"].raise_()
+
+    def _raise_default_docks(self) -> None:
+        """Stack controls and the trajectory are the tabs in front (after Qt has placed every dock)."""
+        from qtpy.QtCore import QTimer
+
+        def front() -> None:
+            for name in ("Stack", "Trajectory"):
+                dock = self.docks.get(name)
+                if dock is not None and alive(dock):
+                    dock.raise_()
+
+        front()
+        QTimer.singleShot(0, front)
 
     # ------------------------------------------------------------------ keys
 
@@ -139,6 +154,10 @@ class ReviewerApp:
     def open_site(self, site_dir: str | Path):
         return self.session.open_site(site_dir)
 
+    def session_busy(self) -> bool:
+        """True while a site is being indexed or the demo generated."""
+        return self._busy
+
     def open_demo(self, **kwargs):
         """Generate the demo site once (worker, progress) and open it."""
         progress = Progress()
@@ -159,12 +178,24 @@ class ReviewerApp:
         return worker
 
 
-def launch(site_dir: str | Path | None = None, *, demo: bool = False, db: str | Path | None = None) -> int:
-    """Open the window (optionally a site or the demo) and run the Qt event loop."""
+def launch(
+    site_dir: str | Path | None = None,
+    *,
+    demo: bool = False,
+    db: str | Path | None = None,
+    screenshot: str | Path | None = None,
+) -> int:
+    """Open the window (optionally a site or the demo) and run the Qt event loop.
+
+    With `screenshot`, save the whole window once the site's first date is on screen, then quit
+    (for machines without a display: `make demo` runs this under Xvfb).
+    """
     import napari
 
     viewer = napari.Viewer(title="EarthRecord Reviewer")
     app = ReviewerApp(viewer, db=db)
+    if screenshot:
+        _screenshot_when_shown(app, Path(screenshot))
     if demo:
         app.open_demo()
     elif site_dir:
@@ -173,3 +204,28 @@ def launch(site_dir: str | Path | None = None, *, demo: bool = False, db: str | 
     napari.run()
     app.close()
     return 0
+
+
+def _screenshot_when_shown(app: ReviewerApp, path: Path, timeout_s: float = 120.0) -> None:
+    """Poll until the stack layer has data on the canvas, save the window, close it."""
+    import time
+
+    from qtpy.QtCore import QTimer
+
+    started = time.monotonic()
+    timer = QTimer()
+    timer.setInterval(500)
+
+    def poll() -> None:
+        layers = [layer for layer in app.viewer.layers if getattr(layer, "loaded", True)]
+        shown = app.state.site_dir is not None and layers and not app.session_busy()
+        if shown or time.monotonic() - started > timeout_s:
+            timer.stop()
+            path.parent.mkdir(parents=True, exist_ok=True)
+            app.viewer.screenshot(str(path), canvas_only=False)
+            logger.warning("saved a screenshot of the window to %s", path)
+            app.viewer.close()
+
+    timer.timeout.connect(poll)
+    timer.start()
+    app._screenshot_timer = timer

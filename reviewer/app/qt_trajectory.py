@@ -116,6 +116,9 @@ class QtTrajectoryPlot(QWidget):
         self.where = None
         self.series = None
         self._draw()
+        # an empty plot already spans the record's years (decimal years, not a scaled default axis)
+        self.plot.setXRange(min(years), max(years) + 1, padding=0.02)
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)
 
     def _on_series_changed(self, name: str) -> None:
         self.state.series = name

@@ -178,6 +178,9 @@ class ScoringPanel(QWidget):
         self.worker.succeeded.connect(self._on_succeeded)
         self.worker.failed.connect(self._on_failed)
         self.worker.cancelled.connect(self._on_cancelled)
+        # `finished` is announced only once the thread has returned, so nothing can delete a running thread
+        self.worker.finished.connect(self._on_thread_finished)
+        self._outcome = None
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.progress.setValue(0)
@@ -200,13 +203,21 @@ class ScoringPanel(QWidget):
     def _on_failed(self, message: str) -> None:
         self._done()
         self._show_message(message, error=True)
-        self.finished.emit(None)
 
     def _on_cancelled(self) -> None:
         self._done()
         self.progress.setValue(0)
         self._show_message("Cancelled; nothing new was shown.")
-        self.finished.emit(None)
+
+    def _on_thread_finished(self) -> None:
+        self.finished.emit(self._outcome)
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """Closing the panel cancels a running score and waits for its thread."""
+        if self.worker is not None and self.worker.isRunning():
+            self.worker.cancel()
+            self.worker.wait(30000)
+        super().closeEvent(event)
 
     def _on_succeeded(self, scores: dict[str, Any]) -> None:
         self._done()
@@ -222,7 +233,7 @@ class ScoringPanel(QWidget):
         pixmap = QPixmap(str(png))
         if not pixmap.isNull():
             self.figure.setPixmap(pixmap.scaledToWidth(min(700, pixmap.width())))
-        self.finished.emit(scores)
+        self._outcome = scores
 
     def _show_message(self, text: str, *, error: bool = False) -> None:
         self.message.setText(text)
