@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def make_demo_site():
-    from reviewer.record.demo import ensure_demo_site
     from reviewer.app.layers import site_layer_data
+    from reviewer.record.demo import ensure_demo_site
 
     return site_layer_data(ensure_demo_site())

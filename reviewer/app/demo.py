@@ -9,8 +9,6 @@ from pathlib import Path
 
 import platformdirs
 
-from reviewer.errors import ReviewerError
-
 logger = logging.getLogger(__name__)
 
 APP_NAME = "earthrecord-reviewer"

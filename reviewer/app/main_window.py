@@ -8,11 +8,11 @@ import logging
 from pathlib import Path
 
 from reviewer.app.demo import RecentSites
-from reviewer.record.demo import ensure_demo_site
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
+from reviewer.record.demo import ensure_demo_site
 
 logger = logging.getLogger(__name__)
 

@@ -196,16 +196,22 @@ class QtChipStrip(QWidget):
             if ch.shape[0] != len(stretch.channels):
                 return
             self.labels[year].setPixmap(rgb_pixmap(stretch.apply(ch, nodata_rgb=(40, 40, 40)), CHIP_PX))
-        self._highlight()
+        self._highlight(force=True)
 
     def current_year(self) -> int | None:
         s = self.session.current_scene
         return s.year if s is not None else None
 
-    def _highlight(self, event=None) -> None:
+    def _highlight(self, event=None, *, force: bool = False) -> None:
+        """Restyle only the chips whose state changed: a stylesheet change relayouts the window."""
         year = self.current_year()
+        previous = getattr(self, "_highlighted", None)
+        if year == previous and not force:
+            return
         for y, chip in self.labels.items():
-            chip.setStyleSheet("border: 3px solid #ffcc00;" if y == year else "border: 3px solid transparent;")
+            if force or y in (year, previous):
+                chip.setStyleSheet("border: 3px solid #ffcc00;" if y == year else "border: 3px solid transparent;")
+        self._highlighted = year
 
     def _on_chip_clicked(self, year: int) -> None:
         """Jump the canvas to the chip's scene."""

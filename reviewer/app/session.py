@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qtpy.QtCore import QObject, Signal
+from qtpy.QtCore import QObject, QTimer, Signal
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Prefetcher, Progress, run_in_thread
@@ -31,6 +31,7 @@ IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
 REGION_LAYER = "trajectory region"
+CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
 
 OVERLAY_COLORS = {
     None: (0, 0, 0, 0),
@@ -119,6 +120,11 @@ class StackSession(QObject):
         overlays.scale_bar.visible = True
         overlays.scale_bar.box = True
         self.text = overlays.text
+        self._caption = ""
+        self._caption_timer = QTimer()
+        self._caption_timer.setSingleShot(True)
+        self._caption_timer.setInterval(CAPTION_DELAY_MS)
+        self._caption_timer.timeout.connect(self._show_caption)
         self.text.visible = True
         self.text.font_size = 10
         self.text.position = "top_left"
@@ -437,12 +443,18 @@ class StackSession(QObject):
         # padded to one width, so the slider's label does not re-layout the window at every step
         self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
         masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
-        self.text.text = f"{label}   {composites()[self.state.composite]['label']}{masked}"
+        # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
+        self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"
+        self._caption_timer.start()
         self._emit_status(None)
         comp, stack = self.state.composite, self.stack
         self.prefetcher.schedule(lambda j: stack.read(j, comp), i, len(stack), self._direction)
         if self.state.overlay:
             self.prefetcher.schedule(lambda j: quality_codes(stack, j), i, len(stack), self._direction)
+
+    def _show_caption(self) -> None:
+        if self.text.text != self._caption:
+            self.text.text = self._caption
 
     # ------------------------------------------------------------------ navigation (keys, docks)
 
