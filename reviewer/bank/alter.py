@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import rasterio
 from scipy import stats
 
-from reviewer.errors import BankError
+from reviewer.errors import BankError, RecordError
 from reviewer.record.decode import Grid
 from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
 from reviewer.record.site import load_site
 from reviewer.record.stack import read_bands
+from reviewer.record.write import write_scaled_band
 
 logger = logging.getLogger(__name__)
 
@@ -126,30 +126,6 @@ def _link(src: Path, dst: Path) -> None:
             os.symlink(src.resolve(), dst)
         except OSError:
             shutil.copy2(src, dst)
-
-
-def _scale_file(src: Path, dst: Path, spec, factor: float) -> None:
-    """Rewrite one band with physical values multiplied by `factor`; fill and out-of-range DNs kept as they are."""
-    with rasterio.open(src) as ds:
-        profile = ds.profile
-        raw = ds.read(1)
-    keep = np.zeros(raw.shape, bool)
-    if spec.fill is not None:
-        keep |= raw == spec.fill
-    if spec.saturated is not None:
-        keep |= raw == spec.saturated
-    if spec.valid is not None:
-        keep |= (raw < spec.valid[0]) | (raw > spec.valid[1])
-    phys = raw.astype(np.float64) * spec.scale + spec.offset
-    new = (phys * factor - spec.offset) / spec.scale
-    if np.issubdtype(raw.dtype, np.integer):
-        info = np.iinfo(raw.dtype)
-        lo, hi = (spec.valid if spec.valid is not None else (info.min, info.max))
-        new = np.clip(np.rint(new), lo, hi)
-    out = np.where(keep, raw, new).astype(raw.dtype)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with rasterio.open(dst, "w", **profile) as ds:
-        ds.write(out, 1)
 
 
 def _bands_for(scene: Scene, variable: str) -> list[str]:
@@ -268,7 +244,7 @@ def alter_record(
         if rel in altered:
             if altered[rel] is None:
                 continue
-            _scale_file(path, out / rel, altered[rel], scale)
+            write_scaled_band(path, out / rel, altered[rel], scale)
             written.append(rel)
         elif removed_prefixes and path.name.startswith(removed_prefixes):
             continue
@@ -378,7 +354,7 @@ def _altered_index(index: SceneIndex, out: Path, removed: set[str], rewritten: s
 
 def _codes_outside_valid(scene: Scene, q) -> bool:
     """True when a scaled quality band keeps its flags: a classes layer whose flag codes all lie outside the
-    valid value range (MOD10A1 NDSI 0-100, codes 200-255), which _scale_file leaves as they are."""
+    valid value range (MOD10A1 NDSI 0-100, codes 200-255), which write_scaled_band leaves as they are."""
     spec = scene.product_spec.bands.get(q.band)
     if q.kind != "classes" or spec is None or spec.valid is None:
         return False
@@ -577,16 +553,14 @@ def _scene_ndvi(scene: Scene, grid: Grid) -> float | None:
     return float(np.nanmedian(v)) if np.isfinite(v).mean() > 0.3 else None
 
 
-def _scene_snow(scene: Scene) -> float | None:
-    """Site-tile mean NDSI snow cover (0-100) over valid pixels of a MOD10A1/MYD10A1 day, None when mostly gaps."""
+def _scene_snow(scene: Scene, grid: Grid) -> float | None:
+    """Site mean NDSI snow cover (0-100) over valid pixels of a MOD10A1/MYD10A1 day, None when mostly gaps."""
     try:
-        with rasterio.open(Path(scene.files_root) / scene.files["NDSI_Snow_Cover"]) as ds:
-            raw = ds.read(1)
-    except Exception as exc:  # noqa: BLE001 - an unreadable day just does not count
+        v = read_bands(scene, ["snow"], grid, cache=None)[0]
+    except RecordError as exc:  # an unreadable day just does not count
         logger.debug("skipped %s: %s", scene.scene_id, exc)
         return None
-    ok = raw <= 100
-    return float(raw[ok].mean()) if ok.mean() > 0.5 else None
+    return float(np.nanmean(v)) if np.isfinite(v).mean() > 0.5 else None
 
 
 def detect_check(site_dir: Path, altered_dir: Path, satellite: str | None, lo: dt.date | None, hi: dt.date | None,
@@ -622,7 +596,7 @@ def detect_check(site_dir: Path, altered_dir: Path, satellite: str | None, lo: d
         if not usable(s):
             continue
         key = "altered" if s.platform == platform else "concurrent"
-        v = _scene_snow(s) if snow else _scene_ndvi(s, grid)
+        v = _scene_snow(s, grid) if snow else _scene_ndvi(s, grid)
         if v is not None:
             per[key].setdefault(s.year + (snow and s.date.month == 12), []).append(v)
     years = sorted(set(per["altered"]) & set(per["concurrent"]))

@@ -221,92 +221,24 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     return {"scene": scene, "h": indices(harm_b), "r": indices(raw_b), "clear": float(valid.sum() / max(1, inside.sum()))}
 
 
-class _NativeMap:
-    """Nearest-neighbour lookup from a coarse product's own grid to the site grid, computed once per grid.
-
-    Reading a 250-500 m file natively and indexing is much cheaper than warping every file.
-    """
-
-    def __init__(self, grid: Grid) -> None:
-        self.grid = grid
-        self._maps: dict[str, np.ndarray | None] = {}
-        self._keys: dict[str, tuple] = {}
-        import threading
-
-        self._lock = threading.Lock()
-
-    def lookup(self, product: str, path: Path) -> tuple[tuple, np.ndarray | None]:
-        """The map of the first file of `product` (files of one product share its grid; shapes are checked)."""
-        import rasterio
-        from rasterio.warp import transform as warp_transform
-
-        with self._lock:
-            if product in self._maps:
-                return self._keys[product], self._maps[product]
-        with rasterio.open(path) as src:
-            key = (src.crs.to_wkt() if src.crs else None, tuple(src.transform)[:6], src.height, src.width)
-        crs, tr, h, w = key
-        if crs is None:
-            idx = None
-        else:
-            from affine import Affine
-
-            t = self.grid.transform
-            rows, cols = self.grid.shape
-            rr, cc = np.meshgrid(np.arange(rows) + 0.5, np.arange(cols) + 0.5, indexing="ij")
-            xs = (t.c + cc * t.a + rr * t.b).ravel()
-            ys = (t.f + cc * t.d + rr * t.e).ravel()
-            qx, qy = warp_transform(self.grid.crs, crs, xs.tolist(), ys.tolist())
-            inv = ~Affine(*tr)
-            c, r = inv * (np.asarray(qx), np.asarray(qy))
-            c, r = np.floor(c).astype(np.int64), np.floor(r).astype(np.int64)
-            ok = (r >= 0) & (r < h) & (c >= 0) & (c < w)
-            idx = np.where(ok, r * w + c, -1).reshape(rows, cols)
-        with self._lock:
-            self._maps[product] = idx
-            self._keys[product] = key
-        return key, idx
-
-
-def _coarse_scene(scene: Scene, grid: Grid, native: _NativeMap | None = None) -> np.ndarray | None:
+def _coarse_scene(scene: Scene, grid: Grid) -> np.ndarray | None:
+    """MODIS/VIIRS NDVI on the site grid (the record reader warps through a cached pixel map)."""
     try:
-        if native is not None:
-            from reviewer.record.decode import read_scene
-
-            spec = scene.product_spec
-            token = spec.band_by_name("ndvi").token
-            key, idx = native.lookup(scene.product, Path(scene.files_root) / scene.files[token])
-            if idx is not None:
-                values = read_scene(scene, spec, ["ndvi"], None).bands["ndvi"]
-                if values.shape == (key[2], key[3]):
-                    values = values.ravel()
-                    out = np.where(idx >= 0, values[np.clip(idx, 0, None)], np.nan)
-                    return out.astype(np.float32)
         return read_bands(scene, ["ndvi"], grid, cache=None)[0]
     except RecordError as exc:
         logger.warning("skipped %s: %s", scene.scene_id, exc)
         return None
 
 
-def _snow_scene(scene: Scene, native: _NativeMap, inside: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """(product pixel ids covering the site, site pixels per id, NDSI 0-100 with NaN for every other code)."""
-    import rasterio
-
-    path = Path(scene.files_root) / scene.files["NDSI_Snow_Cover"]
+def _snow_scene(scene: Scene, grid: Grid, inside: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(site pixels inside the boundary, their weights, NDSI 0-100 with NaN where the product codes a gap)."""
     try:
-        key, idx = native.lookup(scene.product, path)
-        with rasterio.open(path) as src:
-            raw = src.read(1)
-    except Exception as exc:  # noqa: BLE001 - an unreadable daily file is a gap
+        values = read_bands(scene, ["snow"], grid, cache=None)[0]
+    except RecordError as exc:  # an unreadable daily file is a gap
         logger.warning("skipped %s: %s", scene.scene_id, exc)
         return None
-    if idx is None or raw.shape != (key[2], key[3]):
-        return None
-    cells, weights = np.unique(idx[inside & (idx >= 0)], return_counts=True)
-    v = raw.ravel()[cells].astype(np.float32)
-    v[v > 100] = np.nan  # 200 missing, 201 no decision, 211 night, 237/239 water, 250 cloud, 254 saturated, 255 fill
-    return cells, weights.astype(np.float32), v
+    cells = np.flatnonzero(inside)
+    return cells, np.ones(cells.size, np.float32), values.ravel()[cells].astype(np.float32)
 
 
 def _precip(scene: Scene, grid: Grid) -> float | None:
@@ -465,9 +397,8 @@ def build_series(
             series.nbr_cube = np.stack(nbr_frames)
 
         # ---- MODIS / VIIRS NDVI on the site grid
-        native = _NativeMap(grid)
         coarse_gs: dict[str, dict[int, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
-        for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid, native), coarse), strict=True):
+        for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
             tick(f"read {scene.label}")
             if arr is None:
                 continue
@@ -491,9 +422,8 @@ def build_series(
                 series.precip[(scene.date.year, scene.date.month)] = value
 
         # ---- MODIS daily snow cover (NDSI x 100) on the product pixels covering the site
-        snow_native = _NativeMap(grid)
         per_label: dict[str, dict[str, Any]] = {}
-        for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, snow_native, inside), snow), strict=True):
+        for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, grid, inside), snow), strict=True):
             tick(f"read {scene.label} snow")
             if res is None:
                 continue

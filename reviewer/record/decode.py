@@ -17,9 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
-from rasterio.enums import Resampling
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
-from rasterio.vrt import WarpedVRT
 
 from reviewer.errors import (
     MissingLayerError,
@@ -61,6 +59,44 @@ def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _PixelMap:
+    """For each site-grid pixel, the source pixel (row, col) inside a read window, or -1 outside the file."""
+
+    window: tuple[tuple[int, int], tuple[int, int]] | None
+    rows: np.ndarray
+    cols: np.ndarray
+    inside: np.ndarray
+
+
+@lru_cache(maxsize=64)
+def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int], grid: Grid) -> _PixelMap:
+    """Nearest-neighbour lookup from the site grid to a file's grid, computed once per distinct file grid.
+
+    Files of one product and tile share a grid, so a four-decade stack warps with one index per pixel
+    and reads only the window of the file that covers the site (GDAL's warper re-plans every file).
+    """
+    from affine import Affine
+    from rasterio.warp import transform as warp_transform
+
+    rows, cols = grid.shape
+    t = grid.transform
+    rr, cc = np.meshgrid(np.arange(rows) + 0.5, np.arange(cols) + 0.5, indexing="ij")
+    xs = t.c + cc * t.a + rr * t.b
+    ys = t.f + cc * t.d + rr * t.e
+    if rasterio.crs.CRS.from_wkt(src_crs_wkt) != grid.crs:
+        qx, qy = warp_transform(grid.crs, rasterio.crs.CRS.from_wkt(src_crs_wkt), xs.ravel(), ys.ravel())
+        xs, ys = np.asarray(qx).reshape(rows, cols), np.asarray(qy).reshape(rows, cols)
+    c, r = ~Affine(*src_transform[:6]) @ (xs, ys)
+    r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
+    inside = (r >= 0) & (r < src_shape[0]) & (c >= 0) & (c < src_shape[1])
+    if not inside.any():
+        return _PixelMap(None, r, c, inside)
+    r0, r1 = int(r[inside].min()), int(r[inside].max()) + 1
+    c0, c1 = int(c[inside].min()), int(c[inside].max()) + 1
+    return _PixelMap(((r0, r1), (c0, c1)), np.where(inside, r - r0, 0), np.where(inside, c - c0, 0), inside)
+
+
 def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None, dtype: str | None = None) -> np.ndarray:
     """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended)."""
     try:
@@ -76,20 +112,21 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None, dtype
                     "has no georeferencing (no CRS or geotransform), so it cannot be placed on the site grid",
                     path=path,
                 )
-            src_nodata = src.nodata if src.nodata is not None else nodata
-            with WarpedVRT(
-                src,
-                crs=grid.crs,
-                transform=grid.transform,
-                width=grid.shape[1],
-                height=grid.shape[0],
-                resampling=Resampling.nearest,
-                src_nodata=src_nodata,
-                nodata=nodata if nodata is not None else src_nodata,
-            ) as vrt:
-                return vrt.read(1)
+            fill = nodata if nodata is not None else src.nodata
+            pmap = _pixel_map(src.crs.to_wkt(), tuple(src.transform), (src.height, src.width), grid)
+            out_dtype = np.dtype(src.dtypes[0])
+            if pmap.window is None:
+                return np.full(grid.shape, fill if fill is not None else 0, dtype=out_dtype)
+            window = src.read(1, window=pmap.window)
     except RasterioError as exc:
         raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+    out = window[pmap.rows, pmap.cols]
+    if not pmap.inside.all():
+        if fill is None:
+            fill = 0
+        out = out.astype(np.result_type(out.dtype, np.min_scalar_type(fill)), copy=False)
+        out[~pmap.inside] = fill
+    return out
 
 
 def _short(exc: Exception) -> str:
