@@ -11,6 +11,7 @@ import re
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -311,6 +312,10 @@ def _band_path(scene, token: str) -> Path:
     return Path(scene.files_root) / rel
 
 
+#: Reads the bands of one scene side by side; a separate pool, so callers' own threads never wait on it.
+_READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="band-read")
+
+
 def read_quality(scene, product: Product, grid: Grid | None) -> np.ndarray | None:
     if product.quality is None:
         return None
@@ -332,9 +337,30 @@ def read_scene(
     mask: Iterable[str] | None = None,
     overlay_flags: Iterable[str] = (),
 ) -> SceneData:
-    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's)."""
+    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's).
+
+    The files of the scene are read concurrently (GDAL decompresses outside the GIL)."""
     quality = product.quality
-    qa = read_quality(scene, product, grid)
+    specs = []
+    for name in names:
+        spec = product.band_by_name(name)
+        if spec is None:
+            raise MissingLayerError(f"product {product.id} has no band '{name}'", path=scene.files_root)
+        specs.append((name, spec))
+    sat_spec = product.raw.get("saturation")
+    wants_radsat = bool(
+        sat_spec and sat_spec["band"] in scene.files and any(s.token in sat_spec.get("bits", {}) for _, s in specs)
+    )
+    jobs = {name: (_band_path(scene, spec.token), spec.fill) for name, spec in specs}
+    if wants_radsat:
+        jobs["\0radsat"] = (_band_path(scene, sat_spec["band"]), 0)
+    futures = {key: _READERS.submit(read_raw, path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
+    try:
+        qa = read_quality(scene, product, grid)
+        raws = {key: f.result() for key, f in futures.items()}
+    finally:
+        for f in futures.values():
+            f.cancel()
     mask_flags = tuple(mask) if mask is not None else (quality.default_mask if quality else ())
     masked = np.zeros(grid.shape if grid else qa.shape, bool) if qa is not None or grid else None
     flags: dict[str, np.ndarray] = {}
@@ -345,14 +371,10 @@ def read_scene(
     bands: dict[str, np.ndarray] = {}
     out_of_range: dict[str, int] = {}
     slc_off = product.slc_off_after is not None and scene.date > product.slc_off_after
-    sat_spec = product.raw.get("saturation")
-    radsat = None
-    for name in names:
-        spec = product.band_by_name(name)
-        if spec is None:
-            raise MissingLayerError(f"product {product.id} has no band '{name}'", path=scene.files_root)
+    radsat = raws.get("\0radsat")
+    for name, spec in specs:
         path = _band_path(scene, spec.token)
-        raw = read_raw(path, grid, nodata=spec.fill)
+        raw = raws[name]
         check_not_scaled(raw, spec, path)
         values, oor = decode(raw, spec, scene.extra)
         if masked is None:
@@ -362,10 +384,8 @@ def read_scene(
                 f"band is {values.shape[0]} x {values.shape[1]} but its quality layer is {masked.shape[0]} x {masked.shape[1]}",
                 path=path,
             )
-        if sat_spec and spec.token in sat_spec.get("bits", {}) and sat_spec["band"] in scene.files:
-            if radsat is None:
-                radsat = read_raw(_band_path(scene, sat_spec["band"]), grid, nodata=0)
-            values[(radsat.astype(np.int64) >> sat_spec["bits"][spec.token]) & 1 == 1] = np.nan
+        if radsat is not None and spec.token in sat_spec.get("bits", {}):
+            values[(radsat >> radsat.dtype.type(sat_spec["bits"][spec.token])) & 1 == 1] = np.nan
         if slc_off and spec.fill is not None:
             values[raw == spec.fill] = np.nan  # SLC-off gaps are fill: masked, never zeros
         values[masked] = np.nan
