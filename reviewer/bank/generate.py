@@ -311,6 +311,32 @@ def burn_year(s: Series, name: str) -> list[Candidate]:
     return out
 
 
+#: a year with fewer clear growing-season observations than this is flagged as sparse in recovery provenance
+SPARSE_GS_OBS = 3
+
+
+def _scene_difference(s: Series, mask: np.ndarray, control: np.ndarray | None) -> tuple[list[dt.date], list[float]]:
+    """Growing-season scenes of the NBR cube: (dates, burned-area median minus control median, or the burned
+    median alone without a control); scenes where either region is less than 30% clear are left out."""
+    dates, vals = [], []
+    for t, d in enumerate(s.nbr_dates):
+        if d.month not in s.config.growing_months:
+            continue
+        v = s.nbr_cube[t]
+        b = v[mask].astype(np.float32)
+        if np.isfinite(b).mean() <= 0.3:
+            continue
+        value = float(np.nanmedian(b))
+        if control is not None:
+            cv = v[control].astype(np.float32)
+            if np.isfinite(cv).mean() <= 0.3:
+                continue
+            value -= float(np.nanmedian(cv))
+        dates.append(d)
+        vals.append(value)
+    return dates, vals
+
+
 def burn_recovery(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     if s.nbr_cube is None:
@@ -353,6 +379,30 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
                     r2 = M.recovery_years(s.years, vals, event, baseline_years=th["baseline_years"], fraction=f2,
                                           baseline=base)
                     store[key] = r2 if r2 is not None else math.inf
+        # per-scene NBR with the acquisition dates: the annual growing-season medians of years with few clear
+        # scenes can be made of one early-season scene still short of recovery, and the event-year composite
+        # mixes pre- and post-fire scenes; the dated series sees the fall and the recovery scene by scene
+        dates, vals = _scene_difference(s, mask, control if control.sum() >= 20 else None)
+        for cal in (False, True):
+            key = "scenes:nbr_h:" + ("calendar" if cal else "dated")
+            r = M.recovery_years_dated(dates, vals, event, baseline_years=th["baseline_years"], fraction=frac,
+                                       calendar=cal)
+            if r is not None:
+                years_m[key] = r
+                fall_m[key] = event
+            for f2, store in ((frac - 0.05, lo_m), (frac + 0.05, hi_m)):
+                r2 = M.recovery_years_dated(dates, vals, event, baseline_years=th["baseline_years"], fraction=f2,
+                                            calendar=cal)
+                store[key] = r2 if r2 is not None else math.inf
+        c.extra["scene_series"] = {"index": "nbr_h", "months": list(s.config.growing_months),
+                                   "value": "burned minus control median" if control.sum() >= 20 else "burned median",
+                                   "scenes": len(dates)}
+        gs_obs = s.clear_obs.get("growing", {}) if s.clear_obs else {}
+        sparse = [y for y in s.years if event <= y <= event + 10 and gs_obs.get(y, 0) < SPARSE_GS_OBS]
+        if sparse:
+            c.extra["sparse_years"] = {"min_clear_growing_obs": SPARSE_GS_OBS, "years": sparse,
+                                       "note": "annual composites of these years rest on few scenes; the dated "
+                                               "per-scene methods carry the within-year timing"}
         c.methods = {"years": years_m, "fall_year": fall_m}
         if not years_m:
             c.drop = "the burned area had not recovered by the end of the record"

@@ -8,6 +8,7 @@ Nothing here reads files, and nothing ever reads a site's truth.json.
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from collections import Counter
 from collections.abc import Sequence
@@ -288,6 +289,42 @@ def recovery_years(years: Sequence[int], values: Sequence[float], event_year: in
     for yr, val in zip(y, v, strict=True):
         if yr > event_year and np.isfinite(val) and val >= target:
             return float(yr - event_year)
+    return None
+
+
+def recovery_years_dated(dates: Sequence[dt.date], values: Sequence[float], event_year: int, *,
+                         baseline_years: int = 3, fraction: float = 0.9, calendar: bool = False) -> float | None:
+    """Recovery from a per-scene series with its acquisition dates (no annual compositing).
+
+    The fall is the largest drop between consecutive valid scenes whose later scene lies in `event_year`
+    or the year after, dated at the midpoint of the two dates. The pre-fall level is the median of the
+    scenes in the `baseline_years` before the fall; the trough is the lowest value in the year after it.
+    Recovered at the first later scene with value >= trough + fraction * (level - trough). Returns the
+    years from the fall to that scene (fractional), or with `calendar` the difference of their calendar
+    years (the convention of the annual methods). None when the series never recovers.
+    """
+    pairs = sorted((d, float(v)) for d, v in zip(dates, values, strict=True) if v is not None and math.isfinite(v))
+    if len(pairs) < 3:
+        return None
+    d = [p[0] for p in pairs]
+    v = np.array([p[1] for p in pairs])
+    drops = [(v[i - 1] - v[i], i) for i in range(1, len(v)) if d[i].year in (event_year, event_year + 1)]
+    if not drops:
+        return None
+    drop, k = max(drops)
+    if drop <= 0:
+        return None
+    fall = d[k - 1] + (d[k] - d[k - 1]) / 2
+    pre = [x for x, dd in zip(v, d, strict=True) if dd < fall and (fall - dd).days <= baseline_years * 365.25]
+    after = [x for x, dd in zip(v, d, strict=True) if dd > fall and (dd - fall).days <= 365.25]
+    if not pre or not after:
+        return None
+    level, trough = float(np.median(pre)), float(min(after))
+    target = trough + fraction * (level - trough)
+    low_at = next(i for i in range(k, len(v)) if v[i] == trough)
+    for i in range(low_at + 1, len(v)):
+        if v[i] >= target:
+            return float(d[i].year - fall.year) if calendar else round((d[i] - fall).days / 365.25, 2)
     return None
 
 

@@ -149,3 +149,20 @@ def test_winter_snow_days_weighted_site_mean():
     s.snow["MODIS Terra"]["dates"] = days[:100]
     s.snow["MODIS Terra"]["ndsi"] = ndsi[:100]
     assert winter_cube(s, "MODIS Terra", 2016, 0.9) is None  # 100 of 122 days is below 90% coverage
+
+
+def test_recovery_years_dated_by_hand():
+    import datetime as dt
+
+    # growing-season scenes; fire between the 2004-07-01 and 2004-09-01 scenes (fall dated 2004-08-01)
+    dates, vals = [], []
+    for y in range(2001, 2010):
+        for m in (6, 7, 9):
+            d = dt.date(y, m, 1)
+            age = (d - dt.date(2004, 8, 1)).days / 365.25
+            dates.append(d)
+            vals.append(0.0 if age < 0 else -0.6 * max(0.0, 1 - age / 4))
+    r = M.recovery_years_dated(dates, vals, 2004, fraction=0.9)
+    assert 3.6 <= r <= 3.9  # first scene at >= 90% recovered: 2008-06-01
+    assert M.recovery_years_dated(dates, vals, 2004, fraction=0.9, calendar=True) == 4.0
+    assert M.recovery_years_dated(dates[:15], vals[:15], 2004) is None
