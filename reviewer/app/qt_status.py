@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qtpy.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from qtpy.QtWidgets import QHBoxLayout, QLineEdit, QSizePolicy, QWidget
 
 from reviewer.app.session import StackSession
 
@@ -12,13 +12,19 @@ class QtStatusLine(QWidget):
         super().__init__(parent)
         layout = QHBoxLayout(self)
         layout.setContentsMargins(6, 2, 6, 2)
-        self.label = QLabel(session.status_text())
-        self.label.setStyleSheet("font-family: monospace;")
-        # a changing text must not re-layout the main window (that resizes and redraws the canvas)
-        self.label.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
-        self.label.setFixedHeight(self.label.sizeHint().height() + 4)
+        # a read-only line edit, not a QLabel: its size hint does not follow its text, so a new status
+        # at every date step repaints one line instead of re-laying out the window (and the canvas)
+        self.label = QLineEdit(session.status_text())
+        self.label.setReadOnly(True)
+        self.label.setFrame(False)
+        self.label.setStyleSheet("font-family: monospace; background: transparent;")
+        self.label.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
         layout.addWidget(self.label, 1)
-        session.status.connect(self.label.setText)
+        session.status.connect(self._on_status)
+
+    def _on_status(self, text: str) -> None:
+        self.label.setText(text)
+        self.label.setCursorPosition(0)
 
     def text(self) -> str:
         return self.label.text()
