@@ -29,7 +29,7 @@ class ReviewerApp:
         db: str | Path | None = None,
         recent: RecentSites | None = None,
         prefetch: bool = True,
-        async_slicing: bool = True,
+        async_slicing: bool = False,
         scoring: bool = True,
     ) -> None:
         from reviewer.app.qt_chips import QtChipStrip

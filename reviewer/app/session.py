@@ -74,7 +74,7 @@ class StackSession(QObject):
         db: str | Path | None = None,
         cache: SceneCache | None = None,
         prefetch: bool = True,
-        async_slicing: bool = True,
+        async_slicing: bool = False,
         recent=None,
     ) -> None:
         super().__init__()
@@ -102,10 +102,13 @@ class StackSession(QObject):
         self._stretches: dict[str, Stretch] = {}
         self._last_status = ""
         self._label_width = 22
-        if async_slicing:
-            from napari.settings import get_settings
+        # napari's experimental async slicing is off by default: with PySide6 its slicing thread can
+        # deadlock against the UI thread (a Qt disconnect waiting for the GIL while the UI thread holds
+        # the GIL inside a Qt connect; seen about one run in five). Reads still happen in our prefetch
+        # workers (numpy only, no Qt), so the UI thread slices from the cache.
+        from napari.settings import get_settings
 
-            get_settings().experimental.async_ = True
+        get_settings().experimental.async_ = bool(async_slicing)
         s = self.state.events
         s.current.connect(self._on_current_changed)
         s.composite.connect(self._on_composite_changed)

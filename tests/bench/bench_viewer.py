@@ -110,7 +110,7 @@ def main(argv=None) -> int:
     parser.add_argument("--site", default="/tmp/bench/site400")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--db", default="/tmp/bench/store.sqlite")
-    parser.add_argument("--sync", action="store_true", help="the reviewer with napari's synchronous slicing")
+    parser.add_argument("--async-slicing", action="store_true", help="the reviewer with napari's experimental async slicing")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     site = ensure_site(Path(args.site))
@@ -136,7 +136,7 @@ def main(argv=None) -> int:
     t_launch = time.perf_counter()
     viewer = napari.Viewer(show=True)
     app = ReviewerApp(viewer, db=args.db, recent=RecentSites("/tmp/bench/recent.json"), scoring=False,
-                      async_slicing=not args.sync)
+                      async_slicing=args.async_slicing)
     s = app.session
     s.cache = SceneCache(max_bytes=1024 * 2**20)
     app.open_site(site)
