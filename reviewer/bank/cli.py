@@ -4,21 +4,21 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from reviewer.bank.io import validate_bank
 from reviewer.bank.store import export_bank, import_bank
+from reviewer.console import echo
 from reviewer.review.store import Store
 
 
 def _validate(args: argparse.Namespace) -> int:
     found = validate_bank(args.dir)
     for problem in found:
-        print(problem)
+        echo(problem)
     if found:
-        print(f"{len(found)} problem(s) in {args.dir}", file=sys.stderr)
+        echo(f"{len(found)} problem(s) in {args.dir}", err=True)
         return 1
-    print(f"{args.dir}: bank is valid")
+    echo(f"{args.dir}: bank is valid")
     return 0
 
 
@@ -28,7 +28,7 @@ def _import(args: argparse.Namespace) -> int:
         n = store.db.execute(
             "SELECT count(*) FROM bank_questions WHERE bank = ? AND version = ?", [name, version]
         ).fetchone()[0]
-    print(f"imported bank {name} {version}: {n} questions")
+    echo(f"imported bank {name} {version}: {n} questions")
     return 0
 
 
@@ -37,7 +37,7 @@ def _export(args: argparse.Namespace) -> int:
         manifest = export_bank(store, args.name, args.dir, version=args.version,
                                frozen=True if args.frozen else None)
     counts = manifest["counts"]
-    print(f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
+    echo(f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
           f"{counts['questions']} questions, {counts['sites']} sites, {counts['pairs']} pairs"
           f"{' (frozen)' if manifest['frozen'] else ''}")
     return 0

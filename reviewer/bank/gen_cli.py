@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from reviewer.bank.model import TASKS
+from reviewer.console import echo
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -19,12 +19,12 @@ def _generate(args: argparse.Namespace) -> int:
         store = Store(args.db)
     try:
         report = generate(args.site_dir, args.out, tasks=args.tasks or None, seed=args.seed, store=store,
-                          progress=(lambda f, m: print(f"{f:5.0%} {m}", file=sys.stderr)) if args.verbose else None)
+                          progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None)
     finally:
         if store is not None:
             store.close()
-    print(report.summary())
-    print(f"candidates in {args.out} (dropped candidates with reasons in {args.out}/dropped.jsonl)")
+    echo(report.summary())
+    echo(f"candidates in {args.out} (dropped candidates with reasons in {args.out}/dropped.jsonl)")
     return 0
 
 
@@ -37,10 +37,10 @@ def _alter(args: argparse.Namespace) -> int:
         drop_clear=args.drop_clear, seed=args.seed, question=args.question, bank=args.bank, dry_run=args.dry_run,
     )
     for line in result.lines():
-        print(line)
+        echo(line)
     if args.dry_run and result.bank:
-        print("dry run: nothing added to the bank")
-    print(f"report: {args.out}/{REPORT}")
+        echo("dry run: nothing added to the bank")
+    echo(f"report: {args.out}/{REPORT}")
     return 0
 
 

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from reviewer.console import echo
 from reviewer.errors import ReviewerError
 
 
@@ -29,21 +30,21 @@ def cmd_scan(args: argparse.Namespace) -> int:
         json.dump(index.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
         return 0
-    print(f"{'date':10}  {'sensor':11}  {'tier':4}  {'loc':8}  {'valid%':>6}  {'clear%':>6}  {'cloud%':>6}  scene")
+    echo(f"{'date':10}  {'sensor':11}  {'tier':4}  {'loc':8}  {'valid%':>6}  {'clear%':>6}  {'cloud%':>6}  scene")
     for s in index.scenes:
-        print(
+        echo(
             f"{s.date.isoformat():10}  {s.label:11}  {s.tier or '-':4}  {(s.location or '-'):8}  {_pct(s.valid_fraction):>6}  "
             f"{_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}  {s.scene_id}{'' if s.record else '  (withheld reference)'}"
         )
     summary = index.summary()
-    print(f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})" + ("  [from the stored index]" if index.from_store else ""))
+    echo(f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})" + ("  [from the stored index]" if index.from_store else ""))
     for label, span in summary["sensor_spans"].items():
         n = sum(c.get(label, 0) for c in summary["scenes_per_year"].values())
-        print(f"  {label:11} {n:5} scenes  {span['first']} .. {span['last']}")
+        echo(f"  {label:11} {n:5} scenes  {span['first']} .. {span['last']}")
     if index.problems:
-        print(f"\n{len(index.problems)} file(s) skipped:")
+        echo(f"\n{len(index.problems)} file(s) skipped:")
         for p in index.problems:
-            print(f"  {p.path}: {p.reason}")
+            echo(f"  {p.path}: {p.reason}")
     return 0
 
 
@@ -75,7 +76,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         json.dump(result, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        print(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
+        echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
     return 0
 
 
@@ -86,7 +87,7 @@ def cmd_demo_site(args: argparse.Namespace) -> int:
     if args.scenes_per_year is not None:
         kwargs["scenes_per_year"] = args.scenes_per_year
     out = make_demo_site(args.out_dir, **kwargs)
-    print(f"wrote the demo site to {out}")
+    echo(f"wrote the demo site to {out}")
     return 0
 
 
@@ -96,7 +97,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer.record.scan import open_index
 
     site_dir = ensure_demo_site()
-    print(f"demo site: {site_dir}")
+    echo(f"demo site: {site_dir}")
     if args.render:
         import json as _json
 
@@ -105,7 +106,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with _store(args) as store:
             index = open_index(site_dir, store)
         result = render_dates(index, [str(first), str(last)], args.composite, args.render)
-        print(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
+        echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
     return 0
 
 

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from reviewer.console import echo
 from reviewer.scoring.api import score
 
 
@@ -35,19 +35,18 @@ def _summary(scores: dict) -> list[str]:
 def _score(args: argparse.Namespace) -> int:
     def progress(fraction: float, message: str) -> None:
         if args.progress:
-            print(f"\r{fraction * 100:5.1f}% {message:<30}", end="", file=sys.stderr, flush=True)
+            echo(f"\r{fraction * 100:5.1f}% {message:<30}", end="", err=True)
 
     scores = score(args.bank, args.runs, args.out, passes=args.passes, bootstrap=args.bootstrap, seed=args.seed,
                    lenient=args.lenient, progress=progress,
                    models=args.models.split(",") if args.models else None, report=not args.no_report)
     if args.progress:
-        print(file=sys.stderr)
+        echo(err=True)
     for problem in scores["problems"]["bad_lines"]:
         where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]
-        print(f"skipped {where}: {problem['field'] + ': ' if problem['field'] else ''}{problem['message']}",
-              file=sys.stderr)
-    print("\n".join(_summary(scores)))
-    print(f"report written to {args.out}")
+        echo(f"skipped {where}: {problem['field'] + ': ' if problem['field'] else ''}{problem['message']}", err=True)
+    echo("\n".join(_summary(scores)))
+    echo(f"report written to {args.out}")
     return 0
 
 
