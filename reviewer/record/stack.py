@@ -52,6 +52,7 @@ class SceneCache:
         self._items: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
+        self._pending: dict[tuple, threading.Event] = {}
         self.hits = 0
         self.misses = 0
 
@@ -75,6 +76,36 @@ class SceneCache:
             while self._bytes > self.max_bytes and len(self._items) > 1:
                 _, dropped = self._items.popitem(last=False)
                 self._bytes -= dropped.nbytes
+
+    def get_or_read(self, key: tuple, read: Callable[[], np.ndarray]) -> np.ndarray:
+        """The cached value, else read it once: a thread asking for a key another thread is already
+        reading waits for that read instead of repeating it (the viewer and its prefetch often
+        want the same date at the same moment)."""
+        while True:
+            with self._lock:
+                value = self._items.get(key)
+                if value is not None:
+                    self._items.move_to_end(key)
+                    self.hits += 1
+                    return value
+                pending = self._pending.get(key)
+                if pending is None:
+                    self.misses += 1
+                    pending = self._pending[key] = threading.Event()
+                    owner = True
+                else:
+                    owner = False
+            if not owner:
+                pending.wait()
+                continue  # the value is cached now (or the read failed: try ourselves)
+            try:
+                value = read()
+                self.put(key, value)
+                return value
+            finally:
+                with self._lock:
+                    self._pending.pop(key, None)
+                pending.set()
 
     def __contains__(self, key: tuple) -> bool:
         with self._lock:
@@ -124,20 +155,19 @@ def read_bands(
     cache: SceneCache | None = None,
 ) -> np.ndarray:
     """(len(names), y, x) float32 physical values of one scene, masked to NaN, optionally harmonized to OLI."""
+    def read() -> np.ndarray:
+        data = read_scene(scene, scene.product_spec, names, grid, mask=mask)
+        out = np.stack([data.bands[n] for n in names])
+        if harmonized:
+            for i, n in enumerate(names):
+                out[i] = harmonize(out[i], n, scene.sensor)
+        return out
+
+    if cache is None:
+        return read()
     mask_key = tuple(sorted(mask)) if mask is not None else None
     key = (scene.files_root, scene.key, tuple(names), mask_key, harmonized, grid.shape)
-    if cache is not None:
-        hit = cache.get(key)
-        if hit is not None:
-            return hit
-    data = read_scene(scene, scene.product_spec, names, grid, mask=mask)
-    out = np.stack([data.bands[n] for n in names])
-    if harmonized:
-        for i, n in enumerate(names):
-            out[i] = harmonize(out[i], n, scene.sensor)
-    if cache is not None:
-        cache.put(key, out)
-    return out
+    return cache.get_or_read(key, read)
 
 
 def normalized_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:

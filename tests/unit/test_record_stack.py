@@ -129,3 +129,36 @@ def test_composites_use_each_sensors_own_bands(product, truecolor, swir):
     spec = catalog().products[product]
     assert [spec.band_by_name(n).token for n in composites()["truecolor"]["bands"]] == truecolor
     assert [spec.band_by_name(n).token for n in composites()["swir"]["bands"]] == swir
+
+
+def test_cache_reads_a_key_once_when_two_threads_ask_together():
+    """The viewer and its prefetch often want the same date at once: one read, both get it."""
+    import threading
+    import time
+
+    cache = SceneCache()
+    calls = []
+
+    def slow_read():
+        calls.append(1)
+        time.sleep(0.2)
+        return np.ones(3, np.float32)
+
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(cache.get_or_read(("k",), slow_read))) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and len(results) == 3 and all((r == 1).all() for r in results)
+
+
+def test_cache_retries_after_a_failed_read():
+    cache = SceneCache()
+
+    def broken():
+        raise OSError("disk went away")
+
+    with pytest.raises(OSError):
+        cache.get_or_read(("k",), broken)
+    assert cache.get_or_read(("k",), lambda: np.zeros(2, np.float32)).shape == (2,)
