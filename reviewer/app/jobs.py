@@ -94,3 +94,21 @@ def alive(obj) -> bool:
     except ImportError:  # another binding: assume alive
         return True
     return bool(isValid(obj))
+
+
+def when_settled(func: Callable[[], Any], delay_ms: int, parent: QObject | None = None) -> Callable[..., None]:
+    """A handler that calls `func` once events stop arriving for `delay_ms` (stepping through dates
+    fires one event per step; a plot cursor or caption need only follow where the user stops)."""
+    from qtpy.QtCore import QTimer
+
+    timer = QTimer(parent)
+    timer.setSingleShot(True)
+    timer.setInterval(delay_ms)
+    timer.timeout.connect(func)
+
+    def handler(*_: Any) -> None:
+        timer.start()
+
+    handler.timer = timer  # keep the timer alive with the handler
+    return handler
+

@@ -11,11 +11,14 @@ import numpy as np
 import pyqtgraph as pg
 from qtpy.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
+from reviewer.app.jobs import when_settled
 from reviewer.app.session import StackSession
 from reviewer.record.catalog import catalog
 from reviewer.record.series import Coverage, coverage, decimal_year
 
 logger = logging.getLogger(__name__)
+
+CURSOR_DELAY_MS = 60
 
 
 class QtCoveragePlot(QWidget):
@@ -46,7 +49,9 @@ class QtCoveragePlot(QWidget):
         self.cursors = [pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00")) for _ in range(2)]
         self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40)) for _ in range(2)]
         self.graphics.scene().sigMouseClicked.connect(self._on_scene_clicked)
-        self.state.events.current.connect(self._update_cursor)
+        # the cursor follows the shown date once stepping pauses: a pyqtgraph repaint per step costs ~5 ms
+        self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
+        self.state.events.current.connect(self._cursor_when_settled)
         self.state.events.period.connect(self._update_period)
         session.site_opened.connect(self._on_site_opened)
 

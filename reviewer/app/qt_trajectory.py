@@ -24,13 +24,15 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import Progress, alive, run_in_thread
+from reviewer.app.jobs import Progress, alive, run_in_thread, when_settled
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
 from reviewer.record.series import Series, decimal_year, polygon_region, series_names, trajectory
 
 logger = logging.getLogger(__name__)
+
+CURSOR_DELAY_MS = 60
 
 
 class QtTrajectoryPlot(QWidget):
@@ -95,7 +97,9 @@ class QtTrajectoryPlot(QWidget):
         layout.addWidget(self.plot, 1)
         self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         layout.addWidget(self.info)
-        self.state.events.current.connect(self._update_cursor)
+        # the cursor follows the shown date once stepping pauses: a pyqtgraph repaint per step costs ~5 ms
+        self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
+        self.state.events.current.connect(self._cursor_when_settled)
         self.state.events.period.connect(self._update_period)
         self.state.events.series.connect(lambda e=None: self.recompute())
         self.state.events.show_masked.connect(lambda e=None: self._draw())

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qtpy.QtCore import QObject, QTimer, Signal
+from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.errors import ErrorReporter
-from reviewer.app.jobs import Prefetcher, Progress, run_in_thread
+from reviewer.app.jobs import Prefetcher, Progress, run_in_thread, when_settled
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.scan import Scene, SceneIndex
@@ -124,10 +124,7 @@ class StackSession(QObject):
         overlays.scale_bar.box = True
         self.text = overlays.text
         self._caption = ""
-        self._caption_timer = QTimer()
-        self._caption_timer.setSingleShot(True)
-        self._caption_timer.setInterval(CAPTION_DELAY_MS)
-        self._caption_timer.timeout.connect(self._show_caption)
+        self._caption_when_settled = when_settled(self._show_caption, CAPTION_DELAY_MS, self)
         self.text.visible = True
         self.text.font_size = 10
         self.text.position = "top_left"
@@ -448,7 +445,7 @@ class StackSession(QObject):
         masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
         # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
         self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"
-        self._caption_timer.start()
+        self._caption_when_settled()
         self._emit_status(None)
         comp, stack = self.state.composite, self.stack
         self.prefetcher.schedule(lambda j: stack.read(j, comp), i, len(stack), self._direction)
