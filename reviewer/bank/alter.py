@@ -31,7 +31,7 @@ from reviewer.errors import BankError, RecordError
 from reviewer.record.decode import Grid
 from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
 from reviewer.record.site import load_site
-from reviewer.record.stack import read_bands
+from reviewer.record.stack import normalized_difference, read_bands
 from reviewer.record.write import write_scaled_band
 
 logger = logging.getLogger(__name__)
@@ -542,9 +542,8 @@ def _scene_ndvi(scene: Scene, grid: Grid) -> float | None:
         if product.band_by_name("ndvi") is not None:
             v = read_bands(scene, ["ndvi"], grid, cache=None)[0]
         elif product.band_by_name("red") is not None and product.band_by_name("nir") is not None:
-            rn = read_bands(scene, ["red", "nir"], grid, harmonized=True, cache=None)
-            with np.errstate(all="ignore"):
-                v = (rn[1] - rn[0]) / (rn[1] + rn[0])
+            nir, red = read_bands(scene, ["nir", "red"], grid, harmonized=True, cache=None)
+            v = normalized_difference(nir, red)
         else:
             return None
     except Exception as exc:  # noqa: BLE001 - an unreadable scene just does not count

@@ -26,7 +26,8 @@ from reviewer.errors import Cancelled, RecordError
 from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid, read_raw
 from reviewer.record.scan import Scene, SceneIndex, site_files
-from reviewer.record.stack import harmonize, read_bands
+from reviewer.record.stack import harmonize, normalized_difference, read_bands
+from reviewer.record.stretch import composites
 
 logger = logging.getLogger(__name__)
 
@@ -63,22 +64,15 @@ class SeriesConfig:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
 
 
-def normalized(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (a - b) / (a + b)
-    out[~np.isfinite(out)] = np.nan
-    return out.astype(np.float32)
+#: Index pairs beyond the composite catalogue's (ndvi, ndwi, mndwi, nbr come from composites.json).
+EXTRA_INDICES = {"ndbi": ("swir1", "nir")}
 
 
 def indices(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """ndvi, ndwi (McFeeters), mndwi (Xu), nbr and ndbi of one scene's reflectance bands."""
-    return {
-        "ndvi": normalized(bands["nir"], bands["red"]),
-        "ndwi": normalized(bands["green"], bands["nir"]),
-        "mndwi": normalized(bands["green"], bands["swir1"]),
-        "nbr": normalized(bands["nir"], bands["swir2"]),
-        "ndbi": normalized(bands["swir1"], bands["nir"]),
-    }
+    pairs = {name: tuple(spec["index"]) for name, spec in composites().items() if "index" in spec}
+    pairs.update(EXTRA_INDICES)
+    return {name: normalized_difference(bands[a], bands[b]) for name, (a, b) in pairs.items()}
 
 
 def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:

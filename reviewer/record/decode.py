@@ -98,7 +98,7 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
     return _PixelMap(((r0, r1), (c0, c1)), np.where(inside, r - r0, 0), np.where(inside, c - c0, 0), inside)
 
 
-def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None, dtype: str | None = None) -> np.ndarray:
+def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np.ndarray:
     """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended)."""
     try:
         with warnings.catch_warnings():
@@ -133,14 +133,6 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None, dtype
 def _short(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     return re.sub(r"\s+", " ", text)[:200]
-
-
-def file_dtype(path: str | Path) -> str:
-    try:
-        with rasterio.open(path) as src:
-            return src.dtypes[0]
-    except RasterioError as exc:
-        raise UnreadableFileError(f"cannot open raster ({_short(exc)})", path=path) from exc
 
 
 def check_not_scaled(raw: np.ndarray, spec: BandSpec, path: str | Path) -> None:
