@@ -355,11 +355,8 @@ class StackSession(QObject):
             return
         try:
             rings = site.boundary_lines()
-        except ReviewerError as exc:
+        except ReviewerError as exc:  # Site wraps reader and reprojection failures in SiteError
             self.reporter.error(exc, context="site boundary not drawn")
-            return
-        except Exception as exc:  # noqa: BLE001 - geopandas/pyproj errors on a bad boundary file
-            self.reporter.error(ReviewerError(f"cannot draw the boundary: {exc}", path=site.boundary_path))
             return
         h, w = site.shape
         inside = [r for r in rings if len(r) and (r[:, 0].max() >= 0 and r[:, 0].min() <= h and r[:, 1].max() >= 0 and r[:, 1].min() <= w)]
