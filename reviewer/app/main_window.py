@@ -80,6 +80,12 @@ class ReviewerApp:
         except AttributeError:
             pass
 
+    @property
+    def settled(self) -> bool:
+        """True when no background work is still to land on the UI thread (site open, glyphs, chips,
+        trajectory): what a user sees a moment after a site opened; benchmarks start from here."""
+        return not (self._busy or self.session.glyphs.pending or self.chips.busy or self.trajectory.busy)
+
     def _add_scoring_panel(self) -> None:
         try:
             from reviewer.app.scoring_panel import ScoringPanel

@@ -5,10 +5,11 @@ window, all visible at once in the stack's stretch; the shown year is highlighte
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 import numpy as np
-from qtpy.QtCore import Qt, Signal
+from qtpy.QtCore import Qt, QTimer, Signal
 from qtpy.QtGui import QImage, QPixmap
 from qtpy.QtWidgets import (
     QFileDialog,
@@ -28,10 +29,15 @@ from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.render import Panel, render_panels
 from reviewer.record.series import clearest_per_year
+from reviewer.record.stretch import Stretch
 
 logger = logging.getLogger(__name__)
 
 CHIP_PX = 96
+NODATA_RGB = (40, 40, 40)
+PLACE_SLICE_MS = 12.0  # widget work per event-loop turn while the strip is being laid out
+MARKED = "border: 3px solid #ffcc00;"
+UNMARKED = "border: 3px solid transparent;"
 
 
 class ChipLabel(QLabel):
@@ -67,6 +73,11 @@ class QtChipStrip(QWidget):
         self.captions: dict[int, QLabel] = {}
         self._worker = None
         self._dirty = True
+        self._rgb: tuple[Stretch | None, dict[int, np.ndarray]] = (None, {})
+        self._to_place: list[tuple[int, tuple]] = []
+        self._place_timer = QTimer(self)
+        self._place_timer.setInterval(0)
+        self._place_timer.timeout.connect(self._place_batch)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         row = QHBoxLayout()
@@ -139,26 +150,31 @@ class QtChipStrip(QWidget):
         self.info.setText(f"reading {len(picks)} chips...")
         step = max(1, int(np.ceil(max(stack.grid.shape) / (2 * CHIP_PX))))
 
+        stretch = self.state.stretch
+
         def work():
-            out = []
+            out, rgb = [], {}
             for year, i in picks.items():
                 s = stack.scenes[i]
                 try:
                     ch = stack.read(i, comp)[:, ::step, ::step]
                 except ReviewerError as exc:
                     logger.warning("chip %d: %s", year, exc)
-                    ch = np.full((len(self.state.stretch.channels), *stack.grid.shape), np.nan, np.float32)[:, ::step, ::step]
+                    ch = np.full((len(stretch.channels), *stack.grid.shape), np.nan, np.float32)[:, ::step, ::step]
                 out.append((year, i, f"{s.date.isoformat()} {s.label}", ch))
-            return out, comp, stack
+                if ch.shape[0] == len(stretch.channels):  # stretched here, so the UI thread only places images
+                    rgb[year] = stretch.apply(ch, nodata_rgb=NODATA_RGB)
+            return out, rgb, stretch, comp, stack
 
         def done(result) -> None:
             if not alive(self.grid):
                 return
             self._worker = None
-            chips, c, st = result
+            chips, rgb, used, c, st = result
             if c != self.state.composite or st is not self.session.stack:
                 return
             self.chips = chips
+            self._rgb = (used, rgb)
             self._layout_chips()
             self.info.setText(f"{len(chips)} years, one stretch ({self.state.stretch.source})")
 
@@ -170,17 +186,43 @@ class QtChipStrip(QWidget):
         return self._worker
 
     def _layout_chips(self) -> None:
+        """Rebuild the grid a few chips per event-loop turn: forty years of widgets at once held the UI ~70 ms."""
         while self.grid.count():
             item = self.grid.takeAt(0)
             if item.widget() is not None:
                 item.widget().deleteLater()
         self.labels.clear()
         self.captions.clear()
+        self._highlighted = None
+        self._to_place = list(enumerate(self.chips))
+        self._place_timer.start()
+
+    @property
+    def busy(self) -> bool:
+        """Chips still being read or placed."""
+        return self._worker is not None or bool(self._to_place)
+
+    @property
+    def laid_out(self) -> bool:
+        """True once every chip of `chips` is on screen."""
+        return not self._to_place and len(self.labels) == len(self.chips)
+
+    def _place_batch(self) -> None:
+        t0 = time.perf_counter()
         cols = self.columns.value()
-        for k, (year, _i, label, _ch) in enumerate(self.chips):
+        stretch = self.state.stretch
+        used, rgb = self._rgb
+        while self._to_place and (time.perf_counter() - t0) * 1000 < PLACE_SLICE_MS:
+            k, (year, _i, label, ch) = self._to_place.pop(0)
             chip = ChipLabel(year)
             chip.setToolTip(label)
             chip.clicked.connect(self._on_chip_clicked)
+            chip.setStyleSheet(UNMARKED)
+            image = rgb.get(year) if used is stretch else None
+            if image is None and ch.shape[0] == len(stretch.channels):
+                image = stretch.apply(ch, nodata_rgb=NODATA_RGB)
+            if image is not None:
+                chip.setPixmap(rgb_pixmap(image, CHIP_PX))
             cap = QLabel(f"{year}")
             cap.setAlignment(Qt.AlignCenter)
             cap.setToolTip(label)
@@ -188,14 +230,17 @@ class QtChipStrip(QWidget):
             self.grid.addWidget(cap, 2 * (k // cols) + 1, k % cols)
             self.labels[year] = chip
             self.captions[year] = cap
-        self._redraw()
+        if not self._to_place:
+            self._place_timer.stop()
+            self._highlight()
 
     def _redraw(self, event=None) -> None:
         stretch = self.state.stretch
         for year, _i, _label, ch in self.chips:
             if ch.shape[0] != len(stretch.channels):
                 return
-            self.labels[year].setPixmap(rgb_pixmap(stretch.apply(ch, nodata_rgb=(40, 40, 40)), CHIP_PX))
+            if year in self.labels:
+                self.labels[year].setPixmap(rgb_pixmap(stretch.apply(ch, nodata_rgb=NODATA_RGB), CHIP_PX))
         self._highlight(force=True)
 
     def current_year(self) -> int | None:
@@ -210,7 +255,7 @@ class QtChipStrip(QWidget):
             return
         for y, chip in self.labels.items():
             if force or y in (year, previous):
-                chip.setStyleSheet("border: 3px solid #ffcc00;" if y == year else "border: 3px solid transparent;")
+                chip.setStyleSheet(MARKED if y == year else UNMARKED)
         self._highlighted = year
 
     def _on_chip_clicked(self, year: int) -> None:

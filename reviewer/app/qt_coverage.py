@@ -29,6 +29,7 @@ class QtCoveragePlot(QWidget):
         self.session = session
         self.state = session.state
         self.coverage: Coverage | None = None
+        self._dirty = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         self.graphics = pg.GraphicsLayoutWidget()
@@ -57,9 +58,17 @@ class QtCoveragePlot(QWidget):
 
     def _on_site_opened(self, index) -> None:
         self.coverage = coverage(index)
-        self._draw()
+        self._dirty = True
+        if self.isVisible():  # a hidden tab draws when it is first shown (~100 ms of pyqtgraph items)
+            self._draw()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        if self._dirty:
+            self._draw()
 
     def _draw(self) -> None:
+        self._dirty = False
         cov = self.coverage
         self.timeline.clear()
         self.bars.clear()

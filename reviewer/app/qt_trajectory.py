@@ -107,6 +107,11 @@ class QtTrajectoryPlot(QWidget):
         session.stack_changed.connect(lambda _s: self.recompute())
         session.site_opened.connect(self._on_site_opened)
 
+    @property
+    def busy(self) -> bool:
+        """A series is being read."""
+        return self._worker is not None
+
     # ------------------------------------------------------------------ inputs
 
     def _on_site_opened(self, index) -> None:

@@ -6,7 +6,6 @@ step with the `ViewState` model. The docks talk to this object and to the model,
 from __future__ import annotations
 
 import datetime as dt
-import itertools
 import logging
 import threading
 from collections import OrderedDict
@@ -17,6 +16,8 @@ import numpy as np
 from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.errors import ErrorReporter
+from reviewer.app.frames import FrameArray
+from reviewer.app.glyphs import PRINTABLE, GlyphWarmer
 from reviewer.app.jobs import Prefetcher, Progress, run_in_thread, when_settled
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
@@ -42,7 +43,6 @@ OVERLAY_COLORS = {
     OVERLAY_CODES["fill"]: (1.0, 0.0, 0.8, 0.85),
 }
 
-_tokens = itertools.count()
 
 
 class StackSession(QObject):
@@ -125,6 +125,8 @@ class StackSession(QObject):
         self.text = overlays.text
         self._caption = ""
         self._caption_when_settled = when_settled(self._show_caption, CAPTION_DELAY_MS, self)
+        self.glyphs = GlyphWarmer(viewer, self)
+        self.glyphs.warm(PRINTABLE)
         self.text.visible = True
         self.text.font_size = 10
         self.text.position = "top_left"
@@ -145,11 +147,21 @@ class StackSession(QObject):
         progress.changed.connect(self.indexing)
         db = self.db
 
+        composite, cache = self.state.composite, self.cache
+
         def work() -> SceneIndex:
             from reviewer.review.store import Store
 
             with Store(db) as store:
-                return open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
+                index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
+            # the first date is read here, so showing the site does not wait on disk in the UI thread
+            first = open_stack(index, composite=composite, cache=cache)
+            if len(first) and not cancel.is_set():
+                try:
+                    first.read(0, composite)
+                except ReviewerError:
+                    logger.debug("first date not preloaded", exc_info=True)  # shown as a message when displayed
+            return index
 
         self.reporter.forget()
         self.busy.emit(True)
@@ -200,6 +212,9 @@ class StackSession(QObject):
             self.state.max_cloud = 1.0
             self.state.current = 0
         self.state.site_dir = str(index.site.dir)
+        # the characters this site's captions use go to the front of the glyph queue
+        labels = "".join(sorted({s.label for s in usable}) + [c["label"] for c in composites().values()])
+        self.glyphs.warm("0123456789-" + labels + index.site.name, first=True)
         self._draw_boundary()
         self.rebuild_stack(keep_date=None)
         self.site_opened.emit(index)
@@ -268,47 +283,26 @@ class StackSession(QObject):
         return stretch.apply(channels)
 
     def rgb_array(self, stack: Stack | None = None, composite: str | None = None, stretch: Stretch | None = None):
-        """Lazy (t, y, x, 3) uint8 dask array: one block per date, rendered with one stretch."""
-        import dask.array as da
-
+        """Lazy (t, y, x, 3) uint8 frames, each date rendered with one stretch when napari slices it."""
         stack = stack or self.stack
         composite = composite or self.state.composite
         stretch = stretch or self.state.stretch
-        n = len(stack)
-        h, w = stack.grid.shape
-
-        def block(idx: np.ndarray) -> np.ndarray:
-            if idx.size == 0:  # dask/napari probing with an empty block
-                return np.zeros((0, h, w, 3), np.uint8)
-            return self._render(stack, composite, stretch, int(idx[0]))[None]
-
-        token = f"render-{next(_tokens)}"
-        return da.arange(n, chunks=1, dtype=np.int64).map_blocks(
-            block, new_axis=[1, 2, 3], chunks=((1,) * n, (h,), (w,), (3,)), dtype=np.uint8, name=token,
-            meta=np.zeros((0, 0, 0, 0), np.uint8),
-        )
+        return FrameArray(len(stack), (*stack.grid.shape, 3), np.uint8,
+                          lambda i: self._render(stack, composite, stretch, i))
 
     def overlay_array(self, stack: Stack | None = None):
         """Lazy (t, y, x) uint8 overlay codes (1 cloud, 2 shadow, 3 snow, 4 fill/SLC gap)."""
-        import dask.array as da
-
         stack = stack or self.stack
-        n = len(stack)
         h, w = stack.grid.shape
 
-        def block(idx: np.ndarray) -> np.ndarray:
-            if idx.size == 0:  # dask/napari probing with an empty block
-                return np.zeros((0, h, w), np.uint8)
+        def frame(i: int) -> np.ndarray:
             try:
-                return quality_codes(stack, int(idx[0]))[None]
-            except Exception as exc:  # noqa: BLE001
+                return quality_codes(stack, i)
+            except Exception as exc:  # noqa: BLE001 - a broken QA file must not break slicing
                 self.reporter.error(exc, context="quality overlay")
-                return np.zeros((1, h, w), np.uint8)
+                return np.zeros((h, w), np.uint8)
 
-        return da.arange(n, chunks=1, dtype=np.int64).map_blocks(
-            block, new_axis=[1, 2], chunks=((1,) * n, (h,), (w,)), dtype=np.uint8, name=f"overlay-{next(_tokens)}",
-            meta=np.zeros((0, 0, 0), np.uint8),
-        )
+        return FrameArray(len(stack), (h, w), np.uint8, frame)
 
     def _scale(self) -> tuple[float, float]:
         r = float(self.index.site.resolution) if self.index else 1.0

@@ -3,7 +3,9 @@
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/bench_viewer.py [--site DIR]
 
 On a synthetic site (default: >= 1,000 Landsat scenes of 400 x 400 px, generated once into /tmp):
-- time from launch (window built, site opened from the stored index) to the first frame on screen;
+- time from launch (window built, site opened from the stored index) to the first frame on screen, and
+  the longest UI block while opening; the longest block over the first steps taken right after the
+  first frame (while the docks still fill in);
 - stepping through 200 consecutive dates: latency per step (step -> frame on screen) p50/p95, cold
   (empty cache) and warm (second pass), and the longest time the UI thread was blocked (a 5 ms
   heartbeat timer measures the gaps);
@@ -23,6 +25,7 @@ import numpy as np
 
 logger = logging.getLogger("bench_viewer")
 
+EARLY_STEPS = 20  # steps taken right after the first frame, before the docks have settled
 SITE_KW = dict(size=400, start=1984, end=2024, scenes_per_year=25, modis=False, sentinel2=False, thermal=False,
                era5=False, landcover=False, reference=False, extras=False, mtl=False)
 
@@ -56,12 +59,13 @@ class Heartbeat:
 
     def start(self) -> None:
         self.gaps.clear()
-        self.last = None
+        self.last = time.perf_counter()  # a block right after start (no tick yet) counts too
         self.timer.start()
 
     def stop(self) -> float:
         self.timer.stop()
-        return max(self.gaps) * 1000 if self.gaps else float("nan")
+        self._tick()  # ... and one still going on when the measured work ends
+        return max(self.gaps) * 1000
 
 
 def pump_until(cond, timeout: float = 30.0) -> float:
@@ -139,14 +143,23 @@ def main(argv=None) -> int:
                       async_slicing=args.async_slicing)
     s = app.session
     s.cache = SceneCache(max_bytes=1024 * 2**20)
+    QApplication.processEvents()
+    open_hb = Heartbeat()
+    open_hb.start()
     app.open_site(site)
     pump_until(lambda: s.stack is not None and s.image_layer is not None, timeout=300)
     print(f"site open after {time.perf_counter() - t_launch:.2f} s", flush=True)
     pump_until(lambda: s.frame_values() is not None and s.image_layer.loaded, timeout=60)
     QApplication.processEvents()
     first_frame = time.perf_counter() - t_launch
+    open_block = open_hb.stop()
     n = min(args.steps, len(s.stack) - 2)
     start = len(s.stack) // 3
+    # an impatient user: steps from the first date as soon as it shows, while the docks still fill in
+    early, early_block = step_run(viewer, s.image_layer, s.jump_to_index, 0, EARLY_STEPS)
+    t = time.perf_counter()
+    pump_until(lambda: app.settled, timeout=60)
+    settle = time.perf_counter() - t + first_frame
     s.jump_to_index(start)
     pump_until(layer_shows(viewer, s.image_layer, start))
     time.sleep(0.3)  # prefetch around the start settles; stepping starts cold beyond it
@@ -155,7 +168,8 @@ def main(argv=None) -> int:
     s.jump_to_index(start)
     pump_until(layer_shows(viewer, s.image_layer, start))
     warm, warm_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n)
-    print(f"reviewer: cache {s.cache.nbytes / 2**20:.0f} MiB, hits {s.cache.hits}, misses {s.cache.misses}", flush=True)
+    print(f"reviewer: cache {s.cache.nbytes / 2**20:.0f} MiB, hits {s.cache.hits}, misses {s.cache.misses}; "
+          f"all docks settled {settle:.1f} s after launch", flush=True)
     app.session.close()
     viewer.close()
 
@@ -166,14 +180,18 @@ def main(argv=None) -> int:
     stack = open_stack(index, composite="truecolor", cache=SceneCache(max_bytes=1024 * 2**20))
     t_launch = time.perf_counter()
     viewer = napari.Viewer(show=True)
+    QApplication.processEvents()
+    open_hb.start()
     layer = viewer.add_image(stack.rgb("truecolor", Stretch.default("truecolor")), rgb=True, contrast_limits=(0, 255))
     pump_until(lambda: layer.loaded)
     QApplication.processEvents()
     base_first = time.perf_counter() - t_launch
+    base_open_block = open_hb.stop()
 
     def base_step(i: int) -> None:
         viewer.dims.set_current_step(0, i)
 
+    bearly, bearly_block = step_run(viewer, layer, base_step, 0, EARLY_STEPS)
     base_step(start)
     pump_until(layer_shows(viewer, layer, start))
     bcold, bcold_block = step_run(viewer, layer, base_step, start, n)
@@ -188,6 +206,8 @@ def main(argv=None) -> int:
         ("cold step p95 (ms)", pct(cold, 95), pct(bcold, 95)),
         ("warm step p50 (ms)", pct(warm, 50), pct(bwarm, 50)),
         ("warm step p95 (ms)", pct(warm, 95), pct(bwarm, 95)),
+        ("longest UI block, opening (ms)", open_block, base_open_block),
+        (f"longest UI block, first {EARLY_STEPS} steps", early_block, bearly_block),
         ("longest UI block, cold (ms)", cold_block, bcold_block),
         ("longest UI block, warm (ms)", warm_block, bwarm_block),
     ]
@@ -195,7 +215,9 @@ def main(argv=None) -> int:
     print(f"{'figure':32} {'reviewer':>10} {'baseline':>10} {'ratio':>7}")
     for name, ours, base in rows:
         print(f"{name:32} {ours:10.1f} {base:10.1f} {ours / base if base else float('nan'):7.2f}")
-    print("\ntargets: warm p95 < 50 ms, cold p95 < 300 ms, UI never blocked > 100 ms")
+    print("\ntargets: warm p95 < 50 ms, cold p95 < 300 ms, UI never blocked > 100 ms (stepping)")
+    print("opening: from open_site to the first frame (index from the store, layers, docks); the first "
+          f"{EARLY_STEPS} steps start at date 0 the moment it shows; cold/warm start once the docks settled")
     print("baseline = napari 0.9 default: sync slicing of a non-prefetched dask stack (Stack.rgb), same cache size")
     return 0
 

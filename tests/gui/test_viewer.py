@@ -210,9 +210,11 @@ def test_chips_and_coverage(opened, qtbot, shots):
     chips = app.chips
     app.docks["Chips"].raise_()
     chips.refresh()
-    qtbot.waitUntil(lambda: len(chips.chips) > 10, timeout=60000)
+    qtbot.waitUntil(lambda: len(chips.chips) > 10 and chips.laid_out, timeout=60000)
     years = [c[0] for c in chips.chips]
     assert years == sorted(set(years))
+    # every chip shows an image (stretched in the worker, placed in slices on the UI thread)
+    assert all(not chips.labels[y].pixmap().isNull() for y in years)
     chips._on_chip_clicked(years[5])
     assert s.current_scene.year == years[5]
     assert "ffcc00" in chips.labels[years[5]].styleSheet()
@@ -226,6 +228,8 @@ def test_chips_and_coverage(opened, qtbot, shots):
     app.state.period = (2003, 2008)
     assert cov.regions[0].isVisible()
     app.docks["Coverage"].raise_()
+    # a hidden coverage tab draws when shown: one timeline row per sensor
+    qtbot.waitUntil(lambda: len(cov.timeline.listDataItems()) == len(cov.coverage.sensors), timeout=5000)
     qtbot.wait(50)
     app.viewer.screenshot(str(shots / "06_coverage.png"), canvas_only=False, flash=False)
     out = shots / "05_strip_export.png"

@@ -1,0 +1,78 @@
+"""Warm the canvas font atlas a few glyphs at a time while the UI is idle.
+
+vispy typesets canvas text (the date caption, the scale bar) from a signed-distance-field atlas that
+napari fills on first use of each character, 4-14 ms a glyph on the UI thread. A caption with a dozen
+characters not seen before blocked the UI for 250-330 ms right after a site opened. Loading the
+printable characters in idle-time slices before they are needed keeps every later draw to glyphs
+that are already there.
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+import time
+from collections.abc import Iterable
+
+from qtpy.QtCore import QObject, QTimer, Signal
+
+logger = logging.getLogger(__name__)
+
+SLICE_MS = 5.0  # glyph work per idle tick (one glyph is 3-14 ms): a step plus a slice stays well under 100 ms
+PRINTABLE = string.digits + "-: " + string.ascii_uppercase + string.ascii_lowercase + string.punctuation
+
+
+def canvas_font(viewer):
+    """The texture font napari's canvas text overlays draw with, or None if this napari hides it."""
+    try:
+        info = viewer.window._qt_viewer.canvas.font_info()  # noqa: SLF001 - napari has no public font API
+        return info.font_manager.get_font(info.face)
+    except (AttributeError, TypeError):
+        logger.debug("canvas font atlas not reachable; glyphs load on first draw", exc_info=True)
+        return None
+
+
+class GlyphWarmer(QObject):
+    """Loads queued characters into the canvas font, at most SLICE_MS of work per event-loop turn."""
+
+    finished = Signal()
+
+    def __init__(self, viewer, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._font = canvas_font(viewer)
+        self._queue: list[str] = []
+        self._timer = QTimer(self)
+        self._timer.setInterval(0)
+        self._timer.timeout.connect(self._tick)
+
+    @property
+    def pending(self) -> int:
+        return len(self._queue)
+
+    def loaded(self, char: str) -> bool:
+        """True if `char` is in the atlas (or the atlas is unreachable, so nothing can be done)."""
+        return self._font is None or char in self._font._glyphs  # noqa: SLF001
+
+    def warm(self, text: Iterable[str], *, first: bool = False) -> None:
+        """Queue the characters of `text` not yet in the atlas; `first` puts them before those queued."""
+        if self._font is None:
+            return
+        new = [ch for ch in dict.fromkeys(text) if not ch.isspace() and not self.loaded(ch)]
+        if first:
+            self._queue = new + [ch for ch in self._queue if ch not in new]
+        else:
+            self._queue += [ch for ch in new if ch not in self._queue]
+        if self._queue and not self._timer.isActive():
+            self._timer.start()
+
+    def _tick(self) -> None:
+        t0 = time.perf_counter()
+        while self._queue and (time.perf_counter() - t0) * 1000 < SLICE_MS:
+            ch = self._queue.pop(0)
+            try:
+                self._font[ch]
+            except Exception:  # noqa: BLE001 - a glyph the font cannot draw is drawn (or not) by vispy later
+                logger.debug("glyph %r not preloaded", ch, exc_info=True)
+        if not self._queue:
+            self._timer.stop()
+            self.finished.emit()
