@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import string
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from qtpy.QtCore import QObject, QTimer, Signal
 
@@ -33,7 +33,8 @@ def canvas_font(viewer):
 
 
 class GlyphWarmer(QObject):
-    """Loads queued characters into the canvas font, at most SLICE_MS of work per event-loop turn."""
+    """Loads queued characters into the canvas font, at most SLICE_MS of work per event-loop turn, and
+    only while the user is not stepping (`hold`), so glyph work never adds to a step's own time."""
 
     finished = Signal()
 
@@ -41,17 +42,22 @@ class GlyphWarmer(QObject):
         super().__init__(parent)
         self._font = canvas_font(viewer)
         self._queue: list[str] = []
+        self._failed: set[str] = set()
+        self._waiting: list[tuple[set[str], Callable[[], None]]] = []
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._tick)
+        self._resume = QTimer(self)
+        self._resume.setSingleShot(True)
+        self._resume.timeout.connect(self._start)
 
     @property
     def pending(self) -> int:
         return len(self._queue)
 
     def loaded(self, char: str) -> bool:
-        """True if `char` is in the atlas (or the atlas is unreachable, so nothing can be done)."""
-        return self._font is None or char in self._font._glyphs  # noqa: SLF001
+        """True if `char` is in the atlas (or cannot be: an unreachable atlas, a glyph the font lacks)."""
+        return self._font is None or char in self._failed or char in self._font._glyphs  # noqa: SLF001
 
     def warm(self, text: Iterable[str], *, first: bool = False) -> None:
         """Queue the characters of `text` not yet in the atlas; `first` puts them before those queued."""
@@ -62,6 +68,25 @@ class GlyphWarmer(QObject):
             self._queue = new + [ch for ch in self._queue if ch not in new]
         else:
             self._queue += [ch for ch in new if ch not in self._queue]
+        if not self._resume.isActive():
+            self._start()
+
+    def when_loaded(self, text: str, then: Callable[[], None]) -> None:
+        """Call `then` once every character of `text` is in the atlas: now, or after loading them first."""
+        missing = {ch for ch in text if not ch.isspace() and not self.loaded(ch)}
+        if not missing:
+            then()
+            return
+        self._waiting.append((missing, then))
+        self._resume.stop()  # the user is waiting for this text: load it now
+        self.warm("".join(sorted(missing)), first=True)
+
+    def hold(self, ms: int) -> None:
+        """Pause for `ms` after the last call (stepping calls this at every step)."""
+        self._timer.stop()
+        self._resume.start(ms)
+
+    def _start(self) -> None:
         if self._queue and not self._timer.isActive():
             self._timer.start()
 
@@ -72,7 +97,12 @@ class GlyphWarmer(QObject):
             try:
                 self._font[ch]
             except Exception:  # noqa: BLE001 - a glyph the font cannot draw is drawn (or not) by vispy later
+                self._failed.add(ch)
                 logger.debug("glyph %r not preloaded", ch, exc_info=True)
+        ready = [w for w in self._waiting if all(self.loaded(ch) for ch in w[0])]
+        self._waiting = [w for w in self._waiting if w not in ready]
+        for _chars, then in ready:
+            then()
         if not self._queue:
             self._timer.stop()
             self.finished.emit()

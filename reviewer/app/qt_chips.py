@@ -72,6 +72,7 @@ class QtChipStrip(QWidget):
         self.labels: dict[int, ChipLabel] = {}
         self.captions: dict[int, QLabel] = {}
         self._worker = None
+        self._generation = 0
         self._dirty = True
         self._rgb: tuple[Stretch | None, dict[int, np.ndarray]] = (None, {})
         self._to_place: list[tuple[int, tuple]] = []
@@ -130,7 +131,7 @@ class QtChipStrip(QWidget):
 
     def _on_stack_changed(self, stack) -> None:
         self._dirty = True
-        if alive(self.grid) and self.isVisible():
+        if alive(self.area) and self.isVisible():
             self.refresh()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
@@ -146,6 +147,8 @@ class QtChipStrip(QWidget):
             self._layout_chips()
             return None
         self._dirty = False
+        self._generation += 1
+        generation = self._generation
         picks = clearest_per_year(stack, months=self._months())
         self.info.setText(f"reading {len(picks)} chips...")
         step = max(1, int(np.ceil(max(stack.grid.shape) / (2 * CHIP_PX))))
@@ -167,7 +170,7 @@ class QtChipStrip(QWidget):
             return out, rgb, stretch, comp, stack
 
         def done(result) -> None:
-            if not alive(self.grid):
+            if not alive(self.area) or generation != self._generation:  # a newer refresh is on its way
                 return
             self._worker = None
             chips, rgb, used, c, st = result
@@ -179,6 +182,8 @@ class QtChipStrip(QWidget):
             self.info.setText(f"{len(chips)} years, one stretch ({self.state.stretch.source})")
 
         def failed(exc: BaseException) -> None:
+            if generation != self._generation:
+                return
             self._worker = None
             self.session.reporter.error(exc, context="chip strip")
 
@@ -186,14 +191,13 @@ class QtChipStrip(QWidget):
         return self._worker
 
     def _layout_chips(self) -> None:
-        """Rebuild the grid a few chips per event-loop turn: forty years of widgets at once held the UI ~70 ms."""
-        while self.grid.count():
-            item = self.grid.takeAt(0)
-            if item.widget() is not None:
-                item.widget().deleteLater()
-        self.labels.clear()
-        self.captions.clear()
-        self._highlighted = None
+        """Build the new grid off screen a few chips per event-loop turn (forty years of widgets at once
+        held the UI ~70 ms), then swap it in whole: the old strip stays until the new one is complete."""
+        self._next_host = QWidget()
+        self._next_grid = QGridLayout(self._next_host)
+        self._next_grid.setSpacing(3)
+        self._next_labels: dict[int, ChipLabel] = {}
+        self._next_captions: dict[int, QLabel] = {}
         self._to_place = list(enumerate(self.chips))
         self._place_timer.start()
 
@@ -226,12 +230,16 @@ class QtChipStrip(QWidget):
             cap = QLabel(f"{year}")
             cap.setAlignment(Qt.AlignCenter)
             cap.setToolTip(label)
-            self.grid.addWidget(chip, 2 * (k // cols), k % cols)
-            self.grid.addWidget(cap, 2 * (k // cols) + 1, k % cols)
-            self.labels[year] = chip
-            self.captions[year] = cap
+            self._next_grid.addWidget(chip, 2 * (k // cols), k % cols)
+            self._next_grid.addWidget(cap, 2 * (k // cols) + 1, k % cols)
+            self._next_labels[year] = chip
+            self._next_captions[year] = cap
         if not self._to_place:
             self._place_timer.stop()
+            self.area.setWidget(self._next_host)  # the scroll area deletes the old strip
+            self.grid_host, self.grid = self._next_host, self._next_grid
+            self.labels, self.captions = self._next_labels, self._next_captions
+            self._highlighted = None
             self._highlight()
 
     def _redraw(self, event=None) -> None:

@@ -6,9 +6,11 @@ step with the `ViewState` model. The docks talk to this object and to the model,
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import logging
 import threading
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from qtpy.QtCore import QObject, Signal
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.frames import FrameArray
 from reviewer.app.glyphs import PRINTABLE, GlyphWarmer
-from reviewer.app.jobs import Prefetcher, Progress, run_in_thread, when_settled
+from reviewer.app.jobs import Prefetcher, Progress, alive, run_in_thread, when_settled
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.scan import Scene, SceneIndex
@@ -32,6 +34,9 @@ IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
 REGION_LAYER = "trajectory region"
+READY_KEYS = 4096  # frames remembered as read (their data is in the scene cache)
+PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is read
+GLYPH_HOLD_MS = 250  # glyph preloading waits while the user steps through dates
 CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
 
 OVERLAY_COLORS = {
@@ -64,6 +69,7 @@ class StackSession(QObject):
     busy = Signal(bool)
     status = Signal(str)
     pixel_clicked = Signal(int, int)
+    frame_read = Signal(object)  # (key, error or None) from the frame reader, handled on the UI thread
 
     def __init__(
         self,
@@ -94,6 +100,15 @@ class StackSession(QObject):
         self.region_layer = None
         self._frames: OrderedDict[tuple, np.ndarray] = OrderedDict()  # recent physical frames, for the status line
         self._frames_lock = threading.Lock()
+        # Frames are read off the UI thread: napari slices on the UI thread, and a date not read yet shows
+        # a placeholder until the frame reader has it (then the layer re-slices). `_ready` holds the keys
+        # of frames read recently (their data sits in the scene cache).
+        self._ready: OrderedDict[tuple, None] = OrderedDict()
+        self._requested: set[tuple] = set()
+        self._failed: dict[tuple, BaseException] = {}
+        self._shown: tuple | None = None
+        self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frame")
+        self.frame_read.connect(self._on_frame_read)
         self.all_masked: set[tuple[int, int]] = set()
         self._direction = 1
         self._open_worker = None
@@ -158,7 +173,7 @@ class StackSession(QObject):
             first = open_stack(index, composite=composite, cache=cache)
             if len(first) and not cancel.is_set():
                 try:
-                    first.read(0, composite)
+                    self._read_channels(first, composite, 0)
                 except ReviewerError:
                     logger.debug("first date not preloaded", exc_info=True)  # shown as a message when displayed
             return index
@@ -218,6 +233,10 @@ class StackSession(QObject):
         self._draw_boundary()
         self.rebuild_stack(keep_date=None)
         self.site_opened.emit(index)
+        # Opening a site makes ~10^5 long-lived objects (scenes, layers, docks); the next full collection
+        # walked them all on the UI thread (170 ms, mid-stepping). Frozen objects are still freed by
+        # reference counting; only cyclic garbage among them waits.
+        gc.freeze()
 
     # ------------------------------------------------------------------ the stack and its layers
 
@@ -261,18 +280,105 @@ class StackSession(QObject):
         self._on_current_changed()
         self.stack_changed.emit(stack)
 
+    # ------------------------------------------------------------------ frames, read off the UI thread
+
+    def _mark_ready(self, key: tuple) -> None:
+        with self._frames_lock:
+            self._ready[key] = None
+            self._ready.move_to_end(key)
+            while len(self._ready) > READY_KEYS:
+                self._ready.popitem(last=False)
+
+    def _is_ready(self, key: tuple) -> bool:
+        with self._frames_lock:
+            return key in self._ready
+
+    @staticmethod
+    def _frame_key(stack: Stack, composite: str, i: int) -> tuple:
+        """Names what a read puts in the scene cache: the same for every stack over the same scene."""
+        s = stack.scenes[i]
+        return ("frame", s.files_root, s.key, composite, stack.harmonized)
+
+    @staticmethod
+    def _codes_key(stack: Stack, i: int) -> tuple:
+        s = stack.scenes[i]
+        return ("overlay", s.files_root, s.key)
+
+    def _read_channels(self, stack: Stack, composite: str, i: int) -> np.ndarray:
+        """Read (any thread) and remember that the frame is in the cache."""
+        channels = stack.read(i, composite)
+        self._mark_ready(self._frame_key(stack, composite, i))
+        return channels
+
+    def _read_codes(self, stack: Stack, i: int) -> np.ndarray:
+        codes = quality_codes(stack, i)
+        self._mark_ready(self._codes_key(stack, i))
+        return codes
+
+    def _request(self, key: tuple, read) -> None:
+        """Read a frame in the frame reader; `frame_read` brings the result back to the UI thread."""
+        if key in self._requested:
+            return
+        self._requested.add(key)
+
+        def job() -> None:
+            try:
+                read()
+                result = (key, None)
+            except Exception as exc:  # noqa: BLE001 - reported on the UI thread, once
+                result = (key, exc)
+            try:
+                self.frame_read.emit(result)
+            except RuntimeError:  # the session closed meanwhile
+                pass
+
+        self._reader.submit(job)
+
+    def _on_frame_read(self, payload) -> None:
+        key, exc = payload
+        self._requested.discard(key)
+        if not alive(self):
+            return
+        if exc is not None:
+            self._failed[key] = exc
+        if self.stack is None or not len(self.stack):
+            return
+        i = min(self.state.current, len(self.stack) - 1)
+        if key == self._frame_key(self.stack, self.state.composite, i) and self.image_layer is not None:
+            self.image_layer.refresh()
+        elif key == self._codes_key(self.stack, i) and self.overlay_layer is not None:
+            self.overlay_layer.refresh()
+
+    def frame_shown(self, i: int | None = None) -> bool:
+        """True once the canvas shows date i (default: the current one) itself, not the placeholder."""
+        if self.stack is None or self.image_layer is None:
+            return False
+        i = self.state.current if i is None else i
+        if not 0 <= i < len(self.stack):
+            return False
+        return self._shown == self._frame_key(self.stack, self.state.composite, i) and bool(self.image_layer.loaded)
+
     def _render(self, stack: Stack, composite: str, stretch: Stretch, i: int) -> np.ndarray:
-        """One frame: physical channels through the stack's stretch; never raises (errors become messages)."""
+        """One frame (UI thread, from napari's slicing): physical channels through the stack's stretch if
+        they were read, else a placeholder while the frame reader reads them; never raises."""
         shape = (*stack.grid.shape, 3)
-        try:
-            channels = stack.read(i, composite)
-        except ReviewerError as exc:
+        key = self._frame_key(stack, composite, i)
+        if key in self._failed:
+            exc = self._failed.pop(key)
             s = stack.scenes[i]
             self.reporter.error(exc, context=f"{s.date.isoformat()} {s.label}")
+            self._shown = key
             return np.zeros(shape, np.uint8)
+        if not self._is_ready(key):
+            self._shown = None
+            self._request(key, lambda: self._read_channels(stack, composite, i))
+            return np.full(shape, PLACEHOLDER_GREY, np.uint8)
+        try:
+            channels = stack.read(i, composite)  # from the cache (re-read if evicted since)
         except Exception as exc:  # noqa: BLE001 - a broken file must not break slicing
             s = stack.scenes[i]
             self.reporter.error(exc, context=f"{s.date.isoformat()} {s.label}")
+            self._shown = key
             return np.zeros(shape, np.uint8)
         with self._frames_lock:
             self._frames[(id(stack), composite, i)] = channels
@@ -280,6 +386,7 @@ class StackSession(QObject):
                 self._frames.popitem(last=False)
         if not np.isfinite(channels).any():
             self.all_masked.add((id(stack), i))
+        self._shown = key
         return stretch.apply(channels)
 
     def rgb_array(self, stack: Stack | None = None, composite: str | None = None, stretch: Stretch | None = None):
@@ -296,6 +403,13 @@ class StackSession(QObject):
         h, w = stack.grid.shape
 
         def frame(i: int) -> np.ndarray:
+            key = self._codes_key(stack, i)
+            if key in self._failed:
+                self.reporter.error(self._failed.pop(key), context="quality overlay")
+                return np.zeros((h, w), np.uint8)
+            if not self._is_ready(key):
+                self._request(key, lambda: self._read_codes(stack, i))
+                return np.zeros((h, w), np.uint8)
             try:
                 return quality_codes(stack, i)
             except Exception as exc:  # noqa: BLE001 - a broken QA file must not break slicing
@@ -437,15 +551,22 @@ class StackSession(QObject):
         # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
         self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"
         self._caption_when_settled()
+        self.glyphs.hold(GLYPH_HOLD_MS)
         self._emit_status(None)
         comp, stack = self.state.composite, self.stack
-        self.prefetcher.schedule(lambda j: stack.read(j, comp), i, len(stack), self._direction)
+        self.prefetcher.schedule(lambda j: self._read_channels(stack, comp, j), i, len(stack), self._direction)
         if self.state.overlay:
-            self.prefetcher.schedule(lambda j: quality_codes(stack, j), i, len(stack), self._direction)
+            self.prefetcher.schedule(lambda j: self._read_codes(stack, j), i, len(stack), self._direction)
 
     def _show_caption(self) -> None:
-        if self.text.text != self._caption:
-            self.text.text = self._caption
+        caption = self._caption
+
+        def show() -> None:
+            if caption == self._caption and self.text.text != caption:
+                self.text.text = caption
+
+        # new characters are typeset first, a slice at a time, so the caption never blocks the UI
+        self.glyphs.when_loaded(caption, show)
 
     # ------------------------------------------------------------------ navigation (keys, docks)
 
@@ -628,6 +749,7 @@ class StackSession(QObject):
 
     def close(self) -> None:
         self.prefetcher.shutdown()
+        self._reader.shutdown(wait=False, cancel_futures=True)
         self.cancel_open()
 
     def describe(self) -> dict[str, Any]:

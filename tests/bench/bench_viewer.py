@@ -89,17 +89,19 @@ def layer_shows(viewer, layer, i: int):
     return ok
 
 
-def step_run(viewer, layer, step, start: int, n: int) -> tuple[list[float], float]:
-    """Step n dates from start; per-step latency (ms) until the frame is loaded, and the longest UI block."""
+def step_run(viewer, layer, step, start: int, n: int, shows=None) -> tuple[list[float], float]:
+    """Step n dates from start; per-step latency (ms) until the frame is on screen (`shows(i)`, default:
+    the layer is loaded at date i), and the longest UI block."""
     from qtpy.QtWidgets import QApplication
 
+    shows = shows or (lambda i: layer_shows(viewer, layer, i)())
     hb = Heartbeat()
     hb.start()
     lat = []
     for i in range(start + 1, start + n + 1):
         t0 = time.perf_counter()
         step(i)
-        pump_until(layer_shows(viewer, layer, i))
+        pump_until(lambda i=i: shows(i))
         QApplication.processEvents()
         lat.append((time.perf_counter() - t0) * 1000)
     return lat, hb.stop()
@@ -149,25 +151,28 @@ def main(argv=None) -> int:
     app.open_site(site)
     pump_until(lambda: s.stack is not None and s.image_layer is not None, timeout=300)
     print(f"site open after {time.perf_counter() - t_launch:.2f} s", flush=True)
-    pump_until(lambda: s.frame_values() is not None and s.image_layer.loaded, timeout=60)
+    pump_until(lambda: s.frame_shown(0), timeout=60)
     QApplication.processEvents()
     first_frame = time.perf_counter() - t_launch
     open_block = open_hb.stop()
     n = min(args.steps, len(s.stack) - 2)
     start = len(s.stack) // 3
     # an impatient user: steps from the first date as soon as it shows, while the docks still fill in
-    early, early_block = step_run(viewer, s.image_layer, s.jump_to_index, 0, EARLY_STEPS)
+    def shown(i: int) -> bool:  # the reviewer shows a placeholder until a date's frame is read
+        return int(viewer.dims.current_step[0]) == i and s.frame_shown(i)
+
+    early, early_block = step_run(viewer, s.image_layer, s.jump_to_index, 0, EARLY_STEPS, shown)
     t = time.perf_counter()
     pump_until(lambda: app.settled, timeout=60)
     settle = time.perf_counter() - t + first_frame
     s.jump_to_index(start)
-    pump_until(layer_shows(viewer, s.image_layer, start))
+    pump_until(lambda: shown(start))
     time.sleep(0.3)  # prefetch around the start settles; stepping starts cold beyond it
     print("stepping (cold) ...", flush=True)
-    cold, cold_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n)
+    cold, cold_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n, shown)
     s.jump_to_index(start)
-    pump_until(layer_shows(viewer, s.image_layer, start))
-    warm, warm_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n)
+    pump_until(lambda: shown(start))
+    warm, warm_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n, shown)
     print(f"reviewer: cache {s.cache.nbytes / 2**20:.0f} MiB, hits {s.cache.hits}, misses {s.cache.misses}; "
           f"all docks settled {settle:.1f} s after launch", flush=True)
     app.session.close()

@@ -76,12 +76,10 @@ def opened(reviewer_app, demo_site, qtbot):
 
 
 def wait_frame(app, qtbot, timeout: int = 20000) -> None:
-    """Wait until the shown date's frame has been read and drawn (async slicing)."""
+    """Wait until the shown date's frame has been read (off the UI thread) and drawn."""
     s = app.session
-    qtbot.waitUntil(lambda: s.frame_values() is not None, timeout=timeout)
-    layer = s.image_layer
 
     def drawn() -> bool:
-        return layer is not None and layer.loaded and int(app.viewer.dims.current_step[0]) == s.state.current
+        return s.frame_shown() and int(app.viewer.dims.current_step[0]) == s.state.current
 
     qtbot.waitUntil(drawn, timeout=timeout)

@@ -302,6 +302,68 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
     stack.read = real_read
 
 
+def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
+    """Item 7: a date whose file is slow shows a placeholder at once and its frame when read; a file
+    that fails gives one message naming it; stepping goes on meanwhile."""
+    import time
+
+    from reviewer.errors import ReviewerError
+
+    app, s = opened, opened.session
+    n = len(s.stack)
+    slow, broken = n - 1, n // 2
+    real = s._read_channels
+
+    def read(stack, composite, i):
+        if i == slow:
+            time.sleep(1.0)
+        if i == broken:
+            raise ReviewerError("truncated band file", path=f"{stack.scenes[i].scene_id}_SR_B4.TIF")
+        return real(stack, composite, i)
+
+    monkeypatch.setattr(s, "_read_channels", read)
+    t0 = time.perf_counter()
+    s.jump_to_index(slow)
+    took = time.perf_counter() - t0
+    assert took < 0.5, f"the jump waited {took:.2f} s for the slow file"
+    assert not s.frame_shown() and s.state.current == slow
+    def centre(img):
+        h, w, _ = img.shape
+        return np.median(img[h // 2 - 20 : h // 2 + 20, w // 2 - 20 : w // 2 + 20].reshape(-1, 3), axis=0)
+
+    # the grey placeholder, not the previous date's picture under the new date's label
+    assert centre(canvas_rgb(app)).tolist() == [40, 40, 40]
+    qtbot.waitUntil(s.frame_shown, timeout=10000)
+    qtbot.wait(50)
+    assert centre(canvas_rgb(app)).tolist() != [40, 40, 40]
+    s.jump_to_index(broken)
+    qtbot.waitUntil(lambda: any(f"{s.stack.scenes[broken].scene_id}_SR_B4.TIF" in m[1] for m in app.reporter.messages), timeout=10000)
+    assert s.frame_shown()  # the failed date shows black, and the next date still opens
+    s.jump_to_index(broken + 1)
+    qtbot.waitUntil(s.frame_shown, timeout=10000)
+
+
+def test_caption_follows_the_date_with_glyphs_typeset_first(opened, qtbot):
+    """The canvas caption names the date once stepping pauses; its characters were put in the font atlas
+    in idle slices first (a caption of new characters used to block the UI for ~300 ms)."""
+    app, s = opened, opened.session
+    for _ in range(3):
+        s._on_next_date()
+    scene = s.current_scene
+    qtbot.waitUntil(lambda: s.text.text.startswith(scene.date.isoformat()), timeout=5000)
+    assert scene.label in s.text.text
+    assert all(s.glyphs.loaded(ch) for ch in s.text.text)
+    # glyph work waits while the user steps, and text the user waits for is loaded first
+    s.glyphs.warm("ÆØÞ")
+    s.glyphs.hold(10_000)
+    qtbot.wait(200)
+    assert not s.glyphs.loaded("Æ")
+    shown = []
+    s.glyphs.when_loaded("Æ", lambda: shown.append(True))
+    qtbot.waitUntil(lambda: shown == [True], timeout=5000)
+    assert s.glyphs.loaded("Æ")
+
+
 def test_boundary_in_other_crs_is_drawn(opened):
     s = opened.session
     assert s.index.site.crs.to_epsg() != 4326  # the demo boundary is EPSG:4326, the grid UTM
