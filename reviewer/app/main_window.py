@@ -63,6 +63,9 @@ class ReviewerApp:
             "Chips": win.add_dock_widget(self.chips, name="Chips", area="bottom", tabify=True),
             "Pair": win.add_dock_widget(self.pair, name="Pair", area="bottom", tabify=True),
         }
+        # after the docks' own site_opened handlers: paint the whole window while the site is opening,
+        # not on the user's first keypress (a full repaint of the docks costs ~100 ms once)
+        self.session.site_opened.connect(self._repaint_window)
         if scoring:
             self._add_scoring_panel()
         self.bind_keys()
@@ -79,6 +82,11 @@ class ReviewerApp:
             qwin.resizeDocks([self.docks["Stack"]], [440], Qt.Horizontal)
         except AttributeError:
             pass
+
+    def _repaint_window(self, _index=None) -> None:
+        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - no public handle
+        if qwin is not None and alive(qwin):
+            qwin.repaint()
 
     @property
     def settled(self) -> bool:
