@@ -168,10 +168,6 @@ class ReviewerApp:
     def open_site(self, site_dir: str | Path):
         return self.session.open_site(site_dir)
 
-    def session_busy(self) -> bool:
-        """True while a site is being indexed or the demo generated."""
-        return self._busy
-
     def open_demo(self, **kwargs):
         """Generate the demo site once (worker, progress) and open it."""
         progress = Progress()
@@ -231,8 +227,7 @@ def _screenshot_when_shown(app: ReviewerApp, path: Path, timeout_s: float = 120.
     timer.setInterval(500)
 
     def poll() -> None:
-        layers = [layer for layer in app.viewer.layers if getattr(layer, "loaded", True)]
-        shown = app.state.site_dir is not None and layers and not app.session_busy()
+        shown = app.state.site_dir is not None and app.session.frame_shown() and app.settled
         if shown or time.monotonic() - started > timeout_s:
             timer.stop()
             path.parent.mkdir(parents=True, exist_ok=True)
