@@ -24,7 +24,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import alive, run_in_thread
+from reviewer.app.jobs import alive, run_in_thread, when_settled
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.render import Panel, render_panels
@@ -33,7 +33,11 @@ from reviewer.record.stretch import Stretch
 
 logger = logging.getLogger(__name__)
 
-CHIP_PX = 96
+CHIP_PX = 96  # chips are read at about twice this, then scaled to fit the dock
+MIN_CHIP_PX, MAX_CHIP_PX = 48, 192
+CHIP_PAD_PX = 12  # grid spacing and the highlight border around a chip
+CAPTION_PX = 18
+RESIZE_DELAY_MS = 150
 NODATA_RGB = (40, 40, 40)
 PLACE_SLICE_MS = 12.0  # widget work per event-loop turn while the strip is being laid out
 MARKED = "border: 3px solid #ffcc00;"
@@ -74,6 +78,7 @@ class QtChipStrip(QWidget):
         self._worker = None
         self._generation = 0
         self._dirty = True
+        self._resized_when_settled = when_settled(self._on_resized, RESIZE_DELAY_MS, self)
         self._rgb: tuple[Stretch | None, dict[int, np.ndarray]] = (None, {})
         self._to_place: list[tuple[int, tuple]] = []
         self._place_timer = QTimer(self)
@@ -92,9 +97,12 @@ class QtChipStrip(QWidget):
             sb.valueChanged.connect(self._on_window_edited)
             row.addWidget(sb)
         self.columns = QSpinBox()
-        self.columns.setRange(2, 20)
-        self.columns.setValue(10)
+        self.columns.setRange(0, 20)
+        self.columns.setSpecialValueText("fit")  # 0: as many columns and as large as fits the dock, all visible
+        self.columns.setValue(0)
         self.columns.valueChanged.connect(lambda _: self._layout_chips())
+        self.chip_px = CHIP_PX
+        self.chip_columns = 10
         row.addWidget(QLabel("columns"))
         row.addWidget(self.columns)
         self.export_button = QPushButton("Save strip...")
@@ -196,10 +204,37 @@ class QtChipStrip(QWidget):
         self._next_host = QWidget()
         self._next_grid = QGridLayout(self._next_host)
         self._next_grid.setSpacing(3)
+        self._next_grid.setContentsMargins(2, 2, 2, 2)
         self._next_labels: dict[int, ChipLabel] = {}
         self._next_captions: dict[int, QLabel] = {}
+        self.chip_columns, self.chip_px = self._geometry(len(self.chips))
         self._to_place = list(enumerate(self.chips))
         self._place_timer.start()
+
+    def _geometry(self, n: int) -> tuple[int, int]:
+        """(columns, chip size): the largest chips with which all n fit the visible area (TimeSync shows
+        every year at once), or the chosen number of columns at the default size."""
+        if self.columns.value() > 0:
+            return self.columns.value(), CHIP_PX
+        vp = self.area.viewport().size()
+        width, height = max(vp.width() - 8, 1), max(vp.height() - 8, 1)  # less the grid's margins
+        best_cols, best_px = max(1, width // (MIN_CHIP_PX + CHIP_PAD_PX)), 0
+        for cols in range(1, max(n, 1) + 1):
+            rows = -(-max(n, 1) // cols)
+            px = min(width // cols - CHIP_PAD_PX, height // rows - CHIP_PAD_PX - CAPTION_PX, MAX_CHIP_PX)
+            if px > best_px:
+                best_cols, best_px = cols, px
+        if best_px < MIN_CHIP_PX:  # too many to fit: the smallest readable chips, scrolling down
+            return max(1, width // (MIN_CHIP_PX + CHIP_PAD_PX)), MIN_CHIP_PX
+        return best_cols, best_px
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._resized_when_settled()
+
+    def _on_resized(self) -> None:
+        if self.chips and not self.busy and self._geometry(len(self.chips)) != (self.chip_columns, self.chip_px):
+            self._layout_chips()
 
     @property
     def busy(self) -> bool:
@@ -213,7 +248,7 @@ class QtChipStrip(QWidget):
 
     def _place_batch(self) -> None:
         t0 = time.perf_counter()
-        cols = self.columns.value()
+        cols, size = self.chip_columns, self.chip_px
         stretch = self.state.stretch
         used, rgb = self._rgb
         while self._to_place and (time.perf_counter() - t0) * 1000 < PLACE_SLICE_MS:
@@ -226,7 +261,7 @@ class QtChipStrip(QWidget):
             if image is None and ch.shape[0] == len(stretch.channels):
                 image = stretch.apply(ch, nodata_rgb=NODATA_RGB)
             if image is not None:
-                chip.setPixmap(rgb_pixmap(image, CHIP_PX))
+                chip.setPixmap(rgb_pixmap(image, size))
             cap = QLabel(f"{year}")
             cap.setAlignment(Qt.AlignCenter)
             cap.setToolTip(label)
@@ -248,7 +283,7 @@ class QtChipStrip(QWidget):
             if ch.shape[0] != len(stretch.channels):
                 return
             if year in self.labels:
-                self.labels[year].setPixmap(rgb_pixmap(stretch.apply(ch, nodata_rgb=NODATA_RGB), CHIP_PX))
+                self.labels[year].setPixmap(rgb_pixmap(stretch.apply(ch, nodata_rgb=NODATA_RGB), self.chip_px))
         self._highlight(force=True)
 
     def current_year(self) -> int | None:
@@ -286,7 +321,7 @@ class QtChipStrip(QWidget):
         stack, comp, stretch, site = self.session.stack, self.state.composite, self.state.stretch, self.session.index.site
         chips = list(self.chips)
         year = self.current_year()
-        cols = self.columns.value()
+        cols = self.chip_columns
 
         def work() -> Path:
             panels = [Panel(f"{y}  {label.split(' ', 1)[1]}", stack.read(i, comp), [stack.scenes[i]], "clearest")

@@ -213,8 +213,14 @@ def test_chips_and_coverage(opened, qtbot, shots):
     qtbot.waitUntil(lambda: len(chips.chips) > 10 and chips.laid_out, timeout=60000)
     years = [c[0] for c in chips.chips]
     assert years == sorted(set(years))
-    # every chip shows an image (stretched in the worker, placed in slices on the UI thread)
+    # every chip shows an image (stretched in the worker, placed in slices on the UI thread), and all
+    # of them are visible at once in the dock (as in TimeSync), no scrolling
     assert all(not chips.labels[y].pixmap().isNull() for y in years)
+    qtbot.wait(50)
+    viewport = chips.area.viewport().rect()
+    for y in years:
+        box = chips.labels[y].geometry()
+        assert viewport.contains(box), (y, box, viewport)
     chips._on_chip_clicked(years[5])
     assert s.current_scene.year == years[5]
     assert "ffcc00" in chips.labels[years[5]].styleSheet()
