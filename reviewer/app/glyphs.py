@@ -50,6 +50,7 @@ class GlyphWarmer(QObject):
         self._resume = QTimer(self)
         self._resume.setSingleShot(True)
         self._resume.timeout.connect(self._start)
+        self._paused = False
 
     @property
     def pending(self) -> int:
@@ -68,7 +69,7 @@ class GlyphWarmer(QObject):
             self._queue = new + [ch for ch in self._queue if ch not in new]
         else:
             self._queue += [ch for ch in new if ch not in self._queue]
-        if not self._resume.isActive():
+        if not self._resume.isActive() and not self._paused:
             self._start()
 
     def when_loaded(self, text: str, then: Callable[[], None]) -> None:
@@ -78,13 +79,24 @@ class GlyphWarmer(QObject):
             then()
             return
         self._waiting.append((missing, then))
-        self._resume.stop()  # the user is waiting for this text: load it now
         self.warm("".join(sorted(missing)), first=True)
+        self._resume.stop()  # the user is waiting for this text: load it now, paused or not
+        self._start()
 
     def hold(self, ms: int) -> None:
         """Pause for `ms` after the last call (stepping calls this at every step)."""
         self._timer.stop()
         self._resume.start(ms)
+
+    def pause(self) -> None:
+        """Stop until `resume` (a site opening: its worker needs the GIL more than glyphs do)."""
+        self._paused = True
+        self._timer.stop()
+
+    def resume(self) -> None:
+        self._paused = False
+        if not self._resume.isActive():
+            self._start()
 
     def _start(self) -> None:
         if self._queue and not self._timer.isActive():
