@@ -47,6 +47,7 @@ bench: setup sysdeps
 
 lint: setup
 	$(VENV)/bin/ruff check reviewer plugins tests main.py
+	$(VENV)/bin/ruff format --check reviewer plugins tests main.py
 
 clean:
 	rm -rf $(VENV) out .pytest_cache

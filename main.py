@@ -15,7 +15,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", metavar="PNG", help="save the window once the site is shown, then quit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+    )
     from reviewer.app.main_window import launch
 
     return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot)

@@ -37,7 +37,9 @@ class Prefetcher:
             self._generation += 1
             gen = self._generation
         direction = 1 if direction >= 0 else -1
-        order = [i + direction * k for k in range(1, self.ahead + 1)] + [i - direction * k for k in range(1, self.behind + 1)]
+        order = [i + direction * k for k in range(1, self.ahead + 1)] + [
+            i - direction * k for k in range(1, self.behind + 1)
+        ]
         for j in order:
             if 0 <= j < n:
                 self._pool.submit(self._run, gen, read, j)
@@ -111,4 +113,3 @@ def when_settled(func: Callable[[], Any], delay_ms: int, parent: QObject | None 
 
     handler.timer = timer  # keep the timer alive with the handler
     return handler
-

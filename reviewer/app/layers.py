@@ -30,20 +30,40 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
     meta = {SITE_KEY: str(site.dir), "labels": stack.labels}
     layers: list[tuple] = []
     if len(stack):
-        layers.append((
-            stack.rgb(composite, Stretch.default(composite)),
-            {"name": f"{site.id} {composite}", "rgb": True, "contrast_limits": (0, 255), "scale": (1.0, res, res),
-             "units": ("pixel", "m", "m"), "metadata": meta},
-            "image",
-        ))
+        layers.append(
+            (
+                stack.rgb(composite, Stretch.default(composite)),
+                {
+                    "name": f"{site.id} {composite}",
+                    "rgb": True,
+                    "contrast_limits": (0, 255),
+                    "scale": (1.0, res, res),
+                    "units": ("pixel", "m", "m"),
+                    "metadata": meta,
+                },
+                "image",
+            )
+        )
     try:
         rings = site.boundary_lines()
     except Exception:  # noqa: BLE001 - a bad boundary file must not stop the reader
         logger.warning("boundary of %s not drawn", site.id, exc_info=True)
         rings = []
     if rings:
-        layers.append((rings, {"name": f"{site.id} boundary", "shape_type": "path", "edge_color": "yellow",
-                               "scale": (res, res), "units": ("m", "m"), "metadata": meta}, "shapes"))
+        layers.append(
+            (
+                rings,
+                {
+                    "name": f"{site.id} boundary",
+                    "shape_type": "path",
+                    "edge_color": "yellow",
+                    "scale": (res, res),
+                    "units": ("m", "m"),
+                    "metadata": meta,
+                },
+                "shapes",
+            )
+        )
     return layers
 
 

@@ -43,8 +43,13 @@ class ReviewerApp:
         self.state = ViewState()
         self.reporter = ErrorReporter()
         self.session = StackSession(
-            viewer, state=self.state, reporter=self.reporter, db=db, recent=recent or RecentSites(),
-            prefetch=prefetch, async_slicing=async_slicing,
+            viewer,
+            state=self.state,
+            reporter=self.reporter,
+            db=db,
+            recent=recent or RecentSites(),
+            prefetch=prefetch,
+            async_slicing=async_slicing,
         )
         self._busy = False
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))

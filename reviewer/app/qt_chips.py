@@ -318,16 +318,30 @@ class QtChipStrip(QWidget):
             path, _ = QFileDialog.getSaveFileName(self, "Save chip strip", "strip.png", "PNG (*.png)")
             if not path:
                 return None
-        stack, comp, stretch, site = self.session.stack, self.state.composite, self.state.stretch, self.session.index.site
+        stack, comp, stretch, site = (
+            self.session.stack,
+            self.state.composite,
+            self.state.stretch,
+            self.session.index.site,
+        )
         chips = list(self.chips)
         year = self.current_year()
         cols = self.chip_columns
 
         def work() -> Path:
-            panels = [Panel(f"{y}  {label.split(' ', 1)[1]}", stack.read(i, comp), [stack.scenes[i]], "clearest")
-                      for y, i, label, _ch in chips]
+            panels = [
+                Panel(f"{y}  {label.split(' ', 1)[1]}", stack.read(i, comp), [stack.scenes[i]], "clearest")
+                for y, i, label, _ch in chips
+            ]
             hl = next((k for k, (y, *_rest) in enumerate(chips) if y == year), None)
-            return render_panels(panels, stretch, pixel_size_m=site.resolution, out=path,
-                                 title=f"{site.name} ({site.id}): clearest scene per year", highlight=hl, columns=cols)
+            return render_panels(
+                panels,
+                stretch,
+                pixel_size_m=site.resolution,
+                out=path,
+                title=f"{site.name} ({site.id}): clearest scene per year",
+                highlight=hl,
+                columns=cols,
+            )
 
         return self.session._export(work, on_done)

@@ -172,7 +172,9 @@ class QtStackControls(QWidget):
         self.stretch_source = QLabel("")
         self.stretch_source.setWordWrap(True)
         dl.addWidget(self.stretch_source)
-        self.overlay_check = QCheckBox("Quality overlay: cloud (white), shadow (purple), snow (cyan), fill / SLC gaps (magenta)")
+        self.overlay_check = QCheckBox(
+            "Quality overlay: cloud (white), shadow (purple), snow (cyan), fill / SLC gaps (magenta)"
+        )
         self.overlay_check.toggled.connect(self._on_overlay_toggled)
         dl.addWidget(self.overlay_check)
         layout.addWidget(disp)
@@ -238,8 +240,10 @@ class QtStackControls(QWidget):
             return
         site = index.site
         n = len(index.record_scenes())
-        self.site_label.setText(f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
-                                f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m")
+        self.site_label.setText(
+            f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
+            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m"
+        )
         self._fill_recent()
         self._updating = True
         try:

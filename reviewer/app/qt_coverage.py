@@ -81,8 +81,14 @@ class QtCoveragePlot(QWidget):
         for k, label in enumerate(labels):
             y = n - 1 - k
             xs = np.array([decimal_year(d) for d in cov.sensors[label]])
-            item = pg.ScatterPlotItem(x=xs, y=np.full(xs.shape, y), symbol="s", size=5,
-                                      pen=None, brush=pg.mkBrush(colors.get(label, "#cccccc")))
+            item = pg.ScatterPlotItem(
+                x=xs,
+                y=np.full(xs.shape, y),
+                symbol="s",
+                size=5,
+                pen=None,
+                brush=pg.mkBrush(colors.get(label, "#cccccc")),
+            )
             self.timeline.addItem(item)
             if label == "ETM+" and cov.slc_off is not None and len(xs):
                 x0, x1 = decimal_year(cov.slc_off), xs.max()
@@ -101,13 +107,21 @@ class QtCoveragePlot(QWidget):
         clear = np.asarray(cov.clear, float)
         cloudy = np.asarray(cov.cloudy, float)
         self.bars.addItem(pg.BarGraphItem(x=years, height=clear, width=0.8, brush=pg.mkBrush("#4daf4a"), pen=None))
-        self.bars.addItem(pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None))
+        self.bars.addItem(
+            pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None)
+        )
         legend = self.bars.legend
         if legend is not None:
             legend.clear()
-            legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush="#4daf4a"), f"clear (>= {cov.clear_threshold:.0%} clear)")
+            legend.addItem(
+                pg.BarGraphItem(x=[0], height=[0], width=1, brush="#4daf4a"),
+                f"clear (>= {cov.clear_threshold:.0%} clear)",
+            )
             legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush="#999999"), "cloudy")
-        for plot, cursor, region in ((self.timeline, self.cursors[0], self.regions[0]), (self.bars, self.cursors[1], self.regions[1])):
+        for plot, cursor, region in (
+            (self.timeline, self.cursors[0], self.regions[0]),
+            (self.bars, self.cursors[1], self.regions[1]),
+        ):
             region.setZValue(-10)
             plot.addItem(region, ignoreBounds=True)
             plot.addItem(cursor, ignoreBounds=True)

@@ -50,7 +50,9 @@ class QtPairView(QWidget):
         self.method_combo = QComboBox()
         self.method_combo.addItem("clearest scene", "clearest")
         self.method_combo.addItem("median", "median")
-        self.method_combo.currentIndexChanged.connect(lambda _: self._on_method_changed(self.method_combo.currentData()))
+        self.method_combo.currentIndexChanged.connect(
+            lambda _: self._on_method_changed(self.method_combo.currentData())
+        )
         self.show_button = QPushButton("Show")
         self.show_button.clicked.connect(self._on_show_clicked)
         self.use_a = QPushButton("A = shown")
@@ -60,8 +62,18 @@ class QtPairView(QWidget):
         self.use_b.clicked.connect(lambda: self._use_current(1))
         self.export_button = QPushButton("Save pair...")
         self.export_button.clicked.connect(lambda: self._on_export_pair(None))
-        for w in (QLabel("A"), self.a_edit, self.use_a, QLabel("B"), self.b_edit, self.use_b, QLabel("period as"),
-                  self.method_combo, self.show_button, self.export_button):
+        for w in (
+            QLabel("A"),
+            self.a_edit,
+            self.use_a,
+            QLabel("B"),
+            self.b_edit,
+            self.use_b,
+            QLabel("period as"),
+            self.method_combo,
+            self.show_button,
+            self.export_button,
+        ):
             row.addWidget(w)
         layout.addLayout(row)
         self.graphics = pg.GraphicsLayoutWidget()
@@ -198,6 +210,8 @@ class QtPairView(QWidget):
         panels, stretch, site = list(self.panels), self.state.stretch, self.session.index.site
 
         def work() -> Path:
-            return render_panels(panels, stretch, pixel_size_m=site.resolution, out=path, title=f"{site.name} ({site.id})")
+            return render_panels(
+                panels, stretch, pixel_size_m=site.resolution, out=path, title=f"{site.name} ({site.id})"
+            )
 
         return self.session._export(work, on_done)

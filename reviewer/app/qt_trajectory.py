@@ -72,8 +72,16 @@ class QtTrajectoryPlot(QWidget):
         self.period_check.toggled.connect(self._on_period_edited)
         self.export_button = QPushButton("CSV...")
         self.export_button.clicked.connect(lambda: self._on_export_csv(None))
-        for w in (self.name_combo, self.masked_check, self.draw_button, self.use_polygon, self.period_check,
-                  self.period_from, self.period_to, self.export_button):
+        for w in (
+            self.name_combo,
+            self.masked_check,
+            self.draw_button,
+            self.use_polygon,
+            self.period_check,
+            self.period_from,
+            self.period_to,
+            self.export_button,
+        ):
             row.addWidget(w)
         self.progress = QProgressBar()
         self.progress.setRange(0, 1000)
@@ -92,7 +100,9 @@ class QtTrajectoryPlot(QWidget):
         self.region.setZValue(-10)
         self.region.setVisible(False)
         self.plot.addItem(self.region, ignoreBounds=True)
-        self.errors = pg.ErrorBarItem(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120))
+        self.errors = pg.ErrorBarItem(
+            x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120)
+        )
         self.plot.addItem(self.errors)
         layout.addWidget(self.plot, 1)
         self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
@@ -227,8 +237,11 @@ class QtTrajectoryPlot(QWidget):
         self.errors.setData(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
         s = self.series
         if s is None or not len(s):
-            self.info.setText("Click a pixel on the canvas (or draw a polygon) to plot its trajectory."
-                              if s is None else f"no observation of {self.state.series} here")
+            self.info.setText(
+                "Click a pixel on the canvas (or draw a polygon) to plot its trajectory."
+                if s is None
+                else f"no observation of {self.state.series} here"
+            )
             self._update_cursor()
             self._update_period()
             return
@@ -247,11 +260,17 @@ class QtTrajectoryPlot(QWidget):
                 if not sel.size:
                     continue
                 item = pg.ScatterPlotItem(
-                    x=x[sel], y=y[sel], data=sel, size=7 if not hollow else 6,
-                    pen=pg.mkPen(color, width=1.2), brush=None if hollow else pg.mkBrush(color),
+                    x=x[sel],
+                    y=y[sel],
+                    data=sel,
+                    size=7 if not hollow else 6,
+                    pen=pg.mkPen(color, width=1.2),
+                    brush=None if hollow else pg.mkBrush(color),
                     hoverable=True,
-                    tip=lambda x, y, data: f"{s.dates[data].isoformat()} {s.sensors[data]} {y:.3f}"
-                    + (" (masked)" if s.masked[data] else ""),
+                    tip=lambda x, y, data: (
+                        f"{s.dates[data].isoformat()} {s.sensors[data]} {y:.3f}"
+                        + (" (masked)" if s.masked[data] else "")
+                    ),
                 )
                 item.sigClicked.connect(self._on_scatter_clicked)
                 self.plot.addItem(item)
@@ -265,7 +284,10 @@ class QtTrajectoryPlot(QWidget):
             self.errors.setData(x=x[ok], y=y[ok], height=2 * spread[ok], beam=0)
         n_masked = int(masked.sum())
         where = s.where
-        self.plot.setLabel("left", self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series)
+        self.plot.setLabel(
+            "left",
+            self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series,
+        )
         self.info.setText(f"{self.state.series} at {where}: {len(s) - n_masked} clear, {n_masked} masked observations")
         self._update_cursor()
         self._update_period()

@@ -53,8 +53,7 @@ class ScoreWorker(QThread):
 
     def run(self) -> None:  # noqa: D401 - Qt entry point
         try:
-            scores = score(**self.kwargs, progress=lambda f, m: self.progressed.emit(f, m),
-                           cancel=self._cancel.is_set)
+            scores = score(**self.kwargs, progress=lambda f, m: self.progressed.emit(f, m), cancel=self._cancel.is_set)
         except Cancelled:
             self.cancelled.emit()
         except ReviewerError as exc:
@@ -170,9 +169,14 @@ class ScoringPanel(QWidget):
         if not bank or not self.run_files or not out:
             self._show_message("Pick a bank folder, at least one run file and a report folder.", error=True)
             return
-        kwargs = {"bank_dir": bank, "run_paths": list(self.run_files), "out_dir": out,
-                  "passes": self.passes_spin.value(), "bootstrap": self.bootstrap_spin.value(),
-                  "seed": self.seed_spin.value()}
+        kwargs = {
+            "bank_dir": bank,
+            "run_paths": list(self.run_files),
+            "out_dir": out,
+            "passes": self.passes_spin.value(),
+            "bootstrap": self.bootstrap_spin.value(),
+            "seed": self.seed_spin.value(),
+        }
         self.worker = ScoreWorker(kwargs, self)
         self.worker.progressed.connect(self._on_progress)
         self.worker.succeeded.connect(self._on_succeeded)
@@ -227,7 +231,8 @@ class ScoringPanel(QWidget):
         self._show_message(
             f"Scored {len(scores['models'])} models on {scores['bank']['name']} {scores['bank']['version']}: "
             f"{len(pr['missing_passes'])} missing passes, {len(pr['invalid_answers'])} invalid answers, "
-            f"{len(pr['errors'])} harness errors (counted wrong). Report: {self.out_edit.text()}")
+            f"{len(pr['errors'])} harness errors (counted wrong). Report: {self.out_edit.text()}"
+        )
         self._fill_tables(scores)
         png = Path(self.out_edit.text()) / "figures" / "pass3.png"
         pixmap = QPixmap(str(png))
@@ -241,25 +246,53 @@ class ScoringPanel(QWidget):
 
     def _fill_tables(self, scores: dict[str, Any]) -> None:
         k = scores["passes"]
-        header = ["Model", f"pass^{k}", "95% interval", "One run", "Computable", "Recognition",
-                  "Insufficient", "AUROC", "Moved", "Held", "Beyond"]
+        header = [
+            "Model",
+            f"pass^{k}",
+            "95% interval",
+            "One run",
+            "Computable",
+            "Recognition",
+            "Insufficient",
+            "AUROC",
+            "Moved",
+            "Held",
+            "Beyond",
+        ]
         rows = []
         labels = {"majority_class": "Majority class", "always_no_change": "Always no change"}
         for name, m in [*scores["models"].items(), *((labels.get(b, b), v) for b, v in scores["baselines"].items())]:
             r = m["record"]
             ci = r["pass3_ci"]
             ins = (m.get("pairs") or {}).get("instrument") or {}
-            rows.append([name, _f(r["pass3"]), f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "–", _f(r["one_run"]),
-                         _f(r["by_class"].get("computable", {}).get("pass3")),
-                         _f(r["by_class"].get("recognition", {}).get("pass3")),
-                         _f(m.get("insufficient", {}).get("pass3")),
-                         _f((m.get("confidence") or {}).get("auroc"), 2),
-                         _frac(ins.get("moved"), ins.get("right")), str(ins.get("held", "–")),
-                         str(ins.get("beyond", "–"))])
+            rows.append(
+                [
+                    name,
+                    _f(r["pass3"]),
+                    f"{ci[0]:.1f}–{ci[1]:.1f}" if ci else "–",
+                    _f(r["one_run"]),
+                    _f(r["by_class"].get("computable", {}).get("pass3")),
+                    _f(r["by_class"].get("recognition", {}).get("pass3")),
+                    _f(m.get("insufficient", {}).get("pass3")),
+                    _f((m.get("confidence") or {}).get("auroc"), 2),
+                    _frac(ins.get("moved"), ins.get("right")),
+                    str(ins.get("held", "–")),
+                    str(ins.get("beyond", "–")),
+                ]
+            )
         _fill(self.table, header, rows)
-        prow = [[pid, p["kind"], f"{p['satellite']} {p['variable']}", str(p["right"]), str(p["moved"]),
-                 str(p["held"]), str(p["beyond"]) if p["kind"] == "instrument" else "–"]
-                for pid, p in scores["pairs"].items()]
+        prow = [
+            [
+                pid,
+                p["kind"],
+                f"{p['satellite']} {p['variable']}",
+                str(p["right"]),
+                str(p["moved"]),
+                str(p["held"]),
+                str(p["beyond"]) if p["kind"] == "instrument" else "–",
+            ]
+            for pid, p in scores["pairs"].items()
+        ]
         _fill(self.pairs_table, ["Pair", "Kind", "Altered", "Right", "Moved", "Held", "Beyond"], prow)
 
 

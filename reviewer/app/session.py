@@ -49,7 +49,6 @@ OVERLAY_COLORS = {
 }
 
 
-
 class StackSession(QObject):
     """Owns the open site and its layers in one napari viewer.
 
@@ -212,8 +211,10 @@ class StackSession(QObject):
         if not usable:
             first = f" (first: {index.problems[0].path}: {index.problems[0].reason})" if index.problems else ""
             self.reporter.error(
-                ReviewerError(f"no usable scene in this site: {len(index.problems)} file(s) could not be read{first}",
-                              path=index.site.dir)
+                ReviewerError(
+                    f"no usable scene in this site: {len(index.problems)} file(s) could not be read{first}",
+                    path=index.site.dir,
+                )
             )
         elif index.problems:
             p = index.problems[0]
@@ -397,8 +398,9 @@ class StackSession(QObject):
         stack = stack or self.stack
         composite = composite or self.state.composite
         stretch = stretch or self.state.stretch
-        return FrameArray(len(stack), (*stack.grid.shape, 3), np.uint8,
-                          lambda i: self._render(stack, composite, stretch, i))
+        return FrameArray(
+            len(stack), (*stack.grid.shape, 3), np.uint8, lambda i: self._render(stack, composite, stretch, i)
+        )
 
     def overlay_array(self, stack: Stack | None = None):
         """Lazy (t, y, x) uint8 overlay codes (1 cloud, 2 shadow, 3 snow, 4 fill/SLC gap)."""
@@ -434,8 +436,13 @@ class StackSession(QObject):
         else:
             first = self.image_layer is None
             self.image_layer = self.viewer.add_image(
-                data, rgb=True, name=IMAGE_LAYER, scale=scale, units=("pixel", "m", "m"),
-                contrast_limits=(0, 255), cache=False
+                data,
+                rgb=True,
+                name=IMAGE_LAYER,
+                scale=scale,
+                units=("pixel", "m", "m"),
+                contrast_limits=(0, 255),
+                cache=False,
             )
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
             if first:
@@ -452,8 +459,13 @@ class StackSession(QObject):
             self.overlay_layer.data = data
         else:
             self.overlay_layer = self.viewer.add_labels(
-                data, name=OVERLAY_LAYER, scale=scale, units=("pixel", "m", "m"), opacity=0.7,
-                colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS), cache=False,
+                data,
+                name=OVERLAY_LAYER,
+                scale=scale,
+                units=("pixel", "m", "m"),
+                opacity=0.7,
+                colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
+                cache=False,
             )
             if self.image_layer is not None:
                 self.viewer.layers.selection.active = self.image_layer
@@ -470,18 +482,29 @@ class StackSession(QObject):
             self.reporter.error(exc, context="site boundary not drawn")
             return
         h, w = site.shape
-        inside = [r for r in rings if len(r) and (r[:, 0].max() >= 0 and r[:, 0].min() <= h and r[:, 1].max() >= 0 and r[:, 1].min() <= w)]
+        inside = [
+            r
+            for r in rings
+            if len(r) and (r[:, 0].max() >= 0 and r[:, 0].min() <= h and r[:, 1].max() >= 0 and r[:, 1].min() <= w)
+        ]
         if rings and not inside:
             self.reporter.error(
-                ReviewerError("the boundary does not overlap the site grid (is its CRS right?); not drawn",
-                              path=site.boundary_path)
+                ReviewerError(
+                    "the boundary does not overlap the site grid (is its CRS right?); not drawn",
+                    path=site.boundary_path,
+                )
             )
             return
         if not inside:
             return
         self.boundary_layer = self.viewer.add_shapes(
-            inside, shape_type="path", edge_color="yellow", edge_width=max(h, w) / 250.0,
-            name=BOUNDARY_LAYER, scale=self._scale(), units=("m", "m"),
+            inside,
+            shape_type="path",
+            edge_color="yellow",
+            edge_width=max(h, w) / 250.0,
+            name=BOUNDARY_LAYER,
+            scale=self._scale(),
+            units=("m", "m"),
         )
         if self.image_layer is not None:
             self.viewer.layers.selection.active = self.image_layer
@@ -494,7 +517,12 @@ class StackSession(QObject):
         """The Shapes layer where the user draws a polygon for the trajectory (created on demand)."""
         if self.region_layer is None or self.region_layer not in self.viewer.layers:
             self.region_layer = self.viewer.add_shapes(
-                name=REGION_LAYER, ndim=2, scale=self._scale(), units=("m", "m"), edge_color="cyan", face_color=[0, 1, 1, 0.15],
+                name=REGION_LAYER,
+                ndim=2,
+                scale=self._scale(),
+                units=("m", "m"),
+                edge_color="cyan",
+                face_color=[0, 1, 1, 0.15],
                 edge_width=max(self.index.site.shape) / 200.0 if self.index else 1.0,
             )
         return self.region_layer
@@ -513,7 +541,12 @@ class StackSession(QObject):
 
     def _on_filters_changed(self, event=None) -> None:
         self.rebuild_stack()
-        if not self.state.locked and self.state.stretch.source.startswith("percentiles") and self.stack is not None and len(self.stack):
+        if (
+            not self.state.locked
+            and self.state.stretch.source.startswith("percentiles")
+            and self.stack is not None
+            and len(self.stack)
+        ):
             self.stretch_from_percentiles()
 
     def _on_stretch_changed(self, event=None) -> None:
@@ -694,7 +727,8 @@ class StackSession(QObject):
                 spec = composites()[self.state.composite]
                 names = [spec["label"]] if "index" in spec else spec["bands"]
                 vals = ", ".join(
-                    f"{n} {'masked' if not np.isfinite(v) else f'{v:.4f}'}" for n, v in zip(names, values[:, r, c], strict=False)
+                    f"{n} {'masked' if not np.isfinite(v) else f'{v:.4f}'}"
+                    for n, v in zip(names, values[:, r, c], strict=False)
                 )
                 parts.append(f"({r}, {c}) {vals}")
             else:
@@ -720,7 +754,11 @@ class StackSession(QObject):
         while event.type == "mouse_move":
             moved = True
             yield
-        if not moved and pixel is not None and viewer.layers.selection.active in (self.image_layer, None, self.overlay_layer, self.boundary_layer):
+        if (
+            not moved
+            and pixel is not None
+            and viewer.layers.selection.active in (self.image_layer, None, self.overlay_layer, self.boundary_layer)
+        ):
             self.pixel_clicked.emit(*pixel)
 
     # ------------------------------------------------------------------ export
@@ -738,7 +776,9 @@ class StackSession(QObject):
         def work() -> Path:
             s = stack.scenes[i]
             panel = Panel(f"{s.date.isoformat()}  {s.label}  {s.scene_id}", stack.read(i, comp), [s], "scene")
-            return render_panels([panel], stretch, pixel_size_m=site.resolution, out=out, title=f"{site.name} ({site.id})")
+            return render_panels(
+                [panel], stretch, pixel_size_m=site.resolution, out=out, title=f"{site.name} ({site.id})"
+            )
 
         return self._export(work, on_done)
 

@@ -37,11 +37,31 @@ from reviewer.record.write import write_scaled_band
 logger = logging.getLogger(__name__)
 
 #: satellite names of the pair schema -> catalog platform names
-PLATFORMS = {"terra": "terra", "aqua": "aqua", "landsat4": "landsat4", "landsat5": "landsat5",
-             "landsat7": "landsat7", "landsat8": "landsat8", "landsat9": "landsat9", "snpp": "snpp",
-             "viirs": "snpp", "sentinel2": "sentinel2"}
-REFLECTANCE = ("blue", "green", "red", "nir", "swir1", "swir2", "coastal", "nir_broad", "rededge1", "rededge2",
-               "rededge3")
+PLATFORMS = {
+    "terra": "terra",
+    "aqua": "aqua",
+    "landsat4": "landsat4",
+    "landsat5": "landsat5",
+    "landsat7": "landsat7",
+    "landsat8": "landsat8",
+    "landsat9": "landsat9",
+    "snpp": "snpp",
+    "viirs": "snpp",
+    "sentinel2": "sentinel2",
+}
+REFLECTANCE = (
+    "blue",
+    "green",
+    "red",
+    "nir",
+    "swir1",
+    "swir2",
+    "coastal",
+    "nir_broad",
+    "rededge1",
+    "rededge2",
+    "rededge3",
+)
 
 
 #: pair satellite -> the Landsat sensor label of its scenes (questions list the sensors their period spans)
@@ -70,25 +90,38 @@ class AlterResult:
         return [k["pair"] for k in self.kept]
 
     def summary(self) -> dict[str, Any]:
-        return {"out_dir": self.out_dir, "alteration": self.alteration, "altered_files": len(self.altered_files),
-                "removed_scenes": len(self.removed_scenes), "detect_check": self.detect_check,
-                "kept": self.kept, "rejected": self.rejected, "bank": self.bank,
-                "added_to_bank": self.added_to_bank, "note": self.note}
+        return {
+            "out_dir": self.out_dir,
+            "alteration": self.alteration,
+            "altered_files": len(self.altered_files),
+            "removed_scenes": len(self.removed_scenes),
+            "detect_check": self.detect_check,
+            "kept": self.kept,
+            "rejected": self.rejected,
+            "bank": self.bank,
+            "added_to_bank": self.added_to_bank,
+            "note": self.note,
+        }
 
     def lines(self) -> list[str]:
         """Human-readable report: one line per kept or rejected pair."""
         out = [f"altered copy in {self.out_dir}: {self.alteration['description']}"]
         if self.detect_check is not None:
             d = self.detect_check
-            out.append(f"detect check ({self.alteration['satellite']} vs concurrent satellites): "
-                       f"{'detectable' if d.get('detectable') else 'not detectable'}"
-                       + (f", p = {d['p']:.3g}" if "p" in d else f" ({d.get('reason', '')})"))
+            out.append(
+                f"detect check ({self.alteration['satellite']} vs concurrent satellites): "
+                f"{'detectable' if d.get('detectable') else 'not detectable'}"
+                + (f", p = {d['p']:.3g}" if "p" in d else f" ({d.get('reason', '')})")
+            )
         for k in self.kept:
-            out.append(f"kept     {k['pair']['id']} (question {k['pair']['question']}): "
-                       f"{_changed_text(k['method_check'])}")
+            out.append(
+                f"kept     {k['pair']['id']} (question {k['pair']['question']}): {_changed_text(k['method_check'])}"
+            )
         for r in self.rejected:
-            out.append(f"rejected {r['pair']['id']} (question {r['pair']['question']}): failed "
-                       f"{' and '.join(r['failed'])} check; {_changed_text(r['method_check'])}")
+            out.append(
+                f"rejected {r['pair']['id']} (question {r['pair']['question']}): failed "
+                f"{' and '.join(r['failed'])} check; {_changed_text(r['method_check'])}"
+            )
         if self.note:
             out.append(self.note)
         if self.bank:
@@ -104,8 +137,11 @@ def _changed_text(mc: dict[str, Any] | None) -> str:
     if mc.get("placebo"):
         return "reference conclusion holds" if mc.get("stable") else "reference conclusion changes"
     ch = mc.get("changed_methods") or {}
-    return (f"{len(ch)} method(s) relying on the satellite change their conclusion ({', '.join(sorted(ch))})"
-            if ch else "no method relying on the satellite changes its conclusion")
+    return (
+        f"{len(ch)} method(s) relying on the satellite change their conclusion ({', '.join(sorted(ch))})"
+        if ch
+        else "no method relying on the satellite changes its conclusion"
+    )
 
 
 def _date(text: str | None, end: bool = False) -> dt.date | None:
@@ -181,11 +217,15 @@ def alter_record(
         raise BankError(f"unknown satellite {replace_with!r}")
     placebo = drop_clear is not None
     if bank is None and question is None:
-        raise BankError("give --bank CANDIDATES_DIR (the bank whose questions the pair is checked against and "
-                        "added to) or --question QUESTION_ID: a pair record must name its question")
+        raise BankError(
+            "give --bank CANDIDATES_DIR (the bank whose questions the pair is checked against and "
+            "added to) or --question QUESTION_ID: a pair record must name its question"
+        )
     if bank is None and not placebo:
-        raise BankError(f"--question {question} needs --bank CANDIDATES_DIR: an instrument pair is kept only "
-                        "after the method check against the bank question")
+        raise BankError(
+            f"--question {question} needs --bank CANDIDATES_DIR: an instrument pair is kept only "
+            "after the method check against the bank question"
+        )
     b = None
     if bank is not None:
         from reviewer.bank.io import load_bank
@@ -194,8 +234,11 @@ def alter_record(
         if question is not None and not b.has("questions", question):
             raise BankError(f"no question {question!r} in the bank", path=bank)
         if b.frozen and not dry_run:
-            raise BankError("holds a frozen bank, which is immutable; pairs cannot be added (use --dry-run "
-                            "to check without adding)", path=bank)
+            raise BankError(
+                "holds a frozen bank, which is immutable; pairs cannot be added (use --dry-run "
+                "to check without adding)",
+                path=bank,
+            )
     if out.exists() and any(out.iterdir()):
         raise BankError("output folder is not empty", path=out)
     lo, hi = _date(date_from), _date(date_to, end=True)
@@ -225,8 +268,13 @@ def alter_record(
                 altered[rel] = None
         alteration, kind = "replace", "instrument"
     else:
-        optical = [s for s in targets if s.clear_fraction is not None and s.clear_fraction >= clear_threshold
-                   and any(b in ("red", "nir") for b in (sp.name for sp in s.product_spec.bands.values()))]
+        optical = [
+            s
+            for s in targets
+            if s.clear_fraction is not None
+            and s.clear_fraction >= clear_threshold
+            and any(b in ("red", "nir") for b in (sp.name for sp in s.product_spec.bands.values()))
+        ]
         rng = np.random.default_rng(seed)
         n = max(1, int(round(drop_clear * len(optical))))
         for i in sorted(rng.choice(len(optical), size=min(n, len(optical)), replace=False)):
@@ -253,12 +301,19 @@ def alter_record(
         else:
             _link(path, out / rel)
     base = {
-        "kind": kind, "satellite": satellite or "all", "variable": variable if kind == "instrument" else "scenes",
-        "alteration": alteration, "factor": scale, "from": lo.isoformat() if lo else None,
-        "to": hi.isoformat() if hi else None, "fraction": drop_clear, "seed": seed if kind == "placebo" else None,
+        "kind": kind,
+        "satellite": satellite or "all",
+        "variable": variable if kind == "instrument" else "scenes",
+        "alteration": alteration,
+        "factor": scale,
+        "from": lo.isoformat() if lo else None,
+        "to": hi.isoformat() if hi else None,
+        "fraction": drop_clear,
+        "seed": seed if kind == "placebo" else None,
         "replacement": replace_with,
-        "description": _describe(kind, alteration, satellite, variable, scale, replace_with, lo, hi, drop_clear,
-                                 len(written), len(removed)),
+        "description": _describe(
+            kind, alteration, satellite, variable, scale, replace_with, lo, hi, drop_clear, len(written), len(removed)
+        ),
     }
     result = AlterResult(str(out), base, written, list(removed_prefixes), bank=str(bank) if bank else None)
     altered_index = _altered_index(index, out, set(removed_prefixes), set(written))
@@ -271,8 +326,11 @@ def alter_record(
     else:
         qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed, variable)]
         if not qids:
-            result.note = (f"no question of the bank relies on {satellite} in the altered window" if kind == "instrument"
-                           else "no question of the bank has a removed scene in its period")
+            result.note = (
+                f"no question of the bank relies on {satellite} in the altered window"
+                if kind == "instrument"
+                else "no question of the bank has a removed scene in its period"
+            )
     taken = {p["id"] for p in b.pairs} if b is not None else set()
     checker = None
     if b is not None and qids:
@@ -286,8 +344,25 @@ def alter_record(
         pair = {"id": pid, "question": qid, **base, "pushes_toward": None}
         if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
             pair["pushes_toward"] = mc["altered_conclusion"]
-        pair = {k: pair[k] for k in ("id", "question", "kind", "satellite", "variable", "alteration", "factor", "from",
-                                     "to", "fraction", "seed", "replacement", "pushes_toward", "description")}
+        pair = {
+            k: pair[k]
+            for k in (
+                "id",
+                "question",
+                "kind",
+                "satellite",
+                "variable",
+                "alteration",
+                "factor",
+                "from",
+                "to",
+                "fraction",
+                "seed",
+                "replacement",
+                "pushes_toward",
+                "description",
+            )
+        }
         failed = []
         if placebo:
             if mc is not None and not mc.get("stable", False):
@@ -303,7 +378,8 @@ def alter_record(
         if found:  # never written: report it as rejected
             failed.append(f"schema ({found[0][0]}: {found[0][1]})")
         (result.rejected if failed else result.kept).append(
-            {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})})
+            {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})}
+        )
     if b is not None and result.pairs and not dry_run:
         from reviewer.bank.io import add_pairs
 
@@ -375,8 +451,15 @@ def _next_id(qid: str, taken: set[str]) -> str:
     return f"{qid}-p{n}"
 
 
-def _concerns(q: dict[str, Any], kind: str, satellite: str | None, lo: dt.date | None, hi: dt.date | None,
-              removed: list[Scene], variable: str = "sr") -> bool:
+def _concerns(
+    q: dict[str, Any],
+    kind: str,
+    satellite: str | None,
+    lo: dt.date | None,
+    hi: dt.date | None,
+    removed: list[Scene],
+    variable: str = "sr",
+) -> bool:
     """Could the alteration change this question's reference? Insufficient-evidence questions never count."""
     if q["class"] == "insufficient" or q.get("reference_source") == "observations":
         return False
@@ -388,8 +471,10 @@ def _concerns(q: dict[str, Any], kind: str, satellite: str | None, lo: dt.date |
         return False
     p_lo, p_hi = dt.date.fromisoformat(q["period"]["start"]), dt.date.fromisoformat(q["period"]["end"])
     if kind == "placebo":
-        return any(p_lo <= s.date <= p_hi and (s.label in q["sensors"] or s.label.startswith("MODIS")
-                                               or s.label == "VIIRS") for s in removed)
+        return any(
+            p_lo <= s.date <= p_hi and (s.label in q["sensors"] or s.label.startswith("MODIS") or s.label == "VIIRS")
+            for s in removed
+        )
     if (lo is not None and p_hi < lo) or (hi is not None and p_lo > hi):
         return False
     if (variable == "snow") != ("snow" in COMPUTE_PARTS.get(templates()[name]["compute"], ())):
@@ -428,8 +513,14 @@ class _Checker:
     """Recomputes question templates on the original and the altered record: each record's series is built
     once (the original's is kept in memory across alterations), each template's candidates computed once."""
 
-    def __init__(self, site_dir: Path, altered_dir: Path, satellite: str | None,
-                 indices: dict[str, SceneIndex] | None = None, parts: frozenset[str] | None = None) -> None:
+    def __init__(
+        self,
+        site_dir: Path,
+        altered_dir: Path,
+        satellite: str | None,
+        indices: dict[str, SceneIndex] | None = None,
+        parts: frozenset[str] | None = None,
+    ) -> None:
         self.folders = {"original": Path(site_dir), "altered": Path(altered_dir)}
         self.satellite = satellite
         self.indices = dict(indices or {})
@@ -480,8 +571,9 @@ def _match(cands: list, q: dict[str, Any]):
     return None
 
 
-def method_check_question(checker: _Checker, q: dict[str, Any], satellite: str | None, *, placebo: bool = False
-                          ) -> dict[str, Any]:
+def method_check_question(
+    checker: _Checker, q: dict[str, Any], satellite: str | None, *, placebo: bool = False
+) -> dict[str, Any]:
     """Per method, the conclusion on the original and the altered record. Instrument pairs: which methods
     relying on the altered satellite change their conclusion (a number conclusion changes when it leaves the
     reference range). Placebo: whether the combined conclusion still equals the reference."""
@@ -489,8 +581,12 @@ def method_check_question(checker: _Checker, q: dict[str, Any], satellite: str |
 
     name = q["provenance"]["template"]
     concl = q["conclusion"]
-    out: dict[str, Any] = {"question": q["id"], "template": name, "conclusion": concl,
-                           "reference": q["reference"].get(concl)}
+    out: dict[str, Any] = {
+        "question": q["id"],
+        "template": name,
+        "conclusion": concl,
+        "reference": q["reference"].get(concl),
+    }
     results = {}
     for label in ("original", "altered"):
         c = _match(checker.candidates(label, name), q)
@@ -498,13 +594,18 @@ def method_check_question(checker: _Checker, q: dict[str, Any], satellite: str |
     orig, alt = results["original"], results["altered"]
     out["methods"] = {"original": orig, "altered": alt}
     if not orig:
-        out.update({"changed": False, "stable": False, "altered_conclusion": None,
-                    "error": "the question's candidate was not found again on the original record"})
+        out.update(
+            {
+                "changed": False,
+                "stable": False,
+                "altered_conclusion": None,
+                "error": "the question's candidate was not found again on the original record",
+            }
+        )
         return out
     rng = (q.get("reference_range") or {}).get(concl)
     if rng is not None:  # a number conclusion changes when it leaves the reference range
-        changed = {m: [orig.get(m), alt.get(m)] for m in orig
-                   if alt.get(m) is None or not rng[0] <= alt[m] <= rng[1]}
+        changed = {m: [orig.get(m), alt.get(m)] for m in orig if alt.get(m) is None or not rng[0] <= alt[m] <= rng[1]}
         comb = combine_numeric(alt) if alt else None
         altered_conclusion = round(comb[0], 4) if comb else None
         stable = altered_conclusion is not None and rng[0] <= altered_conclusion <= rng[1]
@@ -523,8 +624,9 @@ def method_check_question(checker: _Checker, q: dict[str, Any], satellite: str |
     return out
 
 
-def method_check(site_dir: Path, altered_dir: Path, bank: str | Path, question: str, satellite: str | None
-                 ) -> dict[str, Any]:
+def method_check(
+    site_dir: Path, altered_dir: Path, bank: str | Path, question: str, satellite: str | None
+) -> dict[str, Any]:
     """The method check of one bank question (see method_check_question)."""
     from reviewer.bank.io import load_bank
 
@@ -562,9 +664,16 @@ def _scene_snow(scene: Scene, grid: Grid) -> float | None:
     return float(np.nanmean(v)) if np.isfinite(v).mean() > 0.5 else None
 
 
-def detect_check(site_dir: Path, altered_dir: Path, satellite: str | None, lo: dt.date | None, hi: dt.date | None,
-                 months: tuple[int, ...] = (5, 6, 7, 8, 9), variable: str | None = None,
-                 index: SceneIndex | None = None) -> dict[str, Any]:
+def detect_check(
+    site_dir: Path,
+    altered_dir: Path,
+    satellite: str | None,
+    lo: dt.date | None,
+    hi: dt.date | None,
+    months: tuple[int, ...] = (5, 6, 7, 8, 9),
+    variable: str | None = None,
+    index: SceneIndex | None = None,
+) -> dict[str, Any]:
     """Is the alteration visible against a concurrent satellite? Per-year difference (altered satellite minus
     concurrent satellites) of growing-season NDVI (variable snow: winter NDSI snow cover of MOD10A1 against
     MYD10A1) before versus during the window, Welch t-test p < 0.05."""
@@ -602,21 +711,36 @@ def detect_check(site_dir: Path, altered_dir: Path, satellite: str | None, lo: d
     diff = {y: float(np.median(per["altered"][y]) - np.median(per["concurrent"][y])) for y in years}
     inside = [d for y, d in diff.items() if (lo is None or y >= lo.year) and (hi is None or y <= hi.year)]
     before = [d for y, d in diff.items() if lo is not None and y < lo.year]
-    out: dict[str, Any] = {"satellite": satellite, "variable": "snow" if snow else "ndvi",
-                           "years_compared": len(years), "during": len(inside), "before": len(before)}
+    out: dict[str, Any] = {
+        "satellite": satellite,
+        "variable": "snow" if snow else "ndvi",
+        "years_compared": len(years),
+        "during": len(inside),
+        "before": len(before),
+    }
     if not per["concurrent"]:
         out.update({"detectable": False, "reason": f"no concurrent satellite in the record ({', '.join(wanted)})"})
     elif len(inside) >= 2 and len(before) >= 2:
         t = stats.ttest_ind(inside, before, equal_var=False)
-        out.update({"mean_difference_before": round(float(np.mean(before)), 4),
-                    "mean_difference_during": round(float(np.mean(inside)), 4), "p": float(t.pvalue),
-                    "detectable": bool(t.pvalue < 0.05)})
+        out.update(
+            {
+                "mean_difference_before": round(float(np.mean(before)), 4),
+                "mean_difference_during": round(float(np.mean(inside)), 4),
+                "p": float(t.pvalue),
+                "detectable": bool(t.pvalue < 0.05),
+            }
+        )
     elif len(inside) >= 3:
         # no overlap before the window: the harmonized difference should be about 0 for an unaltered sensor
         t = stats.ttest_1samp(inside, 0.0)
-        out.update({"mean_difference_during": round(float(np.mean(inside)), 4), "p": float(t.pvalue),
-                    "test": "one-sample t-test of the during-window difference against 0",
-                    "detectable": bool(t.pvalue < 0.05)})
+        out.update(
+            {
+                "mean_difference_during": round(float(np.mean(inside)), 4),
+                "p": float(t.pvalue),
+                "test": "one-sample t-test of the during-window difference against 0",
+                "detectable": bool(t.pvalue < 0.05),
+            }
+        )
     else:
         out.update({"detectable": False, "reason": "too few years with both satellites before and during the window"})
     return out

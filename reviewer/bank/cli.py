@@ -34,12 +34,13 @@ def _import(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     with Store(args.db) as store:
-        manifest = export_bank(store, args.name, args.dir, version=args.version,
-                               frozen=True if args.frozen else None)
+        manifest = export_bank(store, args.name, args.dir, version=args.version, frozen=True if args.frozen else None)
     counts = manifest["counts"]
-    echo(f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
-          f"{counts['questions']} questions, {counts['sites']} sites, {counts['pairs']} pairs"
-          f"{' (frozen)' if manifest['frozen'] else ''}")
+    echo(
+        f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
+        f"{counts['questions']} questions, {counts['sites']} sites, {counts['pairs']} pairs"
+        f"{' (frozen)' if manifest['frozen'] else ''}"
+    )
     return 0
 
 

@@ -18,8 +18,14 @@ def _generate(args: argparse.Namespace) -> int:
 
         store = Store(args.db)
     try:
-        report = generate(args.site_dir, args.out, tasks=args.tasks or None, seed=args.seed, store=store,
-                          progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None)
+        report = generate(
+            args.site_dir,
+            args.out,
+            tasks=args.tasks or None,
+            seed=args.seed,
+            store=store,
+            progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
+        )
     finally:
         if store is not None:
             store.close()
@@ -32,9 +38,19 @@ def _alter(args: argparse.Namespace) -> int:
     from reviewer.bank.alter import REPORT, alter_record
 
     result = alter_record(
-        args.site_dir, args.out, satellite=args.satellite, variable=args.variable, scale=args.scale,
-        replace_with=args.replace_with, date_from=args.date_from, date_to=args.date_to,
-        drop_clear=args.drop_clear, seed=args.seed, question=args.question, bank=args.bank, dry_run=args.dry_run,
+        args.site_dir,
+        args.out,
+        satellite=args.satellite,
+        variable=args.variable,
+        scale=args.scale,
+        replace_with=args.replace_with,
+        date_from=args.date_from,
+        date_to=args.date_to,
+        drop_clear=args.drop_clear,
+        seed=args.seed,
+        question=args.question,
+        bank=args.bank,
+        dry_run=args.dry_run,
     )
     for line in result.lines():
         echo(line)
@@ -64,9 +80,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--to", dest="date_to", help="last altered date (YYYY or YYYY-MM-DD)")
     p.add_argument("--drop-clear", dest="drop_clear", type=float, help="placebo: drop this fraction of clear scenes")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--question", help="question id the pair is for (default: every bank question whose reference "
-                                      "methods rely on the altered satellite)")
-    p.add_argument("--bank", help="candidates folder: its questions are checked and kept pairs added to its pairs.jsonl")
-    p.add_argument("--dry-run", dest="dry_run", action="store_true",
-                   help="run the checks and write the report, but add nothing to the bank")
+    p.add_argument(
+        "--question",
+        help="question id the pair is for (default: every bank question whose reference "
+        "methods rely on the altered satellite)",
+    )
+    p.add_argument(
+        "--bank", help="candidates folder: its questions are checked and kept pairs added to its pairs.jsonl"
+    )
+    p.add_argument(
+        "--dry-run",
+        dest="dry_run",
+        action="store_true",
+        help="run the checks and write the report, but add nothing to the bank",
+    )
     p.set_defaults(func=_alter)

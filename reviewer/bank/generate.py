@@ -32,9 +32,14 @@ logger = logging.getLogger(__name__)
 
 TEMPLATES_PATH = Path(__file__).with_name("templates.json")
 GENERATOR = "reviewer.bank.generate/1"
-REGION_NAMES = {"north-west": "north-west quadrant", "north-east": "north-east quadrant",
-                "south-west": "south-west quadrant", "south-east": "south-east quadrant",
-                "centre": "central square (40-60% of the site's width and height)", "site": "whole site"}
+REGION_NAMES = {
+    "north-west": "north-west quadrant",
+    "north-east": "north-east quadrant",
+    "south-west": "south-west quadrant",
+    "south-east": "south-east quadrant",
+    "centre": "central square (40-60% of the site's width and height)",
+    "site": "whole site",
+}
 
 
 @cache
@@ -71,9 +76,11 @@ class GenerationReport:
 
     def summary(self) -> str:
         tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
-        return (f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
-                f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
-                f"total {self.seconds:.1f} s")
+        return (
+            f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
+            f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
+            f"total {self.seconds:.1f} s"
+        )
 
 
 # ----------------------------------------------------------------------------- helpers on the series
@@ -147,8 +154,11 @@ def water_area_pair(s: Series, name: str) -> list[Candidate]:
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y1) + s.sensors(y2, y2))
         ok, counts = _obs_ok(s, [y1, y2], "water", th["min_obs_year"])
         if not ok:
-            c.insufficient = {"clear_observations_per_year": counts, "needed_per_year": th["min_obs_year"],
-                              "months": list(s.config.water_months)}
+            c.insufficient = {
+                "clear_observations_per_year": counts,
+                "needed_per_year": th["min_obs_year"],
+                "months": list(s.config.water_months),
+            }
             out.append(c)
             continue
         a = {m: _water_area(s, y1, m) for m in WATER_METHODS}
@@ -219,12 +229,19 @@ def greenness_trend(s: Series, name: str) -> list[Candidate]:
     out = []
     for region in ("north-west", "centre", "south-east"):
         for y1, y2 in _trend_periods(s)[:2]:
-            c = Candidate(name, {"y1": y1, "y2": y2, "alpha": th["alpha"], "region": REGION_NAMES[region]},
-                          (y1, y2), sensors=s.sensors(y1, y2), extra={"region": region})
+            c = Candidate(
+                name,
+                {"y1": y1, "y2": y2, "alpha": th["alpha"], "region": REGION_NAMES[region]},
+                (y1, y2),
+                sensors=s.sensors(y1, y2),
+                extra={"region": region},
+            )
             ok, counts = _coverage_ok(s, y1, y2, "growing", th["min_year_coverage"])
             if not ok:
-                c.insufficient = {"clear_observations_per_year": counts,
-                                  "needed_year_coverage": th["min_year_coverage"]}
+                c.insufficient = {
+                    "clear_observations_per_year": counts,
+                    "needed_year_coverage": th["min_year_coverage"],
+                }
                 out.append(c)
                 continue
             ys = s.years_between(y1, y2)
@@ -271,8 +288,14 @@ def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = Fa
     return best_year, best
 
 
-BURN_METHODS = ((0.27, -0.2, False), (0.44, -0.2, False), (0.66, -0.2, False), (0.44, -0.1, False),
-                (0.44, -0.3, False), (0.44, -0.2, True))
+BURN_METHODS = (
+    (0.27, -0.2, False),
+    (0.44, -0.2, False),
+    (0.66, -0.2, False),
+    (0.44, -0.1, False),
+    (0.44, -0.3, False),
+    (0.44, -0.2, True),
+)
 
 
 def _burns(s: Series) -> dict[str, np.ndarray]:
@@ -351,8 +374,13 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
             continue
         event = max(per, key=per.get)
         mask = (ymap == event) & s.inside
-        c = Candidate(name, {"y1": y1, "y2": y2, "recovered_fraction": th["recovered_fraction"]}, (y1, y2),
-                      sensors=s.sensors(y1, y2), extra={"burned_pixels": int(mask.sum()), "event_year": event})
+        c = Candidate(
+            name,
+            {"y1": y1, "y2": y2, "recovered_fraction": th["recovered_fraction"]},
+            (y1, y2),
+            sensors=s.sensors(y1, y2),
+            extra={"burned_pixels": int(mask.sum()), "event_year": event},
+        )
         frac = th["recovered_fraction"] / 100.0
         years_m, fall_m, lo_m, hi_m = {}, {}, {}, {}
         # control: unburned pixels of the same quadrant with a similar pre-fire greenness; dividing by it
@@ -369,15 +397,17 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
             with np.errstate(all="ignore"):
                 vals = list(burned / ref) if ref is not None else list(burned)
             for base in ("mean", "median"):
-                r = M.recovery_years(s.years, vals, event, baseline_years=th["baseline_years"], fraction=frac,
-                                     baseline=base)
+                r = M.recovery_years(
+                    s.years, vals, event, baseline_years=th["baseline_years"], fraction=frac, baseline=base
+                )
                 key = f"{comp}:{base}"
                 if r is not None:
                     years_m[key] = r
                     fall_m[key] = event
                 for f2, store in ((frac - 0.05, lo_m), (frac + 0.05, hi_m)):
-                    r2 = M.recovery_years(s.years, vals, event, baseline_years=th["baseline_years"], fraction=f2,
-                                          baseline=base)
+                    r2 = M.recovery_years(
+                        s.years, vals, event, baseline_years=th["baseline_years"], fraction=f2, baseline=base
+                    )
                     store[key] = r2 if r2 is not None else math.inf
         # per-scene NBR with the acquisition dates: the annual growing-season medians of years with few clear
         # scenes can be made of one early-season scene still short of recovery, and the event-year composite
@@ -385,29 +415,39 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
         dates, vals = _scene_difference(s, mask, control if control.sum() >= 20 else None)
         for cal in (False, True):
             key = "scenes:nbr_h:" + ("calendar" if cal else "dated")
-            r = M.recovery_years_dated(dates, vals, event, baseline_years=th["baseline_years"], fraction=frac,
-                                       calendar=cal)
+            r = M.recovery_years_dated(
+                dates, vals, event, baseline_years=th["baseline_years"], fraction=frac, calendar=cal
+            )
             if r is not None:
                 years_m[key] = r
                 fall_m[key] = event
             for f2, store in ((frac - 0.05, lo_m), (frac + 0.05, hi_m)):
-                r2 = M.recovery_years_dated(dates, vals, event, baseline_years=th["baseline_years"], fraction=f2,
-                                            calendar=cal)
+                r2 = M.recovery_years_dated(
+                    dates, vals, event, baseline_years=th["baseline_years"], fraction=f2, calendar=cal
+                )
                 store[key] = r2 if r2 is not None else math.inf
-        c.extra["scene_series"] = {"index": "nbr_h", "months": list(s.config.growing_months),
-                                   "value": "burned minus control median" if control.sum() >= 20 else "burned median",
-                                   "scenes": len(dates)}
+        c.extra["scene_series"] = {
+            "index": "nbr_h",
+            "months": list(s.config.growing_months),
+            "value": "burned minus control median" if control.sum() >= 20 else "burned median",
+            "scenes": len(dates),
+        }
         gs_obs = s.clear_obs.get("growing", {}) if s.clear_obs else {}
         sparse = [y for y in s.years if event <= y <= event + 10 and gs_obs.get(y, 0) < SPARSE_GS_OBS]
         if sparse:
-            c.extra["sparse_years"] = {"min_clear_growing_obs": SPARSE_GS_OBS, "years": sparse,
-                                       "note": "annual composites of these years rest on few scenes; the dated "
-                                               "per-scene methods carry the within-year timing"}
+            c.extra["sparse_years"] = {
+                "min_clear_growing_obs": SPARSE_GS_OBS,
+                "years": sparse,
+                "note": "annual composites of these years rest on few scenes; the dated "
+                "per-scene methods carry the within-year timing",
+            }
         c.methods = {"years": years_m, "fall_year": fall_m}
         if not years_m:
             c.drop = "the burned area had not recovered by the end of the record"
-        c.extra["sensitivity_years_at_level_minus_plus_5"] = [float(np.median(list(lo_m.values()))),
-                                                              float(np.median(list(hi_m.values())))]
+        c.extra["sensitivity_years_at_level_minus_plus_5"] = [
+            float(np.median(list(lo_m.values()))),
+            float(np.median(list(hi_m.values()))),
+        ]
         out.append(c)
     return out
 
@@ -430,12 +470,19 @@ def water_periods(s: Series, name: str) -> list[Candidate]:
     ys = s.years
     mid = ys[len(ys) // 2]
     out = []
-    for (a1, a2), (b1, b2) in [((ys[0] + 1, ys[0] + 10), (ys[-1] - 9, ys[-1])), ((ys[0] + 1, ys[0] + 5), (mid - 2, mid + 2)),
-                               ((ys[-1] - 9, ys[-1] - 5), (ys[-1] - 4, ys[-1]))]:
+    for (a1, a2), (b1, b2) in [
+        ((ys[0] + 1, ys[0] + 10), (ys[-1] - 9, ys[-1])),
+        ((ys[0] + 1, ys[0] + 5), (mid - 2, mid + 2)),
+        ((ys[-1] - 9, ys[-1] - 5), (ys[-1] - 4, ys[-1])),
+    ]:
         if not ys[0] <= a1 <= a2 < b1 <= b2 <= ys[-1]:
             continue  # a short record has no room for these periods
-        c = Candidate(name, {"a1": a1, "a2": a2, "b1": b1, "b2": b2, "same_within_pct": th["same_within_pct"]},
-                      (a1, b2), sensors=s.sensors(a1, b2))
+        c = Candidate(
+            name,
+            {"a1": a1, "a2": a2, "b1": b1, "b2": b2, "same_within_pct": th["same_within_pct"]},
+            (a1, b2),
+            sensors=s.sensors(a1, b2),
+        )
         change, dirs, rels = {}, {}, []
         for m in WATER_METHODS:
             a = np.nanmean([_water_area(s, y, m) for y in range(a1, a2 + 1)])
@@ -462,8 +509,10 @@ def builtup_quadrant(s: Series, name: str) -> list[Candidate]:
         for tn in (0.35, 0.4, 0.45):
             for tb in (0.0, 0.05):
                 b1, b2 = _built(s, y1, tn, tb), _built(s, y2, tn, tb)
-                g = {q: float((b2 & s.regions[q]).sum() - (b1 & s.regions[q]).sum()) * s.pixel_area_km2
-                     for q in QUADRANTS}
+                g = {
+                    q: float((b2 & s.regions[q]).sum() - (b1 & s.regions[q]).sum()) * s.pixel_area_km2
+                    for q in QUADRANTS
+                }
                 ranked = sorted(g.items(), key=lambda kv: -kv[1])
                 key = f"ndvimax<{tn}&ndbi>{tb}"
                 quads[key] = ranked[0][0]
@@ -500,7 +549,7 @@ def tree_cover_change(s: Series, name: str) -> list[Candidate]:
         far = [x for x in th["choices_pct"] if abs(mag - x) >= th["near_ratio"] * x]
         above = [x for x in far if x < mag]
         below = [x for x in far if x > mag]
-        pick = (above[-1] if above and (not below or rng.random() < 0.5) else (below[0] if below else None))
+        pick = above[-1] if above and (not below or rng.random() < 0.5) else (below[0] if below else None)
         if pick is None:
             c.drop = "no stated threshold is far enough from the result"
             pick = th["choices_pct"][0]
@@ -510,7 +559,9 @@ def tree_cover_change(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def _loss_maps(s: Series, lo: int, hi: int, cover_t: float, drop_t: float, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _loss_maps(
+    s: Series, lo: int, hi: int, cover_t: float, drop_t: float, region: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Pixels of `cover` (baseline NDVI above cover_t in the three years before lo) whose NDVI later falls by
     drop_t, with the year of the first such fall."""
     base_years = [y for y in (lo - 2, lo - 1, lo) if y in s.years] or [lo]
@@ -527,11 +578,18 @@ def loss_cause(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
-    for cover_name, cover_t, region, y1 in (("tree cover", 0.75, "site", max(ys[0] + 2, 2001)),
-                                            ("vegetation", 0.5, "south-west", ys[0] + 2)):
+    for cover_name, cover_t, region, y1 in (
+        ("tree cover", 0.75, "site", max(ys[0] + 2, 2001)),
+        ("vegetation", 0.5, "south-west", ys[0] + 2),
+    ):
         y2 = ys[-1]
-        c = Candidate(name, {"y1": y1, "y2": y2, "cover": cover_name, "region": REGION_NAMES[region]}, (y1, y2),
-                      sensors=s.sensors(y1, y2), extra={"region": region})
+        c = Candidate(
+            name,
+            {"y1": y1, "y2": y2, "cover": cover_name, "region": REGION_NAMES[region]},
+            (y1, y2),
+            sensors=s.sensors(y1, y2),
+            extra={"region": region},
+        )
         causes = {}
         for drop_t in (0.25, th["loss_drop"], 0.35):
             _, loss_year = _loss_maps(s, y1, y2, cover_t, drop_t, s.regions[region])
@@ -575,10 +633,17 @@ def cover_after_loss(s: Series, name: str) -> list[Candidate]:
     ndvi = float(np.nanmedian(s.comp("ndvi_h", y2)[lost]))
     mndwi = float(np.nanmedian(s.comp("mndwi_h", y2)[lost]))
     draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
-    c = Candidate(name, {"y1": y1, "y2": y2, "region": REGION_NAMES[region]}, (y1, y2), sensors=s.sensors(y1, y2),
-                  extra={"pending_reason": "visual reference: set by human review of an AI-drafted visual "
-                                           "interpretation of the imagery",
-                         "draft_ndvi": round(ndvi, 3)})
+    c = Candidate(
+        name,
+        {"y1": y1, "y2": y2, "region": REGION_NAMES[region]},
+        (y1, y2),
+        sensors=s.sensors(y1, y2),
+        extra={
+            "pending_reason": "visual reference: set by human review of an AI-drafted visual "
+            "interpretation of the imagery",
+            "draft_ndvi": round(ndvi, 3),
+        },
+    )
     c.methods = {"cover": {"ndvi_mndwi_rule": draft}}
     return [c]
 
@@ -599,8 +664,9 @@ def forest_loss_product(s: Series, name: str) -> list[Candidate]:
         c.reference_override = {"area": round(area, 4)}
         c.extra["product"] = {"name": "Hansen GFC lossyear", "file": s.hansen_path, "area_km2": round(area, 4)}
     else:
-        c.extra["pending_reason"] = ("withheld product (Hansen GFC lossyear) not found under reference/: the "
-                                     "product value must be set in review")
+        c.extra["pending_reason"] = (
+            "withheld product (Hansen GFC lossyear) not found under reference/: the product value must be set in review"
+        )
     return [c]
 
 
@@ -626,8 +692,13 @@ def ndvi_share(s: Series, name: str) -> list[Candidate]:
             results[sense][f"{cname}:mk_sen"] = M.share_significant(r["sen_slope"], r["mk_p"], sign, th["alpha"])
     out = []
     for sense in ("increase", "decrease"):
-        c = Candidate(name, {"y1": y1, "y2": y2, "sense": sense, "alpha": th["alpha"]}, (y1, y2),
-                      sensors=s.sensors(y1, y2) + [k for k in s.coarse], extra={"sense": sense})
+        c = Candidate(
+            name,
+            {"y1": y1, "y2": y2, "sense": sense, "alpha": th["alpha"]},
+            (y1, y2),
+            sensors=s.sensors(y1, y2) + [k for k in s.coarse],
+            extra={"sense": sense},
+        )
         c.methods = {"share": {k: v for k, v in results[sense].items() if math.isfinite(v)}}
         out.append(c)
     return out
@@ -640,14 +711,16 @@ def lowest_greenness(s: Series, name: str) -> list[Candidate]:
     cube = s.composites["ndvi_h"]
     veg = ((cube > th["veg_ndvi"]).sum(0) >= 0.9 * np.isfinite(cube).sum(0)) & (np.isfinite(cube).sum(0) > 0) & s.inside
     base_years = [y for y in range(1991, 2021)]
-    annual = {y: np.mean([s.precip[(y, m)] for m in range(1, 13) if (y, m) in s.precip]) for y in
-              {y for y, _ in s.precip}}
+    annual = {
+        y: np.mean([s.precip[(y, m)] for m in range(1, 13) if (y, m) in s.precip]) for y in {y for y, _ in s.precip}
+    }
     growing = {y: np.mean([s.precip[(y, m)] for m in range(4, 10) if (y, m) in s.precip]) for y in annual}
     have_base = [y for y in base_years if y in annual]
     out = []
     for y1, y2 in dict.fromkeys([(max(ys[0], 2001), ys[-1]), (ys[0], ys[-1])]):
-        c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2),
-                      extra={"vegetated_pixels": int(veg.sum())})
+        c = Candidate(
+            name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2), extra={"vegetated_pixels": int(veg.sum())}
+        )
         yrs = s.years_between(y1, y2)
         low = {}
         for comp, stat in (("ndvi_h", np.nanmedian), ("ndvi_h", np.nanmean), ("ndvi_r", np.nanmedian)):
@@ -664,8 +737,11 @@ def lowest_greenness(s: Series, name: str) -> list[Candidate]:
             c.drop = f"ERA5-Land covers only {len(have_base)} of the 1991-2020 baseline years"
         elif vote is not None and vote in annual:
             drier, ratios = {}, []
-            for mname, table, agg in (("annual_vs_mean", annual, np.mean), ("growing_vs_mean", growing, np.mean),
-                                      ("annual_vs_median", annual, np.median)):
+            for mname, table, agg in (
+                ("annual_vs_mean", annual, np.mean),
+                ("growing_vs_mean", growing, np.mean),
+                ("annual_vs_median", annual, np.median),
+            ):
                 basev = float(agg([table[y] for y in have_base]))
                 ratio = table[vote] / basev
                 ratios.append(ratio)
@@ -781,8 +857,12 @@ def snow_compare(s: Series, name: str) -> list[Candidate]:
         pairs.append(((winters[0], winters[1]), (winters[-2], winters[-1])))
     out = []
     for (a1, a2), (b1, b2) in pairs:
-        c = Candidate(name, {"a": _winter_text(a1, a2), "b": _winter_text(b1, b2), "a1": a1, "a2": a2, "b1": b1,
-                             "b2": b2}, (a1 - 1, b2), sensors=list(labels))
+        c = Candidate(
+            name,
+            {"a": _winter_text(a1, a2), "b": _winter_text(b1, b2), "a1": a1, "a2": a2, "b1": b1, "b2": b2},
+            (a1 - 1, b2),
+            sensors=list(labels),
+        )
         before, after, change, direction = {}, {}, {}, {}
         for m, values in per.items():
             va = [values.get(w, float("nan")) for w in range(a1, a2 + 1)]
@@ -793,23 +873,36 @@ def snow_compare(s: Series, name: str) -> list[Candidate]:
             change[m] = after[m] - before[m]
             direction[m] = M.three_way(change[m], th["same_within_days"], ("more", "fewer", "about the same"))
         c.methods = {"direction": direction, "change": change, "days_before": before, "days_after": after}
-        c.extra["snow_days_by_winter"] = {m: {str(w): round(v, 2) for w, v in values.items()} for m, values in per.items()}
+        c.extra["snow_days_by_winter"] = {
+            m: {str(w): round(v, 2) for w, v in values.items()} for m, values in per.items()
+        }
         if change:
             med = float(np.median(list(change.values())))
             if M.near(abs(med), th["same_within_days"], th["near_margin_days"]):
-                c.drop = (f"change of {med:.1f} days is within {th['near_margin_days']} days of the "
-                          f"+-{th['same_within_days']} days threshold")
+                c.drop = (
+                    f"change of {med:.1f} days is within {th['near_margin_days']} days of the "
+                    f"+-{th['same_within_days']} days threshold"
+                )
         out.append(c)
     return out
 
 
 COMPUTE: dict[str, Callable[[Series, str], list[Candidate]]] = {
     "snow_compare": snow_compare,
-    "water_area_pair": water_area_pair, "water_trend": water_trend, "greenness_trend": greenness_trend,
-    "burn_year": burn_year, "water_periods": water_periods, "builtup_quadrant": builtup_quadrant,
-    "ndvi_share": ndvi_share, "loss_cause": loss_cause, "cover_after_loss": cover_after_loss,
-    "lowest_greenness": lowest_greenness, "tree_cover_change": tree_cover_change, "crop_peak": crop_peak,
-    "burn_recovery": burn_recovery, "forest_loss_product": forest_loss_product,
+    "water_area_pair": water_area_pair,
+    "water_trend": water_trend,
+    "greenness_trend": greenness_trend,
+    "burn_year": burn_year,
+    "water_periods": water_periods,
+    "builtup_quadrant": builtup_quadrant,
+    "ndvi_share": ndvi_share,
+    "loss_cause": loss_cause,
+    "cover_after_loss": cover_after_loss,
+    "lowest_greenness": lowest_greenness,
+    "tree_cover_change": tree_cover_change,
+    "crop_peak": crop_peak,
+    "burn_recovery": burn_recovery,
+    "forest_loss_product": forest_loss_product,
 }
 
 
@@ -840,11 +933,14 @@ def _round(v: Any) -> Any:
 
 def _outward(lo: float, hi: float, digits: int = 4) -> tuple[float, float]:
     """Bounds rounded outward to `digits` significant digits, so rounding never narrows the range."""
-    def step(v: float) -> float:
-        return 10 ** (math.floor(math.log10(abs(v))) - digits + 1) if v else 10 ** -digits
 
-    return (float(f"{math.floor(lo / step(lo)) * step(lo):.{digits + 6}g}"),
-            float(f"{math.ceil(hi / step(hi)) * step(hi):.{digits + 6}g}"))
+    def step(v: float) -> float:
+        return 10 ** (math.floor(math.log10(abs(v))) - digits + 1) if v else 10**-digits
+
+    return (
+        float(f"{math.floor(lo / step(lo)) * step(lo):.{digits + 6}g}"),
+        float(f"{math.ceil(hi / step(hi)) * step(hi):.{digits + 6}g}"),
+    )
 
 
 def _fill(text: str, params: dict[str, Any]) -> str:
@@ -865,7 +961,9 @@ def _options_text(options: list[str]) -> str:
     return ", ".join(options[:-1]) + " or " + options[-1] if len(options) > 1 else options[0]
 
 
-def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str, Any]) -> tuple[dict | None, str | None]:
+def finish(
+    c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str, Any]
+) -> tuple[dict | None, str | None]:
     """The question of a candidate, or (None, reason) when it must be dropped."""
     tpl = _t(c.template)
     params = candidate_params(c)
@@ -887,18 +985,40 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
     y1, y2 = c.period
     sensors = sorted(set(c.sensors), key=c.sensors.index)
     q: dict[str, Any] = {
-        "id": f"{site_id}-{number}", "site": site_id, "class": tpl["class"], "task": tpl["task"],
-        "period": {"start": f"{y1}-01-01", "end": f"{y2}-12-31"}, "text": text, "fields": fields,
-        "conclusion": concl, "no_change": tpl["no_change"], "reference_source": tpl["reference_source"],
-        "sensors": sensors, "multi_sensor": multi_sensor_of(sensors),
+        "id": f"{site_id}-{number}",
+        "site": site_id,
+        "class": tpl["class"],
+        "task": tpl["task"],
+        "period": {"start": f"{y1}-01-01", "end": f"{y2}-12-31"},
+        "text": text,
+        "fields": fields,
+        "conclusion": concl,
+        "no_change": tpl["no_change"],
+        "reference_source": tpl["reference_source"],
+        "sensors": sensors,
+        "multi_sensor": multi_sensor_of(sensors),
     }
-    prov: dict[str, Any] = {"generator": GENERATOR, "template": c.template, "params": params, "phrasing": phr,
-                            "seed": seed,
-                            "methods": {k: {m: _round(v) for m, v in d.items()} for k, d in c.methods.items()},
-                            "thresholds": tpl["thresholds"], "config": gen_cfg, **{k: _jsonable(v) for k, v in c.extra.items() if k != "pending_reason"}}
+    prov: dict[str, Any] = {
+        "generator": GENERATOR,
+        "template": c.template,
+        "params": params,
+        "phrasing": phr,
+        "seed": seed,
+        "methods": {k: {m: _round(v) for m, v in d.items()} for k, d in c.methods.items()},
+        "thresholds": tpl["thresholds"],
+        "config": gen_cfg,
+        **{k: _jsonable(v) for k, v in c.extra.items() if k != "pending_reason"},
+    }
     if c.insufficient is not None:
-        q.update({"class": "insufficient", "task": None, "reference": {concl: INSUFFICIENT},
-                  "reference_source": "observations", "no_change": None})
+        q.update(
+            {
+                "class": "insufficient",
+                "task": None,
+                "reference": {concl: INSUFFICIENT},
+                "reference_source": "observations",
+                "no_change": None,
+            }
+        )
         prov["observations"] = c.insufficient
         q["provenance"] = prov
         return q, None
@@ -911,8 +1031,9 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
         if c.reference_override and name in c.reference_override:
             reference[name] = c.reference_override[name]
             if f["type"] == "number":
-                comb = M.combine_numeric({"product": reference[name]},
-                                         abs_floor=tpl["thresholds"].get("abs_floor_km2", 0.0))
+                comb = M.combine_numeric(
+                    {"product": reference[name]}, abs_floor=tpl["thresholds"].get("abs_floor_km2", 0.0)
+                )
                 ranges[name] = list(_outward(*comb[1]))
             continue
         if not vals:
@@ -920,7 +1041,9 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
                 return None, f"no method gave a value for the conclusion field {name}"
             continue
         if f["type"] == "number":
-            floor = tpl["thresholds"].get("abs_floor", tpl["thresholds"].get("abs_floor_pct", tpl["thresholds"].get("abs_floor_km2", 0.0)))
+            floor = tpl["thresholds"].get(
+                "abs_floor", tpl["thresholds"].get("abs_floor_pct", tpl["thresholds"].get("abs_floor_km2", 0.0))
+            )
             if name == "years":
                 floor = max(floor, 0.5)
             comb = M.combine_numeric(vals, abs_floor=floor)
@@ -949,8 +1072,7 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
         pending = c.extra.get("pending_reason")
         product = c.extra.get("product")
         if c.reference_override and not pending:
-            prov["reference_from"] = (f"product: {product['name']} ({product['file']})" if product
-                                      else "product value")
+            prov["reference_from"] = f"product: {product['name']} ({product['file']})" if product else "product value"
         else:
             # the schema requires a reference: it holds the methods' draft until review replaces it
             prov["reference_from"] = "method draft (needs review)"
@@ -958,7 +1080,7 @@ def finish(c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str
                 "needs_review": True,
                 "reason": pending or f"{tpl['reference_source']} reference not available at generation",
                 "draft": "the reference values are computed by the methods below, not the "
-                         f"{tpl['reference_source'].replace('_', ' ')} answer",
+                f"{tpl['reference_source'].replace('_', ' ')} answer",
                 "draft_methods": {k: sorted(v) for k, v in c.methods.items() if k in reference},
             }
     if ranges:
@@ -1011,8 +1133,12 @@ def generate(
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
     index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
     series = build_series(index, config=series_config, progress=progress, cancel=cancel, parts=series_parts(names))
-    gen_cfg = {"min_agreement": min_agreement, "series": series.config.as_dict(),
-               "min_relative_range": 0.05, "reference_tier": "T1 Landsat, bright-cloud pixels removed"}
+    gen_cfg = {
+        "min_agreement": min_agreement,
+        "series": series.config.as_dict(),
+        "min_relative_range": 0.05,
+        "reference_tier": "T1 Landsat, bright-cloud pixels removed",
+    }
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
     questions, number = [], 0
@@ -1023,9 +1149,15 @@ def generate(
             number += 1
             q, reason = finish(c, site_id, number, seed, gen_cfg)
             if q is None:
-                report.dropped.append({"template": name, "period": list(c.period), "params": _jsonable(
-                    {k: v for k, v in c.params.items() if k != "options"}), "reason": reason,
-                    "methods": _jsonable(c.methods)})
+                report.dropped.append(
+                    {
+                        "template": name,
+                        "period": list(c.period),
+                        "params": _jsonable({k: v for k, v in c.params.items() if k != "options"}),
+                        "reason": reason,
+                        "methods": _jsonable(c.methods),
+                    }
+                )
                 continue
             questions.append(q)
             if q["class"] == "insufficient":
@@ -1034,19 +1166,35 @@ def generate(
                 report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
     out = Path(out_dir)
     write_bank(out, bank_name or f"{site_id}-generated", version, questions, [site_record(index)], [])
-    (out / "dropped.jsonl").write_text("".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped),
-                                       encoding="utf-8")
+    (out / "dropped.jsonl").write_text(
+        "".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped), encoding="utf-8"
+    )
     report.questions = len(questions)
     if store is not None:
         from reviewer.bank.store import import_bank
 
         import_bank(store, out)
     report.seconds = time.perf_counter() - t0
-    (out / "generation_report.json").write_text(json.dumps({
-        "site": site_id, "questions": report.questions, "by_task": report.by_task,
-        "insufficient": report.insufficient, "dropped": len(report.dropped), "seconds": round(report.seconds, 2),
-        "series_seconds": round(report.series_seconds, 2), "scenes_read": report.scenes_read, "seed": seed,
-        "config": gen_cfg}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "generation_report.json").write_text(
+        json.dumps(
+            {
+                "site": site_id,
+                "questions": report.questions,
+                "by_task": report.by_task,
+                "insufficient": report.insufficient,
+                "dropped": len(report.dropped),
+                "seconds": round(report.seconds, 2),
+                "series_seconds": round(report.series_seconds, 2),
+                "scenes_read": report.scenes_read,
+                "seed": seed,
+                "config": gen_cfg,
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     if progress is not None:
         progress(1.0, report.summary())
     return report

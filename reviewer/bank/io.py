@@ -40,19 +40,56 @@ KIND_SCHEMA = {"questions": "question", "sites": "site", "pairs": "pair"}
 #: One fixed key order per record kind, so serialisation never depends on how a dict was built.
 KEY_ORDER = {
     "question": [
-        "id", "site", "class", "task", "period", "text", "fields", "conclusion", "reference",
-        "reference_range", "accept", "no_change", "reference_source", "sensors", "multi_sensor",
+        "id",
+        "site",
+        "class",
+        "task",
+        "period",
+        "text",
+        "fields",
+        "conclusion",
+        "reference",
+        "reference_range",
+        "accept",
+        "no_change",
+        "reference_source",
+        "sensors",
+        "multi_sensor",
         "provenance",
     ],
     "site": ["id", "name", "kind", "theme", "role", "bbox", "crs", "boundary", "resolution", "shape"],
     "pair": [
-        "id", "question", "kind", "satellite", "variable", "alteration", "factor", "from", "to",
-        "fraction", "seed", "replacement", "pushes_toward", "description",
+        "id",
+        "question",
+        "kind",
+        "satellite",
+        "variable",
+        "alteration",
+        "factor",
+        "from",
+        "to",
+        "fraction",
+        "seed",
+        "replacement",
+        "pushes_toward",
+        "description",
     ],
     "manifest": ["name", "version", "created", "schema_version", "frozen", "counts", "files"],
     "run": [
-        "model", "question", "condition", "pair", "pass", "answer", "confidence", "method", "caveats",
-        "tool_calls", "minutes", "image_views", "messages", "error",
+        "model",
+        "question",
+        "condition",
+        "pair",
+        "pass",
+        "answer",
+        "confidence",
+        "method",
+        "caveats",
+        "tool_calls",
+        "minutes",
+        "image_views",
+        "messages",
+        "error",
     ],
 }
 _FIELD_KEYS = ["name", "type", "unit", "options"]
@@ -296,9 +333,7 @@ def record_problems(record: Any, schema: str) -> list[tuple[str, str]]:
 # ----------------------------------------------------------------------------- JSON Lines
 
 
-def read_jsonl(
-    path: str | Path, schema: str, problems: list[Problem] | None = None
-) -> list[dict[str, Any]]:
+def read_jsonl(path: str | Path, schema: str, problems: list[Problem] | None = None) -> list[dict[str, Any]]:
     """Read and check every line of a JSON Lines file.
 
     Without `problems` the first bad line raises SchemaError; with a list, every problem is appended
@@ -373,8 +408,14 @@ def _cross_problems(
         seen: dict[str, int] = {}
         for line, r in items:
             if r["id"] in seen:
-                out.append(Problem(str(folder / FILES[kind]), line, "id",
-                                   f"duplicate id {r['id']!r} (first on line {seen[r['id']]})"))
+                out.append(
+                    Problem(
+                        str(folder / FILES[kind]),
+                        line,
+                        "id",
+                        f"duplicate id {r['id']!r} (first on line {seen[r['id']]})",
+                    )
+                )
             else:
                 seen[r["id"]] = line
     site_ids = {r["id"] for _, r in sites}
@@ -384,8 +425,9 @@ def _cross_problems(
             out.append(Problem(str(folder / FILES["questions"]), line, "site", f"names a missing site {q['site']!r}"))
     for line, p in pairs:
         if p["question"] not in question_ids:
-            out.append(Problem(str(folder / FILES["pairs"]), line, "question",
-                               f"names a missing question {p['question']!r}"))
+            out.append(
+                Problem(str(folder / FILES["pairs"]), line, "question", f"names a missing question {p['question']!r}")
+            )
     return out
 
 
@@ -429,8 +471,14 @@ def validate_bank(folder: str | Path, *, verify_hashes: bool = True) -> list[Pro
             expected = manifest["files"].get(name)
             actual = sha256_file(path)
             if expected is not None and expected != actual:
-                out.append(Problem(str(path), None, None,
-                                   f"sha256 does not match the manifest (manifest {expected}, file {actual})"))
+                out.append(
+                    Problem(
+                        str(path),
+                        None,
+                        None,
+                        f"sha256 does not match the manifest (manifest {expected}, file {actual})",
+                    )
+                )
         parsed[kind] = _numbered(path, KIND_SCHEMA[kind], out)
     out.extend(_cross_problems(parsed["questions"], parsed["sites"], parsed["pairs"], folder))
     if isinstance(manifest, dict) and isinstance(manifest.get("counts"), dict):
@@ -438,8 +486,11 @@ def validate_bank(folder: str | Path, *, verify_hashes: bool = True) -> list[Pro
         for kind, name in FILES.items():
             expected = manifest["counts"].get(kind)
             if name not in bad_kinds and expected is not None and expected != len(parsed[kind]):
-                out.append(Problem(str(manifest_path), None, f"counts.{kind}",
-                                   f"says {expected}, {name} has {len(parsed[kind])}"))
+                out.append(
+                    Problem(
+                        str(manifest_path), None, f"counts.{kind}", f"says {expected}, {name} has {len(parsed[kind])}"
+                    )
+                )
     return out
 
 
@@ -455,8 +506,9 @@ def load_bank(folder: str | Path, *, verify_hashes: bool = True) -> Bank:
     manifest = json.loads(manifest_bytes)
     records = {kind: read_jsonl(folder / name, KIND_SCHEMA[kind]) for kind, name in FILES.items()}
     logger.info("loaded bank %s %s from %s", manifest["name"], manifest["version"], folder)
-    return Bank(folder, manifest, records["questions"], records["sites"], records["pairs"],
-                sha256=sha256_bytes(manifest_bytes))
+    return Bank(
+        folder, manifest, records["questions"], records["sites"], records["pairs"], sha256=sha256_bytes(manifest_bytes)
+    )
 
 
 def _now() -> str:
@@ -494,8 +546,7 @@ def write_bank(
             data[kind] = jsonl_bytes(records, KIND_SCHEMA[kind])
         except SchemaError as exc:
             raise SchemaError(exc.message, path=folder / FILES[kind], line=exc.line, field=exc.field) from exc
-    cross = _cross_problems(*(list(enumerate(items[k], start=1)) for k in ("questions", "sites", "pairs")),
-                            folder)
+    cross = _cross_problems(*(list(enumerate(items[k], start=1)) for k in ("questions", "sites", "pairs")), folder)
     if cross:
         p = cross[0]
         raise BankError(p.message, path=p.path, line=p.line, field=p.field)
@@ -534,8 +585,12 @@ def add_pairs(folder: str | Path, pairs: Iterable[dict[str, Any]]) -> dict[str, 
         data = jsonl_bytes(items, "pair")
     except SchemaError as exc:
         raise SchemaError(exc.message, path=folder / FILES["pairs"], line=exc.line, field=exc.field) from exc
-    cross = _cross_problems(list(enumerate(bank.questions, start=1)), list(enumerate(bank.sites, start=1)),
-                            list(enumerate(items, start=1)), folder)
+    cross = _cross_problems(
+        list(enumerate(bank.questions, start=1)),
+        list(enumerate(bank.sites, start=1)),
+        list(enumerate(items, start=1)),
+        folder,
+    )
     if cross:
         p = cross[0]
         raise BankError(p.message, path=p.path, line=p.line, field=p.field)
@@ -567,6 +622,18 @@ def load_site_json(path: str | Path) -> dict[str, Any]:
 
 
 __all__ = [
-    "Bank", "Field", "Problem", "INSUFFICIENT", "add_pairs", "canonical", "dumps_line", "load_bank", "load_site_json",
-    "read_jsonl", "sha256_file", "validate_bank", "write_bank", "write_jsonl",
+    "Bank",
+    "Field",
+    "Problem",
+    "INSUFFICIENT",
+    "add_pairs",
+    "canonical",
+    "dumps_line",
+    "load_bank",
+    "load_site_json",
+    "read_jsonl",
+    "sha256_file",
+    "validate_bank",
+    "write_bank",
+    "write_jsonl",
 ]

@@ -180,8 +180,14 @@ def otsu_threshold(values: np.ndarray) -> float:
     return float(threshold_otsu(v))
 
 
-def area_above(image: np.ndarray, threshold: float, pixel_area_km2: float, *, inside: np.ndarray | None = None,
-               min_valid: float = 0.0) -> float:
+def area_above(
+    image: np.ndarray,
+    threshold: float,
+    pixel_area_km2: float,
+    *,
+    inside: np.ndarray | None = None,
+    min_valid: float = 0.0,
+) -> float:
     """km2 of pixels above `threshold`, scaled up from the valid pixels to the whole (inside) area.
 
     NaN when fewer than `min_valid` (share) of the pixels are valid.
@@ -249,7 +255,9 @@ def peak_month_harmonic(doy: Sequence[float], values: Sequence[float], harmonics
     coef, *_ = np.linalg.lstsq(np.column_stack(cols), v, rcond=None)
     grid = np.arange(1, 366, dtype=float)
     wg = 2 * np.pi * grid / 365.25
-    fit = coef[0] + sum(coef[2 * k - 1] * np.cos(k * wg) + coef[2 * k] * np.sin(k * wg) for k in range(1, harmonics + 1))
+    fit = coef[0] + sum(
+        coef[2 * k - 1] * np.cos(k * wg) + coef[2 * k] * np.sin(k * wg) for k in range(1, harmonics + 1)
+    )
     peak_doy = int(grid[int(np.argmax(fit))])
     import datetime as dt
 
@@ -269,8 +277,15 @@ def sharpest_fall(years: Sequence[int], values: Sequence[float]) -> tuple[int | 
     return int(y[k + 1]), float(drops[k])
 
 
-def recovery_years(years: Sequence[int], values: Sequence[float], event_year: int, *, baseline_years: int = 3,
-                   fraction: float = 0.9, baseline: str = "mean") -> float | None:
+def recovery_years(
+    years: Sequence[int],
+    values: Sequence[float],
+    event_year: int,
+    *,
+    baseline_years: int = 3,
+    fraction: float = 0.9,
+    baseline: str = "mean",
+) -> float | None:
     """Years after `event_year` until the value first returns to `fraction` of the pre-event level.
 
     The pre-event level is the mean (or median, or last value) of the `baseline_years` years before the
@@ -292,8 +307,15 @@ def recovery_years(years: Sequence[int], values: Sequence[float], event_year: in
     return None
 
 
-def recovery_years_dated(dates: Sequence[dt.date], values: Sequence[float], event_year: int, *,
-                         baseline_years: int = 3, fraction: float = 0.9, calendar: bool = False) -> float | None:
+def recovery_years_dated(
+    dates: Sequence[dt.date],
+    values: Sequence[float],
+    event_year: int,
+    *,
+    baseline_years: int = 3,
+    fraction: float = 0.9,
+    calendar: bool = False,
+) -> float | None:
     """Recovery from a per-scene series with its acquisition dates (no annual compositing).
 
     The fall is the largest drop between consecutive valid scenes whose later scene lies in `event_year`
@@ -367,8 +389,9 @@ def snow_days_observed_share(ndsi: np.ndarray, threshold: float = 10.0, *, min_o
 # ----------------------------------------------------------------------------- combining methods
 
 
-def combine_numeric(values: dict[str, float], *, min_rel: float = 0.05, abs_floor: float = 0.0
-                    ) -> tuple[float, tuple[float, float]] | None:
+def combine_numeric(
+    values: dict[str, float], *, min_rel: float = 0.05, abs_floor: float = 0.0
+) -> tuple[float, tuple[float, float]] | None:
     """(median, (lo, hi)): lo/hi cover every method and at least +-min_rel of the median (and +-abs_floor)."""
     v = np.array([x for x in values.values() if x is not None and math.isfinite(x)], dtype=float)
     if v.size == 0:

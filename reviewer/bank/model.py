@@ -17,8 +17,16 @@ FIELD_TYPES = ("number", "category", "year", "years", "month", "quadrant", "text
 QUADRANTS = ("north-west", "north-east", "south-west", "south-east")
 CLASSES = ("computable", "recognition", "insufficient")
 TASKS = (
-    "quantify", "trend", "date", "compare", "regional_statistics",
-    "attribute", "anomaly_climate", "detect", "season", "recovery",
+    "quantify",
+    "trend",
+    "date",
+    "compare",
+    "regional_statistics",
+    "attribute",
+    "anomaly_climate",
+    "detect",
+    "season",
+    "recovery",
 )
 REFERENCE_SOURCES = ("method", "record_product", "withheld_product", "visual", "observations")
 #: Landsat sensor names as written in a question's `sensors`; two or more make it multi-sensor.

@@ -81,8 +81,10 @@ def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:
     rr, cc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
     north, west = rr < h / 2, cc < w / 2
     out = {
-        "north-west": north & west, "north-east": north & ~west,
-        "south-west": ~north & west, "south-east": ~north & ~west,
+        "north-west": north & west,
+        "north-east": north & ~west,
+        "south-west": ~north & west,
+        "south-east": ~north & ~west,
     }
     out["centre"] = (rr >= 0.4 * h) & (rr < 0.6 * h) & (cc >= 0.4 * w) & (cc < 0.6 * w)
     out["site"] = np.ones(shape, bool)
@@ -212,7 +214,12 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     for d in (raw_b, harm_b):
         for b in d:
             d[b] = np.where(valid, d[b], np.nan).astype(np.float32)
-    return {"scene": scene, "h": indices(harm_b), "r": indices(raw_b), "clear": float(valid.sum() / max(1, inside.sum()))}
+    return {
+        "scene": scene,
+        "h": indices(harm_b),
+        "r": indices(raw_b),
+        "clear": float(valid.sum() / max(1, inside.sum())),
+    }
 
 
 def _coarse_scene(scene: Scene, grid: Grid) -> np.ndarray | None:
@@ -315,8 +322,7 @@ def build_series(
     parts = PARTS if parts is None else frozenset(parts)
     wc, _ = _read_product(site.dir, "esa_worldcover", grid) if "products" in parts else (None, None)
     series.worldcover = wc
-    hansen, hansen_path = (_read_product(site.dir, "hansen_gfc_lossyear", grid) if "products" in parts
-                           else (None, None))
+    hansen, hansen_path = _read_product(site.dir, "hansen_gfc_lossyear", grid) if "products" in parts else (None, None)
     series.hansen_lossyear, series.hansen_path = hansen, hansen_path
     if wc is not None and (wc == 40).any():
         crop = wc == 40
@@ -330,14 +336,20 @@ def build_series(
     to_read = [s for s in landsat if (s.clear_fraction or 0.0) >= cfg.min_scene_clear and "landsat" in parts]
     last_year = years[-1] if years else 0
     coarse = [
-        s for s in scenes
-        if "coarse" in parts and s.label in COARSE and s.product_spec.band_by_name("ndvi") is not None
-        and ((s.date + dt.timedelta(days=8)).month in cfg.growing_months
-                                  or s.year > last_year - cfg.coarse_all_months_years)
+        s
+        for s in scenes
+        if "coarse" in parts
+        and s.label in COARSE
+        and s.product_spec.band_by_name("ndvi") is not None
+        and (
+            (s.date + dt.timedelta(days=8)).month in cfg.growing_months
+            or s.year > last_year - cfg.coarse_all_months_years
+        )
     ]
     era5 = [s for s in scenes if "era5" in parts and s.label == "ERA5-Land" and "tp" in s.files]
-    snow = [s for s in scenes if "snow" in parts and s.product_spec.family == "modis_snow"
-            and "NDSI_Snow_Cover" in s.files]
+    snow = [
+        s for s in scenes if "snow" in parts and s.product_spec.family == "modis_snow" and "NDSI_Snow_Cover" in s.files
+    ]
     total = max(1, len(to_read) + len(coarse) + len(era5) + len(snow))
     done = 0
 
@@ -430,8 +442,11 @@ def build_series(
             d["rows"].append((scene.date, values))
         for label, d in per_label.items():
             rows = sorted(d["rows"], key=lambda r: r[0])
-            series.snow[label] = {"dates": [r[0] for r in rows], "ndsi": np.stack([r[1] for r in rows]),
-                                  "weights": d["weights"]}
+            series.snow[label] = {
+                "dates": [r[0] for r in rows],
+                "ndsi": np.stack([r[1] for r in rows]),
+                "weights": d["weights"],
+            }
     series.seconds = time.perf_counter() - t0
     if progress is not None:
         progress(0.8, f"read {series.scenes_read} scenes")

@@ -44,16 +44,26 @@ def import_bank(store: Store, folder: str | Path) -> tuple[str, str]:
             db.execute(f"DELETE FROM {table} WHERE bank = ? AND version = ?", [name, version])
         db["banks"].upsert(
             {
-                "name": name, "version": version, "created": bank.manifest["created"],
-                "schema_version": bank.manifest["schema_version"], "frozen": int(bank.frozen),
-                "manifest": dumps_manifest(bank.manifest), "imported_at": now,
+                "name": name,
+                "version": version,
+                "created": bank.manifest["created"],
+                "schema_version": bank.manifest["schema_version"],
+                "frozen": int(bank.frozen),
+                "manifest": dumps_manifest(bank.manifest),
+                "imported_at": now,
             },
             pk=("name", "version"),
         )
         db["bank_questions"].insert_all(
             {
-                "bank": name, "version": version, "position": i, "id": q["id"], "site": q["site"],
-                "class": q["class"], "task": q["task"], "status": statuses.get(q["id"], "generated"),
+                "bank": name,
+                "version": version,
+                "position": i,
+                "id": q["id"],
+                "site": q["site"],
+                "class": q["class"],
+                "task": q["task"],
+                "status": statuses.get(q["id"], "generated"),
                 "json": dumps_line(q, "question"),
             }
             for i, q in enumerate(bank.questions)
@@ -64,8 +74,13 @@ def import_bank(store: Store, folder: str | Path) -> tuple[str, str]:
         )
         db["bank_pairs"].insert_all(
             {
-                "bank": name, "version": version, "position": i, "id": p["id"], "question": p["question"],
-                "kind": p["kind"], "json": dumps_line(p, "pair"),
+                "bank": name,
+                "version": version,
+                "position": i,
+                "id": p["id"],
+                "question": p["question"],
+                "kind": p["kind"],
+                "json": dumps_line(p, "pair"),
             }
             for i, p in enumerate(bank.pairs)
         )
@@ -75,14 +90,21 @@ def import_bank(store: Store, folder: str | Path) -> tuple[str, str]:
 
 def bank_versions(store: Store, name: str) -> list[dict[str, Any]]:
     """Stored versions of a bank, most recently imported last."""
-    return list(store.db.query(
-        "SELECT name, version, created, frozen, imported_at FROM banks WHERE name = ? "
-        "ORDER BY imported_at, rowid", [name]))
+    return list(
+        store.db.query(
+            "SELECT name, version, created, frozen, imported_at FROM banks WHERE name = ? ORDER BY imported_at, rowid",
+            [name],
+        )
+    )
 
 
 def _rows(store: Store, table: str, name: str, version: str) -> list[dict[str, Any]]:
-    return [json.loads(r["json"]) for r in store.db.query(
-        f"SELECT json FROM {table} WHERE bank = ? AND version = ? ORDER BY position", [name, version])]
+    return [
+        json.loads(r["json"])
+        for r in store.db.query(
+            f"SELECT json FROM {table} WHERE bank = ? AND version = ? ORDER BY position", [name, version]
+        )
+    ]
 
 
 def export_bank(
@@ -103,7 +125,9 @@ def export_bank(
         raise BankError(f"no bank {which} in the store")
     row = versions[-1]
     manifest = write_bank(
-        folder, name, row["version"],
+        folder,
+        name,
+        row["version"],
         questions=_rows(store, "bank_questions", name, row["version"]),
         sites=_rows(store, "bank_sites", name, row["version"]),
         pairs=_rows(store, "bank_pairs", name, row["version"]),

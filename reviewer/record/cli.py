@@ -37,7 +37,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}  {s.scene_id}{'' if s.record else '  (withheld reference)'}"
         )
     summary = index.summary()
-    echo(f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})" + ("  [from the stored index]" if index.from_store else ""))
+    echo(
+        f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})"
+        + ("  [from the stored index]" if index.from_store else "")
+    )
     for label, span in summary["sensor_spans"].items():
         n = sum(c.get(label, 0) for c in summary["scenes_per_year"].values())
         echo(f"  {label:11} {n:5} scenes  {span['first']} .. {span['last']}")
@@ -130,11 +133,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("render", help="render dates side by side with one stretch")
     p.add_argument("site_dir")
-    p.add_argument("--date", action="append", required=True, help="YYYY-MM-DD, YYYY or YYYY-YYYY; repeat for a pair or strip")
+    p.add_argument(
+        "--date", action="append", required=True, help="YYYY-MM-DD, YYYY or YYYY-YYYY; repeat for a pair or strip"
+    )
     p.add_argument("--composite", default="truecolor", choices=composite_names())
-    p.add_argument("--composite-method", default="clearest", choices=["clearest", "median"], help="for a year or period")
+    p.add_argument(
+        "--composite-method", default="clearest", choices=["clearest", "median"], help="for a year or period"
+    )
     p.add_argument("--stretch", help="stretch JSON (text or file) to reproduce a render")
-    p.add_argument("--percentiles", action="store_true", help="stretch from whole-stack percentiles instead of the fixed default")
+    p.add_argument(
+        "--percentiles", action="store_true", help="stretch from whole-stack percentiles instead of the fixed default"
+    )
     p.add_argument("--sensor", action="append", help="only these sensors (TM, ETM+, OLI, OLI-2, MSI ...)")
     p.add_argument("--out", required=True)
     p.add_argument("--json", action="store_true", help="print the stretch and scenes used")

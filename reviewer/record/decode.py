@@ -32,8 +32,21 @@ from reviewer.record.site import Site
 logger = logging.getLogger(__name__)
 
 #: S2 band_id order in MTD_MSIL2A.xml BOA_ADD_OFFSET_VALUES_LIST.
-S2_BAND_IDS = {"B01": 0, "B02": 1, "B03": 2, "B04": 3, "B05": 4, "B06": 5, "B07": 6, "B08": 7,
-               "B8A": 8, "B09": 9, "B10": 10, "B11": 11, "B12": 12}
+S2_BAND_IDS = {
+    "B01": 0,
+    "B02": 1,
+    "B03": 2,
+    "B04": 3,
+    "B05": 4,
+    "B06": 5,
+    "B07": 6,
+    "B08": 7,
+    "B8A": 8,
+    "B09": 9,
+    "B10": 10,
+    "B11": 11,
+    "B12": 12,
+}
 
 _INT_DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32"}
 
@@ -254,7 +267,11 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
     for step in rule.get("by_date", []):
         if date.isoformat() >= step["from"]:
             offset = float(step["offset"])
-    return {"offset": offset, "quantification": float(rule.get("quantification", 10000)), "offset_source": "acquisition date"}
+    return {
+        "offset": offset,
+        "quantification": float(rule.get("quantification", 10000)),
+        "offset_source": "acquisition date",
+    }
 
 
 def band_scaling(spec: BandSpec, extra: dict | None) -> tuple[float, float]:

@@ -12,6 +12,7 @@ import platformdirs
 
 logger = logging.getLogger(__name__)
 
+
 def demo_site_dir() -> Path:
     """REVIEWER_DEMO_DIR, else the user cache directory."""
     env = os.environ.get("REVIEWER_DEMO_DIR")

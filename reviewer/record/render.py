@@ -39,7 +39,10 @@ class Panel:
         return {
             "label": self.label,
             "method": self.method,
-            "scenes": [{"scene_id": s.scene_id, "date": s.date.isoformat(), "sensor": s.label, "product": s.product} for s in self.scenes],
+            "scenes": [
+                {"scene_id": s.scene_id, "date": s.date.isoformat(), "sensor": s.label, "product": s.product}
+                for s in self.scenes
+            ],
         }
 
 
@@ -87,7 +90,9 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
         return Panel(f"{period}  median of {len(idx)}  {sensors}", med, scenes, "median")
     best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
     s = stack.scenes[best]
-    return Panel(f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest")
+    return Panel(
+        f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest"
+    )
 
 
 def nice_scale_km(width_km: float) -> float:
@@ -142,8 +147,16 @@ def render_panels(
                 side.set_linewidth(3)
         x0, y0 = w * 0.05, h * 0.93
         ax.add_patch(Rectangle((x0, y0 - h * 0.015), bar_px, h * 0.03, color="white", ec="black", lw=0.5))
-        ax.text(x0 + bar_px / 2, y0 - h * 0.03, f"{bar_km:g} km", color="white", ha="center", va="bottom", fontsize=7,
-                bbox={"facecolor": "black", "alpha": 0.4, "pad": 1, "lw": 0})
+        ax.text(
+            x0 + bar_px / 2,
+            y0 - h * 0.03,
+            f"{bar_km:g} km",
+            color="white",
+            ha="center",
+            va="bottom",
+            fontsize=7,
+            bbox={"facecolor": "black", "alpha": 0.4, "pad": 1, "lw": 0},
+        )
     st = stretch.to_json()
     chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
     footer = f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}"
@@ -180,7 +193,9 @@ def render_dates(
 ) -> dict[str, Any]:
     """The `reviewer render` verb: same extent (the site grid) and same stretch for every panel."""
     if composite not in composites():
-        raise ReviewerError(f"unknown composite {composite!r}; choose one of {', '.join(composites())}", field="composite")
+        raise ReviewerError(
+            f"unknown composite {composite!r}; choose one of {', '.join(composites())}", field="composite"
+        )
     if not dates:
         raise ReviewerError("give at least one --date", field="date")
     stack = open_stack(index, composite=composite, sensors=sensors)

@@ -186,7 +186,10 @@ def _measure(scene: Scene, site: Site, grid: Grid, inside) -> Scene | ScanProble
     missing = [b for b in product.required if b not in scene.files]
     if missing:
         where = next(iter(scene.files.values()))
-        return ScanProblem(where, f"missing band: scene {scene.scene_id} has no {', '.join(missing)} (quality layer); its bands cannot be masked")
+        return ScanProblem(
+            where,
+            f"missing band: scene {scene.scene_id} has no {', '.join(missing)} (quality layer); its bands cannot be masked",
+        )
     physical = [t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files]
     if not physical:
         where = next(iter(scene.files.values()))

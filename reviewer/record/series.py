@@ -79,7 +79,14 @@ class Series:
                 "masked": int(m),
             }
             for i, d, s, sid, v, sp, m, n in zip(
-                self.indices, self.dates, self.sensors, self.scene_ids, self.values, self.spread, self.masked, self.n_pixels,
+                self.indices,
+                self.dates,
+                self.sensors,
+                self.scene_ids,
+                self.values,
+                self.spread,
+                self.masked,
+                self.n_pixels,
                 strict=True,
             )
         ]
@@ -252,7 +259,9 @@ def coverage(scenes: Sequence[Scene] | SceneIndex, *, clear_threshold: float = 0
     order = {k: n for n, k in enumerate(sensor_order())}
     sensors = {k: sorted(per_sensor[k]) for k in sorted(per_sensor, key=lambda k: (order.get(k, 99), k))}
     years = list(range(min(clear.keys() | cloudy.keys()), max(clear.keys() | cloudy.keys()) + 1)) if scenes else []
-    return Coverage(sensors, years, [clear.get(y, 0) for y in years], [cloudy.get(y, 0) for y in years], slc_off, clear_threshold)
+    return Coverage(
+        sensors, years, [clear.get(y, 0) for y in years], [cloudy.get(y, 0) for y in years], slc_off, clear_threshold
+    )
 
 
 # ----------------------------------------------------------------------------- chips and navigation

@@ -59,7 +59,9 @@ class Site:
             return None
         from rasterio.features import geometry_mask
 
-        inside = ~geometry_mask(self.boundary_geometries(), out_shape=self.shape, transform=self.transform, all_touched=False)
+        inside = ~geometry_mask(
+            self.boundary_geometries(), out_shape=self.shape, transform=self.transform, all_touched=False
+        )
         if not inside.any():
             raise SiteError("the boundary does not overlap the site grid", path=self.boundary_path)
         return inside
@@ -132,7 +134,9 @@ def load_site(site_dir: str | Path) -> Site:
         raise SiteError(f"unknown CRS {doc['crs']!r}", path=path, field="crs") from exc
     w, s, e, n = (float(v) for v in doc["bbox"])
     if not (e > w and n > s):
-        raise SiteError("bbox must be [west, south, east, north] with east > west and north > south", path=path, field="bbox")
+        raise SiteError(
+            "bbox must be [west, south, east, north] with east > west and north > south", path=path, field="bbox"
+        )
     if "shape" in doc:
         rows, cols = (int(v) for v in doc["shape"])
         resolution = float(doc.get("resolution", (e - w) / cols))

@@ -133,7 +133,11 @@ def composite_bands(composite: str, scene: Scene) -> list[str] | None:
     spec = composites()[composite]
     product = scene.product_spec
     if "index" in spec:
-        if spec.get("band") and product.band_by_name(spec["band"]) and product.band_by_name(spec["band"]).token in scene.files:
+        if (
+            spec.get("band")
+            and product.band_by_name(spec["band"])
+            and product.band_by_name(spec["band"]).token in scene.files
+        ):
             return [spec["band"]]
         names = spec["index"]
     else:
@@ -155,6 +159,7 @@ def read_bands(
     cache: SceneCache | None = None,
 ) -> np.ndarray:
     """(len(names), y, x) float32 physical values of one scene, masked to NaN, optionally harmonized to OLI."""
+
     def read() -> np.ndarray:
         data = read_scene(scene, scene.product_spec, names, grid, mask=mask)
         out = np.stack([data.bands[n] for n in names])
@@ -219,7 +224,9 @@ class Stack:
         return [f"{s.date.isoformat()} {s.label}" for s in self.scenes]
 
     def read(self, i: int, composite: str, *, mask: Iterable[str] | None = None) -> np.ndarray:
-        return read_composite(self.scenes[i], composite, self.grid, mask=mask, harmonized=self.harmonized, cache=self.cache)
+        return read_composite(
+            self.scenes[i], composite, self.grid, mask=mask, harmonized=self.harmonized, cache=self.cache
+        )
 
     def channels(self, composite: str) -> da.Array:
         """Lazy (t, c, y, x) float32 physical channels; nothing is read until a slice is computed."""
@@ -242,12 +249,14 @@ class Stack:
             return read_bands(self.scenes[i], [name], self.grid, harmonized=self.harmonized, cache=self.cache)[0]
 
         parts = [
-            da.from_delayed(dask.delayed(one, pure=True)(i), shape=self.grid.shape, dtype=np.float32) for i in range(len(self.scenes))
+            da.from_delayed(dask.delayed(one, pure=True)(i), shape=self.grid.shape, dtype=np.float32)
+            for i in range(len(self.scenes))
         ]
         return da.stack(parts) if parts else da.zeros((0, *self.grid.shape), dtype=np.float32)
 
     def rgb(self, composite: str, stretch: Stretch) -> da.Array:
         """Lazy (t, y, x, 3) uint8 renders, every date with the same stretch."""
+
         def render(i: int) -> np.ndarray:
             return stretch.apply(self.read(i, composite))
 

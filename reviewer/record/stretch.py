@@ -56,11 +56,15 @@ class Stretch:
     def is_index(self) -> bool:
         return "index" in composites()[self.composite]
 
-    def with_channel(self, i: int, *, low: float | None = None, high: float | None = None, gamma: float | None = None) -> Stretch:
+    def with_channel(
+        self, i: int, *, low: float | None = None, high: float | None = None, gamma: float | None = None
+    ) -> Stretch:
         ch = list(self.channels)
         c = ch[i]
         ch[i] = ChannelStretch(
-            c.low if low is None else float(low), c.high if high is None else float(high), c.gamma if gamma is None else float(gamma)
+            c.low if low is None else float(low),
+            c.high if high is None else float(high),
+            c.gamma if gamma is None else float(gamma),
         )
         return replace(self, channels=tuple(ch), source="manual")
 
@@ -85,7 +89,9 @@ class Stretch:
             composite = doc["composite"]
             if composite not in composites():
                 raise SchemaError(f"unknown composite {composite!r}", field="composite")
-            chans = tuple(ChannelStretch(float(c["low"]), float(c["high"]), float(c.get("gamma", 1.0))) for c in doc["channels"])
+            chans = tuple(
+                ChannelStretch(float(c["low"]), float(c["high"]), float(c.get("gamma", 1.0))) for c in doc["channels"]
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise SchemaError(f"not a stretch: {exc}", field="stretch") from exc
         expected = 1 if "index" in composites()[composite] else 3
@@ -94,7 +100,12 @@ class Stretch:
         for c in chans:
             if not c.high > c.low or c.gamma <= 0:
                 raise SchemaError("each channel needs high > low and gamma > 0", field="channels")
-        return cls(composite, chans, doc.get("source", "manual"), doc.get("colormap") or composites()[composite].get("colormap"))
+        return cls(
+            composite,
+            chans,
+            doc.get("source", "manual"),
+            doc.get("colormap") or composites()[composite].get("colormap"),
+        )
 
     # ------------------------------------------------------------------ applying
 
@@ -157,7 +168,13 @@ def colormap_lut(name: str) -> np.ndarray:
 
 
 def percentile_stretch(
-    samples: np.ndarray, composite: str, *, low_pct: float = 2.0, high_pct: float = 98.0, n_scenes: int = 0, gamma: float = 1.0
+    samples: np.ndarray,
+    composite: str,
+    *,
+    low_pct: float = 2.0,
+    high_pct: float = 98.0,
+    n_scenes: int = 0,
+    gamma: float = 1.0,
 ) -> Stretch:
     """A stretch from percentiles of pooled clear pixels (c, n) of the whole stack, never of one image."""
     base = Stretch.default(composite)

@@ -227,9 +227,7 @@ STABLE_BOX = (0.42, 0.40, 0.58, 0.54)
 # Small helpers
 # --------------------------------------------------------------------------------------------------------------
 def _rng(seed: int, *key: int) -> np.random.Generator:
-    return np.random.default_rng(
-        np.random.SeedSequence([int(seed) & 0xFFFFFFFF, *[int(k) for k in key]])
-    )
+    return np.random.default_rng(np.random.SeedSequence([int(seed) & 0xFFFFFFFF, *[int(k) for k in key]]))
 
 
 def _smooth(rng: np.random.Generator, shape: tuple[int, int], scale_px: float) -> np.ndarray:
@@ -238,9 +236,7 @@ def _smooth(rng: np.random.Generator, shape: tuple[int, int], scale_px: float) -
     kh = max(2, int(math.ceil(h / max(scale_px, 1.0))) + 2)
     kw = max(2, int(math.ceil(w / max(scale_px, 1.0))) + 2)
     coarse = rng.standard_normal((kh, kw)).astype(np.float32)
-    out = ndimage.zoom(
-        coarse, (h / kh * 1.0001, w / kw * 1.0001), order=1, mode="nearest", grid_mode=True
-    )[:h, :w]
+    out = ndimage.zoom(coarse, (h / kh * 1.0001, w / kw * 1.0001), order=1, mode="nearest", grid_mode=True)[:h, :w]
     if out.shape != (h, w):  # pragma: no cover - zoom rounding guard
         out = np.pad(out, ((0, h - out.shape[0]), (0, w - out.shape[1])), mode="edge")
     out -= out.mean()
@@ -283,9 +279,7 @@ _TEMPLATES: dict[tuple[Any, ...], tuple[CRS, list[tuple[Any, ...]]]] = {}
 _SMALL = 20_000  # pixels: below this, GDAL's per-file CRS handling costs far more than the pixels
 
 
-def _geo_tags(
-    crs: CRS, transform: Affine, arr: np.ndarray, nodata: float | None
-) -> list[tuple[Any, ...]]:
+def _geo_tags(crs: CRS, transform: Affine, arr: np.ndarray, nodata: float | None) -> list[tuple[Any, ...]]:
     """GDAL's GeoTIFF georeferencing tags for this grid, dtype and nodata (from a scratch file, cached)."""
     key = (id(crs), tuple(transform)[:6], arr.shape, arr.dtype.str, nodata)
     tpl = _TEMPLATES.get(key)
@@ -297,9 +291,7 @@ def _geo_tags(
                 dst.write(np.zeros_like(arr), 1)
             with tifffile.TiffFile(tmp) as tf:
                 tags = [
-                    (t.code, t.dtype, t.count, t.value, True)
-                    for t in tf.pages[0].tags.values()
-                    if t.code in _GEO_TAGS
+                    (t.code, t.dtype, t.count, t.value, True) for t in tf.pages[0].tags.values() if t.code in _GEO_TAGS
                 ]
         finally:
             os.unlink(tmp)
@@ -307,9 +299,7 @@ def _geo_tags(
     return tpl[1]
 
 
-def _write(
-    path: Path, arr: np.ndarray, crs: CRS, transform: Affine, nodata: float | None = None
-) -> None:
+def _write(path: Path, arr: np.ndarray, crs: CRS, transform: Affine, nodata: float | None = None) -> None:
     """One single-band GeoTIFF (DEFLATE, horizontal predictor; 256 px tiles from 512 x 512 px).
 
     Small rasters are written with tifffile and the georeferencing tags GDAL writes for the same grid, dtype
@@ -584,12 +574,8 @@ def build_model(
     burn1 &= base == SHRUB
     burn2 &= base == SHRUB
 
-    tex = (1.0 + 0.05 * _smooth(rng, (n, n), n / 10) + 0.025 * rng.standard_normal((n, n))).astype(
-        np.float32
-    )
-    gtex = (0.05 * _smooth(rng, (n, n), n / 12) + 0.02 * rng.standard_normal((n, n))).astype(
-        np.float32
-    )
+    tex = (1.0 + 0.05 * _smooth(rng, (n, n), n / 10) + 0.025 * rng.standard_normal((n, n))).astype(np.float32)
+    gtex = (0.05 * _smooth(rng, (n, n), n / 12) + 0.02 * rng.standard_normal((n, n))).astype(np.float32)
     elev = _smooth(rng, (n, n), n / 3)
     elev = ((elev - elev.min()) / max(1e-6, float(elev.max() - elev.min()))).astype(np.float32)
     crop_shift = np.zeros((n, n), np.float32)
@@ -727,9 +713,7 @@ def _clouds(
     sc = int(rng.integers(4, 12) * px_scale) + 1
     shadow = np.zeros(shape, bool)
     if sr < h and sc < w:
-        shadow[: h - sr, : w - sc] = cloud[
-            sr:, sc:
-        ]  # shadows fall north-west of their clouds (sun from SE)
+        shadow[: h - sr, : w - sc] = cloud[sr:, sc:]  # shadows fall north-west of their clouds (sun from SE)
     shadow &= ~cloud
     cir = np.zeros(shape, bool)
     if cirrus:
@@ -769,9 +753,7 @@ def _slc_gaps(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndar
     period = float(rng.uniform(15.0, 17.0))
     target = float(rng.uniform(0.17, 0.27))
     phase = float(rng.uniform(0, period))
-    r, c = np.meshgrid(
-        np.arange(h, dtype=np.float32), np.arange(w, dtype=np.float32), indexing="ij"
-    )
+    r, c = np.meshgrid(np.arange(h, dtype=np.float32), np.arange(w, dtype=np.float32), indexing="ij")
     u = r * math.cos(theta) + c * math.sin(theta) + phase
     x = c / max(1, w - 1)
     if rng.random() < 0.5:
@@ -784,9 +766,7 @@ def _slc_gaps(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndar
 # --------------------------------------------------------------------------------------------------------------
 # Landsat
 # --------------------------------------------------------------------------------------------------------------
-def _landsat_plan(
-    model: DemoSiteModel, scenes_per_year: int, rng: np.random.Generator
-) -> list[dict[str, Any]]:
+def _landsat_plan(model: DemoSiteModel, scenes_per_year: int, rng: np.random.Generator) -> list[dict[str, Any]]:
     plan: list[dict[str, Any]] = []
     for year in range(model.start, model.end + 1):
         for prefix, fam, pid, first, last, ref in MISSIONS:
@@ -880,9 +860,7 @@ def _thermal(cls: np.ndarray, d: dt.date, snow: np.ndarray | None) -> np.ndarray
     return t
 
 
-def _mtl(
-    spec: dict[str, Any], files: list[str], grid: Grid, cloud_cover: float, thermal: bool
-) -> str:
+def _mtl(spec: dict[str, Any], files: list[str], grid: Grid, cloud_cover: float, thermal: bool) -> str:
     sc_id, sensor, tm = MISSION_META[spec["prefix"]]
     pid = spec["id"]
     w, s, e, n = grid.bounds
@@ -947,9 +925,7 @@ def _mtl(
     return "\n".join(lines)
 
 
-def _render_landsat(
-    model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dict[str, Any]
-) -> dict[str, Any]:
+def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dict[str, Any]) -> dict[str, Any]:
     n = model.size
     d = spec["date"]
     fam = spec["family"]
@@ -1067,15 +1043,11 @@ def _render_landsat(
             ]
     cloud_frac = float(((qa_f & 8) > 0).sum() / npx)
     if opts["mtl"]:
-        (folder / f"{spec['id']}_MTL.txt").write_text(
-            _mtl(spec, files, grid, cloud_frac, thermal), encoding="utf-8"
-        )
+        (folder / f"{spec['id']}_MTL.txt").write_text(_mtl(spec, files, grid, cloud_frac, thermal), encoding="utf-8")
     return {
         "id": spec["id"],
         "product": spec["product"],
-        "sensor": {"tm": "TM", "etm": "ETM+", "oli": "OLI"}[fam]
-        if spec["prefix"] != "LC09"
-        else "OLI-2",
+        "sensor": {"tm": "TM", "etm": "ETM+", "oli": "OLI"}[fam] if spec["prefix"] != "LC09" else "OLI-2",
         "date": _date_iso(d),
         "tier": spec["tier"],
         "cloud_fraction": round(cloud_frac, 5),
@@ -1107,12 +1079,7 @@ def _s2_plan(model: DemoSiteModel, per_year: int, rng: np.random.Generator) -> l
     k = 0
     for year in range(first, model.end + 1):
         n = max(1, per_year)
-        days = sorted(
-            {
-                int(rng.integers(int(b[0]), int(b[-1]) + 1))
-                for b in np.array_split(np.arange(1, 366), n)
-            }
-        )
+        days = sorted({int(rng.integers(int(b[0]), int(b[-1]) + 1)) for b in np.array_split(np.arange(1, 366), n)})
         for doy in days:
             d = dt.date(year, 1, 1) + dt.timedelta(days=doy - 1)
             sat = "S2A" if k % 2 == 0 else "S2B"
@@ -1143,15 +1110,10 @@ def _mtd_xml(spec: dict[str, Any], files: list[str]) -> str:
     pb = "04.00" if spec["baseline"] == "N0400" else "02.13"
     craft = "Sentinel-2A" if spec["sat"] == "S2A" else "Sentinel-2B"
     gen = dt.datetime.strptime(spec["generated"], "%Y%m%dT%H%M%S")
-    images = "\n".join(
-        f"                        <IMAGE_FILE>{f.rsplit('.', 1)[0]}</IMAGE_FILE>" for f in files
-    )
+    images = "\n".join(f"                        <IMAGE_FILE>{f.rsplit('.', 1)[0]}</IMAGE_FILE>" for f in files)
     offsets = ""
     if spec["offset"]:
-        rows = "\n".join(
-            f'        <BOA_ADD_OFFSET band_id="{i}">{spec["offset"]}</BOA_ADD_OFFSET>'
-            for i in range(13)
-        )
+        rows = "\n".join(f'        <BOA_ADD_OFFSET band_id="{i}">{spec["offset"]}</BOA_ADD_OFFSET>' for i in range(13))
         offsets = f"            <BOA_ADD_OFFSET_VALUES_LIST>\n{rows}\n      </BOA_ADD_OFFSET_VALUES_LIST>\n"
     return f"""<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 <n1:Level-2A_User_Product xmlns:n1="https://psd-14.sentinel2.eo.esa.int/PSD/User_Product_Level-2A.xsd" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="https://psd-14.sentinel2.eo.esa.int/PSD/User_Product_Level-2A.xsd">
@@ -1204,9 +1166,7 @@ def _mtd_xml(spec: dict[str, Any], files: list[str]) -> str:
 """
 
 
-def _render_s2(
-    model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dict[str, Any]
-) -> dict[str, Any]:
+def _render_s2(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dict[str, Any]) -> dict[str, Any]:
     d = spec["date"]
     rng = _rng(model.seed, 3, spec["index"])
     grid = _s2_grid(model)
@@ -1269,9 +1229,7 @@ class Coarse:
     counts: np.ndarray
 
     def mean(self, values: np.ndarray) -> np.ndarray:
-        s = np.bincount(
-            self.pairs_coarse, weights=values.ravel()[self.pairs_site], minlength=self.counts.size
-        )
+        s = np.bincount(self.pairs_coarse, weights=values.ravel()[self.pairs_site], minlength=self.counts.size)
         return (s / self.counts).reshape(self.grid.shape)
 
 
@@ -1336,9 +1294,7 @@ def _stamp(rng: np.random.Generator, d: dt.date) -> str:
     return f"{p.year}{_doy(p):03d}{int(rng.integers(0, 24)):02d}{int(rng.integers(0, 60)):02d}{int(rng.integers(0, 60)):02d}"
 
 
-def _render_vi_year(
-    model: DemoSiteModel, task: dict[str, Any], root: Path, opts: dict[str, Any]
-) -> dict[str, Any]:
+def _render_vi_year(model: DemoSiteModel, task: dict[str, Any], root: Path, opts: dict[str, Any]) -> dict[str, Any]:
     prod, year = task["product"], task["year"]
     first, doy0, coll, px, fill, rdtype, rfill = VI_PRODUCTS[prod]
     coarse: Coarse = opts["coarse250"] if px == MODIS_250 else opts["coarse500"]
@@ -1367,9 +1323,7 @@ def _render_vi_year(
         ndvi = np.where(marginal, ndvi - np.abs(0.05 * rng.standard_normal(shape)), ndvi)
         nd = np.clip(np.rint(ndvi * 10000), -2000, 10000).astype(np.int16)
         if prod == "VNP13A1":
-            rel = np.where(
-                rng.random(shape) < 0.7, 0, np.where(rng.random(shape) < 0.6, 1, 2)
-            ).astype(np.uint8)
+            rel = np.where(rng.random(shape) < 0.7, 0, np.where(rng.random(shape) < 0.6, 1, 2)).astype(np.uint8)
             rel[marginal] = 5
             rel[snow] = 8
             rel[cloud] = 9
@@ -1472,18 +1426,8 @@ def _climate(model: DemoSiteModel) -> dict[str, Any]:
         yfac = float(np.exp(rng.normal(0, 0.1)))
         trow, prow = [], []
         for m in range(1, 13):
-            t = (
-                281.5
-                - 10.0 * math.cos(2 * math.pi * (m - 1) / 12)
-                + 0.03 * (y - 1990)
-                + snow_k
-                + rng.normal(0, 0.8)
-            )
-            p = (
-                (0.0019 + 0.0011 * math.exp(-0.5 * ((m - 7) / 1.8) ** 2))
-                * yfac
-                * float(np.exp(rng.normal(0, 0.25)))
-            )
+            t = 281.5 - 10.0 * math.cos(2 * math.pi * (m - 1) / 12) + 0.03 * (y - 1990) + snow_k + rng.normal(0, 0.8)
+            p = (0.0019 + 0.0011 * math.exp(-0.5 * ((m - 7) / 1.8) ** 2)) * yfac * float(np.exp(rng.normal(0, 0.25)))
             if y == model.ev.drought_year and 4 <= m <= 9:
                 p *= 0.35
                 t += 1.8
@@ -1508,9 +1452,7 @@ def _era5_grid(model: DemoSiteModel) -> Grid:
     north = math.ceil((max(lat) - 0.05) / 0.1) * 0.1 + 0.05
     cols = int(round((east - west) / 0.1))
     rows = int(round((north - south) / 0.1))
-    return Grid(
-        CRS.from_epsg(4326), Affine(0.1, 0, round(west, 4), 0, -0.1, round(north, 4)), (rows, cols)
-    )
+    return Grid(CRS.from_epsg(4326), Affine(0.1, 0, round(west, 4), 0, -0.1, round(north, 4)), (rows, cols))
 
 
 def _write_era5(model: DemoSiteModel, clim: dict[str, Any], root: Path) -> int:
@@ -1539,9 +1481,7 @@ def _write_era5(model: DemoSiteModel, clim: dict[str, Any], root: Path) -> int:
     return count
 
 
-def _lonlat(
-    model: DemoSiteModel, xs: list[float], ys: list[float]
-) -> tuple[list[float], list[float]]:
+def _lonlat(model: DemoSiteModel, xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:
     lon, lat = warp_transform(model.grid.crs, CRS.from_epsg(4326), xs, ys)
     return list(lon), list(lat)
 
@@ -1572,9 +1512,7 @@ def _region(
     rows, cols = np.nonzero(mask)
     if box is None:
         box = (
-            [int(rows.min()), int(cols.min()), int(rows.max()) + 1, int(cols.max()) + 1]
-            if rows.size
-            else [0, 0, 0, 0]
+            [int(rows.min()), int(cols.min()), int(rows.max()) + 1, int(cols.max()) + 1] if rows.size else [0, 0, 0, 0]
         )
     r0, c0, r1, c1 = box
     out: dict[str, Any] = {
@@ -1583,9 +1521,7 @@ def _region(
         "crs_box": [t.c + c0 * RES, t.f - r1 * RES, t.c + c1 * RES, t.f - r0 * RES],
         "pixels": int(mask.sum()),
         "area_km2": round(float(mask.sum()) * RES * RES / 1e6, 6),
-        "quadrant": _quadrant(float(rows.mean()) / n, float(cols.mean()) / n)
-        if rows.size
-        else None,
+        "quadrant": _quadrant(float(rows.mean()) / n, float(cols.mean()) / n) if rows.size else None,
     }
     if centre is not None:
         cr, cc = centre[0] * n, centre[1] * n
@@ -1627,9 +1563,7 @@ def _truth(
         green[y] = round(float(np.mean(vals)), 5)
     lowest = min(green, key=green.get)
     if lowest != ev.drought_year:
-        logger.warning(
-            "drought year %s is not the lowest-greenness year (%s)", ev.drought_year, lowest
-        )
+        logger.warning("drought year %s is not the lowest-greenness year (%s)", ev.drought_year, lowest)
 
     tp_annual = {y: round(float(np.mean(v)), 7) for y, v in clim["tp"].items()}
     tp_gs = {y: round(float(np.mean(v[3:9])), 7) for y, v in clim["tp"].items()}
@@ -1666,12 +1600,9 @@ def _truth(
     largest = max(burns, key=lambda b: b["pixels"])
 
     # Crop phenology of a normal (non-drought) year.
-    ref_year = next(
-        (y for y in range(model.end, model.start - 1, -1) if y != ev.drought_year), model.end
-    )
+    ref_year = next((y for y in range(model.end, model.start - 1, -1) if y != ev.drought_year), model.end)
     crop_monthly = {
-        str(m): round(float(model.ndvi(dt.date(ref_year, m, 15))[model.crop_mask].mean()), 4)
-        for m in range(1, 13)
+        str(m): round(float(model.ndvi(dt.date(ref_year, m, 15))[model.crop_mask].mean()), 4) for m in range(1, 13)
     }
 
     # Snow: mean snow-season length (days) over land, per winter (the year of January).
@@ -1679,14 +1610,8 @@ def _truth(
     land = ~lake_zone
     snow_days = {}
     for w_ in winters:
-        h = (
-            ev.snow_half.get(w_, 0.0) + 12.0 * (model.elev - 0.5)
-            if ev.snow_half.get(w_, 0.0) > 0
-            else None
-        )
-        days = (
-            np.where(h > 0, 2 * np.ceil(h) - 1, 0) if h is not None else np.zeros_like(model.elev)
-        )
+        h = ev.snow_half.get(w_, 0.0) + 12.0 * (model.elev - 0.5) if ev.snow_half.get(w_, 0.0) > 0 else None
+        days = np.where(h > 0, 2 * np.ceil(h) - 1, 0) if h is not None else np.zeros_like(model.elev)
         snow_days[w_] = round(float(days[land].mean()), 3)
 
     masks = {
@@ -1702,15 +1627,9 @@ def _truth(
         "urban_zone": urban_zone,
     }
     regions = {
-        "lake": _region(
-            model, lake_zone, kind="circle", centre=LAKE_C, radius=LAKE_R, mask_key="lake_zone"
-        ),
-        "urban": _region(
-            model, urban_zone, kind="circle", centre=URBAN_C, radius=URBAN_R, mask_key="urban_zone"
-        ),
-        "clearing": _region(
-            model, model.clear_mask, kind="box", box=boxes["clearing"], mask_key="clearing"
-        ),
+        "lake": _region(model, lake_zone, kind="circle", centre=LAKE_C, radius=LAKE_R, mask_key="lake_zone"),
+        "urban": _region(model, urban_zone, kind="circle", centre=URBAN_C, radius=URBAN_R, mask_key="urban_zone"),
+        "clearing": _region(model, model.clear_mask, kind="box", box=boxes["clearing"], mask_key="clearing"),
         "burn_1": _region(
             model,
             model.burn1_mask,
@@ -1727,12 +1646,8 @@ def _truth(
             radius=BURN2_R,
             mask_key="burn_2",
         ),
-        "cropland": _region(
-            model, model.crop_mask, kind="box", box=boxes["cropland"], mask_key="cropland"
-        ),
-        "stable": _region(
-            model, model.stable_mask, kind="box", box=boxes["stable"], mask_key="stable"
-        ),
+        "cropland": _region(model, model.crop_mask, kind="box", box=boxes["cropland"], mask_key="cropland"),
+        "stable": _region(model, model.stable_mask, kind="box", box=boxes["stable"], mask_key="stable"),
         "vegetated_stable": _region(model, vegetated, kind="mask", mask_key="vegetated_stable"),
     }
     stable_cls = model.base[model.stable_mask]
@@ -1757,13 +1672,10 @@ def _truth(
             "landsat_dn": "DN = round((max(rho + noise, 0.0005) + 0.2) / 2.75e-05), clipped to 1..65454; 65455 where QA_RADSAT flags saturation",
             "etm_tm_from_oli": "rho_etm = (rho_oli - intercept) / slope (inverse of Roy et al. 2016 Table 2 OLS); exact for land, but water NIR/SWIR, negative after the inverse, is floored at 0.0005",
             "reflectance_floor": SR_FLOOR,
-            "roy2016_ols_etm_to_oli": {
-                b: {"slope": s, "intercept": i} for b, (s, i) in ROY_OLS.items()
-            },
+            "roy2016_ols_etm_to_oli": {b: {"slope": s, "intercept": i} for b, (s, i) in ROY_OLS.items()},
             "msi_from_oli": "rho_msi = (rho_oli - intercept) / slope (inverse of the HLS S2 -> OLI adjustment)",
             "hls_s2_to_oli": {
-                u: {b: {"slope": s, "intercept": i} for b, (s, i) in v.items()}
-                for u, v in HLS_S2_TO_OLI.items()
+                u: {b: {"slope": s, "intercept": i} for b, (s, i) in v.items()} for u, v in HLS_S2_TO_OLI.items()
             },
             "noise_sd": NOISE_SD,
             "spectra_oli": {
@@ -1786,12 +1698,8 @@ def _truth(
                 "rule": "water in year y = lake_rank < pixels(y); pixels(y) = round(p0 + (p1 - p0) * clip((y - a)/(b - a), 0, 1))",
                 "pixels_by_year": {str(y): v for y, v in lake_px.items()},
                 "area_km2_by_year": {str(y): km2(v) for y, v in lake_px.items()},
-                "trend_km2_per_year": round(
-                    _ols_slope(lake_span, [lake_px[y] * pa for y in lake_span]), 6
-                ),
-                "design_trend_km2_per_year": round(
-                    (ev.lake_n1 - ev.lake_n0) * pa / max(1, ev.lake_b - ev.lake_a), 6
-                ),
+                "trend_km2_per_year": round(_ols_slope(lake_span, [lake_px[y] * pa for y in lake_span]), 6),
+                "design_trend_km2_per_year": round((ev.lake_n1 - ev.lake_n0) * pa / max(1, ev.lake_b - ev.lake_a), 6),
             },
             "forest_clearing": {
                 "region": "clearing",
@@ -1801,9 +1709,7 @@ def _truth(
                 "pixels": clear_px,
                 "area_km2": km2(clear_px),
                 "after": "bare soil until 1 April two years later, then grassland",
-                "hansen_lossyear_value": ev.clear_date.year - 2000
-                if 2001 <= ev.clear_date.year <= 2024
-                else None,
+                "hansen_lossyear_value": ev.clear_date.year - 2000 if 2001 <= ev.clear_date.year <= 2024 else None,
             },
             "burns": burns,
             "largest_burn_year": largest["year"],
@@ -1814,9 +1720,7 @@ def _truth(
                 "end_year": ev.urban_b,
                 "pixels_by_year": {str(y): v for y, v in urban_px.items()},
                 "area_km2_by_year": {str(y): km2(v) for y, v in urban_px.items()},
-                "trend_km2_per_year": round(
-                    _ols_slope(urban_span, [urban_px[y] * pa for y in urban_span]), 6
-                ),
+                "trend_km2_per_year": round(_ols_slope(urban_span, [urban_px[y] * pa for y in urban_span]), 6),
             },
             "drought": {
                 "year": ev.drought_year,
@@ -1826,9 +1730,7 @@ def _truth(
                 "lowest_greenness_year": lowest,
                 "precip_m_per_day": tp_annual[ev.drought_year],
                 "precip_1991_2020_mean_m_per_day": round(base, 7) if base is not None else None,
-                "precip_below_1991_2020_mean": bool(
-                    base is not None and tp_annual[ev.drought_year] < base
-                ),
+                "precip_below_1991_2020_mean": bool(base is not None and tp_annual[ev.drought_year] < base),
             },
             "crop": {
                 "region": "cropland",
@@ -1841,21 +1743,15 @@ def _truth(
             "stable": {
                 "region": "stable",
                 "quadrant": "centre",
-                "land_cover": {
-                    CLASS_NAMES[c]: int((stable_cls == c).sum()) for c in np.unique(stable_cls)
-                },
+                "land_cover": {CLASS_NAMES[c]: int((stable_cls == c).sum()) for c in np.unique(stable_cls)},
                 "note": "no planted land-cover change; only phenology, drought and weather",
             },
             "snow": {
                 "winter_is_year_of": "January",
                 "season_centre": "01-20",
-                "half_length_days_by_winter": {
-                    str(w): round(ev.snow_half.get(w, 0.0), 3) for w in winters
-                },
+                "half_length_days_by_winter": {str(w): round(ev.snow_half.get(w, 0.0), 3) for w in winters},
                 "snow_days_by_winter": {str(w): v for w, v in snow_days.items()},
-                "trend_days_per_year": round(
-                    _ols_slope(winters, [snow_days[w] for w in winters]), 4
-                ),
+                "trend_days_per_year": round(_ols_slope(winters, [snow_days[w] for w in winters]), 4),
                 "mod10a1_winters": _snow_winters(model) if files.get("mod10a1") else [],
             },
         },
@@ -1914,9 +1810,7 @@ def _prepare(out: Path) -> None:
             e.name in _OUR_DIRS + _OUR_FILES or e.name.startswith(".") for e in entries
         )
         if entries and not ours:
-            raise FileExistsError(
-                f"{out} is not empty and is not a demo site: refusing to overwrite it"
-            )
+            raise FileExistsError(f"{out} is not empty and is not a demo site: refusing to overwrite it")
         for name in _OUR_DIRS:
             if (out / name).is_dir():
                 shutil.rmtree(out / name)
@@ -1930,18 +1824,8 @@ def _boundary(model: DemoSiteModel) -> dict[str, Any]:
     inset = 3 * RES
     w, s, e, n = w + inset, s + inset, e - inset, n - inset
     k = 8
-    xs = (
-        [w + (e - w) * i / k for i in range(k)]
-        + [e] * k
-        + [e - (e - w) * i / k for i in range(k)]
-        + [w] * k
-    )
-    ys = (
-        [n] * k
-        + [n - (n - s) * i / k for i in range(k)]
-        + [s] * k
-        + [s + (n - s) * i / k for i in range(k)]
-    )
+    xs = [w + (e - w) * i / k for i in range(k)] + [e] * k + [e - (e - w) * i / k for i in range(k)] + [w] * k
+    ys = [n] * k + [n - (n - s) * i / k for i in range(k)] + [s] * k + [s + (n - s) * i / k for i in range(k)]
     lon, lat = _lonlat(model, xs, ys)
     ring = [[round(a, 7), round(b, 7)] for a, b in zip(lon, lat, strict=True)]
     ring.append(ring[0])
@@ -2019,9 +1903,7 @@ def make_demo_site(
                 tasks.append({"kind": "vi", "product": prod, "year": y})
         if variant == "snow" and extras:
             tasks += [{"kind": "mod10", "winter": w} for w in _snow_winters(model)]
-    for d in (
-        ("landsat",) + (("sentinel2",) if s2_plan else ()) + (("modis", "viirs") if modis else ())
-    ):
+    for d in ("landsat",) + (("sentinel2",) if s2_plan else ()) + (("modis", "viirs") if modis else ()):
         (out / d).mkdir(parents=True, exist_ok=True)
 
     cost = len(plan) * size * size * (12 if thermal else 10) + len(tasks) * 2e4
@@ -2054,18 +1936,14 @@ def make_demo_site(
         # fork is cheapest, but not under a GUI or other threads (a forked child could inherit a held lock).
         gui = any(m in sys.modules for m in ("PySide6.QtCore", "PyQt5.QtCore", "PyQt6.QtCore"))
         method = (
-            "fork"
-            if not gui and threading.active_count() == 1 and "fork" in mp.get_all_start_methods()
-            else "spawn"
+            "fork" if not gui and threading.active_count() == 1 and "fork" in mp.get_all_start_methods() else "spawn"
         )
         ctx = mp.get_context(method)
         if method == "fork":
             _init_worker(state)  # inherited by the forked workers: nothing to pickle
             pool = ProcessPoolExecutor(nworkers, mp_context=ctx)
         else:
-            pool = ProcessPoolExecutor(
-                nworkers, mp_context=ctx, initializer=_init_worker, initargs=(state,)
-            )
+            pool = ProcessPoolExecutor(nworkers, mp_context=ctx, initializer=_init_worker, initargs=(state,))
         try:
             with pool:
                 futures = [pool.submit(_run_task, t) for t in tasks]
@@ -2083,12 +1961,8 @@ def make_demo_site(
     files: dict[str, Any] = {
         "landsat_scenes": len(plan),
         "sentinel2_products": len(s2_plan),
-        "modis_vi_composites": sum(
-            r["composites"] for r in results["vi"] if r["product"] != "VNP13A1"
-        ),
-        "viirs_vi_composites": sum(
-            r["composites"] for r in results["vi"] if r["product"] == "VNP13A1"
-        ),
+        "modis_vi_composites": sum(r["composites"] for r in results["vi"] if r["product"] != "VNP13A1"),
+        "viirs_vi_composites": sum(r["composites"] for r in results["vi"] if r["product"] == "VNP13A1"),
         "mod10a1": sum(r["days"] for r in results["mod10"]),
         "era5": 0,
         "landcover": None,
@@ -2132,9 +2006,7 @@ def make_demo_site(
         validate(site_doc, "site")
     except FileNotFoundError:  # pragma: no cover - schema not present
         pass
-    (out / "boundary.geojson").write_text(
-        json.dumps(_boundary(model), indent=1) + "\n", encoding="utf-8"
-    )
+    (out / "boundary.geojson").write_text(json.dumps(_boundary(model), indent=1) + "\n", encoding="utf-8")
     (out / "site.json").write_text(json.dumps(site_doc, indent=2) + "\n", encoding="utf-8")
 
     report(0.95, "writing truth.json")
@@ -2154,15 +2026,9 @@ def make_demo_site(
 
     validate(doc, "truth")
     buf = out / "truth_masks.npz"
-    with open(
-        buf, "wb"
-    ) as fh:  # uncompressed savez, keys in fixed order: byte-identical for a seed
+    with open(buf, "wb") as fh:  # uncompressed savez, keys in fixed order: byte-identical for a seed
         np.savez(fh, **{k: masks[k] for k in sorted(masks)})
-    (out / "truth.json").write_text(
-        json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    (out / "truth.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     report(1.0, "demo site ready")
-    logger.info(
-        "demo site %s written in %.1f s", out, (dt.datetime.now() - t_start).total_seconds()
-    )
+    logger.info("demo site %s written in %.1f s", out, (dt.datetime.now() - t_start).total_seconds())
     return out

@@ -56,6 +56,7 @@ def compute_scores(
     cancel: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Every number of the evaluation as the scores.json dict; writes nothing."""
+
     def report(fraction: float, message: str) -> None:
         if cancel is not None and cancel():
             raise Cancelled("scoring cancelled")
@@ -74,30 +75,38 @@ def compute_scores(
     runset = load_runs(run_paths, bank, passes=passes, lenient=lenient, models=models, cancel=cancel)
     report(0.15, "judging and counting")
     scored = compute(
-        bank, runset, bootstrap=bootstrap, seed=seed, cancel=cancel,
+        bank,
+        runset,
+        bootstrap=bootstrap,
+        seed=seed,
+        cancel=cancel,
         progress=(lambda f, msg: report(0.15 + 0.65 * f, msg)) if progress or cancel else None,
     )
     report(0.8, "difficulty regression")
     regression = difficulty_regression(regression_frame(scored))
     scores = {
-        "bank": {"name": bank.name, "version": bank.version, "sha256": bank.sha256, "frozen": bank.frozen,
-                 "files": bank.manifest["files"]},
+        "bank": {
+            "name": bank.name,
+            "version": bank.version,
+            "sha256": bank.sha256,
+            "frozen": bank.frozen,
+            "files": bank.manifest["files"],
+        },
         "passes": passes,
-        "bootstrap": {"resamples": bootstrap, "seed": seed, "method": "percentile", "level": 0.95,
-                      "unit": "question"},
+        "bootstrap": {"resamples": bootstrap, "seed": seed, "method": "percentile", "level": 0.95, "unit": "question"},
         "models": _order_models(scored["models"]),
         "baselines": scored["baselines"],
         "regression": regression,
         "pairs": scored["pairs"],
         "questions": scored["questions"],
-        "runs": {"files": [str(p) for p in run_paths], "scored": len(runset.runs),
-                 "bad_lines": len(runset.bad_lines)},
+        "runs": {"files": [str(p) for p in run_paths], "scored": len(runset.runs), "bad_lines": len(runset.bad_lines)},
         "problems": {
             "missing_passes": runset.missing_passes,
             "invalid_answers": runset.invalid_answers,
             "errors": runset.errors,
-            "bad_lines": [{"path": p.path, "line": p.line, "field": p.field, "message": p.message}
-                          for p in runset.bad_lines],
+            "bad_lines": [
+                {"path": p.path, "line": p.line, "field": p.field, "message": p.message} for p in runset.bad_lines
+            ],
         },
         "scorer": {"name": "earthrecord-reviewer", "version": __version__},
     }
@@ -122,14 +131,24 @@ def score(
 
     progress(fraction, message) is called along the way; cancel() returning True raises Cancelled.
     """
-    scores = compute_scores(bank_dir, run_paths, passes=passes, bootstrap=bootstrap, seed=seed,
-                            lenient=lenient, models=models, progress=progress, cancel=cancel)
+    scores = compute_scores(
+        bank_dir,
+        run_paths,
+        passes=passes,
+        bootstrap=bootstrap,
+        seed=seed,
+        lenient=lenient,
+        models=models,
+        progress=progress,
+        cancel=cancel,
+    )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if progress:
         progress(0.85, "writing scores.json")
-    atomic_write(out / "scores.json",
-                  (json.dumps(scores, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8"))
+    atomic_write(
+        out / "scores.json", (json.dumps(scores, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    )
     if report:
         from reviewer.scoring.report import write_report
 
@@ -140,6 +159,11 @@ def score(
         write_report(scores, out)
     if progress:
         progress(1.0, "done")
-    logger.info("scored %d models on %s %s into %s", len(scores["models"]), scores["bank"]["name"],
-                scores["bank"]["version"], out)
+    logger.info(
+        "scored %d models on %s %s into %s",
+        len(scores["models"]),
+        scores["bank"]["name"],
+        scores["bank"]["version"],
+        out,
+    )
     return scores

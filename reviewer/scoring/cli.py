@@ -11,8 +11,10 @@ from reviewer.scoring.api import score
 
 def _summary(scores: dict) -> list[str]:
     k = scores["passes"]
-    lines = [f"bank {scores['bank']['name']} {scores['bank']['version']}: {scores['questions']['scored']} "
-             f"computable and recognition questions, {len(scores['models'])} models, {scores['runs']['scored']} runs"]
+    lines = [
+        f"bank {scores['bank']['name']} {scores['bank']['version']}: {scores['questions']['scored']} "
+        f"computable and recognition questions, {len(scores['models'])} models, {scores['runs']['scored']} runs"
+    ]
     width = max([len(m) for m in scores["models"]] + [16])
     lines.append(f"{'model':<{width}}  pass^{k}  95% interval      one run")
     rows = list(scores["models"].items()) + [(n, b) for n, b in scores["baselines"].items()]
@@ -27,8 +29,10 @@ def _summary(scores: dict) -> list[str]:
     if not reg.get("estimable"):
         lines.append(f"difficulty regression not estimable: {reg.get('reason')}")
     pr = scores["problems"]
-    lines.append(f"missing passes {len(pr['missing_passes'])}, invalid answers {len(pr['invalid_answers'])}, "
-                 f"harness errors {len(pr['errors'])}, bad lines skipped {len(pr['bad_lines'])} (all counted wrong)")
+    lines.append(
+        f"missing passes {len(pr['missing_passes'])}, invalid answers {len(pr['invalid_answers'])}, "
+        f"harness errors {len(pr['errors'])}, bad lines skipped {len(pr['bad_lines'])} (all counted wrong)"
+    )
     return lines
 
 
@@ -37,9 +41,18 @@ def _score(args: argparse.Namespace) -> int:
         if args.progress:
             echo(f"\r{fraction * 100:5.1f}% {message:<30}", end="", err=True)
 
-    scores = score(args.bank, args.runs, args.out, passes=args.passes, bootstrap=args.bootstrap, seed=args.seed,
-                   lenient=args.lenient, progress=progress,
-                   models=args.models.split(",") if args.models else None, report=not args.no_report)
+    scores = score(
+        args.bank,
+        args.runs,
+        args.out,
+        passes=args.passes,
+        bootstrap=args.bootstrap,
+        seed=args.seed,
+        lenient=args.lenient,
+        progress=progress,
+        models=args.models.split(",") if args.models else None,
+        report=not args.no_report,
+    )
     if args.progress:
         echo(err=True)
     for problem in scores["problems"]["bad_lines"]:

@@ -105,8 +105,9 @@ class Cube:
         return self.right.all(axis=2)
 
 
-def build_cube(runs: list[dict[str, Any]], models: list[str], items: dict[str, int], item_key: str,
-               passes: int) -> Cube:
+def build_cube(
+    runs: list[dict[str, Any]], models: list[str], items: dict[str, int], item_key: str, passes: int
+) -> Cube:
     """Scatter judged runs into arrays with fancy indexing."""
     m_index = {m: i for i, m in enumerate(models)}
     shape = (len(models), len(items), passes)
@@ -148,8 +149,14 @@ def build_cube(runs: list[dict[str, Any]], models: list[str], items: dict[str, i
 # ----------------------------------------------------------------------------- bootstrap
 
 
-def bootstrap_means(x: np.ndarray, resamples: int, seed: int, *, cancel: Callable[[], bool] | None = None,
-                    progress: Callable[[float], None] | None = None) -> np.ndarray:
+def bootstrap_means(
+    x: np.ndarray,
+    resamples: int,
+    seed: int,
+    *,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> np.ndarray:
     """Means of `x` (questions, columns) over seeded resamples of the questions: (resamples, columns).
 
     One index matrix per chunk of 1000 resamples, turned into per-question draw counts W, so the
@@ -167,7 +174,7 @@ def bootstrap_means(x: np.ndarray, resamples: int, seed: int, *, cancel: Callabl
         b = min(CHUNK, resamples - start)
         idx = rng.integers(0, n, size=(b, n))
         counts = np.bincount((idx + (np.arange(b) * n)[:, None]).ravel(), minlength=b * n).reshape(b, n)
-        out[start:start + b] = counts @ x / n
+        out[start : start + b] = counts @ x / n
         if progress is not None:
             progress((start + b) / resamples)
     return out
@@ -201,8 +208,11 @@ def record_block(right: np.ndarray, qt: Questions, passes: int, ci: list[float] 
         "pass3_ci": ci,
         "one_run": pct(right[s].sum(), s.sum() * passes),
         "passes_right": {str(k): int((counts[s] == k).sum()) for k in range(passes, -1, -1)},
-        "one_run_by_class": {c: pct(right[qt.cls == c].sum(), (qt.cls == c).sum() * passes)
-                             for c in SCORED_CLASSES if (qt.cls == c).any()},
+        "one_run_by_class": {
+            c: pct(right[qt.cls == c].sum(), (qt.cls == c).sum() * passes)
+            for c in SCORED_CLASSES
+            if (qt.cls == c).any()
+        },
         "by_task": groups(qt.task, p3, s),
         "by_class": groups(qt.cls, p3, s),
         "by_theme": groups(qt.theme, p3, s),
@@ -278,8 +288,7 @@ def auroc(scores: np.ndarray, positive: np.ndarray) -> float | None:
 def confidence_block(cube: Cube, m: int, qt: Questions) -> dict[str, Any]:
     """Reported confidence of answered record runs on computable and recognition questions."""
     conf = cube.confidence[m]
-    sel = (cube.present[m] & ~cube.abstained[m] & ~cube.errored[m] & ~np.isnan(conf)
-           & qt.scored[:, None])
+    sel = cube.present[m] & ~cube.abstained[m] & ~cube.errored[m] & ~np.isnan(conf) & qt.scored[:, None]
     c = conf[sel]
     ok = cube.right[m][sel]
     value = auroc(c, ok)
@@ -287,9 +296,13 @@ def confidence_block(cube: Cube, m: int, qt: Questions) -> dict[str, Any]:
     out = {
         "runs": int(sel.sum()),
         "auroc": value,
-        "auroc_note": None if value is not None else
-        ("no answered runs with a confidence" if sel.sum() == 0 else
-         "not defined: every answered run is " + ("right" if ok.all() else "wrong")),
+        "auroc_note": None
+        if value is not None
+        else (
+            "no answered runs with a confidence"
+            if sel.sum() == 0
+            else "not defined: every answered run is " + ("right" if ok.all() else "wrong")
+        ),
         "mean_right": float(c[ok].mean()) if ok.any() else None,
         "mean_wrong": float(c[~ok].mean()) if (~ok).any() else None,
         "high": {"share": pct(high.sum(), len(c)), "accuracy": pct(ok[high].sum(), high.sum())},
@@ -300,7 +313,10 @@ def confidence_block(cube: Cube, m: int, qt: Questions) -> dict[str, Any]:
     for key in sorted(set(src)):
         k = src == key
         out["by_reference_source"][key] = {
-            "runs": int(k.sum()), "mean_confidence": float(c[k].mean()), "accuracy": pct(ok[k].sum(), k.sum())}
+            "runs": int(k.sum()),
+            "mean_confidence": float(c[k].mean()),
+            "accuracy": pct(ok[k].sum(), k.sum()),
+        }
     return out
 
 
@@ -312,8 +328,13 @@ def work_block(cube: Cube, m: int, qt: Questions) -> dict[str, Any]:
         v = v[~np.isnan(v)]
         return float(np.median(v)) if len(v) else None
 
-    return {"runs": int(sel.sum()), "tool_calls": med(cube.tool_calls), "minutes": med(cube.minutes),
-            "image_views": med(cube.image_views), "messages": med(cube.messages)}
+    return {
+        "runs": int(sel.sum()),
+        "tool_calls": med(cube.tool_calls),
+        "minutes": med(cube.minutes),
+        "image_views": med(cube.image_views),
+        "messages": med(cube.messages),
+    }
 
 
 # ----------------------------------------------------------------------------- baselines
@@ -357,18 +378,24 @@ def baseline_answers(bank: Bank, qt: Questions) -> dict[str, list[Any]]:
 
 
 def baseline_right(bank: Bank, qt: Questions, answers: list[Any]) -> np.ndarray:
-    return np.array([
-        a is not None and qt.judges[i]({bank.questions[i]["conclusion"]: a}).right
-        for i, a in enumerate(answers)
-    ], dtype=bool)
+    return np.array(
+        [a is not None and qt.judges[i]({bank.questions[i]["conclusion"]: a}).right for i, a in enumerate(answers)],
+        dtype=bool,
+    )
 
 
 # ----------------------------------------------------------------------------- everything
 
 
-def compute(bank: Bank, runset: RunSet, *, bootstrap: int = 10000, seed: int = 0,
-            cancel: Callable[[], bool] | None = None,
-            progress: Callable[[float, str], None] | None = None) -> dict[str, Any]:
+def compute(
+    bank: Bank,
+    runset: RunSet,
+    *,
+    bootstrap: int = 10000,
+    seed: int = 0,
+    cancel: Callable[[], bool] | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> dict[str, Any]:
     """All model and baseline metrics except the regression and pairs (see pairs.py)."""
     from reviewer.scoring.pairs import pair_blocks
 
@@ -398,8 +425,9 @@ def compute(bank: Bank, runset: RunSet, *, bootstrap: int = 10000, seed: int = 0
     x = np.column_stack(columns).astype(float) if columns else np.zeros((int(s.sum()), 0))
     if progress:
         progress(0.0, "bootstrap")
-    means = bootstrap_means(x, bootstrap, seed, cancel=cancel,
-                            progress=(lambda f: progress(f, "bootstrap")) if progress else None)
+    means = bootstrap_means(
+        x, bootstrap, seed, cancel=cancel, progress=(lambda f: progress(f, "bootstrap")) if progress else None
+    )
     ci = percentile_ci(means) if bootstrap > 0 and s.any() else np.full((2, x.shape[1]), np.nan)
 
     def ci_of(col: int) -> list[float] | None:
@@ -411,8 +439,9 @@ def compute(bank: Bank, runset: RunSet, *, bootstrap: int = 10000, seed: int = 0
         block: dict[str, Any] = {
             "record": record_block(rec.right[m], qt, k, ci_of(m)),
             "insufficient": insufficient_block(rec, m, qt, k),
-            "closed_book": (closed_block(rec, cubes["closed_book"], m, qt, k)
-                            if cubes["closed_book"].has_model[m] else None),
+            "closed_book": (
+                closed_block(rec, cubes["closed_book"], m, qt, k) if cubes["closed_book"].has_model[m] else None
+            ),
             "abstention": abstention_block(rec, m, qt),
             "confidence": confidence_block(rec, m, qt),
             "work": work_block(rec, m, qt),
@@ -426,13 +455,22 @@ def compute(bank: Bank, runset: RunSet, *, bootstrap: int = 10000, seed: int = 0
         cube_right = np.repeat(right[:, None], k, axis=1)
         baselines[name] = {
             "record": record_block(cube_right, qt, k, ci_of(len(models) + b)),
-            "insufficient": {"n": int(qt.insufficient.sum()),
-                             "pass3": pct(right[qt.insufficient].sum(), qt.insufficient.sum())},
+            "insufficient": {
+                "n": int(qt.insufficient.sum()),
+                "pass3": pct(right[qt.insufficient].sum(), qt.insufficient.sum()),
+            },
             "pairs": pairs["baselines"][name],
             "answers": {qid: a for qid, a in zip(qt.ids, answers[name], strict=True)},
         }
-    return {"models": out_models, "baselines": baselines, "pairs": pairs["by_pair"],
-            "questions": question_counts(qt), "_qt": qt, "_cubes": cubes, "_models": models}
+    return {
+        "models": out_models,
+        "baselines": baselines,
+        "pairs": pairs["by_pair"],
+        "questions": question_counts(qt),
+        "_qt": qt,
+        "_cubes": cubes,
+        "_models": models,
+    }
 
 
 def question_counts(qt: Questions) -> dict[str, Any]:
@@ -443,9 +481,13 @@ def question_counts(qt: Questions) -> dict[str, Any]:
         return {str(k): int(c) for k, c in sorted(Counter(values[mask].astype(str)).items())}
 
     return {
-        "total": len(qt.ids), "scored": int(s.sum()), "insufficient": int(qt.insufficient.sum()),
-        "by_class": count(qt.cls, np.ones(len(qt.ids), bool)), "by_task": count(qt.task, s),
-        "by_theme": count(qt.theme, s), "by_reference_source": count(qt.source, s),
+        "total": len(qt.ids),
+        "scored": int(s.sum()),
+        "insufficient": int(qt.insufficient.sum()),
+        "by_class": count(qt.cls, np.ones(len(qt.ids), bool)),
+        "by_task": count(qt.task, s),
+        "by_theme": count(qt.theme, s),
+        "by_reference_source": count(qt.source, s),
         "by_site_role": count(qt.role, s),
         "by_multi_sensor": count(np.where(qt.multi, "true", "false").astype(object), s),
         "no_change_reference": int(qt.no_change_ref[s].sum()),

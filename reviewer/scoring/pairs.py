@@ -23,8 +23,9 @@ def _display(key: Any) -> Any:
     return list(key) if isinstance(key, tuple) else key
 
 
-def pair_blocks(bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str],
-                base_right: dict[str, np.ndarray]) -> dict[str, Any]:
+def pair_blocks(
+    bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str], base_right: dict[str, np.ndarray]
+) -> dict[str, Any]:
     """Per-model and per-pair outcomes (models x pairs), plus the baselines' rows."""
     rec, closed = cubes["record"], cubes["closed_book"]
     rec3 = rec.all_right  # (M, Q)
@@ -45,12 +46,22 @@ def pair_blocks(bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str],
             held_ok = closed3[:, q] | bool(qt.no_change_ref[q])
             toward_key = value_key(p["pushes_toward"]) if p.get("pushes_toward") is not None else None
             row: dict[str, Any] = {
-                "question": p["question"], "kind": kind, "satellite": p["satellite"],
-                "variable": p["variable"], "alteration": p["alteration"], "description": p["description"],
-                "site": bank.question(p["question"])["site"], "theme": str(qt.theme[q]),
+                "question": p["question"],
+                "kind": kind,
+                "satellite": p["satellite"],
+                "variable": p["variable"],
+                "alteration": p["alteration"],
+                "description": p["description"],
+                "site": bank.question(p["question"])["site"],
+                "theme": str(qt.theme[q]),
                 "reference": bank.question(p["question"])["reference"][judge.name],
                 "pushes_toward": p.get("pushes_toward"),
-                "right": 0, "moved": 0, "held": 0, "beyond": 0, "differ_runs": 0, "toward_runs": 0,
+                "right": 0,
+                "moved": 0,
+                "held": 0,
+                "beyond": 0,
+                "differ_runs": 0,
+                "toward_runs": 0,
                 "models": 0,
             }
             moved_values: Counter = Counter()
@@ -67,8 +78,11 @@ def pair_blocks(bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str],
                     outcome = "held"
                 else:
                     outcome = "beyond"
-                case = {"outcome": outcome, "right_on_original": bool(right[m]),
-                        "altered_right_passes": int(cube.right[m, j].sum())}
+                case = {
+                    "outcome": outcome,
+                    "right_on_original": bool(right[m]),
+                    "altered_right_passes": int(cube.right[m, j].sum()),
+                }
                 per_model[model].setdefault(kind, {}).setdefault("by_pair", {})[p["id"]] = case
                 if right[m]:
                     row["right"] += 1
@@ -90,8 +104,12 @@ def pair_blocks(bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str],
             top = moved_values.most_common(2)
             row["shift"] = None
             if top and top[0][1] >= 2 and (len(top) == 1 or top[1][1] < top[0][1]):
-                row["shift"] = {"from": row["reference"], "to": _display(top[0][0]),
-                                "count": top[0][1], "runs": moved_runs}
+                row["shift"] = {
+                    "from": row["reference"],
+                    "to": _display(top[0][0]),
+                    "count": top[0][1],
+                    "runs": moved_runs,
+                }
             row["toward_share"] = (100.0 * row["toward_runs"] / row["differ_runs"]) if row["differ_runs"] else None
             by_pair[p["id"]] = row
         for m, model in enumerate(models):
@@ -102,11 +120,15 @@ def pair_blocks(bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str],
             block = per_model[model].setdefault(kind, {"by_pair": {}})
             block.update({"right": t["right"], "moved": t["moved"]})
             if kind == "instrument":
-                block.update({
-                    "held": t["held"], "beyond": t["beyond"],
-                    "differ_runs": t["differ"], "toward_runs": t["toward"],
-                    "toward_share": (100.0 * t["toward"] / t["differ"]) if t["differ"] else None,
-                })
+                block.update(
+                    {
+                        "held": t["held"],
+                        "beyond": t["beyond"],
+                        "differ_runs": t["differ"],
+                        "toward_runs": t["toward"],
+                        "toward_share": (100.0 * t["toward"] / t["differ"]) if t["differ"] else None,
+                    }
+                )
             else:
                 block["held"] = t["held"]
             per_model[model][kind] = {k: block[k] for k in [*(x for x in block if x != "by_pair"), "by_pair"]}
@@ -114,8 +136,11 @@ def pair_blocks(bank: Bank, qt: Any, cubes: dict[str, Any], models: list[str],
     for name, right in base_right.items():
         b: dict[str, Any] = {}
         for kind in ("instrument", "placebo"):
-            cases = {p["id"]: {"outcome": "held" if right[qt.index[p["question"]]] else "wrong_on_original"}
-                     for p in bank.pairs if p["kind"] == kind}
+            cases = {
+                p["id"]: {"outcome": "held" if right[qt.index[p["question"]]] else "wrong_on_original"}
+                for p in bank.pairs
+                if p["kind"] == kind
+            }
             n_right = sum(c["outcome"] == "held" for c in cases.values())
             b[kind] = {"right": n_right, "moved": 0, "held": n_right, "by_pair": cases}
             if kind == "instrument":

@@ -18,8 +18,11 @@ import pandas as pd
 logger = logging.getLogger(__name__)
 
 TERM_LABELS = {
-    "record_product": "Record product", "withheld_product": "Mapping", "visual": "Visual",
-    "observations": "Observations", "multi_sensor": "Two or more Landsat sensors",
+    "record_product": "Record product",
+    "withheld_product": "Mapping",
+    "visual": "Visual",
+    "observations": "Observations",
+    "multi_sensor": "Two or more Landsat sensors",
     "decades": "Period length, per decade",
 }
 
@@ -44,8 +47,11 @@ def _drop_constant_groups(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
             return df, dropped
 
 
-_TERM_NAMES = {"C(source, Treatment('method'))": "reference source", "multi_sensor": "multi-sensor",
-               "decades": "period length"}
+_TERM_NAMES = {
+    "C(source, Treatment('method'))": "reference source",
+    "multi_sensor": "multi-sensor",
+    "decades": "period length",
+}
 
 
 def _rank_ok(df: pd.DataFrame, terms: list[str]) -> bool:
@@ -75,8 +81,10 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
         return not_estimable("no model-question results")
     df, dropped_groups = _drop_constant_groups(frame.copy())
     if df.empty or df["y"].nunique() < 2:
-        return not_estimable("the outcome does not vary once groups that are always right or always wrong "
-                             "are left out", dropped_groups=dropped_groups)
+        return not_estimable(
+            "the outcome does not vary once groups that are always right or always wrong are left out",
+            dropped_groups=dropped_groups,
+        )
     terms, dropped_terms = [], []
     sources = sorted(set(df["source"]))
     if "method" not in sources:
@@ -94,11 +102,15 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
         return not_estimable("no predictor varies", dropped_terms=dropped_terms, dropped_groups=dropped_groups)
     fixed = [f"C({c})" for c in ("model", "task") if df[c].nunique() > 1]
     terms, collinear = _full_rank_terms(df, terms, fixed)
-    dropped_terms += [f"{_TERM_NAMES.get(t, t)} (collinear with the other predictors or fixed effects)"
-                      for t in collinear]
+    dropped_terms += [
+        f"{_TERM_NAMES.get(t, t)} (collinear with the other predictors or fixed effects)" for t in collinear
+    ]
     if not terms:
-        return not_estimable("every predictor is collinear with the fixed effects",
-                             dropped_terms=dropped_terms, dropped_groups=dropped_groups)
+        return not_estimable(
+            "every predictor is collinear with the fixed effects",
+            dropped_terms=dropped_terms,
+            dropped_groups=dropped_groups,
+        )
     formula = "y ~ " + " + ".join(terms + fixed)
     groups = pd.factorize(df["question"])[0]
     n_clusters = int(groups.max()) + 1
@@ -108,8 +120,7 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
         with warnings.catch_warnings():
             warnings.simplefilter("error", PerfectSeparationWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
-            fit = smf.logit(formula, data=df).fit(disp=0, maxiter=200, cov_type="cluster",
-                                                  cov_kwds={"groups": groups})
+            fit = smf.logit(formula, data=df).fit(disp=0, maxiter=200, cov_type="cluster", cov_kwds={"groups": groups})
     except (PerfectSeparationError, PerfectSeparationWarning) as exc:
         return not_estimable(f"perfect separation: {exc}", formula=formula, dropped_groups=dropped_groups)
     except (np.linalg.LinAlgError, ValueError) as exc:
@@ -131,13 +142,25 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
         with np.errstate(over="ignore"):
             values = np.exp([params[name], lo, hi])
         if not np.isfinite([*values, pvalues[name]]).all() or values[1] == 0:
-            return not_estimable(f"the estimate of {key} is not finite (quasi-separation or collinearity)",
-                                 formula=formula, dropped_groups=dropped_groups)
-        out_terms[key] = {"label": TERM_LABELS.get(key, key), "odds_ratio": float(values[0]),
-                          "ci": [float(values[1]), float(values[2])], "p": float(pvalues[name])}
+            return not_estimable(
+                f"the estimate of {key} is not finite (quasi-separation or collinearity)",
+                formula=formula,
+                dropped_groups=dropped_groups,
+            )
+        out_terms[key] = {
+            "label": TERM_LABELS.get(key, key),
+            "odds_ratio": float(values[0]),
+            "ci": [float(values[1]), float(values[2])],
+            "p": float(pvalues[name]),
+        }
     return {
-        "estimable": True, "formula": formula, "n": int(len(df)), "clusters": n_clusters,
-        "terms": out_terms, "dropped_terms": dropped_terms, "dropped_groups": dropped_groups,
+        "estimable": True,
+        "formula": formula,
+        "n": int(len(df)),
+        "clusters": n_clusters,
+        "terms": out_terms,
+        "dropped_terms": dropped_terms,
+        "dropped_groups": dropped_groups,
     }
 
 
@@ -151,6 +174,15 @@ def regression_frame(scored: dict[str, Any]) -> pd.DataFrame:
         if not rec.has_model[m]:
             continue
         for q in s:
-            rows.append((model, qt.ids[q], str(qt.task[q]), str(qt.source[q]), int(qt.multi[q]),
-                         float(qt.decades[q]), int(p3[m, q])))
+            rows.append(
+                (
+                    model,
+                    qt.ids[q],
+                    str(qt.task[q]),
+                    str(qt.source[q]),
+                    int(qt.multi[q]),
+                    float(qt.decades[q]),
+                    int(p3[m, q]),
+                )
+            )
     return pd.DataFrame(rows, columns=["model", "question", "task", "source", "multi_sensor", "decades", "y"])

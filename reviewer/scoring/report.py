@@ -25,12 +25,26 @@ from reviewer.bank.io import atomic_write
 logger = logging.getLogger(__name__)
 
 BASELINE_LABELS = {"majority_class": "Majority class", "always_no_change": "Always no change"}
-SOURCE_LABELS = {"method": "Method", "record_product": "Record product", "withheld_product": "Mapping",
-                 "visual": "Visual", "observations": "Observations"}
-OUTCOME_COLORS = {"moved": "#d62728", "held": "#9ecae1", "beyond": "#08519c", "wrong_on_original": "#d9d9d9",
-                  None: "#ffffff"}
-OUTCOME_LABELS = {"moved": "moved", "held": "held: prior or default", "beyond": "held: beyond",
-                  "wrong_on_original": "wrong on the original"}
+SOURCE_LABELS = {
+    "method": "Method",
+    "record_product": "Record product",
+    "withheld_product": "Mapping",
+    "visual": "Visual",
+    "observations": "Observations",
+}
+OUTCOME_COLORS = {
+    "moved": "#d62728",
+    "held": "#9ecae1",
+    "beyond": "#08519c",
+    "wrong_on_original": "#d9d9d9",
+    None: "#ffffff",
+}
+OUTCOME_LABELS = {
+    "moved": "moved",
+    "held": "held: prior or default",
+    "beyond": "held: beyond",
+    "wrong_on_original": "wrong on the original",
+}
 
 
 @dataclass
@@ -83,47 +97,90 @@ def tables(scores: dict[str, Any]) -> list[Table]:
 
     # Tab. 2: by analysis task, tasks from lowest to highest median score
     tasks = list(qc["by_task"])
-    med = {t: statistics.median([m["record"]["by_task"].get(t, {}).get("pass3") or 0.0 for m in models.values()])
-           if models else 0.0 for t in tasks}
+    med = {
+        t: statistics.median([m["record"]["by_task"].get(t, {}).get("pass3") or 0.0 for m in models.values()])
+        if models
+        else 0.0
+        for t in tasks
+    }
     tasks.sort(key=lambda t: (med[t], t))
-    t = Table("results_by_task", "Results by analysis task",
-              f"{pk} (%) on the {qc['scored']} computable and recognition questions, question counts in parentheses, "
-              "95% bootstrap interval of the overall score.",
-              ["Model", f"Overall ({qc['scored']})", "95% interval"] + [f"{x} ({qc['by_task'][x]})" for x in tasks])
+    t = Table(
+        "results_by_task",
+        "Results by analysis task",
+        f"{pk} (%) on the {qc['scored']} computable and recognition questions, question counts in parentheses, "
+        "95% bootstrap interval of the overall score.",
+        ["Model", f"Overall ({qc['scored']})", "95% interval"] + [f"{x} ({qc['by_task'][x]})" for x in tasks],
+    )
     for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
         r = m["record"]
-        t.rows.append([name, fmt(r["pass3"]), fmt(r["pass3_ci"])] +
-                      [fmt(r["by_task"].get(x, {}).get("pass3")) for x in tasks])
+        t.rows.append(
+            [name, fmt(r["pass3"]), fmt(r["pass3_ci"])] + [fmt(r["by_task"].get(x, {}).get("pass3")) for x in tasks]
+        )
     t.baseline_from = len(models)
     out.append(t)
 
     # Tab. 3: behaviour and effort
-    t = Table("behaviour_effort", "Agent behaviour and effort",
-              f"Computable and recognition questions except the last abstention column (runs on the "
-              f"{qc['insufficient']} insufficient-evidence questions). AUROC rates how well confidence separates "
-              "right from wrong conclusions.",
-              ["Model", "One run", pk, f"Right in 1..{k - 1} passes (of {qc['scored']})", "AUROC",
-               "Recognition abstention runs (%)", "Insufficient-evidence abstentions (runs)",
-               "Tool calls", "Minutes", "Image views"])
+    t = Table(
+        "behaviour_effort",
+        "Agent behaviour and effort",
+        f"Computable and recognition questions except the last abstention column (runs on the "
+        f"{qc['insufficient']} insufficient-evidence questions). AUROC rates how well confidence separates "
+        "right from wrong conclusions.",
+        [
+            "Model",
+            "One run",
+            pk,
+            f"Right in 1..{k - 1} passes (of {qc['scored']})",
+            "AUROC",
+            "Recognition abstention runs (%)",
+            "Insufficient-evidence abstentions (runs)",
+            "Tool calls",
+            "Minutes",
+            "Image views",
+        ],
+    )
     for name, m in models.items():
         r = m["record"]
         mixed = sum(r["passes_right"][str(j)] for j in range(1, k))
         ab = m["abstention"]
-        t.rows.append([name, fmt(r["one_run"]), fmt(r["pass3"]), mixed, fmt(m["confidence"]["auroc"], 2),
-                       fmt(ab["by_class"]["recognition"]["share"]),
-                       f"{m['insufficient']['abstained_runs']}/{m['insufficient']['runs']}",
-                       fmt(m["work"]["tool_calls"]), fmt(m["work"]["minutes"]), fmt(m["work"]["image_views"], 2)])
+        t.rows.append(
+            [
+                name,
+                fmt(r["one_run"]),
+                fmt(r["pass3"]),
+                mixed,
+                fmt(m["confidence"]["auroc"], 2),
+                fmt(ab["by_class"]["recognition"]["share"]),
+                f"{m['insufficient']['abstained_runs']}/{m['insufficient']['runs']}",
+                fmt(m["work"]["tool_calls"]),
+                fmt(m["work"]["minutes"]),
+                fmt(m["work"]["image_views"], 2),
+            ]
+        )
     out.append(t)
 
     # Tab. 4: closed book and pairs
     ci = qc["by_class"]
-    t = Table("closed_book_pairs", "Answer sources and outcomes on instrument pairs",
-              f"{pk} (%) in the closed book and with the record, the gain in points; pair columns count model-pair "
-              "cases right on the original in all passes: moved (of those right), held (right in the closed book "
-              "or no-change reference), beyond (held otherwise), and moved placebo cases.",
-              ["Model", f"Computable ({ci.get('computable', 0)}) closed", "record", "gain",
-               f"Recognition ({ci.get('recognition', 0)}) closed", "record", "gain",
-               "Instrument moved", "held", "beyond", "Placebo moved"])
+    t = Table(
+        "closed_book_pairs",
+        "Answer sources and outcomes on instrument pairs",
+        f"{pk} (%) in the closed book and with the record, the gain in points; pair columns count model-pair "
+        "cases right on the original in all passes: moved (of those right), held (right in the closed book "
+        "or no-change reference), beyond (held otherwise), and moved placebo cases.",
+        [
+            "Model",
+            f"Computable ({ci.get('computable', 0)}) closed",
+            "record",
+            "gain",
+            f"Recognition ({ci.get('recognition', 0)}) closed",
+            "record",
+            "gain",
+            "Instrument moved",
+            "held",
+            "beyond",
+            "Placebo moved",
+        ],
+    )
     for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
         cb = (m.get("closed_book") or {}).get("by_class", {})
         row = [name]
@@ -132,8 +189,12 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             rec = m["record"]["by_class"].get(klass, {}).get("pass3")
             row += [fmt(c["closed_pass3"]) if c else "–", fmt(rec), _signed(c["gain"]) if c else "–"]
         ins, pla = (m.get("pairs") or {}).get("instrument"), (m.get("pairs") or {}).get("placebo")
-        row += [_frac(ins["moved"], ins["right"]) if ins else "–", ins["held"] if ins else "–",
-                ins.get("beyond", "–") if ins else "–", _frac(pla["moved"], pla["right"]) if pla else "–"]
+        row += [
+            _frac(ins["moved"], ins["right"]) if ins else "–",
+            ins["held"] if ins else "–",
+            ins.get("beyond", "–") if ins else "–",
+            _frac(pla["moved"], pla["right"]) if pla else "–",
+        ]
         t.rows.append(row)
     t.baseline_from = len(models)
     out.append(t)
@@ -141,21 +202,31 @@ def tables(scores: dict[str, Any]) -> list[Table]:
     # Tab. 6: class and theme
     themes = list(qc["by_theme"])
     classes = [c for c in ("computable", "recognition") if c in ci]
-    t = Table("results_by_class_theme", "Results by class and theme", f"{pk} (%), question counts in parentheses.",
-              ["Model"] + [f"{c} ({ci[c]})" for c in classes] + [f"{x} ({qc['by_theme'][x]})" for x in themes])
+    t = Table(
+        "results_by_class_theme",
+        "Results by class and theme",
+        f"{pk} (%), question counts in parentheses.",
+        ["Model"] + [f"{c} ({ci[c]})" for c in classes] + [f"{x} ({qc['by_theme'][x]})" for x in themes],
+    )
     for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
         r = m["record"]
-        t.rows.append([name] + [fmt(r["by_class"].get(c, {}).get("pass3")) for c in classes]
-                      + [fmt(r["by_theme"].get(x, {}).get("pass3")) for x in themes])
+        t.rows.append(
+            [name]
+            + [fmt(r["by_class"].get(c, {}).get("pass3")) for c in classes]
+            + [fmt(r["by_theme"].get(x, {}).get("pass3")) for x in themes]
+        )
     t.baseline_from = len(models)
     out.append(t)
 
     # Tab. 7: class and condition, one run and pass^k
-    t = Table("results_by_class_condition", "Accuracy by question class and condition",
-              "Scores in %; an insufficient-evidence question is right when the run answers insufficient evidence.",
-              ["Model"] + [f"{c} ({ci[c]}) {cond} {what}" for c in classes for cond in ("closed", "record")
-                           for what in ("one run", pk)]
-              + [f"insufficient ({qc['insufficient']}) record one run", f"insufficient record {pk}"])
+    t = Table(
+        "results_by_class_condition",
+        "Accuracy by question class and condition",
+        "Scores in %; an insufficient-evidence question is right when the run answers insufficient evidence.",
+        ["Model"]
+        + [f"{c} ({ci[c]}) {cond} {what}" for c in classes for cond in ("closed", "record") for what in ("one run", pk)]
+        + [f"insufficient ({qc['insufficient']}) record one run", f"insufficient record {pk}"],
+    )
     for name, m in models.items():
         cb = (m.get("closed_book") or {}).get("by_class", {})
         row = [name]
@@ -169,9 +240,12 @@ def tables(scores: dict[str, Any]) -> list[Table]:
 
     # Tab. 8: by reference source
     sources = list(qc["by_reference_source"])
-    t = Table("results_by_reference_source", "Results by reference type",
-              f"{pk} (%) by the source of the reference answer; Mapping = withheld product.",
-              ["Model"] + [f"{SOURCE_LABELS.get(s, s)} ({qc['by_reference_source'][s]})" for s in sources])
+    t = Table(
+        "results_by_reference_source",
+        "Results by reference type",
+        f"{pk} (%) by the source of the reference answer; Mapping = withheld product.",
+        ["Model"] + [f"{SOURCE_LABELS.get(s, s)} ({qc['by_reference_source'][s]})" for s in sources],
+    )
     for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
         t.rows.append([name] + [fmt(m["record"]["by_reference_source"].get(s, {}).get("pass3")) for s in sources])
     t.baseline_from = len(models)
@@ -180,51 +254,106 @@ def tables(scores: dict[str, Any]) -> list[Table]:
     # Tab. 9: regression
     reg = scores["regression"]
     if reg.get("estimable"):
-        t = Table("regression", "Predictors of question difficulty",
-                  f"Logistic regression of model-question {pk} with model and task fixed effects and standard errors "
-                  f"clustered by question ({reg['n']} rows, {reg['clusters']} questions). Reference types are "
-                  "relative to method." + (f" Left out: {'; '.join(reg['dropped_groups'] + reg['dropped_terms'])}."
-                                           if reg["dropped_groups"] or reg["dropped_terms"] else ""),
-                  ["Term", "Odds ratio", "95% interval", "p"])
+        t = Table(
+            "regression",
+            "Predictors of question difficulty",
+            f"Logistic regression of model-question {pk} with model and task fixed effects and standard errors "
+            f"clustered by question ({reg['n']} rows, {reg['clusters']} questions). Reference types are "
+            "relative to method."
+            + (
+                f" Left out: {'; '.join(reg['dropped_groups'] + reg['dropped_terms'])}."
+                if reg["dropped_groups"] or reg["dropped_terms"]
+                else ""
+            ),
+            ["Term", "Odds ratio", "95% interval", "p"],
+        )
         for term in reg["terms"].values():
-            t.rows.append([term["label"], fmt(term["odds_ratio"], 2),
-                           f"{term['ci'][0]:.2f}–{term['ci'][1]:.2f}", fmt(term["p"], 3)])
+            t.rows.append(
+                [
+                    term["label"],
+                    fmt(term["odds_ratio"], 2),
+                    f"{term['ci'][0]:.2f}–{term['ci'][1]:.2f}",
+                    fmt(term["p"], 3),
+                ]
+            )
     else:
-        t = Table("regression", "Predictors of question difficulty", "Not estimable.", ["Result", "Reason"],
-                  [["not estimable", reg.get("reason", "")]])
+        t = Table(
+            "regression",
+            "Predictors of question difficulty",
+            "Not estimable.",
+            ["Result", "Reason"],
+            [["not estimable", reg.get("reason", "")]],
+        )
     out.append(t)
 
     # Tab. 10: consistency
-    t = Table("consistency", "Consistency over passes",
-              f"Questions by the number of passes, out of {k}, with a right conclusion.",
-              ["Model"] + [str(j) for j in range(k, -1, -1)] + [f"1..{k - 1}"])
+    t = Table(
+        "consistency",
+        "Consistency over passes",
+        f"Questions by the number of passes, out of {k}, with a right conclusion.",
+        ["Model"] + [str(j) for j in range(k, -1, -1)] + [f"1..{k - 1}"],
+    )
     for name, m in models.items():
         pr = m["record"]["passes_right"]
         t.rows.append([name] + [pr[str(j)] for j in range(k, -1, -1)] + [sum(pr[str(j)] for j in range(1, k))])
     out.append(t)
 
     # Tab. 12: confidence
-    t = Table("confidence", "Reported confidence",
-              "Answered runs on computable and recognition questions: AUROC, mean confidence of right and wrong "
-              "runs, share of runs (%) at >= 0.9 and < 0.7 with their accuracy (%), and mean confidence and "
-              "accuracy on method (computed) and mapping questions.",
-              ["Model", "AUROC", "Mean right", "Mean wrong", ">=0.9 runs", ">=0.9 acc.", "<0.7 runs", "<0.7 acc.",
-               "Computed conf.", "Computed acc.", "Mapping conf.", "Mapping acc."])
+    t = Table(
+        "confidence",
+        "Reported confidence",
+        "Answered runs on computable and recognition questions: AUROC, mean confidence of right and wrong "
+        "runs, share of runs (%) at >= 0.9 and < 0.7 with their accuracy (%), and mean confidence and "
+        "accuracy on method (computed) and mapping questions.",
+        [
+            "Model",
+            "AUROC",
+            "Mean right",
+            "Mean wrong",
+            ">=0.9 runs",
+            ">=0.9 acc.",
+            "<0.7 runs",
+            "<0.7 acc.",
+            "Computed conf.",
+            "Computed acc.",
+            "Mapping conf.",
+            "Mapping acc.",
+        ],
+    )
     for name, m in models.items():
         c = m["confidence"]
         comp = c["by_reference_source"].get("method", {})
         mapp = c["by_reference_source"].get("withheld_product", {})
-        t.rows.append([name, fmt(c["auroc"], 2), fmt(c["mean_right"], 2), fmt(c["mean_wrong"], 2),
-                       fmt(c["high"]["share"]), fmt(c["high"]["accuracy"]), fmt(c["low"]["share"]),
-                       fmt(c["low"]["accuracy"]), fmt(comp.get("mean_confidence"), 2), fmt(comp.get("accuracy")),
-                       fmt(mapp.get("mean_confidence"), 2), fmt(mapp.get("accuracy"))])
+        t.rows.append(
+            [
+                name,
+                fmt(c["auroc"], 2),
+                fmt(c["mean_right"], 2),
+                fmt(c["mean_wrong"], 2),
+                fmt(c["high"]["share"]),
+                fmt(c["high"]["accuracy"]),
+                fmt(c["low"]["share"]),
+                fmt(c["low"]["accuracy"]),
+                fmt(comp.get("mean_confidence"), 2),
+                fmt(comp.get("accuracy")),
+                fmt(mapp.get("mean_confidence"), 2),
+                fmt(mapp.get("accuracy")),
+            ]
+        )
     out.append(t)
 
     # Tab. 14: transitions
-    t = Table("transitions", "From the closed book to the record",
-              f"Questions by {pk} outcome in the two conditions.",
-              ["Model"] + [f"{c} ({ci[c]}) {w}" for c in classes
-                           for w in ("wrong to right", "right to wrong", "right in both", "wrong in both")])
+    t = Table(
+        "transitions",
+        "From the closed book to the record",
+        f"Questions by {pk} outcome in the two conditions.",
+        ["Model"]
+        + [
+            f"{c} ({ci[c]}) {w}"
+            for c in classes
+            for w in ("wrong to right", "right to wrong", "right in both", "wrong in both")
+        ],
+    )
     for name, m in models.items():
         cb = (m.get("closed_book") or {}).get("by_class", {})
         row = [name]
@@ -235,38 +364,69 @@ def tables(scores: dict[str, Any]) -> list[Table]:
     out.append(t)
 
     # Tab. 17: per pair
-    t = Table("results_by_pair", "Results by instrument pair",
-              f"Right counts the models right on the original in all {k} passes, split into moved, held (prior or "
-              "default) and beyond. Shift gives the reference conclusion, the most common other answer in the altered "
-              "runs of the moved models and its count over those runs (when unique and given at least twice); "
-              "Toward is the share of runs whose conclusion differs between versions that moved to the pair's "
-              "pushes_toward.",
-              ["Pair", "Kind", "Altered", "Theme", "Right", "Moved", "Held", "Beyond", "Shift", "Toward (%)"])
+    t = Table(
+        "results_by_pair",
+        "Results by instrument pair",
+        f"Right counts the models right on the original in all {k} passes, split into moved, held (prior or "
+        "default) and beyond. Shift gives the reference conclusion, the most common other answer in the altered "
+        "runs of the moved models and its count over those runs (when unique and given at least twice); "
+        "Toward is the share of runs whose conclusion differs between versions that moved to the pair's "
+        "pushes_toward.",
+        ["Pair", "Kind", "Altered", "Theme", "Right", "Moved", "Held", "Beyond", "Shift", "Toward (%)"],
+    )
     for pid, p in _ordered_pairs(scores):
         shift = p.get("shift")
-        t.rows.append([pid, p["kind"], f"{p['satellite']} {p['variable']} {p['alteration']}", p["theme"], p["right"],
-                       p["moved"], p["held"], p["beyond"] if p["kind"] == "instrument" else "–",
-                       f"{shift['from']} → {shift['to']} {shift['count']}/{shift['runs']}" if shift else "",
-                       fmt(p.get("toward_share"))])
+        t.rows.append(
+            [
+                pid,
+                p["kind"],
+                f"{p['satellite']} {p['variable']} {p['alteration']}",
+                p["theme"],
+                p["right"],
+                p["moved"],
+                p["held"],
+                p["beyond"] if p["kind"] == "instrument" else "–",
+                f"{shift['from']} → {shift['to']} {shift['count']}/{shift['runs']}" if shift else "",
+                fmt(p.get("toward_share")),
+            ]
+        )
     out.append(t)
 
     # extra: site role and sensors, and problems
     roles = list(qc["by_site_role"])
-    t = Table("results_by_role_sensors", "Results by site role and sensors", f"{pk} (%), question counts in parentheses.",
-              ["Model"] + [f"{r} ({qc['by_site_role'][r]})" for r in roles]
-              + [f"multi-sensor ({qc['by_multi_sensor'].get('true', 0)})",
-                 f"single sensor ({qc['by_multi_sensor'].get('false', 0)})"])
+    t = Table(
+        "results_by_role_sensors",
+        "Results by site role and sensors",
+        f"{pk} (%), question counts in parentheses.",
+        ["Model"]
+        + [f"{r} ({qc['by_site_role'][r]})" for r in roles]
+        + [
+            f"multi-sensor ({qc['by_multi_sensor'].get('true', 0)})",
+            f"single sensor ({qc['by_multi_sensor'].get('false', 0)})",
+        ],
+    )
     for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
         r = m["record"]
-        t.rows.append([name] + [fmt(r["by_site_role"].get(x, {}).get("pass3")) for x in roles]
-                      + [fmt(r["by_multi_sensor"].get(x, {}).get("pass3")) for x in ("true", "false")])
+        t.rows.append(
+            [name]
+            + [fmt(r["by_site_role"].get(x, {}).get("pass3")) for x in roles]
+            + [fmt(r["by_multi_sensor"].get(x, {}).get("pass3")) for x in ("true", "false")]
+        )
     t.baseline_from = len(models)
     out.append(t)
     pr = scores["problems"]
-    t = Table("problems", "Input problems", "Missing passes, invalid answers and harness errors count as wrong; "
-              "bad lines were skipped (--lenient).", ["Problem", "Count", "First"])
-    for key, label in (("missing_passes", "Missing passes"), ("invalid_answers", "Invalid answers"),
-                       ("errors", "Harness errors"), ("bad_lines", "Bad lines skipped")):
+    t = Table(
+        "problems",
+        "Input problems",
+        "Missing passes, invalid answers and harness errors count as wrong; bad lines were skipped (--lenient).",
+        ["Problem", "Count", "First"],
+    )
+    for key, label in (
+        ("missing_passes", "Missing passes"),
+        ("invalid_answers", "Invalid answers"),
+        ("errors", "Harness errors"),
+        ("bad_lines", "Bad lines skipped"),
+    ):
         first = pr[key][0] if pr[key] else None
         t.rows.append([label, len(pr[key]), ", ".join(f"{a}={b}" for a, b in first.items()) if first else ""])
     out.append(t)
@@ -276,8 +436,10 @@ def tables(scores: dict[str, Any]) -> list[Table]:
 def _ordered_pairs(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Instrument pairs grouped by altered satellite and variable, then placebo pairs."""
     items = list(scores["pairs"].items())
-    return sorted(items, key=lambda kv: (kv[1]["kind"] == "placebo", kv[1]["satellite"], kv[1]["variable"],
-                                         -kv[1]["right"], kv[0]))
+    return sorted(
+        items,
+        key=lambda kv: (kv[1]["kind"] == "placebo", kv[1]["satellite"], kv[1]["variable"], -kv[1]["right"], kv[0]),
+    )
 
 
 # ----------------------------------------------------------------------------- rendering
@@ -287,8 +449,12 @@ def to_markdown(t: Table) -> str:
     def esc(c: Any) -> str:
         return str(c).replace("|", "\\|")
 
-    lines = [f"### {t.title}", "", "| " + " | ".join(esc(h) for h in t.header) + " |",
-             "|" + "|".join("---" for _ in t.header) + "|"]
+    lines = [
+        f"### {t.title}",
+        "",
+        "| " + " | ".join(esc(h) for h in t.header) + " |",
+        "|" + "|".join("---" for _ in t.header) + "|",
+    ]
     for i, row in enumerate(t.rows):
         cells = [esc(c) for c in row]
         if t.baseline_from is not None and i >= t.baseline_from:
@@ -303,8 +469,10 @@ def to_html(t: Table) -> str:
     for i, row in enumerate(t.rows):
         cls = ' class="baseline"' if t.baseline_from is not None and i >= t.baseline_from else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>")
-    return (f'<h3 id="{t.name}">{html.escape(t.title)}</h3>\n<table><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(body)}</tbody></table>\n<p class=\"caption\">{html.escape(t.caption)}</p>\n")
+    return (
+        f'<h3 id="{t.name}">{html.escape(t.title)}</h3>\n<table><thead><tr>{head}</tr></thead>'
+        f'<tbody>{"".join(body)}</tbody></table>\n<p class="caption">{html.escape(t.caption)}</p>\n'
+    )
 
 
 def to_csv(t: Table) -> bytes:
@@ -354,10 +522,14 @@ def fig_computed_vs_mapping(scores: dict[str, Any]) -> Figure:
     y = range(len(names))
     comp = [m["record"]["by_reference_source"].get("method", {}).get("pass3") or 0.0 for _, m in rows][::-1]
     mapp = [m["record"]["by_reference_source"].get("withheld_product", {}).get("pass3") or 0.0 for _, m in rows][::-1]
-    ax.barh([i + 0.2 for i in y], comp, height=0.4, color="#9e9e9e",
-            label=f"computed from the record ({qc.get('method', 0)})")
-    ax.barh([i - 0.2 for i in y], mapp, height=0.4, color="#d62728",
-            label=f"mapping ({qc.get('withheld_product', 0)})")
+    ax.barh(
+        [i + 0.2 for i in y],
+        comp,
+        height=0.4,
+        color="#9e9e9e",
+        label=f"computed from the record ({qc.get('method', 0)})",
+    )
+    ax.barh([i - 0.2 for i in y], mapp, height=0.4, color="#d62728", label=f"mapping ({qc.get('withheld_product', 0)})")
     ax.set_yticks(list(y), names)
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"{_pass_name(scores)} (%)")
@@ -390,27 +562,37 @@ def fig_pair_grid(scores: dict[str, Any]) -> Figure:
         else:
             groups.append((label, c, c))
     for label, a, b in groups:
-        moved = sum(scores["pairs"][pid]["moved"] for pid, _ in pairs[a:b + 1])
-        right = sum(scores["pairs"][pid]["right"] for pid, _ in pairs[a:b + 1])
+        moved = sum(scores["pairs"][pid]["moved"] for pid, _ in pairs[a : b + 1])
+        right = sum(scores["pairs"][pid]["right"] for pid, _ in pairs[a : b + 1])
         ax.text((a + b + 1) / 2, -0.3, f"{label}\n{moved}/{right} moved", ha="center", va="bottom", fontsize=8)
         if a > 0:
             ax.axvline(a - 0.04, color="black", linewidth=0.8)
     ax.tick_params(length=0)
     for s in ax.spines.values():
         s.set_visible(False)
-    ax.legend(handles=[Patch(color=OUTCOME_COLORS[o], label=OUTCOME_LABELS[o]) for o in OUTCOME_LABELS],
-              loc="upper center", bbox_to_anchor=(0.5, -0.25 if len(pairs) < 8 else -0.12), ncol=2,
-              fontsize=8, frameon=False)
+    ax.legend(
+        handles=[Patch(color=OUTCOME_COLORS[o], label=OUTCOME_LABELS[o]) for o in OUTCOME_LABELS],
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.25 if len(pairs) < 8 else -0.12),
+        ncol=2,
+        fontsize=8,
+        frameon=False,
+    )
     fig.tight_layout()
     return fig
 
 
 FIGURES = {
     "pass3": (fig_pass3, "pass^k per model with 95% bootstrap intervals; baselines as dashed lines."),
-    "computed_vs_mapping": (fig_computed_vs_mapping,
-                            "Mapping from imagery: pass^k on questions computed from the record vs those that "
-                            "need mapping (withheld-product references)."),
-    "pair_grid": (fig_pair_grid, "Outcome of each model-pair case; columns grouped by altered satellite, then placebo."),
+    "computed_vs_mapping": (
+        fig_computed_vs_mapping,
+        "Mapping from imagery: pass^k on questions computed from the record vs those that "
+        "need mapping (withheld-product references).",
+    ),
+    "pair_grid": (
+        fig_pair_grid,
+        "Outcome of each model-pair case; columns grouped by altered satellite, then placebo.",
+    ),
 }
 
 
@@ -452,26 +634,36 @@ def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
         written.append(out / "tables" / f"{t.name}.csv")
     pngs = write_figures(scores, out)
     bank = scores["bank"]
-    intro = (f"Bank **{bank['name']}** version {bank['version']} ({bank['sha256']}), "
-             f"{scores['questions']['total']} questions, {len(scores['models'])} models, {scores['passes']} passes, "
-             f"{scores['bootstrap']['resamples']} bootstrap resamples (seed {scores['bootstrap']['seed']}).")
+    intro = (
+        f"Bank **{bank['name']}** version {bank['version']} ({bank['sha256']}), "
+        f"{scores['questions']['total']} questions, {len(scores['models'])} models, {scores['passes']} passes, "
+        f"{scores['bootstrap']['resamples']} bootstrap resamples (seed {scores['bootstrap']['seed']})."
+    )
     md = [f"# Scoring report: {bank['name']} {bank['version']}", "", intro, ""]
     for name in pngs:
         md += [f"![{name}](figures/{name}.png)", "", f"*{FIGURES[name][1]}*", ""]
     md += [to_markdown(t) for t in ts]
     atomic_write(out / "report.md", "\n".join(md).encode("utf-8"))
-    body = [f"<h1>Scoring report: {html.escape(bank['name'])} {html.escape(bank['version'])}</h1>",
-            f"<p>{html.escape(intro.replace('**', ''))}</p>"]
+    body = [
+        f"<h1>Scoring report: {html.escape(bank['name'])} {html.escape(bank['version'])}</h1>",
+        f"<p>{html.escape(intro.replace('**', ''))}</p>",
+    ]
     for name, png in pngs.items():
         b64 = base64.b64encode(png).decode("ascii")
-        body.append(f'<figure><img alt="{name}" src="data:image/png;base64,{b64}">'
-                    f"<figcaption class=\"caption\">{html.escape(FIGURES[name][1])}</figcaption></figure>")
+        body.append(
+            f'<figure><img alt="{name}" src="data:image/png;base64,{b64}">'
+            f'<figcaption class="caption">{html.escape(FIGURES[name][1])}</figcaption></figure>'
+        )
     body += [to_html(t) for t in ts]
-    page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>Scoring report "
-            f"{html.escape(bank['name'])}</title><style>{CSS}</style></head><body>\n" + "\n".join(body)
-            + "\n</body></html>\n")
+    page = (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Scoring report '
+        f"{html.escape(bank['name'])}</title><style>{CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )
     atomic_write(out / "report.html", page.encode("utf-8"))
-    written += [out / "report.md", out / "report.html"] + [out / "figures" / f"{n}.{e}" for n in pngs
-                                                            for e in ("png", "svg")]
+    written += [out / "report.md", out / "report.html"] + [
+        out / "figures" / f"{n}.{e}" for n in pngs for e in ("png", "svg")
+    ]
     logger.info("report written to %s", out)
     return written

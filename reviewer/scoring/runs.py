@@ -41,8 +41,24 @@ class RunSet:
         return sorted({r["model"] for r in self.runs})
 
 
-_ALLOWED = frozenset({"model", "question", "condition", "pair", "pass", "answer", "confidence", "method", "caveats",
-                      "tool_calls", "minutes", "image_views", "messages", "error"})
+_ALLOWED = frozenset(
+    {
+        "model",
+        "question",
+        "condition",
+        "pair",
+        "pass",
+        "answer",
+        "confidence",
+        "method",
+        "caveats",
+        "tool_calls",
+        "minutes",
+        "image_views",
+        "messages",
+        "error",
+    }
+)
 _REQUIRED = ("model", "question", "condition", "pass", "answer")
 
 
@@ -69,11 +85,14 @@ def fast_valid(run: Any) -> bool:
     g = run.get
     answer = run["answer"]
     return (
-        isinstance(run["model"], str) and run["model"].strip() != ""
-        and isinstance(run["question"], str) and run["question"] != ""
+        isinstance(run["model"], str)
+        and run["model"].strip() != ""
+        and isinstance(run["question"], str)
+        and run["question"] != ""
         and run["condition"] in CONDITIONS
         and (g("pair") is None or isinstance(g("pair"), str))
-        and _int(run["pass"]) and run["pass"] >= 1
+        and _int(run["pass"])
+        and run["pass"] >= 1
         and (answer is None or (isinstance(answer, dict) and all(_answer_value(v) for v in answer.values())))
         and (g("confidence") is None or (_num(g("confidence")) and 0 <= g("confidence") <= 1))
         and all(g(k) is None or isinstance(g(k), str) for k in ("method", "caveats", "error"))
@@ -86,7 +105,9 @@ def _key(run: dict[str, Any]) -> tuple:
     return (run["model"], run["question"], run["condition"], run.get("pair"), run["pass"])
 
 
-def _line_problems(run: dict[str, Any], bank: Bank, passes: int, models: Collection[str] | None) -> list[tuple[str, str]]:
+def _line_problems(
+    run: dict[str, Any], bank: Bank, passes: int, models: Collection[str] | None
+) -> list[tuple[str, str]]:
     """Rules a run line must meet beyond its schema."""
     out = []
     if models is not None and run["model"] not in models:
@@ -138,6 +159,7 @@ def read_runs(
         for lineno, raw in enumerate(lines, start=1):
             if cancel is not None and lineno % 2000 == 0 and cancel():
                 from reviewer.errors import Cancelled
+
                 raise Cancelled("scoring cancelled")
             if not raw.strip():
                 bad.append(Problem(str(path), lineno, None, "blank line"))
@@ -157,8 +179,14 @@ def read_runs(
                 continue
             key = _key(run)
             if key in seen:
-                bad.append(Problem(str(path), lineno, None,
-                                   f"duplicate run (model, question, condition, pair, pass) = {key}, first at {seen[key]}"))
+                bad.append(
+                    Problem(
+                        str(path),
+                        lineno,
+                        None,
+                        f"duplicate run (model, question, condition, pair, pass) = {key}, first at {seen[key]}",
+                    )
+                )
                 continue
             seen[key] = f"{path}:{lineno}"
             run["_source"] = f"{path}:{lineno}"
@@ -181,8 +209,11 @@ def load_runs(
     runs, bad = read_runs(paths, bank, passes=passes, models=models, cancel=cancel)
     if bad and not lenient:
         first = bad[0]
-        more = f" ({len(bad)} bad lines in all; --lenient scores the valid rest)" if len(bad) > 1 else \
-            " (--lenient scores the valid rest)"
+        more = (
+            f" ({len(bad)} bad lines in all; --lenient scores the valid rest)"
+            if len(bad) > 1
+            else " (--lenient scores the valid rest)"
+        )
         raise ScoringError(first.message + more, path=first.path, line=first.line, field=first.field)
     if not runs:
         raise ScoringError("no valid runs to score", path=str(paths[0]) if paths else None)
@@ -200,8 +231,14 @@ def load_runs(
         elif not verdict.valid:
             result.invalid_answers.append(where | {"reason": verdict.reason, "source": run["_source"]})
     result.missing_passes = _missing(runs, bank, passes)
-    logger.info("%d runs judged: %d missing passes, %d invalid answers, %d errors, %d bad lines",
-                len(runs), len(result.missing_passes), len(result.invalid_answers), len(result.errors), len(bad))
+    logger.info(
+        "%d runs judged: %d missing passes, %d invalid answers, %d errors, %d bad lines",
+        len(runs),
+        len(result.missing_passes),
+        len(result.invalid_answers),
+        len(result.errors),
+        len(bad),
+    )
     return result
 
 

@@ -51,11 +51,18 @@ def build_site(size: int, scenes_per_year: int) -> Path:
     site = DATA / f"landsat_{size}px_{scenes_per_year}py"
     if not (site / "truth.json").is_file():
         t0 = time.perf_counter()
-        make_demo_site(site, seed=1, size=size, start=1984, end=2024, scenes_per_year=scenes_per_year,
-                       landsat_only=True, thermal=False)
+        make_demo_site(
+            site,
+            seed=1,
+            size=size,
+            start=1984,
+            end=2024,
+            scenes_per_year=scenes_per_year,
+            landsat_only=True,
+            thermal=False,
+        )
         print(f"(built the bench site in {time.perf_counter() - t0:.1f} s: {site})")
     return site
-
 
 
 def main() -> None:
@@ -79,7 +86,9 @@ def main() -> None:
     index = scan_site(site)
     scan = time.perf_counter() - t0
     landsat = [s for s in index.scenes if s.sensor in ("TM", "ETM+", "OLI", "OLI-2")]
-    print(f"site: {len(landsat)} Landsat scenes of {index.site.shape[0]} x {index.site.shape[1]} px, {len(qa_files)} QA layers")
+    print(
+        f"site: {len(landsat)} Landsat scenes of {index.site.shape[0]} x {index.site.shape[1]} px, {len(qa_files)} QA layers"
+    )
     line("scan / index build", scan, base_scan, "s", "ratio <= 1.5")
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,7 +120,13 @@ def main() -> None:
         t0 = time.perf_counter()
         stack.read(int(i), "truecolor")
         warm.append(time.perf_counter() - t0)
-    line("composite cold, median per date", statistics.median(cold) * 1e3, statistics.median(plain) * 1e3, "ms", "ratio <= 1.5")
+    line(
+        "composite cold, median per date",
+        statistics.median(cold) * 1e3,
+        statistics.median(plain) * 1e3,
+        "ms",
+        "ratio <= 1.5",
+    )
     line("composite warm (cached), median", statistics.median(warm) * 1e3, None, "ms", "< 50 ms")
     rgb_times = []
     stretch = Stretch.default("truecolor")

@@ -34,8 +34,7 @@ def loop_pass3(runs: list[dict], models: list[str], qids: list[str], passes: int
     for r in runs:
         if r["condition"] == "record":
             right[(r["model"], r["question"])][r["pass"]] = r["_right"]
-    return {m: [int(all(right[(m, q)].get(k, False) for k in range(1, passes + 1))) for q in qids]
-            for m in models}
+    return {m: [int(all(right[(m, q)].get(k, False) for k in range(1, passes + 1))) for q in qids] for m in models}
 
 
 def loop_bootstrap(p3: dict[str, list[int]], resamples: int, seed: int) -> dict[str, tuple[float, float]]:
@@ -88,13 +87,23 @@ def main() -> None:
         tmp = Path(tmp)
         bank_data = synthetic.make_bank(tmp / "bank")
         n_runs = synthetic.make_runs(bank_data, tmp / "runs.jsonl")
-        print(f"synthetic bank: {len(bank_data['questions'])} questions, {len(bank_data['pairs'])} pairs, "
-              f"{n_runs} runs, {args.resamples} resamples")
+        print(
+            f"synthetic bank: {len(bank_data['questions'])} questions, {len(bank_data['pairs'])} pairs, "
+            f"{n_runs} runs, {args.resamples} resamples"
+        )
 
-        t_full, scores = timed(lambda: score(tmp / "bank", [tmp / "runs.jsonl"], tmp / "out",
-                                             bootstrap=args.resamples, seed=args.seed, report=False), repeat=3)
-        t_report, _ = timed(lambda: score(tmp / "bank", [tmp / "runs.jsonl"], tmp / "out_report",
-                                          bootstrap=args.resamples, seed=args.seed), repeat=1)
+        t_full, scores = timed(
+            lambda: score(
+                tmp / "bank", [tmp / "runs.jsonl"], tmp / "out", bootstrap=args.resamples, seed=args.seed, report=False
+            ),
+            repeat=3,
+        )
+        t_report, _ = timed(
+            lambda: score(
+                tmp / "bank", [tmp / "runs.jsonl"], tmp / "out_report", bootstrap=args.resamples, seed=args.seed
+            ),
+            repeat=1,
+        )
 
         bank = load_bank(tmp / "bank")
         runset = load_runs([tmp / "runs.jsonl"], bank)
@@ -129,12 +138,22 @@ def main() -> None:
     for name, vec, loop in rows:
         print(f"{name:<34} {vec:>10.3f}s {loop:>9.3f}s {loop / vec:>7.1f}x")
     print(f"{'full record cube (all 10 arrays)':<34} {t_cube:>10.3f}s   (pass^3 plus confidence, work, values)")
-    print(f"{'full scoring to scores.json':<34} {t_full:>10.3f}s   (limit 10 s; includes bank hash check, run "
-          "validation, judging, all metrics, regression)")
+    print(
+        f"{'full scoring to scores.json':<34} {t_full:>10.3f}s   (limit 10 s; includes bank hash check, run "
+        "validation, judging, all metrics, regression)"
+    )
     print(f"{'full scoring + report + figures':<34} {t_report:>10.3f}s")
     print("same pass^3 and same 95% intervals from both implementations: yes")
-    print(json.dumps({"runs": n_runs, "full_s": round(t_full, 3), "vectorised_s": round(t_vec_p3 + t_vec_bs, 3),
-                      "loop_s": round(t_loop_p3 + t_loop_bs, 3)}))
+    print(
+        json.dumps(
+            {
+                "runs": n_runs,
+                "full_s": round(t_full, 3),
+                "vectorised_s": round(t_vec_p3 + t_vec_bs, 3),
+                "loop_s": round(t_loop_p3 + t_loop_bs, 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -26,8 +26,20 @@ import numpy as np
 logger = logging.getLogger("bench_viewer")
 
 EARLY_STEPS = 20  # steps taken right after the first frame, before the docks have settled
-SITE_KW = dict(size=400, start=1984, end=2024, scenes_per_year=25, modis=False, sentinel2=False, thermal=False,
-               era5=False, landcover=False, reference=False, extras=False, mtl=False)
+SITE_KW = dict(
+    size=400,
+    start=1984,
+    end=2024,
+    scenes_per_year=25,
+    modis=False,
+    sentinel2=False,
+    thermal=False,
+    era5=False,
+    landcover=False,
+    reference=False,
+    extras=False,
+    mtl=False,
+)
 
 
 def ensure_site(path: Path) -> Path:
@@ -116,7 +128,9 @@ def main(argv=None) -> int:
     parser.add_argument("--site", default="/tmp/bench/site400")
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--db", default="/tmp/bench/store.sqlite")
-    parser.add_argument("--async-slicing", action="store_true", help="the reviewer with napari's experimental async slicing")
+    parser.add_argument(
+        "--async-slicing", action="store_true", help="the reviewer with napari's experimental async slicing"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     site = ensure_site(Path(args.site))
@@ -127,8 +141,11 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     with Store(args.db) as store:
         index = open_index(site, store)
-    print(f"site: {len(index.scenes)} scenes of {index.site.shape[1]} x {index.site.shape[0]} px "
-          f"(index {'from the store' if index.from_store else 'scanned'} in {time.perf_counter() - t:.1f} s)", flush=True)
+    print(
+        f"site: {len(index.scenes)} scenes of {index.site.shape[1]} x {index.site.shape[0]} px "
+        f"(index {'from the store' if index.from_store else 'scanned'} in {time.perf_counter() - t:.1f} s)",
+        flush=True,
+    )
 
     import napari
     from qtpy.QtWidgets import QApplication
@@ -141,8 +158,13 @@ def main(argv=None) -> int:
     # ---------------------------------------------------------------- the reviewer
     t_launch = time.perf_counter()
     viewer = napari.Viewer(show=True)
-    app = ReviewerApp(viewer, db=args.db, recent=RecentSites("/tmp/bench/recent.json"), scoring=False,
-                      async_slicing=args.async_slicing)
+    app = ReviewerApp(
+        viewer,
+        db=args.db,
+        recent=RecentSites("/tmp/bench/recent.json"),
+        scoring=False,
+        async_slicing=args.async_slicing,
+    )
     s = app.session
     s.cache = SceneCache(max_bytes=1024 * 2**20)
     QApplication.processEvents()
@@ -157,6 +179,7 @@ def main(argv=None) -> int:
     open_block = open_hb.stop()
     n = min(args.steps, len(s.stack) - 2)
     start = len(s.stack) // 3
+
     # an impatient user: steps from the first date as soon as it shows, while the docks still fill in
     def shown(i: int) -> bool:  # the reviewer shows a placeholder until a date's frame is read
         return int(viewer.dims.current_step[0]) == i and s.frame_shown(i)
@@ -173,8 +196,11 @@ def main(argv=None) -> int:
     s.jump_to_index(start)
     pump_until(lambda: shown(start))
     warm, warm_block = step_run(viewer, s.image_layer, s.jump_to_index, start, n, shown)
-    print(f"reviewer: cache {s.cache.nbytes / 2**20:.0f} MiB, hits {s.cache.hits}, misses {s.cache.misses}; "
-          f"all docks settled {settle:.1f} s after launch", flush=True)
+    print(
+        f"reviewer: cache {s.cache.nbytes / 2**20:.0f} MiB, hits {s.cache.hits}, misses {s.cache.misses}; "
+        f"all docks settled {settle:.1f} s after launch",
+        flush=True,
+    )
     app.session.close()
     viewer.close()
 
@@ -216,13 +242,17 @@ def main(argv=None) -> int:
         ("longest UI block, cold (ms)", cold_block, bcold_block),
         ("longest UI block, warm (ms)", warm_block, bwarm_block),
     ]
-    print(f"\n{n} consecutive steps from date {start} of {len(stack)} ({index.site.shape[1]} x {index.site.shape[0]} px)")
+    print(
+        f"\n{n} consecutive steps from date {start} of {len(stack)} ({index.site.shape[1]} x {index.site.shape[0]} px)"
+    )
     print(f"{'figure':32} {'reviewer':>10} {'baseline':>10} {'ratio':>7}")
     for name, ours, base in rows:
         print(f"{name:32} {ours:10.1f} {base:10.1f} {ours / base if base else float('nan'):7.2f}")
     print("\ntargets: warm p95 < 50 ms, cold p95 < 300 ms, UI never blocked > 100 ms (stepping)")
-    print("opening: from open_site to the first frame (index from the store, layers, docks); the first "
-          f"{EARLY_STEPS} steps start at date 0 the moment it shows; cold/warm start once the docks settled")
+    print(
+        "opening: from open_site to the first frame (index from the store, layers, docks); the first "
+        f"{EARLY_STEPS} steps start at date 0 the moment it shows; cold/warm start once the docks settled"
+    )
     print("baseline = napari 0.9 default: sync slicing of a non-prefetched dask stack (Stack.rgb), same cache size")
     return 0
 

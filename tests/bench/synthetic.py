@@ -15,11 +15,33 @@ from reviewer.bank.io import write_bank
 
 THEMES = ["forest", "greening", "agriculture", "water", "urban", "fire", "snow", "coast"]
 ROLES = ["famous", "stable", "obscure"]
-TASKS = ["quantify", "trend", "date", "compare", "regional_statistics", "attribute", "anomaly_climate",
-         "detect", "season", "recovery"]
+TASKS = [
+    "quantify",
+    "trend",
+    "date",
+    "compare",
+    "regional_statistics",
+    "attribute",
+    "anomaly_climate",
+    "detect",
+    "season",
+    "recovery",
+]
 DIRECTION = ["increase", "decrease", "no significant change"]
-MODELS = ["Opus 5.5", "GPT-6 Sol", "GPT-6.1 Sol", "Sonnet 5.5", "GPT-6 Astra", "GPT-6.1 Terra", "Gemini 3 Flash",
-          "DeepSeek Flash", "Kimi K2.5", "Haiku 5.5", "Qwen 3.7 Flash", "GPT-6 Luna"]
+MODELS = [
+    "Opus 5.5",
+    "GPT-6 Sol",
+    "GPT-6.1 Sol",
+    "Sonnet 5.5",
+    "GPT-6 Astra",
+    "GPT-6.1 Terra",
+    "Gemini 3 Flash",
+    "DeepSeek Flash",
+    "Kimi K2.5",
+    "Haiku 5.5",
+    "Qwen 3.7 Flash",
+    "GPT-6 Luna",
+]
 SKILL = [0.93, 0.92, 0.91, 0.9, 0.88, 0.86, 0.85, 0.82, 0.74, 0.64, 0.4, 0.4]
 SENSOR_SETS = [["TM", "ETM+", "OLI"], ["OLI"], ["ETM+", "OLI"], ["MODIS"], ["TM", "ETM+"]]
 
@@ -29,24 +51,44 @@ def make_bank(folder: Path, seed: int = 1) -> dict:
     sites = []
     for i in range(56):
         region = i >= 48
-        sites.append({"id": f"a{i + 1:02d}", "name": f"Site {i + 1}", "kind": "region" if region else "core",
-                      "theme": "region" if region else THEMES[i % 8], "role": "region" if region else ROLES[i % 3],
-                      "bbox": [float(i), 0.0, float(i) + 0.5, 0.5], "crs": "EPSG:4326"})
+        sites.append(
+            {
+                "id": f"a{i + 1:02d}",
+                "name": f"Site {i + 1}",
+                "kind": "region" if region else "core",
+                "theme": "region" if region else THEMES[i % 8],
+                "role": "region" if region else ROLES[i % 3],
+                "bbox": [float(i), 0.0, float(i) + 0.5, 0.5],
+                "crs": "EPSG:4326",
+            }
+        )
     questions = []
     classes = ["computable"] * 153 + ["recognition"] * 73 + ["insufficient"] * 12
     for n, klass in enumerate(classes):
         site = sites[n % 56]
-        kind = ["category", "number", "category", "year", "years", "month", "quadrant"][n % 7] if klass != "insufficient" \
+        kind = (
+            ["category", "number", "category", "year", "years", "month", "quadrant"][n % 7]
+            if klass != "insufficient"
             else "category"
+        )
         sensors = SENSOR_SETS[int(rng.integers(0, len(SENSOR_SETS)))]
         start = 1985 + int(rng.integers(0, 20))
-        q = {"id": f"{site['id']}-{n // 56 + 1}", "site": site["id"], "class": klass,
-             "task": None if klass == "insufficient" else TASKS[n % 10],
-             "period": {"start": f"{start}-01-01", "end": "2024-12-31"}, "text": f"Question {n}",
-             "reference_source": {"computable": ["method", "method", "withheld_product", "record_product"][n % 4],
-                                  "recognition": ["withheld_product", "visual"][n % 2],
-                                  "insufficient": "observations"}[klass],
-             "sensors": sensors, "multi_sensor": len(set(sensors) & {"TM", "ETM+", "OLI"}) >= 2, "no_change": None}
+        q = {
+            "id": f"{site['id']}-{n // 56 + 1}",
+            "site": site["id"],
+            "class": klass,
+            "task": None if klass == "insufficient" else TASKS[n % 10],
+            "period": {"start": f"{start}-01-01", "end": "2024-12-31"},
+            "text": f"Question {n}",
+            "reference_source": {
+                "computable": ["method", "method", "withheld_product", "record_product"][n % 4],
+                "recognition": ["withheld_product", "visual"][n % 2],
+                "insufficient": "observations",
+            }[klass],
+            "sensors": sensors,
+            "multi_sensor": len(set(sensors) & {"TM", "ETM+", "OLI"}) >= 2,
+            "no_change": None,
+        }
         if kind == "category":
             q["fields"] = [{"name": "direction", "type": "category", "options": DIRECTION}]
             ref = DIRECTION[int(rng.integers(0, 3))]
@@ -77,12 +119,23 @@ def make_bank(folder: Path, seed: int = 1) -> dict:
     for j, q in enumerate(comp[:30]):
         instrument = j < 22
         sat = ["terra", "landsat8", "terra", "landsat8"][j % 4]
-        pairs.append({"id": f"{q['id']}-p", "question": q["id"], "kind": "instrument" if instrument else "placebo",
-                      "satellite": sat, "variable": ["ndvi", "ndvi", "snow", "water"][j % 4],
-                      "alteration": "scale" if instrument else "drop_scenes",
-                      "factor": 0.8 if instrument else None, "from": "2018-01-01", "to": None,
-                      "fraction": None if instrument else 0.05, "seed": None if instrument else j,
-                      "pushes_toward": "decrease" if instrument else None, "description": f"pair {j}"})
+        pairs.append(
+            {
+                "id": f"{q['id']}-p",
+                "question": q["id"],
+                "kind": "instrument" if instrument else "placebo",
+                "satellite": sat,
+                "variable": ["ndvi", "ndvi", "snow", "water"][j % 4],
+                "alteration": "scale" if instrument else "drop_scenes",
+                "factor": 0.8 if instrument else None,
+                "from": "2018-01-01",
+                "to": None,
+                "fraction": None if instrument else 0.05,
+                "seed": None if instrument else j,
+                "pushes_toward": "decrease" if instrument else None,
+                "description": f"pair {j}",
+            }
+        )
     write_bank(folder, "synthetic", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z")
     return {"questions": questions, "pairs": pairs}
 
@@ -121,12 +174,24 @@ def make_runs(bank: dict, path: Path, seed: int = 2) -> int:
                         if not right and rng.random() < 0.1:
                             ans = "insufficient evidence"
                     conf = float(np.clip(rng.normal(0.8 if right else 0.65, 0.1), 0, 1))
-                    lines.append({"model": model, "question": q["id"], "condition": cond, "pair": None, "pass": k,
-                                  "answer": {q["conclusion"]: ans}, "confidence": round(conf, 3), "method": "m",
-                                  "caveats": "", "tool_calls": int(rng.integers(1, 60)),
-                                  "minutes": round(float(rng.uniform(0.5, 30)), 1),
-                                  "image_views": int(rng.integers(0, 5)), "messages": int(rng.integers(5, 100)),
-                                  "error": None})
+                    lines.append(
+                        {
+                            "model": model,
+                            "question": q["id"],
+                            "condition": cond,
+                            "pair": None,
+                            "pass": k,
+                            "answer": {q["conclusion"]: ans},
+                            "confidence": round(conf, 3),
+                            "method": "m",
+                            "caveats": "",
+                            "tool_calls": int(rng.integers(1, 60)),
+                            "minutes": round(float(rng.uniform(0.5, 30)), 1),
+                            "image_views": int(rng.integers(0, 5)),
+                            "messages": int(rng.integers(5, 100)),
+                            "error": None,
+                        }
+                    )
         for p in bank["pairs"]:
             q = next(x for x in qs if x["id"] == p["question"])
             for k in (1, 2, 3):
@@ -134,9 +199,23 @@ def make_runs(bank: dict, path: Path, seed: int = 2) -> int:
                 ans = "decrease" if moved else q["reference"][q["conclusion"]]
                 if ans == q["reference"][q["conclusion"]] and moved:
                     ans = "increase"
-                lines.append({"model": model, "question": q["id"], "condition": "altered" if p["kind"] == "instrument"
-                              else "placebo", "pair": p["id"], "pass": k, "answer": {q["conclusion"]: ans},
-                              "confidence": 0.8, "method": "m", "caveats": "", "tool_calls": 10, "minutes": 3.0,
-                              "image_views": 1, "messages": 20, "error": None})
+                lines.append(
+                    {
+                        "model": model,
+                        "question": q["id"],
+                        "condition": "altered" if p["kind"] == "instrument" else "placebo",
+                        "pair": p["id"],
+                        "pass": k,
+                        "answer": {q["conclusion"]: ans},
+                        "confidence": 0.8,
+                        "method": "m",
+                        "caveats": "",
+                        "tool_calls": 10,
+                        "minutes": 3.0,
+                        "image_views": 1,
+                        "messages": 20,
+                        "error": None,
+                    }
+                )
     path.write_text("".join(json.dumps(r) + "\n" for r in lines))
     return len(lines)

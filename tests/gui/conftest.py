@@ -13,8 +13,17 @@ import pytest
 
 SHOTS = Path(os.environ.get("REVIEWER_SHOTS", "/tmp/reviewer-gui-shots"))
 
-DEMO_KW = dict(size=64, start=1999, end=2016, scenes_per_year=2, thermal=False, era5=False, landcover=False,
-               reference=False, extras=False)
+DEMO_KW = dict(
+    size=64,
+    start=1999,
+    end=2016,
+    scenes_per_year=2,
+    thermal=False,
+    era5=False,
+    landcover=False,
+    reference=False,
+    extras=False,
+)
 
 
 def _cache_dir(request) -> Path:

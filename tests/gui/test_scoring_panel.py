@@ -35,7 +35,7 @@ def test_panel_scores_in_the_background_and_shows_results(qtbot, inputs, tmp_pat
         assert panel.running and not panel.run_button.isEnabled() and panel.cancel_button.isEnabled()
     assert blocker.args[0] is not None
     assert panel.progress.value() == 1000
-    assert panel.table.rowCount() == 5                       # A, B, C and two baselines
+    assert panel.table.rowCount() == 5  # A, B, C and two baselines
     assert panel.table.item(0, 0).text() == "A" and panel.table.item(0, 1).text() == "100.0"
     assert panel.table.item(1, 1).text() == "50.0"
     assert panel.pairs_table.rowCount() == 4
@@ -53,7 +53,7 @@ def test_panel_cancel(qtbot, inputs):
     panel = ScoringPanel()
     qtbot.addWidget(panel)
     panel.set_inputs(bank, [runs], out)
-    panel.bootstrap_spin.setValue(1_000_000)                 # long enough to cancel mid-bootstrap
+    panel.bootstrap_spin.setValue(1_000_000)  # long enough to cancel mid-bootstrap
     with qtbot.waitSignal(panel.finished, timeout=60000) as blocker:
         panel._on_run_clicked()
         qtbot.waitUntil(lambda: panel.progress.value() > 150, timeout=30000)

@@ -333,6 +333,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     took = time.perf_counter() - t0
     assert took < 0.5, f"the jump waited {took:.2f} s for the slow file"
     assert not s.frame_shown() and s.state.current == slow
+
     def centre(img):
         h, w, _ = img.shape
         return np.median(img[h // 2 - 20 : h // 2 + 20, w // 2 - 20 : w // 2 + 20].reshape(-1, 3), axis=0)
@@ -343,7 +344,10 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     qtbot.wait(50)
     assert centre(canvas_rgb(app)).tolist() != [40, 40, 40]
     s.jump_to_index(broken)
-    qtbot.waitUntil(lambda: any(f"{s.stack.scenes[broken].scene_id}_SR_B4.TIF" in m[1] for m in app.reporter.messages), timeout=10000)
+    qtbot.waitUntil(
+        lambda: any(f"{s.stack.scenes[broken].scene_id}_SR_B4.TIF" in m[1] for m in app.reporter.messages),
+        timeout=10000,
+    )
     assert s.frame_shown()  # the failed date shows black, and the next date still opens
     s.jump_to_index(broken + 1)
     qtbot.waitUntil(s.frame_shown, timeout=10000)
@@ -352,7 +356,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
 def test_caption_follows_the_date_with_glyphs_typeset_first(opened, qtbot):
     """The canvas caption names the date once stepping pauses; its characters were put in the font atlas
     in idle slices first (a caption of new characters used to block the UI for ~300 ms)."""
-    app, s = opened, opened.session
+    s = opened.session
     for _ in range(3):
         s._on_next_date()
     scene = s.current_scene

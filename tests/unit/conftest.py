@@ -16,8 +16,18 @@ def make_core_site(path: Path) -> Path:
     """A 64 x 64 px core demo site, 1996-2020, 6 Landsat scenes a year, no MODIS/S2/thermal/MTL."""
     from reviewer.record.synthetic import make_demo_site
 
-    make_demo_site(path, seed=0, size=64, start=1996, end=2020, scenes_per_year=6, modis=False,
-                   sentinel2=False, thermal=False, mtl=False)
+    make_demo_site(
+        path,
+        seed=0,
+        size=64,
+        start=1996,
+        end=2020,
+        scenes_per_year=6,
+        modis=False,
+        sentinel2=False,
+        thermal=False,
+        mtl=False,
+    )
     return path
 
 
@@ -27,8 +37,18 @@ def make_snow_site(path: Path) -> Path:
     tests do not use them, and indexing them would cost more than the rest)."""
     from reviewer.record.synthetic import make_demo_site
 
-    make_demo_site(path, seed=0, size=32, start=2014, end=2020, scenes_per_year=1, variant="snow",
-                   sentinel2=False, thermal=False, mtl=False)
+    make_demo_site(
+        path,
+        seed=0,
+        size=32,
+        start=2014,
+        end=2020,
+        scenes_per_year=1,
+        variant="snow",
+        sentinel2=False,
+        thermal=False,
+        mtl=False,
+    )
     shutil.rmtree(path / "viirs", ignore_errors=True)
     for f in list((path / "modis").glob("M[OY]D13Q1.*")):
         f.unlink()

@@ -72,8 +72,16 @@ def test_scale_against_the_bank_keeps_pairs_that_pass_both_checks(demo, bank_cop
 
     # a second pair for a question that has one gets the next id; replace removes the satellite's scenes
     qid = r.pairs[0]["question"]
-    r2 = _alter(site, tmp_path / "r", satellite="landsat8", replace_with="landsat7", date_from="2013",
-                date_to="2017", bank=bank, question=qid)
+    r2 = _alter(
+        site,
+        tmp_path / "r",
+        satellite="landsat8",
+        replace_with="landsat7",
+        date_from="2013",
+        date_to="2017",
+        bank=bank,
+        question=qid,
+    )
     (item,) = r2.kept + r2.rejected
     assert item["pair"]["id"] == qid + "-p2" and item["pair"]["alteration"] == "replace"
     assert item["pair"]["replacement"] == "landsat7" and problems(item["pair"], "pair") == []
@@ -106,8 +114,16 @@ def test_snow_pair_reports_the_method_and_detect_checks(snow_demo, bank_copy, tm
     bank = bank_copy(snow_demo["out"])
     # Terra NDSI halved in the first MOD10A1 winter: the >= 50 methods lose its snow, so the later winters have
     # more snow days by them; no Aqua (MYD10A1) record to compare with, so the alteration is not detectable
-    r = _alter(snow_demo["site"], tmp_path / "s", satellite="terra", variable="snow", scale=0.5,
-               date_from="2015-12-01", date_to="2016-03-31", bank=bank)
+    r = _alter(
+        snow_demo["site"],
+        tmp_path / "s",
+        satellite="terra",
+        variable="snow",
+        scale=0.5,
+        date_from="2015-12-01",
+        date_to="2016-03-31",
+        bank=bank,
+    )
     assert r.altered_files and all("MOD10A1.A2015" in f or "MOD10A1.A2016" in f for f in r.altered_files)
     assert not r.kept and len(r.rejected) == 2
     assert r.detect_check["detectable"] is False and "concurrent" in r.detect_check["reason"]
@@ -127,8 +143,9 @@ def test_refusals_write_nothing(demo, bank_copy, tmp_path):
     with pytest.raises(BankError, match="needs --bank"):
         alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, question="q-1")
     with pytest.raises(BankError, match="no question"):
-        alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, question="nosuch",
-                     bank=demo["out"])
+        alter_record(
+            site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, question="nosuch", bank=demo["out"]
+        )
     frozen = bank_copy(demo["out"])
     manifest = json.loads((frozen / "manifest.json").read_text())
     (frozen / "manifest.json").write_text(json.dumps(manifest | {"frozen": True}))
@@ -137,17 +154,19 @@ def test_refusals_write_nothing(demo, bank_copy, tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"satellite": "landsat8"}, "exactly one"),
-    ({"scale": 0.8}, "--satellite"),
-    ({"satellite": "nosuch", "scale": 0.8}, "unknown satellite"),
-    ({"drop_clear": 1.5}, "fraction"),
-    ({"satellite": "terra", "variable": "ndvi", "scale": 0.8}, "no ndvi files"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"satellite": "landsat8"}, "exactly one"),
+        ({"scale": 0.8}, "--satellite"),
+        ({"satellite": "nosuch", "scale": 0.8}, "unknown satellite"),
+        ({"drop_clear": 1.5}, "fraction"),
+        ({"satellite": "terra", "variable": "ndvi", "scale": 0.8}, "no ndvi files"),
+    ],
+)
 def test_bad_requests(demo, tmp_path, kwargs, message):
     with pytest.raises(BankError, match=message):
-        alter_record(demo["site"], tmp_path / "x", question=demo["bank"].questions[0]["id"], bank=demo["out"],
-                     **kwargs)
+        alter_record(demo["site"], tmp_path / "x", question=demo["bank"].questions[0]["id"], bank=demo["out"], **kwargs)
 
 
 def test_cli_alter_prints_kept_and_rejected(snow_demo, bank_copy, tmp_path, capsys):
@@ -156,9 +175,27 @@ def test_cli_alter_prints_kept_and_rejected(snow_demo, bank_copy, tmp_path, caps
     bank = bank_copy(snow_demo["out"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rc = main(["alter", str(snow_demo["site"]), "--satellite", "terra", "--variable", "snow", "--scale", "0.5",
-                   "--from", "2015-12-01", "--to", "2016-03-31", "--bank", str(bank), "--dry-run",
-                   "--out", str(tmp_path / "c")])
+        rc = main(
+            [
+                "alter",
+                str(snow_demo["site"]),
+                "--satellite",
+                "terra",
+                "--variable",
+                "snow",
+                "--scale",
+                "0.5",
+                "--from",
+                "2015-12-01",
+                "--to",
+                "2016-03-31",
+                "--bank",
+                str(bank),
+                "--dry-run",
+                "--out",
+                str(tmp_path / "c"),
+            ]
+        )
     out = capsys.readouterr().out
     assert rc == 0 and "rejected" in out and "failed detect check" in out and "dry run" in out
     assert (tmp_path / "c" / REPORT).is_file()
@@ -177,6 +214,7 @@ def test_only_questions_whose_methods_read_the_altered_variable_are_checked(snow
     assert not _concerns(snow_q, "instrument", "aqua", start, None, [], "snow")  # Terra-only methods
     assert not _concerns(snow_q, "instrument", "terra", dt.date(2021, 1, 1), None, [], "snow")  # after the period
     assert _concerns(water_q, "instrument", "landsat8", dt.date(2013, 1, 1), None, [], "sr") == (
-        "OLI" in water_q["sensors"] and water_q["period"]["end"] >= "2013")
+        "OLI" in water_q["sensors"] and water_q["period"]["end"] >= "2013"
+    )
     assert not _concerns(water_q, "instrument", "landsat8", None, None, [], "snow")
     assert not _concerns(water_q, "instrument", "terra", None, None, [], "ndvi")

@@ -26,6 +26,7 @@ def _rewrite_line(path, lineno, change):
 
 def test_manifest_pins_files_by_sha256_of_their_bytes(tmp_path):
     import hashlib
+
     folder = _bank(tmp_path)
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["counts"] == {"questions": 2, "sites": 1, "pairs": 1}
@@ -58,10 +59,15 @@ def test_load_bank_refuses_a_file_that_does_not_match_its_hash(tmp_path):
 def test_validate_reports_every_problem_with_file_line_and_field(tmp_path):
     folder = _bank(tmp_path, questions=[bf.trend_question(), bf.number_question("a24-2"), bf.year_question("a24-3")])
     qpath = folder / "questions.jsonl"
-    _rewrite_line(qpath, 1, lambda s: s[:-5])                                  # malformed JSON
+    _rewrite_line(qpath, 1, lambda s: s[:-5])  # malformed JSON
     _rewrite_line(qpath, 2, lambda s: s.replace('"area": [95.0, 105.0]', '"area": [96.0, 105.0]'))  # < +-5%
-    _rewrite_line(qpath, 3, lambda s: s.replace('"year": 2012}', '"year": 2012, "colour": "red"}', 1)
-                  .replace('"no_change": null', '"no_change": null, "colour": 1'))  # unknown field
+    _rewrite_line(
+        qpath,
+        3,
+        lambda s: s.replace('"year": 2012}', '"year": 2012, "colour": "red"}', 1).replace(
+            '"no_change": null', '"no_change": null, "colour": 1'
+        ),
+    )  # unknown field
     found = validate_bank(folder, verify_hashes=False)
     by_line = {(p.line, p.field): p.message for p in found if p.path.endswith("questions.jsonl")}
     assert any(line == 1 and "malformed JSON" in msg for (line, _), msg in by_line.items())
@@ -80,7 +86,11 @@ def test_validate_reports_every_problem_with_file_line_and_field(tmp_path):
         (bf.trend_question(reference={"direction": "up", "trend": 0.28}), "reference.direction", "not one of"),
         (bf.trend_question(conclusion="nothing"), "conclusion", "names no field"),
         (bf.trend_question(task=None), "task", "null exactly when"),
-        (bf.insufficient_question("x", reference={"direction": "increase"}), "reference.direction", "class insufficient"),
+        (
+            bf.insufficient_question("x", reference={"direction": "increase"}),
+            "reference.direction",
+            "class insufficient",
+        ),
         (bf.trend_question(multi_sensor=False), "multi_sensor", "must be True"),
         (bf.trend_question(accept={"direction": ["sideways"]}), "accept.direction.0", "not one of"),
     ],
@@ -90,12 +100,17 @@ def test_semantic_rules_name_the_field(tmp_path, question, field, message):
         _bank(tmp_path, questions=[question], pairs=[])
     assert err.value.field == field
     assert err.value.path.endswith("questions.jsonl") and err.value.line == 1
-    assert not (tmp_path / "bank").exists()            # nothing half-written
+    assert not (tmp_path / "bank").exists()  # nothing half-written
 
 
 def test_a_text_field_is_never_the_conclusion(tmp_path):
-    q = bf.trend_question(fields=[{"name": "direction", "type": "text"}], reference={"direction": "up"},
-                          reference_range={}, accept={}, no_change=None)
+    q = bf.trend_question(
+        fields=[{"name": "direction", "type": "text"}],
+        reference={"direction": "up"},
+        reference_range={},
+        accept={},
+        no_change=None,
+    )
     with pytest.raises(SchemaError, match="text field cannot be the conclusion"):
         _bank(tmp_path, questions=[q], pairs=[])
 
@@ -115,8 +130,7 @@ def test_validate_finds_a_missing_site_and_an_unreadable_site_line(tmp_path):
     (folder / "sites.jsonl").write_text('{"id": "a24", "name": \n')
     found = validate_bank(folder, verify_hashes=False)
     assert any(p.path.endswith("sites.jsonl") and p.line == 1 and "malformed" in p.message for p in found)
-    assert any(p.path.endswith("questions.jsonl") and p.field == "site" and "missing site" in p.message
-               for p in found)
+    assert any(p.path.endswith("questions.jsonl") and p.field == "site" and "missing site" in p.message for p in found)
 
 
 def test_nan_is_rejected_with_line(tmp_path):
@@ -138,6 +152,7 @@ def test_a_frozen_bank_is_never_overwritten(tmp_path):
 def test_site_json_accepts_grid_keys_and_nothing_else(tmp_path):
     from reviewer.bank.io import load_site_json
     from reviewer.errors import SiteError
+
     s = bf.site() | {"resolution": 30, "shape": [200, 300]}
     (tmp_path / "site.json").write_text(json.dumps(s))
     assert load_site_json(tmp_path)["shape"] == [200, 300]

@@ -11,9 +11,15 @@ FILES = ("questions.jsonl", "sites.jsonl", "pairs.jsonl", "manifest.json")
 
 
 def _bank(folder):
-    write_bank(folder, "earthrecord", "1",
-               [bf.trend_question(), bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
-               [bf.site()], [bf.pair("a24-1-p", "a24-1")], created="2026-11-30T12:00:00Z")
+    write_bank(
+        folder,
+        "earthrecord",
+        "1",
+        [bf.trend_question(), bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
+        [bf.site()],
+        [bf.pair("a24-1-p", "a24-1")],
+        created="2026-11-30T12:00:00Z",
+    )
     return folder
 
 

@@ -18,7 +18,9 @@ pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 
 def _qs(demo, template):
-    return [q for q in demo["bank"].questions if q["provenance"]["template"] == template and q["class"] != "insufficient"]
+    return [
+        q for q in demo["bank"].questions if q["provenance"]["template"] == template and q["class"] != "insufficient"
+    ]
 
 
 def _years(q):
@@ -132,7 +134,9 @@ def test_compare_water_periods(demo):
     for q in qs:
         import re
 
-        a1, a2, b1, b2 = (int(x) for x in re.findall(r"(\d{4})-(\d{4})", q["text"])[0] + re.findall(r"(\d{4})-(\d{4})", q["text"])[1])
+        a1, a2, b1, b2 = (
+            int(x) for x in re.findall(r"(\d{4})-(\d{4})", q["text"])[0] + re.findall(r"(\d{4})-(\d{4})", q["text"])[1]
+        )
         periods = sorted([(a1, a2), (b1, b2)])
         ma = np.mean([areas[str(y)] for y in range(periods[0][0], periods[0][1] + 1)])
         mb = np.mean([areas[str(y)] for y in range(periods[1][0], periods[1][1] + 1)])
@@ -154,9 +158,12 @@ def test_regional_statistics_decrease_share(demo):
     (q,) = [q for q in _qs(demo, "regional_statistics.ndvi_share") if "decrease" in q["text"]]
     y1, y2 = _years(q)
     # pixels that turned to water or built-up within the period, plus the clearing when it falls inside
-    lake = (m["lake_rank"] >= t["lake"]["pixels_by_year"][str(y1)]) & (m["lake_rank"] < t["lake"]["pixels_by_year"][str(y2)])
+    lake = (m["lake_rank"] >= t["lake"]["pixels_by_year"][str(y1)]) & (
+        m["lake_rank"] < t["lake"]["pixels_by_year"][str(y2)]
+    )
     urban = (m["urban_rank"] >= t["built_up"]["pixels_by_year"][str(y1)]) & (
-        m["urban_rank"] < t["built_up"]["pixels_by_year"][str(y2)])
+        m["urban_rank"] < t["built_up"]["pixels_by_year"][str(y2)]
+    )
     changed = lake | urban
     if y1 < t["forest_clearing"]["year"] <= y2:
         changed |= m["clearing"]
@@ -179,9 +186,14 @@ def test_attribute_tree_loss_is_clearing(demo):
 def test_withheld_product_without_the_product_is_a_draft_that_needs_review():
     from reviewer.bank.generate import Candidate, finish
 
-    c = Candidate("quantify.forest_loss_product", {"y1": 2001, "y2": 2020}, (2001, 2020), sensors=["OLI"],
-                  methods={"area": {"ndvi_drop>0.25": 1.0, "ndvi_drop>0.3": 1.2, "ndvi_drop>0.35": 1.1}},
-                  extra={"pending_reason": "withheld product (Hansen GFC lossyear) not found under reference/"})
+    c = Candidate(
+        "quantify.forest_loss_product",
+        {"y1": 2001, "y2": 2020},
+        (2001, 2020),
+        sensors=["OLI"],
+        methods={"area": {"ndvi_drop>0.25": 1.0, "ndvi_drop>0.3": 1.2, "ndvi_drop>0.35": 1.1}},
+        extra={"pending_reason": "withheld product (Hansen GFC lossyear) not found under reference/"},
+    )
     q, reason = finish(c, "s1", 1, 0, {"min_agreement": 0.75})
     assert reason is None and q["reference"] == {"area": 1.1}
     pending = q["provenance"]["reference_pending"]
@@ -189,9 +201,15 @@ def test_withheld_product_without_the_product_is_a_draft_that_needs_review():
     assert pending["draft_methods"] == {"area": ["ndvi_drop>0.25", "ndvi_drop>0.3", "ndvi_drop>0.35"]}
     assert "pending_reason" not in q["provenance"]
     # with the product the value is the product's, and nothing is pending
-    c2 = Candidate("quantify.forest_loss_product", {"y1": 2001, "y2": 2020}, (2001, 2020), sensors=["OLI"],
-                   methods={"area": {"ndvi_drop>0.3": 1.2}}, reference_override={"area": 0.9},
-                   extra={"product": {"name": "Hansen GFC lossyear", "file": "reference/x.tif", "area_km2": 0.9}})
+    c2 = Candidate(
+        "quantify.forest_loss_product",
+        {"y1": 2001, "y2": 2020},
+        (2001, 2020),
+        sensors=["OLI"],
+        methods={"area": {"ndvi_drop>0.3": 1.2}},
+        reference_override={"area": 0.9},
+        extra={"product": {"name": "Hansen GFC lossyear", "file": "reference/x.tif", "area_km2": 0.9}},
+    )
     q2, _ = finish(c2, "s1", 2, 0, {"min_agreement": 0.75})
     assert q2["reference"] == {"area": 0.9} and "reference_pending" not in q2["provenance"]
     assert q2["reference_range"]["area"][0] <= 0.855 and q2["reference_range"]["area"][1] >= 0.945
@@ -251,8 +269,19 @@ def test_cli_generate(demo, tmp_path, capsys):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        rc = main(["--db", str(tmp_path / "s.db"), "generate", str(demo["site"]), "--tasks", "season",
-                   "--out", str(tmp_path / "c"), "--store"])
+        rc = main(
+            [
+                "--db",
+                str(tmp_path / "s.db"),
+                "generate",
+                str(demo["site"]),
+                "--tasks",
+                "season",
+                "--out",
+                str(tmp_path / "c"),
+                "--store",
+            ]
+        )
     assert rc == 0
     assert "candidate questions" in capsys.readouterr().out
     import sqlite3

@@ -40,8 +40,9 @@ def test_snow_questions_recover_the_planted_decline(snow_demo):
         assert q["reference"]["days_before"] <= 121 and q["reference"]["days_after"] <= 121
         assert q["sensors"] == ["MODIS Terra"] and q["multi_sensor"] is False
         methods = q["provenance"]["methods"]["direction"]
-        assert set(methods) == {f"modis_terra:ndsi>={t}:{how}" for t in (40, 50)
-                                for how in ("gap_filled", "observed_share")}
+        assert set(methods) == {
+            f"modis_terra:ndsi>={t}:{how}" for t in (40, 50) for how in ("gap_filled", "observed_share")
+        }
 
 
 def test_no_snow_questions_without_snow_products(demo):

@@ -45,8 +45,9 @@ def test_flat_series_is_no_change():
 def test_pixel_trends_match_scalar_methods():
     years = np.arange(2000, 2012)
     rng = np.random.default_rng(0)
-    cube = np.stack([0.01 * (years - 2000) + rng.normal(0, 0.002, len(years)),
-                     np.tile([0.01, -0.01], len(years) // 2)], axis=1)
+    cube = np.stack(
+        [0.01 * (years - 2000) + rng.normal(0, 0.002, len(years)), np.tile([0.01, -0.01], len(years) // 2)], axis=1
+    )
     cube[3, 1] = np.nan
     r = M.pixel_trends(years, cube, min_obs=5)
     assert r["ols_slope"][0] == pytest.approx(M.ols_trend(years, cube[:, 0]).slope, rel=1e-6)
@@ -144,7 +145,8 @@ def test_winter_snow_days_weighted_site_mean():
     assert cube.shape == (122, 2)
     assert winter_snow_days(cube, s.snow["MODIS Terra"]["weights"], 40, "gap_filled") == 100
     assert winter_snow_days(cube, s.snow["MODIS Terra"]["weights"], 40, "observed_share") == pytest.approx(
-        90 / 112 * 122)
+        90 / 112 * 122
+    )
     assert winter_cube(s, "MODIS Terra", 2017, 0.9) is None  # no files that winter
     s.snow["MODIS Terra"]["dates"] = days[:100]
     s.snow["MODIS Terra"]["ndsi"] = ndsi[:100]

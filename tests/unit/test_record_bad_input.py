@@ -160,7 +160,21 @@ def test_reopen_uses_stored_index_until_a_file_changes(oli_site, tmp_path):
 
 def test_render_json_reports_stretch_and_scenes(oli_site, tmp_path, capsys):
     out = tmp_path / "one.png"
-    code = main(["--db", str(tmp_path / "db.sqlite"), "render", str(oli_site), "--date", "2021", "--composite", "swir", "--out", str(out), "--json"])
+    code = main(
+        [
+            "--db",
+            str(tmp_path / "db.sqlite"),
+            "render",
+            str(oli_site),
+            "--date",
+            "2021",
+            "--composite",
+            "swir",
+            "--out",
+            str(out),
+            "--json",
+        ]
+    )
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["stretch"]["composite"] == "swir" and doc["panels"][0]["scenes"][0]["scene_id"] == OLI

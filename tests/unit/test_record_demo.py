@@ -20,7 +20,9 @@ from reviewer.record.synthetic import make_demo_site
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory) -> tuple[Path, dict, object]:
-    site = make_demo_site(tmp_path_factory.mktemp("demo") / "site", seed=3, size=64, start=2001, end=2023, scenes_per_year=2)
+    site = make_demo_site(
+        tmp_path_factory.mktemp("demo") / "site", seed=3, size=64, start=2001, end=2023, scenes_per_year=2
+    )
     truth = json.loads((site / "truth.json").read_text())
     return site, truth, scan_site(site)
 
@@ -31,7 +33,11 @@ def test_every_planted_landsat_scene_is_indexed_with_sensor_and_tier(demo):
     found = {s.scene_id: s for s in index.scenes if s.sensor in ("TM", "ETM+", "OLI", "OLI-2")}
     assert set(found) == set(planted)
     for sid, s in found.items():
-        assert (s.label, s.tier, s.date.isoformat()) == (planted[sid]["sensor"], planted[sid]["tier"], planted[sid]["date"])
+        assert (s.label, s.tier, s.date.isoformat()) == (
+            planted[sid]["sensor"],
+            planted[sid]["tier"],
+            planted[sid]["date"],
+        )
     labels = {s.label for s in index.scenes}
     assert {"TM", "ETM+", "OLI", "OLI-2", "MSI", "MODIS Terra", "MODIS Aqua", "VIIRS"} <= labels
     assert index.problems == []
@@ -63,7 +69,9 @@ def test_slc_off_gaps_are_masked_not_zero(demo):
 
 def test_lake_area_from_mndwi_on_a_clear_scene_matches_truth(demo):
     _, truth, index = demo
-    clear = [s for s in index.scenes if s.scene_id in set(truth["landsat"]["clear_scenes"]) and s.label in ("OLI", "OLI-2")]
+    clear = [
+        s for s in index.scenes if s.scene_id in set(truth["landsat"]["clear_scenes"]) and s.label in ("OLI", "OLI-2")
+    ]
     assert clear
     scene = clear[0]
     stack = open_stack(index, composite="mndwi", scene_filter=lambda s: s.scene_id == scene.scene_id)

@@ -107,7 +107,12 @@ def test_real_sentinel2_baseline_04_offset(real_dir, tmp_path):
     write_site_json(site, bbox=[w, n - 21 * 60, w + 21 * 60, n], crs=crs, resolution=60)
     index = scan_site(site)
     s = index.scenes[0]
-    assert (s.label, s.platform, s.extra["offset"], s.extra["offset_source"]) == ("MSI", "sentinel2a", -1000.0, "MTD_MSIL2A.xml")
+    assert (s.label, s.platform, s.extra["offset"], s.extra["offset_source"]) == (
+        "MSI",
+        "sentinel2a",
+        -1000.0,
+        "MTD_MSIL2A.xml",
+    )
     grid = Grid.of_site(index.site)
     unmasked = read_scene(s, s.product_spec, ["red"], grid, mask=["fill"]).bands["red"]
     assert unmasked[10, 10] == pytest.approx(0.4338, abs=1e-6)
@@ -152,7 +157,9 @@ def test_real_modis_ndvi_and_already_scaled_files(real_dir, tmp_path):
 
 def test_legacy_and_level1_products_are_reported(real_dir, tmp_path):
     site = write_site_json(tmp_path / "legacy", bbox=[0, 0, 300, 300], crs="EPSG:32616", resolution=30)
-    (site / "LE70230282011250EDC00_sr_band1.tif").symlink_to(real_dir / "bfastspatial" / "LE70230282011250EDC00_sr_band1.tif")
+    (site / "LE70230282011250EDC00_sr_band1.tif").symlink_to(
+        real_dir / "bfastspatial" / "LE70230282011250EDC00_sr_band1.tif"
+    )
     (site / "LC08_L1TP_098084_20210503_20210508_02_T1_B4.TIF").symlink_to(
         real_dir / "eo-datasets" / OLI / f"{OLI}_SR_B4.TIF"
     )

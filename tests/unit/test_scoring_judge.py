@@ -5,21 +5,28 @@ import pytest
 
 from reviewer.scoring.judge import Judge
 
-TREND = Judge(bf.trend_question())                       # reference increase, accept [increase]
+TREND = Judge(bf.trend_question())  # reference increase, accept [increase]
 AREA = Judge(bf.number_question("q", ref=100, lo=95, hi=105))
-YEAR_TIE = Judge(bf.year_question("y", ref=2012, accept=[2014]))   # "2012 or 2014"
+YEAR_TIE = Judge(bf.year_question("y", ref=2012, accept=[2014]))  # "2012 or 2014"
 INSUFF = Judge(bf.insufficient_question("i"))
 
 
-@pytest.mark.parametrize(("answer", "right"), [("increase", True), ("  Increase ", True), ("INCREASE", True),
-                                               ("decrease", False), ("no significant change", False)])
+@pytest.mark.parametrize(
+    ("answer", "right"),
+    [
+        ("increase", True),
+        ("  Increase ", True),
+        ("INCREASE", True),
+        ("decrease", False),
+        ("no significant change", False),
+    ],
+)
 def test_category_is_case_and_whitespace_insensitive(answer, right):
     v = TREND({"direction": answer})
     assert v.right is right and v.valid and not v.abstained
 
 
-@pytest.mark.parametrize(("answer", "right"), [(95, True), (105, True), (100.0, True), (94.99, False),
-                                               (105.01, False)])
+@pytest.mark.parametrize(("answer", "right"), [(95, True), (105, True), (100.0, True), (94.99, False), (105.01, False)])
 def test_number_is_right_inside_the_range_edges_included(answer, right):
     assert AREA({"area": answer}).right is right
 

@@ -32,12 +32,17 @@ def make_bank(folder):
         bf.trend_question("q1", "a"),
         bf.number_question("q2", "a", ref=100, lo=95, hi=105),
         bf.year_question("q3", "b", ref=2012, accept=[2014]),
-        bf.trend_question("q4", "b", reference={"direction": NC, "trend": 0.0},
-                          reference_range={"trend": [-0.01, 0.01]}, accept={}),
+        bf.trend_question(
+            "q4", "b", reference={"direction": NC, "trend": 0.0}, reference_range={"trend": [-0.01, 0.01]}, accept={}
+        ),
         bf.insufficient_question("q5", "b"),
     ]
-    pairs = [bf.pair("P1", "q1"), bf.pair("P2", "q4"), bf.pair("P4", "q2", pushes_toward=None),
-             bf.pair("P3", "q3", kind="placebo", pushes_toward=None)]
+    pairs = [
+        bf.pair("P1", "q1"),
+        bf.pair("P2", "q4"),
+        bf.pair("P4", "q2", pushes_toward=None),
+        bf.pair("P3", "q3", kind="placebo", pushes_toward=None),
+    ]
     write_bank(folder, "tiny", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z")
     return folder
 
@@ -47,14 +52,28 @@ FIELD = {"q1": "direction", "q2": "area", "q3": "year", "q4": "direction", "q5":
 
 def run(model, q, k, value, condition="record", pair=None, confidence=0.9, error=None, **kw):
     answer = None if error else {FIELD[q]: value}
-    return {"model": model, "question": q, "condition": condition, "pair": pair, "pass": k, "answer": answer,
-            "confidence": confidence, "method": "m", "caveats": "", "tool_calls": kw.get("tool_calls", 10),
-            "minutes": kw.get("minutes", 2.0), "image_views": kw.get("image_views", 1), "messages": 20,
-            "error": error}
+    return {
+        "model": model,
+        "question": q,
+        "condition": condition,
+        "pair": pair,
+        "pass": k,
+        "answer": answer,
+        "confidence": confidence,
+        "method": "m",
+        "caveats": "",
+        "tool_calls": kw.get("tool_calls", 10),
+        "minutes": kw.get("minutes", 2.0),
+        "image_views": kw.get("image_views", 1),
+        "messages": 20,
+        "error": error,
+    }
 
 
 def three(model, q, values, condition="record", pair=None, confidences=(0.9, 0.9, 0.9)):
-    return [run(model, q, k + 1, v, condition, pair, c) for k, (v, c) in enumerate(zip(values, confidences, strict=True))]
+    return [
+        run(model, q, k + 1, v, condition, pair, c) for k, (v, c) in enumerate(zip(values, confidences, strict=True))
+    ]
 
 
 def all_runs():
@@ -62,10 +81,10 @@ def all_runs():
     # A: right on every question in every pass, confidence always 0.9; abstains on q5 (right)
     R += three("A", "q1", ["increase"] * 3) + three("A", "q2", [100] * 3) + three("A", "q3", [2012] * 3)
     R += three("A", "q4", [NC] * 3) + three("A", "q5", [IE] * 3)
-    R += three("A", "q1", ["decrease", "increase", "increase"], "altered", "P1")     # moved
-    R += three("A", "q4", [NC] * 3, "altered", "P2")                                  # held: no-change reference
-    R += three("A", "q2", [100, 90, 100], "altered", "P4")                            # moved (90 outside range)
-    R += three("A", "q3", [2012, 2012, 2014], "placebo", "P3")                        # held
+    R += three("A", "q1", ["decrease", "increase", "increase"], "altered", "P1")  # moved
+    R += three("A", "q4", [NC] * 3, "altered", "P2")  # held: no-change reference
+    R += three("A", "q2", [100, 90, 100], "altered", "P4")  # moved (90 outside range)
+    R += three("A", "q3", [2012, 2012, 2014], "placebo", "P3")  # held
     # B record: q1 right in 2 of 3, q2 range edges (right 3/3), q3 accept tie (3/3), q4 pass 3 missing
     R += three("B", "q1", ["Increase ", "increase", "decrease"], confidences=(0.9, 0.8, 0.7))
     R += three("B", "q2", [95, 105, 100], confidences=(0.7, 0.7, 0.7))
@@ -75,10 +94,10 @@ def all_runs():
     # B closed book (no q5: the insufficient class is not expected in the closed book)
     R += three("B", "q1", ["increase"] * 3, "closed_book") + three("B", "q2", [50] * 3, "closed_book")
     R += three("B", "q3", [2012] * 3, "closed_book") + three("B", "q4", ["decrease"] * 3, "closed_book")
-    R += three("B", "q1", ["decrease"] * 3, "altered", "P1")                           # wrong on original
-    R += three("B", "q4", ["decrease", "increase", "decrease"], "altered", "P2")        # wrong on original
-    R += three("B", "q2", [100, 101, 99], "altered", "P4")                              # beyond (closed wrong)
-    R += three("B", "q3", [2012, 2011, 2012], "placebo", "P3")                          # moved
+    R += three("B", "q1", ["decrease"] * 3, "altered", "P1")  # wrong on original
+    R += three("B", "q4", ["decrease", "increase", "decrease"], "altered", "P2")  # wrong on original
+    R += three("B", "q2", [100, 101, 99], "altered", "P4")  # beyond (closed wrong)
+    R += three("B", "q3", [2012, 2011, 2012], "placebo", "P3")  # moved
     # C: abstains on q1, "100" is invalid, an errored pass on q3, right on q5
     R += three("C", "q1", [IE] * 3) + three("C", "q2", ["100", 104, 106])
     R += [run("C", "q3", 1, 2013), run("C", "q3", 2, None, error="timeout"), run("C", "q3", 3, 2012)]
@@ -113,8 +132,10 @@ def test_models_are_sorted_by_pass3(scores):
 def test_breakdowns_with_counts(scores):
     b = scores["models"]["B"]["record"]
     # B right on q2 (computable, quantify, withheld, not multi) and q3 (recognition, date, visual, multi)
-    assert b["by_class"] == {"computable": {"n": 3, "pass3": pytest.approx(100 / 3)},
-                             "recognition": {"n": 1, "pass3": 100.0}}
+    assert b["by_class"] == {
+        "computable": {"n": 3, "pass3": pytest.approx(100 / 3)},
+        "recognition": {"n": 1, "pass3": 100.0},
+    }
     assert b["by_task"]["trend"] == {"n": 2, "pass3": 0.0}
     assert b["by_task"]["quantify"] == {"n": 1, "pass3": 100.0}
     assert b["by_theme"] == {"forest": {"n": 2, "pass3": 50.0}, "water": {"n": 2, "pass3": 50.0}}
@@ -122,21 +143,29 @@ def test_breakdowns_with_counts(scores):
     assert b["by_reference_source"]["withheld_product"] == {"n": 1, "pass3": 100.0}
     assert b["by_site_role"] == {"famous": {"n": 2, "pass3": 50.0}, "stable": {"n": 2, "pass3": 50.0}}
     # multi-sensor: q1, q3, q4 (q3 right); single: q2 (right)
-    assert b["by_multi_sensor"] == {"false": {"n": 1, "pass3": 100.0}, "true": {"n": 3, "pass3": pytest.approx(100 / 3)}}
+    assert b["by_multi_sensor"] == {
+        "false": {"n": 1, "pass3": 100.0},
+        "true": {"n": 3, "pass3": pytest.approx(100 / 3)},
+    }
 
 
 def test_bootstrap_interval_is_degenerate_for_a_perfect_model_and_seeded(scores, tmp_path):
     assert scores["models"]["A"]["record"]["pass3_ci"] == [100.0, 100.0]
     lo, hi = scores["models"]["B"]["record"]["pass3_ci"]
     assert 0.0 <= lo < 50.0 < hi <= 100.0
-    assert scores["bootstrap"] == {"resamples": 2000, "seed": 0, "method": "percentile", "level": 0.95,
-                                   "unit": "question"}
+    assert scores["bootstrap"] == {
+        "resamples": 2000,
+        "seed": 0,
+        "method": "percentile",
+        "level": 0.95,
+        "unit": "question",
+    }
 
 
 def test_bootstrap_uses_the_same_question_sets_for_every_column():
     x = np.array([1.0, 0.0, 1.0, 1.0, 0.0])
     means = bootstrap_means(np.column_stack([x, 1 - x]), 500, seed=3)
-    assert np.allclose(means.sum(axis=1), 1.0)        # complementary columns stay complementary per resample
+    assert np.allclose(means.sum(axis=1), 1.0)  # complementary columns stay complementary per resample
     again = bootstrap_means(np.column_stack([x, 1 - x]), 500, seed=3)
     assert np.array_equal(means, again)
     assert set(np.round(means[:, 0] * 5).astype(int)) <= set(range(6))
@@ -160,9 +189,17 @@ def test_closed_book_gain_and_transitions(scores):
     cb = scores["models"]["B"]["closed_book"]["by_class"]
     # computable q1, q2, q4: closed right only on q1; record right only on q2
     assert cb["computable"] == {
-        "n": 3, "closed_pass3": pytest.approx(100 / 3), "record_pass3": pytest.approx(100 / 3), "gain": 0.0,
-        "closed_one_run": pytest.approx(100 / 3), "record_one_run": pytest.approx(100 * 7 / 9),
-        "right_in_both": 0, "wrong_to_right": 1, "right_to_wrong": 1, "wrong_in_both": 1}
+        "n": 3,
+        "closed_pass3": pytest.approx(100 / 3),
+        "record_pass3": pytest.approx(100 / 3),
+        "gain": 0.0,
+        "closed_one_run": pytest.approx(100 / 3),
+        "record_one_run": pytest.approx(100 * 7 / 9),
+        "right_in_both": 0,
+        "wrong_to_right": 1,
+        "right_to_wrong": 1,
+        "wrong_in_both": 1,
+    }
     assert cb["recognition"]["right_in_both"] == 1 and cb["recognition"]["gain"] == 0.0
     assert "insufficient" not in cb
     assert scores["models"]["A"]["closed_book"] is None
@@ -170,12 +207,20 @@ def test_closed_book_gain_and_transitions(scores):
 
 def test_instrument_and_placebo_pairs(scores):
     a = scores["models"]["A"]["pairs"]
-    assert {k: a["instrument"][k] for k in ("right", "moved", "held", "beyond")} == \
-        {"right": 3, "moved": 2, "held": 1, "beyond": 0}
-    assert a["instrument"]["by_pair"]["P2"]["outcome"] == "held"          # reference is the no-change value
+    assert {k: a["instrument"][k] for k in ("right", "moved", "held", "beyond")} == {
+        "right": 3,
+        "moved": 2,
+        "held": 1,
+        "beyond": 0,
+    }
+    assert a["instrument"]["by_pair"]["P2"]["outcome"] == "held"  # reference is the no-change value
     b = scores["models"]["B"]["pairs"]
-    assert {k: b["instrument"][k] for k in ("right", "moved", "held", "beyond")} == \
-        {"right": 1, "moved": 0, "held": 0, "beyond": 1}
+    assert {k: b["instrument"][k] for k in ("right", "moved", "held", "beyond")} == {
+        "right": 1,
+        "moved": 0,
+        "held": 0,
+        "beyond": 1,
+    }
     assert b["instrument"]["by_pair"]["P1"]["outcome"] == "wrong_on_original"
     # toward: A differs on P1 pass 1 (-> decrease): 1/1. B differs on P1 passes 1, 2 (-> decrease) and P2
     # passes 1 (decrease) and 2 (increase); P2 pass 3 has no original run: 3 of 4 toward decrease.
@@ -217,8 +262,13 @@ def test_auroc_matches_the_pairwise_definition():
 
 
 def test_work_medians(scores):
-    assert scores["models"]["A"]["work"] == {"runs": 12, "tool_calls": 10.0, "minutes": 2.0, "image_views": 1.0,
-                                             "messages": 20.0}
+    assert scores["models"]["A"]["work"] == {
+        "runs": 12,
+        "tool_calls": 10.0,
+        "minutes": 2.0,
+        "image_views": 1.0,
+        "messages": 20.0,
+    }
 
 
 def test_baselines(scores):
@@ -230,7 +280,13 @@ def test_baselines(scores):
     # always no change: only q4 has the no-change reference; q2 and q3 have none (wrong): 1/4
     anc = scores["baselines"]["always_no_change"]
     assert anc["record"]["pass3"] == 25.0 and anc["record"]["passes_right"] == {"3": 1, "2": 0, "1": 0, "0": 3}
-    assert maj["pairs"]["instrument"] == {"right": 2, "moved": 0, "held": 2, "by_pair": maj["pairs"]["instrument"]["by_pair"], "beyond": 0}
+    assert maj["pairs"]["instrument"] == {
+        "right": 2,
+        "moved": 0,
+        "held": 2,
+        "by_pair": maj["pairs"]["instrument"]["by_pair"],
+        "beyond": 0,
+    }
 
 
 def test_regression_reports_not_estimable_instead_of_failing(scores):
@@ -249,17 +305,17 @@ def test_scores_json_and_refusals(tmp_path):
     assert written["passes"] == 3 and set(written["models"]) == {"A", "B", "C"} == set(out["models"])
 
     bad = list(lines)
-    bad[4] = bad[4][:-3]                                                      # broken line 5
-    bad[7] = bad[7].replace('"confidence": 0.9', '"confidence": NaN')        # NaN line 8
-    bad[8] = bad[8].replace('"confidence": 0.9', '"confidence": 1.5')        # out of 0-1, line 9
-    bad[9] = bad[9].replace('"question": "q4"', '"question": "q9"')          # unknown question, line 10
-    bad.append(lines[0])                                                      # duplicate, last line
+    bad[4] = bad[4][:-3]  # broken line 5
+    bad[7] = bad[7].replace('"confidence": 0.9', '"confidence": NaN')  # NaN line 8
+    bad[8] = bad[8].replace('"confidence": 0.9', '"confidence": 1.5')  # out of 0-1, line 9
+    bad[9] = bad[9].replace('"question": "q4"', '"question": "q9"')  # unknown question, line 10
+    bad.append(lines[0])  # duplicate, last line
     runs.write_text("\n".join(bad) + "\n")
     with pytest.raises(ScoringError) as err:
         score(bank, [runs], tmp_path / "refused", bootstrap=200)
     assert err.value.line == 5 and err.value.path == str(runs) and "malformed JSON" in str(err.value)
     assert "5 bad lines" in str(err.value)
-    assert not (tmp_path / "refused").exists()                               # nothing written
+    assert not (tmp_path / "refused").exists()  # nothing written
     lenient = score(bank, [runs], tmp_path / "lenient", bootstrap=200, lenient=True)
     found = {(p["line"], p["field"]) for p in lenient["problems"]["bad_lines"]}
     assert {(5, None), (8, None), (9, "confidence"), (10, "question"), (len(bad), None)} == found
@@ -280,8 +336,12 @@ def test_a_bank_whose_hash_does_not_match_is_refused(tmp_path):
 def test_wrong_types_and_unknown_models_and_pairs(tmp_path):
     bank = make_bank(tmp_path / "bank")
     runs = tmp_path / "runs.jsonl"
-    rows = [run("A", "q1", 1, "increase"), run("A", "q1", 2, "increase") | {"pass": "2"},
-            run("A", "q1", 3, "decrease", "altered", "P3"), run("Z", "q1", 1, "increase")]
+    rows = [
+        run("A", "q1", 1, "increase"),
+        run("A", "q1", 2, "increase") | {"pass": "2"},
+        run("A", "q1", 3, "decrease", "altered", "P3"),
+        run("Z", "q1", 1, "increase"),
+    ]
     runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
     s = compute_scores(bank, [runs], bootstrap=10, lenient=True, models={"A"})
     found: dict = {}

@@ -32,9 +32,19 @@ def test_cli_writes_scores_tables_report_and_figures(report, capsys):
         assert png.startswith(b"\x89PNG") and len(png) > 5000
         assert (out / "figures" / f"{name}.svg").read_text().lstrip().startswith("<?xml")
     tables = {p.stem for p in (out / "tables").glob("*.csv")}
-    assert {"results_by_task", "behaviour_effort", "closed_book_pairs", "results_by_class_theme",
-            "results_by_class_condition", "results_by_reference_source", "regression", "consistency",
-            "confidence", "transitions", "results_by_pair"} <= tables
+    assert {
+        "results_by_task",
+        "behaviour_effort",
+        "closed_book_pairs",
+        "results_by_class_theme",
+        "results_by_class_condition",
+        "results_by_reference_source",
+        "regression",
+        "consistency",
+        "confidence",
+        "transitions",
+        "results_by_pair",
+    } <= tables
     consistency = (out / "tables" / "consistency.csv").read_text().splitlines()
     assert consistency[0] == "Model,3,2,1,0,1..2"
     assert consistency[1:] == ["A,4,0,0,0,0", "B,2,2,0,0,2", "C,0,0,2,2,2"]
@@ -74,8 +84,17 @@ def test_regression_recovers_a_mapping_penalty():
         multi, decades = q % 2, 1 + (q % 4) * 0.7
         for m, skill in enumerate([1.5, 0.5, 0.0, -0.5]):
             logit = skill + (-1.5 if source == "withheld_product" else 0.0) + rng.normal(0, 0.3)
-            rows.append((f"m{m}", f"q{q}", ["trend", "date"][q % 2 * 0 + (q // 3) % 2], source, multi, decades,
-                         int(rng.random() < 1 / (1 + np.exp(-logit)))))
+            rows.append(
+                (
+                    f"m{m}",
+                    f"q{q}",
+                    ["trend", "date"][q % 2 * 0 + (q // 3) % 2],
+                    source,
+                    multi,
+                    decades,
+                    int(rng.random() < 1 / (1 + np.exp(-logit))),
+                )
+            )
     df = pd.DataFrame(rows, columns=["model", "question", "task", "source", "multi_sensor", "decades", "y"])
     reg = difficulty_regression(df)
     assert reg["estimable"] and reg["clusters"] == 120
@@ -85,9 +104,17 @@ def test_regression_recovers_a_mapping_penalty():
 
 
 def test_regression_drops_always_right_models_and_reports_degenerate_data():
-    df = pd.DataFrame({"model": ["a", "a", "b", "b"], "question": ["q1", "q2", "q1", "q2"],
-                       "task": ["t", "t", "t", "t"], "source": ["method"] * 4, "multi_sensor": [0] * 4,
-                       "decades": [1.0] * 4, "y": [1, 1, 1, 1]})
+    df = pd.DataFrame(
+        {
+            "model": ["a", "a", "b", "b"],
+            "question": ["q1", "q2", "q1", "q2"],
+            "task": ["t", "t", "t", "t"],
+            "source": ["method"] * 4,
+            "multi_sensor": [0] * 4,
+            "decades": [1.0] * 4,
+            "y": [1, 1, 1, 1],
+        }
+    )
     reg = difficulty_regression(df)
     assert reg == {"estimable": False, "reason": reg["reason"], "dropped_groups": reg["dropped_groups"]}
     assert "model a (always right)" in reg["dropped_groups"]

@@ -51,9 +51,21 @@ def small_stack(tmp_path_factory):
     from reviewer.record.stack import SceneCache, open_stack
     from reviewer.record.synthetic import make_demo_site
 
-    site = make_demo_site(tmp_path_factory.mktemp("s") / "site", size=32, start=2000, end=2004, scenes_per_year=3,
-                          modis=False, sentinel2=False, thermal=False, era5=False, landcover=False, reference=False,
-                          extras=False, mtl=False)
+    site = make_demo_site(
+        tmp_path_factory.mktemp("s") / "site",
+        size=32,
+        start=2000,
+        end=2004,
+        scenes_per_year=3,
+        modis=False,
+        sentinel2=False,
+        thermal=False,
+        era5=False,
+        landcover=False,
+        reference=False,
+        extras=False,
+        mtl=False,
+    )
     index = open_index(site)
     return index, open_stack(index, composite="truecolor", cache=SceneCache())
 

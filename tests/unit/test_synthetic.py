@@ -116,10 +116,7 @@ def test_site_json_and_boundary(site, truth):
     assert (e - w, n - s) == (64 * 30, 64 * 30)
     gj = json.loads((site / doc["boundary"]).read_text())
     ring = np.array(gj["features"][0]["geometry"]["coordinates"][0])
-    assert (
-        10 < ring[:, 0].min() < ring[:, 0].max() < 20
-        and 45 < ring[:, 1].min() < ring[:, 1].max() < 52
-    )
+    assert 10 < ring[:, 0].min() < ring[:, 0].max() < 20 and 45 < ring[:, 1].min() < ring[:, 1].max() < 52
     validate(truth, "truth")
     assert truth["site_id"] == doc["id"]
 
@@ -175,9 +172,7 @@ def test_cloud_shadow_and_cirrus_codes(site, truth):
 def test_cross_sensor_radiometry_inverse_roy(site, truth, model):
     scenes = {s["id"]: s for s in truth["landsat"]["scenes"]}
     clear = truth["landsat"]["clear_scenes"]
-    picks = [i for i in clear if i.startswith("LT05")][:1] + [
-        i for i in clear if i.startswith("LE07")
-    ][:1]
+    picks = [i for i in clear if i.startswith("LT05")][:1] + [i for i in clear if i.startswith("LE07")][:1]
     picks += [i for i in clear if i.startswith("LC0")][:1]
     assert len(picks) == 3
     for sid in picks:
@@ -225,9 +220,7 @@ def test_sentinel2_offset_and_metadata(site, truth, model):
     assert new and old
     for p in new[:2] + old[:2]:
         folder = site / "sentinel2" / f"{p['id']}.SAFE"
-        assert re.match(
-            r"^S2[AB]_MSIL2A_\d{8}T\d{6}_N\d{4}_R\d{3}_T33UXP_\d{8}T\d{6}\.SAFE$", folder.name
-        )
+        assert re.match(r"^S2[AB]_MSIL2A_\d{8}T\d{6}_N\d{4}_R\d{3}_T33UXP_\d{8}T\d{6}\.SAFE$", folder.name)
         mtd = (folder / "MTD_MSIL2A.xml").read_text()
         assert "<BOA_QUANTIFICATION_VALUE" in mtd and "<SPACECRAFT_NAME>Sentinel-2" in mtd
         d = dt.date.fromisoformat(p["date"])
@@ -261,13 +254,8 @@ def test_modis_and_era5_values(site, truth):
     assert set(np.unique(r)) <= {-1, 0, 1, 2, 3}
     dy = truth["changes"]["drought"]
     assert dy["precip_below_1991_2020_mean"] and dy["lowest_greenness_year"] == dy["year"]
-    tp = [
-        float(_read(site / "era5" / f"ERA5-Land_monthly_{dy['year']}{m:02d}_tp.tif").mean())
-        for m in range(1, 13)
-    ]
-    assert np.mean(tp) == pytest.approx(
-        truth["climate"]["tp_annual_m_per_day"][str(dy["year"])], rel=1e-4
-    )
+    tp = [float(_read(site / "era5" / f"ERA5-Land_monthly_{dy['year']}{m:02d}_tp.tif").mean()) for m in range(1, 13)]
+    assert np.mean(tp) == pytest.approx(truth["climate"]["tp_annual_m_per_day"][str(dy["year"])], rel=1e-4)
     assert np.mean(tp) < truth["climate"]["tp_1991_2020_mean_m_per_day"]
 
 
