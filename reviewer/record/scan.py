@@ -128,7 +128,8 @@ def site_files(site_dir: Path) -> list[Path]:
     out = []
     for root, dirs, files in os.walk(site_dir, followlinks=True):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        out.extend(Path(root) / f for f in sorted(files) if not f.startswith("."))
+        base = Path(root)
+        out.extend(base / f for f in sorted(files) if not f.startswith("."))
     return out
 
 
@@ -145,10 +146,11 @@ def _group(site_dir: Path, files: list[Path]) -> tuple[dict[tuple[str, str], Sce
     cat = catalog()
     scenes: dict[tuple[str, str], Scene] = {}
     problems: list[ScanProblem] = []
+    prefix = len(str(site_dir).rstrip(os.sep)) + 1  # files are under site_dir: a slice is their relative path
     for path in files:
         if path.suffix.lower() not in RASTER_SUFFIXES:
             continue
-        rel = str(path.relative_to(site_dir))
+        rel = str(path)[prefix:]
         reason = cat.reject_reason(path.name)
         if reason:
             problems.append(ScanProblem(rel, reason))
@@ -156,10 +158,6 @@ def _group(site_dir: Path, files: list[Path]) -> tuple[dict[tuple[str, str], Sce
         m = cat.match(path.name)
         if m is None:
             problems.append(ScanProblem(rel, "unknown name: no product in the catalog matches this file name"))
-            continue
-        bad = _looks_like_raster(path)
-        if bad:
-            problems.append(ScanProblem(rel, bad))
             continue
         key = (m.product.id, m.scene_id)
         scene = scenes.get(key)
@@ -181,7 +179,24 @@ def _group(site_dir: Path, files: list[Path]) -> tuple[dict[tuple[str, str], Sce
     return scenes, problems
 
 
-def _measure(scene: Scene, site: Site, grid: Grid, inside) -> Scene | ScanProblem:
+def _measure(scene: Scene, site: Site, grid: Grid, inside) -> tuple[Scene | None, list[ScanProblem]]:
+    """Check the scene's files and read its quality layer (a worker thread per scene); a file that is not
+    a raster is reported and left out, the rest of the scene goes on."""
+    problems = []
+    for band, rel in list(scene.files.items()):
+        bad = _looks_like_raster(Path(site.dir) / rel)
+        if bad:
+            problems.append(ScanProblem(rel, bad))
+            del scene.files[band]
+    if not scene.files:
+        return None, problems
+    result = _measure_files(scene, site, grid, inside)
+    if isinstance(result, ScanProblem):
+        return None, [*problems, result]
+    return result, problems
+
+
+def _measure_files(scene: Scene, site: Site, grid: Grid, inside) -> Scene | ScanProblem:
     product = scene.product_spec
     missing = [b for b in product.required if b not in scene.files]
     if missing:
@@ -230,14 +245,13 @@ def scan_site(
     todo = list(grouped.values())
     total = max(len(todo), 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for i, result in enumerate(pool.map(lambda s: _measure(s, site, grid, inside), todo)):
+        for i, (scene, found) in enumerate(pool.map(lambda s: _measure(s, site, grid, inside), todo)):
             if cancel is not None and cancel():
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise Cancelled("scan cancelled")
-            if isinstance(result, ScanProblem):
-                problems.append(result)
-            else:
-                scenes.append(result)
+            problems.extend(found)
+            if scene is not None:
+                scenes.append(scene)
             if progress is not None and (i % 20 == 0 or i == total - 1):
                 progress((i + 1) / total, f"indexed {i + 1} of {total} scenes")
     scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
