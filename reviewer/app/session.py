@@ -168,6 +168,10 @@ class StackSession(QObject):
 
             with Store(db) as store:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
+            try:  # read and reproject the boundary here; the UI thread only draws it
+                index.site.boundary_geometries()
+            except ReviewerError:
+                pass  # reported when the boundary is drawn
             # the first date is read here, so showing the site does not wait on disk in the UI thread
             first = open_stack(index, composite=composite, cache=cache)
             if len(first) and not cancel.is_set():

@@ -68,6 +68,11 @@ class Site:
 
     def boundary_geometries(self) -> list[dict]:
         """Boundary polygons as GeoJSON mappings in the site CRS, whatever the boundary file's CRS."""
+        return list(self._boundary_geometries)
+
+    @cached_property
+    def _boundary_geometries(self) -> list[dict]:
+        """Read and reprojected once per Site (a failure is not cached: it raises again)."""
         if self.boundary_path is None:
             return []
         from rasterio.warp import transform_geom
