@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from reviewer.bank.io import KEY_ORDER
 from reviewer.errors import BankError, RecordError
 from reviewer.record.decode import Grid
 from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
@@ -344,25 +345,7 @@ def alter_record(
         pair = {"id": pid, "question": qid, **base, "pushes_toward": None}
         if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
             pair["pushes_toward"] = mc["altered_conclusion"]
-        pair = {
-            k: pair[k]
-            for k in (
-                "id",
-                "question",
-                "kind",
-                "satellite",
-                "variable",
-                "alteration",
-                "factor",
-                "from",
-                "to",
-                "fraction",
-                "seed",
-                "replacement",
-                "pushes_toward",
-                "description",
-            )
-        }
+        pair = {k: pair[k] for k in KEY_ORDER["pair"]}
         failed = []
         if placebo:
             if mc is not None and not mc.get("stable", False):

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer import schemas
-from reviewer.bank.io import Bank, Problem, parse_line
+from reviewer.bank.io import KEY_ORDER, Bank, Problem, parse_line
 from reviewer.errors import SchemaError, ScoringError
 from reviewer.scoring.judge import Judge
 
@@ -41,24 +41,7 @@ class RunSet:
         return sorted({r["model"] for r in self.runs})
 
 
-_ALLOWED = frozenset(
-    {
-        "model",
-        "question",
-        "condition",
-        "pair",
-        "pass",
-        "answer",
-        "confidence",
-        "method",
-        "caveats",
-        "tool_calls",
-        "minutes",
-        "image_views",
-        "messages",
-        "error",
-    }
-)
+_ALLOWED = frozenset(KEY_ORDER["run"])  # the run record fields, in the order the bank writes them
 _REQUIRED = ("model", "question", "condition", "pass", "answer")
 
 
