@@ -26,20 +26,7 @@ import numpy as np
 logger = logging.getLogger("bench_viewer")
 
 EARLY_STEPS = 20  # steps taken right after the first frame, before the docks have settled
-SITE_KW = dict(
-    size=400,
-    start=1984,
-    end=2024,
-    scenes_per_year=25,
-    modis=False,
-    sentinel2=False,
-    thermal=False,
-    era5=False,
-    landcover=False,
-    reference=False,
-    extras=False,
-    mtl=False,
-)
+SITE_KW = dict(size=400, start=1984, end=2024, scenes_per_year=25, landsat_only=True, thermal=False, mtl=False)
 
 
 def ensure_site(path: Path) -> Path:

@@ -12,21 +12,10 @@ from pathlib import Path
 import numpy as np
 
 from reviewer.bank.io import write_bank
+from reviewer.bank.model import TASKS
 
 THEMES = ["forest", "greening", "agriculture", "water", "urban", "fire", "snow", "coast"]
 ROLES = ["famous", "stable", "obscure"]
-TASKS = [
-    "quantify",
-    "trend",
-    "date",
-    "compare",
-    "regional_statistics",
-    "attribute",
-    "anomaly_climate",
-    "detect",
-    "season",
-    "recovery",
-]
 DIRECTION = ["increase", "decrease", "no significant change"]
 MODELS = [
     "Opus 5.5",

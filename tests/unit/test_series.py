@@ -57,13 +57,8 @@ def small_stack(tmp_path_factory):
         start=2000,
         end=2004,
         scenes_per_year=3,
-        modis=False,
-        sentinel2=False,
+        landsat_only=True,
         thermal=False,
-        era5=False,
-        landcover=False,
-        reference=False,
-        extras=False,
         mtl=False,
     )
     index = open_index(site)
