@@ -106,6 +106,7 @@ class StackSession(QObject):
         self._requested: set[tuple] = set()
         self._failed: dict[tuple, BaseException] = {}
         self._shown: tuple | None = None
+        self._overlay_shown: tuple | None = None
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frame")
         self.frame_read.connect(self._on_frame_read)
         self.all_masked: set[tuple[int, int]] = set()
@@ -358,13 +359,18 @@ class StackSession(QObject):
             self.overlay_layer.refresh()
 
     def frame_shown(self, i: int | None = None) -> bool:
-        """True once the canvas shows date i (default: the current one) itself, not the placeholder."""
+        """True once the canvas shows date i (default: the current one) itself, not the placeholder (and its
+        quality overlay, when that is on)."""
         if self.stack is None or self.image_layer is None:
             return False
         i = self.state.current if i is None else i
         if not 0 <= i < len(self.stack):
             return False
-        return self._shown == self._frame_key(self.stack, self.state.composite, i) and bool(self.image_layer.loaded)
+        if self._shown != self._frame_key(self.stack, self.state.composite, i) or not self.image_layer.loaded:
+            return False
+        if self.overlay_layer is not None:  # the quality overlay, when on, is part of what the date shows
+            return self._overlay_shown == self._codes_key(self.stack, i) and bool(self.overlay_layer.loaded)
+        return True
 
     def _render(self, stack: Stack, composite: str, stretch: Stretch, i: int) -> np.ndarray:
         """One frame (UI thread, from napari's slicing): physical channels through the stack's stretch if
@@ -413,10 +419,12 @@ class StackSession(QObject):
 
         def frame(i: int) -> np.ndarray:
             key = self._codes_key(stack, i)
+            self._overlay_shown = key
             if key in self._failed:
                 self.reporter.error(self._failed.pop(key), context="quality overlay")
                 return np.zeros((h, w), np.uint8)
             if not self._is_ready(key):
+                self._overlay_shown = None
                 self._request(key, lambda: self._read_codes(stack, i))
                 return np.zeros((h, w), np.uint8)
             try:

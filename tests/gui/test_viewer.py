@@ -250,10 +250,13 @@ def test_overlay_and_export_view(opened, qtbot, shots):
     # a date with clouds shows overlay codes
     cloudy = max(range(len(s.stack)), key=lambda i: s.stack.scenes[i].cloud_fraction or 0)
     s.jump_to_index(cloudy)
-    wait_frame(app, qtbot)
-    qtbot.waitUntil(lambda: s.overlay_layer.loaded, timeout=10000)
+    wait_frame(app, qtbot)  # the frame and its overlay codes, read off the UI thread
     app.viewer.screenshot(str(shots / "07_overlay.png"), canvas_only=False, flash=False)
     assert np.asarray(s.overlay_layer.data[cloudy]).max() > 0
+    # the clouds are painted: light grey overlay pixels over a good part of the canvas
+    canvas = canvas_rgb(app).astype(int)
+    light = (canvas.min(axis=2) > 120) & (np.ptp(canvas, axis=2) < 30)
+    assert light.mean() > 0.05, light.mean()
     assert not [m for m in app.reporter.messages if m[0] == "error"], app.reporter.messages
     app.state.overlay = False
     assert s.overlay_layer is None
