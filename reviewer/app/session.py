@@ -459,7 +459,7 @@ class StackSession(QObject):
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
             if first:
                 self.viewer.reset_view()
-        self.viewer.dims.axis_labels = ("date", "row", "col")
+        self._label_time_axis(min(self.state.current, len(self.stack) - 1))
         self.viewer.layers.selection.active = self.image_layer
 
     def _show_overlay(self) -> None:
@@ -586,15 +586,20 @@ class StackSession(QObject):
             self._direction = 1 if i > self.state.current else -1
             self.state.current = i
 
+    def _label_time_axis(self, i: int) -> str:
+        """Label the slider with date i's date and sensor (padded to one width, so the label does not
+        re-layout the window at every step)."""
+        s = self.stack.scenes[i]
+        label = f"{s.date.isoformat()} {s.label}"
+        self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
+        return label
+
     def _on_current_changed(self, event=None) -> None:
         if self.stack is None or not len(self.stack):
             return
         i = int(np.clip(self.state.current, 0, len(self.stack) - 1))
         self._set_dims_step(i)
-        s = self.stack.scenes[i]
-        label = f"{s.date.isoformat()} {s.label}"
-        # padded to one width, so the slider's label does not re-layout the window at every step
-        self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
+        label = self._label_time_axis(i)
         masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
         # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
         self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"

@@ -58,6 +58,8 @@ def test_composites_switch(opened, qtbot, shots):
         assert s.state.composite == comp
         assert s.state.stretch.composite == comp
         wait_frame(app, qtbot)
+        # the slider still names the shown date and sensor (a stretch change used to reset it to "date")
+        assert app.viewer.dims.axis_labels[0].rstrip() == s.stack.labels[s.state.current], comp
         img = canvas_rgb(app)
         assert img.std() > 3, comp
         seen.append(img.mean(axis=(0, 1)))
