@@ -106,6 +106,7 @@ class StackSession(QObject):
         self._requested: set[tuple] = set()
         self._failed: dict[tuple, BaseException] = {}
         self._shown: tuple | None = None
+        self._pointer: tuple[int, int] | None = None  # the grid pixel under the cursor
         self._overlay_shown: tuple | None = None
         self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="frame")
         self.frame_read.connect(self._on_frame_read)
@@ -355,6 +356,7 @@ class StackSession(QObject):
         i = min(self.state.current, len(self.stack) - 1)
         if key == self._frame_key(self.stack, self.state.composite, i) and self.image_layer is not None:
             self.image_layer.refresh()
+            self._emit_status(self._pointer)  # values under a still cursor replace "reading..."
         elif key == self._codes_key(self.stack, i) and self.overlay_layer is not None:
             self.overlay_layer.refresh()
 
@@ -605,7 +607,7 @@ class StackSession(QObject):
         self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"
         self._caption_when_settled()
         self.glyphs.hold(GLYPH_HOLD_MS)
-        self._emit_status(None)
+        self._emit_status(self._pointer)
         comp, stack = self.state.composite, self.stack
         self.prefetcher.schedule(lambda j: self._read_channels(stack, comp, j), i, len(stack), self._direction)
         if self.state.overlay:
@@ -759,7 +761,8 @@ class StackSession(QObject):
             self.status.emit(text)
 
     def _on_mouse_move(self, viewer, event) -> None:
-        self._emit_status(self.world_to_pixel(event.position))
+        self._pointer = self.world_to_pixel(event.position)
+        self._emit_status(self._pointer)
 
     def _on_mouse_press(self, viewer, event):
         """A click (press and release without moving) picks the trajectory pixel; a drag pans as usual."""

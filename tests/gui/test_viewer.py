@@ -317,6 +317,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     """Item 7: a date whose file is slow shows a placeholder at once and its frame when read; a file
     that fails gives one message naming it; stepping goes on meanwhile."""
     import time
+    from types import SimpleNamespace
 
     from reviewer.errors import ReviewerError
 
@@ -333,6 +334,8 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
         return real(stack, composite, i)
 
     monkeypatch.setattr(s, "_read_channels", read)
+    res = s.index.site.resolution
+    s._on_mouse_move(app.viewer, SimpleNamespace(position=(0.0, 5 * res, 5 * res)))  # cursor on pixel (5, 5)
     t0 = time.perf_counter()
     s.jump_to_index(slow)
     took = time.perf_counter() - t0
@@ -345,9 +348,13 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
 
     # the grey placeholder, not the previous date's picture under the new date's label
     assert centre(canvas_rgb(app)).tolist() == [40, 40, 40]
+    assert "(5, 5) reading..." in app.status.text()
     qtbot.waitUntil(s.frame_shown, timeout=10000)
     qtbot.wait(50)
     assert centre(canvas_rgb(app)).tolist() != [40, 40, 40]
+    # the values under the still cursor replace "reading..." once the frame is in
+    qtbot.waitUntil(lambda: "reading" not in app.status.text(), timeout=5000)
+    assert "(5, 5) red" in app.status.text()
     s.jump_to_index(broken)
     qtbot.waitUntil(
         lambda: any(f"{s.stack.scenes[broken].scene_id}_SR_B4.TIF" in m[1] for m in app.reporter.messages),
