@@ -14,7 +14,7 @@ import string
 import time
 from collections.abc import Callable, Iterable
 
-from qtpy.QtCore import QObject, QTimer, Signal
+from qtpy.QtCore import QObject, QTimer
 
 logger = logging.getLogger(__name__)
 
@@ -35,8 +35,6 @@ def canvas_font(viewer):
 class GlyphWarmer(QObject):
     """Loads queued characters into the canvas font, at most SLICE_MS of work per event-loop turn, and
     only while the user is not stepping (`hold`), so glyph work never adds to a step's own time."""
-
-    finished = Signal()
 
     def __init__(self, viewer, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -69,7 +67,7 @@ class GlyphWarmer(QObject):
             self._queue = new + [ch for ch in self._queue if ch not in new]
         else:
             self._queue += [ch for ch in new if ch not in self._queue]
-        if not self._resume.isActive() and not self._paused:
+        if not self._resume.isActive():
             self._start()
 
     def when_loaded(self, text: str, then: Callable[[], None]) -> None:
@@ -81,7 +79,7 @@ class GlyphWarmer(QObject):
         self._waiting.append((missing, then))
         self.warm("".join(sorted(missing)), first=True)
         self._resume.stop()  # the user is waiting for this text: load it now, paused or not
-        self._start()
+        self._start(force=True)
 
     def hold(self, ms: int) -> None:
         """Pause for `ms` after the last call (stepping calls this at every step)."""
@@ -98,8 +96,8 @@ class GlyphWarmer(QObject):
         if not self._resume.isActive():
             self._start()
 
-    def _start(self) -> None:
-        if self._queue and not self._timer.isActive():
+    def _start(self, *, force: bool = False) -> None:
+        if (force or not self._paused) and self._queue and not self._timer.isActive():
             self._timer.start()
 
     def _tick(self) -> None:
@@ -117,4 +115,3 @@ class GlyphWarmer(QObject):
             then()
         if not self._queue:
             self._timer.stop()
-            self.finished.emit()

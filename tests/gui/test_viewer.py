@@ -384,6 +384,14 @@ def test_caption_follows_the_date_with_glyphs_typeset_first(opened, qtbot):
     s.glyphs.when_loaded("Æ", lambda: shown.append(True))
     qtbot.waitUntil(lambda: shown == [True], timeout=5000)
     assert s.glyphs.loaded("Æ")
+    # paused while a site opens: a step's short hold running out does not restart it; resume does
+    s.glyphs.pause()
+    s.glyphs.warm("Ð")
+    s.glyphs.hold(10)
+    qtbot.wait(200)
+    assert not s.glyphs.loaded("Ð")
+    s.glyphs.resume()
+    qtbot.waitUntil(lambda: s.glyphs.loaded("Ð"), timeout=5000)
 
 
 def test_boundary_in_other_crs_is_drawn(opened):
