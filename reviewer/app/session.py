@@ -97,7 +97,8 @@ class StackSession(QObject):
         self.overlay_layer = None
         self.boundary_layer = None
         self.region_layer = None
-        self._frames: OrderedDict[tuple, np.ndarray] = OrderedDict()  # recent physical frames, for the status line
+        # recent physical frames (by `_frame_key`), for the status line
+        self._frames: OrderedDict[tuple, np.ndarray] = OrderedDict()
         self._frames_lock = threading.Lock()
         # Frames are read off the UI thread: napari slices on the UI thread, and a date not read yet shows
         # a placeholder until the frame reader has it (then the layer re-slices). `_ready` holds the keys
@@ -379,30 +380,27 @@ class StackSession(QObject):
         they were read, else a placeholder while the frame reader reads them; never raises."""
         shape = (*stack.grid.shape, 3)
         key = self._frame_key(stack, composite, i)
-        if key in self._failed:
-            exc = self._failed.pop(key)
-            s = stack.scenes[i]
-            self.reporter.error(exc, context=f"{s.date.isoformat()} {s.label}")
-            self._shown = key
-            return np.zeros(shape, np.uint8)
-        if not self._is_ready(key):
+        exc = self._failed.pop(key, None)  # a read that failed in the frame reader
+        if exc is None and not self._is_ready(key):
             self._shown = None
             self._request(key, lambda: self._read_channels(stack, composite, i))
             return np.full(shape, PLACEHOLDER_GREY, np.uint8)
-        try:
-            channels = stack.read(i, composite)  # from the cache (re-read if evicted since)
-        except Exception as exc:  # noqa: BLE001 - a broken file must not break slicing
+        if exc is None:
+            try:
+                channels = stack.read(i, composite)  # from the cache (re-read if evicted since)
+            except Exception as err:  # noqa: BLE001 - a broken file must not break slicing
+                exc = err
+        self._shown = key
+        if exc is not None:
             s = stack.scenes[i]
             self.reporter.error(exc, context=f"{s.date.isoformat()} {s.label}")
-            self._shown = key
             return np.zeros(shape, np.uint8)
         with self._frames_lock:
-            self._frames[(id(stack), composite, i)] = channels
+            self._frames[key] = channels
             while len(self._frames) > 16:
                 self._frames.popitem(last=False)
         if not np.isfinite(channels).any():
             self.all_masked.add((id(stack), i))
-        self._shown = key
         return stretch.apply(channels)
 
     def rgb_array(self, stack: Stack | None = None, composite: str | None = None, stretch: Stretch | None = None):
@@ -421,19 +419,19 @@ class StackSession(QObject):
 
         def frame(i: int) -> np.ndarray:
             key = self._codes_key(stack, i)
-            self._overlay_shown = key
-            if key in self._failed:
-                self.reporter.error(self._failed.pop(key), context="quality overlay")
-                return np.zeros((h, w), np.uint8)
-            if not self._is_ready(key):
+            exc = self._failed.pop(key, None)
+            if exc is None and not self._is_ready(key):
                 self._overlay_shown = None
                 self._request(key, lambda: self._read_codes(stack, i))
                 return np.zeros((h, w), np.uint8)
-            try:
-                return quality_codes(stack, i)
-            except Exception as exc:  # noqa: BLE001 - a broken QA file must not break slicing
-                self.reporter.error(exc, context="quality overlay")
-                return np.zeros((h, w), np.uint8)
+            self._overlay_shown = key
+            if exc is None:
+                try:
+                    return quality_codes(stack, i)
+                except Exception as err:  # noqa: BLE001 - a broken QA file must not break slicing
+                    exc = err
+            self.reporter.error(exc, context="quality overlay")
+            return np.zeros((h, w), np.uint8)
 
         return FrameArray(len(stack), (h, w), np.uint8, frame)
 
@@ -720,8 +718,10 @@ class StackSession(QObject):
         if self.stack is None:
             return None
         i = self.state.current if i is None else i
+        if not 0 <= i < len(self.stack):
+            return None
         with self._frames_lock:
-            return self._frames.get((id(self.stack), self.state.composite, i))
+            return self._frames.get(self._frame_key(self.stack, self.state.composite, i))
 
     def world_to_pixel(self, position) -> tuple[int, int] | None:
         if self.index is None:
