@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import argparse
 
-from reviewer.bank.io import validate_bank
-from reviewer.bank.store import export_bank, import_bank
 from reviewer.console import echo
-from reviewer.review.store import Store
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from reviewer.bank.io import validate_bank
+
     found = validate_bank(args.dir)
     for problem in found:
         echo(problem)
@@ -23,6 +22,9 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    from reviewer.bank.store import import_bank
+    from reviewer.review.store import Store
+
     with Store(args.db) as store:
         name, version = import_bank(store, args.dir)
         n = store.db.execute(
@@ -33,6 +35,9 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from reviewer.bank.store import export_bank
+    from reviewer.review.store import Store
+
     with Store(args.db) as store:
         manifest = export_bank(store, args.name, args.dir, version=args.version, frozen=True if args.frozen else None)
     counts = manifest["counts"]

@@ -122,9 +122,17 @@ def _pair_years(truth: dict) -> tuple[int, int]:
     return years[0] + 1, years[-1]
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    from reviewer.record.stretch import composite_names
+def _composite_names() -> list[str]:
+    """The composite names of reviewer/record/composites.json, the catalogue `stretch.composite_names()` reads.
 
+    Read here without importing reviewer.record.stretch, which imports numpy: building the parser (and so
+    `reviewer --help` and every light verb) must not pay for it.
+    """
+    return list(json.loads(Path(__file__).with_name("composites.json").read_text(encoding="utf-8")))
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    names = _composite_names()
     p = sub.add_parser("scan", help="index a site's raw record (scenes, dates, clear fractions)")
     p.add_argument("site_dir")
     p.add_argument("--json", action="store_true", help="print the scene list and summary as JSON")
@@ -136,7 +144,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--date", action="append", required=True, help="YYYY-MM-DD, YYYY or YYYY-YYYY; repeat for a pair or strip"
     )
-    p.add_argument("--composite", default="truecolor", choices=composite_names())
+    p.add_argument("--composite", default="truecolor", choices=names)
     p.add_argument(
         "--composite-method", default="clearest", choices=["clearest", "median"], help="for a year or period"
     )
@@ -151,7 +159,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("demo", help="generate the cached demo site once and print its folder")
     p.add_argument("--render", metavar="PNG", help="also render a before/after pair of the planted changes")
-    p.add_argument("--composite", default="truecolor", choices=composite_names())
+    p.add_argument("--composite", default="truecolor", choices=names)
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("demo-site", help="write the synthetic demo site (real file formats, planted changes)")

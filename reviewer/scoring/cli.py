@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 
 from reviewer.console import echo
-from reviewer.scoring.api import score
 
 
 def _summary(scores: dict) -> list[str]:
@@ -37,6 +36,8 @@ def _summary(scores: dict) -> list[str]:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from reviewer.scoring.api import score
+
     def progress(fraction: float, message: str) -> None:
         if args.progress:
             echo(f"\r{fraction * 100:5.1f}% {message:<30}", end="", err=True)
