@@ -1,0 +1,58 @@
+"""Building the CLI parser stays light: `reviewer --help` and every verb's parser load no heavy library.
+
+Checked in a fresh interpreter (this test process has most of them imported already), by module name
+rather than by timing, so the check does not depend on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+#: Libraries a verb may import only inside the function that runs it (each costs 0.05-0.5 s to import).
+HEAVY = ("numpy", "pandas", "rasterio", "matplotlib", "napari", "qtpy", "PySide6", "jsonschema", "statsmodels")
+
+_PROBE = """
+import json, sys
+import reviewer.cli
+reviewer.cli.build_parser()
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_build_parser_imports_no_heavy_library():
+    loaded = _modules_after(_PROBE)
+    heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
+    assert not heavy, f"building the CLI parser imported {heavy}"
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["bank", "--help"], ["bank", "validate", "--help"], ["score", "--help"]])
+def test_help_imports_no_heavy_library(argv):
+    code = (
+        "import json, sys\n"
+        "import reviewer.cli\n"
+        "try:\n"
+        f"    reviewer.cli.main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    loaded = _modules_after(code)
+    heavy = sorted(m for m in loaded if m.split(".")[0] in HEAVY)
+    assert not heavy, f"`reviewer {' '.join(argv)}` imported {heavy}"
+
+
+def test_composite_choices_are_the_stretch_catalogue():
+    """record/cli.py reads composites.json itself (to skip numpy); its choices must stay stretch's names."""
+    from reviewer.record.cli import _composite_names
+    from reviewer.record.stretch import composite_names
+
+    assert _composite_names() == composite_names()
