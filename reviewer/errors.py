@@ -81,5 +81,17 @@ class DraftingError(ReviewerError):
     """Raised when an AI draft cannot be obtained (no key, API unavailable, refusal)."""
 
 
+class OutputError(ReviewerError, OSError):
+    """Raised when an output cannot be written where asked (a file where a folder is expected, a read-only
+    place, a full disk); nothing half-written is left behind."""
+
+
 class Cancelled(ReviewerError):
     """Raised inside a worker when the user cancelled the job."""
+
+
+class ReviewError(ReviewerError, ValueError):
+    """Raised when a review action breaks a rule (role, assignment, blinding, state, version, frozen bank).
+
+    The message names the item and the rule; nothing was written.
+    """

@@ -1,5 +1,5 @@
 -- Scene index of a site record: reopening a site reads these rows instead of the rasters.
-CREATE TABLE IF NOT EXISTS sites (
+CREATE TABLE sites (
     site_dir TEXT PRIMARY KEY,
     site_id TEXT,
     name TEXT,
@@ -7,7 +7,7 @@ CREATE TABLE IF NOT EXISTS sites (
     scanned_at TEXT,
     site_json TEXT
 );
-CREATE TABLE IF NOT EXISTS scenes (
+CREATE TABLE scenes (
     site_dir TEXT NOT NULL,
     scene_id TEXT NOT NULL,
     product TEXT NOT NULL,
@@ -25,8 +25,8 @@ CREATE TABLE IF NOT EXISTS scenes (
     extra TEXT,              -- JSON: product-specific facts (radiometric offset, metadata file, ...)
     PRIMARY KEY (site_dir, scene_id, product)
 );
-CREATE INDEX IF NOT EXISTS scenes_by_date ON scenes (site_dir, date);
-CREATE TABLE IF NOT EXISTS scan_problems (
+CREATE INDEX scenes_by_date ON scenes (site_dir, date);
+CREATE TABLE scan_problems (
     site_dir TEXT NOT NULL,
     path TEXT NOT NULL,
     reason TEXT NOT NULL

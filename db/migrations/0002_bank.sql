@@ -1,6 +1,6 @@
 -- Question banks imported into the review store. Each record keeps its exact JSON text (so an export
 -- is byte-stable) plus indexed columns the review workflow filters on.
-CREATE TABLE IF NOT EXISTS banks (
+CREATE TABLE banks (
     name TEXT NOT NULL,
     version TEXT NOT NULL,
     created TEXT NOT NULL,
@@ -10,7 +10,7 @@ CREATE TABLE IF NOT EXISTS banks (
     imported_at TEXT NOT NULL,
     PRIMARY KEY (name, version)
 );
-CREATE TABLE IF NOT EXISTS bank_questions (
+CREATE TABLE bank_questions (
     bank TEXT NOT NULL,
     version TEXT NOT NULL,
     position INTEGER NOT NULL,       -- line order in questions.jsonl
@@ -22,10 +22,10 @@ CREATE TABLE IF NOT EXISTS bank_questions (
     json TEXT NOT NULL,
     PRIMARY KEY (bank, version, id)
 );
-CREATE INDEX IF NOT EXISTS bank_questions_by_site ON bank_questions (bank, version, site);
-CREATE INDEX IF NOT EXISTS bank_questions_by_class ON bank_questions (bank, version, class, task);
-CREATE INDEX IF NOT EXISTS bank_questions_by_status ON bank_questions (bank, version, status);
-CREATE TABLE IF NOT EXISTS bank_sites (
+CREATE INDEX bank_questions_by_site ON bank_questions (bank, version, site);
+CREATE INDEX bank_questions_by_class ON bank_questions (bank, version, class, task);
+CREATE INDEX bank_questions_by_status ON bank_questions (bank, version, status);
+CREATE TABLE bank_sites (
     bank TEXT NOT NULL,
     version TEXT NOT NULL,
     position INTEGER NOT NULL,
@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS bank_sites (
     json TEXT NOT NULL,
     PRIMARY KEY (bank, version, id)
 );
-CREATE TABLE IF NOT EXISTS bank_pairs (
+CREATE TABLE bank_pairs (
     bank TEXT NOT NULL,
     version TEXT NOT NULL,
     position INTEGER NOT NULL,

@@ -20,7 +20,7 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
     from reviewer.record.scan import open_index
     from reviewer.record.stack import open_stack
     from reviewer.record.stretch import Stretch
-    from reviewer.review.store import Store
+    from reviewer.store import Store
 
     with Store() as store:
         index = open_index(site_dir, store)

@@ -167,7 +167,7 @@ class StackSession(QObject):
         composite, cache = self.state.composite, self.cache
 
         def work() -> SceneIndex:
-            from reviewer.review.store import Store
+            from reviewer.store import Store
 
             with Store(db) as store:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)

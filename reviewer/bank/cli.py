@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from reviewer.console import echo
 
@@ -22,21 +23,19 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from reviewer.bank.store import import_bank
-    from reviewer.review.store import Store
+    from reviewer.bank.store import import_bank, question_count
+    from reviewer.store import Store
 
     with Store(args.db) as store:
-        name, version = import_bank(store, args.dir)
-        n = store.db.execute(
-            "SELECT count(*) FROM bank_questions WHERE bank = ? AND version = ?", [name, version]
-        ).fetchone()[0]
+        name, version = import_bank(store, args.dir, user=args.user or os.environ.get("REVIEWER_USER"))
+        n = question_count(store, name, version)
     echo(f"imported bank {name} {version}: {n} questions")
     return 0
 
 
 def _export(args: argparse.Namespace) -> int:
     from reviewer.bank.store import export_bank
-    from reviewer.review.store import Store
+    from reviewer.store import Store
 
     with Store(args.db) as store:
         manifest = export_bank(store, args.name, args.dir, version=args.version, frozen=True if args.frozen else None)
@@ -58,6 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_validate)
     p = sub.add_parser("import", help="load a bank folder into the review store")
     p.add_argument("dir")
+    p.add_argument("--user", help="the maintainer importing it (recorded in the audit; default: REVIEWER_USER)")
     p.set_defaults(func=_import)
     p = sub.add_parser("export", help="write a stored bank as a folder")
     p.add_argument("name")

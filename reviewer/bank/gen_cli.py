@@ -14,7 +14,7 @@ def _generate(args: argparse.Namespace) -> int:
 
     store = None
     if args.store:
-        from reviewer.review.store import Store
+        from reviewer.store import Store
 
         store = Store(args.db)
     try:

@@ -1,7 +1,9 @@
-"""Banks in the review store (tables of db/migrations/0002_bank.sql): import a folder, export it again.
+"""Banks in the review store: import a folder (items and their versions), export it again.
 
-Each question is kept as its JSON text with indexed columns (id, site, class, task, status), so the
-review workflow can filter and update statuses while an export rewrites the same bytes.
+An import keeps the exact bytes of every file (bank_files), so exporting that version gives them
+back byte for byte whoever wrote them: a frozen bank's hash is what its agent runs were scored
+against. Each question becomes an item of the bank (reviewer.review.items): a new item, or a new
+version of an existing one when its content changed; review state and decisions are never lost.
 """
 
 from __future__ import annotations
@@ -12,80 +14,105 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from reviewer.bank.io import dumps_line, dumps_manifest, load_bank, write_bank
+from reviewer.bank.io import FILES, MANIFEST, atomic_write, dumps_line, load_bank, sha256_bytes, write_bank
 from reviewer.errors import BankError
-from reviewer.review.store import Store
+from reviewer.review.items import sync_question
+from reviewer.review.ledger import get_user, record_event
+from reviewer.store import Store
 
 logger = logging.getLogger(__name__)
 
 
-def import_bank(store: Store, folder: str | Path) -> tuple[str, str]:
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def import_bank(store: Store, folder: str | Path, *, user: str | None = None) -> tuple[str, str]:
     """Load a checked bank folder into the store; returns (name, version).
 
-    Importing the same name and version again replaces its records but keeps the review status of
-    questions that are still there; a frozen bank already in the store is never replaced by different
-    content.
+    Importing the same name and version again updates it: questions whose content changed get a new
+    item version (and go back to review if review had started); a frozen bank version already in the
+    store is never replaced by different content. `user`, when given, must be a maintainer.
     """
+    folder = Path(folder)
     bank = load_bank(folder)
     name, version = bank.name, bank.version
+    raw = {f: (folder / f).read_bytes() for f in (*FILES.values(), MANIFEST)}
+    if user is not None:
+        from reviewer.review.rules import workflow
+
+        actor = get_user(store, user)
+        workflow().require("settings", actor.role, actor.name)
+        user = actor.name
     db = store.db
-    existing = list(db.query("SELECT frozen, manifest FROM banks WHERE name = ? AND version = ?", [name, version]))
-    if existing:
-        old = json.loads(existing[0]["manifest"])
-        if existing[0]["frozen"] and old.get("files") != bank.manifest["files"]:
-            raise BankError(f"bank {name} {version} is frozen in the store with different content", path=folder)
-    statuses = {
-        r["id"]: r["status"]
-        for r in db.query("SELECT id, status FROM bank_questions WHERE bank = ? AND version = ?", [name, version])
-    }
-    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-    with store.atomic():
-        for table in ("bank_questions", "bank_sites", "bank_pairs"):
-            db.execute(f"DELETE FROM {table} WHERE bank = ? AND version = ?", [name, version])
-        db["banks"].upsert(
-            {
-                "name": name,
-                "version": version,
-                "created": bank.manifest["created"],
-                "schema_version": bank.manifest["schema_version"],
-                "frozen": int(bank.frozen),
-                "manifest": dumps_manifest(bank.manifest),
-                "imported_at": now,
-            },
-            pk=("name", "version"),
+    with store.transaction():
+        existing = db.execute("SELECT frozen FROM banks WHERE name = ? AND version = ?", [name, version]).fetchone()
+        if existing and existing[0]:
+            stored = dict(
+                db.execute(
+                    "SELECT file, sha256 FROM bank_files WHERE bank = ? AND version = ?", [name, version]
+                ).fetchall()
+            )
+            if stored != {f: sha256_bytes(b) for f, b in raw.items()}:
+                raise BankError(f"bank {name} {version} is frozen in the store with different content", path=folder)
+            return name, version
+        _store_version(store, bank, raw)
+        members = []
+        for i, q in enumerate(bank.questions):
+            item_id, item_version = sync_question(store, name, i, q, dumps_line(q, "question"), user=user)
+            members.append((name, version, i, item_id, item_version))
+        db.execute("DELETE FROM bank_items WHERE bank = ? AND version = ?", [name, version])
+        db.conn.executemany(
+            "INSERT INTO bank_items (bank, version, position, item, item_version) VALUES (?, ?, ?, ?, ?)", members
         )
-        db["bank_questions"].insert_all(
-            {
-                "bank": name,
-                "version": version,
-                "position": i,
-                "id": q["id"],
-                "site": q["site"],
-                "class": q["class"],
-                "task": q["task"],
-                "status": statuses.get(q["id"], "generated"),
-                "json": dumps_line(q, "question"),
-            }
-            for i, q in enumerate(bank.questions)
-        )
-        db["bank_sites"].insert_all(
-            {"bank": name, "version": version, "position": i, "id": s["id"], "json": dumps_line(s, "site")}
-            for i, s in enumerate(bank.sites)
-        )
-        db["bank_pairs"].insert_all(
-            {
-                "bank": name,
-                "version": version,
-                "position": i,
-                "id": p["id"],
-                "question": p["question"],
-                "kind": p["kind"],
-                "json": dumps_line(p, "pair"),
-            }
-            for i, p in enumerate(bank.pairs)
+        record_event(
+            store,
+            user,
+            "bank_import",
+            bank=name,
+            after=version,
+            detail={"folder": str(folder), "questions": len(bank.questions), "manifest_sha256": bank.sha256},
         )
     logger.info("imported bank %s %s: %d questions", name, version, len(bank.questions))
     return name, version
+
+
+def _store_version(store: Store, bank: Any, raw: dict[str, bytes]) -> None:
+    """The banks row, the exact file bytes, and the sites and pairs of one bank version."""
+    db = store.db
+    name, version = bank.name, bank.version
+    for table in ("bank_files", "bank_sites", "bank_pairs"):
+        db.execute(f"DELETE FROM {table} WHERE bank = ? AND version = ?", [name, version])
+    db.execute(
+        "INSERT INTO banks (name, version, created, schema_version, frozen, manifest, imported_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name, version) DO UPDATE SET created = excluded.created, "
+        "schema_version = excluded.schema_version, frozen = excluded.frozen, manifest = excluded.manifest, "
+        "imported_at = excluded.imported_at",
+        [
+            name,
+            version,
+            bank.manifest["created"],
+            bank.manifest["schema_version"],
+            int(bank.frozen),
+            raw[MANIFEST].decode("utf-8"),
+            _now(),
+        ],
+    )
+    db.conn.executemany(
+        "INSERT INTO bank_files (bank, version, file, data, sha256) VALUES (?, ?, ?, ?, ?)",
+        [(name, version, f, data, sha256_bytes(data)) for f, data in raw.items()],
+    )
+    db.conn.executemany(
+        "INSERT INTO bank_sites (bank, version, position, id, json) VALUES (?, ?, ?, ?, ?)",
+        [(name, version, i, s["id"], dumps_line(s, "site")) for i, s in enumerate(bank.sites)],
+    )
+    db.conn.executemany(
+        "INSERT INTO bank_pairs (bank, version, position, id, question, kind, json) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [
+            (name, version, i, p["id"], p["question"], p["kind"], dumps_line(p, "pair"))
+            for i, p in enumerate(bank.pairs)
+        ],
+    )
 
 
 def bank_versions(store: Store, name: str) -> list[dict[str, Any]]:
@@ -98,6 +125,12 @@ def bank_versions(store: Store, name: str) -> list[dict[str, Any]]:
     )
 
 
+def question_count(store: Store, name: str, version: str) -> int:
+    return store.db.execute(
+        "SELECT count(*) FROM bank_items WHERE bank = ? AND version = ?", [name, version]
+    ).fetchone()[0]
+
+
 def _rows(store: Store, table: str, name: str, version: str) -> list[dict[str, Any]]:
     return [
         json.loads(r["json"])
@@ -107,16 +140,43 @@ def _rows(store: Store, table: str, name: str, version: str) -> list[dict[str, A
     ]
 
 
+def _questions(store: Store, name: str, version: str) -> list[dict[str, Any]]:
+    return [
+        json.loads(r[0])
+        for r in store.db.execute(
+            "SELECT v.json FROM bank_items b JOIN item_versions v ON v.item = b.item AND v.version = b.item_version "
+            "WHERE b.bank = ? AND b.version = ? ORDER BY b.position",
+            [name, version],
+        )
+    ]
+
+
+def _write_exact(folder: Path, files: dict[str, bytes]) -> None:
+    """Write stored bytes as they were imported, the manifest last; a frozen folder is left alone."""
+    existing = folder / MANIFEST
+    if existing.is_file() and existing.read_bytes() != files[MANIFEST]:
+        try:
+            frozen = json.loads(existing.read_text(encoding="utf-8")).get("frozen") is True
+        except (ValueError, OSError, AttributeError):
+            frozen = False
+        if frozen:
+            raise BankError("holds a frozen bank, which is immutable; write to a new folder", path=folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in FILES.values():
+        atomic_write(folder / name, files[name])
+    atomic_write(existing, files[MANIFEST])
+
+
 def export_bank(
     store: Store, name: str, folder: str | Path, *, version: str | None = None, frozen: bool | None = None
 ) -> dict[str, Any]:
-    """Write a stored bank as a folder; returns its manifest.
+    """Write a stored bank version as a folder; returns its manifest.
 
-    `version` picks the stored version (default: the most recently imported); `frozen=True` writes the
-    bank frozen. With the defaults the folder is byte-identical to the one imported.
+    `version` picks the stored version (default: the most recently imported). With `frozen` left as
+    None the folder holds exactly the bytes imported; `frozen=True` (or False) writes this tool's
+    canonical form with that flag.
     """
-    if not store.db["banks"].exists():
-        raise BankError(f"no bank named {name!r} in the store")
+    folder = Path(folder)
     versions = bank_versions(store, name)
     if version is not None:
         versions = [v for v in versions if v["version"] == version]
@@ -124,15 +184,28 @@ def export_bank(
         which = f"{name!r} version {version!r}" if version is not None else repr(name)
         raise BankError(f"no bank {which} in the store")
     row = versions[-1]
-    manifest = write_bank(
-        folder,
-        name,
-        row["version"],
-        questions=_rows(store, "bank_questions", name, row["version"]),
-        sites=_rows(store, "bank_sites", name, row["version"]),
-        pairs=_rows(store, "bank_pairs", name, row["version"]),
-        frozen=bool(row["frozen"]) if frozen is None else frozen,
-        created=row["created"],
-    )
+    stored = {
+        r[0]: (r[1], r[2])
+        for r in store.db.execute(
+            "SELECT file, data, sha256 FROM bank_files WHERE bank = ? AND version = ?", [name, row["version"]]
+        )
+    }
+    if frozen is None and len(stored) == len(FILES) + 1:
+        for file, (data, sha) in stored.items():
+            if sha256_bytes(data) != sha:
+                raise BankError(f"stored copy of {file} of bank {name} {row['version']} is damaged (sha256 differs)")
+        _write_exact(folder, {f: d for f, (d, _) in stored.items()})
+        manifest = json.loads(stored[MANIFEST][0])
+    else:
+        manifest = write_bank(
+            folder,
+            name,
+            row["version"],
+            questions=_questions(store, name, row["version"]),
+            sites=_rows(store, "bank_sites", name, row["version"]),
+            pairs=_rows(store, "bank_pairs", name, row["version"]),
+            frozen=bool(row["frozen"]) if frozen is None else frozen,
+            created=row["created"],
+        )
     logger.info("exported bank %s %s to %s", name, row["version"], folder)
     return manifest

@@ -12,7 +12,7 @@ from reviewer.errors import ReviewerError
 
 
 def _store(args: argparse.Namespace):
-    from reviewer.review.store import Store
+    from reviewer.store import Store
 
     return Store(args.db) if getattr(args, "db", None) else Store()
 

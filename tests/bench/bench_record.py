@@ -31,7 +31,7 @@ from reviewer.record.scan import open_index, scan_site  # noqa: E402
 from reviewer.record.stack import SceneCache, open_stack  # noqa: E402
 from reviewer.record.stretch import Stretch  # noqa: E402
 from reviewer.record.synthetic import make_demo_site  # noqa: E402
-from reviewer.review.store import Store  # noqa: E402
+from reviewer.store import Store  # noqa: E402
 
 DATA = ROOT / "tests" / "bench" / "_data"
 log = logging.getLogger("bench")

@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     site = ensure_site(Path(args.site))
 
     from reviewer.record.scan import open_index
-    from reviewer.review.store import Store
+    from reviewer.store import Store
 
     t = time.perf_counter()
     with Store(args.db) as store:

@@ -48,7 +48,7 @@ def demo_site(request) -> Path:
 def demo_db(request, demo_site) -> Path:
     """A store that holds the demo site's index (scanned once per session)."""
     from reviewer.record.scan import open_index
-    from reviewer.review.store import Store
+    from reviewer.store import Store
 
     db = _cache_dir(request) / "store.sqlite"
     with Store(db) as store:

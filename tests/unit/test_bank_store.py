@@ -5,7 +5,7 @@ import bank_factory as bf
 from reviewer.bank.io import write_bank
 from reviewer.bank.store import export_bank, import_bank
 from reviewer.cli import main
-from reviewer.review.store import Store
+from reviewer.store import Store
 
 FILES = ("questions.jsonl", "sites.jsonl", "pairs.jsonl", "manifest.json")
 
@@ -27,7 +27,7 @@ def test_round_trip_is_byte_stable(tmp_path):
     src = _bank(tmp_path / "src")
     store = Store(memory=True)
     assert import_bank(store, src) == ("earthrecord", "1")
-    rows = list(store.db.query("SELECT id, class, task, status FROM bank_questions ORDER BY position"))
+    rows = list(store.db.query("SELECT qid AS id, class, task, state AS status FROM items ORDER BY position"))
     assert rows[0] == {"id": "a24-1", "class": "computable", "task": "trend", "status": "generated"}
     assert rows[2]["task"] is None
     export_bank(store, "earthrecord", tmp_path / "out")
@@ -35,14 +35,33 @@ def test_round_trip_is_byte_stable(tmp_path):
         assert (tmp_path / "out" / name).read_bytes() == (src / name).read_bytes(), name
 
 
-def test_reimport_keeps_review_status(tmp_path):
+def test_reimport_keeps_items_and_adds_versions_only_for_changed_content(tmp_path):
     src = _bank(tmp_path / "src")
     store = Store(memory=True)
     import_bank(store, src)
-    store.db.execute("UPDATE bank_questions SET status = 'accepted' WHERE id = 'a24-1'")
-    import_bank(store, src)
-    status = store.db.execute("SELECT status FROM bank_questions WHERE id = 'a24-1'").fetchone()[0]
-    assert status == "accepted"
+    import_bank(store, src)  # same content: no new version, no state change
+    rows = list(store.db.query("SELECT qid, state, current_version FROM items ORDER BY position"))
+    assert [(r["qid"], r["state"], r["current_version"]) for r in rows] == [
+        ("a24-1", "generated", 1),
+        ("a24-3", "generated", 1),
+        ("a24-4", "generated", 1),
+    ]
+    changed = bf.trend_question()
+    changed["text"] = "Has the lake area changed from 1990 to 2021?"
+    write_bank(
+        tmp_path / "v2",
+        "earthrecord",
+        "1",
+        [changed, bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
+        [bf.site()],
+        [bf.pair("a24-1-p", "a24-1")],
+        created="2026-11-30T12:00:00Z",
+    )
+    import_bank(store, tmp_path / "v2")
+    versions = dict(store.db.execute("SELECT qid, current_version FROM items").fetchall())
+    assert versions == {"a24-1": 2, "a24-3": 1, "a24-4": 1}
+    texts = [r[0] for r in store.db.execute("SELECT json FROM item_versions WHERE item = 1 ORDER BY version")]
+    assert "Has the lake area changed" not in texts[0] and "Has the lake area changed" in texts[1]
 
 
 def test_cli_validate_import_export(tmp_path, capsys):

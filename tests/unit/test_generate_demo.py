@@ -287,5 +287,5 @@ def test_cli_generate(demo, tmp_path, capsys):
     import sqlite3
 
     con = sqlite3.connect(tmp_path / "s.db")
-    statuses = {r[0] for r in con.execute("SELECT status FROM bank_questions")}
+    statuses = {r[0] for r in con.execute("SELECT state FROM items")}
     assert statuses == {"generated"}

@@ -17,7 +17,7 @@ from reviewer.record.decode import Grid, read_raw, read_scene
 from reviewer.record.render import render_dates
 from reviewer.record.scan import open_index, scan_site
 from reviewer.record.site import load_site
-from reviewer.review.store import Store
+from reviewer.store import Store
 from tests.conftest import write_site_json
 
 OLI = "LC08_L2SP_098084_20210503_20210508_02_T1"
@@ -63,7 +63,7 @@ def test_truncated_quality_layer_is_skipped_with_reason(oli_site):
     index = scan_site(oli_site)
     assert index.scenes == []
     (problem,) = index.problems
-    assert problem.path.endswith("_QA_PIXEL.TIF") and "cannot read" in problem.reason
+    assert problem.path.endswith("_QA_PIXEL.TIF") and "truncated" in problem.reason
 
 
 def test_truncated_band_fails_the_read_naming_the_file(oli_site):

@@ -1,0 +1,466 @@
+"""`reviewer users ...` and `reviewer review ...`: the two-stage review on the command line.
+
+Every verb calls reviewer.review.api, the same functions the app's review dock calls. Verbs that
+annotators script in loops (next, decide) import only the store and the review core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from reviewer.console import echo
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from reviewer.store import Store
+
+    return Store(args.db) if getattr(args, "db", None) else Store()
+
+
+def _json_arg(text: str | None, what: str) -> Any:
+    from reviewer.errors import ReviewError
+
+    if text is None:
+        return None
+    try:
+        value = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not allowed")))
+    except (ValueError, RecursionError) as exc:
+        raise ReviewError(f"{what}: not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise ReviewError(f"{what}: must be a JSON object")
+    return value
+
+
+def _print(value: Any, as_json: bool, text: str | None = None) -> None:
+    if as_json:
+        echo(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False))
+    elif text is not None:
+        echo(text)
+
+
+# ----------------------------------------------------------------------------- users
+
+
+def _users_add(args: argparse.Namespace) -> int:
+    from reviewer.review.api import add_user
+
+    with _store(args) as store:
+        u = add_user(store, args.name, args.role, by=args.user)
+    echo(f"added {u.role} {u.name}")
+    return 0
+
+
+def _users_list(args: argparse.Namespace) -> int:
+    from reviewer.review.api import list_users
+
+    with _store(args) as store:
+        rows = list_users(store)
+    if args.json:
+        _print(rows, True)
+    for r in [] if args.json else rows:
+        echo(f"{r['name']:<20} {r['role']:<11} {r['created']}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- stage 1
+
+
+def _assign(args: argparse.Namespace) -> int:
+    from reviewer.review.api import assign
+
+    with _store(args) as store:
+        out = assign(
+            store,
+            args.bank,
+            annotators=args.annotators.split(","),
+            k=args.k,
+            seed=args.seed,
+            user=args.user,
+            gold=args.gold,
+            gold_share=args.gold_share,
+        )
+    loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
+    _print(
+        out,
+        args.json,
+        f"assigned {out['items']} items of {out['bank']} (batch {out['batch']}, "
+        f"{out['gold_items']} gold items hidden): {loads}",
+    )
+    return 0
+
+
+def _next(args: argparse.Namespace) -> int:
+    from reviewer.review.api import next_item
+
+    with _store(args) as store:
+        view = next_item(store, args.bank, user=args.user)
+    if view is None:
+        _print(None, args.json, "nothing left to review")
+        return 0
+    if args.json:
+        _print(view, True)
+        return 0
+    q = view["question"]
+    p = view["progress"]
+    echo(f"{view['item']} (version {view['version']})   {p['done']} of {p['assigned']} done")
+    echo(f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']} / {q.get('task')}")
+    echo(q["text"])
+    echo(f"reference: {json.dumps(q['reference'], ensure_ascii=False)}")
+    if q.get("reference_range"):
+        echo(f"range:     {json.dumps(q['reference_range'], ensure_ascii=False)}")
+    if view["your_decision"]:
+        echo(f"your last decision: {view['your_decision']['verdict']}")
+    echo("flag reasons: " + ", ".join(r["code"] for r in view["flag_reasons"]))
+    return 0
+
+
+def _decide(args: argparse.Namespace) -> int:
+    from reviewer.review.api import decide
+
+    verdict = "accept" if args.accept else "skip" if args.skip else "flag"
+    reasons = [r.strip() for r in args.flag.split(",")] if args.flag else None
+    with _store(args) as store:
+        out = decide(
+            store,
+            args.item,
+            user=args.user,
+            verdict=verdict,
+            reasons=reasons,
+            comment=args.comment,
+            correction=_json_arg(args.correct, "--correct"),
+            seconds=args.seconds,
+            version=args.version,
+            view=_json_arg(args.view, "--view"),
+            bank=args.bank,
+        )
+    why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
+    _print(out, args.json, f"{out['item']} v{out['version']}: {out['verdict']}{why} saved (decision {out['decision']})")
+    return 0
+
+
+def _undo(args: argparse.Namespace) -> int:
+    from reviewer.review.api import undo
+
+    with _store(args) as store:
+        out = undo(store, args.bank, user=args.user)
+    _print(out, args.json, f"{out['item']}: took back {out['verdict']} (decision {out['undone']})")
+    return 0
+
+
+def _queue(args: argparse.Namespace) -> int:
+    from reviewer.review.api import queue
+
+    with _store(args) as store:
+        rows = queue(store, args.bank, user=args.user)
+    if args.json:
+        _print(rows, True)
+        return 0
+    for i, r in enumerate(rows, start=1):
+        extra = f"  {r['kind']} ({r['flags']} of {r['decisions']} flagged)" if "kind" in r else ""
+        echo(f"{i:>5}  {r['item']}{extra}")
+    echo(f"{len(rows)} item(s) in the queue")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from reviewer.review.api import status
+
+    with _store(args) as store:
+        out = status(store, args.bank, user=args.user)
+    if args.json:
+        _print(out, True)
+        return 0
+    echo(f"{'annotator':<16} {'done':>6} {'assigned':>9} {'median s':>9} {'gold':>9}")
+    for r in out["annotators"]:
+        med = f"{r['median_seconds']:.1f}" if r["median_seconds"] is not None else "-"
+        gold = f"{r['gold_correct']}/{r['gold_decided']}" if r["gold_decided"] else "-"
+        echo(f"{r['user']:<16} {r['done']:>6} {r['assigned']:>9} {med:>9} {gold:>9}")
+    if "states" in out:
+        echo("items: " + ", ".join(f"{s} {n}" for s, n in out["states"].items()))
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from reviewer.review.api import agreement
+
+    with _store(args) as store:
+        out = agreement(store, args.bank, user=args.user, csv_dir=args.csv)
+    if args.json:
+        _print(out, True)
+        return 0
+    keys = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
+    echo(f"{'table':<22} " + " ".join(f"{k[:12]:>12}" for k in keys))
+    tables = [("accept / flag", out["overall"])] + list(out["per_reason"].items())
+    for name, figs in tables:
+        echo(f"{name:<22} " + " ".join(f"{_fmt(figs.get(k)):>12}" for k in keys))
+    for pair in out["overall"].get("cohen", []):
+        echo(f"cohen {pair['raters'][0]} x {pair['raters'][1]}: kappa {_fmt(pair['kappa'])} on {pair['items']} items")
+    for g in out["gold"]:
+        if g["gold_decided"]:
+            echo(f"gold {g['user']}: {g['gold_correct']} of {g['gold_decided']} right")
+    for path in out.get("csv", []):
+        echo(f"wrote {path}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- stage 2
+
+
+def _adjudicate(args: argparse.Namespace) -> int:
+    from reviewer.review.api import adjudicate
+
+    verdict = "accept" if args.accept else "reject" if args.reject else "correct"
+    reasons = [r.strip() for r in args.reject.split(",")] if args.reject else None
+    with _store(args) as store:
+        out = adjudicate(
+            store,
+            args.item,
+            user=args.user,
+            verdict=verdict,
+            reasons=reasons,
+            correction=_json_arg(args.correct, "--correct"),
+            rationale=args.rationale,
+            version=args.version,
+            view=_json_arg(args.view, "--view"),
+            bank=args.bank,
+        )
+    new = f", new version {out['new_version']}" if out["new_version"] else ""
+    _print(out, args.json, f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from reviewer.review.api import expert_view
+
+    with _store(args) as store:
+        view = expert_view(store, args.item, user=args.user, bank=args.bank)
+    if args.json:
+        _print(view, True)
+        return 0
+    q = view["question"]
+    echo(f"{view['item']} v{view['version']} [{view['state']}{', audit' if view['audit'] else ''}]")
+    echo(q["text"])
+    echo(f"reference: {json.dumps(q['reference'], ensure_ascii=False)}")
+    for d in view["stage1"]:
+        line = f"  {d['annotator']}: {d['verdict']}"
+        if d["reasons"]:
+            line += f" ({', '.join(d['reasons'])})"
+        if d["comment"]:
+            line += f" - {d['comment']}"
+        if d["correction"]:
+            line += f"  suggests {json.dumps(d['correction'], ensure_ascii=False)}"
+        echo(line)
+    return 0
+
+
+def _allow(args: argparse.Namespace) -> int:
+    from reviewer.review.api import allow
+
+    with _store(args) as store:
+        allow(store, args.item, args.expert, user=args.user, reason=args.reason, bank=args.bank)
+    echo(f"{args.expert} may adjudicate {args.item}")
+    return 0
+
+
+def _reopen(args: argparse.Namespace) -> int:
+    from reviewer.review.api import reopen
+
+    with _store(args) as store:
+        out = reopen(store, args.item, user=args.user, reason=args.reason, bank=args.bank)
+    echo(f"{out['item']} is back in stage-1 review ({out['retracted']} decision(s) retracted)")
+    return 0
+
+
+def _rule(args: argparse.Namespace) -> int:
+    from reviewer.review.api import apply_rule, set_rule
+
+    with _store(args) as store:
+        cfg = set_rule(
+            store,
+            args.bank,
+            user=args.user,
+            audit_share=args.audit_share,
+            adjudicate_share=args.adjudicate_share,
+            rest_rule=args.rest,
+        )
+        out = apply_rule(store, args.bank, user=args.user) if args.apply else None
+    echo(
+        f"{args.bank}: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
+        f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}"
+    )
+    if out:
+        echo(f"applied '{out['rule']}' to {out['applied']} of {out['outside_sample']} flagged items outside the sample")
+    return 0
+
+
+def _log(args: argparse.Namespace) -> int:
+    from reviewer.review.api import history
+
+    with _store(args) as store:
+        out = history(store, args.item, user=args.user)
+    if args.json:
+        _print(out, True)
+        return 0
+    rows: list[tuple[str, str]] = []
+    for v in out["versions"]:
+        rows.append(
+            (
+                v["created"],
+                f"version {v['version']} ({v['origin']} by {v['created_by']}"
+                f"{': ' + v['reason'] if v['reason'] else ''}) {v['sha256'][:19]}",
+            )
+        )
+    for e in out["events"]:
+        change = f" {e['before']} -> {e['after']}" if e["before"] or e["after"] else ""
+        detail = e["detail"] or {}
+        extra = "".join(
+            f" {k}={json.dumps(detail[k], ensure_ascii=False)}"
+            for k in ("reasons", "reason", "rationale")
+            if detail.get(k)
+        )
+        rows.append((e["at"], f"#{e['id']} {e['user'] or 'tool'} {e['action']} v{e['version']}{change}{extra}"))
+    echo(f"{out['item']}" + (f"  [{out['state']}, current version {out['current_version']}]" if "state" in out else ""))
+    for at, text in sorted(rows, key=lambda r: r[0]):
+        echo(f"  {at}  {text}")
+    return 0
+
+
+def _verify_log(args: argparse.Namespace) -> int:
+    from reviewer.review.api import verify_chain
+
+    with _store(args) as store:
+        n, head = verify_chain(store)
+    echo(f"{n} events, chain intact, last hash {head}")
+    return 0
+
+
+def _common(p: argparse.ArgumentParser, *, json_out: bool = True) -> None:
+    p.add_argument("--user", help="who is working (default: REVIEWER_USER)")
+    if json_out:
+        p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `users` and `review` verbs."""
+    users = subparsers.add_parser("users", help="local profiles: annotator, expert, maintainer")
+    sub = users.add_subparsers(dest="users_verb", metavar="SUBCOMMAND", required=True)
+    p = sub.add_parser("add", help="add a user (once a maintainer exists, only a maintainer may)")
+    p.add_argument("name")
+    p.add_argument("--role", required=True, choices=["annotator", "expert", "maintainer"])
+    p.add_argument("--user", help="the maintainer adding them (default: REVIEWER_USER)")
+    p.set_defaults(func=_users_add)
+    p = sub.add_parser("list", help="list users and roles")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_users_list)
+
+    review = subparsers.add_parser("review", help="two-stage review: assign, decide, adjudicate, agreement, log")
+    sub = review.add_subparsers(dest="review_verb", metavar="SUBCOMMAND", required=True)
+
+    p = sub.add_parser("assign", help="give each item to k annotators (seeded, balanced; gold items hidden)")
+    p.add_argument("bank")
+    p.add_argument("--annotators", required=True, help="comma-separated user names")
+    p.add_argument("--k", type=int, default=2, help="annotators per item (default 2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--gold", help="GOLD.jsonl: questions with known verdicts (schemas/gold.schema.json)")
+    p.add_argument("--gold-share", type=float, default=0.0, help="share of each queue that is gold (e.g. 0.1)")
+    _common(p)
+    p.set_defaults(func=_assign)
+
+    p = sub.add_parser("next", help="the next item in your order, with what you need to judge it")
+    p.add_argument("bank")
+    _common(p)
+    p.set_defaults(func=_next)
+
+    p = sub.add_parser("decide", help="stage 1: accept, flag with reasons, or skip an item")
+    p.add_argument("item", help="BANK/ID, or ID when it is in one bank only")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--accept", action="store_true")
+    g.add_argument("--flag", metavar="REASON[,REASON]", help="flag reasons from the codebook")
+    g.add_argument("--skip", action="store_true", help="postpone: the item comes back at the end of your queue")
+    p.add_argument("--comment")
+    p.add_argument("--correct", metavar="JSON", help="suggested correction (schemas/correction.schema.json)")
+    p.add_argument("--seconds", type=float, help="time spent (default: since `review next` showed it)")
+    p.add_argument("--version", type=int, help="the item version you judged (refused if no longer current)")
+    p.add_argument("--view", metavar="JSON", help="the evidence view the decision rests on")
+    p.add_argument("--bank")
+    _common(p)
+    p.set_defaults(func=_decide)
+
+    p = sub.add_parser("undo", help="take back your last stage-1 decision in a bank")
+    p.add_argument("bank")
+    _common(p)
+    p.set_defaults(func=_undo)
+
+    p = sub.add_parser("queue", help="your queue in order (annotator: your items; expert: by disagreement)")
+    p.add_argument("bank")
+    _common(p)
+    p.set_defaults(func=_queue)
+
+    p = sub.add_parser("status", help="progress per annotator (done/assigned, median seconds, gold accuracy)")
+    p.add_argument("bank")
+    _common(p)
+    p.set_defaults(func=_status)
+
+    p = sub.add_parser("agreement", help="percent agreement, Cohen, Fleiss, Krippendorff alpha, Gwet AC1")
+    p.add_argument("bank")
+    p.add_argument("--csv", metavar="DIR", help="also write the figures as CSV files")
+    _common(p)
+    p.set_defaults(func=_agreement)
+
+    p = sub.add_parser("show", help="expert: an item with every stage-1 decision (annotators pseudonymised)")
+    p.add_argument("item")
+    p.add_argument("--bank")
+    _common(p)
+    p.set_defaults(func=_show)
+
+    p = sub.add_parser("adjudicate", help="stage 2: accept, reject or correct an item (final)")
+    p.add_argument("item")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--accept", action="store_true")
+    g.add_argument("--reject", metavar="REASON[,REASON]", help="reject reasons from the codebook")
+    g.add_argument("--correct", metavar="JSON", help="the corrected parts (a new item version)")
+    p.add_argument("--rationale", required=True)
+    p.add_argument("--version", type=int)
+    p.add_argument("--view", metavar="JSON")
+    p.add_argument("--bank")
+    _common(p)
+    p.set_defaults(func=_adjudicate)
+
+    p = sub.add_parser("allow", help="maintainer: let an expert adjudicate an item they reviewed in stage 1")
+    p.add_argument("item")
+    p.add_argument("expert")
+    p.add_argument("--reason", required=True)
+    p.add_argument("--bank")
+    _common(p, json_out=False)
+    p.set_defaults(func=_allow)
+
+    p = sub.add_parser("reopen", help="maintainer: send a decided item back to stage-1 review")
+    p.add_argument("item")
+    p.add_argument("--reason", required=True)
+    p.add_argument("--bank")
+    _common(p, json_out=False)
+    p.set_defaults(func=_reopen)
+
+    p = sub.add_parser("rule", help="maintainer: audit share, adjudication sample and the rule for the rest")
+    p.add_argument("bank")
+    p.add_argument("--audit-share", type=float)
+    p.add_argument("--adjudicate-share", type=float)
+    p.add_argument("--rest", choices=["reject", "accept", "open"])
+    p.add_argument("--apply", action="store_true", help="apply the rule to flagged items outside the sample now")
+    _common(p, json_out=False)
+    p.set_defaults(func=_rule)
+
+    p = sub.add_parser("log", help="an item's versions and events, in order")
+    p.add_argument("item")
+    _common(p)
+    p.set_defaults(func=_log)
+
+    p = sub.add_parser("verify-log", help="check the event log's hash chain")
+    p.add_argument("--user")
+    p.set_defaults(func=_verify_log)

@@ -1,0 +1,221 @@
+"""Users, the append-only event log and item look-ups: the low-level faces every review module uses.
+
+Events are written inside the caller's transaction, with the change they record, and chained by hash
+(each event's hash covers the previous one), so a store whose log was tampered with shows it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from reviewer import __version__
+from reviewer.errors import ReviewError
+from reviewer.review.rules import ROLES, workflow
+from reviewer.store import Store, sha256_text
+
+GENESIS = "sha256:" + "0" * 64
+USER_ENV = "REVIEWER_USER"
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+# ----------------------------------------------------------------------------- users
+
+
+@dataclass(frozen=True)
+class User:
+    name: str
+    role: str
+
+
+def user_name(name: str | None) -> str:
+    """--user, else REVIEWER_USER."""
+    name = name or os.environ.get(USER_ENV)
+    if not name:
+        raise ReviewError(f"say who is working: --user NAME or {USER_ENV}")
+    return name
+
+
+def get_user(store: Store, name: str | None) -> User:
+    name = user_name(name)
+    row = store.db.execute("SELECT name, role FROM users WHERE name = ?", [name]).fetchone()
+    if row is None:
+        raise ReviewError(f"unknown user {name!r} (add one with `reviewer users add NAME --role ROLE`)")
+    return User(row[0], row[1])
+
+
+def list_users(store: Store) -> list[dict[str, Any]]:
+    return list(store.db.query("SELECT name, role, created FROM users ORDER BY name"))
+
+
+def add_user(store: Store, name: str, role: str, *, by: str | None = None) -> User:
+    """Add a local profile. Once a maintainer exists, only a maintainer may add users."""
+    if role not in ROLES:
+        raise ReviewError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
+    if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
+        raise ReviewError(f"user name {name!r}: letters, digits, '-', '_' and '.' only, at most 64")
+    with store.transaction() as db:
+        has_maintainer = db.execute("SELECT 1 FROM users WHERE role = 'maintainer' LIMIT 1").fetchone()
+        actor = None
+        if has_maintainer:
+            actor = get_user(store, by)
+            workflow().require("users_add", actor.role, actor.name)
+        if db.execute("SELECT 1 FROM users WHERE name = ?", [name]).fetchone():
+            raise ReviewError(f"user {name!r} exists already")
+        db.execute("INSERT INTO users (name, role, created) VALUES (?, ?, ?)", [name, role, now()])
+        record_event(store, actor.name if actor else None, "user_add", after=role, detail={"name": name})
+    return User(name, role)
+
+
+# ----------------------------------------------------------------------------- events
+
+
+def record_event(
+    store: Store,
+    user: str | None,
+    action: str,
+    *,
+    bank: str | None = None,
+    item: int | None = None,
+    version: int | None = None,
+    before: str | None = None,
+    after: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> int:
+    """Append one event; call inside the transaction of the change it records."""
+    conn = store.db.conn
+    if not conn.in_transaction:
+        raise RuntimeError("events are written in the transaction of their change")
+    prev = (
+        (store.chain_head,)
+        if store.chain_head
+        else conn.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
+    )
+    row = {
+        "at": now(),
+        "user": user,
+        "action": action,
+        "bank": bank,
+        "item": item,
+        "version": version,
+        "before": before,
+        "after": after,
+        "detail": dumps(detail),
+        "tool_version": __version__,
+    }
+    row["hash"] = sha256_text((prev[0] if prev else GENESIS) + "\n" + dumps(row))
+    store.chain_head = row["hash"]
+    cur = conn.execute(
+        "INSERT INTO events (at, user, action, bank, item, version, before, after, detail, tool_version, hash) "
+        "VALUES (:at, :user, :action, :bank, :item, :version, :before, :after, :detail, :tool_version, :hash)",
+        row,
+    )
+    return int(cur.lastrowid)
+
+
+def verify_chain(store: Store) -> tuple[int, str]:
+    """(event count, last hash); ReviewError at the first event whose hash does not follow."""
+    prev = GENESIS
+    n = 0
+    cols = "at, user, action, bank, item, version, before, after, detail, tool_version"
+    for r in store.db.query(f"SELECT id, {cols}, hash FROM events ORDER BY id"):
+        body = {k: r[k] for k in cols.split(", ")}
+        if sha256_text(prev + "\n" + dumps(body)) != r["hash"]:
+            raise ReviewError(f"event {r['id']}: hash does not follow the event before it (the log was altered)")
+        prev = r["hash"]
+        n += 1
+    return n, prev
+
+
+# ----------------------------------------------------------------------------- items
+
+
+@dataclass(frozen=True)
+class Item:
+    id: int
+    bank: str
+    qid: str
+    state: str
+    version: int
+    gold: bool
+    audit: bool
+    reference_source: str
+
+    @property
+    def key(self) -> str:
+        return f"{self.bank}/{self.qid}"
+
+
+_ITEM_COLS = "id, bank, qid, state, current_version, gold, audit, reference_source"
+
+
+def _item(row: Any) -> Item:
+    return Item(row[0], row[1], row[2], row[3], row[4], bool(row[5]), bool(row[6]), row[7])
+
+
+def item_by_id(store: Store, item_id: int) -> Item:
+    row = store.db.execute(f"SELECT {_ITEM_COLS} FROM items WHERE id = ?", [item_id]).fetchone()
+    if row is None:
+        raise ReviewError(f"no item with id {item_id}")
+    return _item(row)
+
+
+def find_item(store: Store, key: str, bank: str | None = None) -> Item:
+    """An item by 'BANK/QID', or by QID alone when it is in one bank only."""
+    if "/" in key and bank is None:
+        bank, key = key.split("/", 1)
+    if bank is not None:
+        rows = store.db.execute(f"SELECT {_ITEM_COLS} FROM items WHERE bank = ? AND qid = ?", [bank, key]).fetchall()
+    else:
+        rows = store.db.execute(f"SELECT {_ITEM_COLS} FROM items WHERE qid = ?", [key]).fetchall()
+    if not rows:
+        raise ReviewError(f"no item {key!r}" + (f" in bank {bank!r}" if bank else "") + " in the store")
+    if len(rows) > 1:
+        banks = ", ".join(sorted(r[1] for r in rows))
+        raise ReviewError(f"item {key!r} is in several banks ({banks}): name it as BANK/{key}")
+    return _item(rows[0])
+
+
+def question(store: Store, item_id: int, version: int) -> dict[str, Any]:
+    row = store.db.execute(
+        "SELECT json FROM item_versions WHERE item = ? AND version = ?", [item_id, version]
+    ).fetchone()
+    return json.loads(row[0])
+
+
+def set_state(store: Store, item: Item, action: str, role: str, user: str | None, **event: Any) -> str:
+    """Move an item along a legal transition, with its event; returns the new state."""
+    target = workflow().target(action, item.state, role, item=item.key, reason=event.get("detail", {}).get("reason"))
+    store.db.execute("UPDATE items SET state = ? WHERE id = ?", [target, item.id])
+    record_event(
+        store,
+        user,
+        action,
+        bank=item.bank,
+        item=item.id,
+        version=item.version,
+        before=item.state,
+        after=target,
+        **event,
+    )
+    return target
+
+
+def bank_is_frozen(store: Store, bank: str) -> bool:
+    row = store.db.execute("SELECT max(frozen) FROM banks WHERE name = ?", [bank]).fetchone()
+    return bool(row and row[0])
+
+
+def require_bank(store: Store, bank: str) -> None:
+    if not store.db.execute("SELECT 1 FROM items WHERE bank = ? LIMIT 1", [bank]).fetchone():
+        raise ReviewError(f"no bank named {bank!r} with items in the store (import it with `reviewer bank import`)")

@@ -1,0 +1,135 @@
+"""The review rules as data: item states, legal transitions and roles (workflow.json), reason codes
+(codebook.json). Both are validated on load; code asks these objects and never copies a rule.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from reviewer.errors import ReviewError, SchemaError
+
+HERE = Path(__file__).resolve().parent
+ROLES = ("annotator", "expert", "maintainer")
+
+
+@dataclass(frozen=True)
+class Transition:
+    action: str
+    sources: frozenset[str]
+    target: str
+    roles: frozenset[str]
+    needs_reason: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Workflow:
+    states: dict[str, str]
+    final: frozenset[str]
+    transitions: dict[str, Transition]
+    permissions: dict[str, frozenset[str]]
+
+    def target(self, action: str, state: str, role: str, *, item: str = "", reason: str | None = None) -> str:
+        """The state `action` leads to from `state`, or ReviewError naming the item and the rule."""
+        t = self.transitions[action]
+        where = f"item {item}: " if item else ""
+        if role not in t.roles:
+            raise ReviewError(f"{where}{action} is for {' or '.join(sorted(t.roles))}, not {role} ({t.why})")
+        if state not in t.sources:
+            raise ReviewError(
+                f"{where}cannot {action.replace('_', ' ')} an item that is {state} "
+                f"(allowed from: {', '.join(sorted(t.sources))})"
+            )
+        if t.needs_reason and not (reason and reason.strip()):
+            raise ReviewError(f"{where}{action} needs a reason")
+        return t.target
+
+    def allowed(self, permission: str, role: str) -> bool:
+        return role in self.permissions[permission]
+
+    def require(self, permission: str, role: str, user: str) -> None:
+        if not self.allowed(permission, role):
+            who = " or ".join(sorted(self.permissions[permission]))
+            raise ReviewError(f"user {user} is {role}: only {who} may {permission.replace('_', ' ')}")
+
+
+@dataclass(frozen=True)
+class Reason:
+    code: str
+    label: str
+    definition: str
+    example: str
+
+
+@dataclass(frozen=True)
+class Codebook:
+    flag_reasons: tuple[Reason, ...]
+    reject_reasons: tuple[Reason, ...]
+
+    def flag_codes(self) -> list[str]:
+        return [r.code for r in self.flag_reasons]
+
+    def check_flags(self, codes: list[str], *, item: str = "") -> list[str]:
+        return _check_codes(codes, self.flag_codes(), "flag reason", item)
+
+    def check_reject(self, codes: list[str], *, item: str = "") -> list[str]:
+        return _check_codes(codes, [r.code for r in self.reject_reasons], "reject reason", item)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "flag_reasons": [r.__dict__ for r in self.flag_reasons],
+            "reject_reasons": [r.__dict__ for r in self.reject_reasons],
+        }
+
+
+def _check_codes(codes: list[str], known: list[str], kind: str, item: str) -> list[str]:
+    where = f"item {item}: " if item else ""
+    if not codes:
+        raise ReviewError(f"{where}give at least one {kind} ({', '.join(known)})")
+    unknown = [c for c in codes if c not in known]
+    if unknown:
+        raise ReviewError(f"{where}unknown {kind} {unknown[0]!r} (the codebook has: {', '.join(known)})")
+    return list(dict.fromkeys(codes))
+
+
+def _load(name: str) -> dict[str, Any]:
+    from reviewer import schemas
+
+    path = HERE / f"{name}.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    schemas.validate(doc, name, path=path)
+    return doc
+
+
+@cache
+def workflow() -> Workflow:
+    doc = _load("workflow")
+    path = HERE / "workflow.json"
+    states = set(doc["states"])
+    transitions = {}
+    for i, t in enumerate(doc["transitions"]):
+        for state in [*t["from"], t["to"]]:
+            if state not in states:
+                raise SchemaError(f"unknown state {state!r}", path=path, field=f"transitions.{i}")
+        transitions[t["action"]] = Transition(
+            t["action"], frozenset(t["from"]), t["to"], frozenset(t["roles"]), t.get("needs_reason", False), t["why"]
+        )
+    for s in doc["final"]:
+        if s not in states:
+            raise SchemaError(f"unknown state {s!r}", path=path, field="final")
+    return Workflow(
+        dict(doc["states"]),
+        frozenset(doc["final"]),
+        transitions,
+        {k: frozenset(v) for k, v in doc["permissions"].items()},
+    )
+
+
+@cache
+def codebook() -> Codebook:
+    doc = _load("codebook")
+    return Codebook(tuple(Reason(**r) for r in doc["flag_reasons"]), tuple(Reason(**r) for r in doc["reject_reasons"]))
