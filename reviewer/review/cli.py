@@ -317,7 +317,7 @@ def _log(args: argparse.Namespace) -> int:
             )
         )
     for e in out["events"]:
-        change = f" {e['before']} -> {e['after']}" if e["before"] or e["after"] else ""
+        change = f" {e['before'] or ''} -> {e['after'] or ''}".replace("  ", " ") if e["before"] or e["after"] else ""
         detail = e["detail"] or {}
         extra = "".join(
             f" {k}={json.dumps(detail[k], ensure_ascii=False)}"

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -97,12 +98,35 @@ def _check_codes(codes: list[str], known: list[str], kind: str, item: str) -> li
 
 
 def _load(name: str) -> dict[str, Any]:
-    from reviewer import schemas
+    """Read a rules file, validated against its schema.
+
+    A successful validation is remembered by the sha256 of the file and its schema (a stamp in the
+    user cache folder), so verbs scripted in loops need not import jsonschema (0.1 s) each time;
+    any change to either file validates again.
+    """
+    from reviewer import SCHEMAS_DIR
 
     path = HERE / f"{name}.json"
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    schemas.validate(doc, name, path=path)
+    data = path.read_bytes()
+    schema = (SCHEMAS_DIR / f"{name}.schema.json").read_bytes()
+    doc = json.loads(data)
+    stamp = _stamp_dir() / hashlib.sha256(data + b"\0" + schema).hexdigest()
+    if not stamp.exists():
+        from reviewer import schemas
+
+        schemas.validate(doc, name, path=path)
+        try:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            stamp.touch()
+        except OSError:
+            pass  # no cache folder: validate every time
     return doc
+
+
+def _stamp_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("earthrecord-reviewer")) / "validated"
 
 
 @cache
