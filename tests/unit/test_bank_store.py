@@ -79,7 +79,7 @@ def test_cli_validate_import_export(tmp_path, capsys):
 def test_cli_validate_lists_problems_and_fails(tmp_path, capsys):
     src = _bank(tmp_path / "src")
     (src / "pairs.jsonl").write_text('{"id": "p"}\n')
-    assert main(["bank", "validate", str(src)]) == 1
+    assert main(["bank", "validate", str(src)]) == 2
     out = capsys.readouterr().out
     assert "pairs.jsonl:1: question:" in out and "sha256 does not match" in out
 
@@ -90,3 +90,38 @@ def test_cli_import_refuses_a_bad_bank_in_one_line(tmp_path, capsys):
     assert main(["--db", str(tmp_path / "db.sqlite"), "bank", "import", str(src)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and err.count("\n") == 1
+
+
+def _reordered_bank(folder):
+    """A valid frozen bank written by another tool: same records, keys in reverse order, other spacing."""
+    import json
+
+    from reviewer.bank.io import sha256_file
+
+    _bank(folder)
+    for name in ("questions.jsonl", "sites.jsonl", "pairs.jsonl"):
+        lines = (folder / name).read_text().splitlines()
+        out = [json.dumps(dict(reversed(list(json.loads(line).items()))), separators=(",", ":")) for line in lines]
+        (folder / name).write_text("\n".join(out) + "\n")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["frozen"] = True
+    manifest["files"] = {n: sha256_file(folder / n) for n in manifest["files"]}
+    (folder / "manifest.json").write_text(json.dumps(dict(reversed(list(manifest.items()))), indent=4))
+    return folder
+
+
+def test_a_foreign_frozen_bank_comes_out_byte_for_byte(tmp_path, capsys):
+    src = _reordered_bank(tmp_path / "foreign")
+    db = str(tmp_path / "review.sqlite")
+    assert main(["bank", "validate", str(src)]) == 0
+    assert main(["--db", db, "bank", "import", str(src)]) == 0
+    assert main(["--db", db, "bank", "export", "earthrecord", str(tmp_path / "out")]) == 0
+    for name in FILES:
+        assert (tmp_path / "out" / name).read_bytes() == (src / name).read_bytes(), name
+    # re-importing the export is the same content, not a clash
+    assert main(["--db", db, "bank", "import", str(tmp_path / "out")]) == 0
+    # a different frozen content under the same name and version is refused
+    changed = _reordered_bank(tmp_path / "changed")
+    (changed / "manifest.json").write_text((changed / "manifest.json").read_text().replace("2026-11-30", "2026-12-01"))
+    assert main(["--db", db, "bank", "import", str(changed)]) == 2
+    assert "frozen in the store with different content" in capsys.readouterr().err
