@@ -167,9 +167,19 @@ class Store:
 
     def _recognise(self, conn: sqlite3.Connection) -> None:
         """Refuse, before any write, a SQLite file that is another application's or a newer tool's."""
-        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        # one read transaction: a consistent snapshot even while another process migrates a new store
+        conn.execute("BEGIN")
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            legacy = (
+                {r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'reviewer'")}
+                if "_sqlite_migrations" in tables
+                else set()
+            )
+        finally:
+            conn.execute("COMMIT")
         known = schema_version()
         if app_id == APPLICATION_ID:
             if version > known:
@@ -182,7 +192,7 @@ class Store:
         if app_id == 0 and not tables:
             return  # a new, empty file
         if app_id == 0 and "_sqlite_migrations" in tables:
-            names = {r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations WHERE migration_set = 'reviewer'")}
+            names = legacy
             if names and names <= set(_LEGACY_MIGRATIONS):
                 return  # a store of version 0.1, upgraded by _migrate
             if names:
