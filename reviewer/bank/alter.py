@@ -18,6 +18,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import math
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from scipy import stats
 
 from reviewer.bank.io import KEY_ORDER
 from reviewer.errors import BankError, RecordError
+from reviewer.fileio import atomic_write, check_output_folder, output_folder
 from reviewer.record.decode import Grid
 from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
 from reviewer.record.site import load_site
@@ -149,9 +151,12 @@ def _date(text: str | None, end: bool = False) -> dt.date | None:
     if not text:
         return None
     text = str(text)
-    if len(text) == 4:
-        return dt.date(int(text), 12, 31) if end else dt.date(int(text), 1, 1)
-    return dt.date.fromisoformat(text)
+    try:
+        if len(text) == 4:
+            return dt.date(int(text), 12, 31) if end else dt.date(int(text), 1, 1)
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise BankError(f"not a date: {text!r} (use YYYY or YYYY-MM-DD)", field="to" if end else "from") from exc
 
 
 def _link(src: Path, dst: Path) -> None:
@@ -210,8 +215,8 @@ def alter_record(
         raise BankError("--satellite is needed to scale or replace a satellite's data")
     if satellite and satellite not in PLATFORMS:
         raise BankError(f"unknown satellite {satellite!r}; known: {sorted(PLATFORMS)}")
-    if scale is not None and scale <= 0:
-        raise BankError("--scale must be above 0")
+    if scale is not None and not (math.isfinite(scale) and scale > 0):
+        raise BankError(f"--scale must be a finite number above 0, got {scale!r}", field="scale")
     if drop_clear is not None and not 0 < drop_clear < 1:
         raise BankError("--drop-clear must be a fraction between 0 and 1")
     if replace_with is not None and replace_with not in PLATFORMS:
@@ -240,6 +245,7 @@ def alter_record(
                 "to check without adding)",
                 path=bank,
             )
+    check_output_folder(out)
     if out.exists() and any(out.iterdir()):
         raise BankError("output folder is not empty", path=out)
     lo, hi = _date(date_from), _date(date_to, end=True)
@@ -286,89 +292,103 @@ def alter_record(
         alteration, kind = "drop_scenes", "placebo"
     # scene side files (MTL, metadata) of removed scenes go too
     removed_prefixes = tuple(s.scene_id for s in removed)
-    out.mkdir(parents=True, exist_ok=True)
-    written: list[str] = []
-    for path in site_files(site_dir):
-        rel = str(path.relative_to(site_dir))
-        if rel in altered:
-            if altered[rel] is None:
+    # the altered copy is built in a temporary folder beside --out and renamed into place at the end, so a
+    # failure (a full disk, a failed check) leaves no half-written copy
+    with output_folder(out) as work:
+        written: list[str] = []
+        for path in site_files(site_dir):
+            rel = str(path.relative_to(site_dir))
+            if rel in altered:
+                if altered[rel] is None:
+                    continue
+                write_scaled_band(path, work / rel, altered[rel], scale)
+                written.append(rel)
+            elif removed_prefixes and path.name.startswith(removed_prefixes):
                 continue
-            write_scaled_band(path, out / rel, altered[rel], scale)
-            written.append(rel)
-        elif removed_prefixes and path.name.startswith(removed_prefixes):
-            continue
-        elif path.name in ("truth.json", "truth_masks.npz"):
-            continue  # an altered record carries no truth about itself
-        else:
-            _link(path, out / rel)
-    base = {
-        "kind": kind,
-        "satellite": satellite or "all",
-        "variable": variable if kind == "instrument" else "scenes",
-        "alteration": alteration,
-        "factor": scale,
-        "from": lo.isoformat() if lo else None,
-        "to": hi.isoformat() if hi else None,
-        "fraction": drop_clear,
-        "seed": seed if kind == "placebo" else None,
-        "replacement": replace_with,
-        "description": _describe(
-            kind, alteration, satellite, variable, scale, replace_with, lo, hi, drop_clear, len(written), len(removed)
-        ),
-    }
-    result = AlterResult(str(out), base, written, list(removed_prefixes), bank=str(bank) if bank else None)
-    altered_index = _altered_index(index, out, set(removed_prefixes), set(written))
-    if kind == "instrument":
-        result.detect_check = detect_check(site_dir, out, satellite, lo, hi, variable=variable, index=altered_index)
-
-    # the questions to check
-    if question is not None:
-        qids = [question]
-    else:
-        qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed, variable)]
-        if not qids:
-            result.note = (
-                f"no question of the bank relies on {satellite} in the altered window"
-                if kind == "instrument"
-                else "no question of the bank has a removed scene in its period"
+            elif path.name in ("truth.json", "truth_masks.npz"):
+                continue  # an altered record carries no truth about itself
+            else:
+                _link(path, work / rel)
+        base = {
+            "kind": kind,
+            "satellite": satellite or "all",
+            "variable": variable if kind == "instrument" else "scenes",
+            "alteration": alteration,
+            "factor": scale,
+            "from": lo.isoformat() if lo else None,
+            "to": hi.isoformat() if hi else None,
+            "fraction": drop_clear,
+            "seed": seed if kind == "placebo" else None,
+            "replacement": replace_with,
+            "description": _describe(
+                kind,
+                alteration,
+                satellite,
+                variable,
+                scale,
+                replace_with,
+                lo,
+                hi,
+                drop_clear,
+                len(written),
+                len(removed),
+            ),
+        }
+        result = AlterResult(str(out), base, written, list(removed_prefixes), bank=str(bank) if bank else None)
+        altered_index = _altered_index(index, work, set(removed_prefixes), set(written))
+        if kind == "instrument":
+            result.detect_check = detect_check(
+                site_dir, work, satellite, lo, hi, variable=variable, index=altered_index
             )
-    taken = {p["id"] for p in b.pairs} if b is not None else set()
-    checker = None
-    if b is not None and qids:
-        checker = _Checker(site_dir, out, satellite, indices={"original": index, "altered": altered_index})
-        checker.parts = _parts_of([b.question(qid) for qid in qids])
-    for qid in qids:
-        q = b.question(qid) if b is not None else None
-        mc = checker.check(q, placebo=placebo) if checker is not None else None
-        pid = pair_id if pair_id and len(qids) == 1 else _next_id(qid, taken)
-        taken.add(pid)
-        pair = {"id": pid, "question": qid, **base, "pushes_toward": None}
-        if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
-            pair["pushes_toward"] = mc["altered_conclusion"]
-        pair = {k: pair[k] for k in KEY_ORDER["pair"]}
-        failed = []
-        if placebo:
-            if mc is not None and not mc.get("stable", False):
-                failed.append("placebo (the reference conclusion changes)")
+
+        # the questions to check
+        if question is not None:
+            qids = [question]
         else:
-            if not (mc or {}).get("changed"):
-                failed.append("method")
-            if not (result.detect_check or {}).get("detectable"):
-                failed.append("detect")
-        from reviewer.bank.io import record_problems
+            qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed, variable)]
+            if not qids:
+                result.note = (
+                    f"no question of the bank relies on {satellite} in the altered window"
+                    if kind == "instrument"
+                    else "no question of the bank has a removed scene in its period"
+                )
+        taken = {p["id"] for p in b.pairs} if b is not None else set()
+        checker = None
+        if b is not None and qids:
+            checker = _Checker(site_dir, work, satellite, indices={"original": index, "altered": altered_index})
+            checker.parts = _parts_of([b.question(qid) for qid in qids])
+        for qid in qids:
+            q = b.question(qid) if b is not None else None
+            mc = checker.check(q, placebo=placebo) if checker is not None else None
+            pid = pair_id if pair_id and len(qids) == 1 else _next_id(qid, taken)
+            taken.add(pid)
+            pair = {"id": pid, "question": qid, **base, "pushes_toward": None}
+            if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
+                pair["pushes_toward"] = mc["altered_conclusion"]
+            pair = {k: pair[k] for k in KEY_ORDER["pair"]}
+            failed = []
+            if placebo:
+                if mc is not None and not mc.get("stable", False):
+                    failed.append("placebo (the reference conclusion changes)")
+            else:
+                if not (mc or {}).get("changed"):
+                    failed.append("method")
+                if not (result.detect_check or {}).get("detectable"):
+                    failed.append("detect")
+            from reviewer.bank.io import record_problems
 
-        found = record_problems(pair, "pair")
-        if found:  # never written: report it as rejected
-            failed.append(f"schema ({found[0][0]}: {found[0][1]})")
-        (result.rejected if failed else result.kept).append(
-            {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})}
-        )
-    if b is not None and result.pairs and not dry_run:
-        from reviewer.bank.io import add_pairs
+            found = record_problems(pair, "pair")
+            if found:  # never written: report it as rejected
+                failed.append(f"schema ({found[0][0]}: {found[0][1]})")
+            (result.rejected if failed else result.kept).append(
+                {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})}
+            )
+        if b is not None and result.pairs and not dry_run:
+            from reviewer.bank.io import add_pairs
 
-        add_pairs(bank, result.pairs)
-        result.added_to_bank = len(result.pairs)
-    (out / REPORT).write_text(json.dumps(result.summary(), indent=1, default=str) + "\n", encoding="utf-8")
+            add_pairs(bank, result.pairs)
+            result.added_to_bank = len(result.pairs)
+        atomic_write(work / REPORT, (json.dumps(result.summary(), indent=1, default=str) + "\n").encode("utf-8"))
     return result
 
 

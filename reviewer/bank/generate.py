@@ -26,6 +26,7 @@ from reviewer.bank.io import write_bank
 from reviewer.bank.model import INSUFFICIENT, TASKS, multi_sensor_of
 from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series, cached_index
 from reviewer.errors import BankError
+from reviewer.fileio import check_output_folder
 from reviewer.record.scan import open_index
 
 logger = logging.getLogger(__name__)
@@ -540,9 +541,15 @@ def tree_cover_change(s: Series, name: str) -> list[Candidate]:
     for k, (y1, y2) in enumerate([(max(ys[0], 2001), ys[-1]), (ys[0] + 2, ys[len(ys) // 2])]):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
         change = {}
+        first = [y for y in (y1, y1 + 1, y1 + 2) if y in ys]
+        last = [y for y in (y2 - 2, y2 - 1, y2) if y in ys]
+        if not first or not last or y1 >= y2:  # a record too short for the two windows
+            c.drop = f"the record has no years to compare in {y1}-{y2}"
+            out.append(c)
+            continue
         for t in (0.7, 0.75, 0.8):
-            a = _tree_share(s, [y for y in (y1, y1 + 1, y1 + 2) if y in ys], t)
-            b = _tree_share(s, [y for y in (y2 - 2, y2 - 1, y2) if y in ys], t)
+            a = _tree_share(s, first, t)
+            b = _tree_share(s, last, t)
             change[f"ndvi>{t}"] = b - a
         mag = abs(float(np.median(list(change.values()))))
         rng = np.random.default_rng([c.period[0], c.period[1], k, 17])
@@ -1130,6 +1137,7 @@ def generate(
         bad = [t for t in tasks if t not in TASKS]
         if bad:
             raise BankError(f"unknown task(s) {bad}; known: {list(TASKS)}")
+    check_output_folder(out_dir)  # a file or a read-only place is refused before the record is read
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
     index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
     series = build_series(index, config=series_config, progress=progress, cancel=cancel, parts=series_parts(names))
@@ -1147,6 +1155,8 @@ def generate(
             progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
         for c in COMPUTE[_t(name)["compute"]](series, name):
             number += 1
+            if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
+                c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
             q, reason = finish(c, site_id, number, seed, gen_cfg)
             if q is None:
                 report.dropped.append(
@@ -1165,17 +1175,10 @@ def generate(
             else:
                 report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
     out = Path(out_dir)
-    write_bank(out, bank_name or f"{site_id}-generated", version, questions, [site_record(index)], [])
-    (out / "dropped.jsonl").write_text(
-        "".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped), encoding="utf-8"
-    )
     report.questions = len(questions)
-    if store is not None:
-        from reviewer.bank.store import import_bank
-
-        import_bank(store, out)
     report.seconds = time.perf_counter() - t0
-    (out / "generation_report.json").write_text(
+    dropped = "".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped)
+    summary = (
         json.dumps(
             {
                 "site": site_id,
@@ -1192,9 +1195,22 @@ def generate(
             indent=1,
             sort_keys=True,
         )
-        + "\n",
-        encoding="utf-8",
+        + "\n"
     )
+    # one folder, written whole (bank files, dropped candidates, this report) or not at all
+    write_bank(
+        out,
+        bank_name or f"{site_id}-generated",
+        version,
+        questions,
+        [site_record(index)],
+        [],
+        extra_files={"dropped.jsonl": dropped.encode("utf-8"), "generation_report.json": summary.encode("utf-8")},
+    )
+    if store is not None:
+        from reviewer.bank.store import import_bank
+
+        import_bank(store, out)
     if progress is not None:
         progress(1.0, report.summary())
     return report

@@ -11,8 +11,7 @@ import datetime as dt
 import hashlib
 import json
 import logging
-import os
-import tempfile
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,12 @@ from reviewer.bank.model import (
     value_problem,
 )
 from reviewer.errors import BankError, SchemaError, SiteError
+from reviewer.fileio import StrictJSONError, atomic_write, loads_strict, output_folder, read_bounded
+
+#: Largest bank or run file read (a bound on every read; a real bank is far smaller).
+MAX_FILE_BYTES = 2 << 30
+#: Largest single JSON document read (manifest.json, site.json).
+MAX_DOC_BYTES = 16 << 20
 
 logger = logging.getLogger(__name__)
 
@@ -189,16 +194,20 @@ def dumps_manifest(manifest: dict[str, Any]) -> str:
     return json.dumps(canonical(manifest, "manifest"), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a valid JSON number")
-
-
 def parse_line(text: str, *, path: str | Path, line: int) -> Any:
-    """Parse one JSON line; NaN/Infinity and malformed JSON raise SchemaError with file and line."""
+    """Parse one JSON line (or document) strictly; malformed JSON, NaN/Infinity, numbers out of range,
+    duplicate keys and too deep nesting raise SchemaError with file and line."""
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return loads_strict(text)
+    except StrictJSONError as exc:
+        raise SchemaError(str(exc), path=path, line=line) from exc
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         raise SchemaError(f"malformed JSON: {exc}", path=path, line=line) from exc
+
+
+def read_text(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:
+    """A bank, run or site file as text: regular files only, at most `limit` bytes, UTF-8."""
+    return read_bounded(path, limit).decode("utf-8")
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -208,21 +217,6 @@ def sha256_bytes(data: bytes) -> str:
 def sha256_file(path: str | Path) -> str:
     """'sha256:<hex>' of a file's exact bytes."""
     return sha256_bytes(Path(path).read_bytes())
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write to a temporary file beside `path` and rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; these are shared documents
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 # ----------------------------------------------------------------------------- semantic rules
@@ -302,6 +296,11 @@ def question_problems(q: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def site_problems(s: dict[str, Any]) -> list[tuple[str, str]]:
+    for key in ("bbox", "resolution", "shape"):
+        values = s.get(key)
+        values = values if isinstance(values, list) else [values]
+        if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+            return [(key, f"needs finite numbers, got {s[key]}")]
     w, south, e, n = s["bbox"]
     if w >= e or south >= n:
         return [("bbox", f"expected [west, south, east, north] with west < east and south < north, got {s['bbox']}")]
@@ -341,7 +340,7 @@ def read_jsonl(path: str | Path, schema: str, problems: list[Problem] | None = N
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except (OSError, UnicodeDecodeError) as exc:
         err = SchemaError(f"cannot read: {exc}", path=path)
         if problems is None:
@@ -455,7 +454,7 @@ def validate_bank(folder: str | Path, *, verify_hashes: bool = True) -> list[Pro
         out.append(Problem(str(manifest_path), None, None, "missing manifest.json"))
     else:
         try:
-            manifest = parse_line(manifest_path.read_text(encoding="utf-8"), path=manifest_path, line=1)
+            manifest = parse_line(read_text(manifest_path, MAX_DOC_BYTES), path=manifest_path, line=1)
             out.extend(Problem(str(manifest_path), None, f, m) for f, m in schemas.problems(manifest, "manifest"))
         except (SchemaError, OSError, UnicodeDecodeError) as exc:
             out.append(Problem(str(manifest_path), None, None, getattr(exc, "message", str(exc))))
@@ -524,17 +523,21 @@ def write_bank(
     pairs: Iterable[dict[str, Any]] = (),
     frozen: bool = False,
     created: str | None = None,
+    *,
+    extra_files: dict[str, bytes] | None = None,
 ) -> dict[str, Any]:
     """Check and write a whole bank folder; returns the manifest written.
 
-    Everything is checked before the first byte is written; files go to temporary names and are
-    renamed, the manifest last. A folder holding a frozen bank is never overwritten.
+    Everything is checked before the first byte is written. The folder is written whole into a temporary
+    folder beside it and renamed into place (reviewer.fileio.output_folder): a new folder appears complete
+    or not at all, an existing one is changed only once every file was written (the manifest last).
+    `extra_files` (name -> bytes) are written with it. A folder holding a frozen bank is never overwritten.
     """
     folder = Path(folder)
     existing = folder / MANIFEST
     if existing.is_file():
         try:
-            old_frozen = json.loads(existing.read_text(encoding="utf-8")).get("frozen") is True
+            old_frozen = loads_strict(read_text(existing, MAX_DOC_BYTES)).get("frozen") is True
         except (ValueError, OSError, AttributeError):
             old_frozen = False
         if old_frozen:
@@ -560,10 +563,12 @@ def write_bank(
         "files": {FILES[kind]: sha256_bytes(data[kind]) for kind in FILES},
     }
     schemas.validate(manifest, "manifest", path=existing)
-    folder.mkdir(parents=True, exist_ok=True)
-    for kind in FILES:
-        atomic_write(folder / FILES[kind], data[kind])
-    atomic_write(existing, dumps_manifest(manifest).encode("utf-8"))
+    with output_folder(folder, last=[MANIFEST]) as tmp:
+        for kind in FILES:
+            atomic_write(tmp / FILES[kind], data[kind])
+        for extra, content in (extra_files or {}).items():
+            atomic_write(tmp / extra, content)
+        atomic_write(tmp / MANIFEST, dumps_manifest(manifest).encode("utf-8"))
     logger.info("wrote bank %s %s to %s", name, version, folder)
     return manifest
 
@@ -610,7 +615,7 @@ def load_site_json(path: str | Path) -> dict[str, Any]:
     if path.is_dir():
         path = path / "site.json"
     try:
-        site = parse_line(path.read_text(encoding="utf-8"), path=path, line=1)
+        site = parse_line(read_text(path, MAX_DOC_BYTES), path=path, line=1)
     except (OSError, UnicodeDecodeError) as exc:
         raise SiteError(f"unreadable site: {exc}", path=path) from exc
     except SchemaError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,12 +25,26 @@ def ensure_demo_site(progress: Callable[[float, str], None] | None = None, **kwa
     from reviewer.record.synthetic import make_demo_site
 
     target = demo_site_dir()
-    if (target / "truth.json").is_file() and (target / "site.json").is_file():
+    if _complete(target):
         return target
-    tmp = target.with_name(target.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    logger.info("generating the demo site into %s", target)
-    make_demo_site(tmp, progress=progress, **kwargs)
-    shutil.rmtree(target, ignore_errors=True)
-    tmp.rename(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # a unique temporary folder: two processes generating at once never write into each other's
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        logger.info("generating the demo site into %s", target)
+        make_demo_site(tmp, progress=progress, **kwargs)
+        os.chmod(tmp, 0o755)
+        if not _complete(target):
+            shutil.rmtree(target, ignore_errors=True)
+            try:
+                os.rename(tmp, target)
+            except OSError:
+                if not _complete(target):  # another process finished first: keep its copy
+                    raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _complete(folder: Path) -> bool:
+    return (folder / "truth.json").is_file() and (folder / "site.json").is_file()

@@ -5,6 +5,7 @@ scale bar, and the exact stretch saved in the PNG's metadata so the render can b
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import logging
 import re
@@ -14,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from reviewer.errors import NoSceneError, ReviewerError
+from reviewer.errors import NoSceneError, OutputError, ReviewerError
+from reviewer.fileio import atomic_write, check_output_file, os_error_text, shown
 from reviewer.record.scan import Scene, SceneIndex
 from reviewer.record.stack import Stack, open_stack
 from reviewer.record.stretch import Stretch, composites
@@ -164,11 +166,10 @@ def render_panels(
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(0, 0.04, 1, 0.97 if title else 1))
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
+    out = check_output_file(out)
+    buf = io.BytesIO()
     fig.savefig(
-        tmp,
+        buf,
         format="png",
         metadata={
             "Stretch": stretch.dumps(),
@@ -176,7 +177,11 @@ def render_panels(
             "Software": "EarthRecord Reviewer",
         },
     )
-    tmp.replace(out)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(os_error_text(exc), path=shown(out), field="out") from exc
+    atomic_write(out, buf.getvalue())  # a unique temporary name: renders to one --out never collide
     return out
 
 
@@ -198,6 +203,7 @@ def render_dates(
         )
     if not dates:
         raise ReviewerError("give at least one --date", field="date")
+    check_output_file(out)
     stack = open_stack(index, composite=composite, sensors=sensors)
     if not len(stack):
         raise NoSceneError(f"the record of {index.site.id} has no scene with {composite} bands")

@@ -1,7 +1,8 @@
 """`score()`: one scoring run of a frozen bank, shared by the CLI and the app's Scoring panel.
 
-Order matters for the user: the bank's hashes and every run line are checked before anything is
-written, so a refused run leaves the output folder untouched.
+Order matters for the user: the output folder, the bank's hashes and every run line are checked before
+anything is written, so a refused run leaves the output folder untouched; the report is written into a
+temporary folder beside it and renamed into place, so a full disk or a cancel leaves no partial report.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from reviewer import __version__
-from reviewer.bank.io import atomic_write, load_bank
+from reviewer.bank.io import load_bank
 from reviewer.errors import Cancelled, ScoringError
+from reviewer.fileio import atomic_write, check_output_folder, output_folder
 from reviewer.scoring.metrics import compute
 from reviewer.scoring.regression import difficulty_regression, regression_frame
 from reviewer.scoring.runs import load_runs
@@ -129,8 +131,10 @@ def score(
 ) -> dict[str, Any]:
     """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
 
-    progress(fraction, message) is called along the way; cancel() returning True raises Cancelled.
+    progress(fraction, message) is called along the way; cancel() returning True raises Cancelled. The
+    folder is written whole or not at all (reviewer.fileio.output_folder).
     """
+    check_output_folder(out_dir)
     scores = compute_scores(
         bank_dir,
         run_paths,
@@ -143,20 +147,19 @@ def score(
         cancel=cancel,
     )
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if progress:
         progress(0.85, "writing scores.json")
-    atomic_write(
-        out / "scores.json", (json.dumps(scores, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-    )
-    if report:
-        from reviewer.scoring.report import write_report
+    with output_folder(out, last=["scores.json"]) as tmp:
+        if report:
+            from reviewer.scoring.report import write_report
 
-        if cancel is not None and cancel():
-            raise Cancelled("scoring cancelled")
-        if progress:
-            progress(0.9, "writing the report")
-        write_report(scores, out)
+            if cancel is not None and cancel():
+                raise Cancelled("scoring cancelled")
+            if progress:
+                progress(0.9, "writing the report")
+            write_report(scores, tmp)
+        data = json.dumps(scores, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        atomic_write(tmp / "scores.json", data.encode("utf-8"))
     if progress:
         progress(1.0, "done")
     logger.info(

@@ -1,0 +1,319 @@
+"""Files the tool writes appear whole or not at all; files it reads are read with a bound and parsed strictly.
+
+- `atomic_write(path, data)`: a uniquely named temporary file beside `path`, synced, renamed over it.
+- `output_folder(target)`: a temporary folder beside `target` to write a whole output folder into; it
+  becomes `target` by a rename only once everything was written, so a failure (a full disk, a cancel, a
+  bug) leaves nothing behind and the old folder untouched.
+- `check_output_folder` / `check_output_file`: the up-front checks of an `--out` (a file where a folder is
+  expected and the other way round, a read-only place), before any work starts.
+- `read_bounded(path, limit)`: regular files only (a FIFO or a device is refused without blocking), at most
+  `limit` bytes.
+- `loads_strict(text)`: JSON without NaN/Infinity, numbers out of range, duplicate keys or deep nesting.
+- `os_error_text(exc)`: 'disk full: PATH', 'permission denied: PATH', ... for one line of a message.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from reviewer.errors import OutputError
+
+#: Deeper JSON nesting than this is refused (no document of the tool nests more than a few levels, and
+#: deep nesting exhausts the recursion of the parser and of schema validation).
+MAX_DEPTH = 64
+
+_ERRNO_TEXT = {
+    errno.ENOSPC: "disk full",
+    getattr(errno, "EDQUOT", -1): "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "read-only file system",
+    errno.ENOENT: "no such file or folder",
+    errno.EEXIST: "already exists",
+    errno.EISDIR: "is a folder",
+    errno.ENOTDIR: "not a folder",
+    errno.ENOTEMPTY: "folder is not empty",
+    errno.ELOOP: "too many levels of symbolic links",
+    errno.ENAMETOOLONG: "file name too long",
+    errno.EMFILE: "too many open files",
+    errno.EIO: "input/output error",
+    errno.EXDEV: "cannot move across file systems",
+    errno.EFBIG: "file too large",
+}
+
+
+def shown(path: str | bytes | os.PathLike) -> str:
+    """A path as text that can always be printed (bytes that are not UTF-8 shown as \\xNN escapes)."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def os_error_text(exc: OSError, path: str | os.PathLike | None = None) -> str:
+    """'disk full: PATH' for an OSError (`path` overrides the file the error names)."""
+    what = _ERRNO_TEXT.get(exc.errno) or (exc.strerror or str(exc) or type(exc).__name__)
+    where = path if path is not None else exc.filename
+    return f"{what}: {shown(where)}" if where is not None else what
+
+
+def _output_error(exc: OSError, path: Path, consequence: str) -> OutputError:
+    what = _ERRNO_TEXT.get(exc.errno) or (exc.strerror or str(exc))
+    err = OutputError(f"{what}; {consequence}", path=shown(path))
+    err.errno = exc.errno
+    return err
+
+
+# ----------------------------------------------------------------------------- checks before work starts
+
+
+def _first_existing(path: Path) -> Path:
+    p = Path(os.path.abspath(path))
+    while not os.path.lexists(p) and p.parent != p:
+        p = p.parent
+    return p
+
+
+def _check_writable(folder: Path, target: Path, field: str | None) -> None:
+    if not folder.is_dir():
+        raise OutputError(
+            f"{shown(folder)} is a file, so nothing can be written inside it", path=shown(target), field=field
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        try:
+            read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except OSError:
+            read_only = False
+        what = "read-only file system" if read_only else "permission denied"
+        raise OutputError(f"{what}: cannot write in {shown(folder)}", path=shown(target), field=field)
+
+
+def check_output_folder(target: str | os.PathLike, *, field: str | None = "out") -> Path:
+    """Refuse an output folder that cannot be written: an existing file, a dangling link, a read-only place."""
+    target = Path(target)
+    if os.path.lexists(target) and not target.exists():
+        raise OutputError("is a link to nothing", path=shown(target), field=field)
+    if target.exists() and not target.is_dir():
+        raise OutputError("is a file, not a folder", path=shown(target), field=field)
+    if target.is_dir():
+        _check_writable(target, target, field)
+        _check_writable(_first_existing(Path(os.path.realpath(target)).parent), target, field)
+    else:
+        _check_writable(_first_existing(target.parent), target, field)
+    return target
+
+
+def check_output_file(path: str | os.PathLike, *, field: str | None = "out") -> Path:
+    """Refuse an output file that cannot be written: an existing folder, a read-only place."""
+    path = Path(path)
+    if path.is_dir():
+        raise OutputError("is a folder; give a file name", path=shown(path), field=field)
+    if os.path.lexists(path) and not path.exists():
+        raise OutputError("is a link to nothing", path=shown(path), field=field)
+    _check_writable(_first_existing(path.parent), path, field)
+    return path
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write to a uniquely named temporary file beside `path` and rename it over `path`.
+
+    Any OSError (a full disk, a read-only place) leaves `path` as it was and no temporary file behind; it
+    is raised as OutputError naming `path`.
+    """
+    path = Path(path)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; these are shared documents
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OutputError):
+            raise
+        raise _output_error(exc, path, "the file was not changed") from exc
+    except BaseException:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _swap_in(src: Path, dst: Path) -> None:
+    """Rename src over dst (a file over a file, a folder over a folder); the old dst is removed after."""
+    if src.is_dir() and not src.is_symlink() and os.path.lexists(dst):
+        old = dst.with_name(f".{dst.name}.old.{os.getpid()}.{id(src):x}")
+        os.rename(dst, old)
+        os.rename(src, dst)
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink(missing_ok=True)
+        return
+    if dst.is_dir() and not dst.is_symlink():
+        old = dst.with_name(f".{dst.name}.old.{os.getpid()}.{id(src):x}")
+        os.rename(dst, old)
+        os.rename(src, dst)
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    os.replace(src, dst)
+
+
+def _commit(tmp: Path, target: Path, last: Iterable[str]) -> None:
+    """Make the finished temporary folder the target: one rename for a new (or empty) target; into an
+    existing folder, each entry is renamed over its old version (files named in `last` at the end)."""
+    if not os.path.lexists(target):
+        os.rename(tmp, target)
+        return
+    if target.is_dir() and not any(target.iterdir()):
+        os.rename(tmp, target)  # a rename may replace an empty folder
+        return
+    last = list(last)
+    for name in sorted(os.listdir(tmp), key=lambda n: (n in last, last.index(n) if n in last else 0, n)):
+        _swap_in(tmp / name, target / name)
+    os.rmdir(tmp)
+
+
+@contextmanager
+def output_folder(target: str | os.PathLike, *, last: Iterable[str] = (), field: str | None = "out") -> Iterator[Path]:
+    """Yield a temporary folder beside `target`; on success it becomes `target`, on any error it is removed.
+
+    A new target appears with everything in it or not at all. An existing target keeps its other files;
+    each entry written replaces its old version by a rename once everything was written (so a full disk
+    changes nothing in it). `last` names entries renamed in last (a manifest). OSErrors are raised as
+    OutputError naming the target ('disk full', 'permission denied' ...).
+    """
+    target = check_output_folder(target, field=field)
+    real = Path(os.path.realpath(target))
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent))
+        os.chmod(tmp, 0o755)
+    except OSError as exc:
+        raise _output_error(exc, target, "nothing was written") from exc
+    try:
+        yield tmp
+        _commit(tmp, real, last)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise _output_error(exc, target, "nothing was written") from exc
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_folder(target: str | os.PathLike, files: dict[str, bytes], *, last: Iterable[str] = ()) -> None:
+    """Write a folder of files (name -> bytes) whole or not at all (see output_folder)."""
+    with output_folder(target, last=last) as tmp:
+        for name, data in files.items():
+            atomic_write(tmp / name, data)
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def read_bounded(path: str | os.PathLike, limit: int) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes.
+
+    A FIFO, socket or device is refused without blocking (opened non-blocking, checked with fstat); a
+    larger file raises OSError(EFBIG). Errors are OSErrors naming the path.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"not a regular file ({file_kind(st.st_mode)})", os.fspath(path))
+        if st.st_size > limit:
+            raise OSError(errno.EFBIG, f"file too large ({st.st_size} bytes; at most {limit})", os.fspath(path))
+        chunks, size = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise OSError(errno.EFBIG, f"file too large (more than {limit} bytes)", os.fspath(path))
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def file_kind(mode: int) -> str:
+    """'a FIFO', 'a socket', 'a device' ... for a stat mode that is not a regular file."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+class StrictJSONError(ValueError):
+    """A JSON text the tool refuses: malformed, NaN/Infinity, a number out of range, a duplicate key, too deep."""
+
+
+def _no_constant(name: str) -> Any:
+    raise StrictJSONError(f"{name} is not a valid JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise StrictJSONError(f"number {text} is out of range")
+    return value
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise StrictJSONError(f"duplicate key {key!r} in one object (a key may appear once)")
+            seen.add(key)
+    return out
+
+
+def _depth_problem(value: Any, text: str) -> str | None:
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None  # cannot nest deeper than it has brackets
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if d > MAX_DEPTH:
+            return f"nested deeper than {MAX_DEPTH} levels"
+        children = v.values() if isinstance(v, dict) else v
+        stack.extend((c, d + 1) for c in children if isinstance(c, dict | list))
+    return None
+
+
+def loads_strict(text: str) -> Any:
+    """Parse JSON, refusing NaN/Infinity, numbers out of float range, duplicate keys and nesting deeper than
+    MAX_DEPTH; raises StrictJSONError (a ValueError; json.JSONDecodeError stays as it is for malformed text)."""
+    try:
+        value = json.loads(
+            text, parse_constant=_no_constant, parse_float=_finite_float, object_pairs_hook=_no_duplicates
+        )
+    except RecursionError as exc:
+        raise StrictJSONError(f"nested deeper than {MAX_DEPTH} levels") from exc
+    if isinstance(value, dict | list):
+        problem = _depth_problem(value, text)
+        if problem:
+            raise StrictJSONError(problem)
+    return value
