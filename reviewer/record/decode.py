@@ -7,7 +7,10 @@ render, an index and a statistic all see the same mask.
 from __future__ import annotations
 
 import logging
+import os
 import re
+import stat
+import struct
 import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Sequence
@@ -111,29 +114,145 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
     return _PixelMap(((r0, r1), (c0, c1)), np.where(inside, r - r0, 0), np.where(inside, c - c0, 0), inside)
 
 
-def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np.ndarray:
-    """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended)."""
+# ----------------------------------------------------------------------------- truncated files
+
+#: bytes per value of each TIFF field type (1 BYTE ... 13 IFD, 16-18 the BigTIFF 8-byte types)
+_TIFF_TYPE_SIZES = dict(zip(range(1, 14), (1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4), strict=True)) | {16: 8, 17: 8, 18: 8}
+_TIFF_OFFSETS = {273: 279, 324: 325}  # StripOffsets -> StripByteCounts, TileOffsets -> TileByteCounts
+
+
+def tiff_extent(fh, size: int) -> int | None:
+    """How many bytes a TIFF's own header says the file holds (IFDs, tag values, strips and tiles); None
+    when the header is not a TIFF or is too odd to follow. Reads at most a few small pieces of the file."""
+
+    def read(offset: int, n: int) -> bytes:
+        fh.seek(offset)
+        return fh.read(n)
+
+    head = read(0, 16)
+    if head[:2] not in (b"II", b"MM") or len(head) < 8:
+        return None
+    bo = "<" if head[:2] == b"II" else ">"
+    version = struct.unpack(bo + "H", head[2:4])[0]
+    if version == 42:
+        ifd, cnt, entry, off = struct.unpack(bo + "I", head[4:8])[0], "H", "HHI4s", "I"
+        need = 8
+    elif version == 43 and len(head) >= 16:
+        ifd, cnt, entry, off = struct.unpack(bo + "Q", head[8:16])[0], "Q", "HHQ8s", "Q"
+        need = 16
+    else:
+        return None
+    cnt_size, entry_size, off_size = struct.calcsize(bo + cnt), struct.calcsize(bo + entry), struct.calcsize(bo + off)
+    seen: set[int] = set()
+    while ifd and ifd not in seen and len(seen) < 64:
+        seen.add(ifd)
+        need = max(need, ifd + cnt_size)
+        if need > size:
+            return need
+        n = struct.unpack(bo + cnt, read(ifd, cnt_size))[0]
+        if n > 4096:
+            return None
+        end = ifd + cnt_size + n * entry_size + off_size
+        need = max(need, end)
+        if end > size:
+            return need
+        raw = read(ifd + cnt_size, n * entry_size + off_size)
+        arrays: dict[int, tuple[int, int, int]] = {}
+        for i in range(n):
+            tag, typ, count, value = struct.unpack(bo + entry, raw[i * entry_size : (i + 1) * entry_size])
+            nbytes = _TIFF_TYPE_SIZES.get(typ, 1) * count
+            inline = nbytes <= off_size
+            where = None if inline else struct.unpack(bo + off, value)[0]
+            if where is not None:
+                need = max(need, where + nbytes)
+            if tag in _TIFF_OFFSETS or tag in _TIFF_OFFSETS.values():
+                arrays[tag] = (typ, count, -1 - i if inline else where)  # inline: values in entry i
+        if need > size:
+            return need
+        for otag, ctag in _TIFF_OFFSETS.items():
+            if otag in arrays and ctag in arrays:
+                offsets = _tiff_values(bo, arrays[otag], raw, entry_size, off_size, read)
+                counts = _tiff_values(bo, arrays[ctag], raw, entry_size, off_size, read)
+                if offsets is None or counts is None:
+                    return None
+                need = max([need] + [o + c for o, c in zip(offsets, counts, strict=False) if c])
+        ifd = struct.unpack(bo + off, raw[n * entry_size : n * entry_size + off_size])[0]
+    return need
+
+
+def _tiff_values(bo: str, spec: tuple[int, int, int], raw: bytes, entry_size: int, off_size: int, read):
+    typ, count, where = spec
+    code = {3: "H", 4: "I", 16: "Q"}.get(typ)
+    if code is None or count > 1_000_000:
+        return None
+    if where < 0:  # inline in IFD entry number -1 - where
+        i = -1 - where
+        data = raw[i * entry_size + entry_size - off_size : (i + 1) * entry_size]
+    else:
+        data = read(where, count * struct.calcsize(code))
+    if len(data) < count * struct.calcsize(code):
+        return None
+    return struct.unpack(bo + code * count, data[: count * struct.calcsize(code)])
+
+
+def truncation(path: str | Path) -> str | None:
+    """'truncated: ...' when a TIFF is shorter than its own header says, else None (also for non-TIFFs)."""
     try:
-        with warnings.catch_warnings():
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            need = tiff_extent(fh, size)
+    except (OSError, struct.error):
+        return None
+    if need is not None and need > size:
+        return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
+    return None
+
+
+def _not_regular(path: str | Path) -> str | None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # rasterio names a missing file itself
+    if stat.S_ISREG(mode):
+        return None
+    from reviewer.fileio import file_kind
+
+    return f"not a regular file ({file_kind(mode)}), so it is not read"
+
+
+def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np.ndarray:
+    """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended).
+
+    GDAL's messages go to logging (rasterio's logger), not stderr; a file that fails names its cause
+    (truncated, not georeferenced, not a regular file)."""
+    bad = _not_regular(path)
+    if bad:
+        raise UnreadableFileError(bad, path=path)
+    try:
+        with rasterio.Env(), warnings.catch_warnings():
             # a file without georeferencing gets our own NotGeoreferencedError below, not GDAL's warning
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
             src = rasterio.open(path)
-        with src:
-            if grid is None or _same_grid(src, grid):
-                return src.read(1)
-            if src.crs is None or src.transform.is_identity:
-                raise NotGeoreferencedError(
-                    "has no georeferencing (no CRS or geotransform), so it cannot be placed on the site grid",
-                    path=path,
-                )
-            fill = nodata if nodata is not None else src.nodata
-            pmap = _pixel_map(src.crs.to_wkt(), tuple(src.transform), (src.height, src.width), grid)
-            out_dtype = np.dtype(src.dtypes[0])
-            if pmap.window is None:
-                return np.full(grid.shape, fill if fill is not None else 0, dtype=out_dtype)
-            window = src.read(1, window=pmap.window)
+            with src:
+                if grid is None or _same_grid(src, grid):
+                    return src.read(1)
+                if src.crs is None or src.transform.is_identity:
+                    cut = truncation(path)
+                    if cut:
+                        raise UnreadableFileError(cut, path=path)
+                    raise NotGeoreferencedError(
+                        "has no georeferencing (no CRS or geotransform), so it cannot be placed on the site grid",
+                        path=path,
+                    )
+                fill = nodata if nodata is not None else src.nodata
+                pmap = _pixel_map(src.crs.to_wkt(), tuple(src.transform), (src.height, src.width), grid)
+                out_dtype = np.dtype(src.dtypes[0])
+                if pmap.window is None:
+                    return np.full(grid.shape, fill if fill is not None else 0, dtype=out_dtype)
+                window = src.read(1, window=pmap.window)
     except RasterioError as exc:
-        raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+        cut = truncation(path)
+        raise UnreadableFileError(cut or f"cannot read raster ({_short(exc)})", path=path) from exc
     out = window[pmap.rows, pmap.cols]
     if not pmap.inside.all():
         if fill is None:

@@ -5,10 +5,13 @@ measure valid and clear fractions from the quality layer, and report every file 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
 import logging
 import os
+import stat
+import struct
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import Cancelled, RecordError, ReviewerError
+from reviewer.fileio import file_kind, shown
 from reviewer.record.catalog import Product, catalog
-from reviewer.record.decode import Grid, radiometric_offset, scene_fractions
+from reviewer.record.decode import Grid, radiometric_offset, scene_fractions, tiff_extent
 from reviewer.record.site import Site, load_site
 
 logger = logging.getLogger(__name__)
@@ -111,26 +115,103 @@ class SceneIndex:
 
 
 def _looks_like_raster(path: Path) -> str | None:
-    """A cheap header check so a truncated or non-raster file is reported without opening it with GDAL."""
+    """A cheap header check so a truncated or non-raster file is reported without opening it with GDAL.
+
+    Opened non-blocking and checked to be a regular file (a FIFO never blocks the scan); reads the header
+    and, for a TIFF, the few bytes of its directory that say how long the file must be."""
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(8)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
-    if not head:
-        return "unreadable (empty file)"
-    if not head.startswith(_MAGIC):
-        return "unreadable (not a GeoTIFF or JPEG2000 file)"
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return f"unreadable (not a regular file: {file_kind(st.st_mode)})"
+            head = fh.read(8)
+            if not head:
+                return "unreadable (empty file)"
+            if not head.startswith(_MAGIC):
+                return "unreadable (not a GeoTIFF or JPEG2000 file)"
+            if head[:2] in (b"II", b"MM"):
+                need = tiff_extent(fh, st.st_size)
+                if need is not None and need > st.st_size:
+                    return f"truncated: the file has {st.st_size} bytes but its TIFF header describes {need}"
+        except (OSError, struct.error) as exc:
+            return f"unreadable ({getattr(exc, 'strerror', None) or exc})"
     return None
 
 
+def _walk(site_dir: Path) -> tuple[list[Path], list[ScanProblem]]:
+    """Every regular file of the record (hidden names skipped) in a fixed order, and what was not taken.
+
+    Links are followed, but never into a folder already walked or into a folder that holds the site (same
+    st_dev/st_ino of the real folder), so links to '.' or '..' cannot make the walk loop. Only regular
+    files are listed: a FIFO, socket or device is skipped with a reason, as are dangling links and names
+    that are not valid UTF-8."""
+    root = Path(site_dir)
+    files: list[Path] = []
+    skipped: list[ScanProblem] = []
+    prefix = len(str(root).rstrip(os.sep)) + 1
+
+    def rel(p: str) -> str:
+        return shown(p[prefix:]) or "."
+
+    try:
+        st = os.stat(root)
+    except OSError as exc:
+        return [], [ScanProblem(".", f"unreadable folder ({exc.strerror})")]
+    seen = {(st.st_dev, st.st_ino)}
+    real_root = os.path.realpath(root)
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            skipped.append(ScanProblem(rel(folder), f"unreadable folder ({exc.strerror})"))
+            continue
+        subfolders = []
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                entry.name.encode("utf-8")
+            except UnicodeEncodeError:
+                skipped.append(ScanProblem(rel(entry.path), "file name is not valid UTF-8"))
+                continue
+            try:
+                est = os.stat(entry.path)  # follows links
+            except FileNotFoundError:
+                skipped.append(ScanProblem(rel(entry.path), "dangling link (its target does not exist)"))
+                continue
+            except OSError as exc:
+                reason = "link loop" if exc.errno == errno.ELOOP else f"unreadable ({exc.strerror})"
+                skipped.append(ScanProblem(rel(entry.path), reason))
+                continue
+            if stat.S_ISDIR(est.st_mode):
+                key = (est.st_dev, est.st_ino)
+                if key in seen:
+                    skipped.append(ScanProblem(rel(entry.path), "link to a folder already scanned (not followed)"))
+                    continue
+                target = os.path.realpath(entry.path)
+                if real_root == target or real_root.startswith(target.rstrip(os.sep) + os.sep):
+                    skipped.append(ScanProblem(rel(entry.path), "link to a folder that holds the site (not followed)"))
+                    continue
+                seen.add(key)
+                subfolders.append(entry.path)
+            elif stat.S_ISREG(est.st_mode):
+                files.append(Path(entry.path))
+            else:
+                skipped.append(ScanProblem(rel(entry.path), f"not a regular file ({file_kind(est.st_mode)})"))
+        stack.extend(reversed(subfolders))
+    return files, skipped
+
+
 def site_files(site_dir: Path) -> list[Path]:
-    out = []
-    for root, dirs, files in os.walk(site_dir, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        base = Path(root)
-        out.extend(base / f for f in sorted(files) if not f.startswith("."))
-    return out
+    """The regular files of a site record (see _walk; what it skips is reported by scan_site)."""
+    return _walk(site_dir)[0]
 
 
 def signature(site_dir: Path, files: list[Path] | None = None) -> str:
@@ -188,8 +269,8 @@ def _measure(scene: Scene, site: Site, grid: Grid, inside) -> tuple[Scene | None
         if bad:
             problems.append(ScanProblem(rel, bad))
             del scene.files[band]
-    if not scene.files:
-        return None, problems
+    if not scene.files or (problems and any(b not in scene.files for b in scene.product_spec.required)):
+        return None, problems  # a bad quality layer is the one reason given, not also 'missing band'
     result = _measure_files(scene, site, grid, inside)
     if isinstance(result, ScanProblem):
         return None, [*problems, result]
@@ -237,8 +318,9 @@ def scan_site(
 ) -> SceneIndex:
     """Build the scene index by reading every scene's quality layer once (threads: GDAL releases the GIL)."""
     site = load_site(site_dir)
-    files = site_files(site.dir)
+    files, skipped = _walk(site.dir)
     grouped, problems = _group(site.dir, files)
+    problems = skipped + problems
     grid = Grid.of_site(site)
     inside = site.boundary_mask
     scenes: list[Scene] = []
@@ -265,10 +347,10 @@ def scan_site(
 # ----------------------------------------------------------------------------- persistence in the store
 
 
-def save_index(db, index: SceneIndex, sig: str) -> None:
-    """Replace the stored index of this site in one transaction."""
+def save_index(store, index: SceneIndex, sig: str) -> None:
+    """Replace the stored index of this site in one write transaction (waits for other writers)."""
     site_dir = str(index.site.dir)
-    with db.atomic():
+    with store.transaction() as db:
         db.execute("DELETE FROM scenes WHERE site_dir = ?", [site_dir])
         db.execute("DELETE FROM scan_problems WHERE site_dir = ?", [site_dir])
         db["sites"].upsert(
@@ -364,5 +446,5 @@ def open_index(
             return index
     index = scan_site(site.dir, progress=progress, cancel=cancel)
     if store is not None:
-        save_index(store.db, index, sig)
+        save_index(store, index, sig)
     return index
