@@ -1,7 +1,9 @@
 """`reviewer <verb>`: the headless twin of the GUI. Each package registers its own verbs.
 
-Every verb calls the same Python API the GUI calls; errors derived from ReviewerError are printed as one
-clear line (no traceback) and give exit status 2.
+Every verb calls the same Python API the GUI calls. Every error is printed as one `error:` line naming
+the file, line or field (no traceback) and gives exit status 2: a ReviewerError, an OSError ('disk full:
+PATH', 'permission denied: PATH'), input nested too deeply, a bad argument. An unexpected exception (a
+bug) is one line too; `-v` prints its traceback.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import argparse
 import importlib
 import logging
 import sys
+import traceback
 from collections.abc import Sequence
 
 from reviewer.errors import ReviewerError
@@ -27,10 +30,47 @@ VERB_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument error is one line on stderr with exit status 2 (argparse prints the usage first)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"error: {self.prog}: {' '.join(message.splitlines())} (see {self.prog} --help)\n")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split("\n")).replace("\r", " ")
+
+
+def _report(exc: BaseException, verbose: bool) -> int:
+    """The one `error:` line for an exception that reached main; the traceback only with -v for a bug."""
+    from reviewer.fileio import os_error_text
+
+    if isinstance(exc, ReviewerError):
+        text = str(exc)
+    else:
+        if verbose:
+            traceback.print_exception(exc, file=sys.stderr)
+        if isinstance(exc, OSError):
+            text = os_error_text(exc)
+        elif isinstance(exc, RecursionError):
+            text = "input nested too deeply to read (recursion limit reached)"
+        elif isinstance(exc, MemoryError):
+            text = "out of memory"
+        elif isinstance(exc, UnicodeError):
+            text = f"text is not valid UTF-8 ({exc})"
+        else:
+            hint = "" if verbose else "; run with -v for the traceback"
+            text = f"internal error ({type(exc).__name__}: {exc}){hint}"
+    print(f"error: {_one_line(text)}", file=sys.stderr)
+    return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="reviewer", description=__doc__.splitlines()[0])
+    parser = _Parser(prog="reviewer", description=__doc__.splitlines()[0])
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log debug messages (and GDAL's), show a bug's traceback"
+    )
     subparsers = parser.add_subparsers(dest="verb", metavar="VERB")
     for name in VERB_MODULES:
         try:
@@ -50,19 +90,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    # GDAL/PROJ messages reach logging through rasterio's logger; the tool names the real cause itself
+    logging.getLogger("rasterio").setLevel(logging.DEBUG if args.verbose else logging.CRITICAL)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1
     try:
         return int(args.func(args) or 0)
-    except ReviewerError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the one place that turns any error into one line
+        return _report(exc, args.verbose)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ def _validate(args: argparse.Namespace) -> int:
     for problem in found:
         echo(problem)
     if found:
-        echo(f"{len(found)} problem(s) in {args.dir}", err=True)
-        return 1
+        echo(f"error: {len(found)} problem(s) in {args.dir}", err=True)
+        return 2
     echo(f"{args.dir}: bank is valid")
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from reviewer.argtypes import integer, open_fraction, positive_float
 from reviewer.bank.model import TASKS
 from reviewer.console import echo
 
@@ -64,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("generate", help="generate candidate questions of a site (templates x reference methods)")
     p.add_argument("site_dir")
     p.add_argument("--tasks", nargs="+", choices=TASKS, help="only these tasks (default: all ten)")
-    p.add_argument("--seed", type=int, default=0, help="seed of phrasing choice and option order")
+    p.add_argument("--seed", type=integer(0), default=0, help="seed of phrasing choice and option order")
     p.add_argument("--out", required=True, help="candidates folder (a bank folder plus dropped.jsonl)")
     p.add_argument("--store", action="store_true", help="also import the candidates into the review store")
     p.set_defaults(func=_generate)
@@ -74,12 +75,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", required=True)
     p.add_argument("--satellite", help="terra, aqua, landsat5, landsat7, landsat8, landsat9, snpp, sentinel2")
     p.add_argument("--variable", default="sr", help="ndvi, sr (all reflectance bands), snow, ...")
-    p.add_argument("--scale", type=float, help="multiply the variable's physical values by this factor")
+    p.add_argument(
+        "--scale", type=positive_float, help="multiply the variable's physical values by this factor (finite, > 0)"
+    )
     p.add_argument("--replace-with", dest="replace_with", help="satellite whose scenes replace the altered ones")
     p.add_argument("--from", dest="date_from", help="first altered date (YYYY or YYYY-MM-DD)")
     p.add_argument("--to", dest="date_to", help="last altered date (YYYY or YYYY-MM-DD)")
-    p.add_argument("--drop-clear", dest="drop_clear", type=float, help="placebo: drop this fraction of clear scenes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--drop-clear", dest="drop_clear", type=open_fraction, help="placebo: drop this fraction of clear scenes"
+    )
+    p.add_argument("--seed", type=integer(0), default=0)
     p.add_argument(
         "--question",
         help="question id the pair is for (default: every bank question whose reference "

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from reviewer.argtypes import integer
 from reviewer.console import echo
 from reviewer.errors import ReviewerError
 
@@ -52,17 +53,23 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
+    from reviewer.fileio import check_output_file, read_bounded
     from reviewer.record.render import render_dates
     from reviewer.record.scan import open_index
     from reviewer.record.stretch import Stretch
 
+    check_output_file(args.out)  # before any work: a folder or a read-only place is refused
     stretch = None
     if args.stretch:
-        text = Path(args.stretch).read_text() if Path(args.stretch).is_file() else args.stretch
-        try:
-            stretch = Stretch.from_json(text)
-        except json.JSONDecodeError as exc:
-            raise ReviewerError(f"--stretch is not JSON: {exc}", field="stretch") from exc
+        text = args.stretch
+        if not text.lstrip().startswith("{"):  # a file holding the stretch JSON
+            try:
+                text = read_bounded(text, 1 << 20).decode("utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ReviewerError(
+                    f"--stretch is neither stretch JSON nor a readable file: {exc}", field="stretch"
+                ) from exc
+        stretch = Stretch.from_json(text)
     with _store(args) as store:
         index = open_index(args.site_dir, store)
     result = render_dates(
@@ -164,10 +171,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("demo-site", help="write the synthetic demo site (real file formats, planted changes)")
     p.add_argument("out_dir")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--size", type=int, default=200)
-    p.add_argument("--start", type=int, default=1984)
-    p.add_argument("--end", type=int, default=2024)
-    p.add_argument("--scenes-per-year", type=int, default=None)
+    p.add_argument("--seed", type=integer(0), default=0)
+    p.add_argument("--size", type=integer(32, 20000), default=200, help="pixels a side (32 or more)")
+    p.add_argument("--start", type=integer(1972, 2100), default=1984)
+    p.add_argument("--end", type=integer(1972, 2100), default=2024)
+    p.add_argument("--scenes-per-year", type=integer(1, 366), default=None)
     p.add_argument("--variant", default="core", choices=["core", "snow"])
     p.set_defaults(func=cmd_demo_site)

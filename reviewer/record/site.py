@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
-import json
 import logging
+import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import rasterio
 from affine import Affine
 from rasterio.crs import CRS
 from rasterio.errors import CRSError
 
 from reviewer.errors import SiteError
+from reviewer.fileio import loads_strict, read_bounded
 from reviewer.schemas import problems
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_RESOLUTION = 30.0
+MAX_SITE_JSON_BYTES = 16 << 20
+MAX_BOUNDARY_BYTES = 512 << 20
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ class Site:
         try:
             if self.boundary_path.suffix.lower() in (".geojson", ".json"):
                 # GeoJSON is lon/lat (RFC 7946) unless a legacy "crs" member names another CRS
-                doc = json.loads(self.boundary_path.read_text(encoding="utf-8"))
+                doc = loads_strict(read_bounded(self.boundary_path, MAX_BOUNDARY_BYTES).decode("utf-8"))
                 features = doc.get("features") or ([doc] if doc.get("type") == "Feature" else [{"geometry": doc}])
                 geoms = [f["geometry"] for f in features if f.get("geometry")]
                 src_crs = (doc.get("crs") or {}).get("properties", {}).get("name", "EPSG:4326")
@@ -92,7 +96,8 @@ class Site:
                 src_crs = frame.crs.to_wkt() if frame.crs is not None else "EPSG:4326"
             if not geoms:
                 raise SiteError("the boundary file holds no geometry", path=self.boundary_path)
-            return [transform_geom(src_crs, self.crs, g) for g in geoms]
+            with rasterio.Env():  # GDAL/PROJ messages go to logging, not stderr
+                return [transform_geom(src_crs, self.crs, g) for g in geoms]
         except SiteError:
             raise
         except Exception as exc:  # noqa: BLE001 - any reader failure is a bad boundary file
@@ -120,9 +125,13 @@ def load_site(site_dir: str | Path) -> Site:
     if not path.is_file():
         raise SiteError("no site.json: this folder is not a site record", path=site_dir)
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        doc = loads_strict(read_bounded(path, MAX_SITE_JSON_BYTES).decode("utf-8"))
+    except OSError as exc:
+        raise SiteError(f"cannot read: {exc.strerror or exc}", path=path) from exc
+    except (ValueError, UnicodeDecodeError) as exc:  # malformed, NaN/Infinity, duplicate keys, too deep
         raise SiteError(f"not valid JSON: {exc}", path=path) from exc
+    if not isinstance(doc, dict):
+        raise SiteError("not a JSON object", path=path)
     try:
         found = problems(doc, "site")
     except FileNotFoundError:  # schema not written yet
@@ -134,9 +143,17 @@ def load_site(site_dir: str | Path) -> Site:
         if key not in doc:
             raise SiteError("missing", path=path, field=key)
     try:
-        crs = CRS.from_user_input(doc["crs"])
+        with rasterio.Env():  # PROJ's "crs not found" goes to logging, not stderr before our message
+            crs = CRS.from_user_input(doc["crs"])
     except CRSError as exc:
         raise SiteError(f"unknown CRS {doc['crs']!r}", path=path, field="crs") from exc
+    for key in ("bbox", "resolution", "shape"):
+        values = doc.get(key, [])
+        for v in values if isinstance(values, list) else [values]:
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise SiteError(f"needs finite numbers, got {values!r}", path=path, field=key)
+    if len(doc["bbox"]) != 4:
+        raise SiteError("bbox must be [west, south, east, north]", path=path, field="bbox")
     w, s, e, n = (float(v) for v in doc["bbox"])
     if not (e > w and n > s):
         raise SiteError(
@@ -147,6 +164,8 @@ def load_site(site_dir: str | Path) -> Site:
         resolution = float(doc.get("resolution", (e - w) / cols))
     else:
         resolution = float(doc.get("resolution", DEFAULT_RESOLUTION))
+        if resolution <= 0 or not math.isfinite((n - s) / resolution * ((e - w) / resolution)):
+            raise SiteError(f"resolution {resolution!r} gives no usable grid", path=path, field="resolution")
         rows, cols = round((n - s) / resolution), round((e - w) / resolution)
     if rows <= 0 or cols <= 0 or rows * cols > 20000 * 20000:
         raise SiteError(f"grid of {rows} x {cols} pixels is not usable", path=path, field="bbox")

@@ -5,6 +5,7 @@ set once and applied identically to every date, saved with items and renders so 
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -81,10 +82,15 @@ class Stretch:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any] | str) -> Stretch:
-        if isinstance(doc, str):
-            doc = json.loads(doc)
         from reviewer.errors import SchemaError
 
+        if isinstance(doc, str):
+            from reviewer.fileio import loads_strict
+
+            try:
+                doc = loads_strict(doc)  # no NaN/Infinity, duplicate keys or deep nesting
+            except ValueError as exc:
+                raise SchemaError(f"not a stretch: not valid JSON: {exc}", field="stretch") from exc
         try:
             composite = doc["composite"]
             if composite not in composites():
@@ -98,6 +104,8 @@ class Stretch:
         if len(chans) != expected:
             raise SchemaError(f"{composite} needs {expected} channel(s), got {len(chans)}", field="channels")
         for c in chans:
+            if not all(math.isfinite(v) for v in (c.low, c.high, c.gamma)):
+                raise SchemaError("each channel needs finite low, high and gamma", field="channels")
             if not c.high > c.low or c.gamma <= 0:
                 raise SchemaError("each channel needs high > low and gamma > 0", field="channels")
         return cls(

@@ -45,6 +45,8 @@ from rasterio.crs import CRS
 from rasterio.warp import transform as warp_transform
 from scipy import ndimage
 
+from reviewer.errors import OutputError, SiteError
+
 logger = logging.getLogger(__name__)
 
 GENERATOR_VERSION = "1"
@@ -523,11 +525,11 @@ def build_model(
 ) -> DemoSiteModel:
     """The deterministic surface model of a demo site (what make_demo_site renders)."""
     if end < start:
-        raise ValueError(f"end year {end} is before start year {start}")
+        raise SiteError(f"end year {end} is before start year {start}", field="end")
     if size < 32:
-        raise ValueError("size must be at least 32 pixels")
+        raise SiteError(f"size must be at least 32 pixels, got {size}", field="size")
     if variant not in ("core", "snow"):
-        raise ValueError(f"unknown variant {variant!r} (core or snow)")
+        raise SiteError(f"unknown variant {variant!r} (core or snow)", field="variant")
     n = int(size)
     rng = _rng(seed, 1)
     grid = Grid(CRS.from_epsg(SITE_EPSG), Affine(RES, 0, SITE_WEST, 0, -RES, SITE_NORTH), (n, n))
@@ -1804,13 +1806,13 @@ _OUR_FILES = ("site.json", "boundary.geojson", "truth.json", "truth_masks.npz")
 def _prepare(out: Path) -> None:
     if out.exists():
         if not out.is_dir():
-            raise FileExistsError(f"{out} exists and is not a folder")
+            raise OutputError("exists and is not a folder", path=out)
         entries = list(out.iterdir())
         ours = (out / "truth.json").is_file() and all(
             e.name in _OUR_DIRS + _OUR_FILES or e.name.startswith(".") for e in entries
         )
         if entries and not ours:
-            raise FileExistsError(f"{out} is not empty and is not a demo site: refusing to overwrite it")
+            raise OutputError("is not empty and is not a demo site: refusing to overwrite it", path=out)
         for name in _OUR_DIRS:
             if (out / name).is_dir():
                 shutil.rmtree(out / name)
