@@ -20,7 +20,7 @@ from typing import Any
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
-from reviewer.bank.io import atomic_write
+from reviewer.fileio import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -445,12 +445,20 @@ def _ordered_pairs(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 # ----------------------------------------------------------------------------- rendering
 
 
-def to_markdown(t: Table) -> str:
-    def esc(c: Any) -> str:
-        return str(c).replace("|", "\\|")
+_MD_ESCAPES = {"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
 
+
+def md_escape(value: Any) -> str:
+    """A string from outside (model name, question text, bank name) as literal Markdown text on one line:
+    table pipes, backticks, emphasis, backslashes and raw HTML (&, <, >) escaped, line breaks made spaces."""
+    text = " ".join(str(value).splitlines())
+    return "".join(_MD_ESCAPES.get(ch, ch) for ch in text)
+
+
+def to_markdown(t: Table) -> str:
+    esc = md_escape
     lines = [
-        f"### {t.title}",
+        f"### {esc(t.title)}",
         "",
         "| " + " | ".join(esc(h) for h in t.header) + " |",
         "|" + "|".join("---" for _ in t.header) + "|",
@@ -460,7 +468,7 @@ def to_markdown(t: Table) -> str:
         if t.baseline_from is not None and i >= t.baseline_from:
             cells[0] = f"*{cells[0]}*"
         lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines + ["", t.caption, ""])
+    return "\n".join(lines + ["", esc(t.caption), ""])
 
 
 def to_html(t: Table) -> str:
@@ -634,19 +642,23 @@ def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
         written.append(out / "tables" / f"{t.name}.csv")
     pngs = write_figures(scores, out)
     bank = scores["bank"]
-    intro = (
-        f"Bank **{bank['name']}** version {bank['version']} ({bank['sha256']}), "
+    facts = (
         f"{scores['questions']['total']} questions, {len(scores['models'])} models, {scores['passes']} passes, "
         f"{scores['bootstrap']['resamples']} bootstrap resamples (seed {scores['bootstrap']['seed']})."
     )
-    md = [f"# Scoring report: {bank['name']} {bank['version']}", "", intro, ""]
+    intro = f"Bank {bank['name']} version {bank['version']} ({bank['sha256']}), {facts}"
+    md_intro = (
+        f"Bank **{md_escape(bank['name'])}** version {md_escape(bank['version'])} ({md_escape(bank['sha256'])}), "
+        f"{md_escape(facts)}"
+    )
+    md = [f"# Scoring report: {md_escape(bank['name'])} {md_escape(bank['version'])}", "", md_intro, ""]
     for name in pngs:
-        md += [f"![{name}](figures/{name}.png)", "", f"*{FIGURES[name][1]}*", ""]
+        md += [f"![{name}](figures/{name}.png)", "", f"*{md_escape(FIGURES[name][1])}*", ""]
     md += [to_markdown(t) for t in ts]
     atomic_write(out / "report.md", "\n".join(md).encode("utf-8"))
     body = [
         f"<h1>Scoring report: {html.escape(bank['name'])} {html.escape(bank['version'])}</h1>",
-        f"<p>{html.escape(intro.replace('**', ''))}</p>",
+        f"<p>{html.escape(intro)}</p>",
     ]
     for name, png in pngs.items():
         b64 = base64.b64encode(png).decode("ascii")
