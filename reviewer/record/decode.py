@@ -119,17 +119,23 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
 #: bytes per value of each TIFF field type (1 BYTE ... 13 IFD, 16-18 the BigTIFF 8-byte types)
 _TIFF_TYPE_SIZES = dict(zip(range(1, 14), (1, 1, 2, 4, 8, 1, 1, 2, 4, 8, 4, 8, 4), strict=True)) | {16: 8, 17: 8, 18: 8}
 _TIFF_OFFSETS = {273: 279, 324: 325}  # StripOffsets -> StripByteCounts, TileOffsets -> TileByteCounts
+_ARRAY_TAGS = frozenset([*_TIFF_OFFSETS, *_TIFF_OFFSETS.values()])
 
 
 def tiff_extent(fh, size: int) -> int | None:
     """How many bytes a TIFF's own header says the file holds (IFDs, tag values, strips and tiles); None
     when the header is not a TIFF or is too odd to follow. Reads at most a few small pieces of the file."""
 
+    fh.seek(0)
+    first = fh.read(8192)  # the header and, in files as GDAL and tifffile write them, the first directory
+
     def read(offset: int, n: int) -> bytes:
+        if offset + n <= len(first):
+            return first[offset : offset + n]
         fh.seek(offset)
         return fh.read(n)
 
-    head = read(0, 16)
+    head = first[:16]
     if head[:2] not in (b"II", b"MM") or len(head) < 8:
         return None
     bo = "<" if head[:2] == b"II" else ">"
@@ -158,14 +164,15 @@ def tiff_extent(fh, size: int) -> int | None:
             return need
         raw = read(ifd + cnt_size, n * entry_size + off_size)
         arrays: dict[int, tuple[int, int, int]] = {}
-        for i in range(n):
-            tag, typ, count, value = struct.unpack(bo + entry, raw[i * entry_size : (i + 1) * entry_size])
+        # the same entries twice: as (tag, type, count, value bytes) and with the value read as an offset
+        entries = struct.iter_unpack(bo + entry, raw[: n * entry_size])
+        offsets = struct.iter_unpack(bo + "HHI" + off if off_size == 4 else bo + "HHQQ", raw[: n * entry_size])
+        for i, ((tag, typ, count, _), (*_, where)) in enumerate(zip(entries, offsets, strict=True)):
             nbytes = _TIFF_TYPE_SIZES.get(typ, 1) * count
             inline = nbytes <= off_size
-            where = None if inline else struct.unpack(bo + off, value)[0]
-            if where is not None:
-                need = max(need, where + nbytes)
-            if tag in _TIFF_OFFSETS or tag in _TIFF_OFFSETS.values():
+            if not inline and where + nbytes > need:
+                need = where + nbytes
+            if tag in _ARRAY_TAGS:
                 arrays[tag] = (typ, count, -1 - i if inline else where)  # inline: values in entry i
         if need > size:
             return need

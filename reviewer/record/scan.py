@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import stat
-import struct
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +21,7 @@ from typing import Any
 from reviewer.errors import Cancelled, RecordError, ReviewerError
 from reviewer.fileio import file_kind, shown
 from reviewer.record.catalog import Product, catalog
-from reviewer.record.decode import Grid, radiometric_offset, scene_fractions, tiff_extent
+from reviewer.record.decode import Grid, radiometric_offset, scene_fractions
 from reviewer.record.site import Site, load_site
 
 logger = logging.getLogger(__name__)
@@ -118,7 +117,7 @@ def _looks_like_raster(path: Path) -> str | None:
     """A cheap header check so a truncated or non-raster file is reported without opening it with GDAL.
 
     Opened non-blocking and checked to be a regular file (a FIFO never blocks the scan); reads the header
-    and, for a TIFF, the few bytes of its directory that say how long the file must be."""
+    (8 bytes), and a TIFF whose first directory lies beyond its end is reported as truncated."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as exc:
@@ -133,12 +132,13 @@ def _looks_like_raster(path: Path) -> str | None:
                 return "unreadable (empty file)"
             if not head.startswith(_MAGIC):
                 return "unreadable (not a GeoTIFF or JPEG2000 file)"
-            if head[:2] in (b"II", b"MM"):
-                need = tiff_extent(fh, st.st_size)
-                if need is not None and need > st.st_size:
-                    return f"truncated: the file has {st.st_size} bytes but its TIFF header describes {need}"
-        except (OSError, struct.error) as exc:
-            return f"unreadable ({getattr(exc, 'strerror', None) or exc})"
+            if head[:4] in (b"II*\x00", b"MM\x00*"):  # classic TIFF: its first directory must be in the file
+                # (the whole header is followed only when a read fails: decode.truncation, in read_raw)
+                ifd = int.from_bytes(head[4:8], "little" if head[:2] == b"II" else "big")
+                if ifd + 2 > st.st_size:
+                    return f"truncated: the file has {st.st_size} bytes but its first TIFF directory is at {ifd}"
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or exc})"
     return None
 
 

@@ -68,14 +68,12 @@ def test_truncated_quality_layer_is_skipped_with_reason(oli_site):
 
 def test_truncated_band_fails_the_read_naming_the_file(oli_site):
     band = oli_site / OLI / f"{OLI}_SR_B4.TIF"
-    index = scan_site(oli_site)  # indexed intact, damaged afterwards
     band.write_bytes(band.read_bytes()[:600])
+    index = scan_site(oli_site)
     scene = index.scenes[0]
     with pytest.raises(UnreadableFileError) as err:
         read_scene(scene, scene.product_spec, ["red"], Grid.of_site(index.site))
     assert err.value.path.endswith("_SR_B4.TIF") and "truncated" in err.value.message
-    rescanned = {p.path: p.reason for p in scan_site(oli_site).problems}
-    assert "truncated" in rescanned[f"{OLI}/{OLI}_SR_B4.TIF"], "a new scan reports the damaged band itself"
 
 
 def test_not_a_raster_is_reported(oli_site):
