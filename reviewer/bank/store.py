@@ -14,8 +14,9 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from reviewer.bank.io import FILES, MANIFEST, atomic_write, dumps_line, load_bank, sha256_bytes, write_bank
+from reviewer.bank.io import FILES, MANIFEST, dumps_line, load_bank, sha256_bytes, write_bank
 from reviewer.errors import BankError
+from reviewer.fileio import write_folder
 from reviewer.review.items import sync_question
 from reviewer.review.ledger import get_user, record_event
 from reviewer.store import Store
@@ -152,7 +153,7 @@ def _questions(store: Store, name: str, version: str) -> list[dict[str, Any]]:
 
 
 def _write_exact(folder: Path, files: dict[str, bytes]) -> None:
-    """Write stored bytes as they were imported, the manifest last; a frozen folder is left alone."""
+    """Write stored bytes as they were imported, whole or not at all; a frozen folder is left alone."""
     existing = folder / MANIFEST
     if existing.is_file() and existing.read_bytes() != files[MANIFEST]:
         try:
@@ -161,10 +162,7 @@ def _write_exact(folder: Path, files: dict[str, bytes]) -> None:
             frozen = False
         if frozen:
             raise BankError("holds a frozen bank, which is immutable; write to a new folder", path=folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in FILES.values():
-        atomic_write(folder / name, files[name])
-    atomic_write(existing, files[MANIFEST])
+    write_folder(folder, files, last=[MANIFEST])
 
 
 def export_bank(

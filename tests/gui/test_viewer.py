@@ -410,7 +410,7 @@ def test_plugin_reader_and_widgets(make_napari_viewer, demo_site, demo_db, tmp_p
     assert napari_get_reader(str(tmp_path / "nothing.tif")) is None
     reader = napari_get_reader(str(demo_site))
     assert reader is not None
-    from reviewer.review import store as store_mod
+    from reviewer import store as store_mod
 
     monkeypatch.setattr(store_mod, "default_db_path", lambda: demo_db)
     layers = reader(str(demo_site))
