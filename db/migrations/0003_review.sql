@@ -87,9 +87,13 @@ CREATE TABLE assignments (
     user TEXT NOT NULL REFERENCES users (name),
     rank REAL NOT NULL,              -- the user's seeded order
     created TEXT NOT NULL,
+    open INTEGER NOT NULL DEFAULT 1 CHECK (open IN (0, 1)),       -- waits for this user's accept or flag
+    skipped INTEGER NOT NULL DEFAULT 0 CHECK (skipped IN (0, 1)), -- postponed: comes after the rest
     PRIMARY KEY (item, user)
 );
 CREATE INDEX assignments_by_user ON assignments (user, rank);
+-- the queue: the next open assignment in rank order without walking the finished ones
+CREATE INDEX assignments_open ON assignments (user, skipped, rank) WHERE open = 1;
 
 -- A maintainer's permission for an expert to adjudicate an item they annotated.
 CREATE TABLE allowances (

@@ -25,6 +25,8 @@ def add_version(store: Store, item: Item, text: str, *, origin: str, created_by:
         [item.id, version, text, sha256_text(text), origin, created_by, reason, now()],
     )
     store.db.execute("UPDATE items SET current_version = ?, audit = 0 WHERE id = ?", [version, item.id])
+    # a new version needs everyone's decision again (a correction closes the item, so it stays out of queues)
+    store.db.execute("UPDATE assignments SET open = 1, skipped = 0 WHERE item = ?", [item.id])
     return version
 
 

@@ -316,12 +316,17 @@ def _own_decision(store: Store, item: Item, user: str) -> dict[str, Any] | None:
 
 def _progress(store: Store, bank: str, user: str) -> dict[str, int]:
     assigned, done = store.db.execute(
-        "SELECT count(*), sum(EXISTS (SELECT 1 FROM decisions d WHERE d.item = a.item AND d.user = a.user "
-        f"AND d.version = i.current_version AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE})) "
-        "FROM assignments a JOIN items i ON i.id = a.item WHERE a.user = ? AND i.bank = ?",
+        "SELECT count(*), sum(a.open = 0) FROM assignments a JOIN items i ON i.id = a.item "
+        "WHERE a.user = ? AND i.bank = ?",
         [user, bank],
     ).fetchone()
     return {"done": int(done or 0), "assigned": int(assigned)}
+
+
+def _mark(store: Store, item_id: int, user: str | None, *, open_: bool, skipped: bool = False) -> None:
+    """Keep an assignment's queue flags with the decision that changes them (same transaction)."""
+    where, args = ("item = ?", [item_id]) if user is None else ("item = ? AND user = ?", [item_id, user])
+    store.db.execute(f"UPDATE assignments SET open = ?, skipped = ? WHERE {where}", [int(open_), int(skipped), *args])
 
 
 def annotator_view(store: Store, item: Item, user: User) -> dict[str, Any]:
@@ -342,27 +347,23 @@ def annotator_view(store: Store, item: Item, user: User) -> dict[str, Any]:
     }
 
 
-def _pending(store: Store, bank: str, user: str, *, include_skipped: bool, limit: int | None) -> list[int]:
-    done = ("'accept', 'flag', 'skip'") if not include_skipped else ("'accept', 'flag'")
+def _pending(store: Store, bank: str, user: str, *, skipped: bool, limit: int | None) -> list[int]:
     sql = (
-        "SELECT a.item FROM assignments a JOIN items i ON i.id = a.item "
-        f"WHERE a.user = ? AND i.bank = ? AND i.state NOT IN ({', '.join(repr(s) for s in _CLOSED)}) "
-        "AND NOT EXISTS (SELECT 1 FROM decisions d WHERE d.item = a.item AND d.user = a.user "
-        f"AND d.version = i.current_version AND d.stage = 1 AND d.verdict IN ({done}) AND {_EFFECTIVE}) "
-        "ORDER BY a.rank" + (f" LIMIT {int(limit)}" if limit else "")
+        "SELECT a.item FROM assignments a INDEXED BY assignments_open JOIN items i ON i.id = a.item "
+        "WHERE a.user = ? AND a.skipped = ? AND a.open = 1 AND i.bank = ? "
+        f"AND i.state NOT IN ({', '.join(repr(s) for s in _CLOSED)}) ORDER BY a.rank"
+        + (f" LIMIT {int(limit)}" if limit else "")
     )
-    return [r[0] for r in store.db.execute(sql, [user, bank])]
+    return [r[0] for r in store.db.execute(sql, [user, int(skipped), bank])]
 
 
 def annotator_queue(store: Store, bank: str, user: User, *, limit: int | None = None) -> list[int]:
     """Item ids left for an annotator, in their order; skipped items come last."""
-    first = _pending(store, bank, user.name, include_skipped=False, limit=limit)
+    first = _pending(store, bank, user.name, skipped=False, limit=limit)
     if limit and len(first) >= limit:
         return first
-    seen = set(first)
-    rest = [i for i in _pending(store, bank, user.name, include_skipped=True, limit=None) if i not in seen]
-    out = first + rest
-    return out[:limit] if limit else out
+    rest = _pending(store, bank, user.name, skipped=True, limit=(limit - len(first)) if limit else None)
+    return first + rest
 
 
 def next_item(store: Store, bank: str, *, user: str | None) -> dict[str, Any] | None:
@@ -497,6 +498,7 @@ def decide(
             after=verdict,
             detail={"decision": decision_id, "stage": 1, "reasons": codes, "correction": correction is not None},
         )
+        _mark(store, item.id, actor.name, open_=verdict not in VERDICTS, skipped=verdict == "skip")
         if verdict in VERDICTS:
             _route(store, item, actor)
     return {"decision": decision_id, "item": item.key, "version": item.version, "verdict": verdict, "reasons": codes}
@@ -586,6 +588,7 @@ def undo(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
             after="retracted",
             detail={"decision": int(cur.lastrowid), "retracts": decision_id},
         )
+        _mark(store, item.id, actor.name, open_=True)
         if item.state in ("consensus_accepted", "flagged"):
             db.execute("UPDATE items SET audit = 0 WHERE id = ?", [item.id])
             set_state(store, item, "undo_stage1", actor.role, actor.name, detail={"retracts": decision_id})

@@ -269,6 +269,7 @@ def reopen(store: Store, key: str, *, user: str | None, reason: str, bank: str |
                 [item.id, item.version, actor.name, stage, decision_id, reason, stamp],
             )
         db.execute("UPDATE items SET audit = 0 WHERE id = ?", [item.id])
+        db.execute("UPDATE assignments SET open = 1, skipped = 0 WHERE item = ?", [item.id])
         set_state(
             store, item, "reopen", actor.role, actor.name, detail={"reason": reason, "retracted": [d for (d,) in live]}
         )
