@@ -48,8 +48,24 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _verify(args: argparse.Namespace) -> int:
+    from reviewer.bank.io import validate_bank
+
+    found = validate_bank(args.dir)
+    for problem in found:
+        echo(problem)
+    if found:
+        echo(f"{len(found)} mismatch(es) in {args.dir}", err=True)
+        return 2
+    echo(f"OK {args.dir}")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `bank` verb with its validate, import and export subcommands."""
+    p = subparsers.add_parser("verify", help="check a bank folder's hashes and schemas: OK or every mismatch")
+    p.add_argument("dir")
+    p.set_defaults(func=_verify)
     bank = subparsers.add_parser("bank", help="check, import and export question banks")
     sub = bank.add_subparsers(dest="bank_verb", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser("validate", help="check every line, the hashes and the cross references of a bank folder")

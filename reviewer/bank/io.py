@@ -39,6 +39,8 @@ logger = logging.getLogger(__name__)
 
 FILES = {"questions": "questions.jsonl", "sites": "sites.jsonl", "pairs": "pairs.jsonl"}
 MANIFEST = "manifest.json"
+#: the review's quality-control record of a frozen bank, pinned by the manifest when present
+QC = "qc.json"
 SCHEMA_VERSION = "1"
 KIND_SCHEMA = {"questions": "question", "sites": "site", "pairs": "pair"}
 
@@ -442,6 +444,32 @@ def _numbered(path: Path, schema: str, problems: list[Problem]) -> list[tuple[in
     return list(zip(lines, records, strict=False))
 
 
+def _qc_problems(folder: Path, manifest: Any, verify_hashes: bool) -> list[Problem]:
+    """qc.json, when the manifest pins one: present, its hash, its schema."""
+    if not (isinstance(manifest, dict) and isinstance(manifest.get("files"), dict) and QC in manifest["files"]):
+        return []
+    path = folder / QC
+    if not path.is_file():
+        return [Problem(str(path), None, None, f"missing {QC} (the manifest pins it)")]
+    out = []
+    if verify_hashes and manifest["files"][QC] != sha256_file(path):
+        actual = sha256_file(path)
+        out.append(
+            Problem(
+                str(path),
+                None,
+                None,
+                f"sha256 does not match the manifest (manifest {manifest['files'][QC]}, file {actual})",
+            )
+        )
+    try:
+        doc = loads_strict(read_text(path, MAX_DOC_BYTES))
+        out.extend(Problem(str(path), None, f, m) for f, m in schemas.problems(doc, "qc"))
+    except (ValueError, OSError, UnicodeDecodeError) as exc:
+        out.append(Problem(str(path), None, None, getattr(exc, "message", str(exc))))
+    return out
+
+
 def validate_bank(folder: str | Path, *, verify_hashes: bool = True) -> list[Problem]:
     """Every problem of a bank folder (manifest, hashes, each line, cross references); empty when valid."""
     folder = Path(folder)
@@ -479,6 +507,7 @@ def validate_bank(folder: str | Path, *, verify_hashes: bool = True) -> list[Pro
                     )
                 )
         parsed[kind] = _numbered(path, KIND_SCHEMA[kind], out)
+    out.extend(_qc_problems(folder, manifest, verify_hashes))
     out.extend(_cross_problems(parsed["questions"], parsed["sites"], parsed["pairs"], folder))
     if isinstance(manifest, dict) and isinstance(manifest.get("counts"), dict):
         bad_kinds = {Path(p.path).name for p in out}
@@ -514,6 +543,71 @@ def _now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+def bank_bytes(
+    name: str,
+    version: str,
+    questions: Iterable[dict[str, Any]],
+    sites: Iterable[dict[str, Any]],
+    pairs: Iterable[dict[str, Any]] = (),
+    frozen: bool = False,
+    created: str | None = None,
+    *,
+    qc: dict[str, Any] | None = None,
+    where: str | Path = ".",
+) -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The checked bytes of every file of a bank folder (file name -> bytes) and its manifest.
+
+    `qc` (the review's quality-control record, schemas/qc.schema.json) becomes qc.json, pinned by the
+    manifest like the other files. `where` names the folder in messages.
+    """
+    where = Path(where)
+    items = {"questions": list(questions), "sites": list(sites), "pairs": list(pairs)}
+    data: dict[str, bytes] = {}
+    for kind, records in items.items():
+        try:
+            data[FILES[kind]] = jsonl_bytes(records, KIND_SCHEMA[kind])
+        except SchemaError as exc:
+            raise SchemaError(exc.message, path=where / FILES[kind], line=exc.line, field=exc.field) from exc
+    cross = _cross_problems(*(list(enumerate(items[k], start=1)) for k in ("questions", "sites", "pairs")), where)
+    if cross:
+        p = cross[0]
+        raise BankError(p.message, path=p.path, line=p.line, field=p.field)
+    if qc is not None:
+        schemas.validate(qc, "qc", path=where / QC)
+        data[QC] = dumps_qc(qc).encode("utf-8")
+    manifest = {
+        "name": name,
+        "version": str(version),
+        "created": created or _now(),
+        "schema_version": SCHEMA_VERSION,
+        "frozen": bool(frozen),
+        "counts": {kind: len(records) for kind, records in items.items()},
+        "files": {file: sha256_bytes(content) for file, content in data.items()},
+    }
+    schemas.validate(manifest, "manifest", path=where / MANIFEST)
+    data[MANIFEST] = dumps_manifest(manifest).encode("utf-8")
+    return data, manifest
+
+
+def dumps_qc(qc: dict[str, Any]) -> str:
+    """qc.json text: indented, keys sorted (deterministic for equal content), trailing newline."""
+    return json.dumps(qc, ensure_ascii=False, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def refuse_frozen_folder(folder: Path, *, unless_bytes: bytes | None = None) -> None:
+    """A folder holding a frozen bank is never overwritten (except by the very same manifest)."""
+    existing = folder / MANIFEST
+    if not existing.is_file():
+        return
+    try:
+        raw = read_text(existing, MAX_DOC_BYTES)
+        old_frozen = loads_strict(raw).get("frozen") is True
+    except (ValueError, OSError, AttributeError):
+        return
+    if old_frozen and (unless_bytes is None or raw.encode("utf-8") != unless_bytes):
+        raise BankError("holds a frozen bank, which is immutable; write to a new folder", path=folder)
+
+
 def write_bank(
     folder: str | Path,
     name: str,
@@ -525,50 +619,22 @@ def write_bank(
     created: str | None = None,
     *,
     extra_files: dict[str, bytes] | None = None,
+    qc: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Check and write a whole bank folder; returns the manifest written.
 
     Everything is checked before the first byte is written. The folder is written whole into a temporary
     folder beside it and renamed into place (reviewer.fileio.output_folder): a new folder appears complete
     or not at all, an existing one is changed only once every file was written (the manifest last).
-    `extra_files` (name -> bytes) are written with it. A folder holding a frozen bank is never overwritten.
+    `extra_files` (name -> bytes) are written with it, unpinned; `qc` becomes a pinned qc.json. A folder
+    holding a frozen bank is never overwritten.
     """
     folder = Path(folder)
-    existing = folder / MANIFEST
-    if existing.is_file():
-        try:
-            old_frozen = loads_strict(read_text(existing, MAX_DOC_BYTES)).get("frozen") is True
-        except (ValueError, OSError, AttributeError):
-            old_frozen = False
-        if old_frozen:
-            raise BankError("holds a frozen bank, which is immutable; write to a new folder", path=folder)
-    items = {"questions": list(questions), "sites": list(sites), "pairs": list(pairs)}
-    data: dict[str, bytes] = {}
-    for kind, records in items.items():
-        try:
-            data[kind] = jsonl_bytes(records, KIND_SCHEMA[kind])
-        except SchemaError as exc:
-            raise SchemaError(exc.message, path=folder / FILES[kind], line=exc.line, field=exc.field) from exc
-    cross = _cross_problems(*(list(enumerate(items[k], start=1)) for k in ("questions", "sites", "pairs")), folder)
-    if cross:
-        p = cross[0]
-        raise BankError(p.message, path=p.path, line=p.line, field=p.field)
-    manifest = {
-        "name": name,
-        "version": str(version),
-        "created": created or _now(),
-        "schema_version": SCHEMA_VERSION,
-        "frozen": bool(frozen),
-        "counts": {kind: len(records) for kind, records in items.items()},
-        "files": {FILES[kind]: sha256_bytes(data[kind]) for kind in FILES},
-    }
-    schemas.validate(manifest, "manifest", path=existing)
+    refuse_frozen_folder(folder)
+    data, manifest = bank_bytes(name, version, questions, sites, pairs, frozen, created, qc=qc, where=folder)
     with output_folder(folder, last=[MANIFEST]) as tmp:
-        for kind in FILES:
-            atomic_write(tmp / FILES[kind], data[kind])
-        for extra, content in (extra_files or {}).items():
-            atomic_write(tmp / extra, content)
-        atomic_write(tmp / MANIFEST, dumps_manifest(manifest).encode("utf-8"))
+        for file, content in {**(extra_files or {}), **data}.items():
+            atomic_write(tmp / file, content)
     logger.info("wrote bank %s %s to %s", name, version, folder)
     return manifest
 

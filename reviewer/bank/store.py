@@ -14,7 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from reviewer.bank.io import FILES, MANIFEST, dumps_line, load_bank, sha256_bytes, write_bank
+from reviewer.bank.io import FILES, MANIFEST, QC, dumps_line, load_bank, sha256_bytes, write_bank
 from reviewer.errors import BankError
 from reviewer.fileio import write_folder
 from reviewer.review.items import sync_question
@@ -38,7 +38,8 @@ def import_bank(store: Store, folder: str | Path, *, user: str | None = None) ->
     folder = Path(folder)
     bank = load_bank(folder)
     name, version = bank.name, bank.version
-    raw = {f: (folder / f).read_bytes() for f in (*FILES.values(), MANIFEST)}
+    pinned = [*FILES.values(), *([QC] if QC in bank.manifest["files"] else []), MANIFEST]
+    raw = {f: (folder / f).read_bytes() for f in pinned}
     if user is not None:
         from reviewer.review.rules import workflow
 
@@ -60,7 +61,9 @@ def import_bank(store: Store, folder: str | Path, *, user: str | None = None) ->
         _store_version(store, bank, raw)
         members = []
         for i, q in enumerate(bank.questions):
-            item_id, item_version = sync_question(store, name, i, q, dumps_line(q, "question"), user=user)
+            item_id, item_version = sync_question(
+                store, name, i, q, dumps_line(q, "question"), user=user, frozen=bank.frozen
+            )
             members.append((name, version, i, item_id, item_version))
         db.execute("DELETE FROM bank_items WHERE bank = ? AND version = ?", [name, version])
         db.conn.executemany(
@@ -79,11 +82,27 @@ def import_bank(store: Store, folder: str | Path, *, user: str | None = None) ->
 
 
 def _store_version(store: Store, bank: Any, raw: dict[str, bytes]) -> None:
-    """The banks row, the exact file bytes, and the sites and pairs of one bank version."""
+    """The banks row, the exact file bytes, and the sites and pairs of one imported bank version."""
+    store_version(store, bank.name, bank.version, bank.manifest, raw, None, sites=bank.sites, pairs=bank.pairs)
+
+
+def store_version(
+    store: Store,
+    name: str,
+    version: str,
+    manifest: dict[str, Any],
+    files: dict[str, bytes],
+    members: list[tuple[int, int]] | None,
+    *,
+    sites: list[dict[str, Any]],
+    pairs: list[dict[str, Any]],
+) -> None:
+    """Record one bank version (call inside a transaction): its row, exact bytes, sites, pairs and, when
+    given, its members as (item id, item version) in line order."""
     db = store.db
-    name, version = bank.name, bank.version
-    for table in ("bank_files", "bank_sites", "bank_pairs"):
-        db.execute(f"DELETE FROM {table} WHERE bank = ? AND version = ?", [name, version])
+    for table in ("bank_files", "bank_sites", "bank_pairs", "bank_items"):
+        if table != "bank_items" or members is not None:
+            db.execute(f"DELETE FROM {table} WHERE bank = ? AND version = ?", [name, version])
     db.execute(
         "INSERT INTO banks (name, version, created, schema_version, frozen, manifest, imported_at) "
         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name, version) DO UPDATE SET created = excluded.created, "
@@ -92,28 +111,39 @@ def _store_version(store: Store, bank: Any, raw: dict[str, bytes]) -> None:
         [
             name,
             version,
-            bank.manifest["created"],
-            bank.manifest["schema_version"],
-            int(bank.frozen),
-            raw[MANIFEST].decode("utf-8"),
+            manifest["created"],
+            manifest["schema_version"],
+            int(bool(manifest["frozen"])),
+            files[MANIFEST].decode("utf-8"),
             _now(),
         ],
     )
     db.conn.executemany(
         "INSERT INTO bank_files (bank, version, file, data, sha256) VALUES (?, ?, ?, ?, ?)",
-        [(name, version, f, data, sha256_bytes(data)) for f, data in raw.items()],
+        [(name, version, f, data, sha256_bytes(data)) for f, data in files.items()],
     )
     db.conn.executemany(
         "INSERT INTO bank_sites (bank, version, position, id, json) VALUES (?, ?, ?, ?, ?)",
-        [(name, version, i, s["id"], dumps_line(s, "site")) for i, s in enumerate(bank.sites)],
+        [(name, version, i, s["id"], dumps_line(s, "site")) for i, s in enumerate(sites)],
     )
     db.conn.executemany(
         "INSERT INTO bank_pairs (bank, version, position, id, question, kind, json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [
-            (name, version, i, p["id"], p["question"], p["kind"], dumps_line(p, "pair"))
-            for i, p in enumerate(bank.pairs)
-        ],
+        [(name, version, i, p["id"], p["question"], p["kind"], dumps_line(p, "pair")) for i, p in enumerate(pairs)],
     )
+    if members is not None:
+        db.conn.executemany(
+            "INSERT INTO bank_items (bank, version, position, item, item_version) VALUES (?, ?, ?, ?, ?)",
+            [(name, version, i, item, item_version) for i, (item, item_version) in enumerate(members)],
+        )
+
+
+def latest_rows(store: Store, name: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The sites and pairs of the most recently stored version of a bank."""
+    versions = bank_versions(store, name)
+    if not versions:
+        return [], []
+    v = versions[-1]["version"]
+    return _rows(store, "bank_sites", name, v), _rows(store, "bank_pairs", name, v)
 
 
 def bank_versions(store: Store, name: str) -> list[dict[str, Any]]:
@@ -188,7 +218,7 @@ def export_bank(
             "SELECT file, data, sha256 FROM bank_files WHERE bank = ? AND version = ?", [name, row["version"]]
         )
     }
-    if frozen is None and len(stored) == len(FILES) + 1:
+    if frozen is None and {MANIFEST, *FILES.values()} <= set(stored):
         for file, (data, sha) in stored.items():
             if sha256_bytes(data) != sha:
                 raise BankError(f"stored copy of {file} of bank {name} {row['version']} is damaged (sha256 differs)")

@@ -70,14 +70,19 @@ def queue(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any]]:
 
 
 def _stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]]]:
+    """(item, annotator, verdict, reasons) of the effective stage-1 decisions, per item on the latest version
+    stage 1 judged (an expert's correction afterwards does not drop them)."""
     import json
 
     return [
         (r[0], r[1], r[2], json.loads(r[3]))
         for r in store.db.execute(
-            "SELECT i.qid, d.user, d.verdict, d.reasons FROM decisions d JOIN items i ON i.id = d.item "
-            "WHERE i.bank = ? AND i.gold = 0 AND d.version = i.current_version AND d.stage = 1 "
-            f"AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} ORDER BY d.id",
+            "WITH judged AS (SELECT d.item, max(d.version) AS version FROM decisions d JOIN items i ON i.id = d.item "
+            f"WHERE i.bank = ? AND i.gold = 0 AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} "
+            "GROUP BY d.item) "
+            "SELECT i.qid, d.user, d.verdict, d.reasons FROM decisions d JOIN judged j ON j.item = d.item "
+            "AND j.version = d.version JOIN items i ON i.id = d.item "
+            f"WHERE d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} ORDER BY d.id",
             [bank],
         )
     ]

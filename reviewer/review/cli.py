@@ -340,6 +340,19 @@ def _verify_log(args: argparse.Namespace) -> int:
     return 0
 
 
+def _freeze(args: argparse.Namespace) -> int:
+    from reviewer.review.freeze import freeze
+
+    with _store(args) as store:
+        manifest = freeze(store, args.bank, version=args.version, out=args.out, user=args.user)
+    c = manifest["counts"]
+    echo(
+        f"froze {manifest['name']} version {manifest['version']} into {args.out}: {c['questions']} questions, "
+        f"{c['sites']} sites, {c['pairs']} pairs (qc.json beside the manifest)"
+    )
+    return 0
+
+
 def _common(p: argparse.ArgumentParser, *, json_out: bool = True) -> None:
     p.add_argument("--user", help="who is working (default: REVIEWER_USER)")
     if json_out:
@@ -358,6 +371,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list users and roles")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_users_list)
+
+    p = subparsers.add_parser("freeze", help="maintainer: write the reviewed bank as a frozen version with qc.json")
+    p.add_argument("bank")
+    p.add_argument("--version", required=True, help="the frozen version's name (e.g. 2)")
+    p.add_argument("--out", required=True, help="the bank folder to write")
+    p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+    p.set_defaults(func=_freeze)
 
     review = subparsers.add_parser("review", help="two-stage review: assign, decide, adjudicate, agreement, log")
     sub = review.add_subparsers(dest="review_verb", metavar="SUBCOMMAND", required=True)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reviewer.errors import ReviewError
 from reviewer.review.ledger import Item, find_item, get_user, now, record_event, set_state
 from reviewer.review.rules import workflow
 from reviewer.store import Store, sha256_text
@@ -31,7 +30,15 @@ def add_version(store: Store, item: Item, text: str, *, origin: str, created_by:
 
 
 def sync_question(
-    store: Store, bank: str, position: int, q: dict[str, Any], text: str, *, user: str | None, gold: bool = False
+    store: Store,
+    bank: str,
+    position: int,
+    q: dict[str, Any],
+    text: str,
+    *,
+    user: str | None,
+    gold: bool = False,
+    frozen: bool = False,
 ) -> tuple[int, int]:
     """Add or revise the item of one imported question; returns (item id, current version).
 
@@ -45,11 +52,13 @@ def sync_question(
         [bank, q["id"]],
     ).fetchone()
     created_by = user or "import"
+    # a question of a frozen bank imported from elsewhere was reviewed there: it arrives read-only
+    state = "frozen" if frozen else "generated"
     if row is None:
         cur = db.execute(
             "INSERT INTO items (bank, qid, position, site, class, task, reference_source, gold, state, current_version) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'generated', 1)",
-            [bank, q["id"], position, q["site"], q["class"], q.get("task"), q["reference_source"], int(gold)],
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+            [bank, q["id"], position, q["site"], q["class"], q.get("task"), q["reference_source"], int(gold), state],
         )
         item_id = int(cur.lastrowid)
         db.execute(
@@ -57,14 +66,12 @@ def sync_question(
             "VALUES (?, 1, ?, ?, 'generated', ?, ?, ?)",
             [item_id, text, sha, created_by, "gold item" if gold else "imported", now()],
         )
-        record_event(store, user, "item_add", bank=bank, item=item_id, version=1, after="generated")
+        record_event(store, user, "item_add", bank=bank, item=item_id, version=1, after=state)
         return item_id, 1
     item_id, state, version, old_sha = row
     if old_sha == sha:
         return item_id, version
     item = find_item(store, q["id"], bank)
-    if state == "frozen":
-        raise ReviewError(f"item {item.key}: frozen in a bank version; changed content goes into a new bank version")
     new = add_version(store, item, text, origin="generated", created_by=created_by, reason="content changed on import")
     db.execute(
         "UPDATE items SET position = ?, class = ?, task = ?, reference_source = ? WHERE id = ?",

@@ -211,9 +211,14 @@ def set_state(store: Store, item: Item, action: str, role: str, user: str | None
     return target
 
 
-def bank_is_frozen(store: Store, bank: str) -> bool:
-    row = store.db.execute("SELECT max(frozen) FROM banks WHERE name = ?", [bank]).fetchone()
-    return bool(row and row[0])
+def frozen_in(store: Store, item: Item) -> str | None:
+    """The latest frozen bank version that holds this item, if any."""
+    row = store.db.execute(
+        "SELECT b.version FROM bank_items m JOIN banks b ON b.name = m.bank AND b.version = m.version "
+        "WHERE m.item = ? AND b.frozen = 1 ORDER BY b.imported_at DESC, b.rowid DESC LIMIT 1",
+        [item.id],
+    ).fetchone()
+    return row[0] if row else None
 
 
 def require_bank(store: Store, bank: str) -> None:

@@ -21,8 +21,8 @@ from reviewer.errors import ReviewError
 from reviewer.review.ledger import (
     Item,
     User,
-    bank_is_frozen,
     find_item,
+    frozen_in,
     get_user,
     item_by_id,
     now,
@@ -177,8 +177,6 @@ def assign(
     actor = get_user(store, user)
     workflow().require("assign", actor.role, actor.name)
     require_bank(store, bank)
-    if bank_is_frozen(store, bank):
-        raise ReviewError(f"bank {bank} is frozen: it cannot be assigned")
     people = _annotators(store, annotators)
     if k < 1 or k > len(people):
         raise ReviewError(f"k must be between 1 and the number of annotators ({len(people)}), not {k}")
@@ -421,8 +419,12 @@ def apply_correction(q: dict[str, Any], correction: dict[str, Any]) -> dict[str,
 
 
 def _writable(store: Store, item: Item, version: int | None) -> None:
-    if item.state == "frozen" or bank_is_frozen(store, item.bank):
-        raise ReviewError(f"item {item.key}: bank {item.bank} is frozen; decisions go to a new bank version")
+    if item.state == "frozen":
+        v = frozen_in(store, item)
+        raise ReviewError(
+            f"item {item.key} is frozen in bank {item.bank} version {v}: read-only; a maintainer's "
+            f"`reviewer review reopen` starts the next version"
+        )
     if version is not None and version != item.version:
         raise ReviewError(
             f"item {item.key}: version {version} is no longer current (current: {item.version}); load it again"

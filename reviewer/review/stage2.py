@@ -252,8 +252,7 @@ def reopen(store: Store, key: str, *, user: str | None, reason: str, bank: str |
     retracted (new rows, nothing deleted) and its annotators review it again."""
     actor = get_user(store, user)
     with store.transaction() as db:
-        item = find_item(store, key, bank)
-        _writable(store, item, None)
+        item = find_item(store, key, bank)  # a frozen item may be reopened: that edit starts the next version
         workflow().target("reopen", item.state, actor.role, item=item.key, reason=reason)
         live = db.execute(
             "SELECT d.id FROM decisions d WHERE d.item = ? AND d.version = ? AND d.verdict != 'retract' "

@@ -1,0 +1,191 @@
+"""Freeze and verify: only finally decided items, byte-stable, qc.json pinned; a frozen item is read-only."""
+
+import json
+
+import pytest
+from test_review_workflow import BANK, _state, _store
+
+from reviewer.cli import main
+from reviewer.errors import BankError, ReviewError
+from reviewer.review import api
+from reviewer.review.freeze import freeze
+
+FILES = ("questions.jsonl", "sites.jsonl", "pairs.jsonl", "qc.json", "manifest.json")
+
+
+def _reviewed(tmp_path):
+    """4 items: q000 consensus, q001 rejected, q002 corrected, q003 accepted after a split."""
+    store = _store(tmp_path, n=4)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    api.set_rule(store, BANK, user="mia", audit_share=0.0)
+    plan = {
+        "q000": ("accept", "accept"),
+        "q001": ("flag", "flag"),
+        "q002": ("flag", "accept"),
+        "q003": ("accept", "flag"),
+    }
+    for qid, verdicts in plan.items():
+        for user, verdict in zip(("ann", "bob"), verdicts, strict=True):
+            api.decide(
+                store, qid, user=user, verdict=verdict, reasons=["wrong_reference"] if verdict == "flag" else None
+            )
+    return store
+
+
+def _adjudicate_all(store):
+    api.adjudicate(store, "q001", user="eve", verdict="reject", reasons=["wrong_reference"], rationale="no lake")
+    api.adjudicate(
+        store, "q002", user="eve", verdict="correct", rationale="0.29", correction={"reference": {"trend": 0.29}}
+    )
+    api.adjudicate(store, "q003", user="eve", verdict="accept", rationale="holds")
+
+
+def test_freeze_refuses_undecided_items_and_lists_them(tmp_path, capsys):
+    store = _reviewed(tmp_path)
+    with pytest.raises(
+        ReviewError, match=r"3 item\(s\) lack a final decision: rb/q001 \(flagged\), rb/q002 \(flagged\)"
+    ):
+        freeze(store, BANK, version="1", out=tmp_path / "frozen", user="mia")
+    assert not (tmp_path / "frozen").exists()
+    api.adjudicate(store, "q001", user="eve", verdict="reject", reasons=["other"], rationale="x")
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "f"), "--user", "mia"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "2 item(s) lack a final decision" in err
+    with pytest.raises(ReviewError, match="only maintainer may freeze"):
+        freeze(store, BANK, version="1", out=tmp_path / "f", user="eve")
+
+
+def test_freeze_writes_accepted_and_corrected_items_with_qc(tmp_path, capsys):
+    store = _reviewed(tmp_path)
+    _adjudicate_all(store)
+    agreement = api.agreement(store, BANK, user="mia")
+    events_before = store.db.execute("SELECT count(*) FROM events").fetchone()[0]
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "v1"), "--user", "mia"]) == 0
+    assert "froze rb version 1" in capsys.readouterr().out
+    out = tmp_path / "v1"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["frozen"] is True and manifest["counts"] == {"questions": 3, "sites": 1, "pairs": 0}
+    assert set(manifest["files"]) == {"questions.jsonl", "sites.jsonl", "pairs.jsonl", "qc.json"}
+    questions = [json.loads(line) for line in (out / "questions.jsonl").read_text().splitlines()]
+    assert [q["id"] for q in questions] == ["q000", "q002", "q003"]  # q001 rejected: out
+    assert questions[1]["reference"]["trend"] == 0.29  # the corrected version
+    qc = json.loads((out / "qc.json").read_text())
+    assert qc["counts"] == {
+        "items": 4,
+        "in_bank": 3,
+        "stage1": {"consensus_accepted": 1, "flagged": 3, "audited": 0},
+        "outcomes": {"accepted": 1, "consensus_accepted": 1, "corrected": 1, "rejected": 1},
+    }
+    assert qc["adjudicated_by"] == {"eve": 3}
+    assert qc["removed"] == [
+        {"id": "q001", "outcome": "rejected", "by": "eve", "reasons": ["wrong_reference"], "rationale": "no lake"}
+    ]
+    assert qc["routing"] == {
+        "k": 2,
+        "seed": 1,
+        "audit_share": 0.0,
+        "adjudicate_share": 1.0,
+        "rest_rule": "open",
+        "gold_share": 0.0,
+    }
+    assert qc["agreement"]["overall"]["percent_agreement"] == agreement["overall"]["percent_agreement"] == 0.5
+    assert qc["agreement"]["overall"]["gwet_ac1"] == agreement["overall"]["gwet_ac1"]
+    assert qc["events"]["count"] == events_before
+    assert {_state(store, q) for q in ("q000", "q002", "q003")} == {"frozen"} and _state(store, "q001") == "rejected"
+    assert main(["verify", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("OK ")
+    # the same store state frozen again, and the stored version exported: the same bytes
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "again"), "--user", "mia"]) == 0
+    assert main(["--db", db, "bank", "export", BANK, str(tmp_path / "export"), "--version", "1"]) == 0
+    for name in FILES:
+        assert (tmp_path / "again" / name).read_bytes() == (out / name).read_bytes(), name
+        assert (tmp_path / "export" / name).read_bytes() == (out / name).read_bytes(), name
+
+
+def test_a_frozen_item_is_read_only_and_an_edit_starts_the_next_version(tmp_path):
+    store = _reviewed(tmp_path)
+    _adjudicate_all(store)
+    freeze(store, BANK, version="1", out=tmp_path / "v1", user="mia")
+    with pytest.raises(ReviewError, match="frozen in bank rb version 1: read-only"):
+        api.adjudicate(store, "q003", user="eve", verdict="reject", reasons=["other"], rationale="second look")
+    with pytest.raises(BankError, match="holds a frozen bank"):
+        freeze(store, BANK, version="2", out=tmp_path / "v1", user="mia")  # never over a frozen folder
+    api.reopen(store, "q003", user="mia", reason="new imagery")
+    assert _state(store, "q003") == "in_review"
+    with pytest.raises(ReviewError, match="version 1 is frozen and items changed since"):
+        freeze(store, BANK, version="1", out=tmp_path / "v1b", user="mia")
+    for user in ("ann", "bob"):
+        api.decide(store, "q003", user=user, verdict="accept")
+    freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
+    assert main(["verify", str(tmp_path / "v2")]) == 0
+    assert (tmp_path / "v1" / "questions.jsonl").read_bytes() == (tmp_path / "v2" / "questions.jsonl").read_bytes()
+    assert json.loads((tmp_path / "v2" / "manifest.json").read_text())["version"] == "2"
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_verify_catches_one_changed_byte_in_each_file(tmp_path, capsys, name):
+    store = _reviewed(tmp_path)
+    _adjudicate_all(store)
+    freeze(store, BANK, version="1", out=tmp_path / "v1", user="mia")
+    path = tmp_path / "v1" / name
+    data = bytearray(path.read_bytes())
+    if name == "manifest.json":
+        at = data.index(b"sha256:") + 10  # one hex digit of a pinned hash
+        data[at] = ord("0") if data[at] != ord("0") else ord("1")
+    elif not data:
+        data = bytearray(b"\n")  # pairs.jsonl is empty here: one byte more
+    else:
+        at = data.index(b"q0") if b"q0" in data else data.index(b"a24")
+        data[at] = data[at] ^ 0x01  # 'q0' -> 'p0' or 'a24' -> '`24': one bit of one byte
+    path.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "v1")]) == 2
+    out = capsys.readouterr().out
+    assert "sha256 does not match" in out
+
+
+def test_score_refuses_a_bank_that_is_not_frozen_unless_draft(tmp_path, capsys):
+    from test_scoring_metrics import all_runs, make_bank
+
+    from reviewer.bank.io import load_bank, write_bank
+
+    frozen = load_bank(make_bank(tmp_path / "frozen"))
+    write_bank(
+        tmp_path / "draft",
+        frozen.name,
+        frozen.version,
+        frozen.questions,
+        frozen.sites,
+        frozen.pairs,
+        frozen=False,
+        created=frozen.manifest["created"],
+    )
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
+    argv = ["score", str(tmp_path / "draft"), str(runs), "--bootstrap", "50", "--no-report"]
+    assert main([*argv, "--out", str(tmp_path / "r1")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not frozen" in err and "--draft" in err
+    assert not (tmp_path / "r1").exists()
+    assert main([*argv, "--out", str(tmp_path / "r2"), "--draft"]) == 0
+    bank = json.loads((tmp_path / "r2" / "scores.json").read_text())["bank"]
+    assert (bank["frozen"], bank["draft"], bank["version"]) == (False, True, frozen.version)
+    assert (
+        main(
+            [
+                "score",
+                str(tmp_path / "frozen"),
+                str(runs),
+                "--bootstrap",
+                "50",
+                "--no-report",
+                "--out",
+                str(tmp_path / "r3"),
+            ]
+        )
+        == 0
+    )
+    bank = json.loads((tmp_path / "r3" / "scores.json").read_text())["bank"]
+    assert (bank["frozen"], bank["draft"]) == (True, False)
