@@ -14,6 +14,7 @@ from typing import Any
 from qtpy.QtCore import QThread, Signal
 from qtpy.QtGui import QPixmap
 from qtpy.QtWidgets import (
+    QCheckBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -97,12 +98,14 @@ class ScoringPanel(QWidget):
         self.bootstrap_spin.setValue(10000)
         self.seed_spin = QSpinBox()
         self.seed_spin.setRange(0, 2**31 - 1)
+        self.draft_check = QCheckBox("score a draft (bank not frozen)")
 
         form = QFormLayout()
         form.addRow("Bank", _row(self.bank_edit, bank_btn))
         form.addRow("Runs", _row(self.runs_label, runs_btn))
         form.addRow("Report", _row(self.out_edit, out_btn))
         form.addRow("Passes / resamples / seed", _row(self.passes_spin, self.bootstrap_spin, self.seed_spin))
+        form.addRow("", self.draft_check)
 
         self.run_button = QPushButton("Run")
         self.run_button.clicked.connect(self._on_run_clicked)
@@ -176,6 +179,7 @@ class ScoringPanel(QWidget):
             "passes": self.passes_spin.value(),
             "bootstrap": self.bootstrap_spin.value(),
             "seed": self.seed_spin.value(),
+            "draft": self.draft_check.isChecked(),
         }
         self.worker = ScoreWorker(kwargs, self)
         self.worker.progressed.connect(self._on_progress)

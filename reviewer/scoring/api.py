@@ -56,8 +56,12 @@ def compute_scores(
     models: Collection[str] | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    draft: bool = False,
 ) -> dict[str, Any]:
-    """Every number of the evaluation as the scores.json dict; writes nothing."""
+    """Every number of the evaluation as the scores.json dict; writes nothing.
+
+    A bank that is not frozen is refused unless `draft` (its scores are not comparable with others).
+    """
 
     def report(fraction: float, message: str) -> None:
         if cancel is not None and cancel():
@@ -72,7 +76,13 @@ def compute_scores(
     report(0.0, "checking the bank")
     bank = load_bank(bank_dir, verify_hashes=True)
     if not bank.frozen:
-        logger.warning("bank %s %s is not frozen; scores may not be comparable", bank.name, bank.version)
+        if not draft:
+            raise ScoringError(
+                f"bank {bank.name} version {bank.version} is not frozen: freeze it (`reviewer freeze`) or score it "
+                "as a draft (--draft)",
+                path=bank_dir,
+            )
+        logger.warning("bank %s %s is not frozen; scored as a draft", bank.name, bank.version)
     report(0.05, "reading runs")
     runset = load_runs(run_paths, bank, passes=passes, lenient=lenient, models=models, cancel=cancel)
     report(0.15, "judging and counting")
@@ -92,6 +102,7 @@ def compute_scores(
             "version": bank.version,
             "sha256": bank.sha256,
             "frozen": bank.frozen,
+            "draft": not bank.frozen,
             "files": bank.manifest["files"],
         },
         "passes": passes,
@@ -128,6 +139,7 @@ def score(
     *,
     models: Collection[str] | None = None,
     report: bool = True,
+    draft: bool = False,
 ) -> dict[str, Any]:
     """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
 
@@ -145,6 +157,7 @@ def score(
         models=models,
         progress=progress,
         cancel=cancel,
+        draft=draft,
     )
     out = Path(out_dir)
     if progress:

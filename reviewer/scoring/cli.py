@@ -54,6 +54,7 @@ def _score(args: argparse.Namespace) -> int:
         progress=progress,
         models=args.models.split(",") if args.models else None,
         report=not args.no_report,
+        draft=args.draft,
     )
     if args.progress:
         echo(err=True)
@@ -77,5 +78,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--lenient", action="store_true", help="skip bad run lines (listed) and score the valid rest")
     p.add_argument("--models", help="comma-separated list of known models; runs of other models are bad lines")
     p.add_argument("--no-report", action="store_true", help="write scores.json only")
+    p.add_argument("--draft", action="store_true", help="score a bank that is not frozen (marked draft in scores.json)")
     p.add_argument("--progress", action="store_true", help="show progress on stderr")
     p.set_defaults(func=_score)
