@@ -9,17 +9,22 @@ import os
 from reviewer.console import echo
 
 
-def _validate(args: argparse.Namespace) -> int:
+def _problems(folder: str, ok: str, what: str) -> int:
+    """Print every problem of a bank folder (exit 2) or the OK line."""
     from reviewer.bank.io import validate_bank
 
-    found = validate_bank(args.dir)
+    found = validate_bank(folder)
     for problem in found:
         echo(problem)
     if found:
-        echo(f"error: {len(found)} problem(s) in {args.dir}", err=True)
+        echo(f"{len(found)} {what} in {folder}", err=True)
         return 2
-    echo(f"{args.dir}: bank is valid")
+    echo(ok)
     return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    return _problems(args.dir, f"{args.dir}: bank is valid", "problem(s)")
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -49,16 +54,7 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from reviewer.bank.io import validate_bank
-
-    found = validate_bank(args.dir)
-    for problem in found:
-        echo(problem)
-    if found:
-        echo(f"{len(found)} mismatch(es) in {args.dir}", err=True)
-        return 2
-    echo(f"OK {args.dir}")
-    return 0
+    return _problems(args.dir, f"OK {args.dir}", "mismatch(es)")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

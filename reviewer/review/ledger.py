@@ -123,6 +123,61 @@ def record_event(
     return int(cur.lastrowid)
 
 
+def write_decision(
+    store: Store,
+    item: Item,
+    user: str,
+    *,
+    stage: int,
+    verdict: str,
+    action: str | None,
+    reasons: list[str] | None = None,
+    comment: str | None = None,
+    correction: dict[str, Any] | None = None,
+    rationale: str | None = None,
+    view: dict[str, Any] | None = None,
+    seconds: float | None = None,
+    retracts: int | None = None,
+    before: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> int:
+    """Append one decision on the item's current version and, unless `action` is None (the caller's own
+    event covers it), its event; call inside a transaction. Returns the decision id."""
+    cur = store.db.execute(
+        "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, rationale, view, "
+        "seconds, retracts, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            item.id,
+            item.version,
+            user,
+            stage,
+            verdict,
+            json.dumps(reasons or []),
+            comment,
+            dumps(correction) if correction is not None else None,
+            rationale,
+            dumps(view) if view is not None else None,
+            seconds,
+            retracts,
+            now(),
+        ],
+    )
+    decision_id = int(cur.lastrowid)
+    if action is not None:
+        record_event(
+            store,
+            user,
+            action,
+            bank=item.bank,
+            item=item.id,
+            version=item.version,
+            before=before,
+            after="retracted" if verdict == "retract" else verdict,
+            detail={"decision": decision_id, "stage": stage, **(detail or {})},
+        )
+    return decision_id
+
+
 def verify_chain(store: Store) -> tuple[int, str]:
     """(event count, last hash); ReviewError at the first event whose hash does not follow."""
     prev = GENESIS

@@ -30,6 +30,7 @@ from reviewer.review.ledger import (
     record_event,
     require_bank,
     set_state,
+    write_decision,
 )
 from reviewer.review.rules import codebook, workflow
 from reviewer.store import Store
@@ -473,32 +474,19 @@ def decide(
             seconds = round(time.time() - shown[0], 3) if shown else None
         if seconds is not None and not (0 <= seconds < 86400 * 7):
             raise ReviewError(f"item {item.key}: seconds must be between 0 and a week, not {seconds}")
-        cur = db.execute(
-            "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, view, seconds, "
-            "created) VALUES (?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                item.id,
-                item.version,
-                actor.name,
-                verdict,
-                json.dumps(codes),
-                comment,
-                json.dumps(correction) if correction is not None else None,
-                json.dumps(view) if view is not None else None,
-                seconds,
-                now(),
-            ],
-        )
-        decision_id = int(cur.lastrowid)
-        record_event(
+        decision_id = write_decision(
             store,
+            item,
             actor.name,
-            "decide",
-            bank=item.bank,
-            item=item.id,
-            version=item.version,
-            after=verdict,
-            detail={"decision": decision_id, "stage": 1, "reasons": codes, "correction": correction is not None},
+            stage=1,
+            verdict=verdict,
+            action="decide",
+            reasons=codes,
+            comment=comment,
+            correction=correction,
+            view=view,
+            seconds=seconds,
+            detail={"reasons": codes, "correction": correction is not None},
         )
         _mark(store, item.id, actor.name, open_=verdict not in VERDICTS, skipped=verdict == "skip")
         if verdict in VERDICTS:
@@ -574,21 +562,17 @@ def undo(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
             raise ReviewError(f"item {item.key}: adjudicated already; a maintainer can reopen it")
         if version != item.version:
             raise ReviewError(f"item {item.key}: that decision was on version {version}, which is no longer current")
-        cur = db.execute(
-            "INSERT INTO decisions (item, version, user, stage, verdict, retracts, created) "
-            "VALUES (?, ?, ?, 1, 'retract', ?, ?)",
-            [item.id, version, actor.name, decision_id, now()],
-        )
-        record_event(
+        undone = Item(item.id, item.bank, item.qid, item.state, version, item.gold, item.audit, item.reference_source)
+        write_decision(
             store,
+            undone,
             actor.name,
-            "undo",
-            bank=bank,
-            item=item.id,
-            version=version,
+            stage=1,
+            verdict="retract",
+            action="undo",
+            retracts=decision_id,
             before=verdict,
-            after="retracted",
-            detail={"decision": int(cur.lastrowid), "retracts": decision_id},
+            detail={"retracts": decision_id},
         )
         _mark(store, item.id, actor.name, open_=True)
         if item.state in ("consensus_accepted", "flagged"):

@@ -9,7 +9,6 @@ it. A correction is a new item version; an adjudicated item is final (a maintain
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from reviewer.errors import ReviewError
@@ -20,11 +19,11 @@ from reviewer.review.ledger import (
     find_item,
     get_user,
     item_by_id,
-    now,
     question,
     record_event,
     require_bank,
     set_state,
+    write_decision,
 )
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
@@ -142,7 +141,7 @@ def adjudicate(
     workflow().require("adjudicate", actor.role, actor.name)
     if verdict not in ("accept", "reject", "correct"):
         raise ReviewError(f"adjudication is accept, reject or correct, not {verdict!r}")
-    with store.transaction() as db:
+    with store.transaction():
         item = find_item(store, key, bank)
         _writable(store, item, version)
         if item.gold:
@@ -174,31 +173,18 @@ def adjudicate(
                 f"item {item.key}: a visual-reference item cannot be accepted while its reference is a draft; "
                 "correct it with the reference"
             )
-        cur = db.execute(
-            "INSERT INTO decisions (item, version, user, stage, verdict, reasons, correction, rationale, view, created) "
-            "VALUES (?, ?, ?, 2, ?, ?, ?, ?, ?, ?)",
-            [
-                item.id,
-                item.version,
-                actor.name,
-                verdict,
-                json.dumps(codes),
-                json.dumps(correction) if correction is not None else None,
-                rationale,
-                json.dumps(view) if view is not None else None,
-                now(),
-            ],
-        )
-        decision_id = int(cur.lastrowid)
-        record_event(
+        decision_id = write_decision(
             store,
+            item,
             actor.name,
-            "adjudicate",
-            bank=item.bank,
-            item=item.id,
-            version=item.version,
-            after=verdict,
-            detail={"decision": decision_id, "stage": 2, "reasons": codes, "rationale": rationale},
+            stage=2,
+            verdict=verdict,
+            action="adjudicate",
+            reasons=codes,
+            correction=correction,
+            rationale=rationale,
+            view=view,
+            detail={"reasons": codes, "rationale": rationale},
         )
         new_version = None
         if verdict == "correct":
@@ -259,13 +245,17 @@ def reopen(store: Store, key: str, *, user: str | None, reason: str, bank: str |
             f"AND {_EFFECTIVE}",
             [item.id, item.version],
         ).fetchall()
-        stamp = now()
-        for (decision_id,) in live:
+        for (decision_id,) in live:  # one reopen event below covers these retractions
             stage = db.execute("SELECT stage FROM decisions WHERE id = ?", [decision_id]).fetchone()[0]
-            db.execute(
-                "INSERT INTO decisions (item, version, user, stage, verdict, retracts, rationale, created) "
-                "VALUES (?, ?, ?, ?, 'retract', ?, ?, ?)",
-                [item.id, item.version, actor.name, stage, decision_id, reason, stamp],
+            write_decision(
+                store,
+                item,
+                actor.name,
+                stage=stage,
+                verdict="retract",
+                action=None,
+                retracts=decision_id,
+                rationale=reason,
             )
         db.execute("UPDATE items SET audit = 0 WHERE id = ?", [item.id])
         db.execute("UPDATE assignments SET open = 1, skipped = 0 WHERE item = ?", [item.id])
@@ -292,10 +282,14 @@ def apply_rule(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
         outside = [i for i in outside if not in_sample(cfg, i)]
         if cfg["rest_rule"] != "open":
             for item in outside:
-                cur = db.execute(
-                    "INSERT INTO decisions (item, version, user, stage, verdict, rationale, created) "
-                    "VALUES (?, ?, ?, 2, 'rule', ?, ?)",
-                    [item.id, item.version, actor.name, f"rest rule: {cfg['rest_rule']}", now()],
+                rule_decision = write_decision(
+                    store,
+                    item,
+                    actor.name,
+                    stage=2,
+                    verdict="rule",
+                    action=None,
+                    rationale=f"rest rule: {cfg['rest_rule']}",
                 )
                 set_state(
                     store,
@@ -304,7 +298,7 @@ def apply_rule(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
                     actor.role,
                     actor.name,
                     detail={
-                        "decision": int(cur.lastrowid),
+                        "decision": rule_decision,
                         "rule": cfg["rest_rule"],
                         "adjudicate_share": cfg["adjudicate_share"],
                         "seed": cfg["seed"],
