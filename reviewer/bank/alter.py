@@ -383,12 +383,15 @@ def alter_record(
             (result.rejected if failed else result.kept).append(
                 {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})}
             )
-        if b is not None and result.pairs and not dry_run:
-            from reviewer.bank.io import add_pairs
-
-            add_pairs(bank, result.pairs)
+        adding = b is not None and bool(result.pairs) and not dry_run
+        if adding:
             result.added_to_bank = len(result.pairs)
         atomic_write(work / REPORT, (json.dumps(result.summary(), indent=1, default=str) + "\n").encode("utf-8"))
+    # the pairs go into the bank only once the altered copy they point at is in place
+    if adding:
+        from reviewer.bank.io import add_pairs
+
+        add_pairs(bank, result.pairs)
     return result
 
 
