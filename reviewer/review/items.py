@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from reviewer.errors import ReviewError
 from reviewer.review.ledger import Item, find_item, get_user, now, record_event, set_state
 from reviewer.review.rules import workflow
 from reviewer.store import Store, sha256_text
@@ -91,6 +92,10 @@ def history(store: Store, key: str, *, user: str | None) -> dict[str, Any]:
     actor = get_user(store, user)
     item = find_item(store, key)
     see_all = workflow().allowed("see_all", actor.role)
+    if not see_all and not store.db.execute(
+        "SELECT 1 FROM assignments WHERE item = ? AND user = ?", [item.id, actor.name]
+    ).fetchone():
+        raise ReviewError(f"item {item.key} is not assigned to {actor.name}")
     versions = [
         {**r, "question": json.loads(r.pop("json"))}
         for r in store.db.query(

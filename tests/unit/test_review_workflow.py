@@ -164,12 +164,9 @@ def test_annotator_view_holds_only_their_own_work(tmp_path):
     assert set(first) == ANNOTATOR_VIEW_KEYS
     assert first["question"] == next(q for q in _questions(3) if q["id"] == first["id"])
     assert first["your_decision"] is None and first["progress"] == {"done": 0, "assigned": 3}
-    assert [r["code"] for r in first["flag_reasons"]] == [
-        "ambiguous_evidence",
-        "wrong_reference",
-        "format_wording",
-        "other",
-    ]
+    # the four stage-1 reasons come first (the codebook may add maintainer reasons after them)
+    codes = [r["code"] for r in first["flag_reasons"]]
+    assert codes[:4] == ["ambiguous_evidence", "wrong_reference", "format_wording", "other"]
     assert all(r["definition"] and r["example"] for r in first["flag_reasons"])
     # bob flags every item; ann skips one and then sees it again: her view never shows bob
     for qid in ("q000", "q001", "q002"):
@@ -245,7 +242,9 @@ def test_the_state_machine_allows_only_its_transitions_and_roles():
         "corrected",
     }
     # a frozen item changes only by a maintainer's reopen or a changed re-import (both start the next version)
-    assert {t.action for t in wf.transitions.values() if "frozen" in t.sources} == {"reopen", "revise"}
+    leaving = [t for t in wf.transitions.values() if "frozen" in t.sources]
+    assert {"reopen", "revise"} <= {t.action for t in leaving}
+    assert all(t.roles <= {"maintainer", "tool"} for t in leaving)
     assert wf.transitions["reopen"].roles == {"maintainer"}
     with pytest.raises(ReviewError, match="needs a reason"):
         wf.target("reopen", "accepted", "maintainer", reason=" ")
@@ -486,6 +485,7 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
         (["users", "add", "zoe", "--role", "expert", "--user", "ann"], "only maintainer may users add"),
         (["review", "agreement", BANK, "--user", "bob"], "only expert or maintainer may see all"),
         (["review", "undo", BANK, "--user", "ann"], "ann has no decision to undo"),
+        (["review", "log", "q000", "--user", "cat"], "item rb/q000 is not assigned to cat"),
     ]
     for argv, message in cases:
         assert main(["--db", db, *argv]) == 2, argv
