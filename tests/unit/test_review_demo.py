@@ -33,7 +33,9 @@ def _gold(path, site):
     return path
 
 
-def test_two_stage_review_end_to_end_on_the_demo_bank(demo, tmp_path, capsys):
+def test_two_stage_review_end_to_end_on_the_demo_bank(demo, tmp_path, capsys, monkeypatch):
+    secret = "sk-ant-api03-SENTINEL-never-stored"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
     db = str(tmp_path / "review.sqlite")
     bank = demo["bank"]
     name = bank.name
@@ -197,3 +199,6 @@ def test_two_stage_review_end_to_end_on_the_demo_bank(demo, tmp_path, capsys):
     assert at == sorted(at), log
     assert "[corrected, current version 2]" in log
     assert "chain intact" in _run(capsys, db, "review", "verify-log")
+    # the store never holds a secret from the environment (main file and its write-ahead log)
+    for path in tmp_path.glob("review.sqlite*"):
+        assert secret.encode() not in path.read_bytes(), path
