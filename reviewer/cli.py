@@ -26,6 +26,7 @@ VERB_MODULES = (
     "reviewer.bank.gen_cli",
     "reviewer.scoring.cli",
     "reviewer.review.cli",
+    "reviewer.review.audit_cli",
     "reviewer.app.cli",
 )
 

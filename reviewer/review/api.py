@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError
+from reviewer.review.audit import apply_audit
 from reviewer.review.items import history
 from reviewer.review.ledger import add_user, find_item, get_user, list_users, require_bank, verify_chain
 from reviewer.review.rules import codebook, workflow
@@ -32,6 +33,7 @@ __all__ = [
     "adjudicate",
     "agreement",
     "allow",
+    "apply_audit",
     "apply_rule",
     "assign",
     "decide",

@@ -57,10 +57,13 @@ def compute_scores(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
     draft: bool = False,
+    rescore_from: str | Path | None = None,
 ) -> dict[str, Any]:
     """Every number of the evaluation as the scores.json dict; writes nothing.
 
     A bank that is not frozen is refused unless `draft` (its scores are not comparable with others).
+    `rescore_from` names the bank the runs were made on: they are scored on this one without a rerun
+    when every question they answer kept its text and fields (reviewer.scoring.rescore).
     """
 
     def report(fraction: float, message: str) -> None:
@@ -84,7 +87,15 @@ def compute_scores(
             )
         logger.warning("bank %s %s is not frozen; scored as a draft", bank.name, bank.version)
     report(0.05, "reading runs")
-    runset = load_runs(run_paths, bank, passes=passes, lenient=lenient, models=models, cancel=cancel)
+    rescored = None
+    if rescore_from is not None:
+        from reviewer.scoring.rescore import load_rescored
+
+        runset, rescored = load_rescored(
+            run_paths, bank, rescore_from, passes=passes, lenient=lenient, models=models, cancel=cancel
+        )
+    else:
+        runset = load_runs(run_paths, bank, passes=passes, lenient=lenient, models=models, cancel=cancel)
     report(0.15, "judging and counting")
     scored = compute(
         bank,
@@ -123,6 +134,8 @@ def compute_scores(
         },
         "scorer": {"name": "earthrecord-reviewer", "version": __version__},
     }
+    if rescored is not None:
+        scores["rescored"] = rescored
     return _clean(scores)
 
 
@@ -140,6 +153,7 @@ def score(
     models: Collection[str] | None = None,
     report: bool = True,
     draft: bool = False,
+    rescore_from: str | Path | None = None,
 ) -> dict[str, Any]:
     """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
 
@@ -158,6 +172,7 @@ def score(
         progress=progress,
         cancel=cancel,
         draft=draft,
+        rescore_from=rescore_from,
     )
     out = Path(out_dir)
     if progress:

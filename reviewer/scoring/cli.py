@@ -55,12 +55,21 @@ def _score(args: argparse.Namespace) -> int:
         models=args.models.split(",") if args.models else None,
         report=not args.no_report,
         draft=args.draft,
+        rescore_from=args.rescore_from,
     )
     if args.progress:
         echo(err=True)
     for problem in scores["problems"]["bad_lines"]:
         where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]
         echo(f"skipped {where}: {problem['field'] + ': ' if problem['field'] else ''}{problem['message']}", err=True)
+    if "rescored" in scores:
+        r = scores["rescored"]
+        echo(
+            f"rescored runs made on {r['from']['name']} {r['from']['version']}: {r['unchanged_text_and_fields']} "
+            f"question(s) with unchanged text and fields, {len(r['removed_questions'])} removed "
+            f"({r['runs_dropped']} runs dropped)",
+            err=True,
+        )
     echo("\n".join(_summary(scores)))
     echo(f"report written to {args.out}")
     return 0
@@ -79,5 +88,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--models", help="comma-separated list of known models; runs of other models are bad lines")
     p.add_argument("--no-report", action="store_true", help="write scores.json only")
     p.add_argument("--draft", action="store_true", help="score a bank that is not frozen (marked draft in scores.json)")
+    p.add_argument(
+        "--rescore-from",
+        metavar="OLD_BANK_DIR",
+        help="the runs were made on OLD_BANK_DIR: score them on BANK_DIR without a rerun, refused unless every "
+        "question they answer has the same text and fields (runs on removed questions are dropped)",
+    )
     p.add_argument("--progress", action="store_true", help="show progress on stderr")
     p.set_defaults(func=_score)
