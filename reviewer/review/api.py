@@ -97,7 +97,7 @@ def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path 
     actor = get_user(store, user)
     workflow().require("see_all", actor.role, actor.name)
     require_bank(store, bank)
-    report = agreement_report(_stage1_table(store, bank), codebook().flag_codes())
+    report = agreement_report(_stage1_table(store, bank), codebook().flag_codes("annotator"))
     report["gold"] = [
         {k: r[k] for k in ("user", "gold_decided", "gold_correct", "gold_accuracy")}
         for r in progress(store, bank, user=actor.name)

@@ -717,6 +717,8 @@ def apply_audit(
                         **evidence,
                     },
                 )
+                # marked for an expert: in the adjudication queue whatever the sample, never decided by the rule
+                db.execute("UPDATE items SET audit = 1 WHERE id = ?", [item.id])
                 done["sent_back"].append({"item": item.key, "from": item.state, "retracted": len(live)})
             else:
                 why = note or f"pilot audit: unstable reference ({', '.join(entry['rules'])})"

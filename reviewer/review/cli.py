@@ -16,6 +16,13 @@ from reviewer.console import echo
 def _store(args: argparse.Namespace) -> Any:
     from reviewer.store import Store
 
+    if getattr(args, "package", None):
+        from reviewer.errors import ReviewError
+        from reviewer.review.packages import open_package
+
+        if getattr(args, "db", None):
+            raise ReviewError("give --package FILE or --db FILE, not both")
+        return open_package(args.package)
     return Store(args.db) if getattr(args, "db", None) else Store()
 
 
@@ -359,8 +366,14 @@ def _common(p: argparse.ArgumentParser, *, json_out: bool = True) -> None:
         p.add_argument("--json", action="store_true", help="print JSON")
 
 
+def _package(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--package", metavar="FILE", help="work on a review package (`reviewer package export`) as the store"
+    )
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `users` and `review` verbs."""
+    """Add the `users`, `review` and `package` verbs."""
     users = subparsers.add_parser("users", help="local profiles: annotator, expert, maintainer")
     sub = users.add_subparsers(dest="users_verb", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser("add", help="add a user (once a maintainer exists, only a maintainer may)")
@@ -395,6 +408,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("next", help="the next item in your order, with what you need to judge it")
     p.add_argument("bank")
     _common(p)
+    _package(p)
     p.set_defaults(func=_next)
 
     p = sub.add_parser("decide", help="stage 1: accept, flag with reasons, or skip an item")
@@ -410,21 +424,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--view", metavar="JSON", help="the evidence view the decision rests on")
     p.add_argument("--bank")
     _common(p)
+    _package(p)
     p.set_defaults(func=_decide)
 
     p = sub.add_parser("undo", help="take back your last stage-1 decision in a bank")
     p.add_argument("bank")
     _common(p)
+    _package(p)
     p.set_defaults(func=_undo)
 
     p = sub.add_parser("queue", help="your queue in order (annotator: your items; expert: by disagreement)")
     p.add_argument("bank")
     _common(p)
+    _package(p)
     p.set_defaults(func=_queue)
 
     p = sub.add_parser("status", help="progress per annotator (done/assigned, median seconds, gold accuracy)")
     p.add_argument("bank")
     _common(p)
+    _package(p)
     p.set_defaults(func=_status)
 
     p = sub.add_parser("agreement", help="percent agreement, Cohen, Fleiss, Krippendorff alpha, Gwet AC1")
@@ -484,3 +502,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify-log", help="check the event log's hash chain")
     p.add_argument("--user")
     p.set_defaults(func=_verify_log)
+
+    from reviewer.review.package_cli import register as register_packages
+
+    register_packages(subparsers)

@@ -58,6 +58,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
     outcomes: dict[str, int] = {}
     experts: dict[str, int] = {}
     removed = []
+    expert_names = {r[0] for r in store.db.execute("SELECT name FROM users WHERE role = 'expert'")}
     for item in items:
         routes = [
             r[0]
@@ -70,7 +71,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
         if routes:
             routed["consensus_accepted" if routes[0] == "route_consensus" else "flagged"] += 1
         final = _adjudicated(store, item)
-        if final and final["verdict"] != "rule":
+        if final and final["by"] in expert_names:
             experts[final["by"]] = experts.get(final["by"], 0) + 1
             if routes and routes[0] == "route_consensus":
                 routed["audited"] += 1
@@ -89,7 +90,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
                 }
             )
     n_events, last_hash = verify_chain(store)
-    agreement = agreement_report(_stage1_table(store, bank), codebook().flag_codes())
+    agreement = agreement_report(_stage1_table(store, bank), codebook().flag_codes("annotator"))
     return {
         "bank": bank,
         "version": version,

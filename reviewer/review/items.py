@@ -92,9 +92,12 @@ def history(store: Store, key: str, *, user: str | None) -> dict[str, Any]:
     actor = get_user(store, user)
     item = find_item(store, key)
     see_all = workflow().allowed("see_all", actor.role)
-    if not see_all and not store.db.execute(
-        "SELECT 1 FROM assignments WHERE item = ? AND user = ?", [item.id, actor.name]
-    ).fetchone():
+    if (
+        not see_all
+        and not store.db.execute(
+            "SELECT 1 FROM assignments WHERE item = ? AND user = ?", [item.id, actor.name]
+        ).fetchone()
+    ):
         raise ReviewError(f"item {item.key} is not assigned to {actor.name}")
     versions = [
         {**r, "question": json.loads(r.pop("json"))}

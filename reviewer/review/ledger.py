@@ -140,9 +140,14 @@ def write_decision(
     retracts: int | None = None,
     before: str | None = None,
     detail: dict[str, Any] | None = None,
+    created: str | None = None,
 ) -> int:
     """Append one decision on the item's current version and, unless `action` is None (the caller's own
-    event covers it), its event; call inside a transaction. Returns the decision id."""
+    event covers it), its event; call inside a transaction. Returns the decision id.
+
+    `created` is the time the decision was made when that was elsewhere (a review package's decision
+    merged on import); default now. In a review package, the decision is signed in the same transaction.
+    """
     cur = store.db.execute(
         "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, rationale, view, "
         "seconds, retracts, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -159,10 +164,14 @@ def write_decision(
             dumps(view) if view is not None else None,
             seconds,
             retracts,
-            now(),
+            created or now(),
         ],
     )
     decision_id = int(cur.lastrowid)
+    if store.db.execute("SELECT 1 FROM packages WHERE kind = 'self'").fetchone():
+        from reviewer.review.packages import sign_decision
+
+        sign_decision(store, decision_id)
     if action is not None:
         record_event(
             store,

@@ -64,6 +64,10 @@ class Reason:
     label: str
     definition: str
     example: str
+    roles: tuple[str, ...] = ROLES
+
+    def for_role(self, role: str | None) -> bool:
+        return role is None or role in self.roles
 
 
 @dataclass(frozen=True)
@@ -71,19 +75,25 @@ class Codebook:
     flag_reasons: tuple[Reason, ...]
     reject_reasons: tuple[Reason, ...]
 
-    def flag_codes(self) -> list[str]:
-        return [r.code for r in self.flag_reasons]
+    def flag_codes(self, role: str | None = None) -> list[str]:
+        """The flag reasons a role may give (all of them when role is None)."""
+        return [r.code for r in self.flag_reasons if r.for_role(role)]
 
-    def check_flags(self, codes: list[str], *, item: str = "") -> list[str]:
-        return _check_codes(codes, self.flag_codes(), "flag reason", item)
+    def check_flags(self, codes: list[str], *, item: str = "", role: str | None = None) -> list[str]:
+        return _check_codes(codes, self.flag_codes(role), "flag reason", item)
 
     def check_reject(self, codes: list[str], *, item: str = "") -> list[str]:
         return _check_codes(codes, [r.code for r in self.reject_reasons], "reject reason", item)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self, role: str | None = None) -> dict[str, Any]:
+        """The reasons a role may give, with their definitions and examples."""
+
+        def public(r: Reason) -> dict[str, Any]:
+            return {k: v for k, v in r.__dict__.items() if k != "roles"}
+
         return {
-            "flag_reasons": [r.__dict__ for r in self.flag_reasons],
-            "reject_reasons": [r.__dict__ for r in self.reject_reasons],
+            "flag_reasons": [public(r) for r in self.flag_reasons if r.for_role(role)],
+            "reject_reasons": [public(r) for r in self.reject_reasons if r.for_role(role)],
         }
 
 

@@ -340,7 +340,7 @@ def annotator_view(store: Store, item: Item, user: User) -> dict[str, Any]:
         "id": item.qid,
         "version": item.version,
         "question": question(store, item.id, item.version),
-        "flag_reasons": codebook().as_dict()["flag_reasons"],
+        "flag_reasons": codebook().as_dict(user.role)["flag_reasons"],
         "your_decision": _own_decision(store, item, user.name),
         "progress": _progress(store, item.bank, user.name),
     }
@@ -445,10 +445,13 @@ def decide(
     view: dict[str, Any] | None = None,
     version: int | None = None,
     bank: str | None = None,
+    created: str | None = None,
 ) -> dict[str, Any]:
     """Record one annotator's stage-1 decision (accept, flag with reasons, or skip), durably.
 
     Returns what the annotator may see: the decision id, item and version (not the item's state).
+    `created` is the time a decision made elsewhere was made (a review package's, merged on import):
+    its `seconds` are then taken as given, not measured here.
     """
     actor = get_user(store, user)
     workflow().require("annotate", actor.role, actor.name)
@@ -464,12 +467,12 @@ def decide(
         own = _own_decision(store, item, actor.name)
         if own and own["verdict"] in VERDICTS:
             raise ReviewError(f"item {item.key}: {actor.name} decided it already ({own['verdict']}); undo it first")
-        codes = codebook().check_flags(reasons or [], item=item.key) if verdict == "flag" else []
+        codes = codebook().check_flags(reasons or [], item=item.key, role=actor.role) if verdict == "flag" else []
         if reasons and verdict != "flag":
             raise ReviewError(f"item {item.key}: reasons go with a flag, not with {verdict}")
         if correction is not None:
             _check_correction(correction, question(store, item.id, item.version), item)
-        if seconds is None:
+        if seconds is None and created is None:
             shown = db.execute("SELECT at FROM shown WHERE user = ? AND item = ?", [actor.name, item.id]).fetchone()
             seconds = round(time.time() - shown[0], 3) if shown else None
         if seconds is not None and not (0 <= seconds < 86400 * 7):
@@ -487,6 +490,7 @@ def decide(
             view=view,
             seconds=seconds,
             detail={"reasons": codes, "correction": correction is not None},
+            created=created,
         )
         _mark(store, item.id, actor.name, open_=verdict not in VERDICTS, skipped=verdict == "skip")
         if verdict in VERDICTS:
@@ -542,8 +546,11 @@ def _route(store: Store, item: Item, actor: User) -> None:
         set_state(store, item, "route_flagged", actor.role, actor.name, detail={"decisions": [d["id"] for d in made]})
 
 
-def undo(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
-    """Take back the user's own last stage-1 decision in a bank: a new decision that retracts it."""
+def undo(store: Store, bank: str, *, user: str | None, created: str | None = None) -> dict[str, Any]:
+    """Take back the user's own last stage-1 decision in a bank: a new decision that retracts it.
+
+    `created`: the time of an undo made elsewhere (a review package's, merged on import).
+    """
     actor = get_user(store, user)
     workflow().require("annotate", actor.role, actor.name)
     with store.transaction() as db:
@@ -573,6 +580,7 @@ def undo(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
             retracts=decision_id,
             before=verdict,
             detail={"retracts": decision_id},
+            created=created,
         )
         _mark(store, item.id, actor.name, open_=True)
         if item.state in ("consensus_accepted", "flagged"):

@@ -69,14 +69,16 @@ def expert_queue(store: Store, bank: str, expert: User) -> list[dict[str, Any]]:
     out = []
     for item_id, qid, state, audit, version, flags, n in rows:
         item = Item(item_id, bank, qid, state, version, False, bool(audit), "")
-        if state == "flagged" and not in_sample(cfg, item):
+        if state == "flagged" and not audit and not in_sample(cfg, item):
             continue
         if _annotated(store, item_id, expert.name) and not _allowed(store, item_id, expert.name):
             continue
-        if state == "flagged":
-            kind, order = ("split", 0) if flags < n else ("unanimous flag", 1)
+        if state == "flagged" and audit:
+            kind, order = "pilot audit", 0  # sent back by the maintainer: first
+        elif state == "flagged":
+            kind, order = ("split", 1) if flags < n else ("unanimous flag", 2)
         else:
-            kind, order = "audit", 2
+            kind, order = "audit", 3
         # within split decisions, the closest to an even split first
         spread = abs(flags / n - 0.5) if n else 0.5
         out.append(
@@ -279,7 +281,7 @@ def apply_rule(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
             "SELECT id FROM items WHERE bank = ? AND state = 'flagged' AND gold = 0 ORDER BY position", [bank]
         ).fetchall()
         outside = [item_by_id(store, r[0]) for r in rows]
-        outside = [i for i in outside if not in_sample(cfg, i)]
+        outside = [i for i in outside if not i.audit and not in_sample(cfg, i)]  # sent-back items wait for an expert
         if cfg["rest_rule"] != "open":
             for item in outside:
                 rule_decision = write_decision(

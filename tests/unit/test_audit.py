@@ -450,7 +450,11 @@ def test_apply_sends_back_and_removes_with_one_event_each_then_freeze_lists_the_
     assert reject == ("mia", 2, "reject", '["unstable_reference"]')
     assert api.verify_chain(store)[0] == before[0] + 2
 
-    # the sent-back item waits for an expert: no freeze until it is adjudicated again
+    # the sent-back item waits for an expert, first in the queue whatever the sample, and no rule decides it
+    api.set_rule(store, BANK, user="mia", adjudicate_share=0.01, rest_rule="reject")
+    assert [(r["id"], r["kind"]) for r in api.queue(store, BANK, user="eve")][:1] == [("q003", "pilot audit")]
+    assert api.apply_rule(store, BANK, user="mia")["applied"] == 0 and _state(store, "q003") == "flagged"
+    # no freeze until it is adjudicated again
     with pytest.raises(ReviewError, match="rb/q003 \\(flagged\\)"):
         freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
     api.adjudicate(store, "q003", user="eve", verdict="accept", rationale="the pilot flipped; the reference holds")

@@ -168,6 +168,9 @@ def test_annotator_view_holds_only_their_own_work(tmp_path):
     codes = [r["code"] for r in first["flag_reasons"]]
     assert codes[:4] == ["ambiguous_evidence", "wrong_reference", "format_wording", "other"]
     assert all(r["definition"] and r["example"] for r in first["flag_reasons"])
+    assert "pilot_audit" not in codes  # a maintainer's reason: not offered to annotators, and refused from them
+    with pytest.raises(ReviewError, match="unknown flag reason 'pilot_audit'"):
+        api.decide(store, first["item"], user="ann", verdict="flag", reasons=["pilot_audit"])
     # bob flags every item; ann skips one and then sees it again: her view never shows bob
     for qid in ("q000", "q001", "q002"):
         api.decide(

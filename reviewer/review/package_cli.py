@@ -1,0 +1,82 @@
+"""`reviewer package export | import`: review packages for annotators on other machines.
+
+The annotator works a package with the review verbs: `reviewer review next|decide|undo|queue|status ... --package
+FILE`. The package's signing key is never printed (its key id is).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from typing import Any
+
+from reviewer.console import echo
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from reviewer.store import Store
+
+    return Store(args.db) if getattr(args, "db", None) else Store()
+
+
+def _export(args: argparse.Namespace) -> int:
+    from reviewer.review.packages import export_package
+
+    with _store(args) as store:
+        out = export_package(store, args.bank, annotator=args.annotator, out=args.out, user=args.user)
+    if args.json:
+        echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    echo(
+        f"wrote {out['file']}: {out['items']} open item(s) of {out['bank']} for {out['annotator']}, "
+        f"{out['sites']} site record(s) (package {out['package']}, key {out['key_id']})"
+    )
+    echo(
+        f"to work it: reviewer review next {out['bank']} --package {shlex.quote(out['file'])} --user {out['annotator']}"
+    )
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from reviewer.review.packages import import_package
+
+    with _store(args) as store:
+        out = import_package(store, args.file, user=args.user)
+    if args.json:
+        echo(json.dumps(out, ensure_ascii=False, indent=2))
+        return 0
+    new = out["merged"] + out["retracted"] + len(out["conflicts"])
+    head = f"package {out['package']} ({out['file']}) from {out['annotator']}, bank {out['bank']}: "
+    if not new:
+        echo(head + f"nothing new (all {out['decisions']} decision(s) were imported before)")
+    else:
+        echo(
+            head + f"merged {out['merged']} decision(s) and {out['retracted']} undo(s), "
+            f"{len(out['conflicts'])} conflict(s), {out['already']} imported before"
+        )
+    for c in out["conflicts"]:
+        echo(f"conflict: {c['item']} v{c['version']} ({c['verdict']}): {c['reason']}; not merged")
+    if out["earlier_conflicts"]:
+        echo(f"{out['earlier_conflicts']} decision(s) were refused as conflicts by an earlier import")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `package` verbs."""
+    package = subparsers.add_parser(
+        "package", help="review packages: an annotator's open items for another machine, decisions merged back"
+    )
+    sub = package.add_subparsers(dest="package_verb", metavar="SUBCOMMAND", required=True)
+    p = sub.add_parser("export", help="maintainer: write one annotator's open items of a bank as one package file")
+    p.add_argument("bank")
+    p.add_argument("--annotator", required=True, help="whose assigned, still-open items go into the package")
+    p.add_argument("--out", required=True, metavar="FILE", help="the package file to write (must not exist)")
+    p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_export)
+    p = sub.add_parser("import", help="maintainer: merge a package's decisions (idempotent; conflicts are listed)")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_import)
