@@ -32,6 +32,7 @@ import hmac
 import json
 import os
 import secrets
+import sqlite3
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +85,10 @@ _PACKAGE_COLS = "id, kind, bank, annotator, key_id, secret, items, issued_by, is
 
 
 def _package(row: Any) -> Package:
-    items = tuple((i["qid"], int(i["version"]), i["sha256"]) for i in json.loads(row[6]))
+    try:
+        items = tuple((i["qid"], int(i["version"]), i["sha256"]) for i in json.loads(row[6]))
+    except (ValueError, TypeError, KeyError):
+        items = ()  # a package's own copy edited by hand: the import reads the team store's copy
     return Package(row[0], row[1], row[2], row[3], row[4], row[5], items, row[7], row[8])
 
 
@@ -214,7 +218,8 @@ def export_package(store: Store, bank: str, *, annotator: str, out: str | Path, 
         )
     package_id, key_id, secret = secrets.token_hex(16), "k" + secrets.token_hex(8), secrets.token_hex(32)
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         os.close(fd)  # mode 0600: the package holds its signing key
     except OSError as exc:
         raise ReviewError(f"cannot write the package: {os_error_text(exc, target)}") from exc
@@ -238,14 +243,21 @@ def export_package(store: Store, bank: str, *, annotator: str, out: str | Path, 
             )
             own = Package(package_id, "self", bank, person.name, key_id, secret, (), actor.name, stamp)
             _write_package(tmp, content, own, items)
-        os.replace(tmp, target)
-        _fsync_dir(target.parent)
     except OSError as exc:
         _remove_db(tmp)
         raise ReviewError(f"cannot write the package: {os_error_text(exc, target)}; nothing was issued") from exc
     except BaseException:
         _remove_db(tmp)
         raise
+    try:
+        os.replace(tmp, target)
+    except OSError as exc:
+        _remove_db(tmp)
+        raise ReviewError(
+            f"package {package_id} was issued, but its file could not be written: {os_error_text(exc, target)}; "
+            "export again (the issued record is never used)"
+        ) from exc
+    _fsync_dir(target.parent)
     return {
         "package": package_id,
         "key_id": key_id,
@@ -461,6 +473,8 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
     package = open_package(path)
     try:
         issued, rows = _verified(package, path, store)
+    except sqlite3.DatabaseError as exc:  # a table dropped or changed by hand
+        raise _refuse(path, None, f"cannot be read as a review package ({exc})") from exc
     finally:
         package.close()
     merged = retracted = 0
@@ -556,8 +570,8 @@ def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any
             out = undo(store, issued.bank, user=issued.annotator, created=d["created"])
             if out["undone"] != target:
                 raise _Conflict(
-                    f"takes back decision {target}, but {issued.annotator}'s last decision in the team store is "
-                    f"a later one ({out['undone']})"
+                    f"takes back decision {target}, but {issued.annotator}'s last decision in bank {issued.bank} "
+                    f"in the team store is decision {out['undone']}"
                 )
             return int(db.execute("SELECT max(id) FROM decisions WHERE retracts = ?", [target]).fetchone()[0])
     row = store.db.execute(
