@@ -17,7 +17,7 @@ def _problems(folder: str, ok: str, what: str) -> int:
     for problem in found:
         echo(problem)
     if found:
-        echo(f"{len(found)} {what} in {folder}", err=True)
+        echo(f"error: {len(found)} {what} in {folder}", err=True)
         return 2
     echo(ok)
     return 0
