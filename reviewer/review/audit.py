@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError, SchemaError
-from reviewer.review.ledger import find_item, get_user, now, require_bank, set_state
+from reviewer.review.ledger import find_item, get_user, require_bank, set_state, write_decision
 from reviewer.review.rules import HERE, _load, codebook, workflow
 from reviewer.store import Store
 
@@ -695,12 +695,16 @@ def apply_audit(
                     "AND d.verdict != 'retract' AND NOT EXISTS (SELECT 1 FROM decisions r WHERE r.retracts = d.id)",
                     [item.id, item.version],
                 ).fetchall()
-                stamp = now()
-                for (decision_id,) in live:  # the earlier adjudication no longer stands
-                    db.execute(
-                        "INSERT INTO decisions (item, version, user, stage, verdict, retracts, rationale, created) "
-                        "VALUES (?, ?, ?, 2, 'retract', ?, ?, ?)",
-                        [item.id, item.version, actor.name, decision_id, "pilot audit", stamp],
+                for (decision_id,) in live:  # the earlier adjudication no longer stands (the event below says so)
+                    write_decision(
+                        store,
+                        item,
+                        actor.name,
+                        stage=2,
+                        verdict="retract",
+                        action=None,
+                        retracts=decision_id,
+                        rationale="pilot audit",
                     )
                 set_state(
                     store,
@@ -722,20 +726,17 @@ def apply_audit(
                 done["sent_back"].append({"item": item.key, "from": item.state, "retracted": len(live)})
             else:
                 why = note or f"pilot audit: unstable reference ({', '.join(entry['rules'])})"
-                cur = db.execute(
-                    "INSERT INTO decisions (item, version, user, stage, verdict, reasons, rationale, view, created) "
-                    "VALUES (?, ?, ?, 2, 'reject', ?, ?, ?, ?)",
-                    [
-                        item.id,
-                        item.version,
-                        actor.name,
-                        json.dumps(reject_codes),
-                        why,
-                        json.dumps({"pilot_audit": {**audit_ref, **evidence}}, ensure_ascii=False),
-                        now(),
-                    ],
+                decision_id = write_decision(
+                    store,
+                    item,
+                    actor.name,
+                    stage=2,
+                    verdict="reject",
+                    action=None,
+                    reasons=reject_codes,
+                    rationale=why,
+                    view={"pilot_audit": {**audit_ref, **evidence}},
                 )
-                decision_id = int(cur.lastrowid)
                 set_state(
                     store,
                     item,
