@@ -24,12 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from reviewer import DB_DIR
+from reviewer import APP_NAME, DB_DIR
 from reviewer.errors import StoreError
 
 logger = logging.getLogger(__name__)
 
-APP_NAME = "earthrecord-reviewer"
 #: SQLite's application_id header field marks a file as this tool's store ('ERRV').
 APPLICATION_ID = 0x45525256
 #: Stores of version 0.1 used sqlite-utils' migration table instead of user_version.

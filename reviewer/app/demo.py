@@ -9,9 +9,9 @@ from pathlib import Path
 
 import platformdirs
 
-logger = logging.getLogger(__name__)
+from reviewer import APP_NAME
 
-APP_NAME = "earthrecord-reviewer"
+logger = logging.getLogger(__name__)
 
 
 class RecentSites:

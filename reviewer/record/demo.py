@@ -11,13 +11,15 @@ from pathlib import Path
 
 import platformdirs
 
+from reviewer import APP_NAME
+
 logger = logging.getLogger(__name__)
 
 
 def demo_site_dir() -> Path:
     """REVIEWER_DEMO_DIR, else the user cache directory."""
     env = os.environ.get("REVIEWER_DEMO_DIR")
-    return Path(env) if env else Path(platformdirs.user_cache_dir("earthrecord-reviewer")) / "demo-site"
+    return Path(env) if env else Path(platformdirs.user_cache_dir(APP_NAME)) / "demo-site"
 
 
 def ensure_demo_site(progress: Callable[[float, str], None] | None = None, **kwargs) -> Path:

@@ -11,6 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from reviewer import APP_NAME
 from reviewer.errors import ReviewError, SchemaError
 
 HERE = Path(__file__).resolve().parent
@@ -136,7 +137,7 @@ def _load(name: str) -> dict[str, Any]:
 def _stamp_dir() -> Path:
     import platformdirs
 
-    return Path(platformdirs.user_cache_dir("earthrecord-reviewer")) / "validated"
+    return Path(platformdirs.user_cache_dir(APP_NAME)) / "validated"
 
 
 @cache
