@@ -117,6 +117,8 @@ def compute_scores(
             "files": bank.manifest["files"],
         },
         "passes": passes,
+        # every pass3 key (pass3, pass3_ci, closed_pass3, ...) holds pass^k for this k; k = 3 is the contract
+        "pass_k": passes,
         "bootstrap": {"resamples": bootstrap, "seed": seed, "method": "percentile", "level": 0.95, "unit": "question"},
         "models": _order_models(scored["models"]),
         "baselines": scored["baselines"],

@@ -590,11 +590,12 @@ def fig_pair_grid(scores: dict[str, Any]) -> Figure:
     return fig
 
 
+#: figure name -> (maker, caption); {pk} in a caption is the pass^k name with the actual k
 FIGURES = {
-    "pass3": (fig_pass3, "pass^k per model with 95% bootstrap intervals; baselines as dashed lines."),
+    "pass3": (fig_pass3, "{pk} per model with 95% bootstrap intervals; baselines as dashed lines."),
     "computed_vs_mapping": (
         fig_computed_vs_mapping,
-        "Mapping from imagery: pass^k on questions computed from the record vs those that "
+        "Mapping from imagery: {pk} on questions computed from the record vs those that "
         "need mapping (withheld-product references).",
     ),
     "pair_grid": (
@@ -602,6 +603,11 @@ FIGURES = {
         "Outcome of each model-pair case; columns grouped by altered satellite, then placebo.",
     ),
 }
+
+
+def caption(scores: dict[str, Any], name: str) -> str:
+    """A figure's caption with the actual k of pass^k."""
+    return FIGURES[name][1].format(pk=_pass_name(scores))
 
 
 def write_figures(scores: dict[str, Any], out: Path) -> dict[str, bytes]:
@@ -653,7 +659,7 @@ def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
     )
     md = [f"# Scoring report: {md_escape(bank['name'])} {md_escape(bank['version'])}", "", md_intro, ""]
     for name in pngs:
-        md += [f"![{name}](figures/{name}.png)", "", f"*{md_escape(FIGURES[name][1])}*", ""]
+        md += [f"![{name}](figures/{name}.png)", "", f"*{md_escape(caption(scores, name))}*", ""]
     md += [to_markdown(t) for t in ts]
     atomic_write(out / "report.md", "\n".join(md).encode("utf-8"))
     body = [
@@ -664,7 +670,7 @@ def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
         b64 = base64.b64encode(png).decode("ascii")
         body.append(
             f'<figure><img alt="{name}" src="data:image/png;base64,{b64}">'
-            f'<figcaption class="caption">{html.escape(FIGURES[name][1])}</figcaption></figure>'
+            f'<figcaption class="caption">{html.escape(caption(scores, name))}</figcaption></figure>'
         )
     body += [to_html(t) for t in ts]
     page = (

@@ -66,6 +66,22 @@ def test_cli_writes_scores_tables_report_and_figures(report, capsys):
     assert "figures/pass3.png" in (out / "report.md").read_text()
 
 
+def test_pass3_keys_hold_pass_k_and_the_report_names_the_actual_k(report, capsys):
+    tmp, bank, runs = report
+    out, two = tmp / "out_k2", tmp / "runs_k2.jsonl"
+    two.write_text("".join(json.dumps(r) + "\n" for r in all_runs() if r["pass"] <= 2))
+    assert main(["score", str(bank), str(two), "--out", str(out), "--bootstrap", "50", "--passes", "2"]) == 0
+    capsys.readouterr()
+    scores = json.loads((out / "scores.json").read_text())
+    assert scores["passes"] == scores["pass_k"] == 2 and "pass3" in scores["models"]["A"]["record"]
+    for name in ("report.md", "report.html"):
+        text = (out / name).read_text()
+        assert "pass^2 per model" in text and "pass^k" not in text and "pass^3" not in text
+    default = json.loads((tmp / "out" / "scores.json").read_text()) if (tmp / "out").exists() else None
+    if default is not None:  # the contract: k = 3 unless --passes says otherwise
+        assert default["pass_k"] == 3 and "pass^3 per model" in (tmp / "out" / "report.md").read_text()
+
+
 def test_cli_refuses_bad_runs_with_file_and_line(report, capsys):
     tmp, bank, runs = report
     broken = tmp / "broken.jsonl"
