@@ -23,11 +23,12 @@ import numpy as np
 
 from reviewer.bank import methods as M
 from reviewer.bank.io import write_bank
-from reviewer.bank.model import INSUFFICIENT, TASKS, multi_sensor_of
+from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, TASKS, min_range, multi_sensor_of
 from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series, cached_index
-from reviewer.errors import BankError
+from reviewer.errors import BankError, SchemaError
 from reviewer.fileio import check_output_folder
 from reviewer.record.scan import open_index
+from reviewer.schemas import validate
 
 logger = logging.getLogger(__name__)
 
@@ -43,9 +44,30 @@ REGION_NAMES = {
 }
 
 
+def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """The templates of a templates.json document, checked against schemas/templates.schema.json and for what a
+    schema cannot say: the conclusion names a field, and a sweep named like a threshold includes its value."""
+    validate(doc, "templates", path=path)
+    for name, tpl in doc["templates"].items():
+        if tpl["conclusion"] not in {f["name"] for f in tpl["fields"]}:
+            raise SchemaError(
+                f"conclusion {tpl['conclusion']!r} is not one of the fields", path=path, field=f"templates.{name}"
+            )
+        for key, values in tpl.get("sweeps", {}).items():
+            stated = tpl["thresholds"].get(key)
+            if isinstance(stated, int | float) and isinstance(values, list) and stated not in values:
+                raise SchemaError(
+                    f"sweep {key} {values} leaves out the stated threshold {stated}",
+                    path=path,
+                    field=f"templates.{name}.sweeps.{key}",
+                )
+    return doc["templates"]
+
+
 @cache
 def templates() -> dict[str, dict[str, Any]]:
-    return json.loads(TEMPLATES_PATH.read_text(encoding="utf-8"))["templates"]
+    """templates.json, validated on load."""
+    return check_templates(json.loads(TEMPLATES_PATH.read_text(encoding="utf-8")), path=TEMPLATES_PATH)
 
 
 @dataclass
@@ -93,6 +115,11 @@ def _t(name: str) -> dict[str, Any]:
 
 def _thr(name: str) -> dict[str, Any]:
     return _t(name)["thresholds"]
+
+
+def _sweep(name: str) -> dict[str, Any]:
+    """The parameter values a template's reference methods are run with (templates.json `sweeps`)."""
+    return _t(name).get("sweeps", {})
 
 
 def _nanmedian(a: np.ndarray, axis: int = 0) -> np.ndarray:
@@ -228,7 +255,7 @@ def water_trend(s: Series, name: str) -> list[Candidate]:
 def greenness_trend(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     out = []
-    for region in ("north-west", "centre", "south-east"):
+    for region in _sweep(name)["regions"]:
         for y1, y2 in _trend_periods(s)[:2]:
             c = Candidate(
                 name,
@@ -289,20 +316,14 @@ def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = Fa
     return best_year, best
 
 
-BURN_METHODS = (
-    (0.27, -0.2, False),
-    (0.44, -0.2, False),
-    (0.66, -0.2, False),
-    (0.44, -0.1, False),
-    (0.44, -0.3, False),
-    (0.44, -0.2, True),
-)
-
-
-def _burns(s: Series) -> dict[str, np.ndarray]:
+def _burns(s: Series, name: str) -> dict[str, np.ndarray]:
+    """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds), kept on the series."""
     if "burns" not in s.__dict__.setdefault("_memo", {}):
         s.__dict__["_memo"]["burns"] = {
-            f"dnbr>{d}&post<{p}{'&growing' if g else ''}": burn_events(s, d, p, g)[0] for d, p, g in BURN_METHODS
+            f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": burn_events(
+                s, m["dnbr"], m["post_nbr"], m["growing_only"]
+            )[0]
+            for m in _sweep(name)["burn_methods"]
         }
     return s.__dict__["_memo"]["burns"]
 
@@ -311,7 +332,7 @@ def burn_year(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     if s.nbr_cube is None:
         return []
-    maps = _burns(s)
+    maps = _burns(s, name)
     ys = s.years
     mid = ys[len(ys) // 2]
     out = []
@@ -384,6 +405,8 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
         )
         frac = th["recovered_fraction"] / 100.0
         years_m, fall_m, lo_m, hi_m = {}, {}, {}, {}
+        sw = _sweep(name)
+        sensitivity = ((frac - sw["fraction_offset"], lo_m), (frac + sw["fraction_offset"], hi_m))
         # control: unburned pixels of the same quadrant with a similar pre-fire greenness; dividing by it
         # removes the year-to-year differences of seasonal sampling and weather
         quad = max(QUADRANTS, key=lambda q: int((mask & s.regions[q]).sum()))
@@ -392,12 +415,12 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
         level = float(np.nanmedian(base[mask]))
         control = s.regions[quad] & (ymap == 0) & (np.abs(base - level) < 0.1) & s.inside
         c.extra["control_pixels"] = int(control.sum())
-        for comp in ("ndvi_h", "ndvi_r", "nbr_h"):
+        for comp in sw["indices"]:
             burned = np.array(_region_series(s, comp, mask, s.years))
             ref = np.array(_region_series(s, comp, control, s.years)) if control.sum() >= 20 else None
             with np.errstate(all="ignore"):
                 vals = list(burned / ref) if ref is not None else list(burned)
-            for base in ("mean", "median"):
+            for base in sw["baselines"]:
                 r = M.recovery_years(
                     s.years, vals, event, baseline_years=th["baseline_years"], fraction=frac, baseline=base
                 )
@@ -405,7 +428,7 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
                 if r is not None:
                     years_m[key] = r
                     fall_m[key] = event
-                for f2, store in ((frac - 0.05, lo_m), (frac + 0.05, hi_m)):
+                for f2, store in sensitivity:
                     r2 = M.recovery_years(
                         s.years, vals, event, baseline_years=th["baseline_years"], fraction=f2, baseline=base
                     )
@@ -422,7 +445,7 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
             if r is not None:
                 years_m[key] = r
                 fall_m[key] = event
-            for f2, store in ((frac - 0.05, lo_m), (frac + 0.05, hi_m)):
+            for f2, store in sensitivity:
                 r2 = M.recovery_years_dated(
                     dates, vals, event, baseline_years=th["baseline_years"], fraction=f2, calendar=cal
                 )
@@ -507,8 +530,8 @@ def builtup_quadrant(s: Series, name: str) -> list[Candidate]:
     for y1, y2 in _periods(s, [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[-1] - 10)]):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
         quads, growth, leads = {}, {}, []
-        for tn in (0.35, 0.4, 0.45):
-            for tb in (0.0, 0.05):
+        for tn in _sweep(name)["ndvimax"]:
+            for tb in _sweep(name)["ndbi"]:
                 b1, b2 = _built(s, y1, tn, tb), _built(s, y2, tn, tb)
                 g = {
                     q: float((b2 & s.regions[q]).sum() - (b1 & s.regions[q]).sum()) * s.pixel_area_km2
@@ -547,7 +570,7 @@ def tree_cover_change(s: Series, name: str) -> list[Candidate]:
             c.drop = f"the record has no years to compare in {y1}-{y2}"
             out.append(c)
             continue
-        for t in (0.7, 0.75, 0.8):
+        for t in _sweep(name)["tree_ndvi"]:
             a = _tree_share(s, first, t)
             b = _tree_share(s, last, t)
             change[f"ndvi>{t}"] = b - a
@@ -585,10 +608,10 @@ def loss_cause(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
-    for cover_name, cover_t, region, y1 in (
-        ("tree cover", 0.75, "site", max(ys[0] + 2, 2001)),
-        ("vegetation", 0.5, "south-west", ys[0] + 2),
-    ):
+    sw = _sweep(name)
+    for cover in sw["covers"]:
+        cover_name, cover_t, region = cover["cover"], cover["ndvi"], cover["region"]
+        y1 = max(ys[0] + 2, cover.get("not_before", ys[0] + 2))
         y2 = ys[-1]
         c = Candidate(
             name,
@@ -598,7 +621,7 @@ def loss_cause(s: Series, name: str) -> list[Candidate]:
             extra={"region": region},
         )
         causes = {}
-        for drop_t in (0.25, th["loss_drop"], 0.35):
+        for drop_t in sw["loss_drop"]:
             _, loss_year = _loss_maps(s, y1, y2, cover_t, drop_t, s.regions[region])
             lost = loss_year > 0
             if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
@@ -609,7 +632,7 @@ def loss_cause(s: Series, name: str) -> list[Candidate]:
                     if yy in s.years:
                         sel = lost & (loss_year == y)
                         char_min[sel] = np.fmin(char_min[sel], s.comp("nbrmin_h", yy)[sel])
-            for char in (-0.1, th["char_nbr"], -0.3):
+            for char in sw["char_nbr"]:
                 fire = lost & (char_min < char)
                 share_fire = fire.sum() / lost.sum()
                 key = f"drop>{drop_t}&char<{char}"
@@ -661,7 +684,7 @@ def forest_loss_product(s: Series, name: str) -> list[Candidate]:
     y1, y2 = max(ys[0] + 2, 2001), ys[-1]
     c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
     est = {}
-    for drop_t in (0.25, 0.3, 0.35):
+    for drop_t in _sweep(name)["loss_drop"]:
         _, loss_year = _loss_maps(s, y1, y2, th["tree_ndvi"], drop_t, s.regions["site"])
         est[f"ndvi_drop>{drop_t}"] = float((loss_year > 0).sum()) * s.pixel_area_km2
     c.methods = {"area": est}
@@ -790,9 +813,6 @@ def crop_peak(s: Series, name: str) -> list[Candidate]:
 # ---- snow
 
 
-SNOW_METHODS = ((40, "gap_filled"), (50, "gap_filled"), (40, "observed_share"), (50, "observed_share"))
-
-
 def _winter_days(winter: int) -> list[dt.date]:
     """1 December of the previous year to 31 March of `winter` (a winter is named by the year of its January)."""
     d0, d1 = dt.date(winter - 1, 12, 1), dt.date(winter, 3, 31)
@@ -847,13 +867,14 @@ def snow_compare(s: Series, name: str) -> list[Candidate]:
         return []
     per: dict[str, dict[int, float]] = {}  # method -> winter -> days
     labels = sorted(s.snow)
+    methods = [(thr, how) for how in _sweep(name)["count"] for thr in (th["ndsi_low"], th["ndsi_high"])]
     for label in labels:
         d = s.snow[label]
         for w in sorted({x.year + (x.month >= 12) for x in d["dates"]}):
             cube = winter_cube(s, label, w, th["min_winter_coverage"])
             if cube is None:
                 continue
-            for thr, how in SNOW_METHODS:
+            for thr, how in methods:
                 key = f"{label.lower().replace(' ', '_')}:ndsi>={thr}:{how}"
                 per.setdefault(key, {})[w] = winter_snow_days(cube, d["weights"], thr, how)
     winters = sorted({w for v in per.values() for w in v})
@@ -1058,8 +1079,7 @@ def finish(
                 continue
             ref, (lo, hi) = comb
             ref = _round(ref)
-            lo = min(lo, ref - 0.05 * abs(ref))
-            hi = max(hi, ref + 0.05 * abs(ref))
+            lo, hi = min_range(ref, lo, hi)
             if ref == 0 and hi <= lo:
                 lo, hi = -max(floor, 1e-3), max(floor, 1e-3)
             lo, hi = _outward(lo, hi)
@@ -1144,7 +1164,7 @@ def generate(
     gen_cfg = {
         "min_agreement": min_agreement,
         "series": series.config.as_dict(),
-        "min_relative_range": 0.05,
+        "min_relative_range": MIN_RELATIVE_HALF_WIDTH,
         "reference_tier": "T1 Landsat, bright-cloud pixels removed",
     }
     site_id = index.site.id

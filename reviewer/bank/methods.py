@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from reviewer.bank.model import MIN_RELATIVE_HALF_WIDTH
+
 #: Default significance level of trend tests (stated in question texts).
 ALPHA = 0.05
 
@@ -390,7 +392,7 @@ def snow_days_observed_share(ndsi: np.ndarray, threshold: float = 10.0, *, min_o
 
 
 def combine_numeric(
-    values: dict[str, float], *, min_rel: float = 0.05, abs_floor: float = 0.0
+    values: dict[str, float], *, min_rel: float = MIN_RELATIVE_HALF_WIDTH, abs_floor: float = 0.0
 ) -> tuple[float, tuple[float, float]] | None:
     """(median, (lo, hi)): lo/hi cover every method and at least +-min_rel of the median (and +-abs_floor)."""
     v = np.array([x for x in values.values() if x is not None and math.isfinite(x)], dtype=float)

@@ -123,6 +123,12 @@ def is_valid_value(field: Field, value: Any, *, lenient_case: bool = False) -> b
     return value_problem(field, value, lenient_case=lenient_case) is None
 
 
+def min_range(reference: float, lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] widened, where needed, to the +-5% of `reference` the range rule asks for (range_problem)."""
+    half = MIN_RELATIVE_HALF_WIDTH * abs(reference)
+    return min(lo, reference - half), max(hi, reference + half)
+
+
 def range_problem(reference: float, lo: float, hi: float) -> str | None:
     """Why [lo, hi] is not an acceptable reference range for `reference`, or None.
 
@@ -143,7 +149,7 @@ def range_problem(reference: float, lo: float, hi: float) -> str | None:
     slack = _EPS * max(1.0, abs(reference))
     if lo > reference - half + slack or hi < reference + half - slack:
         return (
-            f"range [{lo}, {hi}] is narrower than +-5% of the reference {reference} "
+            f"range [{lo}, {hi}] is narrower than +-{MIN_RELATIVE_HALF_WIDTH:.0%} of the reference {reference} "
             f"(needs at most {reference - half:g} and at least {reference + half:g})"
         )
     return None
