@@ -11,19 +11,9 @@ from pathlib import Path
 
 import pytest
 
-SHOTS = Path(os.environ.get("REVIEWER_SHOTS", "/tmp/reviewer-gui-shots"))
+from tests.sites import make_site
 
-DEMO_KW = dict(
-    size=64,
-    start=1999,
-    end=2016,
-    scenes_per_year=2,
-    thermal=False,
-    era5=False,
-    landcover=False,
-    reference=False,
-    extras=False,
-)
+SHOTS = Path(os.environ.get("REVIEWER_SHOTS", "/tmp/reviewer-gui-shots"))
 
 
 def _cache_dir(request) -> Path:
@@ -36,11 +26,9 @@ def _cache_dir(request) -> Path:
 @pytest.fixture(scope="session")
 def demo_site(request) -> Path:
     """A small synthetic site (Landsat TM/ETM+/OLI, Sentinel-2, MODIS, VIIRS), generated once and reused."""
-    from reviewer.record.synthetic import make_demo_site
-
     out = _cache_dir(request) / "site"
     if not (out / "truth.json").is_file():
-        make_demo_site(out, seed=0, **DEMO_KW)
+        make_site(out, "gui")
     return out
 
 

@@ -11,23 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.sites import drop_ndvi_composites, make_site
+
 
 def make_core_site(path: Path) -> Path:
     """A 64 x 64 px core demo site, 1996-2020, 6 Landsat scenes a year, no MODIS/S2/thermal/MTL."""
-    from reviewer.record.synthetic import make_demo_site
-
-    make_demo_site(
-        path,
-        seed=0,
-        size=64,
-        start=1996,
-        end=2020,
-        scenes_per_year=6,
-        modis=False,
-        sentinel2=False,
-        thermal=False,
-        mtl=False,
-    )
+    make_site(path, "core")
     return path
 
 
@@ -35,24 +24,8 @@ def make_snow_site(path: Path) -> Path:
     """A 32 x 32 px snow-variant demo site, 2014-2020: MOD10A1 daily snow cover for winters 2016-2020, one
     Landsat scene a year; the MODIS/VIIRS NDVI composites the generator also writes are removed (the snow
     tests do not use them, and indexing them would cost more than the rest)."""
-    from reviewer.record.synthetic import make_demo_site
-
-    make_demo_site(
-        path,
-        seed=0,
-        size=32,
-        start=2014,
-        end=2020,
-        scenes_per_year=1,
-        variant="snow",
-        sentinel2=False,
-        thermal=False,
-        mtl=False,
-    )
-    shutil.rmtree(path / "viirs", ignore_errors=True)
-    for f in list((path / "modis").glob("M[OY]D13Q1.*")):
-        f.unlink()
-    return path
+    make_site(path, "snow")
+    return drop_ndvi_composites(path)
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from reviewer.record.series import (
     step_year,
     trajectory,
 )
+from tests.sites import make_site
 
 D = dt.date
 
@@ -49,18 +50,8 @@ def test_decimal_year_and_polygon():
 def small_stack(tmp_path_factory):
     from reviewer.record.scan import open_index
     from reviewer.record.stack import SceneCache, open_stack
-    from reviewer.record.synthetic import make_demo_site
 
-    site = make_demo_site(
-        tmp_path_factory.mktemp("s") / "site",
-        size=32,
-        start=2000,
-        end=2004,
-        scenes_per_year=3,
-        landsat_only=True,
-        thermal=False,
-        mtl=False,
-    )
+    site = make_site(tmp_path_factory.mktemp("s") / "site", "landsat_small")
     index = open_index(site)
     return index, open_stack(index, composite="truecolor", cache=SceneCache())
 
