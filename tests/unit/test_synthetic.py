@@ -15,13 +15,14 @@ import rasterio
 from reviewer.record.catalog import catalog
 from reviewer.record.synthetic import BANDS, ROY_OLS, build_model, make_demo_site
 from reviewer.schemas import validate
+from tests.sites import RECIPES, make_site
 
-KW = dict(seed=0, size=64, start=1999, end=2023, scenes_per_year=2)
+KW = RECIPES["full"]
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    return make_demo_site(tmp_path_factory.mktemp("demo") / "site", **KW)
+    return make_site(tmp_path_factory.mktemp("demo") / "site", "full")
 
 
 @pytest.fixture(scope="module")
@@ -299,17 +300,7 @@ def test_truth_regions_and_references(site, truth, model):
 
 
 def test_snow_variant_writes_mod10a1(tmp_path):
-    out = make_demo_site(
-        tmp_path / "snow",
-        seed=1,
-        size=40,
-        start=2018,
-        end=2021,
-        scenes_per_year=1,
-        variant="snow",
-        sentinel2=False,
-        era5=False,
-    )
+    out = make_site(tmp_path / "snow", "snow_variant")
     doc = json.loads((out / "site.json").read_text())
     assert doc["theme"] == "snow"
     truth = json.loads((out / "truth.json").read_text())
