@@ -34,23 +34,6 @@ from reviewer.record.site import Site
 
 logger = logging.getLogger(__name__)
 
-#: S2 band_id order in MTD_MSIL2A.xml BOA_ADD_OFFSET_VALUES_LIST.
-S2_BAND_IDS = {
-    "B01": 0,
-    "B02": 1,
-    "B03": 2,
-    "B04": 3,
-    "B05": 4,
-    "B06": 5,
-    "B07": 6,
-    "B08": 7,
-    "B8A": 8,
-    "B09": 9,
-    "B10": 10,
-    "B11": 11,
-    "B12": 12,
-}
-
 _INT_DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32"}
 
 
@@ -382,7 +365,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
     mtd = find_metadata(band_path, rule["metadata"], stop)
     if mtd is not None:
         offsets, quant, spacecraft = _mtd_offsets(str(mtd))
-        band_id = str(S2_BAND_IDS.get(band, ""))
+        band_id = str(rule.get("band_ids", {}).get(band, ""))  # the band's place in the metadata's list
         offset = offsets.get(band_id, 0.0) if offsets else 0.0
         out = {"offset": offset, "quantification": quant, "offset_source": mtd.name}
         mapping = product.raw.get("platform_from_metadata", {}).get("map", {})

@@ -46,10 +46,12 @@ from rasterio.warp import transform as warp_transform
 from scipy import ndimage
 
 from reviewer.errors import OutputError, SiteError
+from reviewer.record.catalog import catalog
+from reviewer.record.stack import harmonization
 
 logger = logging.getLogger(__name__)
 
-GENERATOR_VERSION = "1"
+GENERATOR_VERSION = "2"  # 2: Landsat windows from the catalog, per mission-year and per scene streams
 Progress = Callable[[float, str], None]
 
 # --------------------------------------------------------------------------------------------------------------
@@ -71,15 +73,6 @@ SINU_TILE = 1111950.5197665
 MODIS_250 = SINU_TILE / 4800  # 231.656 m
 MODIS_500 = SINU_TILE / 2400  # 463.313 m
 
-#: Roy et al. 2016 Table 2 OLS, surface reflectance: OLI = slope * ETM+ + intercept (also used for TM).
-ROY_OLS = {
-    "blue": (0.8474, 0.0003),
-    "green": (0.8483, 0.0088),
-    "red": (0.9047, 0.0061),
-    "nir": (0.8462, 0.0412),
-    "swir1": (0.8937, 0.0254),
-    "swir2": (0.9071, 0.0172),
-}
 #: HLS v1.4 bandpass adjustment: OLI_like = slope * MSI + intercept (per S2 unit).
 HLS_S2_TO_OLI = {
     "S2A": {
@@ -99,15 +92,7 @@ HLS_S2_TO_OLI = {
         "swir2": (0.9867, 0.0004),
     },
 }
-S2_BANDS = {
-    "blue": "B02",
-    "green": "B03",
-    "red": "B04",
-    "nir": "B8A",
-    "swir1": "B11",
-    "swir2": "B12",
-}
-S2_BAND_ID = {"B02": 1, "B03": 2, "B04": 3, "B8A": 8, "B11": 11, "B12": 12}
+S2_PRODUCT = "sentinel2_msi_l2a"
 S2_OFFSET_FROM = dt.date(2022, 1, 25)
 
 SR_SCALE, SR_OFFSET = 2.75e-5, -0.2
@@ -143,27 +128,26 @@ QA_CODES = {
     },
 }
 
-# Landsat missions: prefix, sensor family, catalog product id, active window, 16-day phase reference date.
+# Landsat missions: prefix, sensor family, catalog product id, 16-day phase reference date. The active window
+# (first_date/last_date) is the catalog row's (products.json), see `_mission_window`.
 MISSIONS = [
-    (
-        "LT05",
-        "tm",
-        "landsat5_tm_c2l2",
-        dt.date(1984, 3, 16),
-        dt.date(2011, 11, 18),
-        dt.date(1984, 3, 20),
-    ),
-    (
-        "LE07",
-        "etm",
-        "landsat7_etm_c2l2",
-        dt.date(1999, 5, 28),
-        dt.date(2022, 4, 6),
-        dt.date(1999, 5, 28),
-    ),
-    ("LC08", "oli", "landsat8_oli_c2l2", dt.date(2013, 3, 18), None, dt.date(2013, 3, 20)),
-    ("LC09", "oli", "landsat9_oli2_c2l2", dt.date(2021, 10, 31), None, dt.date(2021, 11, 5)),
+    ("LT05", "tm", "landsat5_tm_c2l2", dt.date(1984, 3, 20)),
+    ("LE07", "etm", "landsat7_etm_c2l2", dt.date(1999, 5, 28)),
+    ("LC08", "oli", "landsat8_oli_c2l2", dt.date(2013, 3, 20)),
+    ("LC09", "oli", "landsat9_oli2_c2l2", dt.date(2021, 11, 5)),
 ]
+#: Where the demo stops acquiring before the catalog's open-ended window: Landsat 7 is open-ended in
+#: products.json (raw_record_facts.md gives no end), the demo writes no ETM+ scene after this date.
+DEMO_LAST_ACQUISITION = {"LE07": dt.date(2022, 4, 6)}
+
+
+def _mission_window(prefix: str, pid: str) -> tuple[dt.date, dt.date | None]:
+    """The (first, last) acquisition dates of a Landsat mission in the demo: the catalog row's archive extent."""
+    product = catalog().products[pid]
+    assert product.first_date is not None, pid
+    return product.first_date, product.last_date or DEMO_LAST_ACQUISITION.get(prefix)
+
+
 SLC_OFF = dt.date(2003, 5, 31)
 MISSION_META = {
     "LT05": ("LANDSAT_5", "TM", "10:05:12"),
@@ -768,10 +752,15 @@ def _slc_gaps(rng: np.random.Generator, shape: tuple[int, int]) -> tuple[np.ndar
 # --------------------------------------------------------------------------------------------------------------
 # Landsat
 # --------------------------------------------------------------------------------------------------------------
-def _landsat_plan(model: DemoSiteModel, scenes_per_year: int, rng: np.random.Generator) -> list[dict[str, Any]]:
+def _landsat_plan(model: DemoSiteModel, scenes_per_year: int, seed: int) -> list[dict[str, Any]]:
+    """The Landsat scenes of the site. A mission-year's picks and a scene's draws come from their own streams
+    ((seed, mission, year) and (seed, mission, date)), so a change to one mission's window leaves the others'
+    scenes as they were."""
     plan: list[dict[str, Any]] = []
     for year in range(model.start, model.end + 1):
-        for prefix, fam, pid, first, last, ref in MISSIONS:
+        for m, (prefix, fam, pid, ref) in enumerate(MISSIONS):
+            first, last = _mission_window(prefix, pid)
+            rng = _rng(seed, 10, m, year)
             lo = max(first, dt.date(year, 1, 1))
             hi = min(last or dt.date(year, 12, 31), dt.date(year, 12, 31))
             if lo > hi:
@@ -795,10 +784,11 @@ def _landsat_plan(model: DemoSiteModel, scenes_per_year: int, rng: np.random.Gen
             bins = np.array_split(np.arange(len(cands)), n)
             for b in bins:
                 d = cands[int(rng.choice(b))]
-                plan.append({"prefix": prefix, "family": fam, "product": pid, "date": d})
+                plan.append({"prefix": prefix, "family": fam, "product": pid, "mission": m, "date": d})
     plan.sort(key=lambda s: (s["date"], s["prefix"]))
     for i, s in enumerate(plan):
         d = s["date"]
+        rng = _rng(seed, 10, s.pop("mission"), d.toordinal())
         s["index"] = i
         s["cloud"] = _draw_cloud(rng, d.month)
         s["cirrus"] = s["family"] == "oli" and s["cloud"] > 0 and rng.random() < 0.35
@@ -819,6 +809,7 @@ def _landsat_plan(model: DemoSiteModel, scenes_per_year: int, rng: np.random.Gen
         elif r < 0.07:
             s["pad"] = tuple(int(v) for v in rng.integers(2, 9, 4))
     # Guarantee each trap at least once on a site with enough scenes.
+    rng = _rng(seed, 10)
     if len(plan) >= 10:
         t1 = [s for s in plan if s["tier"] == "T1" and s["pad"] is None]
         if not any(s["tier"] == "T2" for s in plan) and t1:
@@ -963,8 +954,9 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
         qa[cl.cirrus] = codes["cirrus_cloud"]
     # Sensor radiometry.
     if fam != "oli":
+        roy_ols = harmonization()["bands"]  # Roy et al. 2016 Table 2 OLS: OLI = slope * ETM+ + intercept
         for i, b in enumerate(BANDS):
-            slope, icpt = ROY_OLS[b]
+            slope, icpt = roy_ols[b]
             rho[i] = (rho[i] - icpt) / slope
         layers = {"SR_B1": 0, "SR_B2": 1, "SR_B3": 2, "SR_B4": 3, "SR_B5": 4, "SR_B7": 5}
         sat_bits = {"SR_B1": 0, "SR_B2": 1, "SR_B3": 2}
@@ -1115,7 +1107,8 @@ def _mtd_xml(spec: dict[str, Any], files: list[str]) -> str:
     images = "\n".join(f"                        <IMAGE_FILE>{f.rsplit('.', 1)[0]}</IMAGE_FILE>" for f in files)
     offsets = ""
     if spec["offset"]:
-        rows = "\n".join(f'        <BOA_ADD_OFFSET band_id="{i}">{spec["offset"]}</BOA_ADD_OFFSET>' for i in range(13))
+        band_ids = sorted(catalog().products[S2_PRODUCT].raw["radiometric_offset"]["band_ids"].values())
+        rows = "\n".join(f'        <BOA_ADD_OFFSET band_id="{i}">{spec["offset"]}</BOA_ADD_OFFSET>' for i in band_ids)
         offsets = f"            <BOA_ADD_OFFSET_VALUES_LIST>\n{rows}\n      </BOA_ADD_OFFSET_VALUES_LIST>\n"
     return f"""<?xml version="1.0" encoding="UTF-8" standalone="no"?>
 <n1:Level-2A_User_Product xmlns:n1="https://psd-14.sentinel2.eo.esa.int/PSD/User_Product_Level-2A.xsd" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xsi:schemaLocation="https://psd-14.sentinel2.eo.esa.int/PSD/User_Product_Level-2A.xsd">
@@ -1190,6 +1183,7 @@ def _render_s2(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dic
         scl[cl.cloud] = np.where(cl.alpha[cl.cloud] < 0.8, 8, 9)
         scl[cl.cirrus] = 10
     coeff = HLS_S2_TO_OLI[spec["sat"]]
+    s2 = catalog().products[S2_PRODUCT]
     folder = root / spec["safe"]
     folder.mkdir(parents=True, exist_ok=True)
     files = []
@@ -1197,7 +1191,7 @@ def _render_s2(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dic
         slope, icpt = coeff[b]
         msi = (rho[i] - icpt) / slope + 0.002 * rng.standard_normal((m, m), dtype=np.float32)
         dn = np.clip(np.rint(msi * 10000.0 - spec["offset"]), 1, 65534).astype(np.uint16)
-        fname = f"{spec['scene']}_{S2_BANDS[b]}_20m.tif"
+        fname = f"{spec['scene']}_{s2.band_by_name(b).token}_20m.tif"  # the catalog row's band ids
         _write(folder / fname, dn, grid.crs, grid.transform, 0)
         files.append(fname)
     fname = f"{spec['scene']}_SCL_20m.tif"
@@ -1674,7 +1668,9 @@ def _truth(
             "landsat_dn": "DN = round((max(rho + noise, 0.0005) + 0.2) / 2.75e-05), clipped to 1..65454; 65455 where QA_RADSAT flags saturation",
             "etm_tm_from_oli": "rho_etm = (rho_oli - intercept) / slope (inverse of Roy et al. 2016 Table 2 OLS); exact for land, but water NIR/SWIR, negative after the inverse, is floored at 0.0005",
             "reflectance_floor": SR_FLOOR,
-            "roy2016_ols_etm_to_oli": {b: {"slope": s, "intercept": i} for b, (s, i) in ROY_OLS.items()},
+            "roy2016_ols_etm_to_oli": {
+                b: {"slope": s, "intercept": i} for b, (s, i) in harmonization()["bands"].items()
+            },
             "msi_from_oli": "rho_msi = (rho_oli - intercept) / slope (inverse of the HLS S2 -> OLI adjustment)",
             "hls_s2_to_oli": {
                 u: {b: {"slope": s, "intercept": i} for b, (s, i) in v.items()} for u, v in HLS_S2_TO_OLI.items()
@@ -1891,8 +1887,7 @@ def make_demo_site(
     report(0.0, "building the surface model")
     model = build_model(seed=seed, size=size, start=start, end=end, variant=variant)
     _prepare(out)
-    rng = _rng(seed, 10)
-    plan = _landsat_plan(model, scenes_per_year, rng)
+    plan = _landsat_plan(model, scenes_per_year, seed)
     s2_plan = _s2_plan(model, scenes_per_year, _rng(seed, 11)) if sentinel2 and end >= 2019 else []
     opts: dict[str, Any] = {"thermal": thermal, "mtl": mtl}
     tasks: list[dict[str, Any]] = [{"kind": "landsat", "spec": s} for s in plan]

@@ -13,7 +13,8 @@ import pytest
 import rasterio
 
 from reviewer.record.catalog import catalog
-from reviewer.record.synthetic import BANDS, ROY_OLS, build_model, make_demo_site
+from reviewer.record.stack import harmonization
+from reviewer.record.synthetic import BANDS, build_model, make_demo_site
 from reviewer.schemas import validate
 from tests.sites import RECIPES, make_site
 
@@ -191,7 +192,7 @@ def test_cross_sensor_radiometry_inverse_roy(site, truth, model):
             assert dn.min() >= 7273  # never below the documented valid range (rho >= 0)
             r = dn.astype(np.float64) * 2.75e-5 - 0.2
             if not oli:
-                slope, icpt = ROY_OLS[band]
+                slope, icpt = harmonization()["bands"][band]
                 r = slope * r + icpt
             err = r - rho[i]
             # Harmonising with Roy et al. OLS recovers the OLI surface on land, up to noise (sd 0.003 x slope).
