@@ -318,14 +318,15 @@ def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = Fa
 
 def _burns(s: Series, name: str) -> dict[str, np.ndarray]:
     """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds), kept on the series."""
-    if "burns" not in s.__dict__.setdefault("_memo", {}):
-        s.__dict__["_memo"]["burns"] = {
+    memo = s.__dict__.setdefault("_memo", {})
+    if f"burns:{name}" not in memo:
+        memo[f"burns:{name}"] = {
             f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": burn_events(
                 s, m["dnbr"], m["post_nbr"], m["growing_only"]
             )[0]
             for m in _sweep(name)["burn_methods"]
         }
-    return s.__dict__["_memo"]["burns"]
+    return memo[f"burns:{name}"]
 
 
 def burn_year(s: Series, name: str) -> list[Candidate]:
