@@ -22,6 +22,7 @@ import math
 import os
 import shutil
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +30,10 @@ import numpy as np
 from scipy import stats
 
 from reviewer.bank.io import KEY_ORDER
+from reviewer.bank.series import COARSE, LANDSAT
 from reviewer.errors import BankError, RecordError
 from reviewer.fileio import atomic_write, check_output_folder, output_folder
+from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid
 from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
 from reviewer.record.site import load_site
@@ -39,19 +42,22 @@ from reviewer.record.write import write_scaled_band
 
 logger = logging.getLogger(__name__)
 
-#: satellite names of the pair schema -> catalog platform names
-PLATFORMS = {
-    "terra": "terra",
-    "aqua": "aqua",
-    "landsat4": "landsat4",
-    "landsat5": "landsat5",
-    "landsat7": "landsat7",
-    "landsat8": "landsat8",
-    "landsat9": "landsat9",
-    "snpp": "snpp",
-    "viirs": "snpp",
-    "sentinel2": "sentinel2",
-}
+
+@cache
+def satellites() -> dict[str, str]:
+    """Satellite names a pair can give -> catalog platform: the platforms of the record's products that carry
+    their own quality layer (ERA5-Land and WorldCover are no satellite's scenes), and the catalog's aliases."""
+    rows = catalog().products.values()
+    out = {p.platform: p.platform for p in rows if p.record and p.quality is not None}
+    out.update({alias: platform for alias, platform in catalog().platform_aliases.items() if platform in out})
+    return dict(sorted(out.items()))
+
+
+def _platform_labels(platform: str | None) -> set[str]:
+    """The sensor labels of a platform's products (products.json rows)."""
+    return {p.label for p in catalog().products.values() if platform and p.platform == platform}
+
+
 REFLECTANCE = (
     "blue",
     "green",
@@ -66,9 +72,6 @@ REFLECTANCE = (
     "rededge3",
 )
 
-
-#: pair satellite -> the Landsat sensor label of its scenes (questions list the sensors their period spans)
-LANDSAT_LABEL = {"landsat4": "TM", "landsat5": "TM", "landsat7": "ETM+", "landsat8": "OLI", "landsat9": "OLI-2"}
 REPORT = "alter_report.json"
 
 
@@ -213,13 +216,13 @@ def alter_record(
         raise BankError("give exactly one of --scale, --replace-with or --drop-clear")
     if (scale is not None or replace_with is not None) and not satellite:
         raise BankError("--satellite is needed to scale or replace a satellite's data")
-    if satellite and satellite not in PLATFORMS:
-        raise BankError(f"unknown satellite {satellite!r}; known: {sorted(PLATFORMS)}")
+    if satellite and satellite not in satellites():
+        raise BankError(f"unknown satellite {satellite!r}; known: {sorted(satellites())}")
     if scale is not None and not (math.isfinite(scale) and scale > 0):
         raise BankError(f"--scale must be a finite number above 0, got {scale!r}", field="scale")
     if drop_clear is not None and not 0 < drop_clear < 1:
         raise BankError("--drop-clear must be a fraction between 0 and 1")
-    if replace_with is not None and replace_with not in PLATFORMS:
+    if replace_with is not None and replace_with not in satellites():
         raise BankError(f"unknown satellite {replace_with!r}")
     placebo = drop_clear is not None
     if bank is None and question is None:
@@ -250,7 +253,7 @@ def alter_record(
         raise BankError("output folder is not empty", path=out)
     lo, hi = _date(date_from), _date(date_to, end=True)
     index = _original_index(site_dir)
-    platform = PLATFORMS.get(satellite or "", None)
+    platform = satellites().get(satellite or "", None)
 
     def in_window(s: Scene) -> bool:
         return (lo is None or s.date >= lo) and (hi is None or s.date <= hi)
@@ -267,7 +270,7 @@ def alter_record(
             raise BankError(f"no {variable} files of {satellite} in the window")
         alteration, kind = "scale", "instrument"
     elif replace_with is not None:
-        if not any(s.platform == PLATFORMS[replace_with] and in_window(s) for s in index.scenes):
+        if not any(s.platform == satellites()[replace_with] and in_window(s) for s in index.scenes):
             raise BankError(f"{replace_with} has no scenes in the window to stand in for {satellite}")
         for s in targets:
             removed.append(s)
@@ -477,10 +480,7 @@ def _concerns(
         return False
     p_lo, p_hi = dt.date.fromisoformat(q["period"]["start"]), dt.date.fromisoformat(q["period"]["end"])
     if kind == "placebo":
-        return any(
-            p_lo <= s.date <= p_hi and (s.label in q["sensors"] or s.label.startswith("MODIS") or s.label == "VIIRS")
-            for s in removed
-        )
+        return any(p_lo <= s.date <= p_hi and (s.label in q["sensors"] or s.label in COARSE) for s in removed)
     if (lo is not None and p_hi < lo) or (hi is not None and p_lo > hi):
         return False
     if (variable == "snow") != ("snow" in COMPUTE_PARTS.get(templates()[name]["compute"], ())):
@@ -488,8 +488,9 @@ def _concerns(
     methods = [m for d in (prov.get("methods") or {}).values() if isinstance(d, dict) for m in d]
     if not any(_relies_on(m, satellite) for m in methods):
         return False
-    label = LANDSAT_LABEL.get(satellite or "")
-    return label is None or label in q["sensors"]
+    # questions list the Landsat sensors their period spans: one that does not list the satellite's is not its
+    listed = _platform_labels(satellites().get(satellite or "")) & set(LANDSAT)
+    return not listed or bool(listed & set(q["sensors"]))
 
 
 def _describe(kind, alteration, satellite, variable, scale, replace_with, lo, hi, frac, n_files, n_removed) -> str:
@@ -685,7 +686,7 @@ def detect_check(
     MYD10A1) before versus during the window, Welch t-test p < 0.05."""
     index = index or open_index(altered_dir)
     grid = Grid.of_site(index.site)
-    platform = PLATFORMS.get(satellite or "")
+    platform = satellites().get(satellite or "")
     snow = variable == "snow"
     family = {s.product_spec.family for s in index.scenes if s.platform == platform}
     is_landsat = any(f.startswith("landsat") for f in family)

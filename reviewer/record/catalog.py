@@ -157,6 +157,7 @@ class Catalog:
         self.products = {row["id"]: _product(row) for row in doc["products"]}
         self.rejects = [(re.compile(r["pattern"]), r["reason"]) for r in doc["rejects"]]
         self.sensor_colors: dict[str, str] = doc.get("sensor_colors", {})
+        self.platform_aliases: dict[str, str] = doc.get("platform_aliases", {})
         self._last: Product | None = None
 
     def match(self, filename: str) -> FileMatch | None:
