@@ -505,15 +505,22 @@ def _describe(kind, alteration, satellite, variable, scale, replace_with, lo, hi
 # ----------------------------------------------------------------------------- checks
 
 
+def _series_platforms(method: str) -> set[str]:
+    """The platforms of the coarse series a reference method reads. generate names a method on a MODIS/VIIRS
+    series by the series' sensor label (label.lower() with '_' for ' ', then ':...'); those labels and their
+    platforms are the products.json rows'. Empty for a method on the Landsat record."""
+    series = method.split(":", 1)[0].lower()
+    rows = catalog().products.values()
+    return {p.platform for p in rows if p.label in COARSE and p.label.lower().replace(" ", "_") == series}
+
+
 def _relies_on(method: str, satellite: str | None) -> bool:
-    name = method.lower()
-    if satellite in ("terra",):
-        return "terra" in name
-    if satellite in ("aqua",):
-        return "aqua" in name
-    if satellite in ("snpp", "viirs"):
-        return "viirs" in name
-    return not any(k in name for k in ("terra", "aqua", "viirs"))  # Landsat-based methods
+    platform = satellites().get(satellite or "")
+    read = _series_platforms(method)
+    if read:
+        return platform in read
+    coarse = {p.platform for p in catalog().products.values() if p.label in COARSE}
+    return platform not in coarse  # a method on the Landsat record relies on every satellite but the coarse ones
 
 
 class _Checker:
