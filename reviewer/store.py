@@ -21,6 +21,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +65,9 @@ def default_db_path() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME)) / "review.sqlite"
 
 
+@cache
 def migrations() -> list[tuple[int, str, str]]:
-    """(version, name, sql) of every migration file, in version order."""
+    """(version, name, sql) of every migration file, in version order (read once per process)."""
     out = []
     for sql_file in sorted((DB_DIR / "migrations").glob("*.sql")):
         match = _MIGRATION_NAME.match(sql_file.stem)

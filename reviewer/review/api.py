@@ -11,10 +11,9 @@ from typing import Any
 
 from reviewer.errors import ReviewError
 from reviewer.review.items import history
-from reviewer.review.ledger import add_user, find_item, get_user, list_users, require_bank, verify_chain
+from reviewer.review.ledger import EFFECTIVE, add_user, find_item, get_user, list_users, require_bank, verify_chain
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
-    _EFFECTIVE,
     annotator_queue,
     assign,
     decide,
@@ -78,7 +77,7 @@ def queue(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any]]:
     raise ReviewError(f"user {actor.name} is {actor.role}: a maintainer has no queue (see `reviewer review status`)")
 
 
-def _stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]]]:
+def stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]]]:
     """(item, annotator, verdict, reasons) of the effective stage-1 decisions, per item on the latest version
     stage 1 judged (an expert's correction afterwards does not drop them)."""
     import json
@@ -87,11 +86,11 @@ def _stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str
         (r[0], r[1], r[2], json.loads(r[3]))
         for r in store.db.execute(
             "WITH judged AS (SELECT d.item, max(d.version) AS version FROM decisions d JOIN items i ON i.id = d.item "
-            f"WHERE i.bank = ? AND i.gold = 0 AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} "
+            f"WHERE i.bank = ? AND i.gold = 0 AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} "
             "GROUP BY d.item) "
             "SELECT i.qid, d.user, d.verdict, d.reasons FROM decisions d JOIN judged j ON j.item = d.item "
             "AND j.version = d.version JOIN items i ON i.id = d.item "
-            f"WHERE d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} ORDER BY d.id",
+            f"WHERE d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} ORDER BY d.id",
             [bank],
         )
     ]
@@ -104,7 +103,7 @@ def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path 
     actor = get_user(store, user)
     workflow().require("see_all", actor.role, actor.name)
     require_bank(store, bank)
-    report = agreement_report(_stage1_table(store, bank), codebook().flag_codes("annotator"))
+    report = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
     report["gold"] = [
         {k: r[k] for k in ("user", "gold_decided", "gold_correct", "gold_accuracy")}
         for r in progress(store, bank, user=actor.name)

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError, SchemaError
-from reviewer.review.ledger import find_item, get_user, require_bank, set_state, write_decision
-from reviewer.review.rules import HERE, _load, codebook, workflow
+from reviewer.review.ledger import EFFECTIVE, find_item, get_user, require_bank, set_state, write_decision
+from reviewer.review.rules import RULES_DIR, codebook, load_checked, workflow
 from reviewer.store import Store
 
-RULES_PATH = HERE / "audit_rules.json"
+RULES_PATH = RULES_DIR / "audit_rules.json"
 AUDIT_FILE = "audit.json"
 AUDIT_VERSION = "1"
 KINDS = ("agreeing_wrong", "near_range", "flipping_conclusion", "method_spread", "abstain_few_scenes")
@@ -78,8 +78,8 @@ def parse_rules(doc: Any, *, path: str | Path = RULES_PATH, validate: bool = Tru
 
 @cache
 def audit_rules() -> AuditRules:
-    """The rules of reviewer/review/audit_rules.json, validated on load (stamped like the other rule files)."""
-    return parse_rules(_load("audit_rules"), validate=False)  # _load validated it against its schema
+    """The rules of assets/review/audit_rules.json, validated on load (stamped like the other rule files)."""
+    return parse_rules(load_checked("audit_rules"), validate=False)  # load_checked validated it against its schema
 
 
 def load_rules(path: str | Path) -> AuditRules:
@@ -692,7 +692,7 @@ def apply_audit(
             if action == "audit_send_back":
                 live = db.execute(
                     "SELECT d.id FROM decisions d WHERE d.item = ? AND d.version = ? AND d.stage = 2 "
-                    "AND d.verdict != 'retract' AND NOT EXISTS (SELECT 1 FROM decisions r WHERE r.retracts = d.id)",
+                    f"AND d.verdict != 'retract' AND {EFFECTIVE}",
                     [item.id, item.version],
                 ).fetchall()
                 for (decision_id,) in live:  # the earlier adjudication no longer stands (the event below says so)

@@ -1,7 +1,7 @@
 """`reviewer audit BANK_DIR RUNS.jsonl ...` and `reviewer audit apply AUDIT.json ...`: the pilot-run audit.
 
 The first lists the questions whose references look unstable after a pilot model's runs (rules in
-reviewer/review/audit_rules.json) and, with --out, writes DIR/audit.json; the second is the
+assets/review/audit_rules.json) and, with --out, writes DIR/audit.json; the second is the
 maintainer's action on it in the review store (send back to adjudication, or remove). Both call
 reviewer.review.audit; roles are enforced there.
 """
@@ -94,7 +94,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "audit",
         help="pilot-run audit: list questions whose references look unstable; `audit apply` acts on it",
         usage=USAGE,
-        description="Audit a bank with a pilot model's runs by the rules of reviewer/review/audit_rules.json, "
+        description="Audit a bank with a pilot model's runs by the rules of assets/review/audit_rules.json, "
         "or (`reviewer audit apply AUDIT.json`) send audited items back to adjudication or remove them. "
         "A bank folder literally named 'apply' is given as ./apply.",
     )

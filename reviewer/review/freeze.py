@@ -13,24 +13,28 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError
-from reviewer.review.ledger import Item, get_user, item_by_id, record_event, require_bank, set_state, verify_chain
+from reviewer.review.ledger import (
+    EFFECTIVE,
+    Item,
+    get_user,
+    items_of,
+    record_event,
+    require_bank,
+    set_state,
+    verify_chain,
+)
 from reviewer.review.rules import codebook, workflow
-from reviewer.review.stage1 import _EFFECTIVE, progress, settings
+from reviewer.review.stage1 import progress, settings
 from reviewer.store import Store
 
 #: item states that go into a frozen version (consensus items only when not waiting for an audit)
 KEPT = ("consensus_accepted", "accepted", "corrected", "frozen")
 
 
-def _items(store: Store, bank: str) -> list[Item]:
-    ids = [r[0] for r in store.db.execute("SELECT id FROM items WHERE bank = ? AND gold = 0 ORDER BY position", [bank])]
-    return [item_by_id(store, i) for i in ids]
-
-
 def _adjudicated(store: Store, item: Item) -> dict[str, Any] | None:
     row = store.db.execute(
         "SELECT d.user, d.verdict, d.reasons, d.rationale FROM decisions d WHERE d.item = ? AND d.stage = 2 "
-        f"AND d.verdict != 'retract' AND {_EFFECTIVE} ORDER BY d.id DESC LIMIT 1",
+        f"AND d.verdict != 'retract' AND {EFFECTIVE} ORDER BY d.id DESC LIMIT 1",
         [item.id],
     ).fetchone()
     return (
@@ -41,7 +45,7 @@ def _adjudicated(store: Store, item: Item) -> dict[str, Any] | None:
 def undecided(store: Store, bank: str) -> list[dict[str, str]]:
     """Items without a final decision: never assigned, in stage 1, flagged, or waiting for their audit."""
     out = []
-    for item in _items(store, bank):
+    for item in items_of(store, bank):
         waiting = item.state == "consensus_accepted" and item.audit
         if item.state not in workflow().final and item.state != "frozen" or waiting:
             out.append({"item": item.key, "state": "consensus_accepted (audit pending)" if waiting else item.state})
@@ -51,7 +55,7 @@ def undecided(store: Store, bank: str) -> list[dict[str, str]]:
 def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewer: str) -> dict[str, Any]:
     """What the review did, for qc.json (deterministic for one store state)."""
     from reviewer.review.agreement import agreement_report
-    from reviewer.review.api import _stage1_table
+    from reviewer.review.api import stage1_table
 
     cfg = settings(store, bank) or {}
     routed = {"consensus_accepted": 0, "flagged": 0, "audited": 0}
@@ -90,7 +94,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
                 }
             )
     n_events, last_hash = verify_chain(store)
-    agreement = agreement_report(_stage1_table(store, bank), codebook().flag_codes("annotator"))
+    agreement = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
     return {
         "bank": bank,
         "version": version,
@@ -141,7 +145,7 @@ def _unchanged_since(store: Store, bank: str, version: str) -> bool:
 
 def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str | None) -> dict[str, Any]:
     """Freeze the reviewed bank as `version` into the folder `out`; returns the manifest."""
-    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder
+    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, sha256_bytes
     from reviewer.bank.store import latest_rows, store_version
     from reviewer.fileio import check_output_folder, write_folder
 
@@ -164,7 +168,7 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
         listed = ", ".join(f"{m['item']} ({m['state']})" for m in missing[:10])
         more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
         raise ReviewError(f"cannot freeze {bank}: {len(missing)} item(s) lack a final decision: {listed}{more}")
-    items = _items(store, bank)
+    items = items_of(store, bank)
     kept = [i for i in items if i.state in KEPT]
     questions = [
         json.loads(r[0])
@@ -211,13 +215,11 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
             "freeze",
             bank=bank,
             after=version,
-            detail={"items": len(kept), "removed": len(qc["removed"]), "manifest_sha256": _sha(files[MANIFEST])},
+            detail={
+                "items": len(kept),
+                "removed": len(qc["removed"]),
+                "manifest_sha256": sha256_bytes(files[MANIFEST]),
+            },
         )
     write_folder(out, files, last=[MANIFEST])
     return manifest
-
-
-def _sha(data: bytes) -> str:
-    from reviewer.bank.io import sha256_bytes
-
-    return sha256_bytes(data)

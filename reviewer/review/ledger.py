@@ -18,6 +18,8 @@ from reviewer.review.rules import ROLES, workflow
 from reviewer.store import Store, sha256_text
 
 GENESIS = "sha256:" + "0" * 64
+#: SQL condition on a decision row `d`: it has not been taken back (by an undo, a reopen or an audit)
+EFFECTIVE = "NOT EXISTS (SELECT 1 FROM decisions r WHERE r.retracts = d.id)"
 USER_ENV = "REVIEWER_USER"
 
 
@@ -232,6 +234,15 @@ def item_by_id(store: Store, item_id: int) -> Item:
     if row is None:
         raise ReviewError(f"no item with id {item_id}")
     return _item(row)
+
+
+def items_of(store: Store, bank: str, *, state: str | None = None) -> list[Item]:
+    """The reviewed (not gold) items of a bank in line order, optionally in one state: one query."""
+    where, args = ("AND state = ?", [bank, state]) if state else ("", [bank])
+    rows = store.db.execute(
+        f"SELECT {_ITEM_COLS} FROM items WHERE bank = ? AND gold = 0 {where} ORDER BY position", args
+    ).fetchall()
+    return [_item(r) for r in rows]
 
 
 def find_item(store: Store, key: str, bank: str | None = None) -> Item:

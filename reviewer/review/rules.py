@@ -11,10 +11,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from reviewer import APP_NAME
+from reviewer import APP_NAME, ASSETS_DIR
 from reviewer.errors import ReviewError, SchemaError
 
-HERE = Path(__file__).resolve().parent
+#: the review rules kept as data (DESIGN.md section 3: codebooks live in assets/)
+RULES_DIR = ASSETS_DIR / "review"
 ROLES = ("annotator", "expert", "maintainer")
 
 
@@ -108,7 +109,7 @@ def _check_codes(codes: list[str], known: list[str], kind: str, item: str) -> li
     return list(dict.fromkeys(codes))
 
 
-def _load(name: str) -> dict[str, Any]:
+def load_checked(name: str) -> dict[str, Any]:
     """Read a rules file, validated against its schema.
 
     A successful validation is remembered by the sha256 of the file and its schema (a stamp in the
@@ -117,7 +118,7 @@ def _load(name: str) -> dict[str, Any]:
     """
     from reviewer import SCHEMAS_DIR
 
-    path = HERE / f"{name}.json"
+    path = RULES_DIR / f"{name}.json"
     data = path.read_bytes()
     schema = (SCHEMAS_DIR / f"{name}.schema.json").read_bytes()
     doc = json.loads(data)
@@ -142,8 +143,8 @@ def _stamp_dir() -> Path:
 
 @cache
 def workflow() -> Workflow:
-    doc = _load("workflow")
-    path = HERE / "workflow.json"
+    doc = load_checked("workflow")
+    path = RULES_DIR / "workflow.json"
     states = set(doc["states"])
     transitions = {}
     for i, t in enumerate(doc["transitions"]):
@@ -166,5 +167,5 @@ def workflow() -> Workflow:
 
 @cache
 def codebook() -> Codebook:
-    doc = _load("codebook")
+    doc = load_checked("codebook")
     return Codebook(tuple(Reason(**r) for r in doc["flag_reasons"]), tuple(Reason(**r) for r in doc["reject_reasons"]))

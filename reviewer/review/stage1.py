@@ -19,6 +19,7 @@ from typing import Any
 
 from reviewer.errors import ReviewError
 from reviewer.review.ledger import (
+    EFFECTIVE,
     Item,
     User,
     find_item,
@@ -37,9 +38,7 @@ from reviewer.store import Store
 
 #: decisions that complete an annotator's work on an item (skip postpones it)
 VERDICTS = ("accept", "flag")
-_CLOSED = ("accepted", "rejected", "corrected", "frozen")
-
-_EFFECTIVE = "NOT EXISTS (SELECT 1 FROM decisions r WHERE r.retracts = d.id)"  # not taken back by an undo
+CLOSED = ("accepted", "rejected", "corrected", "frozen")
 
 
 def draw(seed: int, purpose: str, bank: str, qid: str) -> float:
@@ -297,7 +296,7 @@ def _plan(
 def _own_decision(store: Store, item: Item, user: str) -> dict[str, Any] | None:
     row = store.db.execute(
         "SELECT d.id, d.verdict, d.reasons, d.comment, d.correction, d.created FROM decisions d "
-        f"WHERE d.item = ? AND d.version = ? AND d.user = ? AND d.stage = 1 AND d.verdict != 'retract' AND {_EFFECTIVE} "
+        f"WHERE d.item = ? AND d.version = ? AND d.user = ? AND d.stage = 1 AND d.verdict != 'retract' AND {EFFECTIVE} "
         "ORDER BY d.id DESC LIMIT 1",
         [item.id, item.version, user],
     ).fetchone()
@@ -350,7 +349,7 @@ def _pending(store: Store, bank: str, user: str, *, skipped: bool, limit: int | 
     sql = (
         "SELECT a.item FROM assignments a INDEXED BY assignments_open JOIN items i ON i.id = a.item "
         "WHERE a.user = ? AND a.skipped = ? AND a.open = 1 AND i.bank = ? "
-        f"AND i.state NOT IN ({', '.join(repr(s) for s in _CLOSED)}) ORDER BY a.rank"
+        f"AND i.state NOT IN ({', '.join(repr(s) for s in CLOSED)}) ORDER BY a.rank"
         + (f" LIMIT {int(limit)}" if limit else "")
     )
     return [r[0] for r in store.db.execute(sql, [user, int(skipped), bank])]
@@ -385,7 +384,7 @@ def next_item(store: Store, bank: str, *, user: str | None) -> dict[str, Any] | 
 # ----------------------------------------------------------------------------- decisions
 
 
-def _check_correction(correction: dict[str, Any], q: dict[str, Any], item: Item) -> dict[str, Any]:
+def check_correction(correction: dict[str, Any], q: dict[str, Any], item: Item) -> dict[str, Any]:
     """A correction must fit its schema and leave a valid question; returns the corrected question."""
     from reviewer import schemas
     from reviewer.bank.io import record_problems
@@ -419,7 +418,7 @@ def apply_correction(q: dict[str, Any], correction: dict[str, Any]) -> dict[str,
     return fixed
 
 
-def _writable(store: Store, item: Item, version: int | None) -> None:
+def require_writable(store: Store, item: Item, version: int | None) -> None:
     if item.state == "frozen":
         v = frozen_in(store, item)
         raise ReviewError(
@@ -459,10 +458,10 @@ def decide(
         raise ReviewError(f"a stage-1 decision is accept, flag or skip, not {verdict!r}")
     with store.transaction() as db:
         item = find_item(store, key, bank)
-        _writable(store, item, version)
+        require_writable(store, item, version)
         if not db.execute("SELECT 1 FROM assignments WHERE item = ? AND user = ?", [item.id, actor.name]).fetchone():
             raise ReviewError(f"item {item.key} is not assigned to {actor.name}")
-        if item.state in _CLOSED:
+        if item.state in CLOSED:
             raise ReviewError(f"item {item.key}: stage 1 is closed (the item was adjudicated)")
         own = _own_decision(store, item, actor.name)
         if own and own["verdict"] in VERDICTS:
@@ -471,7 +470,7 @@ def decide(
         if reasons and verdict != "flag":
             raise ReviewError(f"item {item.key}: reasons go with a flag, not with {verdict}")
         if correction is not None:
-            _check_correction(correction, question(store, item.id, item.version), item)
+            check_correction(correction, question(store, item.id, item.version), item)
         if seconds is None and created is None:
             shown = db.execute("SELECT at FROM shown WHERE user = ? AND item = ?", [actor.name, item.id]).fetchone()
             seconds = round(time.time() - shown[0], 3) if shown else None
@@ -509,13 +508,13 @@ def stage1_decisions(store: Store, item: Item) -> list[dict[str, Any]]:
         for r in store.db.query(
             "SELECT d.id, d.user, d.verdict, d.reasons, d.comment, d.correction, d.seconds, d.created "
             "FROM decisions d WHERE d.item = ? AND d.version = ? AND d.stage = 1 "
-            f"AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} ORDER BY d.id",
+            f"AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} ORDER BY d.id",
             [item.id, item.version],
         )
     ]
 
 
-def _needs_reference(store: Store, item: Item) -> bool:
+def needs_reference(store: Store, item: Item) -> bool:
     """A visual item whose reference is still the generator's draft cannot end accepted without an expert."""
     if item.reference_source != "visual":
         return False
@@ -536,10 +535,11 @@ def _route(store: Store, item: Item, actor: User) -> None:
         return
     cfg = settings(store, item.bank) or {"seed": 0, "audit_share": 0.1}
     if all(d["verdict"] == "accept" for d in made):
-        audit = _needs_reference(store, item) or draw(cfg["seed"], "audit", item.bank, item.qid) < cfg["audit_share"]
+        draft = needs_reference(store, item)
+        audit = draft or draw(cfg["seed"], "audit", item.bank, item.qid) < cfg["audit_share"]
         store.db.execute("UPDATE items SET audit = ? WHERE id = ?", [int(audit), item.id])
         detail = {"decisions": [d["id"] for d in made], "audit": audit}
-        if audit and _needs_reference(store, item):
+        if draft:
             detail["why_audit"] = "visual reference still a draft"
         set_state(store, item, "route_consensus", actor.role, actor.name, detail=detail)
     else:
@@ -556,7 +556,7 @@ def undo(store: Store, bank: str, *, user: str | None, created: str | None = Non
     with store.transaction() as db:
         row = db.execute(
             "SELECT d.id, d.item, d.version, d.verdict FROM decisions d JOIN items i ON i.id = d.item "
-            f"WHERE d.user = ? AND i.bank = ? AND d.stage = 1 AND d.verdict != 'retract' AND {_EFFECTIVE} "
+            f"WHERE d.user = ? AND i.bank = ? AND d.stage = 1 AND d.verdict != 'retract' AND {EFFECTIVE} "
             "ORDER BY d.id DESC LIMIT 1",
             [actor.name, bank],
         ).fetchone()
@@ -564,8 +564,8 @@ def undo(store: Store, bank: str, *, user: str | None, created: str | None = Non
             raise ReviewError(f"{actor.name} has no decision to undo in bank {bank}")
         decision_id, item_id, version, verdict = row
         item = item_by_id(store, item_id)
-        _writable(store, item, None)
-        if item.state in _CLOSED:
+        require_writable(store, item, None)
+        if item.state in CLOSED:
             raise ReviewError(f"item {item.key}: adjudicated already; a maintainer can reopen it")
         if version != item.version:
             raise ReviewError(f"item {item.key}: that decision was on version {version}, which is no longer current")
@@ -612,14 +612,14 @@ def progress(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any
             r[0]
             for r in store.db.execute(
                 "SELECT d.seconds FROM decisions d JOIN items i ON i.id = d.item WHERE d.user = ? AND i.bank = ? "
-                f"AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND d.seconds IS NOT NULL AND {_EFFECTIVE}",
+                f"AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND d.seconds IS NOT NULL AND {EFFECTIVE}",
                 [name, bank],
             )
         ]
         gold = store.db.execute(
             "SELECT count(*), sum(d.verdict = g.verdict) FROM decisions d JOIN gold g ON g.item = d.item "
             "JOIN items i ON i.id = d.item "
-            f"WHERE d.user = ? AND i.bank = ? AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE}",
+            f"WHERE d.user = ? AND i.bank = ? AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE}",
             [name, bank],
         ).fetchone()
         rows.append(

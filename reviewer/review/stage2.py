@@ -14,11 +14,12 @@ from typing import Any
 from reviewer.errors import ReviewError
 from reviewer.review.items import add_version
 from reviewer.review.ledger import (
+    EFFECTIVE,
     Item,
     User,
     find_item,
     get_user,
-    item_by_id,
+    items_of,
     question,
     record_event,
     require_bank,
@@ -27,12 +28,11 @@ from reviewer.review.ledger import (
 )
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
-    _CLOSED,
-    _EFFECTIVE,
-    _check_correction,
-    _needs_reference,
-    _writable,
+    CLOSED,
+    check_correction,
     draw,
+    needs_reference,
+    require_writable,
     settings,
     stage1_decisions,
 )
@@ -61,7 +61,7 @@ def expert_queue(store: Store, bank: str, expert: User) -> list[dict[str, Any]]:
         "SELECT i.id, i.qid, i.state, i.audit, i.current_version, "
         "sum(d.verdict = 'flag'), count(d.id) FROM items i "
         "JOIN decisions d ON d.item = i.id AND d.version = i.current_version AND d.stage = 1 "
-        f"AND d.verdict IN ('accept', 'flag') AND {_EFFECTIVE} "
+        f"AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} "
         "WHERE i.bank = ? AND i.gold = 0 AND (i.state = 'flagged' OR (i.state = 'consensus_accepted' AND i.audit = 1)) "
         "GROUP BY i.id ORDER BY i.position",
         [bank],
@@ -109,7 +109,7 @@ def expert_view(store: Store, key: str, *, user: str | None, bank: str | None = 
         "state": item.state,
         "audit": item.audit,
         "question": question(store, item.id, item.version),
-        "needs_reference": _needs_reference(store, item),
+        "needs_reference": needs_reference(store, item),
         "stage1": [
             {
                 "annotator": f"annotator {i}",
@@ -145,10 +145,10 @@ def adjudicate(
         raise ReviewError(f"adjudication is accept, reject or correct, not {verdict!r}")
     with store.transaction():
         item = find_item(store, key, bank)
-        _writable(store, item, version)
+        require_writable(store, item, version)
         if item.gold:
             raise ReviewError(f"item {item.key} is a gold item: it is not adjudicated")
-        if item.state in _CLOSED:
+        if item.state in CLOSED:
             raise ReviewError(
                 f"item {item.key} is {item.state}: an adjudicated item is final (a maintainer may reopen it)"
             )
@@ -167,10 +167,10 @@ def adjudicate(
         if verdict == "correct":
             if correction is None:
                 raise ReviewError(f"item {item.key}: a correction needs the corrected parts (JSON)")
-            fixed = _check_correction(correction, question(store, item.id, item.version), item)
+            fixed = check_correction(correction, question(store, item.id, item.version), item)
         elif correction is not None:
             raise ReviewError(f"item {item.key}: a correction goes with --correct")
-        if verdict == "accept" and _needs_reference(store, item):
+        if verdict == "accept" and needs_reference(store, item):
             raise ReviewError(
                 f"item {item.key}: a visual-reference item cannot be accepted while its reference is a draft; "
                 "correct it with the reference"
@@ -244,7 +244,7 @@ def reopen(store: Store, key: str, *, user: str | None, reason: str, bank: str |
         workflow().target("reopen", item.state, actor.role, item=item.key, reason=reason)
         live = db.execute(
             "SELECT d.id FROM decisions d WHERE d.item = ? AND d.version = ? AND d.verdict != 'retract' "
-            f"AND {_EFFECTIVE}",
+            f"AND {EFFECTIVE}",
             [item.id, item.version],
         ).fetchall()
         for (decision_id,) in live:  # one reopen event below covers these retractions
@@ -276,12 +276,9 @@ def apply_rule(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
     if cfg is None:
         raise ReviewError(f"bank {bank!r} has not been assigned yet")
     done = 0
-    with store.transaction() as db:
-        rows = db.execute(
-            "SELECT id FROM items WHERE bank = ? AND state = 'flagged' AND gold = 0 ORDER BY position", [bank]
-        ).fetchall()
-        outside = [item_by_id(store, r[0]) for r in rows]
-        outside = [i for i in outside if not i.audit and not in_sample(cfg, i)]  # sent-back items wait for an expert
+    with store.transaction():
+        flagged = items_of(store, bank, state="flagged")
+        outside = [i for i in flagged if not i.audit and not in_sample(cfg, i)]  # sent-back items wait for an expert
         if cfg["rest_rule"] != "open":
             for item in outside:
                 rule_decision = write_decision(
