@@ -307,8 +307,6 @@ class Store:
             self._depth = 0
             self.chain_head = None
 
-    atomic = transaction
-
     def close(self) -> None:
         self.db.close()
 

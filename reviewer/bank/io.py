@@ -539,7 +539,8 @@ def load_bank(folder: str | Path, *, verify_hashes: bool = True) -> Bank:
     )
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now in UTC to the second, ISO 8601 with Z (manifest 'created', import times)."""
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -578,7 +579,7 @@ def bank_bytes(
     manifest = {
         "name": name,
         "version": str(version),
-        "created": created or _now(),
+        "created": created or utc_now(),
         "schema_version": SCHEMA_VERSION,
         "frozen": bool(frozen),
         "counts": {kind: len(records) for kind, records in items.items()},

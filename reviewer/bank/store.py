@@ -8,13 +8,12 @@ version of an existing one when its content changed; review state and decisions 
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
 from pathlib import Path
 from typing import Any
 
-from reviewer.bank.io import FILES, MANIFEST, QC, dumps_line, load_bank, sha256_bytes, write_bank
+from reviewer.bank.io import FILES, MANIFEST, QC, dumps_line, load_bank, sha256_bytes, utc_now, write_bank
 from reviewer.errors import BankError
 from reviewer.fileio import write_folder
 from reviewer.review.items import sync_question
@@ -22,10 +21,6 @@ from reviewer.review.ledger import get_user, record_event
 from reviewer.store import Store
 
 logger = logging.getLogger(__name__)
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def import_bank(store: Store, folder: str | Path, *, user: str | None = None) -> tuple[str, str]:
@@ -115,7 +110,7 @@ def store_version(
             manifest["schema_version"],
             int(bool(manifest["frozen"])),
             files[MANIFEST].decode("utf-8"),
-            _now(),
+            utc_now(),
         ],
     )
     db.conn.executemany(
