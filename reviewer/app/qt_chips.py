@@ -216,7 +216,7 @@ class QtChipStrip(QWidget):
         every year at once), or the chosen number of columns at the default size."""
         if self.columns.value() > 0:
             return self.columns.value(), CHIP_PX
-        vp = self.area.viewport().size()
+        vp = self.area.maximumViewportSize()  # as without scroll bars, so a bar appearing does not flip the grid
         width, height = max(vp.width() - 8, 1), max(vp.height() - 8, 1)  # less the grid's margins
         best_cols, best_px = max(1, width // (MIN_CHIP_PX + CHIP_PAD_PX)), 0
         for cols in range(1, max(n, 1) + 1):
@@ -225,6 +225,7 @@ class QtChipStrip(QWidget):
             if px > best_px:
                 best_cols, best_px = cols, px
         if best_px < MIN_CHIP_PX:  # too many to fit: the smallest readable chips, scrolling down
+            width -= self.area.verticalScrollBar().sizeHint().width()
             return max(1, width // (MIN_CHIP_PX + CHIP_PAD_PX)), MIN_CHIP_PX
         return best_cols, best_px
 
@@ -243,8 +244,12 @@ class QtChipStrip(QWidget):
 
     @property
     def laid_out(self) -> bool:
-        """True once every chip of `chips` is on screen."""
-        return not self._to_place and len(self.labels) == len(self.chips)
+        """True once every chip of `chips` is on screen, sized for the dock as it is now."""
+        return (
+            not self._to_place
+            and len(self.labels) == len(self.chips)
+            and self._geometry(len(self.chips)) == (self.chip_columns, self.chip_px)
+        )
 
     def _place_batch(self) -> None:
         t0 = time.perf_counter()
@@ -276,6 +281,7 @@ class QtChipStrip(QWidget):
             self.labels, self.captions = self._next_labels, self._next_captions
             self._highlighted = None
             self._highlight()
+            self._on_resized()  # the dock changed size while the chips were being placed
 
     def _redraw(self, event=None) -> None:
         stretch = self.state.stretch
