@@ -86,7 +86,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         json.dump(result, sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
-        echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
+        echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]), err=True)
     return 0
 
 
@@ -107,7 +107,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer.record.scan import open_index
 
     site_dir = ensure_demo_site()
-    echo(f"demo site: {site_dir}")
+    echo(site_dir)  # only the path on stdout, so `$(reviewer demo)` is the site folder
     if args.render:
         import json as _json
 
@@ -116,7 +116,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         with _store(args) as store:
             index = open_index(site_dir, store)
         result = render_dates(index, [str(first), str(last)], args.composite, args.render)
-        echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]))
+        echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]), err=True)
     return 0
 
 

@@ -117,7 +117,8 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
     if n_clusters < 2:
         return not_estimable("fewer than two questions to cluster by")
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(record=True) as caught:  # kept in scores.json, not printed on the terminal
+            warnings.simplefilter("always")
             warnings.simplefilter("error", PerfectSeparationWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
             fit = smf.logit(formula, data=df).fit(disp=0, maxiter=200, cov_type="cluster", cov_kwds={"groups": groups})
@@ -125,8 +126,11 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
         return not_estimable(f"perfect separation: {exc}", formula=formula, dropped_groups=dropped_groups)
     except (np.linalg.LinAlgError, ValueError) as exc:
         return not_estimable(f"the model cannot be fitted: {exc}", formula=formula, dropped_groups=dropped_groups)
+    fit_warnings = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     if not fit.mle_retvals.get("converged", True):
-        return not_estimable("the fit did not converge", formula=formula, dropped_groups=dropped_groups)
+        return not_estimable(
+            "the fit did not converge", formula=formula, dropped_groups=dropped_groups, fit_warnings=fit_warnings
+        )
     params, conf, pvalues = fit.params, fit.conf_int(), fit.pvalues
     out_terms = {}
     for name in params.index:
@@ -161,6 +165,8 @@ def difficulty_regression(frame: pd.DataFrame) -> dict[str, Any]:
         "terms": out_terms,
         "dropped_terms": dropped_terms,
         "dropped_groups": dropped_groups,
+        "converged": True,
+        "fit_warnings": fit_warnings,
     }
 
 

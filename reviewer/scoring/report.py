@@ -260,6 +260,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             f"Logistic regression of model-question {pk} with model and task fixed effects and standard errors "
             f"clustered by question ({reg['n']} rows, {reg['clusters']} questions). Reference types are "
             "relative to method."
+            + (f" Fit warnings: {'; '.join(reg['fit_warnings'])}." if reg.get("fit_warnings") else "")
             + (
                 f" Left out: {'; '.join(reg['dropped_groups'] + reg['dropped_terms'])}."
                 if reg["dropped_groups"] or reg["dropped_terms"]
@@ -280,7 +281,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
         t = Table(
             "regression",
             "Predictors of question difficulty",
-            "Not estimable.",
+            "Not estimable." + (f" Fit warnings: {'; '.join(reg['fit_warnings'])}." if reg.get("fit_warnings") else ""),
             ["Result", "Reason"],
             [["not estimable", reg.get("reason", "")]],
         )
