@@ -39,11 +39,15 @@ __all__ = [
     "find_item",
     "history",
     "list_users",
+    "my_items",
     "next_item",
+    "open_item",
     "progress",
     "queue",
     "reopen",
+    "review_banks",
     "set_rule",
+    "site_folder",
     "settings",
     "status",
     "undo",
@@ -125,3 +129,86 @@ def status(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
         )
         out["settings"] = settings(store, bank)
     return out
+
+
+# ----------------------------------------------------------------------------- views for the app's review dock
+
+
+def review_banks(store: Store, *, user: str | None) -> list[str]:
+    """Banks under review the user can work on: an annotator's banks with work assigned to them, else all."""
+    actor = get_user(store, user)
+    if actor.role == "annotator":
+        sql = "SELECT DISTINCT i.bank FROM assignments a JOIN items i ON i.id = a.item WHERE a.user = ? ORDER BY i.bank"
+        return [r[0] for r in store.db.execute(sql, [actor.name])]
+    return [r[0] for r in store.db.execute("SELECT bank FROM bank_review ORDER BY bank")]
+
+
+def my_items(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any]]:
+    """Every item assigned to an annotator in their order, with their own standing on it, for a queue list.
+
+    Blinded like `next_item`: nothing about other decisions, the item's state or gold status; `open` says
+    whether the annotator can still decide it (False once it is decided by them or adjudicated)."""
+    import json
+
+    from reviewer.review.stage1 import CLOSED
+
+    actor = get_user(store, user)
+    workflow().require("annotate", actor.role, actor.name)
+    require_bank(store, bank)
+    rows = store.db.execute(
+        "SELECT i.qid, i.current_version, i.state, a.open, a.skipped, v.json, "
+        "(SELECT d.verdict FROM decisions d WHERE d.item = i.id AND d.version = i.current_version AND d.user = a.user "
+        f"AND d.stage = 1 AND d.verdict != 'retract' AND {EFFECTIVE} ORDER BY d.id DESC LIMIT 1) FROM assignments a "
+        "JOIN items i ON i.id = a.item JOIN item_versions v ON v.item = i.id AND v.version = i.current_version "
+        "WHERE a.user = ? AND i.bank = ? ORDER BY a.rank",
+        [actor.name, bank],
+    ).fetchall()
+    out = []
+    for qid, version, state, open_, skipped, text, mine in rows:
+        q = json.loads(text)
+        out.append(
+            {
+                "item": f"{bank}/{qid}",
+                "id": qid,
+                "version": version,
+                "site": q.get("site"),
+                "task": q.get("task"),
+                "mine": mine,
+                "skipped": bool(skipped),
+                "open": bool(open_) and state not in CLOSED,
+            }
+        )
+    return out
+
+
+def open_item(store: Store, key: str, *, user: str | None, bank: str | None = None) -> dict[str, Any]:
+    """An annotator's view of one of their assigned items (what `next_item` gives), for going back and forth.
+
+    Starts its clock like `next_item`: the decision's seconds count from here."""
+    import time
+
+    from reviewer.review.ledger import find_item
+    from reviewer.review.stage1 import annotator_view
+
+    actor = get_user(store, user)
+    workflow().require("annotate", actor.role, actor.name)
+    item = find_item(store, key, bank)
+    with store.transaction() as db:
+        if not db.execute("SELECT 1 FROM assignments WHERE item = ? AND user = ?", [item.id, actor.name]).fetchone():
+            raise ReviewError(f"item {item.key} is not assigned to {actor.name}")
+        db.execute(
+            "INSERT INTO shown (user, item, at) VALUES (?, ?, ?) ON CONFLICT (user, item) DO UPDATE SET at = excluded.at",
+            [actor.name, item.id, time.time()],
+        )
+    return annotator_view(store, item, actor)
+
+
+def site_folder(store: Store, site_id: str) -> str | None:
+    """The folder of a site record by its id: the most recently scanned folder of that id that still exists."""
+    rows = store.db.execute(
+        "SELECT site_dir FROM sites WHERE site_id = ? ORDER BY scanned_at DESC, rowid DESC", [site_id]
+    ).fetchall()
+    for (folder,) in rows:
+        if Path(folder).is_dir():
+            return str(folder)
+    return None
