@@ -3,10 +3,11 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# Debian packages napari + PySide6 need for a real OpenGL canvas on a virtual screen (DESIGN.md section 9).
+# Debian packages napari + PySide6 need for a real OpenGL canvas on a virtual screen (DESIGN.md section 9);
+# chromium renders the HTML report in a test, as a reader sees it.
 SYS_PKGS := xvfb xauth libgl1-mesa-dri libegl1 libxkbcommon-x11-0 libxcb-cursor0 libxcb-icccm4 \
 	libxcb-keysyms1 libxcb-shape0 libxcb-xinerama0 libxcb-randr0 libxcb-render-util0 libxcb-image0 \
-	libdbus-1-3 libfontconfig1
+	libdbus-1-3 libfontconfig1 chromium
 XVFB := xvfb-run -a -s "-screen 0 1600x1000x24"
 
 .PHONY: setup sysdeps demo test bench lint clean

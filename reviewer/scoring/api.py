@@ -125,7 +125,12 @@ def compute_scores(
         "regression": regression,
         "pairs": scored["pairs"],
         "questions": scored["questions"],
-        "runs": {"files": [str(p) for p in run_paths], "scored": len(runset.runs), "bad_lines": len(runset.bad_lines)},
+        "runs": {
+            "files": [str(p) for p in run_paths],
+            "scored": len(runset.runs),
+            "bad_lines": len(runset.bad_lines),
+            "lenient": lenient,
+        },
         "problems": {
             "missing_passes": runset.missing_passes,
             "invalid_answers": runset.invalid_answers,

@@ -57,6 +57,7 @@ class Table:
     header: list[str]
     rows: list[list[Any]] = field(default_factory=list)
     baseline_from: int | None = None  # index of the first baseline row (rendered in italics)
+    empty: str = ""  # why the table has no rows, shown in place of them
 
 
 def fmt(v: Any, digits: int = 1) -> str:
@@ -76,7 +77,9 @@ def _signed(v: float | None) -> str:
 
 
 def _frac(num: int | None, den: int | None) -> str:
-    return "–" if num is None or den is None else f"{num}/{den}"
+    """ "moved of right": a dash when there is nothing to count (no pair runs, or none right), for agents
+    and baselines alike."""
+    return "–" if num is None or not den else f"{num}/{den}"
 
 
 def _pass_name(scores: dict[str, Any]) -> str:
@@ -134,9 +137,9 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             "AUROC",
             "Recognition abstention runs (%)",
             "Insufficient-evidence abstentions (runs)",
-            "Tool calls",
-            "Minutes",
-            "Image views",
+            "Tool calls (median)",
+            "Minutes (median)",
+            "Image views (median)",
         ],
     )
     for name, m in models.items():
@@ -191,8 +194,8 @@ def tables(scores: dict[str, Any]) -> list[Table]:
         ins, pla = (m.get("pairs") or {}).get("instrument"), (m.get("pairs") or {}).get("placebo")
         row += [
             _frac(ins["moved"], ins["right"]) if ins else "–",
-            ins["held"] if ins else "–",
-            ins.get("beyond", "–") if ins else "–",
+            ins["held"] if ins and ins["right"] else "–",
+            ins.get("beyond", "–") if ins and ins["right"] else "–",
             _frac(pla["moved"], pla["right"]) if pla else "–",
         ]
         t.rows.append(row)
@@ -375,7 +378,16 @@ def tables(scores: dict[str, Any]) -> list[Table]:
         "pushes_toward.",
         ["Pair", "Kind", "Altered", "Theme", "Right", "Moved", "Held", "Beyond", "Shift", "Toward (%)"],
     )
-    for pid, p in _ordered_pairs(scores):
+    pairs = _ordered_pairs(scores)
+    if not pairs:
+        t.empty = "The bank has no instrument or placebo pairs (reviewer alter makes them)."
+    elif not any(p.get("models") for _, p in pairs):
+        t.empty = (
+            f"The bank has {len(pairs)} pairs but no runs on their altered records were given: run the agents "
+            "on the altered and placebo records (conditions altered, placebo) and score those runs too."
+        )
+        pairs = []
+    for pid, p in pairs:
         shift = p.get("shift")
         t.rows.append(
             [
@@ -419,7 +431,8 @@ def tables(scores: dict[str, Any]) -> list[Table]:
     t = Table(
         "problems",
         "Input problems",
-        "Missing passes, invalid answers and harness errors count as wrong; bad lines were skipped (--lenient).",
+        "Missing passes, invalid answers and harness errors count as wrong."
+        + (" Bad lines were skipped (--lenient)." if scores["runs"].get("lenient") else ""),
         ["Problem", "Count", "First"],
     )
     for key, label in (
@@ -469,6 +482,8 @@ def to_markdown(t: Table) -> str:
         if t.baseline_from is not None and i >= t.baseline_from:
             cells[0] = f"*{cells[0]}*"
         lines.append("| " + " | ".join(cells) + " |")
+    if not t.rows and t.empty:
+        lines.append("| " + esc(t.empty) + " |" + " |" * (len(t.header) - 1))
     return "\n".join(lines + ["", esc(t.caption), ""])
 
 
@@ -478,6 +493,8 @@ def to_html(t: Table) -> str:
     for i, row in enumerate(t.rows):
         cls = ' class="baseline"' if t.baseline_from is not None and i >= t.baseline_from else ""
         body.append(f"<tr{cls}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>")
+    if not t.rows and t.empty:
+        body.append(f'<tr><td class="empty" colspan="{len(t.header)}">{html.escape(t.empty)}</td></tr>')
     return (
         f'<h3 id="{t.name}">{html.escape(t.title)}</h3>\n<table><thead><tr>{head}</tr></thead>'
         f'<tbody>{"".join(body)}</tbody></table>\n<p class="caption">{html.escape(t.caption)}</p>\n'
@@ -529,16 +546,19 @@ def fig_computed_vs_mapping(scores: dict[str, Any]) -> Figure:
     ax = fig.subplots()
     names = [n for n, _ in rows][::-1]
     y = range(len(names))
-    comp = [m["record"]["by_reference_source"].get("method", {}).get("pass3") or 0.0 for _, m in rows][::-1]
-    mapp = [m["record"]["by_reference_source"].get("withheld_product", {}).get("pass3") or 0.0 for _, m in rows][::-1]
-    ax.barh(
-        [i + 0.2 for i in y],
-        comp,
-        height=0.4,
-        color="#9e9e9e",
-        label=f"computed from the record ({qc.get('method', 0)})",
+    series = (  # (source, label, colour, offset); a source without questions gets no bars and no legend entry
+        ("method", "computed from the record", "#9e9e9e", 0.2),
+        ("withheld_product", "mapping", "#d62728", -0.2),
     )
-    ax.barh([i - 0.2 for i in y], mapp, height=0.4, color="#d62728", label=f"mapping ({qc.get('withheld_product', 0)})")
+    for source, label, colour, dy in series:
+        if not qc.get(source, 0):
+            continue
+        vals = [m["record"]["by_reference_source"].get(source, {}).get("pass3") for _, m in rows][::-1]
+        ax.barh(
+            [i + dy for i in y], [v or 0.0 for v in vals], height=0.4, color=colour, label=f"{label} ({qc[source]})"
+        )
+        for i, v in enumerate(vals):  # a value on every bar, so a 0 % bar is seen too
+            ax.text((v or 0.0) + 1, i + dy, "n/a" if v is None else f"{v:.0f}", va="center", fontsize=7, color=colour)
     ax.set_yticks(list(y), names)
     ax.set_xlim(0, 100)
     ax.set_xlabel(f"{_pass_name(scores)} (%)")
@@ -635,7 +655,8 @@ CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px;color
 table{border-collapse:collapse;margin:0.5em 0;font-size:13px}th,td{border-bottom:1px solid #ddd;padding:3px 8px;
 text-align:right}th:first-child,td:first-child{text-align:left}thead th{border-bottom:2px solid #444}
 tr.baseline td{font-style:italic;color:#555}.caption{font-size:12px;color:#555;max-width:900px}
-img{max-width:100%}figure{margin:1em 0}"""
+img{max-width:100%}figure{margin:1em 0}td{white-space:nowrap}td.empty{text-align:left;font-style:italic;
+white-space:normal}table{display:block;overflow-x:auto;max-width:100%}"""
 
 
 def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:

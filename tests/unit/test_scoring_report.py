@@ -155,3 +155,61 @@ def test_a_fit_that_does_not_converge_is_recorded_not_printed():
     assert caught == []
     assert reg["estimable"] is False and reg["reason"] == "the fit did not converge"
     assert any(w.startswith("ConvergenceWarning") for w in reg["fit_warnings"])
+
+
+def _cells(html_text: str, table: str) -> tuple[list[str], list[list[str]], str]:
+    """(header, rows, caption) of one report table, parsed from the HTML."""
+
+    class P(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.inside, self.header, self.rows, self.cell, self.caption, self.after = False, [], [], None, "", False
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "h3":
+                self.inside = dict(attrs).get("id") == table
+            elif self.inside and tag == "tr":
+                self.rows.append([])
+            elif self.inside and tag in ("td", "th"):
+                self.cell = ""
+            elif self.inside and tag == "p":
+                self.after = True
+
+        def handle_endtag(self, tag):
+            if self.inside and tag in ("td", "th") and self.cell is not None:
+                self.rows[-1].append(self.cell)
+                self.cell = None
+            elif tag == "p" and self.after:
+                self.inside = self.after = False
+
+        def handle_data(self, data):
+            if self.cell is not None:
+                self.cell += data
+            elif self.after:
+                self.caption += data
+
+    p = P()
+    p.feed(html_text)
+    return p.rows[0], p.rows[1:], p.caption
+
+
+def test_report_says_why_a_table_is_empty_and_names_medians(report, tmp_path):
+    """Pairs in the bank but only record-condition runs: the pair table says why it has no rows; the work
+    columns say they are medians; the problems caption mentions --lenient only when it was given; the pair
+    columns show a dash, never 0/0, when nothing was right on the original."""
+    tmp, bank, runs = report
+    record_only = tmp_path / "record.jsonl"
+    record_only.write_text("".join(json.dumps(r) + "\n" for r in all_runs() if r["condition"] == "record"))
+    out = tmp_path / "out"
+    assert main(["score", str(bank), str(record_only), "--out", str(out), "--bootstrap", "20"]) == 0
+    page = (out / "report.html").read_text()
+    header, rows, _ = _cells(page, "results_by_pair")
+    assert header[0] == "Pair" and len(rows) == 1
+    assert rows[0][0].startswith("The bank has 4 pairs but no runs on their altered records were given")
+    header, _, _ = _cells(page, "behaviour_effort")
+    assert header[-3:] == ["Tool calls (median)", "Minutes (median)", "Image views (median)"]
+    _, _, caption = _cells(page, "problems")
+    assert "lenient" not in caption
+    _, rows, _ = _cells(page, "closed_book_pairs")
+    assert all("0/0" not in cell for row in rows for cell in row)
+    assert "td{white-space:nowrap}" in page  # model names and intervals never wrap
