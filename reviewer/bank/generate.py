@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from reviewer.bank import methods as M
+from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, TASKS, min_range, multi_sensor_of
 from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series, cached_index
@@ -46,9 +47,21 @@ REGION_NAMES = {
 
 def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """The templates of a templates.json document, checked against schemas/templates.schema.json and for what a
-    schema cannot say: the conclusion names a field, and a sweep named like a threshold includes its value."""
+    schema cannot say: the conclusion names a field, a sweep named like a threshold includes its value, and the
+    evidence names a composite and an index of composites.json."""
     validate(doc, "templates", path=path)
+    from reviewer.bank.evidence import index_names
+    from reviewer.record.stretch import composites
+
     for name, tpl in doc["templates"].items():
+        ev = tpl["evidence"]
+        for key, known in (("composite", list(composites())), ("index", index_names())):
+            if key in ev and ev[key] not in known:
+                raise SchemaError(
+                    f"evidence {key} {ev[key]!r} is not one of {', '.join(known)}",
+                    path=path,
+                    field=f"templates.{name}.evidence.{key}",
+                )
         if tpl["conclusion"] not in {f["name"] for f in tpl["fields"]}:
             raise SchemaError(
                 f"conclusion {tpl['conclusion']!r} is not one of the fields", path=path, field=f"templates.{name}"
@@ -991,9 +1004,16 @@ def _options_text(options: list[str]) -> str:
 
 
 def finish(
-    c: Candidate, site_id: str, number: int, seed: int, gen_cfg: dict[str, Any]
+    c: Candidate,
+    site_id: str,
+    number: int,
+    seed: int,
+    gen_cfg: dict[str, Any],
+    *,
+    site_bbox: tuple[float, float, float, float] | None = None,
 ) -> tuple[dict | None, str | None]:
-    """The question of a candidate, or (None, reason) when it must be dropped."""
+    """The question of a candidate, or (None, reason) when it must be dropped. `site_bbox` (the site grid's
+    [west, south, east, north]) places a central-square region of the evidence view in the site's CRS."""
     tpl = _t(c.template)
     params = candidate_params(c)
     rng = np.random.default_rng([seed, number, sum(map(ord, c.template))])
@@ -1049,6 +1069,7 @@ def finish(
             }
         )
         prov["observations"] = c.insufficient
+        q["evidence"] = _evidence(c, tpl, q["reference"], site_bbox)
         q["provenance"] = prov
         return q, None
     if c.drop:
@@ -1118,8 +1139,27 @@ def finish(
         accept[concl] = []
     if accept and any(accept.values()):
         q["accept"] = accept
+    q["evidence"] = _evidence(c, tpl, reference, site_bbox)
     q["provenance"] = prov
     return q, None
+
+
+def _evidence(
+    c: Candidate, tpl: dict[str, Any], reference: dict[str, Any], site_bbox: tuple[float, float, float, float] | None
+) -> dict[str, Any]:
+    """The question's evidence view from its template's spec: the region a candidate is about is its `region`
+    (quadrant, centre or site), by key in extra or by its name in the phrasing parameters."""
+    names = {v: k for k, v in REGION_NAMES.items()}
+    region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    view = build_view(
+        tpl["evidence"],
+        params=candidate_params(c),
+        period=c.period,
+        reference=reference,
+        region=region,
+        site_bbox=site_bbox,
+    )
+    return view.to_json()
 
 
 def _jsonable(v: Any) -> Any:
@@ -1178,7 +1218,7 @@ def generate(
             number += 1
             if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
                 c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
-            q, reason = finish(c, site_id, number, seed, gen_cfg)
+            q, reason = finish(c, site_id, number, seed, gen_cfg, site_bbox=index.site.bbox)
             if q is None:
                 report.dropped.append(
                     {

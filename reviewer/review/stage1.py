@@ -454,6 +454,10 @@ def decide(
     """
     actor = get_user(store, user)
     workflow().require("annotate", actor.role, actor.name)
+    if view is not None:  # the view the decision rests on is an evidence view, stored in its full JSON
+        from reviewer.bank.evidence import check_view
+
+        view = check_view(view)
     if verdict not in (*VERDICTS, "skip"):
         raise ReviewError(f"a stage-1 decision is accept, flag or skip, not {verdict!r}")
     with store.transaction() as db:

@@ -161,6 +161,10 @@ def adjudicate(
             )
         if not (rationale and rationale.strip()):
             raise ReviewError(f"item {item.key}: an adjudication needs a rationale")
+        if view is not None:  # an evidence view, stored in its full JSON (as with a stage-1 decision)
+            from reviewer.bank.evidence import check_view
+
+            view = check_view(view)
         codes: list[str] = []
         if verdict == "reject":
             codes = codebook().check_reject(reasons or [], item=item.key)
