@@ -158,6 +158,8 @@ class Catalog:
         self.rejects = [(re.compile(r["pattern"]), r["reason"]) for r in doc["rejects"]]
         self.sensor_colors: dict[str, str] = doc.get("sensor_colors", {})
         self.platform_aliases: dict[str, str] = doc.get("platform_aliases", {})
+        self.companions = [(re.compile(r["pattern"]), r["role"]) for r in doc.get("companions", [])]
+        self.file_kinds: dict[str, str] = doc.get("file_kinds", {})
         self._last: Product | None = None
 
     def match(self, filename: str) -> FileMatch | None:
@@ -188,6 +190,21 @@ class Catalog:
             if pattern.search(filename):
                 return reason
         return None
+
+    def companion(self, filename: str) -> str | None:
+        """What a product's or a site's own non-raster file is (metadata, the site definition), else None."""
+        for pattern, role in self.companions:
+            if pattern.search(filename):
+                return role
+        return None
+
+    def kind_of(self, filename: str) -> str:
+        """The format a file name says it is ('HDF4', 'netCDF', ...), for the reason a file is not used."""
+        lower = filename.lower()
+        for suffix in sorted(self.file_kinds, key=len, reverse=True):
+            if lower.endswith(suffix):
+                return self.file_kinds[suffix]
+        return "file"
 
 
 @cache

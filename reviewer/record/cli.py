@@ -26,7 +26,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     from reviewer.record.scan import open_index
 
     with _store(args) as store:
-        index = open_index(args.site_dir, store, rescan=args.rescan)
+        index = open_index(args.site_dir, store, rescan=args.rescan, allow_no_site=True)
     if args.json:
         json.dump(index.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -46,9 +46,32 @@ def cmd_scan(args: argparse.Namespace) -> int:
         n = sum(c.get(label, 0) for c in summary["scenes_per_year"].values())
         echo(f"  {label:11} {n:5} scenes  {span['first']} .. {span['last']}")
     if index.problems:
-        echo(f"\n{len(index.problems)} file(s) skipped:")
+        echo(f"\n{len(index.problems)} file(s) not used:")
         for p in index.problems:
             echo(f"  {p.path}: {p.reason}")
+    if not index.site.placed:
+        from reviewer.record.site import NO_SITE_HINT
+
+        echo(
+            "\nno site.json: valid/clear fractions are over each scene's own extent, not a site grid; "
+            + NO_SITE_HINT.format(dir=args.site_dir)
+        )
+    return 0
+
+
+def cmd_site_init(args: argparse.Namespace) -> int:
+    from reviewer.record.siteinit import init_site
+
+    path, account = init_site(
+        args.site_dir,
+        force=args.force,
+        bbox_lonlat=tuple(args.bbox) if args.bbox else None,
+        name=args.name,
+        theme=args.theme,
+        role=args.role,
+    )
+    echo(f"wrote {path}: {account}")
+    echo(f"next: reviewer scan {args.site_dir}")
     return 0
 
 
@@ -138,6 +161,26 @@ def _composite_names() -> list[str]:
     return list(json.loads(Path(__file__).with_name("composites.json").read_text(encoding="utf-8")))
 
 
+def _finite(text: str) -> float:
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"needs a finite number, got {text!r}")
+    return value
+
+
+def _site_enum(key: str) -> list[str]:
+    """theme/role choices from schemas/site.schema.json (read as text: no jsonschema at parser build)."""
+    from reviewer import SCHEMAS_DIR
+
+    schema = SCHEMAS_DIR / "site.schema.json"
+    return list(json.loads(schema.read_text(encoding="utf-8"))["properties"][key]["enum"])
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     names = _composite_names()
     p = sub.add_parser("scan", help="index a site's raw record (scenes, dates, clear fractions)")
@@ -145,6 +188,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print the scene list and summary as JSON")
     p.add_argument("--rescan", action="store_true", help="ignore the stored index")
     p.set_defaults(func=cmd_scan)
+
+    p = sub.add_parser("site", help="make a site of a folder of downloads")
+    site_sub = p.add_subparsers(dest="site_verb", required=True)
+    q = site_sub.add_parser("init", help="write site.json from the scenes' common footprint (or --bbox)")
+    q.add_argument("site_dir")
+    q.add_argument("--bbox", nargs=4, type=_finite, metavar=("W", "S", "E", "N"), help="lon/lat box instead")
+    q.add_argument("--name")
+    q.add_argument("--theme", default="region", choices=_site_enum("theme"))
+    q.add_argument("--role", default="region", choices=_site_enum("role"))
+    q.add_argument("--force", action="store_true", help="replace an existing site.json")
+    q.set_defaults(func=cmd_site_init)
 
     p = sub.add_parser("render", help="render dates side by side with one stretch")
     p.add_argument("site_dir")

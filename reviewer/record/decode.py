@@ -29,6 +29,7 @@ from reviewer.errors import (
     UnreadableFileError,
     WrongProductError,
 )
+from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.site import Site
 
@@ -222,7 +223,7 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
         with rasterio.Env(), warnings.catch_warnings():
             # a file without georeferencing gets our own NotGeoreferencedError below, not GDAL's warning
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
-            src = rasterio.open(path)
+            src = rasterio.open(gdal_path(path))  # a member of a .tar bundle is read in place (/vsitar/)
             with src:
                 if grid is None or _same_grid(src, grid):
                     return src.read(1)
@@ -425,6 +426,9 @@ class SceneData:
 
 def _band_path(scene, token: str) -> Path:
     rel = scene.files.get(token)
+    damaged = scene.extra.get("damaged", {}).get(token) if isinstance(scene.extra, dict) else None
+    if rel is None and damaged:  # left out at scan time: say why, naming the file
+        raise UnreadableFileError(damaged["reason"], path=Path(scene.files_root) / damaged["path"])
     if rel is None:
         raise MissingLayerError(f"scene {scene.scene_id} has no {token} band", path=scene.files_root)
     return Path(scene.files_root) / rel
@@ -555,3 +559,19 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
     if snow is not None:
         out["snow_fraction"] = int(np.count_nonzero(snow & valid & ~cloudy)) / total if total else 0.0
     return out
+
+
+# ----------------------------------------------------------------------------- file geometry
+
+
+def file_geometry(path: str | Path) -> tuple[object, object, tuple[int, int]]:
+    """(CRS, affine transform, (rows, cols)) of a band file from its header, for footprints and site init."""
+    try:
+        with rasterio.Env(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", NotGeoreferencedWarning)
+            with rasterio.open(gdal_path(path)) as src:
+                if src.crs is None or src.transform.is_identity:
+                    raise NotGeoreferencedError("has no georeferencing (no CRS or geotransform)", path=path)
+                return src.crs, src.transform, (src.height, src.width)
+    except RasterioError as exc:
+        raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc

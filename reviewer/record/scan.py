@@ -18,16 +18,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviewer.errors import Cancelled, RecordError, ReviewerError
+from reviewer.errors import Cancelled, RecordError, ReviewerError, SiteError
 from reviewer.fileio import file_kind, shown
+from reviewer.record.archive import Member, is_tar, list_tar
 from reviewer.record.catalog import Product, catalog
+from reviewer.record.check import check_file
 from reviewer.record.decode import Grid, radiometric_offset, scene_fractions
-from reviewer.record.site import Site, load_site
+from reviewer.record.site import Site, load_site, unplaced_site
 
 logger = logging.getLogger(__name__)
 
-RASTER_SUFFIXES = {".tif", ".tiff", ".jp2"}
-_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+", b"\x00\x00\x00\x0cjP", b"\xff\x4f\xff\x51")
 
 Progress = Callable[[float, str], None]
 
@@ -113,35 +113,6 @@ class SceneIndex:
         }
 
 
-def _looks_like_raster(path: Path) -> str | None:
-    """A cheap header check so a truncated or non-raster file is reported without opening it with GDAL.
-
-    Opened non-blocking and checked to be a regular file (a FIFO never blocks the scan); reads the header
-    (8 bytes), and a TIFF whose first directory lies beyond its end is reported as truncated."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as exc:
-        return f"unreadable ({exc.strerror})"
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return f"unreadable (not a regular file: {file_kind(st.st_mode)})"
-            head = fh.read(8)
-            if not head:
-                return "unreadable (empty file)"
-            if not head.startswith(_MAGIC):
-                return "unreadable (not a GeoTIFF or JPEG2000 file)"
-            if head[:4] in (b"II*\x00", b"MM\x00*"):  # classic TIFF: its first directory must be in the file
-                # (the whole header is followed only when a read fails: decode.truncation, in read_raw)
-                ifd = int.from_bytes(head[4:8], "little" if head[:2] == b"II" else "big")
-                if ifd + 2 > st.st_size:
-                    return f"truncated: the file has {st.st_size} bytes but its first TIFF directory is at {ifd}"
-        except OSError as exc:
-            return f"unreadable ({exc.strerror or exc})"
-    return None
-
-
 def _walk(site_dir: Path) -> tuple[list[Path], list[ScanProblem]]:
     """Every regular file of the record (hidden names skipped) in a fixed order, and what was not taken.
 
@@ -223,22 +194,58 @@ def signature(site_dir: Path, files: list[Path] | None = None) -> str:
     return h.hexdigest()
 
 
-def _group(site_dir: Path, files: list[Path]) -> tuple[dict[tuple[str, str], Scene], list[ScanProblem]]:
+#: bundle members by their index path ("bundle.tar/member"): the bundle's real path and the member
+Members = dict[str, tuple[Path, Member]]
+
+
+def _expand_bundles(site_dir: Path, files: list[Path]) -> tuple[list[Path], Members, list[ScanProblem]]:
+    """Tar bundles are replaced by their members (read in place later through /vsitar/)."""
+    out: list[Path] = []
+    members: Members = {}
+    problems: list[ScanProblem] = []
+    prefix = len(str(site_dir).rstrip(os.sep)) + 1
+    for path in files:
+        if not is_tar(path.name):
+            out.append(path)
+            continue
+        listed, problem = list_tar(path)
+        if problem:
+            problems.append(ScanProblem(str(path)[prefix:], problem))
+        for m in listed:
+            virtual = path / m.name
+            members[str(virtual)[prefix:]] = (path, m)
+            out.append(virtual)
+    return out, members, problems
+
+
+def _site_own(site: Site) -> set[str]:
+    """The site's own files named by site.json (its boundary), which are not part of the record."""
+    boundary = site.doc.get("boundary") if site.doc else None
+    return {os.path.normpath(boundary)} if boundary else set()
+
+
+def _group(
+    site_dir: Path, files: list[Path], own: set[str] = frozenset()
+) -> tuple[dict[tuple[str, str], Scene], list[ScanProblem]]:
+    """Scenes from the files the catalog recognises; every other file is listed with the reason."""
     cat = catalog()
     scenes: dict[tuple[str, str], Scene] = {}
     problems: list[ScanProblem] = []
     prefix = len(str(site_dir).rstrip(os.sep)) + 1  # files are under site_dir: a slice is their relative path
     for path in files:
-        if path.suffix.lower() not in RASTER_SUFFIXES:
-            continue
         rel = str(path)[prefix:]
+        if rel in own or cat.companion(path.name):
+            continue
         reason = cat.reject_reason(path.name)
         if reason:
             problems.append(ScanProblem(rel, reason))
             continue
         m = cat.match(path.name)
         if m is None:
-            problems.append(ScanProblem(rel, "unknown name: no product in the catalog matches this file name"))
+            kind = cat.kind_of(path.name)
+            problems.append(
+                ScanProblem(rel, f"unknown name: no product in the catalog matches this {kind} file's name")
+            )
             continue
         key = (m.product.id, m.scene_id)
         scene = scenes.get(key)
@@ -260,15 +267,19 @@ def _group(site_dir: Path, files: list[Path]) -> tuple[dict[tuple[str, str], Sce
     return scenes, problems
 
 
-def _measure(scene: Scene, site: Site, grid: Grid, inside) -> tuple[Scene | None, list[ScanProblem]]:
-    """Check the scene's files and read its quality layer (a worker thread per scene); a file that is not
-    a raster is reported and left out, the rest of the scene goes on."""
+def _measure(
+    scene: Scene, site: Site, grid: Grid | None, inside, members: Members | None = None
+) -> tuple[Scene | None, list[ScanProblem]]:
+    """Check every file of the scene (header and the byte ranges it promises) and read its quality layer
+    (a worker thread per scene); a damaged file is reported and left out, the rest of the scene goes on."""
     problems = []
     for band, rel in list(scene.files.items()):
-        bad = _looks_like_raster(Path(site.dir) / rel)
+        bundle, member = (members or {}).get(rel, (None, None))
+        bad = check_file(Path(site.dir) / rel, member, bundle)
         if bad:
             problems.append(ScanProblem(rel, bad))
             del scene.files[band]
+            scene.extra.setdefault("damaged", {})[band] = {"path": rel, "reason": bad}
     if not scene.files or (problems and any(b not in scene.files for b in scene.product_spec.required)):
         return None, problems  # a bad quality layer is the one reason given, not also 'missing band'
     result = _measure_files(scene, site, grid, inside)
@@ -315,19 +326,23 @@ def scan_site(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
     workers: int = 2,
+    allow_no_site: bool = False,
 ) -> SceneIndex:
-    """Build the scene index by reading every scene's quality layer once (threads: GDAL releases the GIL)."""
-    site = load_site(site_dir)
+    """Build the scene index by reading every scene's quality layer once (threads: GDAL releases the GIL).
+
+    With `allow_no_site`, a folder without site.json is indexed too, each scene on its own extent."""
+    site = _site_or_unplaced(site_dir, allow_no_site)
     files, skipped = _walk(site.dir)
-    grouped, problems = _group(site.dir, files)
-    problems = skipped + problems
-    grid = Grid.of_site(site)
-    inside = site.boundary_mask
+    files, members, bundle_problems = _expand_bundles(site.dir, files)
+    grouped, problems = _group(site.dir, files, _site_own(site))
+    problems = skipped + bundle_problems + problems
+    grid = Grid.of_site(site) if site.placed else None
+    inside = site.boundary_mask if site.placed else None
     scenes: list[Scene] = []
     todo = list(grouped.values())
     total = max(len(todo), 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for i, (scene, found) in enumerate(pool.map(lambda s: _measure(s, site, grid, inside), todo)):
+        for i, (scene, found) in enumerate(pool.map(lambda s: _measure(s, site, grid, inside, members), todo)):
             if cancel is not None and cancel():
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise Cancelled("scan cancelled")
@@ -339,9 +354,20 @@ def scan_site(
     scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
     for p in problems:
         logger.warning("skipped %s: %s", p.path, p.reason)
+    if not site.placed and not scenes:
+        raise SiteError(
+            f"no site.json, and none of its {len(files)} file(s) is a scene of the record: this folder is not a site record",
+            path=site.dir,
+        )
     if not scenes and not problems:
         problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
     return SceneIndex(site=site, scenes=scenes, problems=problems)
+
+
+def _site_or_unplaced(site_dir: str | Path, allow_no_site: bool) -> Site:
+    if allow_no_site and not (Path(site_dir) / "site.json").exists():
+        return unplaced_site(site_dir)
+    return load_site(site_dir)
 
 
 # ----------------------------------------------------------------------------- persistence in the store
@@ -432,9 +458,10 @@ def open_index(
     rescan: bool = False,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    allow_no_site: bool = False,
 ) -> SceneIndex:
     """Open a site: from the stored index when nothing changed on disk, else scan (and store) it."""
-    site = load_site(site_dir)
+    site = _site_or_unplaced(site_dir, allow_no_site)
     sig = signature(site.dir)
     if store is not None and not rescan:
         try:
@@ -444,7 +471,7 @@ def open_index(
         if index is not None:
             logger.info("opened %s from the stored index (%d scenes)", site.id, len(index.scenes))
             return index
-    index = scan_site(site.dir, progress=progress, cancel=cancel)
+    index = scan_site(site.dir, progress=progress, cancel=cancel, allow_no_site=allow_no_site)
     if store is not None:
         save_index(store, index, sig)
     return index

@@ -42,6 +42,7 @@ class Site:
     shape: tuple[int, int]
     boundary_path: Path | None = None
     doc: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    placed: bool = True  # False for a folder of downloads without site.json: no site grid yet
 
     @property
     def transform(self) -> Affine:
@@ -116,6 +117,36 @@ class Site:
         return rings
 
 
+NO_SITE_HINT = "make one with: reviewer site init {dir} [--bbox W S E N]"
+
+
+def unplaced_site(site_dir: str | Path) -> Site:
+    """A folder of downloads without site.json: scenes are indexed on their own extents, not a site grid."""
+    site_dir = Path(site_dir)
+    if not site_dir.is_dir():
+        raise SiteError("not a folder", path=site_dir)
+    name = site_dir.resolve().name or "site"
+    return Site(
+        dir=site_dir.resolve(),
+        id=site_id(name),
+        name=name,
+        kind="region",
+        theme="region",
+        role="region",
+        bbox=(0.0, 0.0, 0.0, 0.0),
+        crs=None,
+        resolution=0.0,
+        shape=(0, 0),
+        placed=False,
+    )
+
+
+def site_id(name: str) -> str:
+    """A site id (schema pattern ^[A-Za-z0-9][A-Za-z0-9_.-]*$) made from a folder name."""
+    text = "".join(c if c.isascii() and (c.isalnum() or c in "_.-") else "-" for c in name).strip("-._")
+    return text or "site"
+
+
 def load_site(site_dir: str | Path) -> Site:
     """Read and check site.json; the grid comes from bbox + resolution (or shape)."""
     site_dir = Path(site_dir)
@@ -123,7 +154,9 @@ def load_site(site_dir: str | Path) -> Site:
     if not site_dir.is_dir():
         raise SiteError("not a folder", path=site_dir)
     if not path.is_file():
-        raise SiteError("no site.json: this folder is not a site record", path=site_dir)
+        raise SiteError(
+            "no site.json: this folder is not a site record yet; " + NO_SITE_HINT.format(dir=site_dir), path=site_dir
+        )
     try:
         doc = loads_strict(read_bounded(path, MAX_SITE_JSON_BYTES).decode("utf-8"))
     except OSError as exc:
@@ -158,6 +191,13 @@ def load_site(site_dir: str | Path) -> Site:
     if not (e > w and n > s):
         raise SiteError(
             "bbox must be [west, south, east, north] with east > west and north > south", path=path, field="bbox"
+        )
+    if crs.is_geographic and "resolution" not in doc and "shape" not in doc:
+        raise SiteError(
+            f'a lon/lat site ({doc["crs"]}) needs "resolution" in degrees (e.g. 0.00025 for about 28 m) or '
+            '"shape" [rows, cols]; or let `reviewer site init` write a site on a metric UTM grid',
+            path=path,
+            field="resolution",
         )
     if "shape" in doc:
         rows, cols = (int(v) for v in doc["shape"])

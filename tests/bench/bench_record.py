@@ -90,6 +90,14 @@ def main() -> None:
         f"site: {len(landsat)} Landsat scenes of {index.site.shape[0]} x {index.site.shape[1]} px, {len(qa_files)} QA layers"
     )
     line("scan / index build", scan, base_scan, "s", "ratio <= 1.5")
+    # the scan's check of every indexed file (header + the strip/tile ranges it promises), timed alone
+    from reviewer.record.check import check_file
+
+    indexed = [Path(s.files_root) / rel for s in index.scenes for rel in s.files.values()]
+    t0 = time.perf_counter()
+    bad = sum(check_file(f) is not None for f in indexed)
+    checks = time.perf_counter() - t0
+    line(f"  of which file checks ({len(indexed)} files, {bad} bad)", checks, scan, "s", "small share of the scan")
 
     with tempfile.TemporaryDirectory() as tmp:
         with Store(Path(tmp) / "bench.sqlite") as store:

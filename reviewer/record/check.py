@@ -1,0 +1,118 @@
+"""The scan's cheap check of every file it indexes: the header plus the byte ranges the header promises.
+
+A TIFF's strip/tile offsets and byte counts must lie inside the file, a JPEG2000's boxes must fit and
+its codestream end with the EOC marker, an HDF/netCDF file must start with its signature. So a truncated
+band is reported at scan time by name, not when that date is first rendered. No pixel is decoded.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import struct
+from pathlib import Path
+
+from reviewer.fileio import file_kind
+from reviewer.record.archive import Member, MemberFile
+from reviewer.record.decode import tiff_extent
+
+TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
+JP2_MAGIC = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
+J2K_MAGIC = b"\xff\x4f\xff\x51"
+SIGNATURES = {
+    "tiff": TIFF_MAGIC,
+    "jp2": (JP2_MAGIC, J2K_MAGIC),
+    "hdf4": (b"\x0e\x03\x13\x01",),
+    "hdf5": (b"\x89HDF\r\n\x1a\n",),
+    "netcdf": (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n"),
+}
+_NAMES = {"tiff": "a GeoTIFF", "jp2": "a JPEG2000 file", "hdf4": "an HDF4 file", "hdf5": "an HDF5 file"}
+
+
+def expected_format(name: str) -> str:
+    lower = name.lower()
+    for fmt, suffixes in (
+        ("tiff", (".tif", ".tiff")),
+        ("jp2", (".jp2", ".j2k")),
+        ("hdf4", (".hdf",)),
+        ("hdf5", (".h5", ".he5")),
+        ("netcdf", (".nc", ".nc4")),
+    ):
+        if lower.endswith(suffixes):
+            return fmt
+    return "tiff"
+
+
+def check_file(path: str | Path, member: Member | None = None, bundle: str | Path | None = None) -> str | None:
+    """Why the file (or bundle member) is unusable, or None: regular, signature, and complete."""
+    if member is not None:
+        if member.available < member.size:
+            return f"truncated: the bundle ends inside this file ({member.available} of {member.size} bytes)"
+        if bundle is None or str(bundle).lower().endswith(".tar"):
+            with MemberFile(bundle, member) as fh:
+                return _check_open(fh, member.size, expected_format(member.name))
+        return None  # a compressed bundle was read through to list it: its members are whole
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO never blocks the scan
+    except OSError as exc:
+        return f"unreadable ({exc.strerror})"
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                return f"unreadable (not a regular file: {file_kind(st.st_mode)})"
+            return _check_open(fh, st.st_size, expected_format(str(path)))
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or exc})"
+
+
+def _check_open(fh, size: int, fmt: str) -> str | None:
+    head = fh.read(16)
+    if not head:
+        return "unreadable (empty file)"
+    if not head.startswith(SIGNATURES[fmt]):
+        if fmt in ("tiff", "jp2") and head.startswith(TIFF_MAGIC + (JP2_MAGIC, J2K_MAGIC)):
+            fmt = "tiff" if head.startswith(TIFF_MAGIC) else "jp2"  # a .tif holding JPEG2000 or the reverse
+        else:
+            what = "a GeoTIFF or JPEG2000 file" if fmt in ("tiff", "jp2") else _NAMES.get(fmt, "a netCDF file")
+            return f"unreadable (not {what})"
+    try:
+        if fmt == "tiff":
+            need = tiff_extent(fh, size)
+            if need is not None and need > size:
+                return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
+        elif fmt == "jp2":
+            return _jp2_problem(fh, size, head)
+    except struct.error:
+        return "truncated: the header ends early"
+    return None
+
+
+def _jp2_problem(fh, size: int, head: bytes) -> str | None:
+    """JP2 boxes must fit in the file; the codestream (last box, or a raw J2K file) ends with FFD9."""
+    if head.startswith(J2K_MAGIC):
+        return _eoc(fh, size, size)
+    pos = 0
+    for _ in range(256):
+        if pos + 8 > size:
+            return f"truncated: a JPEG2000 box starts at {pos} of {size} bytes"
+        fh.seek(pos)
+        lbox, tbox = struct.unpack(">I4s", fh.read(8))
+        if lbox == 1:
+            lbox = struct.unpack(">Q", fh.read(8))[0]
+        end = size if lbox == 0 else pos + lbox
+        if lbox and lbox < 8 or end > size:
+            return f"truncated: the file has {size} bytes but its JPEG2000 box '{tbox.decode('latin-1')}' ends at {end}"
+        if tbox == b"jp2c":
+            return _eoc(fh, end, size)
+        if end >= size:
+            return "truncated: the JPEG2000 file has no codestream"
+        pos = end
+    return None
+
+
+def _eoc(fh, end: int, size: int) -> str | None:
+    fh.seek(end - 2)
+    if fh.read(2) != b"\xff\xd9":
+        return f"truncated: the JPEG2000 codestream of {size} bytes does not end with its end-of-codestream marker"
+    return None

@@ -1,0 +1,171 @@
+"""`reviewer site init`: a site.json for a folder of downloads, from the scenes' common footprint (or a
+lon/lat box) on a sensible grid: 30 m in the UTM zone of the Landsat scenes, 10 m for a Sentinel-2-only
+folder, else the finest product resolution in the UTM zone of the footprint's centre.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviewer.errors import RecordError, SiteError
+from reviewer.fileio import atomic_write
+from reviewer.record.decode import file_geometry
+from reviewer.record.site import load_site, site_id
+from reviewer.schemas import problems
+
+#: grid cell by the families present, first match wins (30 m Landsat, 10 m Sentinel-2)
+GRID_RULES = (("landsat_c2l2", 30.0), ("sentinel2_l2a", 10.0))
+
+
+@dataclass(frozen=True)
+class Footprint:
+    scene_id: str
+    family: str
+    resolution_m: float
+    crs: object
+    transform: object
+    shape: tuple[int, int]
+
+    @property
+    def bounds(self) -> tuple[float, float, float, float]:
+        t, (rows, cols) = self.transform, self.shape
+        xs = (t.c, t.c + cols * t.a)
+        ys = (t.f, t.f + rows * t.e)
+        return min(xs), min(ys), max(xs), max(ys)
+
+
+def footprints(site_dir: str | Path) -> tuple[list[Footprint], list[str]]:
+    """Each record scene's extent from one of its files' headers, and the files that could not be read."""
+    from reviewer.record.scan import _expand_bundles, _group, _walk
+
+    root = Path(site_dir).resolve()
+    files, _ = _walk(root)
+    files, _, _ = _expand_bundles(root, files)
+    scenes, _ = _group(root, files)
+    out, bad = [], []
+    for scene in scenes.values():
+        product = scene.product_spec
+        if not scene.record:
+            continue
+        token = product.quality.band if product.quality and product.quality.band in scene.files else None
+        rel = scene.files[token] if token else next(iter(scene.files.values()))
+        try:
+            crs, transform, shape = file_geometry(root / rel)
+        except RecordError as exc:
+            bad.append(f"{rel}: {exc.message}")
+            continue
+        out.append(Footprint(scene.scene_id, product.family, product.resolution_m, crs, transform, shape))
+    return out, bad
+
+
+def _utm(lon: float, lat: float) -> str:
+    zone = min(60, int((lon + 180.0) // 6) + 1)
+    return f"EPSG:{32600 + zone if lat >= 0 else 32700 + zone}"
+
+
+def _grid_choice(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[float, float]]:
+    """(CRS, cell size, grid origin) for the site."""
+    from rasterio.warp import transform_bounds
+
+    for family, res in GRID_RULES:
+        same = [f for f in prints if f.family == family]
+        if same and (family == "landsat_c2l2" or len(same) == len(prints)):
+            crs = Counter(f.crs.to_string() for f in same).most_common(1)[0][0]
+            ref = next(f for f in same if f.crs.to_string() == crs)
+            return crs, res, (ref.transform.c, ref.transform.f)  # cells aligned with the scene's own pixels
+    if bbox_lonlat is not None:
+        w, s, e, n = bbox_lonlat
+    else:
+        boxes = [transform_bounds(f.crs, "EPSG:4326", *f.bounds) for f in prints]
+        w, s, e, n = (
+            max(b[0] for b in boxes),
+            max(b[1] for b in boxes),
+            min(b[2] for b in boxes),
+            min(b[3] for b in boxes),
+        )
+    res = min(f.resolution_m for f in prints) if prints else 30.0
+    return _utm((w + e) / 2, (s + n) / 2), res, (0.0, 0.0)
+
+
+def _snap(bounds, res: float, origin, outward: bool) -> list[float]:
+    w, s, e, n = bounds
+    ox, oy = origin
+    lo, hi = (math.floor, math.ceil) if outward else (math.ceil, math.floor)
+    return [
+        ox + lo(round((w - ox) / res, 6)) * res,
+        oy + lo(round((s - oy) / res, 6)) * res,
+        ox + hi(round((e - ox) / res, 6)) * res,
+        oy + hi(round((n - oy) / res, 6)) * res,
+    ]
+
+
+def propose_site(
+    site_dir: str | Path,
+    *,
+    bbox_lonlat: tuple[float, float, float, float] | None = None,
+    name: str | None = None,
+    theme: str = "region",
+    role: str = "region",
+) -> tuple[dict[str, Any], str]:
+    """The site.json document and a one-line account of where its grid came from."""
+    from rasterio.warp import transform_bounds
+
+    root = Path(site_dir).resolve()
+    prints, _bad = footprints(root)
+    if not prints and bbox_lonlat is None:
+        raise SiteError(
+            "no scene of the record found to take a footprint from; give --bbox W S E N (lon/lat)", path=root
+        )
+    crs, res, origin = _grid_choice(prints, bbox_lonlat)
+    if bbox_lonlat is not None:
+        box = _snap(transform_bounds("EPSG:4326", crs, *bbox_lonlat, densify_pts=21), res, origin, outward=True)
+        source = "the given lon/lat box"
+    else:
+        boxes = [transform_bounds(f.crs, crs, *f.bounds, densify_pts=21) for f in prints]
+        common = (
+            max(b[0] for b in boxes),
+            max(b[1] for b in boxes),
+            min(b[2] for b in boxes),
+            min(b[3] for b in boxes),
+        )
+        box = _snap(common, res, origin, outward=False)
+        source = f"the common footprint of {len(prints)} scene(s)"
+    if box[2] <= box[0] or box[3] <= box[1]:
+        raise SiteError(
+            f"the {len(prints)} scenes have no common footprint (they cover different places); give --bbox W S E N",
+            path=root,
+        )
+    doc = {
+        "id": site_id(name or root.name),
+        "name": name or root.name,
+        "kind": "region",
+        "theme": theme,
+        "role": role,
+        "bbox": [round(v, 6) for v in box],
+        "crs": crs,
+        "resolution": res,
+    }
+    found = problems(doc, "site")
+    if found:
+        raise SiteError(f"the proposed site does not match site.schema.json: {found[0][1]}", field=found[0][0])
+    rows, cols = round((box[3] - box[1]) / res), round((box[2] - box[0]) / res)
+    return doc, f"{crs}, {res:g} m, {rows} x {cols} pixels, from {source}"
+
+
+def init_site(site_dir: str | Path, *, force: bool = False, **kwargs) -> tuple[Path, str]:
+    """Write site.json (atomically) and check that it loads; an existing one is kept unless `force`."""
+    root = Path(site_dir)
+    if not root.is_dir():
+        raise SiteError("not a folder", path=root)
+    target = root / "site.json"
+    if target.exists() and not force:
+        raise SiteError("already has a site.json (use --force to replace it)", path=target)
+    doc, account = propose_site(root, **kwargs)
+    atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+    load_site(root)
+    return target, account

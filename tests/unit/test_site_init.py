@@ -1,0 +1,118 @@
+"""A folder of downloads without site.json: `reviewer scan` indexes it on each scene's own extent and says
+how to make a site; `reviewer site init` writes one (Landsat: its UTM zone at 30 m; Sentinel-2 only: 10 m;
+a lon/lat box snapped outwards), which then scans. A lon/lat site without a resolution gets a hint."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import rasterio
+
+from reviewer.cli import main
+from reviewer.errors import SiteError
+from reviewer.record.scan import scan_site
+from reviewer.record.site import load_site
+from reviewer.schemas import problems
+from tests.conftest import write_site_json
+
+TM = "LT05_L2SP_090084_19980308_20200909_02_T1"
+ETM = "LE07_L2SP_090084_20210331_20210426_02_T1"
+OLI = "LC08_L2SP_098084_20210503_20210508_02_T1"
+S2 = "T29UNU_20221005T115411"
+
+
+def _downloads(real_dir: Path, folder: Path, scenes=(TM, ETM)) -> Path:
+    folder.mkdir()
+    for s in scenes:
+        (folder / s).symlink_to(real_dir / "eo-datasets" / s)
+    return folder
+
+
+def test_scan_without_site_json_indexes_scenes_and_says_how(real_dir, tmp_path, capsys):
+    folder = _downloads(real_dir, tmp_path / "dl")
+    index = scan_site(folder, allow_no_site=True)
+    assert [s.scene_id for s in index.scenes] == [TM, ETM] and not index.site.placed
+    # over the TM file's own 60 x 60 extent: its QA_PIXEL fill pixels (value 1), counted with rasterio
+    with rasterio.open(real_dir / "eo-datasets" / TM / f"{TM}_QA_PIXEL.TIF") as ds:
+        qa = ds.read(1)
+    assert index.scenes[0].valid_fraction == pytest.approx(((qa & 1) == 0).sum() / 3600)
+    code = main(["--db", str(tmp_path / "db.sqlite"), "scan", str(folder)])
+    out = capsys.readouterr().out
+    assert code == 0 and "no site.json" in out and f"reviewer site init {folder}" in out
+
+
+def test_folder_with_nothing_of_the_record_is_still_an_error(tmp_path, capsys):
+    (tmp_path / "readme.txt").write_text("hello")
+    code = main(["--db", str(tmp_path / "db.sqlite"), "scan", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "no site.json" in err and err.count("\n") == 1
+
+
+def test_site_init_from_landsat_common_footprint(real_dir, tmp_path, capsys):
+    folder = _downloads(real_dir, tmp_path / "gippsland")
+    code = main(["site", "init", str(folder), "--theme", "forest", "--name", "Gippsland"])
+    assert code == 0 and "30 m" in capsys.readouterr().out
+    doc = json.loads((folder / "site.json").read_text())
+    assert problems(doc, "site") == []
+    assert (doc["crs"], doc["resolution"], doc["theme"], doc["id"]) == ("EPSG:32655", 30, "forest", "Gippsland")
+    bounds = []
+    for s in (TM, ETM):
+        with rasterio.open(real_dir / "eo-datasets" / s / f"{s}_QA_PIXEL.TIF") as ds:
+            bounds.append(ds.bounds)
+    # the intersection of the two scene boxes, shrunk to whole 30 m cells of the TM grid
+    w, s_, e, n = (
+        max(b.left for b in bounds),
+        max(b.bottom for b in bounds),
+        min(b.right for b in bounds),
+        min(b.top for b in bounds),
+    )
+    x0, y0 = bounds[0].left, bounds[0].top
+    for got, edge, origin in zip(doc["bbox"], (w, s_, e, n), (x0, y0, x0, y0), strict=True):
+        assert abs(got - edge) < 30 and (got - origin) % 30 == pytest.approx(0, abs=1e-6)
+    assert doc["bbox"][0] >= w and doc["bbox"][2] <= e
+    site = load_site(folder)
+    assert site.shape == (round((doc["bbox"][3] - doc["bbox"][1]) / 30), round((doc["bbox"][2] - doc["bbox"][0]) / 30))
+
+
+def test_site_init_with_lonlat_box_and_existing_site_kept(real_dir, tmp_path, capsys):
+    folder = _downloads(real_dir, tmp_path / "dl")
+    main(["site", "init", str(folder), "--bbox", "147.0", "-37.9", "147.1", "-37.8"])
+    doc = json.loads((folder / "site.json").read_text())
+    w, s, e, n = doc["bbox"]
+    # 0.1 deg x 0.1 deg at 37.85 S is about 8.8 km x 11.1 km: the box snapped outwards to 30 m cells
+    assert 8700 < e - w < 9000 and 11000 < n - s < 11300
+    index = scan_site(folder)  # and the site scans: both scenes on its 30 m grid
+    assert index.site.placed and [s.scene_id for s in index.scenes] == [TM, ETM]
+    code = main(["site", "init", str(folder)])
+    assert code == 2 and "already has a site.json" in capsys.readouterr().err
+
+
+def test_site_init_sentinel2_only_is_10m(real_dir, tmp_path):
+    folder = tmp_path / "s2"
+    folder.mkdir()
+    for band in ("B04", "SCL"):
+        (folder / f"{S2}_{band}_60m.jp2").symlink_to(real_dir / "stactools-sentinel2" / f"{S2}_{band}_60m.jp2")
+    main(["site", "init", str(folder)])
+    doc = json.loads((folder / "site.json").read_text())
+    with rasterio.open(real_dir / "stactools-sentinel2" / f"{S2}_SCL_60m.jp2") as ds:
+        crs, b = ds.crs.to_string(), ds.bounds
+    assert (doc["crs"], doc["resolution"]) == (crs, 10)
+    assert doc["bbox"] == pytest.approx([b.left, b.bottom, b.right, b.top])
+
+
+def test_scenes_of_different_places_need_a_box(real_dir, tmp_path, capsys):
+    folder = _downloads(real_dir, tmp_path / "two", scenes=(TM, OLI))
+    code = main(["site", "init", str(folder)])
+    err = capsys.readouterr().err
+    assert code == 2 and "--bbox" in err and not (folder / "site.json").exists()
+
+
+def test_lonlat_site_without_resolution_gets_a_hint(tmp_path):
+    site = write_site_json(tmp_path / "ll", bbox=[147.0, -37.9, 147.1, -37.8], crs="EPSG:4326")
+    with pytest.raises(SiteError, match="resolution") as err:
+        load_site(site)
+    assert err.value.field == "resolution" and "site init" in err.value.message
+    ok = write_site_json(tmp_path / "ll2", bbox=[147.0, -37.9, 147.1, -37.8], crs="EPSG:4326", resolution=0.001)
+    assert load_site(ok).shape == (100, 100)
