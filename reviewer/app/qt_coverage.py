@@ -9,6 +9,7 @@ import logging
 
 import numpy as np
 import pyqtgraph as pg
+from qtpy.QtCore import Qt
 from qtpy.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from reviewer.app.jobs import when_settled
@@ -42,11 +43,12 @@ class QtCoveragePlot(QWidget):
         self.bars.setMouseEnabled(x=True, y=False)
         self.bars.setLabel("left", "scenes")
         self.bars.setLabel("bottom", "year (click to jump)")
-        self.bars.addLegend(offset=(5, 5), labelTextSize="8pt")
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         layout.addWidget(self.graphics, 1)
         self.info = QLabel("")
+        self.info.setTextFormat(Qt.RichText)
+        self.info.setWordWrap(True)
         layout.addWidget(self.info)
         self.cursors = [pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00")) for _ in range(2)]
         self.regions = [pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40)) for _ in range(2)]
@@ -55,14 +57,22 @@ class QtCoveragePlot(QWidget):
         self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
         self.state.events.current.connect(self._cursor_when_settled)
         self.state.events.period.connect(self._update_period)
+        self.state.events.sensors.connect(self._on_sensors_changed)
         session.site_opened.connect(self._on_site_opened)
 
     @property
     def coverage(self) -> Coverage | None:
         """The open site's coverage, computed when first needed (~100 ms for 1,400 scenes)."""
         if self._coverage is None and self._index is not None:
-            self._coverage = coverage(self._index)
+            self._coverage = coverage(self._index, sensors=self.state.sensors)
         return self._coverage
+
+    def _on_sensors_changed(self, event=None) -> None:
+        """The bars count the sensors the user chose (Landsat when none)."""
+        self._coverage = None
+        self._dirty = True
+        if self.isVisible():
+            self._draw()
 
     def _on_site_opened(self, index) -> None:
         self._index, self._coverage = index, None
@@ -105,11 +115,15 @@ class QtCoveragePlot(QWidget):
                     rect.setPen(pg.mkPen("#ff5555", width=1))
                     rect.setBrush(pg.mkBrush(255, 85, 85, 50))
                     self.timeline.addItem(rect)
-                    text = pg.TextItem("SLC-off", color="#ff8888", anchor=(0, 1))
-                    text.setPos(x0, y + 0.45)
-                    self.timeline.addItem(text)
-        axis = self.timeline.getAxis("left")
-        axis.setTicks([[(n - 1 - k, label) for k, label in enumerate(labels)]])
+        axis = self.timeline.getAxis("left")  # SLC-off named in the lane's tick label, so no text covers a lane
+        axis.setTicks(
+            [
+                [
+                    (n - 1 - k, f"{label} (SLC-off red)" if label == "ETM+" and cov.slc_off else label)
+                    for k, label in enumerate(labels)
+                ]
+            ]
+        )
         self.timeline.setYRange(-0.7, n - 0.3, padding=0)
         years = np.asarray(cov.years, float) + 0.5
         clear = np.asarray(cov.clear, float)
@@ -118,14 +132,7 @@ class QtCoveragePlot(QWidget):
         self.bars.addItem(
             pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None)
         )
-        legend = self.bars.legend
-        if legend is not None:
-            legend.clear()
-            legend.addItem(
-                pg.BarGraphItem(x=[0], height=[0], width=1, brush="#4daf4a"),
-                f"clear (>= {cov.clear_threshold:.0%} clear)",
-            )
-            legend.addItem(pg.BarGraphItem(x=[0], height=[0], width=1, brush="#999999"), "cloudy")
+        self.bars.setLabel("left", f"scenes ({', '.join(cov.counted) or 'none'})")
         for plot, cursor, region in (
             (self.timeline, self.cursors[0], self.regions[0]),
             (self.bars, self.cursors[1], self.regions[1]),
@@ -134,9 +141,15 @@ class QtCoveragePlot(QWidget):
             plot.addItem(region, ignoreBounds=True)
             plot.addItem(cursor, ignoreBounds=True)
         self.timeline.setXRange(cov.years[0], cov.years[-1] + 1, padding=0.01)
-        total = sum(cov.clear) + sum(cov.cloudy)
+        counted = sum(cov.clear) + sum(cov.cloudy)
+        total = sum(len(d) for d in cov.sensors.values())
         slc = f"; ETM+ SLC-off after {cov.slc_off.isoformat()}" if cov.slc_off else ""
-        self.info.setText(f"{total} scenes, {len(labels)} sensors, {cov.years[0]}-{cov.years[-1]}{slc}")
+        # the key of the bars lives in this line, so no legend covers a bar
+        self.info.setText(
+            f"{len(labels)} sensors, {total} dates, {cov.years[0]}-{cov.years[-1]}{slc}. Bars: {counted} "
+            f"{'/'.join(cov.counted) or 'no'} scenes, <span style='color:#4daf4a'>&#9632;</span> clear "
+            f"(&gt;= {cov.clear_threshold:.0%} clear) <span style='color:#999999'>&#9632;</span> cloudy"
+        )
         self._update_cursor()
         self._update_period()
 

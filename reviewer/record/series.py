@@ -214,7 +214,8 @@ def polygon_region(vertices: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 @dataclass
 class Coverage:
-    """Which sensors observed the site when, and how many scenes per year were clear or cloudy."""
+    """Which sensors observed the site when, and how many scenes per year of the counted sensors were clear
+    or cloudy (coarse products such as MODIS and ERA5 are not scenes an annotator can look through clouds in)."""
 
     sensors: dict[str, list[dt.date]]
     years: list[int]
@@ -222,6 +223,7 @@ class Coverage:
     cloudy: list[int]
     slc_off: dt.date | None
     clear_threshold: float
+    counted: list[str]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -231,7 +233,12 @@ class Coverage:
             "cloudy": self.cloudy,
             "slc_off": self.slc_off.isoformat() if self.slc_off else None,
             "clear_threshold": self.clear_threshold,
+            "counted": self.counted,
         }
+
+
+#: The product family whose scenes the per-year bars count unless the user chose sensors.
+COUNTED_FAMILY = "landsat_c2l2"
 
 
 def sensor_order() -> list[str]:
@@ -239,28 +246,46 @@ def sensor_order() -> list[str]:
     return list(catalog().sensor_colors)
 
 
-def coverage(scenes: Sequence[Scene] | SceneIndex, *, clear_threshold: float = 0.5) -> Coverage:
-    """Dates per sensor label, and per year the number of scenes whose clear fraction reaches the threshold."""
+def family_labels(family: str) -> list[str]:
+    """The sensor labels of a product family in the catalogue (e.g. TM, ETM+, OLI, OLI-2 for Landsat)."""
+    return sorted({p.label for p in catalog().products.values() if p.family == family})
+
+
+def coverage(
+    scenes: Sequence[Scene] | SceneIndex, *, clear_threshold: float = 0.5, sensors: Sequence[str] = ()
+) -> Coverage:
+    """Dates per sensor label, and per year the number of scenes of the counted sensors (`sensors`, else the
+    Landsat labels) whose clear fraction reaches the threshold."""
     if isinstance(scenes, SceneIndex):
         scenes = scenes.record_scenes()
+    counted = set(sensors) if sensors else set(family_labels(COUNTED_FAMILY))
     per_sensor: dict[str, list[dt.date]] = defaultdict(list)
     clear: dict[int, int] = defaultdict(int)
     cloudy: dict[int, int] = defaultdict(int)
     slc_off = None
     for s in scenes:
         per_sensor[s.label].append(s.date)
+        after = getattr(s.product_spec, "slc_off_after", None)
+        if after is not None:
+            slc_off = after if isinstance(after, dt.date) else dt.date.fromisoformat(str(after))
+        if s.label not in counted:
+            continue
         if (s.clear_fraction if s.clear_fraction is not None else 1.0) >= clear_threshold:
             clear[s.year] += 1
         else:
             cloudy[s.year] += 1
-        after = getattr(s.product_spec, "slc_off_after", None)
-        if after is not None:
-            slc_off = after if isinstance(after, dt.date) else dt.date.fromisoformat(str(after))
     order = {k: n for n, k in enumerate(sensor_order())}
-    sensors = {k: sorted(per_sensor[k]) for k in sorted(per_sensor, key=lambda k: (order.get(k, 99), k))}
-    years = list(range(min(clear.keys() | cloudy.keys()), max(clear.keys() | cloudy.keys()) + 1)) if scenes else []
+    sensors_seen = {k: sorted(per_sensor[k]) for k in sorted(per_sensor, key=lambda k: (order.get(k, 99), k))}
+    all_years = {d.year for dates in per_sensor.values() for d in dates}
+    years = list(range(min(all_years), max(all_years) + 1)) if all_years else []
     return Coverage(
-        sensors, years, [clear.get(y, 0) for y in years], [cloudy.get(y, 0) for y in years], slc_off, clear_threshold
+        sensors_seen,
+        years,
+        [clear.get(y, 0) for y in years],
+        [cloudy.get(y, 0) for y in years],
+        slc_off,
+        clear_threshold,
+        [k for k in sensors_seen if k in counted],
     )
 
 

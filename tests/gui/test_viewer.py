@@ -231,6 +231,10 @@ def test_chips_and_coverage(opened, qtbot, shots):
     cov = app.coverage
     assert cov.coverage is not None and {"TM", "ETM+", "OLI"} <= set(cov.coverage.sensors)
     assert cov.coverage.slc_off is not None
+    # the bars count Landsat scenes only (MODIS composites and ERA5 months are not cloudy-or-clear scenes)
+    landsat = [sc for sc in s.index.record_scenes() if sc.label in ("TM", "ETM+", "OLI", "OLI-2")]
+    assert sum(cov.coverage.clear) + sum(cov.coverage.cloudy) == len(landsat)
+    assert "TM/ETM+/OLI scenes" in cov.info.text()
     cov._on_year_clicked(2012)
     assert s.current_scene.year == 2012
     app.state.period = (2003, 2008)

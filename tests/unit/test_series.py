@@ -98,3 +98,20 @@ def test_quality_codes(small_stack):
     assert all(c.dtype == np.uint8 and c.shape == stack.grid.shape for c in codes)
     assert any((c > 0).any() for c in codes)
     assert set(np.unique(np.concatenate([c.ravel() for c in codes]))) <= {0, 1, 2, 3, 4}
+
+
+def test_coverage_bars_count_landsat_unless_sensors_are_chosen():
+    """1984: five TM scenes, three of them cloudy, and twelve MODIS composites (always 'clear'): the bars
+    show 2 clear / 3 cloudy, as an annotator looking for a clear Landsat date would count them."""
+    from types import SimpleNamespace
+
+    def scene(label, month, clear):
+        return SimpleNamespace(label=label, date=D(1984, month, 1), year=1984, clear_fraction=clear, product_spec=None)
+
+    scenes = [scene("TM", m, c) for m, c in ((3, 0.2), (5, 0.9), (7, 0.1), (8, 0.95), (10, 0.3))]
+    scenes += [scene("MODIS Terra", m, None) for m in range(1, 13)]
+    cov = coverage(scenes)
+    assert (cov.clear, cov.cloudy, cov.counted) == ([2], [3], ["TM"])
+    assert set(cov.sensors) == {"TM", "MODIS Terra"}  # the timeline still shows every sensor
+    chosen = coverage(scenes, sensors=("MODIS Terra",))
+    assert (chosen.clear, chosen.cloudy, chosen.counted) == ([12], [0], ["MODIS Terra"])
