@@ -87,6 +87,7 @@ class FileMatch:
     tier: str | None
     location: str | None
     level: str | None
+    resolution_m: float | None = None  # the cell size the name states (SAFE _10m/_20m/_60m copies)
 
 
 def _parse_date(rule: dict[str, str], groups: dict[str, str]) -> dt.date:
@@ -181,6 +182,7 @@ class Catalog:
                 tier=g.get("tier"),
                 location=loc,
                 level=g.get("level"),
+                resolution_m=float(g["res"]) if "res" in g else None,
             )
         return None
 

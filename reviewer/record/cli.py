@@ -49,6 +49,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         echo(f"\n{len(index.problems)} file(s) not used:")
         for p in index.problems:
             echo(f"  {p.path}: {p.reason}")
+    copies = index.unused_copies
+    if copies:
+        echo(f"\n{len(copies)} other cop{'y' if len(copies) == 1 else 'ies'} of bands not used:")
+        for p in copies:
+            echo(f"  {p.path}: {p.reason}")
     if not index.site.placed:
         from reviewer.record.site import NO_SITE_HINT
 

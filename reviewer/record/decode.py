@@ -325,15 +325,16 @@ def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) 
 
 
 @lru_cache(maxsize=512)
-def _mtd_offsets(mtd_path: str) -> tuple[dict[str, float], float, str | None]:
-    """BOA_ADD_OFFSET per band id, the quantification value and the spacecraft from MTD_MSIL2A.xml."""
+def _mtd_offsets(mtd_path: str) -> tuple[dict[str, float], float, str | None, str | None]:
+    """BOA_ADD_OFFSET per band id, the quantification value, the spacecraft and the processing baseline
+    from MTD_MSIL2A.xml."""
     try:
         root = ET.parse(mtd_path).getroot()
     except (ET.ParseError, OSError) as exc:
         raise UnreadableFileError(f"cannot parse metadata ({exc})", path=mtd_path) from exc
     offsets: dict[str, float] = {}
     quant = 10000.0
-    spacecraft = None
+    spacecraft = baseline = None
     for el in root.iter():
         tag = el.tag.split("}")[-1]
         if tag == "BOA_ADD_OFFSET" and el.text:
@@ -342,7 +343,33 @@ def _mtd_offsets(mtd_path: str) -> tuple[dict[str, float], float, str | None]:
             quant = float(el.text)
         elif tag == "SPACECRAFT_NAME" and el.text:
             spacecraft = el.text.strip()
-    return offsets, quant, spacecraft
+        elif tag == "PROCESSING_BASELINE" and el.text:
+            baseline = el.text.strip()
+    return offsets, quant, spacecraft, baseline
+
+
+def baseline_offset(rule: dict, baseline: str) -> float:
+    """The offset of a processing baseline ('04.00' and later: -1000) by the catalog's by_baseline steps."""
+    offset = 0.0
+    key = tuple(int(p) for p in baseline.split("."))
+    for step in rule.get("by_baseline", []):
+        if key >= tuple(int(p) for p in step["from"].split(".")):
+            offset = float(step["offset"])
+    return offset
+
+
+def _baseline_in_path(rule: dict, band_path: Path, stop: Path | None) -> str | None:
+    """The baseline a SAFE folder's name states (S2A_MSIL2A_..._N0400_...) for a band inside it."""
+    pattern = rule.get("baseline_in_name")
+    if not pattern:
+        return None
+    for folder in band_path.parents:
+        m = re.search(pattern, folder.name)
+        if m:
+            return f"{m['major']}.{m['minor']}"
+        if stop is not None and folder == stop:
+            break
+    return None
 
 
 def find_metadata(band_path: Path, name: str, stop: Path | None = None) -> Path | None:
@@ -365,14 +392,24 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
         return {}
     mtd = find_metadata(band_path, rule["metadata"], stop)
     if mtd is not None:
-        offsets, quant, spacecraft = _mtd_offsets(str(mtd))
+        offsets, quant, spacecraft, baseline = _mtd_offsets(str(mtd))
         band_id = str(rule.get("band_ids", {}).get(band, ""))  # the band's place in the metadata's list
-        offset = offsets.get(band_id, 0.0) if offsets else 0.0
-        out = {"offset": offset, "quantification": quant, "offset_source": mtd.name}
+        if offsets:
+            out = {"offset": offsets.get(band_id, 0.0), "quantification": quant, "offset_source": mtd.name}
+        elif baseline:  # no per-band list: the baseline's rule (the list exists only from 04.00)
+            source = f"processing baseline {baseline} ({mtd.name})"
+            out = {"offset": baseline_offset(rule, baseline), "quantification": quant, "offset_source": source}
+        else:
+            out = {"offset": 0.0, "quantification": quant, "offset_source": mtd.name}
         mapping = product.raw.get("platform_from_metadata", {}).get("map", {})
         if spacecraft and spacecraft in mapping:
             out["platform"] = mapping[spacecraft]
         return out
+    quant = float(rule.get("quantification", 10000))
+    baseline = _baseline_in_path(rule, band_path, stop)
+    if baseline:
+        source = f"processing baseline {baseline} (SAFE folder name)"
+        return {"offset": baseline_offset(rule, baseline), "quantification": quant, "offset_source": source}
     offset = 0.0
     for step in rule.get("by_date", []):
         if date.isoformat() >= step["from"]:

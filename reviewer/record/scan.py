@@ -86,6 +86,11 @@ class SceneIndex:
     problems: list[ScanProblem]
     from_store: bool = False
 
+    @property
+    def unused_copies(self) -> list[ScanProblem]:
+        """Files not used because another copy of the same band was chosen (not problems)."""
+        return [ScanProblem(c["path"], c["reason"]) for s in self.scenes for c in s.extra.get("unused_copies", ())]
+
     def record_scenes(self) -> list[Scene]:
         return [s for s in self.scenes if s.record]
 
@@ -109,6 +114,7 @@ class SceneIndex:
         return {
             "scenes": [s.to_json() for s in self.scenes],
             "problems": [asdict(p) for p in self.problems],
+            "unused_copies": [asdict(p) for p in self.unused_copies],
             "summary": self.summary(),
         }
 
@@ -224,15 +230,54 @@ def _site_own(site: Site) -> set[str]:
     return {os.path.normpath(boundary)} if boundary else set()
 
 
+def _stac_scenes(site_dir: Path, files: list[Path]) -> tuple[dict, set[Path], list[ScanProblem]]:
+    """Scenes described by STAC items (Element84/AWS COG layout) and the files the items claim."""
+    from reviewer.record.stac import looks_like_item, read_item
+
+    items = [f for f in files if f.suffix.lower() == ".json" and looks_like_item(f)]
+    if not items:
+        return {}, set(), []
+    local = set(files)
+    prefix = len(str(site_dir).rstrip(os.sep)) + 1
+    scenes: dict[tuple[str, str], Scene] = {}
+    claimed: set[Path] = set()
+    problems: list[ScanProblem] = []
+    for path in items:
+        got = read_item(path, local)
+        claimed.add(path)
+        if isinstance(got, str):
+            problems.append(ScanProblem(str(path)[prefix:], got))
+            continue
+        claimed.update(got.claimed)
+        p = got.product
+        scenes[(p.id, got.scene_id)] = Scene(
+            scene_id=got.scene_id,
+            product=p.id,
+            sensor=p.sensor,
+            label=p.label,
+            platform=got.platform,
+            date=got.date,
+            tier=None,
+            location=got.tile,
+            files={t: str(f)[prefix:] for t, f in got.bands.items()},
+            files_root=str(site_dir),
+            record=p.record,
+            extra=dict(got.extra),
+        )
+    return scenes, claimed, problems
+
+
 def _group(
     site_dir: Path, files: list[Path], own: set[str] = frozenset()
 ) -> tuple[dict[tuple[str, str], Scene], list[ScanProblem]]:
-    """Scenes from the files the catalog recognises; every other file is listed with the reason."""
+    """Scenes from STAC items and from the files the catalog recognises by name; every other file is
+    listed with the reason."""
     cat = catalog()
-    scenes: dict[tuple[str, str], Scene] = {}
-    problems: list[ScanProblem] = []
+    scenes, claimed, problems = _stac_scenes(site_dir, files)
     prefix = len(str(site_dir).rstrip(os.sep)) + 1  # files are under site_dir: a slice is their relative path
     for path in files:
+        if path in claimed:
+            continue
         rel = str(path)[prefix:]
         if rel in own or cat.companion(path.name):
             continue
@@ -263,8 +308,37 @@ def _group(
                 files_root=str(site_dir),
                 record=m.product.record,
             )
-        scene.files[m.band] = rel
+        _add_copy(scene, m.band, rel, m.resolution_m)
     return scenes, problems
+
+
+def _add_copy(scene: Scene, band: str, rel: str, res: float | None) -> None:
+    """Put a band file in the scene; of several copies (SAFE R10m/R20m/R60m) the band's native resolution
+    wins, else the finest; the other copies are noted in scene.extra['unused_copies'] with the reason."""
+    prev = scene.files.get(band)
+    sizes = scene.extra.setdefault("resolution_m", {}) if res is not None else scene.extra.get("resolution_m", {})
+    if prev is None:
+        scene.files[band] = rel
+        if res is not None:
+            sizes[band] = res
+        return
+    native = scene.product_spec.raw.get("native_resolution_m", {}).get(band)
+    old_res = sizes.get(band)
+
+    def rank(r):
+        return (r != native, r if r is not None else float("inf"))
+
+    keep, drop, drop_res = (rel, prev, old_res) if rank(res) < rank(old_res) else (prev, rel, res)
+    kept_res = res if keep == rel else old_res
+    scene.files[band] = keep
+    if kept_res is not None:
+        sizes[band] = kept_res
+    why = "its native resolution" if kept_res == native else "the finest copy present"
+    reason = (
+        f"another copy of {band}{f' at {drop_res:g} m' if drop_res else ''}: "
+        f"the {f'{kept_res:g} m ' if kept_res else ''}copy is used ({why})"
+    )
+    scene.extra.setdefault("unused_copies", []).append({"path": drop, "reason": reason})
 
 
 def _measure(
@@ -301,7 +375,7 @@ def _measure_files(scene: Scene, site: Site, grid: Grid, inside) -> Scene | Scan
     if not physical:
         where = next(iter(scene.files.values()))
         return ScanProblem(where, f"missing band: scene {scene.scene_id} has only quality layers")
-    if product.raw.get("radiometric_offset"):
+    if product.raw.get("radiometric_offset") and "offset_source" not in scene.extra:  # a STAC item set it
         token = physical[0]
         extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
         if "platform" in extra:
