@@ -88,6 +88,36 @@ class ReviewerApp:
         except AttributeError:
             pass
 
+    def start_review(self, user: str, role: str, *, store=None, prefetch: bool = True):
+        """Add the review dock for this user (their role's modes), the review keys and the title."""
+        from reviewer.app.qt_review import ReviewDock
+        from reviewer.store import Store
+
+        self.review_store = store or Store(self.session.db)
+        self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
+        self.docks["Review"] = self.viewer.window.add_dock_widget(self.review, name="Review", area="left")
+        self.session.who = f"{user} ({role})"
+        self.viewer.title = self.session.window_title(
+            f"{self.session.index.site.name} ({self.session.index.site.id})" if self.session.index else None
+        )
+        qt_viewer = getattr(self.viewer.window, "_qt_viewer", None)  # noqa: SLF001 - napari's own docks
+        for name in ("dockLayerControls", "dockLayerList"):  # the review dock takes their column
+            napari_dock = getattr(qt_viewer, name, None)
+            if napari_dock is not None:
+                napari_dock.hide()
+        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - shortcuts need the window
+        if qwin is not None:
+            self.review.install_keys(qwin)
+            try:
+                from qtpy.QtCore import Qt
+
+                qwin.resizeDocks([self.docks["Review"]], [520], Qt.Horizontal)
+            except AttributeError:
+                pass
+        # P is 'previous item' while reviewing: the pair view moves to Shift+P
+        self.viewer.bind_key("Shift-P", lambda viewer: self._on_pair_key(), overwrite=True)
+        return self.review
+
     def _repaint_window(self, _index=None) -> None:
         qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - no public handle
         if qwin is not None and alive(qwin):
@@ -164,6 +194,11 @@ class ReviewerApp:
         """Cancel background work and wait for worker threads, so none outlives the window's signals."""
         from qtpy.QtCore import QThreadPool
 
+        store = getattr(self, "review_store", None)
+        if store is not None:
+            store.close()
+            self.review_store = None
+
         self.trajectory._cancel.set()
         self.session.close()
         QThreadPool.globalInstance().waitForDone(wait_ms)
@@ -199,8 +234,12 @@ def launch(
     demo: bool = False,
     db: str | Path | None = None,
     screenshot: str | Path | None = None,
+    user: str | None = None,
 ) -> int:
     """Open the window (optionally a site or the demo) and run the Qt event loop.
+
+    Asks who is working when the store has profiles (`user` or REVIEWER_USER skip the question) and then
+    adds the review dock; the first item's evidence opens its site.
 
     With `screenshot`, save the whole window once the site's first date is on screen, then quit
     (for machines without a display: `make demo` runs this under Xvfb).
@@ -209,6 +248,7 @@ def launch(
 
     viewer = napari.Viewer(title="EarthRecord Reviewer")
     app = ReviewerApp(viewer, db=db)
+    _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
     if demo:
@@ -219,6 +259,24 @@ def launch(
     napari.run()
     app.close()
     return 0
+
+
+def _ask_who(app: ReviewerApp, user: str | None) -> None:
+    """Start the review dock for the person working, if the store has profiles."""
+    from reviewer.app.qt_review_login import who_is_working
+    from reviewer.errors import ReviewerError
+    from reviewer.store import Store
+
+    try:
+        store = Store(app.session.db)
+        who = who_is_working(store, user)
+    except ReviewerError as exc:
+        app.reporter.error(exc, context="review")
+        return
+    if who is None:
+        store.close()
+        return
+    app.start_review(*who, store=store)
 
 
 def _screenshot_when_shown(app: ReviewerApp, path: Path, timeout_s: float = 120.0) -> None:

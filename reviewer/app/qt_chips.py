@@ -123,6 +123,7 @@ class QtChipStrip(QWidget):
         self.state.events.stretch.connect(self._redraw)
         self.state.events.current.connect(self._highlight)
         self.state.events.chip_months.connect(lambda e=None: self.refresh())
+        self.state.events.chip_years.connect(lambda e=None: self.refresh())
         session.stack_changed.connect(self._on_stack_changed)
 
     def _months(self) -> set[int] | None:
@@ -158,6 +159,9 @@ class QtChipStrip(QWidget):
         self._generation += 1
         generation = self._generation
         picks = clearest_per_year(stack, months=self._months())
+        if self.state.chip_years is not None:  # fitted to a period (a review item's)
+            y0, y1 = self.state.chip_years
+            picks = {y: i for y, i in picks.items() if y0 <= y <= y1}
         self.info.setText(f"reading {len(picks)} chips...")
         step = max(1, int(np.ceil(max(stack.grid.shape) / (2 * CHIP_PX))))
 

@@ -185,6 +185,19 @@ class QtTrajectoryPlot(QWidget):
             self.session.viewer.layers.selection.active = self.session.image_layer
         return self.recompute()
 
+    def plot_region(self, mask: np.ndarray, series: str | None = None):
+        """Plot the mean over a region mask of the site grid (a review item's region), optionally another series."""
+        self.where = ("region", np.asarray(mask, bool))
+        if series and series != self.state.series:
+            with self.state.events.series.blocker():
+                self.state.series = series
+            k = self.name_combo.findData(series)
+            if k >= 0:
+                self.name_combo.blockSignals(True)
+                self.name_combo.setCurrentIndex(k)
+                self.name_combo.blockSignals(False)
+        return self.recompute()
+
     # ------------------------------------------------------------------ compute (worker) and draw
 
     def recompute(self):

@@ -148,6 +148,7 @@ class StackSession(QObject):
         self.text.font_size = 10
         self.text.position = "top_left"
         self.text.box = True
+        self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"
 
     # ------------------------------------------------------------------ opening a site
@@ -208,6 +209,10 @@ class StackSession(QObject):
         self._open_worker.progress_ref = progress  # keep the QObject alive with the worker
         return self._open_worker
 
+    def window_title(self, site: str | None = None) -> str:
+        """'EarthRecord Reviewer[ - who (role)][ - site]'."""
+        return " - ".join(t for t in ("EarthRecord Reviewer", self.who, site) if t)
+
     def cancel_open(self) -> None:
         self._open_cancel.set()
 
@@ -228,7 +233,7 @@ class StackSession(QObject):
             self.reporter.warning(f"{len(index.problems)} file(s) skipped while indexing (first: {p.path}: {p.reason})")
         self.index = index
         self._stretches.clear()
-        self.viewer.title = f"EarthRecord Reviewer - {index.site.name} ({index.site.id})"
+        self.viewer.title = self.window_title(f"{index.site.name} ({index.site.id})")
         if self.recent is not None:
             self.recent.add(index.site.dir)
         with self.state.events.blocker_all():

@@ -29,6 +29,7 @@ class ViewState(EventedModel):
     pair : the two dates or periods of the pair view (YYYY-MM-DD, YYYY or YYYY-YYYY).
     pair_method : how a period becomes an image: its clearest scene or the per-pixel median.
     chip_months : month window of the chip strip (empty: whole year).
+    chip_years : (first, last) year of the chip strip, or None for every year (a review item's period).
     series : what the trajectory plots (an index or a band common name).
     period : (first, last) year shaded in the trajectory and coverage plots, or None.
     show_masked : whether masked observations are drawn (hollow) in the trajectory.
@@ -47,6 +48,7 @@ class ViewState(EventedModel):
     pair: tuple[str, str] | None = None
     pair_method: str = "clearest"
     chip_months: tuple[int, ...] = ()
+    chip_years: tuple[int, int] | None = None
     series: str = "ndvi"
     period: tuple[int, int] | None = None
     show_masked: bool = True

@@ -146,7 +146,7 @@ def review_banks(store: Store, *, user: str | None) -> list[str]:
 def my_items(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any]]:
     """Every item assigned to an annotator in their order, with their own standing on it, for a queue list.
 
-    Blinded like `next_item`: nothing about other decisions, the item's state or gold status; `open` says
+    Blinded like `next_item`: the question (to show or prefetch its evidence) and nothing about other decisions, the item's state or gold status; `open` says
     whether the annotator can still decide it (False once it is decided by them or adjudicated)."""
     import json
 
@@ -176,6 +176,7 @@ def my_items(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any
                 "mine": mine,
                 "skipped": bool(skipped),
                 "open": bool(open_) and state not in CLOSED,
+                "question": q,
             }
         )
     return out

@@ -42,7 +42,7 @@ def test_my_items_lists_every_assigned_item_with_only_my_own_standing(tmp_path):
     rows = {r["item"]: r for r in api.my_items(store, BANK, user="ann")}
     assert (rows[first]["mine"], rows[first]["open"]) == ("accept", False)
     assert (rows[second]["mine"], rows[second]["skipped"], rows[second]["open"]) == ("skip", True, True)
-    assert set(rows[first]) == {"item", "id", "version", "site", "task", "mine", "skipped", "open"}
+    assert set(rows[first]) == {"item", "id", "version", "site", "task", "mine", "skipped", "open", "question"}
     api.undo(store, BANK, user="ann")  # takes back the skip (her last decision)
     assert {r["item"]: r for r in api.my_items(store, BANK, user="ann")}[second]["mine"] is None
     with pytest.raises(ReviewError, match="mia"):  # a maintainer does not review in stage 1

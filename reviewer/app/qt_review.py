@@ -1,0 +1,475 @@
+"""The review dock: who is working, their bank, and one mode per role (annotator: my queue and the focus
+view with keys; expert: adjudication; maintainer: assignment, progress, agreement, rule, log).
+
+A thin view over `reviewer.review.api`: every read and write goes through it, so blinding, roles and
+transitions are the core's. Each decision is saved the moment its key is pressed (one transaction).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from typing import Any
+
+from qtpy.QtCore import Qt
+from qtpy.QtGui import QKeySequence
+from qtpy.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QShortcut,
+    QSplitter,
+    QTabWidget,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.review import api
+
+logger = logging.getLogger(__name__)
+
+#: keys of the annotator mode (also listed in the Keys help dialog)
+ANNOTATOR_KEYS = (
+    ("A", "accept"),
+    ("F then 1-4, Enter", "flag with the reasons picked (1-4 toggle them)"),
+    ("1-4", "flag with that reason at once"),
+    ("C", "comment (saved with the decision)"),
+    ("E", "suggest a correction (a flag with the corrected fields)"),
+    ("Space", "skip (the item comes back at the end)"),
+    ("Backspace", "undo my last decision"),
+    ("N / P", "next / previous item"),
+)
+EXPERT_KEYS = (
+    ("A", "accept (with the rationale typed in the dock)"),
+    ("R", "reject with the reason picked (and the rationale)"),
+    ("E", "correct: form with rationale and the diff"),
+    ("N / P", "next / previous item"),
+)
+MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}
+STATE_FILTERS = {"all": None, "undecided": (None, "skip"), "accepted": ("accept",), "flagged": ("flag",)}
+OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
+SHORTCUT_KEYS = ("A", "F", "1", "2", "3", "4", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
+
+
+def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
+    return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
+
+
+def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None) -> str:
+    """The focus view of one question: text, fields, reference and range, how the reference was computed
+    (every method's value and their agreement), template and phrasing, sensors, the AI draft."""
+    e = html.escape
+    parts = [f"<h3>{e(str(q.get('id')))}</h3><p style='font-size:11pt'>{e(q.get('text', ''))}</p>"]
+    period = q.get("period") or {}
+    parts.append(
+        f"<p>site <b>{e(str(q.get('site')))}</b>, {e(str(period.get('start')))} to {e(str(period.get('end')))}, "
+        f"{e(str(q.get('class')))} / {e(str(q.get('task')))}</p>"
+    )
+    ref, rng = q.get("reference") or {}, q.get("reference_range") or {}
+    rows = []
+    for f in q.get("fields", []):
+        name = f["name"]
+        kind = f.get("type", "")
+        unit = f" {f['unit']}" if f.get("unit") else ""
+        opts = f" ({' | '.join(map(str, f['options']))})" if f.get("options") else ""
+        conclusion = " <i>(scored)</i>" if q.get("conclusion") == name else ""
+        r = rng.get(name)
+        range_text = f"[{r[0]}, {r[1]}]" if r else ""
+        rows.append(
+            f"<tr><td><b>{e(name)}</b>{conclusion}</td><td>{e(kind + unit + opts)}</td>"
+            f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}</td><td>{e(range_text)}</td></tr>"
+        )
+    parts.append(
+        "<table cellspacing=4><tr><th align=left>field</th><th align=left>type</th><th align=left>reference</th>"
+        "<th align=left>range</th></tr>" + "".join(rows) + "</table>"
+    )
+    prov = q.get("provenance") or {}
+    parts.append(f"<p>reference source <b>{e(str(q.get('reference_source')))}</b>")
+    if prov.get("reference_pending"):
+        parts.append(" (a draft: to be set by review)")
+    parts.append("</p>")
+    methods = prov.get("methods") or {}
+    if methods:
+        lines = []
+        for key, val in methods.items():
+            if isinstance(val, dict):
+                vals = ", ".join(f"{m} {json.dumps(v, ensure_ascii=False)}" for m, v in val.items())
+                lines.append(f"<b>{e(key)}</b>: {e(vals)}")
+            else:
+                lines.append(f"{e(key)} {e(json.dumps(val, ensure_ascii=False))}")
+        parts.append("<p>methods: " + "<br>".join(lines) + "</p>")
+    if prov.get("agreement"):
+        agree = ", ".join(f"{k} {v:.0%}" if isinstance(v, float) else f"{k} {v}" for k, v in prov["agreement"].items())
+        parts.append(f"<p>agreement among methods: {e(agree)}</p>")
+    parts.append(
+        f"<p>template <b>{e(str(prov.get('template', '-')))}</b>, phrasing {e(str(prov.get('phrasing', '-')))}; "
+        f"sensors {e(', '.join(q.get('sensors') or []) or '-')}"
+        f"{' (spans several sensors)' if q.get('multi_sensor') else ''}</p>"
+    )
+    draft = prov.get("draft") or q.get("draft")
+    if draft:
+        parts.append(f"<p><b>AI draft</b>: {e(json.dumps(draft, ensure_ascii=False))}</p>")
+    else:
+        parts.append(
+            "<p style='color:#999'>AI draft: none for this item (answer, evidence, caveats, model and "
+            "prompt version show here once drafting lands)</p>"
+        )
+    if mine:
+        why = f" ({', '.join(mine['reasons'])})" if mine.get("reasons") else ""
+        parts.append(f"<p><b>your decision</b>: {e(mine['verdict'] + why)}</p>")
+    return "".join(parts)
+
+
+class ReviewDock(QWidget):
+    """The dock: a mode per role under one header (who, bank); keys go to the mode in front."""
+
+    def __init__(self, app, store, user: str, role: str, *, prefetch: bool = True) -> None:
+        from reviewer.app.review_evidence import EvidenceLoader
+
+        super().__init__()
+        self.app, self.store, self.user, self.role = app, store, user, role
+        self.loader = EvidenceLoader(app, store, prefetch=prefetch)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        head = QHBoxLayout()
+        head.addWidget(QLabel(f"<b>{html.escape(user)}</b> ({role})"))
+        head.addWidget(QLabel("bank"))
+        self.bank_combo = QComboBox()
+        head.addWidget(self.bank_combo, 1)
+        layout.addLayout(head)
+        self.tabs = QTabWidget()
+        layout.addWidget(self.tabs, 1)
+        self.annotator = self.expert = self.maintainer = None
+        from reviewer.review.rules import workflow
+
+        if workflow().allowed("annotate", role) and role != "maintainer":
+            self.annotator = AnnotatorPanel(self)
+            self.tabs.addTab(self.annotator, "Annotate")
+        if workflow().allowed("adjudicate", role):
+            from reviewer.app.qt_review_expert import ExpertPanel
+
+            self.expert = ExpertPanel(self)
+            self.tabs.addTab(self.expert, "Adjudicate")
+        if role == "maintainer":
+            from reviewer.app.qt_review_admin import MaintainerPanel
+
+            self.maintainer = MaintainerPanel(self)
+            self.tabs.addTab(self.maintainer, "Maintain")
+        self.bank_combo.currentTextChanged.connect(self._on_bank)
+        self._shortcuts = []
+        for name in api.review_banks(store, user=user):
+            self.bank_combo.addItem(name)
+        if not self.bank_combo.count():
+            self.tabs.setTabToolTip(0, "no bank to work on")
+
+    @property
+    def bank(self) -> str | None:
+        return self.bank_combo.currentText() or None
+
+    def panels(self) -> list[QWidget]:
+        return [p for p in (self.annotator, self.expert, self.maintainer) if p is not None]
+
+    def _on_bank(self, bank: str) -> None:
+        if bank:
+            for p in self.panels():
+                p.start(bank)
+
+    def install_keys(self, window: QWidget) -> None:
+        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field)."""
+        for key in SHORTCUT_KEYS:
+            sc = QShortcut(QKeySequence(key), window)
+            sc.setContext(Qt.WindowShortcut)
+            sc.activated.connect(lambda key=key: self.key(key))
+            self._shortcuts.append(sc)
+
+    def key(self, key: str) -> bool:
+        """Send a key to the mode in front; True when it did something."""
+        panel = self.tabs.currentWidget()
+        handler = getattr(panel, "key", None)
+        return bool(handler(key)) if handler else False
+
+
+class AnnotatorPanel(QWidget):
+    """My queue (filters, progress), the focus view of one item, the keys and the save status."""
+
+    def __init__(self, dock: ReviewDock) -> None:
+        super().__init__()
+        self.dock, self.store, self.user = dock, dock.store, dock.user
+        self.loader = dock.loader
+        self.bank: str | None = None
+        self.rows: list[dict[str, Any]] = []
+        self.shown_rows: list[dict[str, Any]] = []
+        self.view: dict[str, Any] | None = None
+        self.comment: str | None = None
+        self.flagging: list[str] | None = None  # reasons picked after F
+        self.dialog = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        filters = QHBoxLayout()
+        self.site_combo, self.task_combo, self.state_combo = QComboBox(), QComboBox(), QComboBox()
+        for label, combo in (("site", self.site_combo), ("task", self.task_combo), ("state", self.state_combo)):
+            filters.addWidget(QLabel(label))
+            filters.addWidget(combo, 1)
+        self.state_combo.addItems(list(STATE_FILTERS))
+        for combo in (self.site_combo, self.task_combo, self.state_combo):
+            combo.currentIndexChanged.connect(lambda _: self._fill_list())
+        layout.addLayout(filters)
+        self.progress = QProgressBar()
+        self.progress.setFormat("%v of %m done")
+        layout.addWidget(self.progress)
+        split = QSplitter(Qt.Vertical)
+        self.list = QListWidget()
+        self.list.itemActivated.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
+        self.list.itemClicked.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
+        split.addWidget(self.list)
+        self.focus = QTextBrowser()
+        split.addWidget(self.focus)
+        split.setSizes([160, 420])
+        layout.addWidget(split, 1)
+        self.evidence_label = QLabel("")
+        self.evidence_label.setWordWrap(True)
+        self.evidence_label.setStyleSheet(BAD_STYLE)
+        layout.addWidget(self.evidence_label)
+        self.pending = QLabel("")
+        self.pending.setWordWrap(True)
+        layout.addWidget(self.pending)
+        self.saved = QLabel("")
+        self.saved.setWordWrap(True)
+        layout.addWidget(self.saved)
+        keys = QLabel(keys_html(ANNOTATOR_KEYS))
+        keys.setWordWrap(True)
+        keys.setStyleSheet("color: #aaa")
+        layout.addWidget(keys)
+        self.loader.applied.connect(self._on_evidence)
+
+    # ------------------------------------------------------------------ queue
+
+    def start(self, bank: str) -> None:
+        """Open a bank: my list, then the first undecided item in my order."""
+        self.bank = bank
+        self.refresh()
+        for combo, name in ((self.site_combo, "site"), (self.task_combo, "task")):
+            combo.blockSignals(True)
+            combo.clear()
+            combo.addItem("all")
+            combo.addItems(sorted({str(r[name]) for r in self.rows}))
+            combo.blockSignals(False)
+        self._fill_list()
+        try:
+            view = api.next_item(self.store, bank, user=self.user)
+        except Exception as exc:  # noqa: BLE001 - shown in the dock, never a traceback
+            self._say(f"cannot read the queue: {exc}", ok=False)
+            return
+        if view is None:
+            self._done()
+        else:
+            self._show_view(view)
+
+    def refresh(self) -> None:
+        self.rows = api.my_items(self.store, self.bank, user=self.user)
+        done = sum(r["mine"] in ("accept", "flag") for r in self.rows)
+        self.progress.setRange(0, max(len(self.rows), 1))
+        self.progress.setValue(done)
+        self.progress.setFormat(f"{done} of {len(self.rows)} done")
+        self._fill_list()
+
+    def _fill_list(self) -> None:
+        site, task = self.site_combo.currentText(), self.task_combo.currentText()
+        states = STATE_FILTERS.get(self.state_combo.currentText())
+        self.shown_rows = [
+            r
+            for r in self.rows
+            if (site in ("", "all") or str(r["site"]) == site)
+            and (task in ("", "all") or str(r["task"]) == task)
+            and (states is None or r["mine"] in states)
+        ]
+        self.list.blockSignals(True)
+        self.list.clear()
+        for r in self.shown_rows:
+            it = QListWidgetItem(f"{MARKS.get(r['mine'], '?')}  {r['id']}   {r['task']}   {r['site']}")
+            it.setData(Qt.UserRole, r["item"])
+            self.list.addItem(it)
+            if self.view is not None and r["item"] == self.view["item"]:
+                it.setSelected(True)
+                self.list.setCurrentItem(it)
+        self.list.blockSignals(False)
+
+    def show_item(self, key: str) -> None:
+        try:
+            self._show_view(api.open_item(self.store, key, user=self.user))
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"cannot open {key}: {exc}", ok=False)
+
+    def _show_view(self, view: dict[str, Any]) -> None:
+        self.view = view
+        self.comment = None
+        self.flagging = None
+        self._pending_text()
+        self.focus.setHtml(question_html(view["question"], view.get("your_decision")))
+        self._fill_list()
+        self.evidence_label.setText("")
+        self.loader.load(view["item"], view["question"])
+        nxt = self._next_open(view["item"])
+        self.loader.prefetch(nxt["question"] if nxt else None)
+
+    def _on_evidence(self, key: str, problem: str) -> None:
+        if self.view is not None and key == self.view["item"]:
+            self.evidence_label.setText(f"evidence: {problem} (you can still decide or skip)" if problem else "")
+
+    def _done(self) -> None:
+        self.view = None
+        self.focus.setHtml("<h3>Nothing left to review in this bank.</h3>")
+        self._fill_list()
+
+    def _next_open(self, after: str | None) -> dict[str, Any] | None:
+        """The next item I can still decide after `after` in the list shown: not skipped first, then skipped."""
+        rows = self.shown_rows or self.rows
+        keys = [r["item"] for r in rows]
+        start = keys.index(after) + 1 if after in keys else 0
+        order = rows[start:] + rows[:start]
+        for skipped in (False, True):
+            for r in order:
+                if r["open"] and r["mine"] not in ("accept", "flag") and r["skipped"] == skipped and r["item"] != after:
+                    return r
+        return None
+
+    def step(self, by: int) -> None:
+        rows = self.shown_rows
+        if not rows:
+            return
+        keys = [r["item"] for r in rows]
+        cur = keys.index(self.view["item"]) if self.view and self.view["item"] in keys else -by
+        self.show_item(keys[max(0, min(len(keys) - 1, cur + by))])
+
+    # ------------------------------------------------------------------ decisions
+
+    def decide(self, verdict: str, reasons: list[str] | None = None, correction: dict | None = None) -> bool:
+        """Save one decision now; on failure say so and keep the item and its comment on screen."""
+        if self.view is None:
+            return False
+        key = self.view["item"]
+        ev = self.loader.view.to_json() if self.loader.view is not None and self.loader.key == key else None
+        try:
+            out = api.decide(
+                self.store,
+                key,
+                user=self.user,
+                verdict=verdict,
+                reasons=reasons,
+                comment=self.comment,
+                correction=correction,
+                version=self.view["version"],
+                view=ev if verdict != "skip" else None,
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed save is shown, the decision stays on screen
+            self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
+            return False
+        why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
+        self._say(f"saved: {out['verdict']}{why} on {out['item']} (decision {out['decision']})", ok=True)
+        self.comment = None
+        self.refresh()
+        nxt = self._next_open(key)
+        if nxt is None:
+            self._done()
+        else:
+            self.show_item(nxt["item"])
+        return True
+
+    def undo(self) -> bool:
+        try:
+            out = api.undo(self.store, self.bank, user=self.user)
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"nothing undone: {exc}", ok=False)
+            return False
+        self._say(f"saved: took back {out['verdict']} on {out['item']}", ok=True)
+        self.refresh()
+        self.show_item(out["item"])
+        return True
+
+    def _say(self, text: str, *, ok: bool) -> None:
+        self.saved.setText(html.escape(text))
+        self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+
+    def _pending_text(self) -> None:
+        bits = []
+        if self.flagging is not None:
+            reasons = self.view["flag_reasons"] if self.view else []
+            menu = ", ".join(
+                f"{'[x]' if r['code'] in self.flagging else '[ ]'} {i} {r['label']}" for i, r in enumerate(reasons, 1)
+            )
+            bits.append(f"<b>flag</b>: {html.escape(menu)} - Enter saves, Esc cancels")
+        if self.comment:
+            bits.append(f"comment: {html.escape(self.comment)}")
+        self.pending.setText("<br>".join(bits))
+
+    def reason_code(self, n: int) -> str | None:
+        reasons = self.view["flag_reasons"] if self.view else []
+        return reasons[n - 1]["code"] if 0 < n <= len(reasons) else None
+
+    def key(self, key: str) -> bool:
+        """One key of the annotator mode."""
+        if self.view is None and key not in ("N", "P", "Backspace"):
+            return False
+        if self.flagging is not None and key in ("1", "2", "3", "4"):
+            code = self.reason_code(int(key))
+            if code:
+                self.flagging = [c for c in self.flagging if c != code] + ([] if code in self.flagging else [code])
+            self._pending_text()
+            return True
+        if self.flagging is not None and key in ("Return", "F"):
+            picked, self.flagging = self.flagging, None
+            self._pending_text()
+            return self.decide("flag", picked) if picked else False
+        if key == "Escape":
+            self.flagging = None
+            self._pending_text()
+            return True
+        actions = {
+            "A": lambda: self.decide("accept"),
+            "F": self._start_flag,
+            "Space": lambda: self.decide("skip"),
+            "Backspace": self.undo,
+            "N": lambda: self.step(1) or True,
+            "P": lambda: self.step(-1) or True,
+            "C": self.ask_comment,
+            "E": self.ask_correction,
+        }
+        if key in ("1", "2", "3", "4"):
+            code = self.reason_code(int(key))
+            return self.decide("flag", [code]) if code else False
+        action = actions.get(key)
+        return bool(action()) if action else False
+
+    def _start_flag(self) -> bool:
+        self.flagging = []
+        self._pending_text()
+        return True
+
+    def ask_comment(self):
+        from reviewer.app.qt_review_forms import CommentDialog
+
+        self.dialog = CommentDialog(self, self.comment or "")
+
+        def done() -> None:
+            self.comment = self.dialog.edit.text().strip() or None
+            self._pending_text()
+
+        self.dialog.accepted.connect(done)
+        self.dialog.show()
+        return self.dialog
+
+    def ask_correction(self):
+        from reviewer.app.qt_review_forms import CorrectionForm
+
+        reasons = [r for r in self.view["flag_reasons"]]
+        self.dialog = CorrectionForm(self, self.view["question"], flag_reasons=reasons, why_label="reason")
+        self.dialog.submitted.connect(
+            lambda corr, why, code: self.decide("flag", [code], correction={**corr, "reason": why})
+        )
+        self.dialog.show()
+        return self.dialog

@@ -1,0 +1,255 @@
+"""The maintainer mode of the review dock: assign (annotators, k, seed, gold), progress per annotator, the
+agreement table of the core, the stage-2 rule and audit share, and an item's log (versions and events)."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from qtpy.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.app.qt_review import BAD_STYLE, OK_STYLE
+from reviewer.review import api
+
+AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
+PROGRESS_KEYS = ("user", "done", "assigned", "median_seconds", "gold_correct", "gold_decided")
+
+
+def fmt(x: Any) -> str:
+    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+
+
+def _table(headers: tuple[str, ...]) -> QTableWidget:
+    t = QTableWidget(0, len(headers))
+    t.setHorizontalHeaderLabels(list(headers))
+    t.horizontalHeader().setStretchLastSection(True)
+    return t
+
+
+def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
+    table.setRowCount(len(rows))
+    for i, row in enumerate(rows):
+        for j, text in enumerate(row):
+            table.setItem(i, j, QTableWidgetItem(text))
+    table.resizeColumnsToContents()
+
+
+class MaintainerPanel(QWidget):
+    """Forms and tables over api.assign / status / agreement / set_rule / apply_rule / history."""
+
+    def __init__(self, dock) -> None:
+        super().__init__()
+        self.dock, self.store, self.user = dock, dock.store, dock.user
+        self.bank: str | None = None
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        host = QWidget()
+        layout = QVBoxLayout(host)
+        scroll.setWidget(host)
+        outer.addWidget(scroll)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        outer.addWidget(self.message)
+
+        box = QGroupBox("Assign")
+        form = QFormLayout(box)
+        self.annotators = QLineEdit()
+        self.annotators.setPlaceholderText("comma-separated annotators")
+        self.k = QSpinBox()
+        self.k.setRange(1, 20)
+        self.k.setValue(2)
+        self.seed = QSpinBox()
+        self.seed.setRange(0, 2**31 - 1)
+        self.gold = QLineEdit()
+        self.gold.setPlaceholderText("GOLD.jsonl (optional)")
+        self.gold_share = QDoubleSpinBox()
+        self.gold_share.setRange(0.0, 0.9)
+        self.gold_share.setSingleStep(0.05)
+        assign = QPushButton("Assign")
+        assign.clicked.connect(self.assign)
+        for label, w in (
+            ("annotators", self.annotators),
+            ("k", self.k),
+            ("seed", self.seed),
+            ("gold", self.gold),
+            ("gold share", self.gold_share),
+            ("", assign),
+        ):
+            form.addRow(label, w)
+        layout.addWidget(box)
+
+        box = QGroupBox("Progress per annotator")
+        v = QVBoxLayout(box)
+        self.progress = _table(PROGRESS_KEYS)
+        self.states = QLabel("")
+        v.addWidget(self.progress)
+        v.addWidget(self.states)
+        layout.addWidget(box)
+
+        box = QGroupBox("Agreement (stage 1, accept / flag, and per reason)")
+        v = QVBoxLayout(box)
+        self.agreement = _table(("table", *AGREEMENT_KEYS))
+        self.cohen = QLabel("")
+        self.cohen.setWordWrap(True)
+        v.addWidget(self.agreement)
+        v.addWidget(self.cohen)
+        layout.addWidget(box)
+
+        box = QGroupBox("Stage-2 rule")
+        form = QFormLayout(box)
+        self.audit_share = QDoubleSpinBox()
+        self.adjudicate_share = QDoubleSpinBox()
+        for sb in (self.audit_share, self.adjudicate_share):
+            sb.setRange(0.0, 1.0)
+            sb.setSingleStep(0.05)
+        self.rest = QComboBox()
+        self.rest.addItems(["open", "reject", "accept"])
+        self.apply_now = QCheckBox("apply to flagged items outside the sample now")
+        save = QPushButton("Save rule")
+        save.clicked.connect(self.save_rule)
+        for label, w in (
+            ("audit share", self.audit_share),
+            ("adjudicate share", self.adjudicate_share),
+            ("rest", self.rest),
+            ("", self.apply_now),
+            ("", save),
+        ):
+            form.addRow(label, w)
+        layout.addWidget(box)
+
+        box = QGroupBox("Item log")
+        v = QVBoxLayout(box)
+        row = QHBoxLayout()
+        self.item_edit = QLineEdit()
+        self.item_edit.setPlaceholderText("item id")
+        self.item_edit.returnPressed.connect(self.show_log)
+        show = QPushButton("Show log")
+        show.clicked.connect(self.show_log)
+        row.addWidget(self.item_edit, 1)
+        row.addWidget(show)
+        v.addLayout(row)
+        self.log = QTextBrowser()
+        self.log.setMinimumHeight(160)
+        v.addWidget(self.log)
+        layout.addWidget(box)
+        annot = [u["name"] for u in api.list_users(self.store) if u["role"] in ("annotator", "expert")]
+        self.annotators.setText(",".join(u for u in annot if u != self.user))
+
+    def start(self, bank: str) -> None:
+        self.bank = bank
+        self.refresh()
+
+    def refresh(self) -> None:
+        try:
+            status = api.status(self.store, self.bank, user=self.user)
+            report = api.agreement(self.store, self.bank, user=self.user)
+        except Exception as exc:  # noqa: BLE001 - shown in the dock
+            self._say(str(exc), ok=False)
+            return
+        _fill(self.progress, [[fmt(r[k]) for k in PROGRESS_KEYS] for r in status["annotators"]])
+        self.states.setText("items: " + ", ".join(f"{s} {n}" for s, n in (status.get("states") or {}).items()))
+        cfg = status.get("settings") or {}
+        for sb, name in ((self.audit_share, "audit_share"), (self.adjudicate_share, "adjudicate_share")):
+            if cfg.get(name) is not None:
+                sb.setValue(float(cfg[name]))
+        if cfg.get("rest_rule"):
+            self.rest.setCurrentText(cfg["rest_rule"])
+        if cfg.get("k"):
+            self.k.setValue(int(cfg["k"]))
+            self.seed.setValue(int(cfg["seed"]))
+        tables = [("accept / flag", report["overall"]), *report["per_reason"].items()]
+        _fill(self.agreement, [[name, *(fmt(figs.get(k)) for k in AGREEMENT_KEYS)] for name, figs in tables])
+        self.cohen.setText(
+            "; ".join(
+                f"Cohen {p['raters'][0]} x {p['raters'][1]}: {fmt(p['kappa'])} on {p['items']} items"
+                for p in report["overall"].get("cohen", [])
+            )
+        )
+
+    def assign(self) -> bool:
+        try:
+            out = api.assign(
+                self.store,
+                self.bank,
+                annotators=[a for a in self.annotators.text().split(",") if a.strip()],
+                k=self.k.value(),
+                seed=self.seed.value(),
+                user=self.user,
+                gold=self.gold.text().strip() or None,
+                gold_share=self.gold_share.value(),
+            )
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"not assigned: {exc}", ok=False)
+            return False
+        loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
+        self._say(f"assigned {out['items']} items (batch {out['batch']}): {loads}", ok=True)
+        self.refresh()
+        return True
+
+    def save_rule(self) -> bool:
+        try:
+            cfg = api.set_rule(
+                self.store,
+                self.bank,
+                user=self.user,
+                audit_share=self.audit_share.value(),
+                adjudicate_share=self.adjudicate_share.value() or None,
+                rest_rule=self.rest.currentText(),
+            )
+            applied = api.apply_rule(self.store, self.bank, user=self.user) if self.apply_now.isChecked() else None
+        except Exception as exc:  # noqa: BLE001
+            self._say(f"rule not saved: {exc}", ok=False)
+            return False
+        extra = f"; applied to {applied['applied']} item(s)" if applied else ""
+        self._say(
+            f"saved: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
+            f"rest {cfg['rest_rule']}{extra}",
+            ok=True,
+        )
+        self.refresh()
+        return True
+
+    def show_log(self) -> bool:
+        key = self.item_edit.text().strip()
+        if not key:
+            return False
+        try:
+            out = api.history(self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user)
+        except Exception as exc:  # noqa: BLE001
+            self._say(str(exc), ok=False)
+            return False
+        rows = [
+            (v["created"], f"version {v['version']} ({v['origin']} by {v['created_by']}) {v['sha256'][:19]}")
+            for v in out["versions"]
+        ]
+        for e in out["events"]:
+            change = f" {e['before'] or ''} -> {e['after'] or ''}" if e["before"] or e["after"] else ""
+            detail = json.dumps(e["detail"], ensure_ascii=False) if e["detail"] else ""
+            rows.append((e["at"], f"#{e['id']} {e['user'] or 'tool'} {e['action']} v{e['version']}{change} {detail}"))
+        head = f"<b>{html.escape(out['item'])}</b> [{html.escape(str(out.get('state')))}]<br>"
+        self.log.setHtml(head + "<br>".join(html.escape(f"{at}  {t}") for at, t in sorted(rows)))
+        return True
+
+    def _say(self, text: str, *, ok: bool) -> None:
+        self.message.setText(html.escape(text))
+        self.message.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
