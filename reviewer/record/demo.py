@@ -49,4 +49,16 @@ def ensure_demo_site(progress: Callable[[float, str], None] | None = None, **kwa
 
 
 def _complete(folder: Path) -> bool:
-    return (folder / "truth.json").is_file() and (folder / "site.json").is_file()
+    """Both files written last are there, by the generator version this code writes (an older demo in the
+    cache is made again, so the demo never shows what a since-fixed generator got wrong)."""
+    import json
+
+    from reviewer.record.synthetic import GENERATOR_VERSION
+
+    if not ((folder / "truth.json").is_file() and (folder / "site.json").is_file()):
+        return False
+    try:
+        truth = json.loads((folder / "truth.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return truth.get("generator", {}).get("version") == GENERATOR_VERSION

@@ -51,7 +51,7 @@ from reviewer.record.stack import harmonization
 
 logger = logging.getLogger(__name__)
 
-GENERATOR_VERSION = "2"  # 2: Landsat windows from the catalog, per mission-year and per scene streams
+GENERATOR_VERSION = "3"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI
 Progress = Callable[[float, str], None]
 
 # --------------------------------------------------------------------------------------------------------------
@@ -957,7 +957,9 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
         roy_ols = harmonization()["bands"]  # Roy et al. 2016 Table 2 OLS: OLI = slope * ETM+ + intercept
         for i, b in enumerate(BANDS):
             slope, icpt = roy_ols[b]
-            rho[i] = (rho[i] - icpt) / slope
+            # the regression was fitted over land; inverted on dark water it gives negative NIR/SWIR (NDVI
+            # -0.97 against OLI's -0.2), a sensor break the real record does not have: water is left as OLI
+            rho[i] = np.where(water, rho[i], (rho[i] - icpt) / slope)
         layers = {"SR_B1": 0, "SR_B2": 1, "SR_B3": 2, "SR_B4": 3, "SR_B5": 4, "SR_B7": 5}
         sat_bits = {"SR_B1": 0, "SR_B2": 1, "SR_B3": 2}
     else:
@@ -1666,7 +1668,7 @@ def _truth(
             "reference": "Landsat 8 OLI surface reflectance",
             "bands": list(BANDS),
             "landsat_dn": "DN = round((max(rho + noise, 0.0005) + 0.2) / 2.75e-05), clipped to 1..65454; 65455 where QA_RADSAT flags saturation",
-            "etm_tm_from_oli": "rho_etm = (rho_oli - intercept) / slope (inverse of Roy et al. 2016 Table 2 OLS); exact for land, but water NIR/SWIR, negative after the inverse, is floored at 0.0005",
+            "etm_tm_from_oli": "rho_etm = (rho_oli - intercept) / slope (inverse of Roy et al. 2016 Table 2 OLS) on land, exact; water pixels keep the OLI reflectance (the land regression inverted on dark water would go negative); every value floored at 0.0005",
             "reflectance_floor": SR_FLOOR,
             "roy2016_ols_etm_to_oli": {
                 b: {"slope": s, "intercept": i} for b, (s, i) in harmonization()["bands"].items()

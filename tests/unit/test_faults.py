@@ -241,7 +241,7 @@ def test_demo_cache_generated_by_two_threads_at_once(tmp_path, monkeypatch):
     def fake_make(out, **_kw):
         out = Path(out)
         (out / "site.json").write_text("{}")
-        (out / "truth.json").write_text("{}")
+        (out / "truth.json").write_text(json.dumps({"generator": {"version": synthetic.GENERATOR_VERSION}}))
 
     monkeypatch.setenv("REVIEWER_DEMO_DIR", str(tmp_path / "demo-site"))
     monkeypatch.setattr(synthetic, "make_demo_site", fake_make)
@@ -263,6 +263,28 @@ def test_demo_cache_generated_by_two_threads_at_once(tmp_path, monkeypatch):
         "site.json",
         "truth.json",
     ]
+
+
+def test_a_demo_cache_from_an_older_generator_is_made_again(tmp_path, monkeypatch):
+    """A demo site written by a since-fixed generator must not keep showing the old mistakes."""
+    from reviewer.record import demo, synthetic
+
+    cached = tmp_path / "demo-site"
+    cached.mkdir()
+    (cached / "site.json").write_text("{}")
+    (cached / "truth.json").write_text(json.dumps({"generator": {"version": "1"}}))
+    made = []
+
+    def fake_make(out, **_kw):
+        made.append(out)
+        (Path(out) / "site.json").write_text("{}")
+        (Path(out) / "truth.json").write_text(json.dumps({"generator": {"version": synthetic.GENERATOR_VERSION}}))
+
+    monkeypatch.setenv("REVIEWER_DEMO_DIR", str(cached))
+    monkeypatch.setattr(synthetic, "make_demo_site", fake_make)
+    assert demo.ensure_demo_site() == cached and len(made) == 1
+    assert json.loads((cached / "truth.json").read_text())["generator"]["version"] == synthetic.GENERATOR_VERSION
+    assert demo.ensure_demo_site() == cached and len(made) == 1  # now current: reused
 
 
 def test_no_fixed_temporary_names_in_the_code():

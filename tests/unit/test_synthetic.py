@@ -312,3 +312,24 @@ def test_snow_variant_writes_mod10a1(tmp_path):
     values = np.unique(np.concatenate([_read(f).ravel() for f in files[:60]]))
     assert set(values.tolist()) <= set(range(0, 101)) | {237, 250}
     assert (values > 0).any() and (values <= 100).any()
+
+
+def test_water_reads_alike_on_every_landsat_sensor(site, truth):
+    """Open water (OLI-scale red 0.03, NIR 0.02) has NDVI (0.02 - 0.03) / 0.05 = -0.2 on OLI; TM and ETM+ must
+    read about the same (the real record's cross-sensor differences are a few percent), not the -0.97 the
+    land regression inverted on water gave: the demo's only sensor breaks are the planted ones."""
+    clear = truth["landsat"]["clear_scenes"]
+    bands = {"LT05": ("SR_B3", "SR_B4"), "LE07": ("SR_B3", "SR_B4"), "LC08": ("SR_B4", "SR_B5")}
+    seen = {}
+    for prefix, (red_band, nir_band) in bands.items():
+        sid = next((i for i in clear if i.startswith(prefix)), None)
+        if sid is None:
+            continue
+        qa = _read(_scene_files(site, sid, "QA_PIXEL"))
+        water = (qa & (1 << 7)) > 0
+        red = _read(_scene_files(site, sid, red_band))[water] * 2.75e-5 - 0.2
+        nir = _read(_scene_files(site, sid, nir_band))[water] * 2.75e-5 - 0.2
+        seen[prefix] = float(np.median((nir - red) / (nir + red)))
+    assert {"LT05", "LC08"} <= set(seen)
+    for prefix, ndvi in seen.items():
+        assert ndvi == pytest.approx(-0.2, abs=0.06), (prefix, ndvi)
