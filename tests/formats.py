@@ -112,3 +112,80 @@ def write_stac_cog(
     path = folder / f"{item_id}.json"
     path.write_text(json.dumps(item.to_dict(include_self_link=False)), encoding="utf-8")
     return path
+
+
+# ----------------------------------------------------------------------------- MODIS HDF4 / VIIRS HDF5
+
+TILE_M = 1111950.5197665  # MODIS sinusoidal tile size; tile (h, v) has its upper-left at these multiples
+X_MIN, Y_MAX = -20015109.354, 10007554.677
+SINU = "+proj=sinu +lon_0=0 +x_0=0 +y_0=0 +R=6371007.181 +units=m +no_defs"
+
+
+def tile_corner(h: int, v: int) -> tuple[float, float]:
+    return X_MIN + h * TILE_M, Y_MAX - v * TILE_M
+
+
+def struct_metadata(grid: str, h: int, v: int, rows: int, cols: int, fields: list[str]) -> str:
+    """StructMetadata.0 as the HDF-EOS library writes it for a MODIS/VIIRS sinusoidal tile (ODL)."""
+    ulx, uly = tile_corner(h, v)
+    lrx, lry = ulx + TILE_M, uly - TILE_M
+    dfields = "".join(
+        f'\t\t\tOBJECT=DataField_{i}\n\t\t\t\tDataFieldName="{f}"\n\t\t\t\tDimList=("YDim","XDim")\n'
+        f"\t\t\tEND_OBJECT=DataField_{i}\n"
+        for i, f in enumerate(fields, 1)
+    )
+    return (
+        "GROUP=SwathStructure\nEND_GROUP=SwathStructure\nGROUP=GridStructure\n\tGROUP=GRID_1\n"
+        f'\t\tGridName="{grid}"\n\t\tXDim={cols}\n\t\tYDim={rows}\n'
+        f"\t\tUpperLeftPointMtrs=({ulx:.6f},{uly:.6f})\n\t\tLowerRightMtrs=({lrx:.6f},{lry:.6f})\n"
+        "\t\tProjection=GCTP_SNSOID\n\t\tProjParams=(6371007.181000,0,0,0,0,0,0,0,0,0,0,0,0)\n"
+        "\t\tSphereCode=-1\n\t\tGridOrigin=HDFE_GD_UL\n"
+        f"\t\tGROUP=DataField\n{dfields}\t\tEND_GROUP=DataField\n\tEND_GROUP=GRID_1\nEND_GROUP=GridStructure\n"
+        "GROUP=PointStructure\nEND_GROUP=PointStructure\nEND\n"
+    )
+
+
+_SDC = {"int8": "INT8", "uint8": "UINT8", "int16": "INT16", "uint16": "UINT16", "int32": "INT32", "float32": "FLOAT32"}
+
+
+def write_modis_hdf4(path: Path, grid: str, h: int, v: int, layers: dict[str, tuple[np.ndarray, dict]]) -> Path:
+    """A MODIS granule as LP DAAC distributes it: one HDF4 file, SDS by their real names with their own
+    attributes (_FillValue, scale_factor, valid_range ...), and the grid in the StructMetadata.0 attribute."""
+    from pyhdf.SD import SD, SDC
+
+    rows, cols = next(iter(layers.values()))[0].shape
+    sd = SD(str(path), SDC.WRITE | SDC.CREATE | SDC.TRUNC)
+    sd.attr("StructMetadata.0").set(SDC.CHAR8, struct_metadata(grid, h, v, rows, cols, list(layers)))
+    for name, (arr, attrs) in layers.items():
+        kind = getattr(SDC, _SDC[arr.dtype.name])
+        sds = sd.create(name, kind, arr.shape)
+        sds[:] = arr
+        for key, value in attrs.items():
+            if isinstance(value, str):
+                sds.attr(key).set(SDC.CHAR8, value)
+            elif isinstance(value, list):
+                sds.attr(key).set(kind, value)
+            elif isinstance(value, float):
+                sds.attr(key).set(SDC.FLOAT64, value)
+            else:
+                sds.attr(key).set(kind, value)
+        sds.endaccess()
+    sd.end()
+    return path
+
+
+def write_viirs_h5(path: Path, grid: str, h: int, v: int, layers: dict[str, tuple[np.ndarray, dict]]) -> Path:
+    """A VIIRS granule (v002) as distributed: HDF5 with HDFEOS/GRIDS/<grid>/Data Fields/<layer> and the
+    grid in 'HDFEOS INFORMATION/StructMetadata.0'."""
+    import h5py
+
+    rows, cols = next(iter(layers.values()))[0].shape
+    with h5py.File(path, "w") as f:
+        text = struct_metadata(grid, h, v, rows, cols, list(layers))
+        f.create_dataset("HDFEOS INFORMATION/StructMetadata.0", data=np.bytes_(text))
+        fields = f.create_group(f"HDFEOS/GRIDS/{grid}/Data Fields")
+        for name, (arr, attrs) in layers.items():
+            ds = fields.create_dataset(name, data=arr, chunks=True, compression="gzip")
+            for key, value in attrs.items():
+                ds.attrs[key] = value
+    return path

@@ -90,6 +90,19 @@ class FileMatch:
     resolution_m: float | None = None  # the cell size the name states (SAFE _10m/_20m/_60m copies)
 
 
+@dataclass(frozen=True)
+class ContainerMatch:
+    """A multi-layer file recognised by name: its scene and which layer inside is which band."""
+
+    product: Product
+    scene_id: str
+    date: dt.date
+    location: str | None
+    format: str
+    layers: dict[str, str]
+    grid: str | None
+
+
 def _parse_date(rule: dict[str, str], groups: dict[str, str]) -> dt.date:
     if rule["group"] == "yeardoy":
         return dt.date(int(groups["year"]), 1, 1) + dt.timedelta(days=int(groups["doy"]) - 1)
@@ -184,6 +197,44 @@ class Catalog:
                 level=g.get("level"),
                 resolution_m=float(g["res"]) if "res" in g else None,
             )
+        return None
+
+    def match_alias(self, filename: str) -> FileMatch | None:
+        """A per-layer file in another provider's naming (AppEEARS: MOD11A2.061_LST_Day_1km_doy2024001_aid0001.tif)."""
+        for product in self.products.values():
+            for alias in product.raw.get("aliases", ()):
+                m = re.match(alias["pattern"], filename)
+                if not m:
+                    continue
+                g = {k: v for k, v in m.groupdict().items() if v is not None}
+                return FileMatch(
+                    product=product,
+                    scene_id=alias["scene"].format(**g),
+                    band=alias["layers"][g["layer"]],
+                    date=_parse_date(product.date_rule, g),
+                    tier=None,
+                    location="/".join(g[k] for k in product.location if k in g) or None,
+                    level=None,
+                )
+        return None
+
+    def match_container(self, filename: str) -> ContainerMatch | None:
+        """A whole granule in one file (MODIS HDF4, VIIRS HDF5) recognised by the provider's name."""
+        for product in self.products.values():
+            for box in product.raw.get("containers", ()):
+                m = re.match(box["pattern"], filename) if "pattern" in box else None
+                if not m:
+                    continue
+                g = {k: v for k, v in m.groupdict().items() if v is not None}
+                return ContainerMatch(
+                    product=product,
+                    scene_id=g["scene"],
+                    date=_parse_date(product.date_rule, g),
+                    location="/".join(g[k] for k in product.location if k in g) or None,
+                    format=box["format"],
+                    layers=dict(box["layers"]),
+                    grid=box.get("grid"),
+                )
         return None
 
     def reject_reason(self, filename: str) -> str | None:

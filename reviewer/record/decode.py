@@ -31,6 +31,7 @@ from reviewer.errors import (
 )
 from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
+from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.site import Site
 
 logger = logging.getLogger(__name__)
@@ -216,6 +217,8 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
 
     GDAL's messages go to logging (rasterio's logger), not stderr; a file that fails names its cause
     (truncated, not georeferenced, not a regular file)."""
+    if is_layer(path):  # a layer of an HDF4/HDF5/netCDF file as distributed
+        return read_layer(path, grid, nodata=nodata)
     bad = _not_regular(path)
     if bad:
         raise UnreadableFileError(bad, path=path)
@@ -603,6 +606,14 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
 
 def file_geometry(path: str | Path) -> tuple[object, object, tuple[int, int]]:
     """(CRS, affine transform, (rows, cols)) of a band file from its header, for footprints and site init."""
+    if is_layer(path):
+        from affine import Affine
+        from rasterio.crs import CRS
+
+        from reviewer.record.hdf import grid_of
+
+        info = grid_of(path)
+        return CRS.from_wkt(info.crs_wkt), Affine(*info.transform), info.shape
     try:
         with rasterio.Env(), warnings.catch_warnings():
             warnings.simplefilter("ignore", NotGeoreferencedWarning)

@@ -24,6 +24,8 @@ from reviewer.record.archive import Member, is_tar, list_tar
 from reviewer.record.catalog import Product, catalog
 from reviewer.record.check import check_file
 from reviewer.record.decode import Grid, radiometric_offset, scene_fractions
+from reviewer.record.hdf import SEP as LAYER_SEP
+from reviewer.record.hdf import check_layers, grid_of
 from reviewer.record.site import Site, load_site, unplaced_site
 
 logger = logging.getLogger(__name__)
@@ -285,31 +287,43 @@ def _group(
         if reason:
             problems.append(ScanProblem(rel, reason))
             continue
-        m = cat.match(path.name)
+        box = cat.match_container(path.name)
+        if box is not None:
+            scene = _scene_for(scenes, box.product, box.scene_id, box.date, None, box.location, site_dir)
+            for token, layer in box.layers.items():
+                scene.files[token] = f"{rel}{LAYER_SEP}{layer}"
+            scene.extra["grid"] = box.grid
+            continue
+        m = cat.match(path.name) or cat.match_alias(path.name)
         if m is None:
             kind = cat.kind_of(path.name)
             problems.append(
                 ScanProblem(rel, f"unknown name: no product in the catalog matches this {kind} file's name")
             )
             continue
-        key = (m.product.id, m.scene_id)
-        scene = scenes.get(key)
-        if scene is None:
-            scene = scenes[key] = Scene(
-                scene_id=m.scene_id,
-                product=m.product.id,
-                sensor=m.product.sensor,
-                label=m.product.label,
-                platform=m.product.platform,
-                date=m.date,
-                tier=m.tier,
-                location=m.location,
-                files={},
-                files_root=str(site_dir),
-                record=m.product.record,
-            )
+        scene = _scene_for(scenes, m.product, m.scene_id, m.date, m.tier, m.location, site_dir)
         _add_copy(scene, m.band, rel, m.resolution_m)
     return scenes, problems
+
+
+def _scene_for(scenes: dict, product: Product, scene_id: str, date, tier, location, site_dir: Path) -> Scene:
+    key = (product.id, scene_id)
+    scene = scenes.get(key)
+    if scene is None:
+        scene = scenes[key] = Scene(
+            scene_id=scene_id,
+            product=product.id,
+            sensor=product.sensor,
+            label=product.label,
+            platform=product.platform,
+            date=date,
+            tier=tier,
+            location=location,
+            files={},
+            files_root=str(site_dir),
+            record=product.record,
+        )
+    return scene
 
 
 def _add_copy(scene: Scene, band: str, rel: str, res: float | None) -> None:
@@ -347,19 +361,52 @@ def _measure(
     """Check every file of the scene (header and the byte ranges it promises) and read its quality layer
     (a worker thread per scene); a damaged file is reported and left out, the rest of the scene goes on."""
     problems = []
+    layered: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for band, rel in list(scene.files.items()):
+        if LAYER_SEP in rel:
+            file, layer = rel.split(LAYER_SEP, 1)
+            layered[file].append((band, layer))
+            continue
         bundle, member = (members or {}).get(rel, (None, None))
         bad = check_file(Path(site.dir) / rel, member, bundle)
         if bad:
-            problems.append(ScanProblem(rel, bad))
-            del scene.files[band]
-            scene.extra.setdefault("damaged", {})[band] = {"path": rel, "reason": bad}
+            _drop(scene, band, rel, bad, problems)
+    for file, layers in layered.items():
+        problems.extend(_check_container(scene, site, file, layers))
     if not scene.files or (problems and any(b not in scene.files for b in scene.product_spec.required)):
         return None, problems  # a bad quality layer is the one reason given, not also 'missing band'
     result = _measure_files(scene, site, grid, inside)
     if isinstance(result, ScanProblem):
         return None, [*problems, result]
     return result, problems
+
+
+def _drop(scene: Scene, band: str, rel: str, reason: str, problems: list[ScanProblem]) -> None:
+    problems.append(ScanProblem(rel, reason))
+    del scene.files[band]
+    scene.extra.setdefault("damaged", {})[band] = {"path": rel, "reason": reason}
+
+
+def _check_container(scene: Scene, site: Site, file: str, layers: list[tuple[str, str]]) -> list[ScanProblem]:
+    """One HDF/netCDF file of the scene: signature, grid (and the tile it names), each layer readable."""
+    path = Path(site.dir) / file
+    bad = check_file(path)
+    found = {"": bad} if bad else check_layers(path, [layer for _, layer in layers])
+    if not found and scene.location and scene.location.startswith("h"):
+        tile = grid_of(path, scene.extra.get("grid")).tile
+        if tile and tile != scene.location:
+            found = {"": f"its name says tile {scene.location} but its StructMetadata grid is tile {tile}"}
+    out: list[ScanProblem] = []
+    if "" in found:  # the whole file: one problem, every band of it left out
+        out.append(ScanProblem(file, found[""]))
+        for band, _layer in layers:
+            scene.files.pop(band, None)
+            scene.extra.setdefault("damaged", {})[band] = {"path": file, "reason": found[""]}
+        return out
+    for band, layer in layers:
+        if layer in found:
+            _drop(scene, band, f"{file}{LAYER_SEP}{layer}", found[layer], out)
+    return out
 
 
 def _measure_files(scene: Scene, site: Site, grid: Grid, inside) -> Scene | ScanProblem:
