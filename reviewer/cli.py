@@ -27,6 +27,7 @@ VERB_MODULES = (
     "reviewer.scoring.cli",
     "reviewer.review.cli",
     "reviewer.review.audit_cli",
+    "reviewer.drafting.cli",
     "reviewer.app.cli",
 )
 
