@@ -189,3 +189,34 @@ def write_viirs_h5(path: Path, grid: str, h: int, v: int, layers: dict[str, tupl
             for key, value in attrs.items():
                 ds.attrs[key] = value
     return path
+
+
+# ----------------------------------------------------------------------------- ERA5-Land netCDF
+
+
+def write_era5_land_nc(path: Path, months: list[dt.date], lat: np.ndarray, lon: np.ndarray, packed: dict) -> Path:
+    """The CDS 'reanalysis-era5-land-monthly-means' netCDF (classic format, int16 packed, as the CDS
+    converter wrote it): dims valid_time (seconds since 1970-01-01), latitude (descending), longitude;
+    `packed`: variable -> (int16 DN array [time, lat, lon], scale_factor, add_offset, units).
+    Written with scipy's netCDF writer (the reader is GDAL's netCDF driver)."""
+    from scipy.io import netcdf_file
+
+    f = netcdf_file(str(path), "w", version=2)
+    f.createDimension("valid_time", len(months))
+    f.createDimension("latitude", len(lat))
+    f.createDimension("longitude", len(lon))
+    t = f.createVariable("valid_time", "i4", ("valid_time",))
+    t[:] = [int(dt.datetime(m.year, m.month, m.day, tzinfo=dt.UTC).timestamp()) for m in months]
+    t.units, t.calendar, t.standard_name = "seconds since 1970-01-01", "proleptic_gregorian", "time"
+    la = f.createVariable("latitude", "f4", ("latitude",))
+    la[:], la.units = lat, "degrees_north"
+    lo = f.createVariable("longitude", "f4", ("longitude",))
+    lo[:], lo.units = lon, "degrees_east"
+    for name, (dn, scale, offset, units) in packed.items():
+        v = f.createVariable(name, "i2", ("valid_time", "latitude", "longitude"))
+        v.scale_factor, v.add_offset, v.units = scale, offset, units
+        v._FillValue = np.int16(-32767)
+        v.missing_value = np.int16(-32767)
+        v[:] = dn
+    f.close()
+    return path

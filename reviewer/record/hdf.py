@@ -257,6 +257,11 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
                     problems[layer] = f"has no layer '{layer}'"
                     continue
                 _hdf4_read(file, layer, ((rows[0] - 1, rows[0]), (0, rows[-1])))
+            elif fmt == "netcdf":
+                from reviewer.record.netcdf import nc_read
+
+                rows, cols = grid_of(file).shape
+                nc_read(file, layer, ((rows - 1, rows), (0, cols)))
             elif fmt == "hdf5":
                 import h5py
 

@@ -25,7 +25,7 @@ from reviewer.record.catalog import Product, catalog
 from reviewer.record.check import check_file
 from reviewer.record.decode import Grid, radiometric_offset, scene_fractions
 from reviewer.record.hdf import SEP as LAYER_SEP
-from reviewer.record.hdf import check_layers, grid_of
+from reviewer.record.hdf import check_layers, container_format, grid_of
 from reviewer.record.site import Site, load_site, unplaced_site
 
 logger = logging.getLogger(__name__)
@@ -295,6 +295,11 @@ def _group(
             scene.extra["grid"] = box.grid
             continue
         m = cat.match(path.name) or cat.match_alias(path.name)
+        if m is None and container_format(path.name) == "netcdf":
+            found = _netcdf(scenes, path, rel, site_dir)
+            if found is not True:
+                problems.append(ScanProblem(rel, found))
+            continue
         if m is None:
             kind = cat.kind_of(path.name)
             problems.append(
@@ -304,6 +309,25 @@ def _group(
         scene = _scene_for(scenes, m.product, m.scene_id, m.date, m.tier, m.location, site_dir)
         _add_copy(scene, m.band, rel, m.resolution_m)
     return scenes, problems
+
+
+def _netcdf(scenes: dict, path: Path, rel: str, site_dir: Path) -> bool | str:
+    """Months of a content-recognised netCDF (ERA5-Land from the CDS) as scenes; or why not."""
+    from reviewer.record.netcdf import nc_scenes
+
+    if not path.is_file():
+        return "a netCDF file inside a bundle is not read in place (GDAL's netCDF driver needs a file): unpack it"
+    try:
+        found = nc_scenes(path, catalog().products.values())
+    except Exception as exc:  # noqa: BLE001 - GDAL's netCDF errors of a damaged file
+        return f"cannot read this netCDF file ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
+    if not found:
+        return "netCDF file whose variables no product in the catalog has"
+    for product, scene_id, date, layers in found:
+        scene = _scene_for(scenes, product, scene_id, date, None, None, site_dir)
+        for token, layer in layers.items():
+            scene.files[token] = f"{rel}{LAYER_SEP}{layer}"
+    return True
 
 
 def _scene_for(scenes: dict, product: Product, scene_id: str, date, tier, location, site_dir: Path) -> Scene:

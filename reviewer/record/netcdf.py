@@ -1,0 +1,117 @@
+"""ERA5-Land monthly means as the CDS delivers them: one netCDF file (classic with int16 packing, or
+netCDF4) holding many months and variables (t2m in K, tp in m per day) on a 0.1 degree lon/lat grid, read
+through GDAL's netCDF driver (in the rasterio wheels). Each month is one scene; the file is recognised by
+its content (its variables and time axis, products.json containers), since CDS file names are arbitrary.
+
+Packing (scale_factor / add_offset / _FillValue) is the file's encoding, not a product scale: it is undone
+here and the read gives physical values with NaN at fill.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import warnings
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+_UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
+
+
+def _open(file: str, var: str | None = None):
+    import rasterio
+
+    return rasterio.open(f'netcdf:"{file}":{var}' if var else file)
+
+
+@lru_cache(maxsize=256)
+def variables(file: str, mtime_ns: int) -> tuple[str, ...]:
+    """The data variables of a netCDF file (GDAL lists them as subdatasets; one variable opens directly)."""
+    import rasterio
+
+    with rasterio.Env(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with _open(file) as src:
+            if src.subdatasets:
+                return tuple(s.rsplit(":", 1)[-1] for s in src.subdatasets)
+            name = src.tags(1).get("NETCDF_VARNAME") if src.count else None
+            return (name,) if name else ()
+
+
+def _times(tags: dict[str, str], names: list[str]) -> tuple[str, list[dt.date]] | None:
+    for name in names:
+        values = tags.get(f"NETCDF_DIM_{name}_VALUES")
+        units = tags.get(f"{name}#units", "")
+        m = re.match(r"(\w+) since (\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?", units)
+        if values is None or not m or m.group(1) not in _UNITS:
+            continue
+        epoch = dt.datetime(*(int(g) for g in m.groups()[1:4]), *(int(g or 0) for g in m.groups()[4:7]))
+        step = _UNITS[m.group(1)]
+        stamps = [float(v) for v in values.strip("{}").split(",") if v.strip()]
+        return name, [(epoch + dt.timedelta(seconds=v * step)).date() for v in stamps]
+    return None
+
+
+def months(file: str, var: str, time_names: list[str]) -> list[tuple[dt.date, int]]:
+    """(date, band index) of each time step of a variable, from its time axis (any CF 'X since' unit)."""
+    import rasterio
+
+    with rasterio.Env(), _open(file, var) as src:
+        found = _times(src.tags(), time_names)
+        if found is None:  # a single time step: its value is a band tag
+            return []
+        return [(d, i + 1) for i, d in enumerate(found[1])]
+
+
+@lru_cache(maxsize=256)
+def nc_grid(file: str, mtime_ns: int):
+    """The lon/lat grid (WGS84 when the file names no CRS) of the file's first variable."""
+    import rasterio
+
+    from reviewer.record.hdf import GridInfo
+
+    var = variables(file, mtime_ns)[0]
+    with rasterio.Env(), _open(file, var) as src:
+        crs = src.crs.to_wkt() if src.crs else rasterio.crs.CRS.from_epsg(4326).to_wkt()
+        t = src.transform
+        c = t.c - 360.0 if t.c >= 180.0 else t.c  # a 0..360 longitude grid east of 180: as -180..180
+        return GridInfo(crs, (t.a, t.b, c, t.d, t.e, t.f), (src.height, src.width), None)
+
+
+def nc_read(file: str, layer: str, window) -> np.ndarray:
+    """One time step of one variable (`t2m@3`: band 3), unpacked to float32 with NaN at fill."""
+    import rasterio
+
+    var, _, band = layer.partition("@")
+    with rasterio.Env(), _open(file, var) as src:
+        data = src.read(int(band or 1), window=window)
+        tags = src.tags(int(band or 1))
+    scale = float(tags.get("scale_factor", 1.0))
+    offset = float(tags.get("add_offset", 0.0))
+    fills = [float(tags[k]) for k in ("_FillValue", "missing_value") if k in tags]
+    out = data.astype(np.float32) * np.float32(scale) + np.float32(offset)
+    bad = np.isin(data, fills) if fills else np.zeros(data.shape, bool)
+    out[bad] = np.nan
+    return out
+
+
+def nc_scenes(path: Path, products) -> list[tuple[object, str, dt.date, dict[str, str]]]:
+    """(product, scene id, date, band token -> layer) for each month of a content-recognised netCDF."""
+    mtime = path.stat().st_mtime_ns
+    present = set(variables(str(path), mtime))
+    out = []
+    for product in products:
+        for box in product.raw.get("containers", ()):
+            if box["format"] != "netcdf" or not present & set(box["layers"].values()):
+                continue
+            steps: dict[dt.date, dict[str, str]] = {}
+            for token, var in box["layers"].items():
+                if var not in present:
+                    continue
+                for date, band in months(str(path), var, box.get("time", ["valid_time", "time"])):
+                    steps.setdefault(date, {})[token] = f"{var}@{band}"
+            for date, layers in sorted(steps.items()):
+                out.append((product, box["scene"].format(date=date), date, layers))
+    return out
