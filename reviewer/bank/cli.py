@@ -24,7 +24,19 @@ def _problems(folder: str, ok: str, what: str) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    return _problems(args.dir, f"{args.dir}: bank is valid", "problem(s)")
+    code = _problems(args.dir, f"{args.dir}: bank is valid", "problem(s)")
+    if code == 0 and args.stats:
+        for line in balance_summary(args.dir):
+            echo(line)
+    return code
+
+
+def balance_summary(folder: str | os.PathLike) -> list[str]:
+    """The answer balance of a bank folder (shares of each conclusion per task, the baselines' pass^k)."""
+    from reviewer.bank.io import load_bank
+    from reviewer.scoring.metrics import answer_balance, balance_lines
+
+    return ["answer balance:", *balance_lines(answer_balance(load_bank(folder)))]
 
 
 def _import(args: argparse.Namespace) -> int:
@@ -66,6 +78,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sub = bank.add_subparsers(dest="bank_verb", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser("validate", help="check every line, the hashes and the cross references of a bank folder")
     p.add_argument("dir")
+    p.add_argument(
+        "--stats", action="store_true", help="also print the answer balance: conclusions per task, baselines' pass^k"
+    )
     p.set_defaults(func=_validate)
     p = sub.add_parser("import", help="load a bank folder into the review store")
     p.add_argument("dir")

@@ -25,12 +25,17 @@ def _generate(args: argparse.Namespace) -> int:
             tasks=args.tasks or None,
             seed=args.seed,
             store=store,
+            balance=args.balance,
             progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
         )
     finally:
         if store is not None:
             store.close()
     echo(report.summary())
+    from reviewer.bank.cli import balance_summary
+
+    for line in balance_summary(args.out):
+        echo(line)
     echo(f"candidates in {args.out} (dropped candidates with reasons in {args.out}/dropped.jsonl)")
     return 0
 
@@ -68,6 +73,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=integer(0), default=0, help="seed of phrasing choice and option order")
     p.add_argument("--out", required=True, help="candidates folder (a bank folder plus dropped.jsonl)")
     p.add_argument("--store", action="store_true", help="also import the candidates into the review store")
+    p.add_argument(
+        "--balance",
+        type=positive_float,
+        metavar="RATIO",
+        help="keep no conclusion of a template more than RATIO times as often as the next (e.g. 1.5; surplus "
+        "drawn with the seed, listed in dropped.jsonl); default: keep every candidate",
+    )
     p.set_defaults(func=_generate)
 
     p = subparsers.add_parser("alter", help="write an altered copy of a record (instrument or placebo pair)")

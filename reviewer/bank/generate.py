@@ -1020,15 +1020,17 @@ def finish(
     fields = json.loads(json.dumps(tpl["fields"]))
     concl = tpl["conclusion"]
     cfield = next(f for f in fields if f["name"] == concl)
-    # option order is shuffled with the seed; {options} names the conclusion's options, or else the first
-    # category field's
+    # the answer field's options are shuffled with the seed (no position bias in the choices); the sentence
+    # names them in the template's natural order ("up, down or about the same"). {options} is the
+    # conclusion's options, or else the first category field's
     for f in sorted(fields, key=lambda f: f["name"] != concl):
         if f["type"] == "category":
+            natural = _options_text(list(f["options"]))
             opts = list(f["options"])
             rng.shuffle(opts)
             f["options"] = opts
-            c.params.setdefault("options", _options_text(opts))
-            c.params[f"{f['name']}_options"] = _options_text(opts)
+            c.params.setdefault("options", natural)
+            c.params[f"{f['name']}_options"] = natural
     phr = int(rng.integers(len(tpl["phrasings"])))
     text = _fill(tpl["phrasings"][phr], {**tpl["thresholds"], **c.params})
     y1, y2 = c.period
@@ -1191,8 +1193,11 @@ def generate(
     min_agreement: float = 0.75,
     bank_name: str | None = None,
     version: str = "candidates",
+    balance: float | None = None,
 ) -> GenerationReport:
-    """Generate candidate questions of a site into a bank folder (and the store, status 'generated')."""
+    """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
+    `balance`: keep no conclusion value of a template more than this many times as often as the next
+    (reviewer.bank.balance); None keeps every candidate."""
     t0 = time.perf_counter()
     if tasks:
         bad = [t for t in tasks if t not in TASKS]
@@ -1235,6 +1240,14 @@ def generate(
                 report.insufficient += 1
             else:
                 report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
+    if balance is not None:
+        from reviewer.bank.balance import balance_questions
+
+        questions, surplus = balance_questions(questions, max_ratio=balance, seed=seed)
+        report.dropped.extend(surplus)
+        for d in surplus:
+            task = _t(d["template"])["task"]
+            report.by_task[task] -= 1
     out = Path(out_dir)
     report.questions = len(questions)
     report.seconds = time.perf_counter() - t0
@@ -1251,6 +1264,7 @@ def generate(
                 "series_seconds": round(report.series_seconds, 2),
                 "scenes_read": report.scenes_read,
                 "seed": seed,
+                "balance": balance,
                 "config": gen_cfg,
             },
             indent=1,

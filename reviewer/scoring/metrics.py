@@ -355,7 +355,11 @@ def baseline_answers(bank: Bank, qt: Questions) -> dict[str, list[Any]]:
     option set, the most common reference conclusion (ties by option order, then value). Always no
     change: the question's no_change value.
     """
-    group_of = [(j.field.type, j.field.options) for j in qt.judges]
+    # the option *set*: a generated bank shuffles each question's option order, and grouping by the order
+    # made many one-question groups whose 'majority' was that question's own reference (always right)
+    group_of = [
+        (j.field.type, tuple(sorted(map(str, j.field.options))) if j.field.options else None) for j in qt.judges
+    ]
     tallies: dict[tuple, Counter] = {}
     first_value: dict[tuple, dict[Any, Any]] = {}
     for i, q in enumerate(bank.questions):
@@ -375,6 +379,47 @@ def baseline_answers(bank: Bank, qt: Questions) -> dict[str, list[Any]]:
         "majority_class": [majority.get(g) for g in group_of],
         "always_no_change": [q.get("no_change") for q in bank.questions],
     }
+
+
+def answer_balance(bank: Bank) -> dict[str, Any]:
+    """How lopsided the bank's answers are, from the bank alone: per task the count of each conclusion value
+    (numbers and years are counted as one 'numeric' value: their baseline is rarely right), and the pass^k
+    (%) of the majority-class and always-no-change baselines on the scored questions (a baseline answers
+    the same in every pass, so its pass^k is its share right)."""
+    qt = Questions.of(bank)
+    answers = baseline_answers(bank, qt)
+    by_task: dict[str, Counter] = {}
+    for i, q in enumerate(bank.questions):
+        if not qt.scored[i]:
+            continue
+        judge = qt.judges[i]
+        ref = q["reference"][q["conclusion"]]
+        value = str(ref) if judge.field.type in ("category", "quadrant", "month") else "numeric"
+        by_task.setdefault(str(qt.task[i]), Counter())[value] += 1
+    scored = int(qt.scored.sum())
+    baselines = {}
+    for name, a in answers.items():
+        right = baseline_right(bank, qt, a)[qt.scored]
+        baselines[name] = round(100.0 * right.mean(), 1) if scored else None
+    return {
+        "scored": scored,
+        "by_task": {t: dict(c.most_common()) for t, c in sorted(by_task.items())},
+        "baselines": baselines,
+    }
+
+
+def balance_lines(balance: dict[str, Any]) -> list[str]:
+    """The balance as lines for a terminal: one per task, then the baselines."""
+    lines = []
+    for task, counts in balance["by_task"].items():
+        n = sum(counts.values())
+        lines.append(f"  {task}: " + ", ".join(f"{v} {c / n:.0%}" for v, c in counts.items()) + f" (of {n})")
+    base = balance["baselines"]
+    lines.append(
+        f"  baselines on {balance['scored']} scored questions: majority class {base['majority_class']} pass^k, "
+        f"always no change {base['always_no_change']} pass^k"
+    )
+    return lines
 
 
 def baseline_right(bank: Bank, qt: Questions, answers: list[Any]) -> np.ndarray:
