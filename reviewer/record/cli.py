@@ -115,6 +115,8 @@ def cmd_render(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]), err=True)
+        for line in result.get("warnings", []):
+            echo(f"note: {line}", err=True)
     return 0
 
 

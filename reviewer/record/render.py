@@ -109,20 +109,85 @@ def nice_scale_km(width_km: float) -> float:
     return float(10 * exp)
 
 
-def render_panels(
+def saturation_share(panel: Panel, stretch: Stretch) -> float:
+    """Share of the panel's clear pixels (finite in every channel) at or above a channel's high end."""
+    ch = panel.channels
+    clear = np.isfinite(ch).all(axis=0)
+    n = int(np.count_nonzero(clear))
+    if not n:
+        return 0.0
+    highs = np.array([c.high for c in stretch.channels], dtype=np.float32)[: ch.shape[0], None]
+    with np.errstate(invalid="ignore"):
+        hot = (ch.reshape(ch.shape[0], -1)[:, clear.ravel()] >= highs).any(axis=0)
+    return float(np.count_nonzero(hot)) / n
+
+
+def saturation_warnings(panels: list[Panel], stretch: Stretch) -> list[str]:
+    """One line per panel whose clear pixels saturate the fixed stretch more than the composite's set share
+    (composites.json saturation_warning_share), suggesting the whole-stack percentile stretch."""
+    limit = composites()[stretch.composite].get("saturation_warning_share")
+    if limit is None or stretch.source != "fixed default":
+        return []
+    out = []
+    for p in panels:
+        share = saturation_share(p, stretch)
+        if share > limit:
+            out.append(
+                f"{p.label.split('  ')[0]}: {100 * share:.0f}% of clear pixels saturate the fixed stretch "
+                f"(more than {100 * limit:.0f}%); try the percentile stretch (--percentiles)"
+            )
+    return out
+
+
+def _fit_text(fig, artist, max_px: float, min_size: float = 5.0) -> None:
+    """Wrap (then shrink) a text artist until it is no wider than max_px: captions are never clipped."""
+    renderer = fig.canvas.get_renderer()
+    text = artist.get_text()
+    for _ in range(12):
+        width = artist.get_window_extent(renderer).width
+        if width <= max_px:
+            return
+        longest = max(len(line) for line in artist.get_text().splitlines()) or 1
+        chars = int(longest * max_px / width)
+        if chars >= 12 or artist.get_fontsize() <= min_size:
+            artist.set_text(_wrap(text, max(4, chars)))
+        else:
+            artist.set_fontsize(max(min_size, artist.get_fontsize() * 0.85))
+
+
+def _wrap(text: str, chars: int) -> str:
+    """Each line of `text` wrapped to `chars` on its own (a note stays on its own lines)."""
+    import textwrap
+
+    return "\n".join(w for line in text.splitlines() for w in textwrap.wrap(line, chars, break_long_words=True) or [""])
+
+
+def _panel_inches(n: int, h: int, w: int) -> tuple[float, float]:
+    """Panel size: its longer side 3.2 in (2.2 in strips), never below 1.6 in wide, whatever the grid."""
+    side = 3.2 if n <= 3 else 2.2
+    if w >= h:
+        return side, side * h / w
+    pw = max(1.6, side * w / h)
+    return pw, pw * h / w
+
+
+def build_figure(
     panels: list[Panel],
     stretch: Stretch,
     *,
     pixel_size_m: float,
-    out: str | Path,
     title: str | None = None,
     highlight: int | None = None,
     columns: int | None = None,
-) -> Path:
-    """Write panels side by side (wrapping into rows for strips) to a PNG with labels and a km scale bar."""
+    notes: list[str] = (),
+):
+    """The figure of panels side by side (wrapping into rows for strips) with labels, a km scale bar
+    (white on a black halo, readable on any ground), the stretch caption and any notes, none clipped."""
     import matplotlib
 
     matplotlib.use("Agg", force=False)
+    from matplotlib import patheffects
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Rectangle
 
@@ -132,40 +197,85 @@ def render_panels(
     cols = columns or min(n, 6)
     rows = int(np.ceil(n / cols))
     h, w = panels[0].channels.shape[1:]
-    panel_in = 3.2 if n <= 3 else 2.2
-    fig = Figure(figsize=(cols * panel_in, rows * panel_in * h / w + 0.5 + (0.35 if title else 0)), dpi=110)
+    pw, ph = _panel_inches(n, h, w)
+    fig = Figure(figsize=(cols * pw + MARGIN_IN * (cols + 1), rows * (ph + 0.35) + 1.0), dpi=110)  # height: _layout
+    FigureCanvasAgg(fig)  # an Agg canvas, to measure text with
     width_km = w * pixel_size_m / 1000.0
     bar_km = nice_scale_km(width_km)
     bar_px = bar_km * 1000.0 / pixel_size_m
+    halo = [patheffects.withStroke(linewidth=2.5, foreground="black")]
+    fig_w = fig.get_figwidth() * fig.dpi
     for k, panel in enumerate(panels):
         ax = fig.add_subplot(rows, cols, k + 1)
         ax.imshow(stretch.apply(panel.channels, nodata_rgb=(40, 40, 40)), interpolation="nearest")
-        ax.set_title(panel.label, fontsize=8 if n > 3 else 9)
+        label = ax.set_title(panel.label, fontsize=8 if n > 3 else 9)
+        _fit_text(fig, label, 0.95 * fig_w / cols)
         ax.set_xticks([])
         ax.set_yticks([])
         if highlight is not None and k == highlight:
             for side in ax.spines.values():
                 side.set_edgecolor("#ffcc00")
                 side.set_linewidth(3)
-        x0, y0 = w * 0.05, h * 0.93
-        ax.add_patch(Rectangle((x0, y0 - h * 0.015), bar_px, h * 0.03, color="white", ec="black", lw=0.5))
+        side = min(h, w)  # the bar's thickness and inset follow the shorter side (strips, tall sites)
+        x0, y0 = side * 0.05, h - side * 0.07
+        ax.add_patch(Rectangle((x0, y0 - side * 0.015), bar_px, side * 0.03, color="white", ec="black", lw=0.8))
         ax.text(
-            x0 + bar_px / 2,
-            y0 - h * 0.03,
-            f"{bar_km:g} km",
-            color="white",
-            ha="center",
-            va="bottom",
-            fontsize=7,
-            bbox={"facecolor": "black", "alpha": 0.4, "pad": 1, "lw": 0},
-        )
+            x0 + bar_px / 2, y0 - side * 0.03, f"{bar_km:g} km", color="white", ha="center", va="bottom",
+            fontsize=7, fontweight="bold", path_effects=halo,
+        )  # fmt: skip
     st = stretch.to_json()
     chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
-    footer = f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}"
-    fig.text(0.5, 0.01, footer, ha="center", va="bottom", fontsize=7)
+    lines = [f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes]
+    footer = fig.text(0.5, 0.01, "\n".join(lines), ha="center", va="bottom", fontsize=7, color="black")
+    _fit_text(fig, footer, 0.96 * fig_w)
     if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.04, 1, 0.97 if title else 1))
+        head = fig.suptitle(title, fontsize=10, y=1.0, va="top")
+        _fit_text(fig, head, 0.96 * fig_w)
+    _layout(fig, footer, head if title else None, cols, (pw, ph))
+    return fig
+
+
+MARGIN_IN = 0.08
+
+
+def _layout(fig, footer, head, cols: int, panel_in: tuple[float, float]) -> None:
+    """Place the panels by hand between the measured (possibly wrapped) title and footer, each under its
+    measured label, and size the figure to fit them: nothing is clipped and nothing overlaps."""
+    renderer = fig.canvas.get_renderer()
+    dpi = fig.dpi
+    pw, ph = panel_in
+    axes = fig.axes
+    rows = int(np.ceil(len(axes) / cols))
+    foot_in = (footer.get_window_extent(renderer).height + 8) / dpi
+    head_in = (head.get_window_extent(renderer).height + 12) / dpi if head is not None else MARGIN_IN
+    label_in = max(ax.title.get_window_extent(renderer).height for ax in axes) / dpi + 10 / 72  # + the title pad
+    row_in = label_in + ph + MARGIN_IN
+    width, height = fig.get_figwidth(), head_in + rows * row_in + foot_in
+    fig.set_figheight(height)
+    if head is not None:
+        head.set_y(1 - 6 / dpi / height)  # a few pixels below the top edge
+    for k, ax in enumerate(axes):
+        r, c = divmod(k, cols)
+        left = MARGIN_IN / 2 + c * (width - MARGIN_IN) / cols + ((width - MARGIN_IN) / cols - pw) / 2
+        bottom = foot_in + (rows - 1 - r) * row_in + MARGIN_IN / 2
+        ax.set_position([left / width, bottom / height, pw / width, ph / height])
+
+
+def render_panels(
+    panels: list[Panel],
+    stretch: Stretch,
+    *,
+    pixel_size_m: float,
+    out: str | Path,
+    title: str | None = None,
+    highlight: int | None = None,
+    columns: int | None = None,
+    notes: list[str] = (),
+) -> Path:
+    """Write panels side by side to a PNG (see build_figure), the stretch in the PNG's metadata."""
+    fig = build_figure(
+        panels, stretch, pixel_size_m=pixel_size_m, title=title, highlight=highlight, columns=columns, notes=notes
+    )
     out = check_output_file(out)
     buf = io.BytesIO()
     fig.savefig(
@@ -222,5 +332,13 @@ def render_dates(
         if not np.isfinite(p.channels).any():
             logger.warning("panel %s: every pixel is masked", p.label)
     title = f"{index.site.name} ({index.site.id})"
-    path = render_panels(panels, stretch, pixel_size_m=index.site.resolution, out=out, title=title)
-    return {"out": str(path), "stretch": stretch.to_json(), "panels": [p.to_json() for p in panels]}
+    warnings = saturation_warnings(panels, stretch)
+    for line in warnings:
+        logger.info("%s", line)
+    path = render_panels(panels, stretch, pixel_size_m=index.site.resolution, out=out, title=title, notes=warnings)
+    return {
+        "out": str(path),
+        "stretch": stretch.to_json(),
+        "panels": [p.to_json() for p in panels],
+        "warnings": warnings,
+    }
