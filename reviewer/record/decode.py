@@ -47,6 +47,14 @@ class Grid:
     transform: object
     shape: tuple[int, int]
 
+    def __hash__(self) -> int:
+        """Computed once: the site-grid lookups are cached by grid, and hashing a CRS costs ~1 ms."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((str(self.crs), tuple(self.transform), tuple(self.shape)))
+            object.__setattr__(self, "_hash", h)
+        return h
+
     @classmethod
     def of_site(cls, site: Site) -> Grid:
         return cls(site.crs, site.transform, site.shape)
@@ -69,6 +77,7 @@ class _PixelMap:
     rows: np.ndarray
     cols: np.ndarray
     inside: np.ndarray
+    plain: bool = False  # the site grid is the window itself (same CRS, cell size and alignment)
 
 
 @lru_cache(maxsize=64)
@@ -96,7 +105,14 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
         return _PixelMap(None, r, c, inside)
     r0, r1 = int(r[inside].min()), int(r[inside].max()) + 1
     c0, c1 = int(c[inside].min()), int(c[inside].max()) + 1
-    return _PixelMap(((r0, r1), (c0, c1)), np.where(inside, r - r0, 0), np.where(inside, c - c0, 0), inside)
+    rr, cc = np.where(inside, r - r0, 0), np.where(inside, c - c0, 0)
+    plain = bool(
+        inside.all()
+        and (r1 - r0, c1 - c0) == (rows, cols)
+        and (rr == np.arange(rows)[:, None]).all()
+        and (cc == np.arange(cols)[None, :]).all()
+    )
+    return _PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
 
 
 # ----------------------------------------------------------------------------- truncated files
@@ -247,6 +263,8 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
     except RasterioError as exc:
         cut = truncation(path)
         raise UnreadableFileError(cut or f"cannot read raster ({_short(exc)})", path=path) from exc
+    if pmap.plain:
+        return window
     out = window[pmap.rows, pmap.cols]
     if not pmap.inside.all():
         if fill is None:
@@ -306,6 +324,10 @@ def flag_array(qa: np.ndarray, quality: QualitySpec, flag: str) -> np.ndarray:
         return np.isin(field_value, values)
     if len(values) == 1:
         return qa == values[0]
+    if qa.dtype.itemsize == 1:  # 8-bit class codes: one table lookup instead of np.isin's sort
+        table = np.zeros(256, bool)
+        table[[v & 0xFF for v in values if -128 <= v <= 255]] = True
+        return table[qa.view(np.uint8)]
     return np.isin(qa, values)
 
 
@@ -318,6 +340,10 @@ def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) 
             for b in quality.flags.get(flag, ()):
                 bits |= 1 << b
         return (qa & qa.dtype.type(bits)) != 0
+    if quality.kind == "classes" and qa.dtype.itemsize == 1:  # all flags' codes in one table lookup
+        table = np.zeros(256, bool)
+        table[[v & 0xFF for f in flags for v in quality.flags.get(f, ()) if -128 <= v <= 255]] = True
+        return table[qa.view(np.uint8)]
     out = np.zeros(qa.shape, bool)
     for flag in flags:
         out |= flag_array(qa, quality, flag)
@@ -513,16 +539,30 @@ def read_scene(
     wants_radsat = bool(
         sat_spec and sat_spec["band"] in scene.files and any(s.token in sat_spec.get("bits", {}) for _, s in specs)
     )
-    jobs = {name: (_band_path(scene, spec.token), spec.fill) for name, spec in specs}
+    qa_token = quality.band if quality else None
+    qa_fill = quality_nodata(quality) if quality else None
+    # a band that is its own quality layer (MODIS snow) is read once
+    jobs = {
+        name: (_band_path(scene, spec.token), spec.fill)
+        for name, spec in specs
+        if not (spec.token == qa_token and spec.fill == qa_fill)
+    }
     if wants_radsat:
         jobs["\0radsat"] = (_band_path(scene, sat_spec["band"]), 0)
-    futures = {key: _READERS.submit(read_raw, path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
+    serial = any(is_layer(path) for path, _ in jobs.values())  # HDF4 calls are serialized anyway
+    futures = {} if serial else {k: _READERS.submit(read_raw, p, grid, nodata=f) for k, (p, f) in jobs.items()}
     try:
         qa = read_quality(scene, product, grid)
-        raws = {key: f.result() for key, f in futures.items()}
+        if serial:
+            raws = {key: read_raw(path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
+        else:
+            raws = {key: f.result() for key, f in futures.items()}
     finally:
         for f in futures.values():
             f.cancel()
+    for name, _spec in specs:
+        if name not in raws and name not in jobs:
+            raws[name] = qa
     mask_flags = tuple(mask) if mask is not None else (quality.default_mask if quality else ())
     masked = np.zeros(grid.shape if grid else qa.shape, bool) if qa is not None or grid else None
     flags: dict[str, np.ndarray] = {}

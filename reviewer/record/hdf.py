@@ -9,8 +9,10 @@ lookup as GeoTIFFs (decode._pixel_map), reading only the window that covers the 
 
 from __future__ import annotations
 
+import os
 import re
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -60,8 +62,10 @@ class GridInfo:
 _NUM = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
 
 
+@lru_cache(maxsize=256)
 def parse_struct_metadata(text: str, grid: str | None = None) -> GridInfo:
-    """The grid named `grid` (else the first) of an HDF-EOS StructMetadata.0 text (ODL)."""
+    """The grid named `grid` (else the first) of an HDF-EOS StructMetadata.0 text (ODL); cached by text,
+    since every granule of one product and tile carries the same text (each file's own is still read)."""
     blocks = re.findall(r"GROUP=GRID_\d+(.*?)END_GROUP=GRID_\d+", text, flags=re.S)
     if not blocks:
         raise ValueError("StructMetadata.0 has no grid")
@@ -94,51 +98,84 @@ def _sinusoidal_wkt(radius: float) -> str:
 # ----------------------------------------------------------------------------- HDF4 (pyhdf)
 
 
+_HANDLES: OrderedDict[str, tuple[int, object]] = OrderedDict()
+MAX_HANDLES = 8
+
+
 def _hdf4_open(path: str):
+    """An open SD handle (call under _HDF4): the scan's grid, check and quality reads of one granule come
+    one after another, so the last few files stay open (reopened when the file changed on disk)."""
     from pyhdf.SD import SD, SDC
 
-    return SD(path, SDC.READ)
+    mtime = os.stat(path).st_mtime_ns
+    hit = _HANDLES.get(path)
+    if hit is not None and hit[0] == mtime:
+        _HANDLES.move_to_end(path)
+        return hit[1]
+    if hit is not None:
+        _close(path)
+    sd = SD(path, SDC.READ)
+    _HANDLES[path] = (mtime, sd)
+    while len(_HANDLES) > MAX_HANDLES:
+        _close(next(iter(_HANDLES)))
+    return sd
+
+
+def _close(path: str) -> None:
+    _, sd = _HANDLES.pop(path)
+    try:
+        sd.end()
+    except Exception:  # noqa: BLE001, S110 - a handle of a vanished file
+        pass
 
 
 @lru_cache(maxsize=4096)
 def _hdf4_grid(path: str, mtime_ns: int, grid: str | None) -> GridInfo:
     with _HDF4:
-        sd = _hdf4_open(path)
-        try:
-            text = sd.attributes().get("StructMetadata.0")
-        finally:
-            sd.end()
+        text = _hdf4_text_attr(_hdf4_open(path), "StructMetadata.0")
     if not text:
         raise ValueError("no StructMetadata.0 attribute (not an HDF-EOS grid file)")
     return parse_struct_metadata(text, grid)
 
 
+def _hdf4_text_attr(sd, name: str) -> str | None:
+    """A global text attribute in one copy (pyhdf's attr().get() builds it one character at a time, 20x
+    slower; that matters when a scan reads the StructMetadata.0 of a thousand granules)."""
+    import ctypes
+
+    from pyhdf import hdfext
+    from pyhdf.error import HDF4Error
+
+    try:
+        index = sd.attr(name).index()
+    except HDF4Error:
+        return None
+    status, _, _, n = hdfext.SDattrinfo(sd._id, index)
+    buf = hdfext.array_byte(n)
+    if status < 0 or hdfext.SDreadattr(sd._id, index, buf) < 0:
+        return None
+    try:
+        return ctypes.string_at(int(buf.this), n).decode("latin-1").rstrip("\0")
+    except (TypeError, ValueError):  # a pyhdf without the SWIG pointer: the slow, documented way
+        return sd.attr(name).get()
+
+
 def _hdf4_read(path: str, layer: str, window) -> np.ndarray:
     with _HDF4:
-        sd = _hdf4_open(path)
+        ds = _hdf4_open(path).select(layer)
         try:
-            ds = sd.select(layer)
-            try:
-                if window is None:
-                    return np.asarray(ds[:])
-                (r0, r1), (c0, c1) = window
-                return np.asarray(ds[r0:r1, c0:c1])
-            finally:
-                ds.endaccess()
+            if window is None:
+                return np.asarray(ds[:])
+            (r0, r1), (c0, c1) = window
+            return np.asarray(ds[r0:r1, c0:c1])
         finally:
-            sd.end()
+            ds.endaccess()
 
 
 def _hdf4_layers(path: str) -> dict[str, tuple[int, ...]]:
     with _HDF4:
-        sd = _hdf4_open(path)
-        try:
-            return {
-                name: tuple(info[1]) if isinstance(info[1], (list, tuple)) else (info[1],)
-                for name, info in sd.datasets().items()
-            }
-        finally:
-            sd.end()
+        found = _hdf4_open(path).datasets().items()
+    return {name: tuple(info[1]) if isinstance(info[1], (list, tuple)) else (info[1],) for name, info in found}
 
 
 # ----------------------------------------------------------------------------- HDF5 (h5py)
@@ -229,7 +266,7 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
             data = nc_read(file, layer, window)
     except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file or a missing layer
         raise UnreadableFileError(f"cannot read layer '{layer}' ({_short(exc)})", path=file) from exc
-    if pmap is None:
+    if pmap is None or pmap.plain:
         return data
     out = data[pmap.rows, pmap.cols]
     if not pmap.inside.all():
@@ -249,10 +286,11 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
     except UnreadableFileError as exc:
         return {"": exc.message}
     problems: dict[str, str] = {}
+    present = _hdf4_layers(file) if fmt == "hdf4" else {}
     for layer in layers:
         try:
             if fmt == "hdf4":
-                rows = _hdf4_layers(file).get(layer)
+                rows = present.get(layer)
                 if rows is None:
                     problems[layer] = f"has no layer '{layer}'"
                     continue

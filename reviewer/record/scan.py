@@ -417,7 +417,7 @@ def _check_container(scene: Scene, site: Site, file: str, layers: list[tuple[str
     bad = check_file(path)
     found = {"": bad} if bad else check_layers(path, [layer for _, layer in layers])
     if not found and scene.location and scene.location.startswith("h"):
-        tile = grid_of(path, scene.extra.get("grid")).tile
+        tile = grid_of(path).tile
         if tile and tile != scene.location:
             found = {"": f"its name says tile {scene.location} but its StructMetadata grid is tile {tile}"}
     out: list[ScanProblem] = []
