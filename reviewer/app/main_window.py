@@ -196,6 +196,7 @@ class ReviewerApp:
 
         store = getattr(self, "review_store", None)
         if store is not None:
+            self.review.loader.closed = True
             store.close()
             self.review_store = None
 

@@ -7,7 +7,7 @@ from qtpy.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidg
 KEYS = (
     ("Left / Right", "previous / next date"),
     ("Shift+Left / Shift+Right", "previous / next year (first date of the year)"),
-    ("P", "pair view: the remembered pair, else the first date and the shown date"),
+    ("P (Shift+P while reviewing)", "pair view: the remembered pair, else the first date and the shown date"),
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),
@@ -16,10 +16,17 @@ KEYS = (
 )
 
 
+def _rows(keys) -> str:
+    return "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in keys)
+
+
 def help_html() -> str:
-    rows = "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in KEYS)
+    from reviewer.app.qt_review import ANNOTATOR_KEYS, EXPERT_KEYS
+
     return (
-        "<h3>EarthRecord Reviewer: keys</h3><table>" + rows + "</table>"
+        "<h3>EarthRecord Reviewer: keys</h3><table>" + _rows(KEYS) + "</table>"
+        "<h4>Review dock, annotator mode</h4><table>" + _rows(ANNOTATOR_KEYS) + "</table>"
+        "<h4>Review dock, expert mode</h4><table>" + _rows(EXPERT_KEYS) + "</table>"
         "<p>Every date is drawn with the one stretch shown in the Stack dock; lock it to keep it while filtering.</p>"
     )
 

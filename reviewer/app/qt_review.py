@@ -56,6 +56,17 @@ OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
 SHORTCUT_KEYS = ("A", "F", "1", "2", "3", "4", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
 
 
+def soon(func, parent) -> Any:
+    """A handler that calls `func` on the next event-loop turn, once however often it was called before."""
+    from qtpy.QtCore import QTimer
+
+    timer = QTimer(parent)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(func)
+    return timer.start
+
+
 def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
     return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
 
@@ -246,6 +257,7 @@ class AnnotatorPanel(QWidget):
         keys.setStyleSheet("color: #aaa")
         layout.addWidget(keys)
         self.loader.applied.connect(self._on_evidence)
+        self._load_soon = soon(self._load_evidence, self)
 
     # ------------------------------------------------------------------ queue
 
@@ -313,6 +325,14 @@ class AnnotatorPanel(QWidget):
         self.focus.setHtml(question_html(view["question"], view.get("your_decision")))
         self._fill_list()
         self.evidence_label.setText("")
+        self.loader.wanted = view["item"]
+        self._load_soon()
+
+    def _load_evidence(self) -> None:
+        """The shown item's evidence, and the next one's prefetched (keys pressed in a burst load once)."""
+        view = self.view
+        if view is None:
+            return
         self.loader.load(view["item"], view["question"])
         nxt = self._next_open(view["item"])
         self.loader.prefetch(nxt["question"] if nxt else None)

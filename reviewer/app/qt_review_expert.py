@@ -24,7 +24,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import BAD_STYLE, EXPERT_KEYS, OK_STYLE, keys_html, question_html
+from reviewer.app.qt_review import BAD_STYLE, EXPERT_KEYS, OK_STYLE, keys_html, question_html, soon
 from reviewer.review import api
 
 COLUMNS = ("annotator", "verdict", "reasons", "comment", "suggested correction", "seconds")
@@ -72,6 +72,9 @@ class ExpertPanel(QWidget):
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
+        self._load_soon = soon(
+            lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
+        )
         keys = QLabel(keys_html(EXPERT_KEYS))
         keys.setWordWrap(True)
         keys.setStyleSheet("color: #aaa")
@@ -122,7 +125,8 @@ class ExpertPanel(QWidget):
         for k in range(self.list.count()):
             if self.list.item(k).data(Qt.UserRole) == key:
                 self.list.setCurrentRow(k)
-        self.dock.loader.load(view["item"], view["question"])
+        self.dock.loader.wanted = view["item"]
+        self._load_soon()
 
     def adjudicate(self, verdict: str, *, reasons=None, correction=None, rationale: str | None = None) -> bool:
         if self.view is None:

@@ -214,7 +214,7 @@ class QtTrajectoryPlot(QWidget):
         name = self.state.series
         kind, where = self.where
         progress = Progress()
-        progress.changed.connect(lambda f, m: self.progress.setValue(int(1000 * f)))
+        progress.changed.connect(lambda f, m: alive(self.progress) and self.progress.setValue(int(1000 * f)))
         self.progress.setVisible(True)
         self.progress.setValue(0)
 

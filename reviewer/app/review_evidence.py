@@ -69,8 +69,12 @@ class EvidenceLoader(QObject):
         self.store = store
         self.prefetch_enabled = prefetch
         self.key: str | None = None
+        self.wanted: str | None = None  # the item on screen (its evidence may load on the next event-loop turn)
         self.view = None
         self.problem = ""
+        self.sensors: tuple[str, ...] = ()  # the sensors the question spans: the stack shows those
+        self._errors_at = 0
+        self.closed = False  # set when the window closes: late timers do nothing
         self._pending: tuple[str, Any, str] | None = None  # waiting for its site to open
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened ahead of time
         self._prefetch_cancel = threading.Event()
@@ -103,6 +107,8 @@ class EvidenceLoader(QObject):
 
     def load(self, key: str, question: dict[str, Any]) -> str:
         """Show the item's evidence; returns '' or the problem shown instead (missing site, bad view)."""
+        if self.closed:
+            return ""
         self.key, self.problem = key, ""
         try:
             view = evidence_view(question)
@@ -114,6 +120,7 @@ class EvidenceLoader(QObject):
             return self._fail(key, f"site {question.get('site')!r} is not in this store (scan its folder once)")
         if not Path(folder).is_dir():
             return self._fail(key, f"site folder {folder} is missing")
+        self.sensors = tuple(question.get("sensors") or ())
         index = self.session.index
         if index is not None and Path(index.site.dir).resolve() == Path(folder).resolve():
             self._apply(key, view)
@@ -143,14 +150,21 @@ class EvidenceLoader(QObject):
     def _apply(self, key: str, view) -> None:
         """Composite and stored stretch, period shading and chip years, the pair, the region and trajectory."""
         s, st, app = self.session, self.session.state, self.app
+        self._errors_at = len(s.reporter.messages)
         years = view_years(view)
         st.locked = False
-        with st.events.chip_years.blocker():
+        labels = {sc.label for sc in s.index.record_scenes()}
+        sensors = tuple(x for x in self.sensors if x in labels)
+        with st.events.chip_years.blocker(), st.events.sensors.blocker():
             st.chip_years = years
+            st.sensors = () if set(sensors) == labels else sensors
+        self._sync_sensor_checks()
         if st.composite != view.composite:
             st.composite = view.composite  # rebuilds the stack (chips, pair) with the composite's default stretch
         else:
-            app.chips.refresh()
+            s.rebuild_stack()
+        if not app.chips.isVisible():
+            app.chips.refresh()  # read now, so the strip is there when its tab is raised
         st.stretch = view.stretch
         st.locked = True  # the item's stretch stays while the reviewer looks around
         st.period = years
@@ -166,6 +180,17 @@ class EvidenceLoader(QObject):
             s.jump_to_year(view.periods[-1][0])
         self._draw_region(view)
         self.applied.emit(key, "")
+
+    def _sync_sensor_checks(self) -> None:
+        """The Stack dock's sensor boxes show the item's sensors (the dock has no model listener for them)."""
+        controls = self.app.controls
+        chosen = set(self.session.state.sensors)
+        controls._updating = True  # noqa: SLF001 - no public setter on the Stack dock
+        try:
+            for label, box in controls.sensor_checks.items():
+                box.setChecked(not chosen or label in chosen)
+        finally:
+            controls._updating = False  # noqa: SLF001
 
     def _draw_region(self, view) -> None:
         s = self.session
@@ -183,21 +208,27 @@ class EvidenceLoader(QObject):
 
     # ------------------------------------------------------------------ shown, prefetch
 
-    def shown(self) -> bool:
-        """The current item's evidence is fully on screen: canvas, pair, chips and trajectory."""
+    def shown(self, *, trajectory: bool = True) -> bool:
+        """The current item's evidence is fully on screen: canvas, pair, chips and (unless told) trajectory."""
         app, s = self.app, self.session
+        if self.key != self.wanted:
+            return False
         if self.problem:
             return True
-        if self._pending is not None or self.view is None or not app.settled or not s.frame_shown():
+        if self._pending is not None or self.view is None or app._busy or s.glyphs.pending or not s.frame_shown():
+            return False
+        if trajectory and app.trajectory.busy:
             return False
         if s.state.pair is not None and (app.pair._worker is not None or len(app.pair.rgbs) != 2):
-            return False
+            failed = any(t.startswith("pair view") for _lvl, t in s.reporter.messages[self._errors_at :])
+            if not failed or app.pair._worker is not None:  # a pair that cannot be read is shown as its message
+                return False
         return not app.chips.busy and app.chips.laid_out
 
     def prefetch(self, question: dict[str, Any] | None) -> None:
         """Read what the next item will show into the scene cache (same site) or index its site (another)."""
         self._prefetch_cancel.set()
-        if not self.prefetch_enabled or question is None:
+        if self.closed or not self.prefetch_enabled or question is None:
             return
         try:
             view = evidence_view(question)

@@ -89,8 +89,8 @@ def press(qtbot, app, *keys: str) -> None:
         qtbot.keyClick(target, names.get(k) or getattr(Qt, f"Key_{k}"))
 
 
-def wait_evidence(app, qtbot, timeout: int = 30000) -> None:
-    qtbot.waitUntil(app.review.loader.shown, timeout=timeout)
+def wait_evidence(app, qtbot, timeout: int = 30000, trajectory: bool = True) -> None:
+    qtbot.waitUntil(lambda: app.review.loader.shown(trajectory=trajectory), timeout=timeout)
 
 
 def stored(store_path: Path, user: str) -> dict[str, tuple[str, list[str]]]:
@@ -132,6 +132,7 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "C")
     panel.dialog.edit.setText("shoreline hidden by cloud")
     panel.dialog.accept()
+    wait_evidence(app, qtbot)  # the correction rests on the evidence shown
     press(qtbot, app, "E")
     form = panel.dialog
     form.text.setPlainText(panel.view["question"]["text"] + " Answer for the whole site.")
@@ -163,3 +164,168 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
         "reason": "say the region",
     }
     assert json.loads(view)["composite"]  # the evidence view the decision rests on is on record
+
+
+def expected_panels(session, view):
+    from reviewer.record.render import resolve_panel
+
+    return [
+        resolve_panel(session.stack, p, view.composite, method="clearest") for p in (view.panels[0], view.panels[-1])
+    ]
+
+
+def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, shots):
+    from reviewer.app.review_evidence import region_mask
+    from reviewer.bank.evidence import evidence_for
+    from reviewer.record.series import clearest_per_year
+
+    app = window("ann", "annotator")
+    panel, s = app.review.annotator, app.session
+    checked = set()
+    for _ in range(len(panel.rows)):
+        wait_evidence(app, qtbot)
+        view = evidence_for(panel.view["question"])
+        if view.view not in checked:
+            checked.add(view.view)
+            assert s.state.composite == view.composite
+            assert s.state.stretch.to_json() == view.stretch.to_json() and s.state.locked  # the stored stretch
+            years = (min(y for p in view.periods for y in p), max(y for p in view.periods for y in p))
+            assert s.state.period == years  # shaded in the trajectory
+            assert app.trajectory.region.isVisible()
+            assert app.trajectory.where[0] == "region"
+            mask, ring = region_mask(view.region, s.index.site)
+            assert (app.trajectory.where[1] == mask).all()
+            assert [list(map(float, p)) for p in s.region_layer.data[0]] == ring.tolist()
+            # the chip strip: the clearest scene of every year of the period, and only those
+            want = {y for y in clearest_per_year(s.stack) if years[0] <= y <= years[1]}
+            assert {c[0] for c in app.chips.chips} == want
+            if view.view == "pair":
+                a, b = view.panels[0], view.panels[-1]
+                assert s.state.pair == (a, b)
+                assert [lbl.text[:3] for lbl in app.pair.labels] == ["A: ", "B: "]
+                assert [p.label for p in app.pair.panels] == [pn.label for pn in expected_panels(s, view)]
+                assert len(app.pair.rgbs) == 2
+                app.docks["Pair"].raise_()
+                qtbot.wait(50)
+                app.viewer.screenshot(str(shots / "11_review_pair.png"), canvas_only=False, flash=False)
+            else:
+                app.docks["Chips"].raise_()
+                qtbot.wait(50)
+                app.viewer.screenshot(str(shots / "12_review_strip.png"), canvas_only=False, flash=False)
+        if checked >= {"pair", "strip"}:
+            break
+        press(qtbot, app, "N")
+    assert checked >= {"pair", "strip"}
+
+
+def test_missing_site_and_failed_save_are_said_in_the_dock(window, store_path, qtbot, tmp_path, monkeypatch):
+    import sqlite3
+
+    import reviewer.record.demo as demo
+    from reviewer.errors import ReviewError
+    from reviewer.review import api
+
+    con = sqlite3.connect(store_path)
+    con.execute("UPDATE sites SET site_dir = ? || site_dir", [str(tmp_path / "moved-away")])
+    con.commit()
+    con.close()
+    monkeypatch.setattr(demo, "demo_site_dir", lambda: tmp_path / "no-demo")
+    app = window("bob", "annotator")
+    panel = app.review.annotator
+    first = panel.view["id"]
+    qtbot.waitUntil(lambda: "is not in this store" in panel.evidence_label.text(), timeout=5000)
+    assert "still decide" in panel.evidence_label.text()
+    real = api.decide
+
+    def broken(*args, **kwargs):
+        raise ReviewError("database is locked")
+
+    monkeypatch.setattr(api, "decide", broken)
+    press(qtbot, app, "A")
+    assert "NOT saved" in panel.saved.text() and "database is locked" in panel.saved.text()
+    assert panel.view["id"] == first  # the decision stays on screen
+    monkeypatch.setattr(api, "decide", real)
+    press(qtbot, app, "A")
+    assert "saved: accept" in panel.saved.text()
+    press(qtbot, app, "Space")
+    assert stored(store_path, "bob")[first] == ("accept", [])
+    assert len(stored(store_path, "bob")) == 2
+
+
+def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, shots):
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:  # ann accepts every item (through the core, as the CLI would)
+        while (v := api.next_item(store, BANK, user="ann")) is not None:
+            api.decide(store, v["item"], user="ann", verdict="accept")
+    app = window("bob", "annotator")
+    panel = app.review.annotator
+    order = [r["id"] for r in panel.rows]
+    press(qtbot, app, "1")  # ambiguous evidence
+    press(qtbot, app, "F", "2", "4", "Return")  # wrong reference + other
+    press(qtbot, app, *["A"] * (len(order) - 2))
+    assert panel.view is None and panel.progress.value() == len(order) == 25
+    mine = stored(store_path, "bob")
+    assert mine[order[0]] == ("flag", ["ambiguous_evidence"])
+    assert mine[order[1]] == ("flag", ["wrong_reference", "other"])
+    assert all(mine[q] == ("accept", []) for q in order[2:])
+    app.close()
+
+    app = window("eve", "expert")
+    expert = app.review.expert
+    assert app.review.annotator is not None and app.review.tabs.count() == 2
+    app.review.tabs.setCurrentWidget(expert)
+    assert [r["kind"] for r in expert.rows[:2]] == ["split", "split"]
+    assert {r["id"] for r in expert.rows[:2]} == {order[0], order[1]}
+    assert expert.table.rowCount() == 2
+    cells = {expert.table.item(i, 0).text(): expert.table.item(i, 1).text() for i in range(2)}
+    assert sorted(cells) == ["annotator 1", "annotator 2"] and sorted(cells.values()) == ["accept", "flag"]
+    wait_evidence(app, qtbot, trajectory=False)  # a MODIS item: its trajectory reads ~800 scenes
+    app.viewer.screenshot(str(shots / "13_review_expert.png"), canvas_only=False, flash=False)
+    split_first = expert.view["id"]
+    press(qtbot, app, "A")  # no rationale yet: refused by the core, said in the dock
+    assert "NOT saved" in expert.saved.text() and "rationale" in expert.saved.text()
+    expert.rationale.setText("the imagery is clear enough")
+    press(qtbot, app, "A")
+    assert "saved: accept" in expert.saved.text()
+    second = expert.view
+    press(qtbot, app, "E")
+    form = expert.dialog
+    field = next(f for f in second["question"]["fields"] if f["name"] in second["question"]["reference"])
+    old = second["question"]["reference"][field["name"]]
+    new = "2013" if field["type"] == "year" else "0.5" if field["type"] == "number" else None
+    if new is None:  # a category: pick another option
+        new = next(o for o in field["options"] if o != old)
+    form.set_value("reference", field["name"], new)
+    assert f"reference.{field['name']}: " in form.diff.text() and "-&gt;" in form.diff.text()
+    form.why.setText("bob is right")
+    if field["type"] == "number":  # keep the range around the new value
+        form.set_value("lo", field["name"], "0.45")
+        form.set_value("hi", field["name"], "0.55")
+    form._on_save()
+    assert "new version 2" in expert.saved.text(), expert.saved.text()
+    with Store(store_path) as store:
+        states = dict(store.db.execute("SELECT qid, state FROM items").fetchall())
+    assert states[split_first] == "accepted" and states[second["id"]] == "corrected"
+    app.close()
+
+    app = window("mia", "maintainer")
+    admin = app.review.maintainer
+    assert app.review.tabs.count() == 1 and admin is not None
+    table = admin.agreement
+    row = {table.horizontalHeaderItem(j).text(): table.item(0, j).text() for j in range(table.columnCount())}
+    # 25 items, 2 raters, they differ on 2, ann accepted all (the review-core design, worked by hand):
+    # p_o = 23/25; Fleiss: p_flag = 2/50, P_e = 0.96^2 + 0.04^2 = 0.9232 -> (0.92 - 0.9232) / 0.0768 = -0.041667;
+    # alpha: D_o = 4/50, D_e = 2*48*2/(50*49) -> 1 - 0.08/0.078367 = -0.020833; AC1: pi = 0.96,
+    # p_e = 2*0.96*0.04 = 0.0768 -> (0.92 - 0.0768)/0.9232 = 0.913345
+    assert (row["items"], row["raters"]) == ("25", "2")
+    assert (row["percent_agreement"], row["fleiss_kappa"]) == ("0.920", "-0.042")
+    assert (row["krippendorff_alpha"], row["gwet_ac1"]) == ("-0.021", "0.913")
+    prog = {admin.progress.item(i, 0).text(): admin.progress.item(i, 2).text() for i in range(2)}
+    assert prog == {"ann": "25", "bob": "25"}  # assigned
+    admin.item_edit.setText(second["id"])
+    assert admin.show_log()
+    assert "adjudicate_correct" in admin.log.toPlainText() and "version 2 (corrected by eve)" in admin.log.toPlainText()
+    app.review.grab().save(str(shots / "14_review_maintainer.png"))
+    app.viewer.screenshot(str(shots / "14_review_maintainer_window.png"), canvas_only=False, flash=False)
