@@ -148,3 +148,14 @@ def test_cli_scan_names_each_file_and_exits_0(real_dir, tmp_path, capsys):
     code = main(["--db", str(tmp_path / "db.sqlite"), "scan", str(site)])
     out = capsys.readouterr().out
     assert code == 0 and "x.grib: unknown name" in out and "GRIB" in out
+
+
+def test_landsat_tar_gz_bundle_is_read_in_place(real_dir, tmp_path):
+    site = _oli_site(real_dir, tmp_path / "site")
+    with tarfile.open(site / f"{OLI}.tar.gz", "w:gz") as tf:
+        for band in ("QA_PIXEL", "SR_B4"):
+            tf.add(real_dir / "eo-datasets" / OLI / f"{OLI}_{band}.TIF", arcname=f"{OLI}_{band}.TIF")
+    index = scan_site(site)
+    (scene,) = index.scenes
+    red = read_scene(scene, scene.product_spec, ["red"], Grid.of_site(index.site), mask=["fill"]).bands["red"]
+    assert red[30, 30] == pytest.approx(_dn(real_dir, "SR_B4") * 2.75e-5 - 0.2, abs=1e-6)

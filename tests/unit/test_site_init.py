@@ -116,3 +116,30 @@ def test_lonlat_site_without_resolution_gets_a_hint(tmp_path):
     assert err.value.field == "resolution" and "site init" in err.value.message
     ok = write_site_json(tmp_path / "ll2", bbox=[147.0, -37.9, 147.1, -37.8], crs="EPSG:4326", resolution=0.001)
     assert load_site(ok).shape == (100, 100)
+
+
+def test_site_init_for_modis_granules_with_a_box(tmp_path, capsys):
+    import numpy as np
+
+    from tests.formats import write_modis_hdf4
+
+    folder = tmp_path / "modis"
+    folder.mkdir()
+    n = 48
+    write_modis_hdf4(
+        folder / "MOD13Q1.A2023241.h08v05.061.2023258002222.hdf",
+        "MODIS_Grid_16DAY_250m_500m_VI",
+        8,
+        5,
+        {
+            "250m 16 days NDVI": (np.full((n, n), 5000, np.int16), {"_FillValue": -3000}),
+            "250m 16 days pixel reliability": (np.zeros((n, n), np.int8), {"_FillValue": -1}),
+        },
+    )
+    # a 0.2 x 0.2 degree box at 121 W 39.1 N (tile h08v05 spans about 129-116 W at that latitude):
+    # UTM zone 10 N (126-120 W), at the product's 250 m
+    assert main(["site", "init", str(folder), "--bbox", "-121.1", "39.0", "-120.9", "39.2"]) == 0
+    doc = json.loads((folder / "site.json").read_text())
+    assert (doc["crs"], doc["resolution"]) == ("EPSG:32610", 250)
+    (scene,) = scan_site(folder).scenes
+    assert scene.product == "modis_terra_mod13q1" and scene.valid_fraction == 1.0
