@@ -94,9 +94,9 @@ def check_reply(reply: Any, question: dict[str, Any], names: list[str]) -> dict[
     errors = sorted(
         jsonschema.Draft202012Validator(reply_schema(question)).iter_errors(reply), key=lambda e: list(e.absolute_path)
     )
-    if errors:
-        where = ".".join(map(str, errors[0].absolute_path)) or "(reply)"
-        raise InvalidReply(f"{where}: {errors[0].message}", field=where)
+    if errors:  # every problem, so one retry can fix them all
+        said = [f"{'.'.join(map(str, e.absolute_path)) or '(reply)'}: {e.message}" for e in errors[:8]]
+        raise InvalidReply("; ".join(said), field=".".join(map(str, errors[0].absolute_path)) or None)
     seen = [v["image"].strip().lower() for v in reply["visible"]]
     if seen != names:
         raise InvalidReply(f"visible must describe each image in order, named {names}; got {seen}", field="visible")
