@@ -238,7 +238,8 @@ def grid_of(path: str | Path, grid: str | None = None) -> GridInfo:
     except UnreadableFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file
-        raise UnreadableFileError(f"cannot read the grid of this {fmt} file ({_short(exc)})", path=file) from exc
+        name = {"hdf4": "HDF4", "hdf5": "HDF5", "netcdf": "netCDF"}.get(fmt, fmt)
+        raise UnreadableFileError(f"cannot read the grid of this {name} file ({_short(exc)})", path=file) from exc
     raise UnreadableFileError("not an HDF4, HDF5 or netCDF file", path=file)
 
 

@@ -302,9 +302,8 @@ def _group(
             continue
         if m is None:
             kind = cat.kind_of(path.name)
-            problems.append(
-                ScanProblem(rel, f"unknown name: no product in the catalog matches this {kind} file's name")
-            )
+            what = "file" if kind == "file" else f"{kind} file"
+            problems.append(ScanProblem(rel, f"unknown name: no product in the catalog matches this {what}'s name"))
             continue
         scene = _scene_for(scenes, m.product, m.scene_id, m.date, m.tier, m.location, site_dir)
         _add_copy(scene, m.band, rel, m.resolution_m)

@@ -173,7 +173,7 @@ def test_truncated_or_unknown_hdf_is_named(tmp_path):
     (site / "granule.hdf").write_bytes(b"\x0e\x03\x13\x01")
     (site / "VNP13A1.A2020001.h08v05.002.2020017153000.h5").write_bytes(b"<html>")
     reasons = {p.path: p.reason for p in scan_site(site).problems}
-    assert "cannot read the grid of this hdf4 file" in reasons[f"{MOD13}.hdf"]
+    assert "cannot read the grid of this HDF4 file" in reasons[f"{MOD13}.hdf"]
     assert "not in the catalog" in reasons["MOD09GA.A2023241.h08v05.061.2023243040404.hdf"]
     assert "unknown name" in reasons["granule.hdf"]
     assert "not an HDF5 file" in reasons["VNP13A1.A2020001.h08v05.002.2020017153000.h5"]
