@@ -95,6 +95,7 @@ class ReviewerApp:
 
         self.review_store = store or Store(self.session.db)
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
+        self.review.setMinimumWidth(480)
         self.docks["Review"] = self.viewer.window.add_dock_widget(self.review, name="Review", area="left")
         self.session.who = f"{user} ({role})"
         self.viewer.title = self.session.window_title(
