@@ -45,6 +45,8 @@ def _run(args: argparse.Namespace) -> int:
     from reviewer.drafting.run import draft_bank, draft_bank_batch
     from reviewer.store import Store
 
+    if args.second_opinion and args.batch:
+        raise DraftingError("--second-opinion works through the Messages API, not --batch")
     folders = _sites(args.site)
     client = make_client(http_client=_http_client())  # no key: one error line, before anything is read
     cancel = threading.Event()
@@ -63,7 +65,9 @@ def _run(args: argparse.Namespace) -> int:
             if args.batch:
                 summary = draft_bank_batch(store, args.bank, client, poll_s=args.poll, **common)
             else:
-                summary = draft_bank(store, args.bank, client, concurrency=args.concurrency, **common)
+                summary = draft_bank(
+                    store, args.bank, client, concurrency=args.concurrency, second_opinion=args.second_opinion, **common
+                )
         except KeyboardInterrupt:
             if progress:
                 sys.stderr.write("\n")
@@ -105,6 +109,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch", action="store_true", help="through the Message Batches API (half price; polls)")
     p.add_argument("--poll", type=float, metavar="S", help="seconds between batch polls (default: settings)")
     p.add_argument("--redraft", action="store_true", help="draft items that have a draft again (a new version)")
+    p.add_argument(
+        "--second-opinion",
+        action="store_true",
+        help="a draft for any item (e.g. a computed reference in doubt), kept beside it in its log, not as a version",
+    )
     p.add_argument("--site", action="append", metavar="DIR", help="a site record folder (default: the store's scans)")
     p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")

@@ -9,7 +9,6 @@ import base64
 import copy
 import datetime as dt
 import json
-import time
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -323,5 +322,45 @@ def draft_display(question: dict[str, Any], *, hide_confidence: bool = False) ->
     return out
 
 
-def now_s() -> float:
-    return time.perf_counter()
+def store_second_opinion(store: Any, job: Job, record: dict[str, Any], *, user: str) -> None:
+    """A second opinion on any item: kept in the item's event log beside its reference, never as a version (it
+    replaces nothing without a reviewer's decision)."""
+    from reviewer.review.ledger import get_user, item_by_id, record_event
+
+    actor = get_user(store, user)
+    with store.transaction():
+        item = item_by_id(store, job.item_id)
+        record_event(
+            store, actor.name, "second_opinion", bank=item.bank, item=item.id, version=job.version, detail=record
+        )
+
+
+def item_draft(store: Any, key: str, *, user: str | None = None, bank: str | None = None) -> dict[str, Any]:
+    """What the review dock shows of an item's AI drafts: the current version's draft (None without one) and the
+    second opinions asked for this version, with the confidence hidden from the roles the study setting names."""
+    from reviewer.review.ledger import find_item, get_user, question
+
+    item = find_item(store, key, bank)
+    role = get_user(store, user).role if user or _env_user() else None
+    hide = role in settings()["study"]["hide_confidence_from"]
+    q = question(store, item.id, item.version)
+    rows = store.db.execute(
+        "SELECT detail FROM events WHERE item = ? AND version = ? AND action = 'second_opinion' ORDER BY id",
+        [item.id, item.version],
+    ).fetchall()
+    opinions = [draft_display({"provenance": {"draft": json.loads(r[0])}}, hide_confidence=hide) for r in rows]
+    return {
+        "item": item.key,
+        "version": item.version,
+        "draft": draft_display(q, hide_confidence=hide),
+        "second_opinions": opinions,
+        "confidence_hidden": hide,
+    }
+
+
+def _env_user() -> str | None:
+    import os
+
+    from reviewer.review.ledger import USER_ENV
+
+    return os.environ.get(USER_ENV)

@@ -163,9 +163,12 @@ def draft_one(
 # ----------------------------------------------------------------------------- choosing and preparing items
 
 
-def select(store: Any, bank: str, which: list[str] | None, *, redraft: bool) -> tuple[list[Any], list[Outcome]]:
+def select(
+    store: Any, bank: str, which: list[str] | None, *, redraft: bool, second_opinion: bool = False
+) -> tuple[list[Any], list[Outcome]]:
     """The items to draft: 'visual' (default: visual-reference items), 'all', or item ids; already drafted ones are
-    skipped unless redraft (resume), and items past drafting (under review or decided) are never drafted."""
+    skipped unless redraft (resume), and items past drafting (under review or decided) are never drafted. A second
+    opinion may be asked for any item in any state."""
     from reviewer.review.ledger import find_item, items_of, question
 
     which = which or ["visual"]
@@ -177,7 +180,9 @@ def select(store: Any, bank: str, which: list[str] | None, *, redraft: bool) -> 
         items = [find_item(store, k, bank) for k in which]
     todo, skipped = [], []
     for item in items:
-        if item.state not in DRAFTABLE_STATES:
+        if second_opinion:
+            todo.append(item)
+        elif item.state not in DRAFTABLE_STATES:
             skipped.append(Outcome(item.key, "skipped", f"{item.state}: only generated or drafted items are drafted"))
         elif not redraft and D.has_draft(question(store, item.id, item.version)):
             skipped.append(Outcome(item.key, "skipped", f"drafted already (version {item.version})"))
@@ -248,18 +253,21 @@ def draft_bank(
     model: str | None = None,
     concurrency: int | None = None,
     redraft: bool = False,
+    second_opinion: bool = False,
     site_folders: dict[str, str] | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> Summary:
-    """Draft the chosen items of a bank with `concurrency` requests in flight; see the module docstring."""
+    """Draft the chosen items of a bank with `concurrency` requests in flight; see the module docstring. With
+    second_opinion the drafts go to the items' event logs (D.store_second_opinion), not into new versions."""
     actor = require_drafter(store, user)
     model = model or settings()["model"]
     cancel = cancel or threading.Event()
     t0 = time.perf_counter()
-    todo, skipped = select(store, bank, which, redraft=redraft)
+    todo, skipped = select(store, bank, which, redraft=redraft, second_opinion=second_opinion)
     summary = Summary(bank, list(skipped))
     sites = Sites(store, bank, site_folders)
+    keep = D.store_second_opinion if second_opinion else D.store_draft
     total, done = len(todo), 0
     pending: dict[Future, D.Job] = {}
     queue = list(todo)
@@ -283,7 +291,9 @@ def draft_bank(
                 for fut in finished:
                     job = pending.pop(fut)
                     done += 1
-                    summary.outcomes.append(_finish(store, fut, job, user=actor.name, summary=summary, cancel=cancel))
+                    summary.outcomes.append(
+                        _finish(store, fut, job, user=actor.name, summary=summary, cancel=cancel, keep=keep)
+                    )
                     if progress is not None:
                         progress(done, total, f"{job.key}: {summary.outcomes[-1].status}")
                 if cancel.is_set() and not pending:
@@ -295,7 +305,9 @@ def draft_bank(
                 fut.cancel()
             for fut, job in pending.items():  # the requests in flight end quickly: their drafts are kept
                 if not fut.cancelled():
-                    summary.outcomes.append(_finish(store, fut, job, user=actor.name, summary=summary, cancel=cancel))
+                    summary.outcomes.append(
+                        _finish(store, fut, job, user=actor.name, summary=summary, cancel=cancel, keep=keep)
+                    )
             pending.clear()
     for item in queue:
         summary.outcomes.append(Outcome(item.key, "not_done", "not sent (stopped or cancelled): run again to resume"))
@@ -304,7 +316,9 @@ def draft_bank(
     return summary
 
 
-def _finish(store: Any, fut: Future, job: D.Job, *, user: str, summary: Summary, cancel: threading.Event) -> Outcome:
+def _finish(
+    store: Any, fut: Future, job: D.Job, *, user: str, summary: Summary, cancel: threading.Event, keep: Any
+) -> Outcome:
     """Store a finished request's draft (on this thread), or say why there is none; a Stop stops the job."""
     try:
         record = fut.result()
@@ -319,7 +333,7 @@ def _finish(store: Any, fut: Future, job: D.Job, *, user: str, summary: Summary,
     except ReviewerError as exc:
         return Outcome(job.key, "failed", str(exc))
     try:
-        version = D.store_draft(store, job, record, user=user)
+        version = keep(store, job, record, user=user)
     except ReviewerError as exc:
         return Outcome(job.key, "failed", str(exc))
     prov = record["provenance"]

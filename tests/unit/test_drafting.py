@@ -299,6 +299,11 @@ def test_the_key_is_never_written_to_the_store_logs_or_output(store, fast, monke
     assert all(h.get("authorization") == f"Bearer {KEY}" for _, _, _, h in fake.requests)  # sent to the API only
     export = tmp_path / "export"
     assert main(["--db", str(path), "bank", "export", BANK, str(export)]) == 0
+    from reviewer.review.packages import export_package
+
+    with Store(path) as again:  # a review package of the drafted items for an annotator
+        api.assign(again, BANK, annotators=["ann"], k=1, seed=1, user="mia")
+        assert export_package(again, BANK, annotator="ann", out=tmp_path / "ann.pkg", user="mia")["items"] >= 2
     texts = [out.out, out.err, caplog.text] + [
         p.read_bytes().decode("latin-1") for p in tmp_path.rglob("*") if p.is_file()
     ]
@@ -319,3 +324,24 @@ def test_without_a_key_the_verb_says_how_to_set_one(store, monkeypatch, capsys):
 def test_only_a_maintainer_drafts(store, fast):
     with pytest.raises(Exception, match="draft is for maintainer, not annotator"):
         RUN.draft_bank(store, BANK, FakeAPI().client(), user="ann")
+
+
+def test_the_dock_gets_the_draft_with_confidence_hidden_from_annotators_and_second_opinions_beside_it(store, fast):
+    from reviewer.drafting import item_draft
+
+    fake = FakeAPI()
+    RUN.draft_bank(store, BANK, fake.client(), user="mia")
+    for_mia = item_draft(store, f"{BANK}/{VISUAL}", user="mia")
+    assert for_mia["version"] == 2 and for_mia["draft"]["confidence"] == 0.7 and for_mia["second_opinions"] == []
+    assert for_mia["draft"]["model"] == "claude-sonnet-5-5" and for_mia["draft"]["prompt_version"] == "1"
+    for_ann = item_draft(store, f"{BANK}/{VISUAL}", user="ann")
+    assert for_ann["confidence_hidden"] and for_ann["draft"]["confidence"] is None
+    assert for_ann["draft"]["caveats"] == ["one clear scene stands for each year"]
+    # a second opinion on a computed item: in its log beside the reference, no new version, state unchanged
+    computed = _qids(store, 1)[0]
+    before = _versions(store, computed)
+    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=[computed], second_opinion=True)
+    assert summary.count("drafted") == 1 and _versions(store, computed) == before
+    shown = item_draft(store, f"{BANK}/{computed}", user="mia")
+    assert shown["draft"] is None and len(shown["second_opinions"]) == 1
+    assert shown["second_opinions"][0]["conclusion"].startswith("Grassland")
