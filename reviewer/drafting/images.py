@@ -119,7 +119,8 @@ def _render(panels: list[Any], view: EvidenceView, resolution: float, title: str
 
     with tempfile.TemporaryDirectory(prefix="reviewer-draft-") as tmp:
         out = Path(tmp) / "panels.png"
-        render_panels(panels, view.stretch, pixel_size_m=resolution, out=out, title=title)
+        cols = len(panels) if len(panels) <= 6 else -(-len(panels) // 2)  # a strip render: two even rows
+        render_panels(panels, view.stretch, pixel_size_m=resolution, out=out, title=title, columns=cols)
         return out.read_bytes()
 
 
@@ -169,7 +170,9 @@ def _default(composite: str) -> Any:
 
 def _region_text(view: EvidenceView) -> str:
     r = view.region
-    return {"site": "whole site", "quadrant": f"{r.quadrant} quadrant", "polygon": "the outlined polygon"}[r.kind]
+    return {"site": "whole site", "quadrant": f"{r.quadrant} quadrant", "polygon": "polygon region (see the text)"}[
+        r.kind
+    ]
 
 
 def render_evidence(index: Any, view: EvidenceView, period: tuple[int, int], limits: dict[str, Any]) -> list[Image]:
