@@ -345,3 +345,20 @@ def test_the_dock_gets_the_draft_with_confidence_hidden_from_annotators_and_seco
     shown = item_draft(store, f"{BANK}/{computed}", user="mia")
     assert shown["draft"] is None and len(shown["second_opinions"]) == 1
     assert shown["second_opinions"][0]["conclusion"].startswith("Grassland")
+
+
+def test_the_cli_batch_job_reports_its_batch(store, fast, monkeypatch, capsys):
+    from reviewer.cli import main
+    from reviewer.drafting import cli as DCLI
+
+    fake = FakeAPI()
+    fake.batch_script = ["in_progress", "ended"]
+    monkeypatch.setattr(DCLI, "_http_client", fake.http_client)
+    ids = _qids(store, 2)
+    path = store.path
+    store.close()
+    args = ["--db", str(path), "draft", BANK, "--items", *ids, "--batch", "--poll", "0", "--user", "mia"]
+    assert main([*args, "--no-progress"]) == 0
+    assert f"{BANK}: drafted 2 through batch msgbatch_01Fake0001, skipped 0" in capsys.readouterr().out
+    assert main([*args, "--no-progress"]) == 0  # nothing left: no second batch
+    assert "drafted 0, skipped 2" in capsys.readouterr().out and len(fake.batches) == 1
