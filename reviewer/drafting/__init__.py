@@ -6,6 +6,15 @@ The job itself is reviewer.drafting.run (draft_bank, draft_bank_batch); settings
 assets/drafting.
 """
 
-from reviewer.drafting.draft import draft_display, item_draft
+from typing import Any
 
 __all__ = ["draft_display", "item_draft"]
+
+
+def __getattr__(name: str) -> Any:
+    """Imported when first used: `reviewer --help` must not load numpy and jsonschema through this package."""
+    if name in __all__:
+        from reviewer.drafting import draft
+
+        return getattr(draft, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
