@@ -11,8 +11,23 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return launch(args.site_dir, demo=args.demo, db=getattr(args, "db", None))
 
 
+def cmd_package_open(args: argparse.Namespace) -> int:
+    """`reviewer package open FILE`: unpack the package's record, then the review dock on the package."""
+    from reviewer.review.package_cli import open_headless, unpack_for_review
+
+    if args.no_gui:
+        return open_headless(args)
+    _bank, user = unpack_for_review(args.file, args.user)
+    from reviewer.app.main_window import launch
+
+    return launch(None, db=args.file, user=user)
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("gui", help="open the stack viewer (napari)", description=__doc__.splitlines()[0])
     p.add_argument("site_dir", nargs="?", help="site folder to open")
     p.add_argument("--demo", action="store_true", help="open the demo site (generated once into the user cache)")
     p.set_defaults(func=cmd_gui)
+    package = subparsers.choices.get("package")
+    if package is not None and hasattr(package, "open_parser"):
+        package.open_parser.set_defaults(func=cmd_package_open)

@@ -24,7 +24,15 @@ def _export(args: argparse.Namespace) -> int:
     from reviewer.review.packages import export_package
 
     with _store(args) as store:
-        out = export_package(store, args.bank, annotator=args.annotator, out=args.out, user=args.user)
+        out = export_package(
+            store,
+            args.bank,
+            annotator=args.annotator,
+            out=args.out,
+            user=args.user,
+            with_record=args.with_record,
+            progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
+        )
     if args.json:
         echo(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
@@ -32,6 +40,10 @@ def _export(args: argparse.Namespace) -> int:
         f"wrote {out['file']}: {out['items']} open item(s) of {out['bank']} for {out['annotator']}, "
         f"{out['sites']} site record(s) (package {out['package']}, key {out['key_id']})"
     )
+    if out["record_files"]:
+        echo(
+            f"with the record: {out['record_files']} file(s), {out['record_bytes'] / 1e6:.1f} MB, clipped to the sites"
+        )
     echo(
         f"to work it: reviewer review next {out['bank']} --package {shlex.quote(out['file'])} --user {out['annotator']}"
     )
@@ -62,6 +74,25 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def unpack_for_review(file: str, user: str | None) -> tuple[str, str]:
+    """Unpack the record a package carries (once, scanned into the package): (bank, user to work as)."""
+    from reviewer.review.packages import open_package, package_record, unpack_record
+
+    with open_package(file) as package:
+        folders = unpack_record(package, file)
+        record = package_record(package)
+    for folder in folders:
+        echo(f"site record: {folder}", err=True)
+    return record.bank, user or record.annotator
+
+
+def open_headless(args: argparse.Namespace) -> int:
+    """Headless: unpack the record and say how to work the package (the app layer opens the review dock)."""
+    bank, user = unpack_for_review(args.file, args.user)
+    echo(f"ready: reviewer review next {bank} --package {shlex.quote(str(args.file))} --user {user}")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `package` verbs."""
     package = subparsers.add_parser(
@@ -73,8 +104,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--annotator", required=True, help="whose assigned, still-open items go into the package")
     p.add_argument("--out", required=True, metavar="FILE", help="the package file to write (must not exist)")
     p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+    p.add_argument(
+        "--with-record",
+        action="store_true",
+        help="carry the needed scenes' files, clipped to the site, so the package is self-contained",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="show the clipping's progress")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_export)
+    p = sub.add_parser("open", help="annotator: unpack a package's record (once) and open the review dock on it")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--user", help="who is working (default: the package's annotator)")
+    p.add_argument("--no-gui", action="store_true", help="only unpack and scan the record; print the next command")
+    p.set_defaults(func=open_headless)
+    package.open_parser = p  # reviewer.app.cli makes it open the review dock (the core does not import Qt)
     p = sub.add_parser("import", help="maintainer: merge a package's decisions (idempotent; conflicts are listed)")
     p.add_argument("file", metavar="FILE")
     p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")

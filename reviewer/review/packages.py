@@ -34,6 +34,7 @@ import os
 import secrets
 import sqlite3
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -193,12 +194,23 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def export_package(store: Store, bank: str, *, annotator: str, out: str | Path, user: str | None) -> dict[str, Any]:
+def export_package(
+    store: Store,
+    bank: str,
+    *,
+    annotator: str,
+    out: str | Path,
+    user: str | None,
+    with_record: bool = False,
+    progress: Callable[[float, str], None] | None = None,
+) -> dict[str, Any]:
     """Write one annotator's open items of a bank as a package file (maintainer); returns what was written.
 
     The team store keeps the package's record (kind 'issued', with its secret) and a `package_export` event;
     the file appears whole or not at all, and is never written over (an old package may hold decisions not yet
-    imported).
+    imported). `with_record`: the package also carries the files of the scenes its items need, rasters clipped
+    to the site (clipped before the team store is locked; the export is refused if the assignments changed
+    meanwhile).
     """
     from reviewer.fileio import check_output_file, os_error_text
     from reviewer.review.rules import workflow
@@ -224,12 +236,22 @@ def export_package(store: Store, bank: str, *, annotator: str, out: str | Path, 
     except OSError as exc:
         raise ReviewError(f"cannot write the package: {os_error_text(exc, target)}") from exc
     tmp = Path(tmp_name)
+    record_files: list[dict[str, Any]] = []
+    clipped_ids: list[int] | None = None
     try:
+        if with_record:
+            clipped_ids = annotator_queue(store, bank, person)
+            record_files = _clip_needed(store, _gather(store, bank, person, clipped_ids), progress)
         with store.transaction():
             ids = annotator_queue(store, bank, person)
             if not ids:
                 raise ReviewError(f"{person.name} has no open items in bank {bank}: nothing to put in a package")
+            if clipped_ids is not None and ids != clipped_ids:
+                raise ReviewError(
+                    f"{person.name}'s assignments in bank {bank} changed while the record was clipped: export again"
+                )
             content = _gather(store, bank, person, ids)
+            content["files"] = record_files
             items = [{"qid": r["qid"], "version": r["version"], "sha256": r["sha256"]} for r in content["items"]]
             stamp = now()
             record = Package(package_id, "issued", bank, person.name, key_id, secret, (), actor.name, stamp)
@@ -266,6 +288,8 @@ def export_package(store: Store, bank: str, *, annotator: str, out: str | Path, 
         "annotator": person.name,
         "items": len(items),
         "sites": len(content["sites"]),
+        "record_files": len(record_files),
+        "record_bytes": sum(len(f["bytes"]) for f in record_files),
     }
 
 
@@ -336,6 +360,94 @@ def _gather(store: Store, bank: str, person: User, ids: list[int]) -> dict[str, 
     }
 
 
+def _item_years(item_json: str) -> set[int]:
+    """The years an item's evidence needs: its period, and the evidence view's dates and periods."""
+    from reviewer.bank.evidence import evidence_for
+
+    question = json.loads(item_json)
+    years = set(range(int(question["period"]["start"][:4]), int(question["period"]["end"][:4]) + 1))
+    view = evidence_for(question)
+    years |= {int(d[:4]) for d in view.dates}
+    for y0, y1 in view.periods:
+        years |= set(range(int(y0), int(y1) + 1))
+    return years
+
+
+def _clip_needed(
+    store: Store, content: dict[str, Any], progress: Callable[[float, str], None] | None
+) -> list[dict[str, Any]]:
+    """The package_files rows: each site's needed scene files (and their companions), clipped to the site."""
+    from reviewer.record.clip import clip_record
+
+    years: dict[str, set[int]] = {}
+    for r in content["items"]:
+        years.setdefault(r["site"], set()).update(_item_years(r["json"]))
+    folders = {}
+    for site in content["sites"]:
+        if Path(site["site_dir"]).is_dir():
+            folders.setdefault(site["site_id"], site["site_dir"])
+    missing = sorted(set(years) - set(folders))
+    if missing:
+        raise ReviewError(
+            f"--with-record: no scanned record of site(s) {', '.join(missing)} on this machine; "
+            "scan them first (reviewer scan SITE_DIR)"
+        )
+    rows: list[dict[str, Any]] = []
+    for site_id, folder in sorted(folders.items()):
+        if site_id not in years:
+            continue
+        wanted: set[str] = set()
+        for scene in content["scenes"]:
+            if scene["site_dir"] != folder or int(scene["date"][:4]) not in years[site_id]:
+                continue
+            bands = [str(v) for v in json.loads(scene["bands"] or "{}").values()]
+            wanted.update(bands)
+            for rel in bands:  # the scene's companions beside its bands (MTL, ANG, metadata XML)
+                parent = (Path(folder) / rel).parent
+                wanted.update(str(p.relative_to(folder)) for p in parent.glob(f"{scene['scene_id']}*") if p.is_file())
+        with tempfile.TemporaryDirectory(prefix="package-record-") as tmp:
+            clip_record(folder, wanted, tmp, progress=progress)
+            for path in sorted(p for p in Path(tmp).rglob("*") if p.is_file()):
+                data = path.read_bytes()
+                rows.append(
+                    {
+                        "site": site_id,
+                        "path": str(path.relative_to(tmp)),
+                        "bytes": data,
+                        "sha256": hashlib.sha256(data).hexdigest(),
+                    }
+                )
+    return rows
+
+
+def unpack_record(
+    package: Store, path: str | Path, *, progress: Callable[[float, str], None] | None = None
+) -> list[Path]:
+    """Write the site records a package carries into `<package file>.record/<site>/` (once; files are checked
+    against their sha256) and scan them into the package, so the review dock finds each item's site there."""
+    from reviewer.record.scan import open_index
+
+    rows = package.db.execute("SELECT site, path, bytes, sha256 FROM package_files ORDER BY site, path").fetchall()
+    root = Path(str(path) + ".record")
+    folders: list[Path] = []
+    for site, rel, data, sha in rows:
+        if hashlib.sha256(data).hexdigest() != sha:
+            raise ReviewError(f"{path}: the packaged file {site}/{rel} is damaged (sha256 differs)")
+        target = root / site / rel
+        if not target.is_file() or hashlib.sha256(target.read_bytes()).hexdigest() != sha:
+            from reviewer.fileio import atomic_write
+
+            target.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(target, data)
+        if root / site not in folders:
+            folders.append(root / site)
+    for folder in folders:
+        open_index(folder, package)
+        if progress is not None:
+            progress(1.0, f"record of {folder.name} ready")
+    return folders
+
+
 def _insert_rows(db: Any, table: str, rows: list[dict[str, Any]]) -> None:
     if not rows:
         return
@@ -385,6 +497,7 @@ def _write_package(path: Path, content: dict[str, Any], pkg: Package, items: lis
             _insert_rows(db, "sites", content["sites"])
             _insert_rows(db, "scenes", content["scenes"])
             _insert_rows(db, "scan_problems", content["scan_problems"])
+            _insert_rows(db, "package_files", content.get("files", []))
             _insert_package(package, pkg, items)
             record_event(
                 package,

@@ -495,3 +495,63 @@ def test_a_package_holds_no_trace_of_other_annotators_or_stage_2(tmp_path, capsy
     raw = pkg.read_bytes()  # nor in a free page of the file
     for name in (b"bob", b"cat", b"eve"):
         assert not re.search(rb"\b" + name + rb"\b", raw), name
+
+
+def test_a_package_with_the_record_is_self_contained_and_reads_the_same_pixels(demo, tmp_path, capsys):
+    """--with-record: the package carries the scenes its items need, clipped to the site. Unpacked on another
+    machine (the team's site folder out of reach), the same dates open and read the same reflectance on the
+    site grid; scenes outside the items' years are left out."""
+    import numpy as np
+
+    from reviewer.record.scan import open_index
+    from reviewer.record.stack import open_stack
+
+    site = tmp_path / "home" / "site"
+    shutil.copytree(demo["site"], site)
+    doc = json.loads((site / "site.json").read_text())  # the site: the inner 32 x 32 px of the scenes' 64 x 64
+    w, s_, e, n = doc["bbox"]
+    doc["bbox"] = [w + 480.0, s_ + 480.0, e - 480.0, n - 480.0]
+    doc["shape"] = [32, 32]
+    (site / "site.json").write_text(json.dumps(doc))
+    team = Store(tmp_path / "team.sqlite")
+    api.add_user(team, "mia", "maintainer")
+    api.add_user(team, "ann", "annotator", by="mia")
+    name, _ = import_bank(team, demo["out"], user="mia")
+    open_index(site, team)
+    trend = next(q for q in demo["bank"].questions if q["task"] == "quantify")
+    api.assign(team, name, annotators=["ann"], k=1, seed=1, user="mia")
+    pkg = tmp_path / "ann.pkg"
+    out = _ok(capsys, "--db", tmp_path / "team.sqlite", "package", "export", name, "--annotator", "ann",
+              "--out", pkg, "--with-record", "--user", "mia")  # fmt: skip
+    assert "with the record:" in out
+    home = open_index(site, team)
+    team.close()
+    shutil.move(str(site), str(tmp_path / "away"))  # the team's folder is gone from this machine
+    assert _ok(capsys, "package", "open", pkg, "--no-gui").startswith("ready: reviewer review next")
+    unpacked = Path(str(pkg) + ".record") / home.site.id
+    with open_package(pkg) as package:
+        assert api.site_folder(package, home.site.id) == str(unpacked)
+        there = open_index(unpacked, package)
+    start, end = int(trend["period"]["start"][:4]), int(trend["period"]["end"][:4])
+    years = {s.date.year for s in there.record_scenes()}
+    assert {start, end} <= years
+    away = open_index(tmp_path / "away", Store(tmp_path / "scratch.sqlite"))
+    assert len(there.record_scenes()) < len(away.record_scenes())  # only what the items need
+    a = open_stack(away, sensors=("TM", "ETM+", "OLI"))
+    b = open_stack(there, sensors=("TM", "ETM+", "OLI"))
+    common = sorted(set(a.dates) & set(b.dates))
+    assert common
+    for day in common[:3]:
+        i, j = a.dates.index(day), b.dates.index(day)
+        ra, rb = a.read(i, "truecolor"), b.read(j, "truecolor")
+        assert ra.shape == rb.shape and np.array_equal(np.isnan(ra), np.isnan(rb))
+        assert np.allclose(ra, rb, equal_nan=True)
+    clipped = next(unpacked.rglob("*_SR_B4.TIF"))
+    original = tmp_path / "away" / clipped.relative_to(unpacked)
+    import rasterio
+
+    with rasterio.open(clipped) as small, rasterio.open(original) as big:
+        assert (small.width, small.height) == (32 + 4, 32 + 4)  # the site plus 2 source pixels each side
+        assert (big.width, big.height) == (64, 64)
+        assert small.nodata == big.nodata and small.dtypes == big.dtypes
+        assert np.array_equal(small.read(1), big.read(1, window=((14, 50), (14, 50))))

@@ -1,0 +1,105 @@
+"""A site record cut down for a review package: the scenes an annotator needs, each raster clipped to the site.
+
+A field annotator's laptop gets the files as the providers named and formatted them (so the same scanner and
+readers work on them), only smaller: a GeoTIFF is cut to the window that covers the site grid plus a margin
+of a few source pixels (so resampling at the site's edge reads what it read at home), with its metadata,
+nodata, scales and offsets kept; a GeoTIFF that lies inside the site anyway, and every other file (HDF, netCDF,
+JPEG2000, MTL text), is copied byte for byte.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import rasterio
+from rasterio.warp import transform_bounds
+from rasterio.windows import Window, from_bounds
+
+from reviewer.errors import RecordError
+from reviewer.record.site import load_site
+
+logger = logging.getLogger(__name__)
+
+#: Source pixels kept around the site on every side of a clipped raster.
+MARGIN_PX = 2
+GEOTIFF = (".tif", ".tiff")
+
+
+def _window(ds, bounds: tuple[float, float, float, float]) -> Window | None:
+    """The window of `ds` covering bounds (in ds's CRS) plus the margin, or None when that is the whole file."""
+    win = from_bounds(*bounds, transform=ds.transform)
+    col0 = max(0, math.floor(win.col_off) - MARGIN_PX)
+    row0 = max(0, math.floor(win.row_off) - MARGIN_PX)
+    col1 = min(ds.width, math.ceil(win.col_off + win.width) + MARGIN_PX)
+    row1 = min(ds.height, math.ceil(win.row_off + win.height) + MARGIN_PX)
+    if col1 <= col0 or row1 <= row0:
+        return Window(0, 0, 1, 1)  # the file misses the site: keep one pixel, so the scene still scans
+    if (col0, row0, col1, row1) == (0, 0, ds.width, ds.height):
+        return None
+    return Window(col0, row0, col1 - col0, row1 - row0)
+
+
+def _clip_geotiff(src: Path, dst: Path, site) -> bool:
+    """Write src cut to the site into dst; False when it was copied whole."""
+    with rasterio.open(src) as ds:
+        if ds.crs is None:
+            shutil.copy2(src, dst)
+            return False
+        bounds = transform_bounds(site.crs, ds.crs, *site.bbox, densify_pts=21)
+        win = _window(ds, bounds)
+        if win is None:
+            shutil.copy2(src, dst)
+            return False
+        profile = ds.profile.copy()
+        profile.update(width=int(win.width), height=int(win.height), transform=ds.window_transform(win))
+        if profile.get("tiled") and (int(win.width) < 16 or int(win.height) < 16):
+            profile.pop("blockxsize", None)
+            profile.pop("blockysize", None)
+            profile["tiled"] = False
+        with rasterio.open(dst, "w", **profile) as out:
+            out.write(ds.read(window=win))
+            out.update_tags(**ds.tags())
+            for b in range(1, ds.count + 1):
+                out.update_tags(b, **ds.tags(b))
+                if ds.descriptions[b - 1]:
+                    out.set_band_description(b, ds.descriptions[b - 1])
+            out.scales, out.offsets = ds.scales, ds.offsets
+    return True
+
+
+def clip_record(
+    site_dir: str | Path,
+    files: Iterable[str],
+    out_dir: str | Path,
+    *,
+    progress: Callable[[float, str], None] | None = None,
+) -> dict[str, int]:
+    """Copy site.json, the boundary file and `files` (paths relative to site_dir) into out_dir, GeoTIFFs
+    clipped to the site; returns counts of files clipped and copied."""
+    site_dir, out_dir = Path(site_dir), Path(out_dir)
+    site = load_site(site_dir)
+    own = ["site.json"]
+    boundary = site.doc.get("boundary")
+    if boundary:
+        own.append(str(boundary))
+    names = sorted(set(files))
+    counts = {"clipped": 0, "copied": 0}
+    for k, rel in enumerate([*own, *names]):
+        src, dst = site_dir / rel, out_dir / rel
+        if not src.is_file():
+            raise RecordError(f"a file of the record is missing: {rel}", path=src)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            clipped = src.suffix.lower() in GEOTIFF and rel not in own and _clip_geotiff(src, dst, site)
+        except rasterio.errors.RasterioError as exc:
+            raise RecordError(f"cannot clip {rel}: {exc}", path=src) from exc
+        if not clipped and not dst.exists():
+            shutil.copy2(src, dst)
+        counts["clipped" if clipped else "copied"] += 1
+        if progress is not None:
+            progress((k + 1) / (len(own) + len(names)), rel)
+    return counts
