@@ -90,15 +90,37 @@ def _pass_name(scores: dict[str, Any]) -> str:
 
 
 def tables(scores: dict[str, Any]) -> list[Table]:
-    """Every table of the report, in report order."""
-    models = scores["models"]
-    bases = scores["baselines"]
-    qc = scores["questions"]
-    k = scores["passes"]
-    pk = _pass_name(scores)
-    out: list[Table] = []
+    """Every table of the report, in report order (seed 001's numbering in each builder's docstring)."""
+    return [
+        _results_by_task(scores),
+        _behaviour_effort(scores),
+        _closed_book_pairs(scores),
+        _results_by_class_theme(scores),
+        _results_by_class_condition(scores),
+        _results_by_reference_source(scores),
+        _regression(scores),
+        _consistency(scores),
+        _confidence(scores),
+        _transitions(scores),
+        _results_by_pair(scores),
+        _results_by_role_sensors(scores),
+        _problems(scores),
+    ]
 
-    # Tab. 2: by analysis task, tasks from lowest to highest median score
+
+def _everyone(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """The rows of a table that shows baselines: the models, then the baselines under their labels."""
+    return [*scores["models"].items(), *((BASELINE_LABELS[b], v) for b, v in scores["baselines"].items())]
+
+
+def _classes(qc: dict[str, Any]) -> list[str]:
+    """The question classes the bank has, in report order."""
+    return [c for c in ("computable", "recognition") if c in qc["by_class"]]
+
+
+def _results_by_task(scores: dict[str, Any]) -> Table:
+    """Tab. 2: by analysis task, tasks from lowest to highest median score."""
+    models, qc, pk = scores["models"], scores["questions"], _pass_name(scores)
     tasks = list(qc["by_task"])
     med = {
         t: statistics.median([m["record"]["by_task"].get(t, {}).get("pass3") or 0.0 for m in models.values()])
@@ -114,15 +136,18 @@ def tables(scores: dict[str, Any]) -> list[Table]:
         "95% bootstrap interval of the overall score.",
         ["Model", f"Overall ({qc['scored']})", "95% interval"] + [f"{x} ({qc['by_task'][x]})" for x in tasks],
     )
-    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+    for name, m in _everyone(scores):
         r = m["record"]
         t.rows.append(
             [name, fmt(r["pass3"]), fmt(r["pass3_ci"])] + [fmt(r["by_task"].get(x, {}).get("pass3")) for x in tasks]
         )
     t.baseline_from = len(models)
-    out.append(t)
+    return t
 
-    # Tab. 3: behaviour and effort
+
+def _behaviour_effort(scores: dict[str, Any]) -> Table:
+    """Tab. 3: behaviour and effort."""
+    qc, k, pk = scores["questions"], scores["passes"], _pass_name(scores)
     t = Table(
         "behaviour_effort",
         "Agent behaviour and effort",
@@ -142,7 +167,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             "Image views (median)",
         ],
     )
-    for name, m in models.items():
+    for name, m in scores["models"].items():
         r = m["record"]
         mixed = sum(r["passes_right"][str(j)] for j in range(1, k))
         ab = m["abstention"]
@@ -160,10 +185,12 @@ def tables(scores: dict[str, Any]) -> list[Table]:
                 fmt(m["work"]["image_views"], 2),
             ]
         )
-    out.append(t)
+    return t
 
-    # Tab. 4: closed book and pairs
-    ci = qc["by_class"]
+
+def _closed_book_pairs(scores: dict[str, Any]) -> Table:
+    """Tab. 4: closed book and pairs."""
+    ci, pk = scores["questions"]["by_class"], _pass_name(scores)
     t = Table(
         "closed_book_pairs",
         "Answer sources and outcomes on instrument pairs",
@@ -184,7 +211,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             "Placebo moved",
         ],
     )
-    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+    for name, m in _everyone(scores):
         cb = (m.get("closed_book") or {}).get("by_class", {})
         row = [name]
         for klass in ("computable", "recognition"):
@@ -199,29 +226,35 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             _frac(pla["moved"], pla["right"]) if pla else "–",
         ]
         t.rows.append(row)
-    t.baseline_from = len(models)
-    out.append(t)
+    t.baseline_from = len(scores["models"])
+    return t
 
-    # Tab. 6: class and theme
-    themes = list(qc["by_theme"])
-    classes = [c for c in ("computable", "recognition") if c in ci]
+
+def _results_by_class_theme(scores: dict[str, Any]) -> Table:
+    """Tab. 6: class and theme."""
+    qc = scores["questions"]
+    ci, themes, classes = qc["by_class"], list(qc["by_theme"]), _classes(qc)
     t = Table(
         "results_by_class_theme",
         "Results by class and theme",
-        f"{pk} (%), question counts in parentheses.",
+        f"{_pass_name(scores)} (%), question counts in parentheses.",
         ["Model"] + [f"{c} ({ci[c]})" for c in classes] + [f"{x} ({qc['by_theme'][x]})" for x in themes],
     )
-    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+    for name, m in _everyone(scores):
         r = m["record"]
         t.rows.append(
             [name]
             + [fmt(r["by_class"].get(c, {}).get("pass3")) for c in classes]
             + [fmt(r["by_theme"].get(x, {}).get("pass3")) for x in themes]
         )
-    t.baseline_from = len(models)
-    out.append(t)
+    t.baseline_from = len(scores["models"])
+    return t
 
-    # Tab. 7: class and condition, one run and pass^k
+
+def _results_by_class_condition(scores: dict[str, Any]) -> Table:
+    """Tab. 7: class and condition, one run and pass^k."""
+    qc, pk = scores["questions"], _pass_name(scores)
+    ci, classes = qc["by_class"], _classes(qc)
     t = Table(
         "results_by_class_condition",
         "Accuracy by question class and condition",
@@ -230,7 +263,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
         + [f"{c} ({ci[c]}) {cond} {what}" for c in classes for cond in ("closed", "record") for what in ("one run", pk)]
         + [f"insufficient ({qc['insufficient']}) record one run", f"insufficient record {pk}"],
     )
-    for name, m in models.items():
+    for name, m in scores["models"].items():
         cb = (m.get("closed_book") or {}).get("by_class", {})
         row = [name]
         for c in classes:
@@ -239,70 +272,80 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             row += [fmt(m["record"]["one_run_by_class"].get(c)), fmt(m["record"]["by_class"].get(c, {}).get("pass3"))]
         row += [fmt(m["insufficient"]["one_run"]), fmt(m["insufficient"]["pass3"])]
         t.rows.append(row)
-    out.append(t)
+    return t
 
-    # Tab. 8: by reference source
+
+def _results_by_reference_source(scores: dict[str, Any]) -> Table:
+    """Tab. 8: by reference source."""
+    qc = scores["questions"]
     sources = list(qc["by_reference_source"])
     t = Table(
         "results_by_reference_source",
         "Results by reference type",
-        f"{pk} (%) by the source of the reference answer; Mapping = withheld product.",
+        f"{_pass_name(scores)} (%) by the source of the reference answer; Mapping = withheld product.",
         ["Model"] + [f"{SOURCE_LABELS.get(s, s)} ({qc['by_reference_source'][s]})" for s in sources],
     )
-    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+    for name, m in _everyone(scores):
         t.rows.append([name] + [fmt(m["record"]["by_reference_source"].get(s, {}).get("pass3")) for s in sources])
-    t.baseline_from = len(models)
-    out.append(t)
+    t.baseline_from = len(scores["models"])
+    return t
 
-    # Tab. 9: regression
+
+def _regression(scores: dict[str, Any]) -> Table:
+    """Tab. 9: regression, or why it was not estimable."""
     reg = scores["regression"]
-    if reg.get("estimable"):
-        t = Table(
+    warnings = f" Fit warnings: {'; '.join(reg['fit_warnings'])}." if reg.get("fit_warnings") else ""
+    if not reg.get("estimable"):
+        return Table(
             "regression",
             "Predictors of question difficulty",
-            f"Logistic regression of model-question {pk} with model and task fixed effects and standard errors "
-            f"clustered by question ({reg['n']} rows, {reg['clusters']} questions). Reference types are "
-            "relative to method."
-            + (f" Fit warnings: {'; '.join(reg['fit_warnings'])}." if reg.get("fit_warnings") else "")
-            + (
-                f" Left out: {'; '.join(reg['dropped_groups'] + reg['dropped_terms'])}."
-                if reg["dropped_groups"] or reg["dropped_terms"]
-                else ""
-            ),
-            ["Term", "Odds ratio", "95% interval", "p"],
-        )
-        for term in reg["terms"].values():
-            t.rows.append(
-                [
-                    term["label"],
-                    fmt(term["odds_ratio"], 2),
-                    f"{term['ci'][0]:.2f}–{term['ci'][1]:.2f}",
-                    fmt(term["p"], 3),
-                ]
-            )
-    else:
-        t = Table(
-            "regression",
-            "Predictors of question difficulty",
-            "Not estimable." + (f" Fit warnings: {'; '.join(reg['fit_warnings'])}." if reg.get("fit_warnings") else ""),
+            "Not estimable." + warnings,
             ["Result", "Reason"],
             [["not estimable", reg.get("reason", "")]],
         )
-    out.append(t)
+    t = Table(
+        "regression",
+        "Predictors of question difficulty",
+        f"Logistic regression of model-question {_pass_name(scores)} with model and task fixed effects and "
+        f"standard errors clustered by question ({reg['n']} rows, {reg['clusters']} questions). Reference types "
+        "are relative to method."
+        + warnings
+        + (
+            f" Left out: {'; '.join(reg['dropped_groups'] + reg['dropped_terms'])}."
+            if reg["dropped_groups"] or reg["dropped_terms"]
+            else ""
+        ),
+        ["Term", "Odds ratio", "95% interval", "p"],
+    )
+    for term in reg["terms"].values():
+        t.rows.append(
+            [
+                term["label"],
+                fmt(term["odds_ratio"], 2),
+                f"{term['ci'][0]:.2f}–{term['ci'][1]:.2f}",
+                fmt(term["p"], 3),
+            ]
+        )
+    return t
 
-    # Tab. 10: consistency
+
+def _consistency(scores: dict[str, Any]) -> Table:
+    """Tab. 10: consistency."""
+    k = scores["passes"]
     t = Table(
         "consistency",
         "Consistency over passes",
         f"Questions by the number of passes, out of {k}, with a right conclusion.",
         ["Model"] + [str(j) for j in range(k, -1, -1)] + [f"1..{k - 1}"],
     )
-    for name, m in models.items():
+    for name, m in scores["models"].items():
         pr = m["record"]["passes_right"]
         t.rows.append([name] + [pr[str(j)] for j in range(k, -1, -1)] + [sum(pr[str(j)] for j in range(1, k))])
-    out.append(t)
+    return t
 
-    # Tab. 12: confidence
+
+def _confidence(scores: dict[str, Any]) -> Table:
+    """Tab. 12: confidence."""
     t = Table(
         "confidence",
         "Reported confidence",
@@ -324,7 +367,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             "Mapping acc.",
         ],
     )
-    for name, m in models.items():
+    for name, m in scores["models"].items():
         c = m["confidence"]
         comp = c["by_reference_source"].get("method", {})
         mapp = c["by_reference_source"].get("withheld_product", {})
@@ -344,13 +387,17 @@ def tables(scores: dict[str, Any]) -> list[Table]:
                 fmt(mapp.get("accuracy")),
             ]
         )
-    out.append(t)
+    return t
 
-    # Tab. 14: transitions
+
+def _transitions(scores: dict[str, Any]) -> Table:
+    """Tab. 14: transitions from the closed book to the record."""
+    qc = scores["questions"]
+    ci, classes = qc["by_class"], _classes(qc)
     t = Table(
         "transitions",
         "From the closed book to the record",
-        f"Questions by {pk} outcome in the two conditions.",
+        f"Questions by {_pass_name(scores)} outcome in the two conditions.",
         ["Model"]
         + [
             f"{c} ({ci[c]}) {w}"
@@ -358,22 +405,24 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             for w in ("wrong to right", "right to wrong", "right in both", "wrong in both")
         ],
     )
-    for name, m in models.items():
+    for name, m in scores["models"].items():
         cb = (m.get("closed_book") or {}).get("by_class", {})
         row = [name]
         for c in classes:
             x = cb.get(c)
             row += [x[w] if x else "–" for w in ("wrong_to_right", "right_to_wrong", "right_in_both", "wrong_in_both")]
         t.rows.append(row)
-    out.append(t)
+    return t
 
-    # Tab. 17: per pair
+
+def _results_by_pair(scores: dict[str, Any]) -> Table:
+    """Tab. 17: per pair, or why there are no rows."""
     t = Table(
         "results_by_pair",
         "Results by instrument pair",
-        f"Right counts the models right on the original in all {k} passes, split into moved, held (prior or "
-        "default) and beyond. Shift gives the reference conclusion, the most common other answer in the altered "
-        "runs of the moved models and its count over those runs (when unique and given at least twice); "
+        f"Right counts the models right on the original in all {scores['passes']} passes, split into moved, held "
+        "(prior or default) and beyond. Shift gives the reference conclusion, the most common other answer in the "
+        "altered runs of the moved models and its count over those runs (when unique and given at least twice); "
         "Toward is the share of runs whose conclusion differs between versions that moved to the pair's "
         "pushes_toward.",
         ["Pair", "Kind", "Altered", "Theme", "Right", "Moved", "Held", "Beyond", "Shift", "Toward (%)"],
@@ -403,14 +452,17 @@ def tables(scores: dict[str, Any]) -> list[Table]:
                 fmt(p.get("toward_share")),
             ]
         )
-    out.append(t)
+    return t
 
-    # extra: site role and sensors, and problems
+
+def _results_by_role_sensors(scores: dict[str, Any]) -> Table:
+    """Extra: by site role and by single or multiple sensors."""
+    qc = scores["questions"]
     roles = list(qc["by_site_role"])
     t = Table(
         "results_by_role_sensors",
         "Results by site role and sensors",
-        f"{pk} (%), question counts in parentheses.",
+        f"{_pass_name(scores)} (%), question counts in parentheses.",
         ["Model"]
         + [f"{r} ({qc['by_site_role'][r]})" for r in roles]
         + [
@@ -418,15 +470,19 @@ def tables(scores: dict[str, Any]) -> list[Table]:
             f"single sensor ({qc['by_multi_sensor'].get('false', 0)})",
         ],
     )
-    for name, m in [*models.items(), *((BASELINE_LABELS[b], v) for b, v in bases.items())]:
+    for name, m in _everyone(scores):
         r = m["record"]
         t.rows.append(
             [name]
             + [fmt(r["by_site_role"].get(x, {}).get("pass3")) for x in roles]
             + [fmt(r["by_multi_sensor"].get(x, {}).get("pass3")) for x in ("true", "false")]
         )
-    t.baseline_from = len(models)
-    out.append(t)
+    t.baseline_from = len(scores["models"])
+    return t
+
+
+def _problems(scores: dict[str, Any]) -> Table:
+    """Extra: input problems, each with its count and first case."""
     pr = scores["problems"]
     t = Table(
         "problems",
@@ -443,8 +499,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
     ):
         first = pr[key][0] if pr[key] else None
         t.rows.append([label, len(pr[key]), ", ".join(f"{a}={b}" for a, b in first.items()) if first else ""])
-    out.append(t)
-    return out
+    return t
 
 
 def _ordered_pairs(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
