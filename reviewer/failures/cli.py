@@ -1,0 +1,102 @@
+"""`reviewer failures ...`: sample wrong runs, code the first wrong step and the sensor reports, report.
+
+Every verb calls reviewer.failures, the same functions a coding dock calls. Only the standard library is imported
+here, so building the parser stays light.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from reviewer.argtypes import integer
+from reviewer.console import echo
+
+
+def _store(args: argparse.Namespace) -> Any:
+    from reviewer.store import Store
+
+    return Store(args.db) if getattr(args, "db", None) else Store()
+
+
+def _sample(args: argparse.Namespace) -> int:
+    from reviewer.failures.sample import build_set, write_set
+
+    doc = build_set(args.runs, args.bank, per_model=args.per_model, seed=args.seed, lenient=args.lenient)
+    write_set(doc, args.out)
+    p = doc["pools"]
+    echo(
+        f"wrong runs on computable and recognition questions with the record: {p['wrong_runs']} "
+        f"(left out: {p['unwarranted_abstentions']} unwarranted abstentions, {p['harness_errors']} harness errors)"
+    )
+    for model, n in p["wrong_runs_by_model"].items():
+        took = sum(1 for r in doc["runs"] if r["part"] == "steps" and r["model"] == model)
+        echo(f"  {model}: {n} wrong runs, {took} sampled")
+    echo(
+        f"instrument pairs: {p['moved_wrong_runs']} wrong runs in {p['moved_cases']} cases that moved, "
+        f"{p['beyond_runs']} runs in {p['beyond_cases']} cases beyond both"
+    )
+    echo(
+        f"coding set {doc['id']}: {p['sampled']} step runs + {p['moved_wrong_runs'] + p['beyond_runs']} pair runs "
+        f"written to {args.out}"
+    )
+    return 0
+
+
+def _code(args: argparse.Namespace) -> int:
+    from reviewer.failures.coding import code_run
+    from reviewer.failures.sample import load_set
+
+    doc = load_set(args.set)
+    with _store(args) as store:
+        row = code_run(store, doc, args.run, args.code, user=args.user, note=args.note)
+    was = f" (was {row['replaces']})" if row["replaces"] else ""
+    echo(f"saved {row['run']}: {row['code']}{was}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from reviewer.failures.coding import run_view, view_text
+    from reviewer.failures.sample import load_set
+
+    doc = load_set(args.set)
+    if args.user or args.db:
+        from reviewer.review.ledger import user_name
+
+        with _store(args) as store:
+            view = run_view(doc, args.run, store=store, user=user_name(args.user))
+    else:
+        view = run_view(doc, args.run)
+    echo(json.dumps(view, ensure_ascii=False, indent=2) if args.json else view_text(view))
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `failures` verb and its subcommands."""
+    top = subparsers.add_parser("failures", help="failure-step coding of sampled wrong runs (seed 001 Tab. 13, C.5)")
+    sub = top.add_subparsers(dest="failures_verb", metavar="SUBCOMMAND", required=True)
+
+    p = sub.add_parser("sample", help="draw the coding set from a scoring run's runs")
+    p.add_argument("runs", metavar="RUNS_OR_SCORES", nargs="+", help="run files (JSONL), or a scoring report folder")
+    p.add_argument("bank", metavar="BANK")
+    p.add_argument("--per-model", type=integer(1), default=12, help="wrong runs drawn per model (default 12)")
+    p.add_argument("--seed", type=integer(0), default=0, help="the draw's seed (default 0)")
+    p.add_argument("--lenient", action="store_true", help="skip bad run lines as `reviewer score --lenient` does")
+    p.add_argument("--out", required=True, metavar="SET", help="the coding set file to write (JSON)")
+    p.set_defaults(func=_sample)
+
+    p = sub.add_parser("code", help="code one run (saved at once; a second code is a correction)")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--run", required=True, metavar="ID", help="the run's id in the set (s001..., p001...)")
+    p.add_argument("--code", required=True, help="a code of the run's scheme, or its key")
+    p.add_argument("--note", help="a note kept with the code")
+    p.add_argument("--user", help="the expert coding (default: REVIEWER_USER)")
+    p.set_defaults(func=_code)
+
+    p = sub.add_parser("show", help="what the coder reads for one run (never the LLM's code)")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--run", required=True, metavar="ID")
+    p.add_argument("--user", help="show this user's own code in force too (default: REVIEWER_USER with --db)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_show)
