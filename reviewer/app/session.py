@@ -49,6 +49,29 @@ OVERLAY_COLORS = {
 }
 
 
+#: modules the first image and boundary layers import (pandas via the shapes layer's features table,
+#: scipy.ndimage and napari's histogram via the image layer): imported in the open worker instead, where
+#: they do not hold the UI thread (~1 s the first time a site opened, 'longest UI block, opening')
+WARM_MODULES = (
+    "pandas",
+    "scipy.ndimage",
+    "napari.components.histogram",
+    "napari.layers.shapes._shapes_models",
+    "OpenGL.arrays.lists",
+)
+
+
+def warm_imports() -> None:
+    """Import WARM_MODULES (any thread; a no-op once imported)."""
+    import importlib
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            logger.debug("cannot preload %s", name)
+
+
 class StackSession(QObject):
     """Owns the open site and its layers in one napari viewer.
 
@@ -170,6 +193,7 @@ class StackSession(QObject):
         def work() -> SceneIndex:
             from reviewer.store import Store
 
+            warm_imports()  # the first image and shapes layers imported ~1 s of modules on the UI thread
             with Store(db) as store:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
             try:  # read and reproject the boundary here; the UI thread only draws it
@@ -248,6 +272,10 @@ class StackSession(QObject):
         self.glyphs.warm("0123456789-" + labels + index.site.name, first=True)
         self._draw_boundary()
         self.rebuild_stack(keep_date=None)
+        self._announce(index)
+
+    def _announce(self, index: SceneIndex) -> None:
+        """The docks fill in for the site shown."""
         self.site_opened.emit(index)
         # Opening a site makes ~10^5 long-lived objects (scenes, layers, docks); the next full collection
         # walked them all on the UI thread (170 ms, mid-stepping). Frozen objects are still freed by

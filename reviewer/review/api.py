@@ -205,9 +205,12 @@ def open_item(store: Store, key: str, *, user: str | None, bank: str | None = No
 
 
 def site_folder(store: Store, site_id: str) -> str | None:
-    """The folder of a site record by its id: the most recently scanned folder of that id that still exists."""
+    """The folder of a site record by its id: of the scanned folders of that id that still exist, one whose
+    scan found scenes, most recently scanned first (a broken copy of a site does not shadow the record)."""
     rows = store.db.execute(
-        "SELECT site_dir FROM sites WHERE site_id = ? ORDER BY scanned_at DESC, rowid DESC", [site_id]
+        "SELECT s.site_dir FROM sites s WHERE s.site_id = ? ORDER BY "
+        "EXISTS (SELECT 1 FROM scenes c WHERE c.site_dir = s.site_dir) DESC, s.scanned_at DESC, s.rowid DESC",
+        [site_id],
     ).fetchall()
     for (folder,) in rows:
         if Path(folder).is_dir():

@@ -36,7 +36,7 @@ def demo_bank(request, demo_site) -> Path:
     return out
 
 
-def make_store(path: Path, demo_db: Path, bank: Path, *, k: int = 2, seed: int = 11) -> Path:
+def make_store(path: Path, demo_db: Path, bank: Path, site: Path, *, k: int = 2, seed: int = 11) -> Path:
     """A store with the demo site's index, users mia (maintainer), ann and bob (annotators), eve (expert),
     the demo bank imported and assigned to ann and bob with k = 2."""
     from reviewer.bank.store import import_bank
@@ -45,6 +45,8 @@ def make_store(path: Path, demo_db: Path, bank: Path, *, k: int = 2, seed: int =
 
     shutil.copy(demo_db, path)
     with Store(path) as store:
+        # the session's store may hold other folders scanned by other GUI tests: the demo site's only
+        store.db.execute("DELETE FROM sites WHERE site_dir != ?", [str(site)])
         api.add_user(store, "mia", "maintainer")
         for name, role in (("ann", "annotator"), ("bob", "annotator"), ("eve", "expert")):
             api.add_user(store, name, role, by="mia")
@@ -54,8 +56,8 @@ def make_store(path: Path, demo_db: Path, bank: Path, *, k: int = 2, seed: int =
 
 
 @pytest.fixture
-def store_path(tmp_path, demo_db, demo_bank) -> Path:
-    return make_store(tmp_path / "review.sqlite", demo_db, demo_bank)
+def store_path(tmp_path, demo_db, demo_bank, demo_site) -> Path:
+    return make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site)
 
 
 @pytest.fixture

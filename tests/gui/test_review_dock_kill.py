@@ -63,8 +63,8 @@ def _run(db: Path, keys: list[str]) -> subprocess.Popen:
     )
 
 
-def test_sigkill_mid_session_loses_no_saved_decision(tmp_path, demo_db, demo_bank):  # noqa: F811
-    db = make_store(tmp_path / "review.sqlite", demo_db, demo_bank)
+def test_sigkill_mid_session_loses_no_saved_decision(tmp_path, demo_db, demo_bank, demo_site):  # noqa: F811
+    db = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site)
     from reviewer.review import api
     from reviewer.store import Store
 

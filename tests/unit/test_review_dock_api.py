@@ -76,3 +76,12 @@ def test_review_banks_and_site_folder(tmp_path):
         db.execute("INSERT INTO sites (site_dir, site_id, scanned_at) VALUES (?, 'a24', '2026-06-01')", [str(gone)])
     # the newer scan's folder moved away: the folder that still exists
     assert api.site_folder(store, "a24") == str(here)
+    broken = tmp_path / "broken-copy"
+    broken.mkdir()
+    with store.transaction() as db:  # scanned last, but its scan found no scene; the record's folder has one
+        db.execute("INSERT INTO sites (site_dir, site_id, scanned_at) VALUES (?, 'a24', '2026-09-01')", [str(broken)])
+        db.execute(
+            "INSERT INTO scenes (site_dir, scene_id, product, date) VALUES (?, 'LC08_X', 'landsat', '2020-01-01')",
+            [str(here)],
+        )
+    assert api.site_folder(store, "a24") == str(here)
