@@ -72,6 +72,89 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _precode(args: argparse.Namespace) -> int:
+    from reviewer.drafting.config import make_client
+    from reviewer.failures.precode import precode_set
+    from reviewer.failures.sample import load_set
+
+    doc = load_set(args.set)
+    with _store(args) as store:
+        from reviewer.failures.codebook import codebook
+        from reviewer.failures.coding import require_role
+
+        require_role(store, args.user, codebook().precoders, "pre-code failure steps")  # before the key is asked for
+        summary = precode_set(
+            store, doc, make_client(), user=args.user, model=args.model, concurrency=args.concurrency, redo=args.redo
+        )
+    for o in summary["runs"]:
+        if o["status"] in ("invalid", "failed"):
+            echo(f"{o['run']}: {o['status']}: {o['message']}", err=True)
+    echo(
+        f"{summary['set']} pre-coded by {summary['model']}: {summary['precoded']} coded, {summary['skipped']} "
+        f"skipped (coded already), {summary['invalid']} invalid replies, {summary['failed']} failed, "
+        f"{summary['not_done']} not done"
+    )
+    if summary["stopped"]:
+        echo(f"stopped: {summary['stopped']}", err=True)
+        return 2
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from reviewer.failures.check import check_sample, draw_check
+    from reviewer.failures.sample import load_set
+
+    doc = load_set(args.set)
+    with _store(args) as store:
+        if args.draw:
+            rows = draw_check(
+                store, doc, args.part, seed=args.seed, user=args.user, uncertain=args.uncertain, per_code=args.per_code
+            )
+            n_unsure = sum(r["reason"] == "uncertain" for r in rows)
+            echo(
+                f"check sample of the {args.part} part: {len(rows)} runs ({n_unsure} marked uncertain by the LLM, "
+                f"{len(rows) - n_unsure} by code from the rest)"
+            )
+            return 0
+        from reviewer.failures.coding import latest
+        from reviewer.review.ledger import user_name
+
+        me = user_name(args.user)
+        for rid in check_sample(store, doc, args.part):
+            mine = latest(store, doc["id"], rid, "expert", me)
+            echo(f"{rid}  {'coded ' + mine['code'] if mine else 'to code'}")
+    return 0
+
+
+def _agreement(args: argparse.Namespace) -> int:
+    from reviewer.failures.check import agreement
+    from reviewer.failures.sample import load_set
+
+    doc = load_set(args.set)
+    with _store(args) as store:
+        a = agreement(store, doc, args.part)
+    if args.json:
+        echo(json.dumps(a, ensure_ascii=False, indent=2))
+        return 0
+    pct = "–" if a["percent"] is None else f"{a['percent']:.1f}%"
+    kappa = f"{a['kappa']:.3f}" if a["kappa"] is not None else f"– ({a['kappa_note']})"
+    echo(
+        f"{a['part']}: LLM and experts agree on {a['agree']} of {a['checked']} checked runs ({pct}); "
+        f"Cohen's kappa {kappa}; {len(a['not_coded_yet'])} check runs not coded yet"
+    )
+    width = max(len(c) for c in a["codes"])
+    echo(f"{'LLM/expert':<{width}}  " + " ".join(f"{c[:6]:>6}" for c in a["codes"]))
+    for code, row in zip(a["codes"], a["table"], strict=True):
+        echo(f"{code:<{width}}  " + " ".join(f"{v:>6}" for v in row))
+    for d in a["disagreements"]:
+        echo(
+            f"disagree {d['run']} ({d['model']}): LLM {d['llm']}, {d['coder']} {d['expert']}"
+            + (f"; quote: {d['quote']}" if d["quote"] else "")
+            + (f"; note: {d['note']}" if d["note"] else "")
+        )
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `failures` verb and its subcommands."""
     top = subparsers.add_parser("failures", help="failure-step coding of sampled wrong runs (seed 001 Tab. 13, C.5)")
@@ -100,3 +183,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--user", help="show this user's own code in force too (default: REVIEWER_USER with --db)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_show)
+
+    p = sub.add_parser("precode", help="LLM pre-coding of every run (code, quote, uncertain flag; resumable)")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--model", help="the model (default: assets/drafting/settings.json)")
+    p.add_argument("--concurrency", type=integer(1, 64), help="requests in flight (default: the drafting settings)")
+    p.add_argument("--redo", action="store_true", help="pre-code runs that have an LLM code already (a new row)")
+    p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+    p.set_defaults(func=_precode)
+
+    p = sub.add_parser("check", help="draw the expert check sample (--draw), or list it for an expert (blind)")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--part", choices=["steps", "pairs"], default="steps")
+    p.add_argument("--draw", action="store_true", help="draw and keep the sample (maintainer)")
+    p.add_argument("--seed", type=integer(0), default=0)
+    p.add_argument("--uncertain", type=integer(0), help="draw this many of the uncertain runs (default: all)")
+    p.add_argument("--per-code", type=integer(0), default=2, help="runs per code from the rest (default 2)")
+    p.add_argument("--user", help="who is working (default: REVIEWER_USER)")
+    p.set_defaults(func=_check)
+
+    p = sub.add_parser("agreement", help="LLM vs expert on the check sample: percent, Cohen's kappa, disagreements")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--part", choices=["steps", "pairs"], default="steps")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_agreement)
