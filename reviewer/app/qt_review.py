@@ -303,7 +303,8 @@ class AnnotatorPanel(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for r in self.shown_rows:
-            it = QListWidgetItem(f"{MARKS.get(r['mine'], '?')}  {r['id']}   {r['task']}   {r['site']}")
+            kind = r["task"] or r["question"].get("class")  # an 'insufficient' question has no task
+            it = QListWidgetItem(f"{MARKS.get(r['mine'], '?')}  {r['id']}   {kind}   {r['site']}")
             it.setData(Qt.UserRole, r["item"])
             self.list.addItem(it)
             if self.view is not None and r["item"] == self.view["item"]:
