@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from reviewer.bank import candidates
 from reviewer.bank.io import KEY_ORDER
 from reviewer.bank.series import COARSE, LANDSAT
 from reviewer.errors import BankError, RecordError
@@ -184,6 +185,28 @@ def _bands_for(scene: Scene, variable: str) -> list[str]:
     return [product.band_by_name(n).token for n in names if product.band_by_name(n).token in scene.files]
 
 
+@dataclass(frozen=True)
+class _Alteration:
+    """What alter_record was asked to change (the dates parsed)."""
+
+    satellite: str | None
+    variable: str
+    scale: float | None
+    replace_with: str | None
+    lo: dt.date | None
+    hi: dt.date | None
+    drop_clear: float | None
+    seed: int
+    clear_threshold: float
+
+    @property
+    def placebo(self) -> bool:
+        return self.drop_clear is not None
+
+    def in_window(self, s: Scene) -> bool:
+        return (self.lo is None or s.date >= self.lo) and (self.hi is None or s.date <= self.hi)
+
+
 def alter_record(
     site_dir: str | Path,
     out_dir: str | Path,
@@ -201,16 +224,84 @@ def alter_record(
     clear_threshold: float = 0.5,
     pair_id: str | None = None,
     dry_run: bool = False,
+    cache: OriginalsCache | None = None,
 ) -> AlterResult:
     """Write the altered copy, check it against bank questions and keep the pairs that pass.
 
     With `bank` and no `question`, every bank question whose reference methods rely on the altered
     satellite (placebo: whose period holds a removed scene) is checked; with `question`, only that one.
     Kept pairs are added to the bank's pairs.jsonl (not with `dry_run`); kept and rejected pairs, with the
-    check that failed, go to alter_report.json in the altered folder.
+    check that failed, go to alter_report.json in the altered folder. `cache` keeps the original record's
+    index and series between calls (default: the process-wide ORIGINALS).
     """
     site_dir = Path(site_dir).resolve()
     out = Path(out_dir)
+    _refuse_bad_request(satellite, scale, replace_with, drop_clear, bank, question)
+    b = _open_bank(bank, question, dry_run)
+    check_output_folder(out)
+    if out.exists() and any(out.iterdir()):
+        raise BankError("output folder is not empty", path=out)
+    a = _Alteration(
+        satellite,
+        variable,
+        scale,
+        replace_with,
+        _date(date_from),
+        _date(date_to, end=True),
+        drop_clear,
+        seed,
+        clear_threshold,
+    )
+    cache = ORIGINALS if cache is None else cache
+    index = cache.index(site_dir)
+    altered, removed, alteration, kind = _plan(index, a)
+    # scene side files (MTL, metadata) of removed scenes go too
+    removed_prefixes = tuple(s.scene_id for s in removed)
+    # the altered copy is built in a temporary folder beside --out and renamed into place at the end, so a
+    # failure (a full disk, a failed check) leaves no half-written copy
+    with output_folder(out) as work:
+        written = _write_copy(site_dir, work, altered, removed_prefixes, scale)
+        base = _pair_base(a, kind, alteration, len(written), len(removed))
+        result = AlterResult(str(out), base, written, list(removed_prefixes), bank=str(bank) if bank else None)
+        altered_index = _altered_index(index, work, set(removed_prefixes), set(written))
+        if kind == "instrument":
+            result.detect_check = detect_check(
+                site_dir, work, satellite, a.lo, a.hi, variable=variable, index=altered_index
+            )
+        qids = _questions_to_check(b, question, kind, a, removed, result)
+        checker = None
+        if b is not None and qids:
+            checker = _Checker(
+                site_dir, work, satellite, indices={"original": index, "altered": altered_index}, cache=cache
+            )
+            checker.parts = _parts_of([b.question(qid) for qid in qids])
+        taken = {p["id"] for p in b.pairs} if b is not None else set()
+        for qid in qids:
+            mc = checker.check(b.question(qid), placebo=a.placebo) if checker is not None else None
+            pid = pair_id if pair_id and len(qids) == 1 else _next_id(qid, taken)
+            taken.add(pid)
+            _judge_pair(result, pid, qid, mc, a.placebo)
+        adding = b is not None and bool(result.pairs) and not dry_run
+        if adding:
+            result.added_to_bank = len(result.pairs)
+        atomic_write(work / REPORT, (json.dumps(result.summary(), indent=1, default=str) + "\n").encode("utf-8"))
+    # the pairs go into the bank only once the altered copy they point at is in place
+    if adding:
+        from reviewer.bank.io import add_pairs
+
+        add_pairs(bank, result.pairs)
+    return result
+
+
+def _refuse_bad_request(
+    satellite: str | None,
+    scale: float | None,
+    replace_with: str | None,
+    drop_clear: float | None,
+    bank: str | Path | None,
+    question: str | None,
+) -> None:
+    """Refuse, before anything is read or written, a request that names no single alteration or no question."""
     modes = [scale is not None, replace_with is not None, drop_clear is not None]
     if sum(modes) != 1:
         raise BankError("give exactly one of --scale, --replace-with or --drop-clear")
@@ -224,201 +315,202 @@ def alter_record(
         raise BankError("--drop-clear must be a fraction between 0 and 1")
     if replace_with is not None and replace_with not in satellites():
         raise BankError(f"unknown satellite {replace_with!r}")
-    placebo = drop_clear is not None
     if bank is None and question is None:
         raise BankError(
             "give --bank CANDIDATES_DIR (the bank whose questions the pair is checked against and "
             "added to) or --question QUESTION_ID: a pair record must name its question"
         )
-    if bank is None and not placebo:
+    if bank is None and drop_clear is None:
         raise BankError(
             f"--question {question} needs --bank CANDIDATES_DIR: an instrument pair is kept only "
             "after the method check against the bank question"
         )
-    b = None
-    if bank is not None:
-        from reviewer.bank.io import load_bank
 
-        b = load_bank(bank)
-        if question is not None and not b.has("questions", question):
-            raise BankError(f"no question {question!r} in the bank", path=bank)
-        if b.frozen and not dry_run:
-            raise BankError(
-                "holds a frozen bank, which is immutable; pairs cannot be added (use --dry-run "
-                "to check without adding)",
-                path=bank,
-            )
-    check_output_folder(out)
-    if out.exists() and any(out.iterdir()):
-        raise BankError("output folder is not empty", path=out)
-    lo, hi = _date(date_from), _date(date_to, end=True)
-    index = _original_index(site_dir)
-    platform = satellites().get(satellite or "", None)
 
-    def in_window(s: Scene) -> bool:
-        return (lo is None or s.date >= lo) and (hi is None or s.date <= hi)
+def _open_bank(bank: str | Path | None, question: str | None, dry_run: bool) -> Any:
+    """The bank the pairs are checked against and added to (None without --bank); a frozen one only to check."""
+    if bank is None:
+        return None
+    from reviewer.bank.io import load_bank
 
-    targets = [s for s in index.scenes if (platform is None or s.platform == platform) and in_window(s)]
-    altered: dict[str, Any] = {}  # relative path -> band spec (scale) or None (remove)
+    b = load_bank(bank)
+    if question is not None and not b.has("questions", question):
+        raise BankError(f"no question {question!r} in the bank", path=bank)
+    if b.frozen and not dry_run:
+        raise BankError(
+            "holds a frozen bank, which is immutable; pairs cannot be added (use --dry-run to check without adding)",
+            path=bank,
+        )
+    return b
+
+
+def _plan(index: SceneIndex, a: _Alteration) -> tuple[dict[str, Any], list[Scene], str, str]:
+    """The files to rewrite (relative path -> band spec to scale, or None to remove), the removed scenes, the
+    alteration and the pair kind."""
+    platform = satellites().get(a.satellite or "", None)
+    targets = [s for s in index.scenes if (platform is None or s.platform == platform) and a.in_window(s)]
+    altered: dict[str, Any] = {}
     removed: list[Scene] = []
-    if scale is not None:
+    if a.scale is not None:
         for s in targets:
-            tokens = _bands_for(s, variable)
-            for t in tokens:
+            for t in _bands_for(s, a.variable):
                 altered[s.files[t]] = s.product_spec.bands[t]
         if not altered:
-            raise BankError(f"no {variable} files of {satellite} in the window")
-        alteration, kind = "scale", "instrument"
-    elif replace_with is not None:
-        if not any(s.platform == satellites()[replace_with] and in_window(s) for s in index.scenes):
-            raise BankError(f"{replace_with} has no scenes in the window to stand in for {satellite}")
-        for s in targets:
-            removed.append(s)
-            for rel in s.files.values():
-                altered[rel] = None
-        alteration, kind = "replace", "instrument"
+            raise BankError(f"no {a.variable} files of {a.satellite} in the window")
+        return altered, removed, "scale", "instrument"
+    if a.replace_with is not None:
+        if not any(s.platform == satellites()[a.replace_with] and a.in_window(s) for s in index.scenes):
+            raise BankError(f"{a.replace_with} has no scenes in the window to stand in for {a.satellite}")
+        removed = list(targets)
     else:
         optical = [
             s
             for s in targets
             if s.clear_fraction is not None
-            and s.clear_fraction >= clear_threshold
+            and s.clear_fraction >= a.clear_threshold
             and any(b in ("red", "nir") for b in (sp.name for sp in s.product_spec.bands.values()))
         ]
-        rng = np.random.default_rng(seed)
-        n = max(1, int(round(drop_clear * len(optical))))
-        for i in sorted(rng.choice(len(optical), size=min(n, len(optical)), replace=False)):
-            s = optical[int(i)]
-            removed.append(s)
-            for rel in s.files.values():
-                altered[rel] = None
-        alteration, kind = "drop_scenes", "placebo"
-    # scene side files (MTL, metadata) of removed scenes go too
-    removed_prefixes = tuple(s.scene_id for s in removed)
-    # the altered copy is built in a temporary folder beside --out and renamed into place at the end, so a
-    # failure (a full disk, a failed check) leaves no half-written copy
-    with output_folder(out) as work:
-        written: list[str] = []
-        for path in site_files(site_dir):
-            rel = str(path.relative_to(site_dir))
-            if rel in altered:
-                if altered[rel] is None:
-                    continue
-                write_scaled_band(path, work / rel, altered[rel], scale)
-                written.append(rel)
-            elif removed_prefixes and path.name.startswith(removed_prefixes):
+        rng = np.random.default_rng(a.seed)
+        n = max(1, int(round(a.drop_clear * len(optical))))
+        removed = [optical[int(i)] for i in sorted(rng.choice(len(optical), size=min(n, len(optical)), replace=False))]
+    for s in removed:
+        for rel in s.files.values():
+            altered[rel] = None
+    alteration, kind = ("replace", "instrument") if a.replace_with is not None else ("drop_scenes", "placebo")
+    return altered, removed, alteration, kind
+
+
+def _write_copy(
+    site_dir: Path, work: Path, altered: dict[str, Any], removed_prefixes: tuple[str, ...], scale: float | None
+) -> list[str]:
+    """The altered copy in `work`: scaled bands rewritten, removed scenes and truth left out, the rest linked.
+    Returns the rewritten files (relative paths)."""
+    written: list[str] = []
+    for path in site_files(site_dir):
+        rel = str(path.relative_to(site_dir))
+        if rel in altered:
+            if altered[rel] is None:
                 continue
-            elif path.name in ("truth.json", "truth_masks.npz"):
-                continue  # an altered record carries no truth about itself
-            else:
-                _link(path, work / rel)
-        base = {
-            "kind": kind,
-            "satellite": satellite or "all",
-            "variable": variable if kind == "instrument" else "scenes",
-            "alteration": alteration,
-            "factor": scale,
-            "from": lo.isoformat() if lo else None,
-            "to": hi.isoformat() if hi else None,
-            "fraction": drop_clear,
-            "seed": seed if kind == "placebo" else None,
-            "replacement": replace_with,
-            "description": _describe(
-                kind,
-                alteration,
-                satellite,
-                variable,
-                scale,
-                replace_with,
-                lo,
-                hi,
-                drop_clear,
-                len(written),
-                len(removed),
-            ),
-        }
-        result = AlterResult(str(out), base, written, list(removed_prefixes), bank=str(bank) if bank else None)
-        altered_index = _altered_index(index, work, set(removed_prefixes), set(written))
-        if kind == "instrument":
-            result.detect_check = detect_check(
-                site_dir, work, satellite, lo, hi, variable=variable, index=altered_index
-            )
-
-        # the questions to check
-        if question is not None:
-            qids = [question]
+            write_scaled_band(path, work / rel, altered[rel], scale)
+            written.append(rel)
+        elif removed_prefixes and path.name.startswith(removed_prefixes):
+            continue
+        elif path.name in ("truth.json", "truth_masks.npz"):
+            continue  # an altered record carries no truth about itself
         else:
-            qids = [q["id"] for q in b.questions if _concerns(q, kind, satellite, lo, hi, removed, variable)]
-            if not qids:
-                result.note = (
-                    f"no question of the bank relies on {satellite} in the altered window"
-                    if kind == "instrument"
-                    else "no question of the bank has a removed scene in its period"
-                )
-        taken = {p["id"] for p in b.pairs} if b is not None else set()
-        checker = None
-        if b is not None and qids:
-            checker = _Checker(site_dir, work, satellite, indices={"original": index, "altered": altered_index})
-            checker.parts = _parts_of([b.question(qid) for qid in qids])
-        for qid in qids:
-            q = b.question(qid) if b is not None else None
-            mc = checker.check(q, placebo=placebo) if checker is not None else None
-            pid = pair_id if pair_id and len(qids) == 1 else _next_id(qid, taken)
-            taken.add(pid)
-            pair = {"id": pid, "question": qid, **base, "pushes_toward": None}
-            if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
-                pair["pushes_toward"] = mc["altered_conclusion"]
-            pair = {k: pair[k] for k in KEY_ORDER["pair"]}
-            failed = []
-            if placebo:
-                if mc is not None and not mc.get("stable", False):
-                    failed.append("placebo (the reference conclusion changes)")
-            else:
-                if not (mc or {}).get("changed"):
-                    failed.append("method")
-                if not (result.detect_check or {}).get("detectable"):
-                    failed.append("detect")
-            from reviewer.bank.io import record_problems
-
-            found = record_problems(pair, "pair")
-            if found:  # never written: report it as rejected
-                failed.append(f"schema ({found[0][0]}: {found[0][1]})")
-            (result.rejected if failed else result.kept).append(
-                {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})}
-            )
-        adding = b is not None and bool(result.pairs) and not dry_run
-        if adding:
-            result.added_to_bank = len(result.pairs)
-        atomic_write(work / REPORT, (json.dumps(result.summary(), indent=1, default=str) + "\n").encode("utf-8"))
-    # the pairs go into the bank only once the altered copy they point at is in place
-    if adding:
-        from reviewer.bank.io import add_pairs
-
-        add_pairs(bank, result.pairs)
-    return result
+            _link(path, work / rel)
+    return written
 
 
-_ORIGINALS: dict[tuple[str, str], dict[str, Any]] = {}
+def _pair_base(a: _Alteration, kind: str, alteration: str, n_written: int, n_removed: int) -> dict[str, Any]:
+    """The fields every pair of this alteration shares."""
+    return {
+        "kind": kind,
+        "satellite": a.satellite or "all",
+        "variable": a.variable if kind == "instrument" else "scenes",
+        "alteration": alteration,
+        "factor": a.scale,
+        "from": a.lo.isoformat() if a.lo else None,
+        "to": a.hi.isoformat() if a.hi else None,
+        "fraction": a.drop_clear,
+        "seed": a.seed if kind == "placebo" else None,
+        "replacement": a.replace_with,
+        "description": _describe(
+            kind,
+            alteration,
+            a.satellite,
+            a.variable,
+            a.scale,
+            a.replace_with,
+            a.lo,
+            a.hi,
+            a.drop_clear,
+            n_written,
+            n_removed,
+        ),
+    }
 
 
-def _cached(site_dir: Path) -> dict[str, Any]:
-    """Per original record (and its file signature): the scene index and the series built from it, kept
-    in memory so successive alterations of one record scan and read it once."""
-    from reviewer.bank.series import cached_index
+def _questions_to_check(
+    b: Any, question: str | None, kind: str, a: _Alteration, removed: list[Scene], result: AlterResult
+) -> list[str]:
+    """The named question, or every bank question the alteration could concern (a note in result when none)."""
+    if question is not None:
+        return [question]
+    qids = [q["id"] for q in b.questions if _concerns(q, kind, a.satellite, a.lo, a.hi, removed, a.variable)]
+    if not qids:
+        result.note = (
+            f"no question of the bank relies on {a.satellite} in the altered window"
+            if kind == "instrument"
+            else "no question of the bank has a removed scene in its period"
+        )
+    return qids
 
-    index = cached_index(site_dir)
-    key = (str(site_dir), id(index))
-    if key not in _ORIGINALS:
-        for old in [k for k in _ORIGINALS if k[0] == key[0]]:
-            del _ORIGINALS[old]
-        while len(_ORIGINALS) >= 2:
-            del _ORIGINALS[next(iter(_ORIGINALS))]
-        _ORIGINALS[key] = {"index": index, "series": {}}
-    return _ORIGINALS[key]
+
+def _judge_pair(result: AlterResult, pid: str, qid: str, mc: dict[str, Any] | None, placebo: bool) -> None:
+    """The pair record of one question, kept or rejected (with the checks it failed)."""
+    from reviewer.bank.io import record_problems
+
+    pair = {"id": pid, "question": qid, **result.alteration, "pushes_toward": None}
+    if mc and not placebo and mc.get("changed") and mc.get("altered_conclusion") is not None:
+        pair["pushes_toward"] = mc["altered_conclusion"]
+    pair = {k: pair[k] for k in KEY_ORDER["pair"]}
+    failed = []
+    if placebo:
+        if mc is not None and not mc.get("stable", False):
+            failed.append("placebo (the reference conclusion changes)")
+    else:
+        if not (mc or {}).get("changed"):
+            failed.append("method")
+        if not (result.detect_check or {}).get("detectable"):
+            failed.append("detect")
+    found = record_problems(pair, "pair")
+    if found:  # never written: report it as rejected
+        failed.append(f"schema ({found[0][0]}: {found[0][1]})")
+    (result.rejected if failed else result.kept).append(
+        {"pair": pair, "method_check": mc, **({"failed": failed} if failed else {})}
+    )
 
 
-def _original_index(site_dir: Path) -> SceneIndex:
-    return _cached(site_dir)["index"]
+class OriginalsCache:
+    """Per original record (and its scanned index): the scene index and the series built from it, so
+    successive alterations of one record in a session scan and read it once.
+
+    Its lifetime is the object's: alter_record and method_check take one (`cache=`), and use the process-wide
+    ORIGINALS when given none; clear() forgets everything. An entry is dropped when the record's files change
+    (reviewer.bank.series.cached_index gives a new index) and at most `size` records are kept."""
+
+    def __init__(self, size: int = 2) -> None:
+        self.size = size
+        self._entries: dict[tuple[str, int], dict[str, Any]] = {}
+
+    def _entry(self, site_dir: Path) -> dict[str, Any]:
+        from reviewer.bank.series import cached_index
+
+        index = cached_index(site_dir)
+        key = (str(site_dir), id(index))
+        if key not in self._entries:
+            for old in [k for k in self._entries if k[0] == key[0]]:
+                del self._entries[old]
+            while len(self._entries) >= self.size:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = {"index": index, "series": {}}
+        return self._entries[key]
+
+    def index(self, site_dir: Path) -> SceneIndex:
+        """The original record's scene index (scanned once while its files are unchanged)."""
+        return self._entry(site_dir)["index"]
+
+    def series(self, site_dir: Path) -> dict[frozenset[str], Any]:
+        """The original record's series, by the build_series parts they were built with (filled by callers)."""
+        return self._entry(site_dir)["series"]
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+#: the process-wide cache alter_record uses when given none
+ORIGINALS = OriginalsCache()
 
 
 def _altered_index(index: SceneIndex, out: Path, removed: set[str], rewritten: set[str]) -> SceneIndex:
@@ -448,9 +540,7 @@ def _codes_outside_valid(scene: Scene, q) -> bool:
 
 
 def _parts_of(questions: list[dict[str, Any]]) -> frozenset[str]:
-    from reviewer.bank.generate import series_parts
-
-    return series_parts(sorted({q["provenance"]["template"] for q in questions}))
+    return candidates.series_parts(sorted({q["provenance"]["template"] for q in questions}))
 
 
 def _next_id(qid: str, taken: set[str]) -> str:
@@ -473,17 +563,15 @@ def _concerns(
     if q["class"] == "insufficient" or q.get("reference_source") == "observations":
         return False
     prov = q.get("provenance") or {}
-    from reviewer.bank.generate import COMPUTE, COMPUTE_PARTS, templates
-
     name = prov.get("template")
-    if name not in templates() or templates()[name]["compute"] not in COMPUTE:
+    if not candidates.recomputable(name):
         return False
     p_lo, p_hi = dt.date.fromisoformat(q["period"]["start"]), dt.date.fromisoformat(q["period"]["end"])
     if kind == "placebo":
         return any(p_lo <= s.date <= p_hi and (s.label in q["sensors"] or s.label in COARSE) for s in removed)
     if (lo is not None and p_hi < lo) or (hi is not None and p_lo > hi):
         return False
-    if (variable == "snow") != ("snow" in COMPUTE_PARTS.get(templates()[name]["compute"], ())):
+    if (variable == "snow") != candidates.reads_snow(name):
         return False  # snow methods read only the snow product; the others never read it
     methods = [m for d in (prov.get("methods") or {}).values() if isinstance(d, dict) for m in d]
     if not any(_relies_on(m, satellite) for m in methods):
@@ -534,11 +622,13 @@ class _Checker:
         satellite: str | None,
         indices: dict[str, SceneIndex] | None = None,
         parts: frozenset[str] | None = None,
+        cache: OriginalsCache | None = None,
     ) -> None:
         self.folders = {"original": Path(site_dir), "altered": Path(altered_dir)}
         self.satellite = satellite
         self.indices = dict(indices or {})
         self.parts = parts
+        self.cache = ORIGINALS if cache is None else cache
         self._series: dict[str, Any] = {}
         self._cands: dict[tuple[str, str], list] = {}
 
@@ -547,7 +637,7 @@ class _Checker:
 
         parts = self.parts or PARTS
         if label not in self._series:
-            cache = _cached(self.folders["original"])["series"] if label == "original" else {}
+            cache = self.cache.series(self.folders["original"]) if label == "original" else {}
             if parts not in cache:
                 index = self.indices.get(label) or open_index(self.folders[label])
                 cache[parts] = build_series(index, parts=parts)
@@ -557,12 +647,10 @@ class _Checker:
     def candidates(self, label: str, name: str) -> list:
         import warnings
 
-        from reviewer.bank import generate as G
-
         if (label, name) not in self._cands:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._cands[(label, name)] = G.COMPUTE[G.templates()[name]["compute"]](self.series(label), name)
+                self._cands[(label, name)] = candidates.compute(self.series(label), name)
         return self._cands[(label, name)]
 
     def check(self, q: dict[str, Any], placebo: bool = False) -> dict[str, Any]:
@@ -570,15 +658,13 @@ class _Checker:
 
 
 def _match(cands: list, q: dict[str, Any]):
-    from reviewer.bank.generate import candidate_params
-
     period = (int(q["period"]["start"][:4]), int(q["period"]["end"][:4]))
     params = (q.get("provenance") or {}).get("params")
     for c in cands:
         if c.period != period:
             continue
         if params is not None:
-            if json.dumps(candidate_params(c), sort_keys=True) == json.dumps(params, sort_keys=True):
+            if json.dumps(candidates.candidate_params(c), sort_keys=True) == json.dumps(params, sort_keys=True):
                 return c
         elif all(str(v) in q["text"] for k, v in c.params.items() if k in ("region", "sense", "y1", "y2")):
             return c  # banks written before provenance.params
@@ -639,7 +725,12 @@ def method_check_question(
 
 
 def method_check(
-    site_dir: Path, altered_dir: Path, bank: str | Path, question: str, satellite: str | None
+    site_dir: Path,
+    altered_dir: Path,
+    bank: str | Path,
+    question: str,
+    satellite: str | None,
+    cache: OriginalsCache | None = None,
 ) -> dict[str, Any]:
     """The method check of one bank question (see method_check_question)."""
     from reviewer.bank.io import load_bank
@@ -648,7 +739,7 @@ def method_check(
     if not b.has("questions", question):
         raise BankError(f"no question {question!r} in the bank", path=bank)
     q = b.question(question)
-    checker = _Checker(Path(site_dir).resolve(), altered_dir, satellite, parts=_parts_of([q]))
+    checker = _Checker(Path(site_dir).resolve(), altered_dir, satellite, parts=_parts_of([q]), cache=cache)
     return method_check_question(checker, q, satellite)
 
 
