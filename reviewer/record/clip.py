@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import rasterio
+from affine import Affine
 from rasterio.warp import transform_bounds
 from rasterio.windows import Window, from_bounds
 
@@ -55,7 +56,9 @@ def _clip_geotiff(src: Path, dst: Path, site) -> bool:
             shutil.copy2(src, dst)
             return False
         profile = ds.profile.copy()
-        profile.update(width=int(win.width), height=int(win.height), transform=ds.window_transform(win))
+        # the window's transform (rasterio's window_transform multiplies Affines with `*`, deprecated)
+        transform = ds.transform @ Affine.translation(win.col_off, win.row_off)
+        profile.update(width=int(win.width), height=int(win.height), transform=transform)
         if profile.get("tiled") and (int(win.width) < 16 or int(win.height) < 16):
             profile.pop("blockxsize", None)
             profile.pop("blockysize", None)
