@@ -155,6 +155,24 @@ def _agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    from reviewer.failures.report import write_report
+    from reviewer.failures.sample import load_set
+
+    doc = load_set(args.set)
+    with _store(args) as store:
+        r = write_report(store, doc, args.out, split=args.leading)
+    n13, n5 = r["table13_totals"], r["c5_totals"]
+    echo(f"leading models: {', '.join(r['leading']) or '(none)'}")
+    echo(
+        f"Tab. 13: {n13['lead']} lead + {n13['other']} other coded step runs; C.5: {n5['moved']} moved + "
+        f"{n5['beyond']} beyond coded pair runs; not coded yet: {r['not_coded']['steps']} step, "
+        f"{r['not_coded']['pairs']} pair runs"
+    )
+    echo(f"report written to {args.out}")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `failures` verb and its subcommands."""
     top = subparsers.add_parser("failures", help="failure-step coding of sampled wrong runs (seed 001 Tab. 13, C.5)")
@@ -207,3 +225,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--part", choices=["steps", "pairs"], default="steps")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_agreement)
+
+    p = sub.add_parser("report", help="Tab. 13, the C.5 counts, a CSV of every coded run and the figure")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument(
+        "--leading",
+        help="the leading models: a number (the top N by pass^k) or comma-separated names (default: the top half)",
+    )
+    p.set_defaults(func=_report)
