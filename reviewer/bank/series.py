@@ -93,7 +93,11 @@ def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:
 
 @dataclass
 class Series:
-    """What the methods work on; every array is on the site grid."""
+    """What the reference methods work on: the whole record of a site reduced once to annual composites and
+    per-acquisition series, every array on the site grid.
+
+    Not reviewer.record.series.Series, which is one value per scene of a viewer stack at a pixel or over a
+    region (what the plot dock draws); this one is built by build_series for question generation."""
 
     site_id: str
     shape: tuple[int, int]
@@ -167,24 +171,41 @@ def _read_product(site_dir: Path, product_id: str, grid: Grid) -> tuple[np.ndarr
         return None, None
 
 
-_INDEXES: dict[str, tuple[str, SceneIndex]] = {}
+class IndexCache:
+    """Scene indexes (open_index without a store) remembered per folder until any file of it changes (its
+    signature), at most `size` folders, oldest dropped first. Its lifetime is the object's; clear() forgets
+    everything. INDEXES is the process-wide one cached_index uses."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self._entries: dict[str, tuple[str, SceneIndex]] = {}
+
+    def get(self, site_dir: str | Path) -> SceneIndex:
+        """The folder's index, scanned again only when its files changed. Callers must not change its scenes."""
+        from reviewer.record.scan import open_index, signature
+
+        folder = Path(site_dir).resolve()
+        sig = signature(folder)
+        hit = self._entries.get(str(folder))
+        if hit is not None and hit[0] == sig:
+            return hit[1]
+        index = open_index(folder)
+        while len(self._entries) >= self.size:
+            del self._entries[next(iter(self._entries))]
+        self._entries[str(folder)] = (sig, index)
+        return index
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+#: the process-wide index cache: generating and altering one record in a session scans it once
+INDEXES = IndexCache()
 
 
 def cached_index(site_dir: str | Path) -> SceneIndex:
-    """open_index without a store, remembered in memory per folder until any file of it changes (signature),
-    so generating and altering one record in a session scans it once. Callers must not change its scenes."""
-    from reviewer.record.scan import open_index, signature
-
-    folder = Path(site_dir).resolve()
-    sig = signature(folder)
-    hit = _INDEXES.get(str(folder))
-    if hit is not None and hit[0] == sig:
-        return hit[1]
-    index = open_index(folder)
-    while len(_INDEXES) >= 4:
-        del _INDEXES[next(iter(_INDEXES))]
-    _INDEXES[str(folder)] = (sig, index)
-    return index
+    """INDEXES.get(site_dir): open_index without a store, remembered until any file of the folder changes."""
+    return INDEXES.get(site_dir)
 
 
 # ----------------------------------------------------------------------------- the pass
@@ -301,154 +322,198 @@ def build_series(
     cfg = config or SeriesConfig()
     site = index.site
     grid = Grid.of_site(site)
-    shape = tuple(site.shape)
-    inside = site.boundary_mask if site.boundary_mask is not None else np.ones(shape, bool)
     scenes = [s for s in index.scenes if s.record]
     landsat = [s for s in scenes if s.label in LANDSAT and (s.tier in cfg.tiers)]
+    series = _empty_series(index, scenes, landsat, cfg)
+    parts = PARTS if parts is None else frozenset(parts)
+    crop_core = _read_products(series, site.dir, grid, parts)
+    to_read = _to_read(scenes, landsat, series.years, cfg, parts)
+    tick = _Ticker(sum(len(v) for v in to_read.values()), progress, cancel)
+    with ThreadPoolExecutor(max_workers=cfg.workers) as pool:
+        _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick)
+        _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick)
+        for scene, value in zip(to_read["era5"], pool.map(lambda s: _precip(s, grid), to_read["era5"]), strict=True):
+            tick("read ERA5-Land")
+            if value is not None:
+                series.precip[(scene.date.year, scene.date.month)] = value
+        _read_snow(series, to_read["snow"], pool, grid, tick)
+    series.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(0.8, f"read {series.scenes_read} scenes")
+    logger.info("series of %s: %d scenes read in %.1f s", site.id, series.scenes_read, series.seconds)
+    return series
+
+
+def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], cfg: SeriesConfig) -> Series:
+    """The series' frame: its years (the Landsat years, else the record's), regions and clear-observation
+    counts per year, from the index (no pixels read)."""
+    site = index.site
+    shape = tuple(site.shape)
+    inside = site.boundary_mask if site.boundary_mask is not None else np.ones(shape, bool)
     years = sorted({s.year for s in landsat}) or sorted({s.year for s in scenes})
     if years:
         years = list(range(years[0], years[-1] + 1))
     series = Series(site.id, shape, site.pixel_area_km2, inside, years, cfg)
     series.regions = quadrant_masks(shape)
-
-    # clear observations per year, from the index (no pixels read)
     for key, months in (("all", tuple(range(1, 13))), ("growing", cfg.growing_months), ("water", cfg.water_months)):
         counts: dict[int, int] = defaultdict(int)
         for s in landsat:
             if s.date.month in months and (s.clear_fraction or 0.0) >= cfg.clear_obs_fraction:
                 counts[s.year] += 1
         series.clear_obs[key] = {y: counts.get(y, 0) for y in years}
+    return series
 
-    parts = PARTS if parts is None else frozenset(parts)
-    wc, _ = _read_product(site.dir, "esa_worldcover", grid) if "products" in parts else (None, None)
+
+def _read_products(series: Series, site_dir: Path, grid: Grid, parts: frozenset[str]) -> np.ndarray | None:
+    """WorldCover and the Hansen loss year into the series; returns the crop core (WorldCover cropland eroded by
+    4 pixels, or all of it when erosion leaves none) the crop NDVI is read over, None without cropland."""
+    wc, _ = _read_product(site_dir, "esa_worldcover", grid) if "products" in parts else (None, None)
     series.worldcover = wc
-    hansen, hansen_path = _read_product(site.dir, "hansen_gfc_lossyear", grid) if "products" in parts else (None, None)
+    hansen, hansen_path = _read_product(site_dir, "hansen_gfc_lossyear", grid) if "products" in parts else (None, None)
     series.hansen_lossyear, series.hansen_path = hansen, hansen_path
-    if wc is not None and (wc == 40).any():
-        crop = wc == 40
-    else:
-        crop = None
+    crop = wc == 40 if wc is not None and (wc == 40).any() else None
     series.crop_mask = crop
     crop_core = ndimage.binary_erosion(crop, iterations=4) if crop is not None else None
     if crop_core is not None and not crop_core.any():
         crop_core = crop
+    return crop_core
 
-    to_read = [s for s in landsat if (s.clear_fraction or 0.0) >= cfg.min_scene_clear and "landsat" in parts]
+
+def _to_read(
+    scenes: list[Scene], landsat: list[Scene], years: list[int], cfg: SeriesConfig, parts: frozenset[str]
+) -> dict[str, list[Scene]]:
+    """The scenes of each part the pass reads, in reading order."""
     last_year = years[-1] if years else 0
-    coarse = [
-        s
-        for s in scenes
-        if "coarse" in parts
-        and s.label in COARSE
-        and s.product_spec.band_by_name("ndvi") is not None
-        and (
-            (s.date + dt.timedelta(days=8)).month in cfg.growing_months
-            or s.year > last_year - cfg.coarse_all_months_years
-        )
-    ]
-    era5 = [s for s in scenes if "era5" in parts and s.label == "ERA5-Land" and "tp" in s.files]
-    snow = [
-        s for s in scenes if "snow" in parts and s.product_spec.family == "modis_snow" and "NDSI_Snow_Cover" in s.files
-    ]
-    total = max(1, len(to_read) + len(coarse) + len(era5) + len(snow))
-    done = 0
-
-    def tick(msg: str) -> None:
-        nonlocal done
-        done += 1
-        if cancel is not None and cancel():
-            raise Cancelled("generation cancelled")
-        if progress is not None and (done % 25 == 0 or done == total):
-            progress(0.8 * done / total, msg)
-
-    # ---- Landsat, year by year
-    comp_names = {
-        "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("nbr", "r"), ("ndbi", "h")],
-        "water": [("mndwi", "h"), ("ndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+    return {
+        "landsat": [s for s in landsat if (s.clear_fraction or 0.0) >= cfg.min_scene_clear and "landsat" in parts],
+        "coarse": [
+            s
+            for s in scenes
+            if "coarse" in parts
+            and s.label in COARSE
+            and s.product_spec.band_by_name("ndvi") is not None
+            and (
+                (s.date + dt.timedelta(days=8)).month in cfg.growing_months
+                or s.year > last_year - cfg.coarse_all_months_years
+            )
+        ],
+        "era5": [s for s in scenes if "era5" in parts and s.label == "ERA5-Land" and "tp" in s.files],
+        "snow": [
+            s
+            for s in scenes
+            if "snow" in parts and s.product_spec.family == "modis_snow" and "NDSI_Snow_Cover" in s.files
+        ],
     }
+
+
+class _Ticker:
+    """Counts scenes read: checks for cancel at each, reports progress (0-0.8) every 25 and at the last."""
+
+    def __init__(self, n: int, progress: Progress | None, cancel: Callable[[], bool] | None) -> None:
+        self.total = max(1, n)
+        self.done = 0
+        self.progress = progress
+        self.cancel = cancel
+
+    def __call__(self, msg: str) -> None:
+        self.done += 1
+        if self.cancel is not None and self.cancel():
+            raise Cancelled("generation cancelled")
+        if self.progress is not None and (self.done % 25 == 0 or self.done == self.total):
+            self.progress(0.8 * self.done / self.total, msg)
+
+
+#: the Landsat composites per season: (index, "h" harmonized or "r" raw)
+COMPOSITE_NAMES = {
+    "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("nbr", "r"), ("ndbi", "h")],
+    "water": [("mndwi", "h"), ("ndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+}
+
+
+def _read_landsat(
+    series: Series, to_read: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
+) -> None:
+    """Landsat, year by year: the per-year composites, the per-scene NBR cube and the Landsat crop NDVI."""
+    cfg, shape, inside = series.config, series.shape, series.inside
     comps: dict[str, list[np.ndarray]] = defaultdict(list)
     nbr_frames: list[np.ndarray] = []
     by_year: dict[int, list[Scene]] = defaultdict(list)
     for s in to_read:
         by_year[s.year].append(s)
-    with ThreadPoolExecutor(max_workers=cfg.workers) as pool:
-        for year in years:
-            gs: dict[str, list[np.ndarray]] = defaultdict(list)
-            for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), by_year.get(year, [])):
-                tick(f"read Landsat {year}")
-                if res is None:
-                    continue
-                scene: Scene = res["scene"]
-                series.scenes_read += 1
-                series.sensors_by_year.setdefault(year, set()).add(scene.label)
-                m = scene.date.month
-                if m in cfg.growing_months:
-                    for idx, var in comp_names["gs"]:
-                        gs[f"{idx}_{var}"].append(res[var][idx])
-                if m in cfg.water_months:
-                    for idx, var in comp_names["water"]:
-                        gs[f"{idx}_{var}"].append(res[var][idx])
-                nbr_frames.append(res["h"]["nbr"].astype(np.float16))
-                series.nbr_dates.append(scene.date)
-                if crop_core is not None:
-                    v = res["h"]["ndvi"][crop_core]
-                    if np.isfinite(v).mean() > 0.5:
-                        series.crop_ndvi.setdefault("Landsat", []).append((scene.date, float(np.nanmedian(v))))
-            for idx, var in comp_names["gs"] + comp_names["water"]:
-                comps[f"{idx}_{var}"].append(_median(gs.get(f"{idx}_{var}", []), shape))
-            comps["ndvimax_h"].append(_reduce(gs.get("ndvi_h", []), shape, "max"))
-            comps["nbrmin_h"].append(_reduce(gs.get("nbr_h", []), shape, "min"))
-        series.composites = {k: np.stack(v) for k, v in comps.items()} if comps else {}
-        if nbr_frames:
-            series.nbr_cube = np.stack(nbr_frames)
-
-        # ---- MODIS / VIIRS NDVI on the site grid
-        coarse_gs: dict[str, dict[int, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
-        for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
-            tick(f"read {scene.label}")
-            if arr is None:
-                continue
-            series.scenes_read += 1
-            mid = scene.date + dt.timedelta(days=8)
-            arr = np.where(inside, arr, np.nan)
-            if mid.month in cfg.growing_months:
-                coarse_gs[scene.label][mid.year].append(arr)
-            if crop_core is not None:
-                v = arr[crop_core]
-                if np.isfinite(v).mean() > 0.5:
-                    series.crop_ndvi.setdefault(scene.label, []).append((mid, float(np.nanmedian(v))))
-        for label, per_year in coarse_gs.items():
-            ys = sorted(per_year)
-            series.coarse[label] = {"years": ys, "gs": np.stack([_median(per_year[y], shape) for y in ys])}
-
-        # ---- ERA5-Land precipitation
-        for scene, value in zip(era5, pool.map(lambda s: _precip(s, grid), era5), strict=True):
-            tick("read ERA5-Land")
-            if value is not None:
-                series.precip[(scene.date.year, scene.date.month)] = value
-
-        # ---- MODIS daily snow cover (NDSI x 100) on the product pixels covering the site
-        per_label: dict[str, dict[str, Any]] = {}
-        for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, grid, inside), snow), strict=True):
-            tick(f"read {scene.label} snow")
+    for year in series.years:
+        gs: dict[str, list[np.ndarray]] = defaultdict(list)
+        for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), by_year.get(year, [])):
+            tick(f"read Landsat {year}")
             if res is None:
                 continue
+            scene: Scene = res["scene"]
             series.scenes_read += 1
-            cells, weights, values = res
-            d = per_label.setdefault(scene.label, {"cells": cells, "weights": weights, "rows": []})
-            if not np.array_equal(d["cells"], cells):
-                logger.warning("skipped %s: on another grid than the first %s file", scene.scene_id, scene.label)
-                continue
-            d["rows"].append((scene.date, values))
-        for label, d in per_label.items():
-            rows = sorted(d["rows"], key=lambda r: r[0])
-            series.snow[label] = {
-                "dates": [r[0] for r in rows],
-                "ndsi": np.stack([r[1] for r in rows]),
-                "weights": d["weights"],
-            }
-    series.seconds = time.perf_counter() - t0
-    if progress is not None:
-        progress(0.8, f"read {series.scenes_read} scenes")
-    logger.info("series of %s: %d scenes read in %.1f s", site.id, series.scenes_read, series.seconds)
-    return series
+            series.sensors_by_year.setdefault(year, set()).add(scene.label)
+            m = scene.date.month
+            if m in cfg.growing_months:
+                for idx, var in COMPOSITE_NAMES["gs"]:
+                    gs[f"{idx}_{var}"].append(res[var][idx])
+            if m in cfg.water_months:
+                for idx, var in COMPOSITE_NAMES["water"]:
+                    gs[f"{idx}_{var}"].append(res[var][idx])
+            nbr_frames.append(res["h"]["nbr"].astype(np.float16))
+            series.nbr_dates.append(scene.date)
+            if crop_core is not None:
+                v = res["h"]["ndvi"][crop_core]
+                if np.isfinite(v).mean() > 0.5:
+                    series.crop_ndvi.setdefault("Landsat", []).append((scene.date, float(np.nanmedian(v))))
+        for idx, var in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]:
+            comps[f"{idx}_{var}"].append(_median(gs.get(f"{idx}_{var}", []), shape))
+        comps["ndvimax_h"].append(_reduce(gs.get("ndvi_h", []), shape, "max"))
+        comps["nbrmin_h"].append(_reduce(gs.get("nbr_h", []), shape, "min"))
+    series.composites = {k: np.stack(v) for k, v in comps.items()} if comps else {}
+    if nbr_frames:
+        series.nbr_cube = np.stack(nbr_frames)
+
+
+def _read_coarse(
+    series: Series, coarse: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
+) -> None:
+    """MODIS / VIIRS NDVI on the site grid: growing-season medians per year and the crop NDVI per composite
+    (dated at the composite's middle, 8 days after its start)."""
+    inside = series.inside
+    coarse_gs: dict[str, dict[int, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
+        tick(f"read {scene.label}")
+        if arr is None:
+            continue
+        series.scenes_read += 1
+        mid = scene.date + dt.timedelta(days=8)
+        arr = np.where(inside, arr, np.nan)
+        if mid.month in series.config.growing_months:
+            coarse_gs[scene.label][mid.year].append(arr)
+        if crop_core is not None:
+            v = arr[crop_core]
+            if np.isfinite(v).mean() > 0.5:
+                series.crop_ndvi.setdefault(scene.label, []).append((mid, float(np.nanmedian(v))))
+    for label, per_year in coarse_gs.items():
+        ys = sorted(per_year)
+        series.coarse[label] = {"years": ys, "gs": np.stack([_median(per_year[y], series.shape) for y in ys])}
+
+
+def _read_snow(series: Series, snow: list[Scene], pool: ThreadPoolExecutor, grid: Grid, tick: _Ticker) -> None:
+    """MODIS daily snow cover (NDSI x 100) on the product pixels covering the site, per label in date order."""
+    per_label: dict[str, dict[str, Any]] = {}
+    for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, grid, series.inside), snow), strict=True):
+        tick(f"read {scene.label} snow")
+        if res is None:
+            continue
+        series.scenes_read += 1
+        cells, weights, values = res
+        d = per_label.setdefault(scene.label, {"cells": cells, "weights": weights, "rows": []})
+        if not np.array_equal(d["cells"], cells):
+            logger.warning("skipped %s: on another grid than the first %s file", scene.scene_id, scene.label)
+            continue
+        d["rows"].append((scene.date, values))
+    for label, d in per_label.items():
+        rows = sorted(d["rows"], key=lambda r: r[0])
+        series.snow[label] = {
+            "dates": [r[0] for r in rows],
+            "ndsi": np.stack([r[1] for r in rows]),
+            "weights": d["weights"],
+        }
