@@ -203,7 +203,11 @@ def precode_set(
         futures = [(run, pool.submit(precode_one, client, doc, run, model=model, cancel=cancel)) for run in todo]
         for run, fut in futures:  # in set order, on this thread: every store write happens here
             try:
-                r = fut.result()
+                try:
+                    r = fut.result()
+                except KeyboardInterrupt:
+                    cancel.set()  # the requests in flight end at their next attempt; what was stored is kept
+                    raise
             except Stop as exc:
                 stopped = stopped or str(exc)
                 cancel.set()

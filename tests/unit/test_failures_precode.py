@@ -195,3 +195,37 @@ def test_agreement_against_hand_values(store):
         ("s003", "data", "analysis", None),
         ("s008", "close_call", "analysis", "the test decided it"),
     ]
+
+
+def test_cli_precode_check_and_agreement(store, doc, tmp_path, capsys, monkeypatch):
+    from reviewer.cli import main
+    from reviewer.drafting import config
+    from reviewer.failures.sample import write_set
+
+    path, db = str(write_set(doc, tmp_path / "set.json")), str(store.path)
+    monkeypatch.setattr(config, "api_key", lambda: None)
+    assert main(["--db", db, "failures", "precode", path, "--user", "eve"]) == 2
+    assert capsys.readouterr().err.startswith("error: user eve is expert: only maintainer may pre-code")
+    assert main(["--db", db, "failures", "precode", path, "--user", "mia"]) == 2
+    assert capsys.readouterr().err.startswith("error: no Anthropic API key: set ANTHROPIC_API_KEY")
+    fake = fake_with(REPLIES)
+    monkeypatch.setattr(config, "make_client", lambda: fake.client())
+    assert main(["--db", db, "failures", "precode", path, "--user", "mia", "--concurrency", "1"]) == 0
+    assert "8 coded, 0 skipped (coded already), 0 invalid replies, 0 failed, 0 not done" in capsys.readouterr().out
+    assert main(["--db", db, "failures", "check", path, "--draw", "--seed", "1", "--user", "mia"]) == 0
+    assert "3 runs (1 marked uncertain by the LLM, 2 by code from the rest)" in capsys.readouterr().out
+    for rid, code in (("s001", "analysis"), ("s002", "data")):
+        assert main(["--db", db, "failures", "code", path, "--run", rid, "--code", code, "--user", "eve"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "failures", "check", path, "--user", "eve"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["s001  coded analysis", "s002  coded data", "s003  to code"]
+    assert main(["--db", db, "failures", "code", path, "--run", "s003", "--code", "analysis", "--user", "eve"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "failures", "agreement", path]) == 0
+    out = capsys.readouterr().out.splitlines()
+    # LLM data, data, analysis; expert analysis, data, analysis: po 2/3, pe (2*1 + 1*2)/9 = 4/9, kappa (2/9)/(5/9)
+    assert (
+        out[0]
+        == "steps: LLM and experts agree on 2 of 3 checked runs (66.7%); Cohen's kappa 0.400; 0 check runs not coded yet"
+    )
+    assert out[-1] == "disagree s001 (B): LLM data, eve analysis; quote: B method on q1"
