@@ -36,6 +36,7 @@ def _sample(args: argparse.Namespace) -> int:
     echo(
         f"instrument pairs: {p['moved_wrong_runs']} wrong runs in {p['moved_cases']} cases that moved, "
         f"{p['beyond_runs']} runs in {p['beyond_cases']} cases beyond both"
+        + (f" (left out: {p['pair_harness_errors']} harness errors)" if p["pair_harness_errors"] else "")
     )
     echo(
         f"coding set {doc['id']}: {p['sampled']} step runs + {p['moved_wrong_runs'] + p['beyond_runs']} pair runs "

@@ -3,7 +3,8 @@
 Steps part: the wrong runs with the record on computable and recognition questions, leaving out unwarranted
 abstentions ('insufficient evidence' where the reference is not) and harness errors (no analysis to read); per
 model N drawn with the seed, at most one per model and question. Pairs part: on instrument pairs, the wrong
-altered runs in cases that moved and every altered run in cases beyond both. The pools are counted in the set.
+altered runs in cases that moved and every altered run in cases beyond both (harness errors left out and counted).
+The pools are counted in the set.
 
 Each model's draw uses its own seeded generator (seed and model name), so adding a model's runs leaves the other
 models' draws as they were.
@@ -136,7 +137,7 @@ def build_set(
         same[(r["model"], r["question"], r["condition"], r.get("pair"))].append(r)
         if r["condition"] == "altered":
             altered[(r["model"], r["pair"])].append(r)
-    pair_runs, cases = [], {"moved": 0, "beyond": 0}
+    pair_runs, cases, pair_errors = [], {"moved": 0, "beyond": 0}, 0
     outcome_of = {}
     for model in sorted(scored["models"]):
         block = (scored["models"][model].get("pairs") or {}).get("instrument") or {}
@@ -147,6 +148,9 @@ def build_set(
             cases[outcome] += 1
             runs = sorted(altered[(model, pid)], key=lambda r: r["pass"])
             for r in runs if outcome == "beyond" else [r for r in runs if not r["_right"]]:
+                if r.get("error") is not None:
+                    pair_errors += 1  # a harness error left no report to read
+                    continue
                 outcome_of[id(r)] = outcome
                 pair_runs.append(r)
 
@@ -184,6 +188,7 @@ def build_set(
         "moved_wrong_runs": sum(1 for r in pair_runs if outcome_of[id(r)] == "moved"),
         "beyond_cases": cases["beyond"],
         "beyond_runs": sum(1 for r in pair_runs if outcome_of[id(r)] == "beyond"),
+        "pair_harness_errors": pair_errors,
     }
     keys = [[e["model"], e["question"], e["condition"], e["pair"], e["pass"]] for e in entries]
     ident = hashlib.sha256(json.dumps([bank.sha256, seed, per_model, keys]).encode()).hexdigest()[:12]

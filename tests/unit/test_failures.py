@@ -178,6 +178,7 @@ def test_pools_are_counted(coding_set):
         "moved_wrong_runs": 2,
         "beyond_cases": 1,
         "beyond_runs": 3,
+        "pair_harness_errors": 0,
     }
     assert [(m["model"], round(m["pass3"], 1)) for m in coding_set["models"]] == [("A", 100.0), ("C", 66.7), ("B", 0.0)]
 
@@ -204,6 +205,17 @@ def test_pair_part_holds_moved_wrong_runs_and_every_beyond_run(coding_set):
         ("p004", "C", 2, "beyond", True),
         ("p005", "C", 3, "beyond", True),
     ]
+
+
+def test_an_errored_altered_run_is_left_out_of_the_pair_part_and_counted(inputs, tmp_path):
+    bank, _ = inputs
+    runs = [r for r in all_runs() if (r["model"], r["condition"], r["pass"]) != ("A", "altered", 1)]
+    runs.append(run("A", "q1", 1, None, "altered", "P1", error="timeout"))  # still moved: not right in all 3
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in runs))
+    doc = build_set([path], bank, seed=3)
+    assert (doc["pools"]["moved_wrong_runs"], doc["pools"]["pair_harness_errors"]) == (1, 1)
+    assert [(r["id"], r["model"], r["pass"]) for r in doc["runs"] if r["part"] == "pairs"][0] == ("p001", "A", 2)
 
 
 def test_sampling_is_seeded_and_stable(inputs):
