@@ -73,6 +73,22 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
+def _list(args: argparse.Namespace) -> int:
+    from reviewer.failures.coding import queue
+    from reviewer.failures.sample import load_set
+    from reviewer.review.ledger import user_name
+
+    doc = load_set(args.set)
+    with _store(args) as store:
+        rows = queue(store, doc, user_name(args.user), part=args.part)
+    for r in rows:
+        if not (args.todo and r["my_code"]):
+            echo(f"{r['run']}  {r['model']}  {r['question']}  {r['my_code'] or 'to code'}")
+    done = sum(1 for r in rows if r["my_code"])
+    echo(f"{done} of {len(rows)} coded by you", err=True)
+    return 0
+
+
 def _precode(args: argparse.Namespace) -> int:
     from reviewer.drafting.config import make_client
     from reviewer.failures.precode import precode_set
@@ -202,6 +218,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--user", help="show this user's own code in force too (default: REVIEWER_USER with --db)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_show)
+
+    p = sub.add_parser("list", help="the set's runs with your code in force (or 'to code')")
+    p.add_argument("set", metavar="SET")
+    p.add_argument("--part", choices=["steps", "pairs"])
+    p.add_argument("--todo", action="store_true", help="only the runs you have not coded")
+    p.add_argument("--user", help="who is working (default: REVIEWER_USER)")
+    p.set_defaults(func=_list)
 
     p = sub.add_parser("precode", help="LLM pre-coding of every run (code, quote, uncertain flag; resumable)")
     p.add_argument("set", metavar="SET")

@@ -117,6 +117,29 @@ def history(store: Store, set_id: str, run_id: str, *, kind: str = "expert") -> 
     )
 
 
+def queue(store: Store, doc: dict[str, Any], user: str, *, part: str | None = None) -> list[dict[str, Any]]:
+    """The runs of the set (of one part) in set order with this user's code in force, if any: a coder's list
+    (the first without a code is where a panel opens). No LLM code."""
+    mine = {
+        r["run"]: r["code"]
+        for r in store.db.query(
+            "SELECT run, code FROM failure_codes WHERE set_id = ? AND kind = 'expert' AND coder = ? ORDER BY id",
+            [doc["id"], user],
+        )
+    }
+    return [
+        {
+            "run": r["id"],
+            "part": r["part"],
+            "model": r["model"],
+            "question": r["question"],
+            "my_code": mine.get(r["id"]),
+        }
+        for r in doc["runs"]
+        if part is None or r["part"] == part
+    ]
+
+
 def run_view(
     doc: dict[str, Any], run_id: str, *, store: Store | None = None, user: str | None = None
 ) -> dict[str, Any]:

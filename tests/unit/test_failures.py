@@ -347,3 +347,18 @@ def test_code_and_show_cli(store, coding_set, tmp_path, capsys):
     assert "other pass 3: 100 (right)" in out and "work: 11 tool calls, 2.5 minutes, 0 images viewed" in out
     assert main(["--db", db, "failures", "code", str(path), "--run", "s001", "--code", "data", "--user", "ann"]) == 2
     assert capsys.readouterr().err.startswith("error: user ann is annotator")
+
+
+def test_list_shows_the_coders_progress(store, coding_set, tmp_path, capsys):
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(coding_set))
+    code_run(store, coding_set, "s002", "data", user="eve")
+    code_run(store, coding_set, "s003", "other", user="max")  # another expert's code is not eve's
+    db = str(store.path)
+    assert main(["--db", db, "failures", "list", str(path), "--part", "steps", "--user", "eve"]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == ["s001  B  q1  to code", "s002  B  q2  data", "s003  B  q3  to code"]
+    assert captured.err == "1 of 3 coded by you\n"
+    assert main(["--db", db, "failures", "list", str(path), "--todo", "--user", "eve"]) == 0
+    assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
+        "s001", "s003", "p001", "p002", "p003", "p004", "p005"]  # fmt: skip
