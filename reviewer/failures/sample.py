@@ -27,14 +27,23 @@ SET_FORMAT = 1
 RUN_FIELDS = ("confidence", "method", "caveats", "tool_calls", "minutes", "image_views", "messages")
 
 
-def run_paths(sources: Sequence[str | Path], passes: int | None) -> tuple[list[Path], int]:
-    """The run files and k: run files as given, or a scoring report folder's scores.json (its run files and k)."""
+def run_paths(
+    sources: Sequence[str | Path], passes: int | None, bank_sha256: str | None = None
+) -> tuple[list[Path], int]:
+    """The run files and k: run files as given, or a scoring report folder's scores.json (its run files and k; the
+    report must be of the bank given)."""
     paths = [Path(s) for s in sources]
     if len(paths) == 1 and paths[0].is_dir():
         scores_path = paths[0] / "scores.json"
         if not scores_path.is_file():
             raise ScoringError("is a folder without scores.json: give run files or a scoring report", path=paths[0])
         scores = json.loads(scores_path.read_text(encoding="utf-8"))
+        if bank_sha256 is not None and scores["bank"]["sha256"] != bank_sha256:
+            raise ScoringError(
+                f"this scoring report is of bank {scores['bank']['name']} {scores['bank']['version']} "
+                f"({scores['bank']['sha256']}), not of the bank given ({bank_sha256})",
+                path=scores_path,
+            )
         files = [Path(f) for f in scores["runs"]["files"]]
         missing = [f for f in files if not f.is_file()]
         if missing:
@@ -113,8 +122,8 @@ def build_set(
 
     if per_model < 1:
         raise ScoringError("--per-model must be at least 1")
-    paths, k = run_paths(sources, passes)
     bank = load_bank(bank_dir, verify_hashes=True)
+    paths, k = run_paths(sources, passes, bank.sha256)
     runset = load_runs(paths, bank, passes=k, lenient=lenient)
     scored = compute(bank, runset, bootstrap=0, seed=0)
     conclusion = {q["id"]: q["conclusion"] for q in bank.questions}

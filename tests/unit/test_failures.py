@@ -21,7 +21,7 @@ import pytest
 
 from reviewer.bank.io import write_bank
 from reviewer.cli import main
-from reviewer.errors import ReviewError, SchemaError, StoreError
+from reviewer.errors import ReviewError, SchemaError, ScoringError, StoreError
 from reviewer.failures import codebook as CB
 from reviewer.failures.coding import code_run, history, run_view
 from reviewer.failures.sample import build_set, draw, load_set
@@ -246,6 +246,11 @@ def test_a_scoring_report_folder_names_its_runs(inputs, tmp_path):
     score(bank, [runs], tmp_path / "report", bootstrap=0, report=False)
     doc = build_set([tmp_path / "report"], bank, per_model=12, seed=3)
     assert doc["pools"]["wrong_runs"] == 6 and doc["runs_files"] == [str(runs)]
+    scores = json.loads((tmp_path / "report" / "scores.json").read_text())
+    scores["bank"]["sha256"] = "sha256:" + "0" * 64
+    (tmp_path / "report" / "scores.json").write_text(json.dumps(scores))
+    with pytest.raises(ScoringError, match="not of the bank given"):
+        build_set([tmp_path / "report"], bank, per_model=12, seed=3)
 
 
 def test_sample_cli_reports_the_pools(inputs, tmp_path, capsys):
