@@ -80,9 +80,11 @@ def check_sample(store: Store, doc: dict[str, Any], part: str | None = None) -> 
     return [r["id"] for r in doc["runs"] if r["id"] in ids and (part is None or r["part"] == part)]
 
 
-def agreement(store: Store, doc: dict[str, Any], part: str) -> dict[str, Any]:
+def agreement(store: Store, doc: dict[str, Any], part: str, *, user: str | None) -> dict[str, Any]:
     """LLM vs expert on the check runs the experts coded: n, agreeing, percent, Cohen's kappa, the count table
-    (rows: LLM code, columns: expert code) and every disagreement with the LLM's quote and the expert's note."""
+    (rows: LLM code, columns: expert code) and every disagreement with the LLM's quote and the expert's note.
+    Only the roles that may see the LLM's codes (codebook llm_viewers) get it: the experts' check stays blind."""
+    require_role(store, user, codebook().llm_viewers, "see the LLM's codes")
     runs = {r["id"]: r for r in _part_runs(doc, part)}
     codes = list(codebook().schemes["step" if part == "steps" else "sensor"].names)
     pairs, uncoded = [], []

@@ -149,7 +149,7 @@ def _agreement(args: argparse.Namespace) -> int:
 
     doc = load_set(args.set)
     with _store(args) as store:
-        a = agreement(store, doc, args.part)
+        a = agreement(store, doc, args.part, user=args.user)
     if args.json:
         echo(json.dumps(a, ensure_ascii=False, indent=2))
         return 0
@@ -178,7 +178,7 @@ def _report(args: argparse.Namespace) -> int:
 
     doc = load_set(args.set)
     with _store(args) as store:
-        r = write_report(store, doc, args.out, split=args.leading)
+        r = write_report(store, doc, args.out, user=args.user, split=args.leading)
     n13, n5 = r["table13_totals"], r["c5_totals"]
     echo(f"leading models: {', '.join(r['leading']) or '(none)'}")
     echo(
@@ -248,6 +248,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("set", metavar="SET")
     p.add_argument("--part", choices=["steps", "pairs"], default="steps")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
     p.set_defaults(func=_agreement)
 
     p = sub.add_parser("report", help="Tab. 13, the C.5 counts, a CSV of every coded run and the figure")
@@ -257,4 +258,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--leading",
         help="the leading models: a number (the top N by pass^k) or comma-separated names (default: the top half)",
     )
+    p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
     p.set_defaults(func=_report)

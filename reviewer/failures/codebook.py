@@ -57,6 +57,7 @@ class Codebook:
     version: str
     coders: tuple[str, ...]
     precoders: tuple[str, ...]
+    llm_viewers: tuple[str, ...]
     schemes: dict[str, Scheme]
     sha256: str
 
@@ -88,7 +89,12 @@ def codebook() -> Codebook:
                 raise SchemaError(f"{attr} {dup[0]!r} is used twice", path=path, field=f"schemes.{name}.codes")
         schemes[name] = Scheme(name, s["label"], s["question"], codes, s.get("real_event_rule"))
     return Codebook(
-        doc["version"], tuple(doc["coders"]), tuple(doc["precoders"]), schemes, hashlib.sha256(raw).hexdigest()
+        doc["version"],
+        tuple(doc["coders"]),
+        tuple(doc["precoders"]),
+        tuple(doc["llm_viewers"]),
+        schemes,
+        hashlib.sha256(raw).hexdigest(),
     )
 
 

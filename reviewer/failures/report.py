@@ -163,11 +163,14 @@ def figure(t: dict[str, Any], n_lead: int | None = None, n_other: int | None = N
 
 
 def write_report(
-    store: Store, doc: dict[str, Any], out: str | Path, *, split: str | int | None = None
+    store: Store, doc: dict[str, Any], out: str | Path, *, user: str | None, split: str | int | None = None
 ) -> dict[str, Any]:
     """Write OUT/failures.json, table13.csv, c5.csv, coded_runs.csv, failures.md and failures.png/.svg (whole or
-    not at all); returns the tables."""
+    not at all); returns the tables. The CSV holds the LLM's codes: for the codebook's llm_viewers only."""
+    from reviewer.failures.coding import require_role
     from reviewer.fileio import atomic_write, output_folder
+
+    require_role(store, user, codebook().llm_viewers, "see the LLM's codes")
 
     lead = leading(doc, split)
     rows = coded_runs(store, doc, lead)

@@ -131,7 +131,7 @@ def test_codebooks_hold_the_papers_codes_with_definitions_and_examples():
     assert "winter as December to February" in step.codes[2].definition
     assert all(len(c.example) > 40 for c in (*step.codes, *sensor.codes))
     assert "outside the burned area" in sensor.real_event_rule
-    assert cb.coders == ("expert",)
+    assert (cb.coders, cb.precoders, cb.llm_viewers) == (("expert",), ("maintainer",), ("maintainer",))
 
 
 def test_a_broken_codebook_is_refused_on_load(monkeypatch, tmp_path):

@@ -181,10 +181,10 @@ def test_agreement_against_hand_values(store):
     assert len(draw_check(store, doc, "steps", seed=0, user="mia", per_code=10)) == 8
     for run, (_, expert) in zip(doc["runs"][:-1], pairs[:-1], strict=True):
         code_run(store, doc, run["id"], expert, user="eve")
-    a = agreement(store, doc, "steps")
+    a = agreement(store, doc, "steps", user="mia")
     assert (a["checked"], a["agree"], a["not_coded_yet"]) == (7, 6, ["s008"])
     code_run(store, doc, "s008", "analysis", user="eve", note="the test decided it")
-    a = agreement(store, doc, "steps")
+    a = agreement(store, doc, "steps", user="mia")
     # po = 6/8; LLM margins data 3, analysis 3, close_call 2; expert data 2, analysis 5, close_call 1:
     # pe = (3*2 + 3*5 + 2*1) / 64 = 23/64; kappa = (48/64 - 23/64) / (41/64) = 25/41
     assert (a["checked"], a["agree"], a["percent"]) == (8, 6, 75.0)
@@ -221,7 +221,9 @@ def test_cli_precode_check_and_agreement(store, doc, tmp_path, capsys, monkeypat
     assert capsys.readouterr().out.splitlines() == ["s001  coded analysis", "s002  coded data", "s003  to code"]
     assert main(["--db", db, "failures", "code", path, "--run", "s003", "--code", "analysis", "--user", "eve"]) == 0
     capsys.readouterr()
-    assert main(["--db", db, "failures", "agreement", path]) == 0
+    assert main(["--db", db, "failures", "agreement", path, "--user", "eve"]) == 2
+    assert capsys.readouterr().err == "error: user eve is expert: only maintainer may see the LLM's codes\n"
+    assert main(["--db", db, "failures", "agreement", path, "--user", "mia"]) == 0
     out = capsys.readouterr().out.splitlines()
     # LLM data, data, analysis; expert analysis, data, analysis: po 2/3, pe (2*1 + 1*2)/9 = 4/9, kappa (2/9)/(5/9)
     assert (

@@ -67,7 +67,7 @@ def coded(store):
 
 
 def test_table13_and_c5_counts(store, coded, tmp_path):
-    r = write_report(store, coded, tmp_path / "out")
+    r = write_report(store, coded, tmp_path / "out", user="mia")
     assert r["leading"] == ["M1", "M2"]
     t13 = {c: v for c, v in r["table13"].items() if v["lead"] or v["other"]}
     assert t13 == {
@@ -89,7 +89,7 @@ def test_table13_and_c5_counts(store, coded, tmp_path):
 
 
 def test_csv_lists_every_coded_run_with_code_coder_quote_and_note(store, coded, tmp_path):
-    write_report(store, coded, tmp_path / "out")
+    write_report(store, coded, tmp_path / "out", user="mia")
     rows = list(csv.DictReader((tmp_path / "out" / "coded_runs.csv").open()))
     assert [r["run"] for r in rows] == [
         "s001",
@@ -124,7 +124,7 @@ def test_csv_lists_every_coded_run_with_code_coder_quote_and_note(store, coded, 
 
 def test_the_split_is_configurable(store, coded, tmp_path):
     assert leading(coded, "1") == ["M1"] and leading(coded, "M2,M4") == ["M2", "M4"] and leading(coded) == ["M1", "M2"]
-    r = write_report(store, coded, tmp_path / "out", split="1")
+    r = write_report(store, coded, tmp_path / "out", user="mia", split="1")
     t13 = {c: v for c, v in r["table13"].items() if v["lead"] or v["other"]}
     assert t13 == {
         "data": {"lead": 0, "other": 3},
@@ -136,7 +136,7 @@ def test_the_split_is_configurable(store, coded, tmp_path):
 
 
 def test_figure_as_png_and_svg(store, coded, tmp_path):
-    write_report(store, coded, tmp_path / "out")
+    write_report(store, coded, tmp_path / "out", user="mia")
     png = (tmp_path / "out" / "failures.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10000
     svg = (tmp_path / "out" / "failures.svg").read_text()
@@ -150,11 +150,14 @@ def test_report_cli_on_a_sampled_set(tmp_path, capsys):
     path = write_set(build_set([runs], bank, seed=3), tmp_path / "set.json")
     db = str(tmp_path / "review.sqlite")
     with Store(db) as s:
-        api.add_user(s, "eve", "expert")
+        api.add_user(s, "mia", "maintainer")
+        api.add_user(s, "eve", "expert", by="mia")
     assert main(["--db", db, "failures", "code", str(path), "--run", "s002", "--code", "data", "--user", "eve"]) == 0
     assert main(["--db", db, "failures", "code", str(path), "--run", "p001", "--code", "nothing", "--user", "eve"]) == 0
     capsys.readouterr()
-    assert main(["--db", db, "failures", "report", str(path), "--out", str(tmp_path / "rep")]) == 0
+    assert main(["--db", db, "failures", "report", str(path), "--out", str(tmp_path / "rep"), "--user", "eve"]) == 2
+    assert "only maintainer may see the LLM's codes" in capsys.readouterr().err and not (tmp_path / "rep").exists()
+    assert main(["--db", db, "failures", "report", str(path), "--out", str(tmp_path / "rep"), "--user", "mia"]) == 0
     out = capsys.readouterr().out
     assert "leading models: A" in out  # 3 models: the top half rounded down is A alone
     assert "Tab. 13: 0 lead + 1 other coded step runs; C.5: 1 moved + 0 beyond coded pair runs" in out
