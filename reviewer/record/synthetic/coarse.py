@@ -1,0 +1,199 @@
+"""Coarse products of the synthetic demo site on the MODIS sinusoidal grid: MODIS/VIIRS NDVI composites, MOD10A1 snow."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from affine import Affine
+from rasterio.crs import CRS
+from rasterio.warp import transform as warp_transform
+
+from reviewer.record.synthetic.common import (
+    MODIS_250,
+    MODIS_500,
+    SINU_TILE,
+    SINU_WKT,
+    SINU_X0,
+    SINU_Y0,
+    _doy,
+    _rng,
+    _smooth,
+    _write,
+)
+from reviewer.record.synthetic.effects import _cloud_month_p
+from reviewer.record.synthetic.model import DemoSiteModel, Grid
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Coarse products on the MODIS sinusoidal grid
+# --------------------------------------------------------------------------------------------------------------
+@dataclass
+class Coarse:
+    """A sinusoidal grid covering the site and the mapping site pixel -> coarse pixel for area averaging."""
+
+    grid: Grid
+    tile: str
+    pairs_coarse: np.ndarray
+    pairs_site: np.ndarray
+    counts: np.ndarray
+
+    def mean(self, values: np.ndarray) -> np.ndarray:
+        s = np.bincount(self.pairs_coarse, weights=values.ravel()[self.pairs_site], minlength=self.counts.size)
+        return (s / self.counts).reshape(self.grid.shape)
+
+
+def _coarse(model: DemoSiteModel, px: float) -> Coarse:
+    sinu = CRS.from_string(SINU_WKT)
+    n = model.size
+    t = model.grid.transform
+    w, s, e, nn = model.grid.bounds
+    edge = np.linspace(0, 1, 41)
+    xs = np.concatenate([w + (e - w) * edge, np.full(41, e), w + (e - w) * edge, np.full(41, w)])
+    ys = np.concatenate([np.full(41, nn), s + (nn - s) * edge, np.full(41, s), s + (nn - s) * edge])
+    sx, sy = warp_transform(model.grid.crs, sinu, xs.tolist(), ys.tolist())
+    c0 = math.floor((min(sx) - SINU_X0) / px)
+    c1 = math.ceil((max(sx) - SINU_X0) / px)
+    r0 = math.floor((SINU_Y0 - max(sy)) / px)
+    r1 = math.ceil((SINU_Y0 - min(sy)) / px)
+    shape = (r1 - r0, c1 - c0)
+    ct = Affine(px, 0, SINU_X0 + c0 * px, 0, -px, SINU_Y0 - r0 * px)
+    # site pixel centres -> coarse pixel
+    rr, cc = np.meshgrid(np.arange(n) + 0.5, np.arange(n) + 0.5, indexing="ij")
+    ux = (t.c + cc * t.a).ravel()
+    uy = (t.f + rr * t.e).ravel()
+    qx, qy = warp_transform(model.grid.crs, sinu, ux, uy)
+    qc = np.floor((np.asarray(qx) - ct.c) / px).astype(np.int64)
+    qr = np.floor((ct.f - np.asarray(qy)) / px).astype(np.int64)
+    ok = (qc >= 0) & (qc < shape[1]) & (qr >= 0) & (qr < shape[0])
+    pc = (qr * shape[1] + qc)[ok]
+    ps = np.flatnonzero(ok)
+    counts = np.bincount(pc, minlength=shape[0] * shape[1]).astype(np.float64)
+    empty = np.flatnonzero(counts == 0)
+    if empty.size:  # coarse pixels beyond the site take the nearest site pixel
+        er, ec = np.divmod(empty, shape[1])
+        ex, ey = warp_transform(
+            sinu,
+            model.grid.crs,
+            (ct.c + (ec + 0.5) * px).tolist(),
+            (ct.f - (er + 0.5) * px).tolist(),
+        )
+        sc = np.clip(np.floor((np.asarray(ex) - t.c) / t.a), 0, n - 1).astype(np.int64)
+        sr = np.clip(np.floor((np.asarray(ey) - t.f) / t.e), 0, n - 1).astype(np.int64)
+        pc = np.concatenate([pc, empty])
+        ps = np.concatenate([ps, sr * n + sc])
+        counts[empty] = 1
+    cx, cy = warp_transform(model.grid.crs, sinu, [(w + e) / 2], [(s + nn) / 2])
+    h = int((cx[0] - SINU_X0) // SINU_TILE)
+    v = int((SINU_Y0 - cy[0]) // SINU_TILE)
+    return Coarse(Grid(sinu, ct, shape), f"h{h:02d}v{v:02d}", pc, ps, counts)
+
+
+VI_PRODUCTS = {
+    # name: (first date, first DOY of the 16-day cycle, collection, pixel size, NDVI fill, reliability dtype, fill)
+    "MOD13Q1": (dt.date(2000, 2, 18), 1, "061", MODIS_250, -3000, np.int8, -1),
+    "MYD13Q1": (dt.date(2002, 7, 4), 9, "061", MODIS_250, -3000, np.int8, -1),
+    "VNP13A1": (dt.date(2012, 1, 17), 1, "002", MODIS_500, -15000, np.uint8, 255),
+}
+
+
+def _stamp(rng: np.random.Generator, d: dt.date) -> str:
+    p = d + dt.timedelta(days=int(rng.integers(14, 26)))
+    if p < dt.date(2021, 6, 1):
+        p = dt.date(2021, 6, 1) + dt.timedelta(days=int(rng.integers(0, 300)))
+    return f"{p.year}{_doy(p):03d}{int(rng.integers(0, 24)):02d}{int(rng.integers(0, 60)):02d}{int(rng.integers(0, 60)):02d}"
+
+
+def _render_vi_year(model: DemoSiteModel, task: dict[str, Any], root: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    prod, year = task["product"], task["year"]
+    first, doy0, coll, px, fill, rdtype, rfill = VI_PRODUCTS[prod]
+    coarse: Coarse = opts["coarse250"] if px == MODIS_250 else opts["coarse500"]
+    code = {"MOD13Q1": 1, "MYD13Q1": 2, "VNP13A1": 3}[prod]
+    rng = _rng(model.seed, 4, code, year)
+    shape = coarse.grid.shape
+    written = 0
+    for doy in range(doy0, 366, 16):
+        start = dt.date(year, 1, 1) + dt.timedelta(days=doy - 1)
+        if start < first or start.year != year:
+            continue
+        mid = start + dt.timedelta(days=8)
+        rho, _, sm = model.surface(mid, (2, 3))
+        red, nir = coarse.mean(rho[0]), coarse.mean(rho[1])
+        ndvi = (nir - red) / np.maximum(nir + red, 1e-6) + 0.01 * rng.standard_normal(shape)
+        snowf = coarse.mean(sm.astype(np.float32)) if sm is not None else np.zeros(shape)
+        p_cloud = _cloud_month_p(mid.month) * 0.35
+        cloud = np.zeros(shape, bool)
+        cf = float(rng.uniform(0, p_cloud))
+        if cf > 0.02:
+            f = _smooth(rng, shape, max(shape) / 3)
+            cloud = f > np.quantile(f, 1 - cf)
+        marginal = (rng.random(shape) < 0.1) & ~cloud
+        snow = (snowf > 0.5) & ~cloud
+        ndvi = np.where(cloud, ndvi * 0.3, ndvi)
+        ndvi = np.where(marginal, ndvi - np.abs(0.05 * rng.standard_normal(shape)), ndvi)
+        nd = np.clip(np.rint(ndvi * 10000), -2000, 10000).astype(np.int16)
+        if prod == "VNP13A1":
+            rel = np.where(rng.random(shape) < 0.7, 0, np.where(rng.random(shape) < 0.6, 1, 2)).astype(np.uint8)
+            rel[marginal] = 5
+            rel[snow] = 8
+            rel[cloud] = 9
+        else:
+            rel = np.zeros(shape, np.int8)
+            rel[marginal] = 1
+            rel[snow] = 2
+            rel[cloud] = 3
+        stem = f"{prod}.A{year}{doy:03d}.{coarse.tile}.{coll}.{_stamp(rng, start)}"
+        folder = root / ("viirs" if prod == "VNP13A1" else "modis")
+        _write(folder / f"{stem}_NDVI.tif", nd, coarse.grid.crs, coarse.grid.transform, fill)
+        _write(
+            folder / f"{stem}_pixel_reliability.tif",
+            rel.astype(rdtype),
+            coarse.grid.crs,
+            coarse.grid.transform,
+            rfill,
+        )
+        written += 1
+    return {"product": prod, "year": year, "composites": written}
+
+
+def _snow_winters(model: DemoSiteModel) -> list[int]:
+    """Winters (year of January) with MOD10A1 daily files: the last five inside the record."""
+    ws = [w for w in range(model.start + 1, model.end + 1) if w >= 2001]
+    return ws[-5:]
+
+
+def _render_mod10_winter(
+    model: DemoSiteModel, task: dict[str, Any], root: Path, opts: dict[str, Any]
+) -> dict[str, Any]:
+    winter = task["winter"]
+    coarse: Coarse = opts["coarse500"]
+    rng = _rng(model.seed, 6, winter)
+    shape = coarse.grid.shape
+    d = dt.date(winter - 1, 12, 1)
+    stop = dt.date(winter, 3, 31)
+    days = 0
+    while d <= stop:
+        sm = model.snow_mask(d)
+        waterf = coarse.mean(model.water(d.year).astype(np.float32))
+        snowf = coarse.mean(sm.astype(np.float32)) if sm is not None else np.zeros(shape)
+        val = np.where(snowf >= 0.5, np.rint(45 + 45 * snowf), 0).astype(np.uint8)
+        val[waterf > 0.5] = 237
+        cf = float(rng.uniform(0.6, 1.0)) if rng.random() < 0.45 else float(rng.uniform(0, 0.2))
+        if cf > 0.02:
+            f = _smooth(rng, shape, max(shape) / 3)
+            val[f > np.quantile(f, 1 - cf)] = 250
+        stem = f"MOD10A1.A{d.year}{_doy(d):03d}.{coarse.tile}.061.{_stamp(rng, d)}"
+        _write(
+            root / "modis" / f"{stem}_NDSI_Snow_Cover.tif",
+            val,
+            coarse.grid.crs,
+            coarse.grid.transform,
+            255,
+        )
+        d += dt.timedelta(days=1)
+        days += 1
+    return {"winter": winter, "days": days}
