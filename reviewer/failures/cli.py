@@ -62,11 +62,14 @@ def _show(args: argparse.Namespace) -> int:
     from reviewer.failures.sample import load_set
 
     doc = load_set(args.set)
-    if args.user or args.db:
-        from reviewer.review.ledger import user_name
+    import os
 
+    from reviewer.review.ledger import USER_ENV
+
+    user = args.user or os.environ.get(USER_ENV)
+    if user:
         with _store(args) as store:
-            view = run_view(doc, args.run, store=store, user=user_name(args.user))
+            view = run_view(doc, args.run, store=store, user=user)
     else:
         view = run_view(doc, args.run)
     echo(json.dumps(view, ensure_ascii=False, indent=2) if args.json else view_text(view))
@@ -215,7 +218,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("show", help="what the coder reads for one run (never the LLM's code)")
     p.add_argument("set", metavar="SET")
     p.add_argument("--run", required=True, metavar="ID")
-    p.add_argument("--user", help="show this user's own code in force too (default: REVIEWER_USER with --db)")
+    p.add_argument("--user", help="show this user's own code in force too (default: REVIEWER_USER, if set)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_show)
 

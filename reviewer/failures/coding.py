@@ -171,8 +171,14 @@ def run_view(
             "reference": q["reference"].get(name),
             "range": (q.get("reference_range") or {}).get(name),
             "period": q.get("period"),
+            "other_fields": {  # the reference's side fields (a trend's slope, say) with their ranges
+                k: {"reference": v, "range": (q.get("reference_range") or {}).get(k)}
+                for k, v in q["reference"].items()
+                if k != name
+            },
         },
         "answer": run["conclusion"],
+        "answer_fields": {k: v for k, v in (run["answer"] or {}).items() if k != name},
         "right": run["right"],
         "confidence": run.get("confidence"),
         "method": mark(run.get("method")),
@@ -204,6 +210,11 @@ def view_text(view: dict[str, Any]) -> str:
         f"answer: {json.dumps(view['answer'], ensure_ascii=False)} ({'right' if view['right'] else 'wrong'}), "
         f"confidence {view['confidence']}",
     ]
+    for k, f in q["other_fields"].items():
+        r = f" (range {f['range'][0]} to {f['range'][1]})" if f["range"] else ""
+        lines.insert(3, f"  reference {k}: {json.dumps(f['reference'], ensure_ascii=False)}{r}")
+    for k, v in view["answer_fields"].items():
+        lines.append(f"  answer {k}: {json.dumps(v, ensure_ascii=False)}")
     for part in ("method", "caveats"):
         lines.append(f"{part}:")
         for s in view[part] or [{"text": "(none)", "candidate": False, "passes": {}}]:

@@ -317,8 +317,13 @@ def test_view_has_question_answer_marked_report_other_passes_and_work(store, cod
         "reference": 100,
         "range": [95, 105],
         "period": {"start": "2001-01-01", "end": "2020-12-31"},
+        "other_fields": {},
+    }
+    assert run_view(coding_set, "s001")["question"]["other_fields"] == {
+        "trend": {"reference": 0.28, "range": [0.25, 0.31]}
     }
     assert (v["model"], v["pass"], v["answer"], v["right"], v["confidence"]) == ("B", 1, 50, False, 0.8)
+    assert v["answer_fields"] == {}
     assert [(s["text"], s["passes"]) for s in v["method"]] == [
         ("Counted forest pixels of the MODIS MCD12Q1 500 m land-cover map.", {"sensors": ["MODIS"]}),
         ("Summed the area;", {}),

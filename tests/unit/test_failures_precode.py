@@ -143,6 +143,7 @@ def test_the_experts_view_holds_no_llm_code(store, doc):
             "outcome",
             "question",
             "answer",
+            "answer_fields",
             "right",
             "confidence",
             "method",
