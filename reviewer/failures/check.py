@@ -41,6 +41,8 @@ def draw_check(
 
     actor = require_role(store, user, codebook().precoders, "draw the check sample")
     runs = _part_runs(doc, part)
+    if not runs:
+        raise ReviewError(f"the {part} part of {doc['id']} has no runs: nothing to check")
     if check_sample(store, doc, part):
         raise ReviewError(f"the check sample of the {part} part of {doc['id']} is drawn already")
     llm = {r["id"]: latest(store, doc["id"], r["id"], "llm") for r in runs}
@@ -55,7 +57,7 @@ def draw_check(
         unsure = sorted(rng.sample(unsure, uncertain))
     picked = {rid: "uncertain" for rid in unsure}
     flagged = {r["id"] for r in runs if llm[r["id"]]["uncertain"]}
-    for code in codebook().schemes[scheme_of(runs[0])].names if runs else ():
+    for code in codebook().schemes[scheme_of(runs[0])].names:
         rest = [r["id"] for r in runs if r["id"] not in flagged and llm[r["id"]]["code"] == code]
         for rid in sorted(rng.sample(rest, min(per_code, len(rest)))):
             picked[rid] = "per_code"
