@@ -187,6 +187,11 @@ class QtTrajectoryPlot(QWidget):
 
     def plot_region(self, mask: np.ndarray, series: str | None = None):
         """Plot the mean over a region mask of the site grid (a review item's region), optionally another series."""
+        self.set_region(mask, series)
+        return self.recompute()
+
+    def set_region(self, mask: np.ndarray, series: str | None = None) -> None:
+        """What the next recompute plots (a review item's region and index), without reading it yet."""
         self.where = ("region", np.asarray(mask, bool))
         if series and series != self.state.series:
             with self.state.events.series.blocker():
@@ -196,7 +201,6 @@ class QtTrajectoryPlot(QWidget):
                 self.name_combo.blockSignals(True)
                 self.name_combo.setCurrentIndex(k)
                 self.name_combo.blockSignals(False)
-        return self.recompute()
 
     # ------------------------------------------------------------------ compute (worker) and draw
 

@@ -148,24 +148,39 @@ class EvidenceLoader(QObject):
             self._apply(key, view)
 
     def _apply(self, key: str, view) -> None:
-        """Composite and stored stretch, period shading and chip years, the pair, the region and trajectory."""
+        """Composite and stored stretch, period shading and chip years, the pair, the region and trajectory,
+        with one stack rebuild and one trajectory read (the UI thread's share of an item change)."""
         s, st, app = self.session, self.session.state, self.app
         self._errors_at = len(s.reporter.messages)
         years = view_years(view)
         st.locked = False
         labels = {sc.label for sc in s.index.record_scenes()}
         sensors = tuple(x for x in self.sensors if x in labels)
+        sensors = () if set(sensors) == labels else sensors
+        try:
+            mask, ring = region_mask(view.region, s.index.site)
+        except (ReviewerError, ValueError) as exc:
+            s.reporter.error(exc, context="evidence region")
+            mask = ring = None
+        if mask is not None:
+            app.trajectory.set_region(mask, view.index)  # read once, by the stack rebuild below
+        old_stack, old_years, old_sensors = s.stack, st.chip_years, st.sensors
         with st.events.chip_years.blocker(), st.events.sensors.blocker():
             st.chip_years = years
-            st.sensors = () if set(sensors) == labels else sensors
+            st.sensors = sensors
         self._sync_sensor_checks()
+        s._stretches[view.composite] = view.stretch  # noqa: SLF001 - the switch shows the item's stretch at once
         if st.composite != view.composite:
-            st.composite = view.composite  # rebuilds the stack (chips, pair) with the composite's default stretch
-        else:
+            st.composite = view.composite  # rebuilds the stack (chips, pair, trajectory)
+        elif sensors != old_sensors:
             s.rebuild_stack()
-        if not app.chips.isVisible():
+        st.stretch = view.stretch  # a no-op when the composite switch already set it
+        if s.stack is old_stack:
+            app.trajectory.recompute()
+            if years != old_years:
+                app.chips.refresh()
+        elif not app.chips.isVisible():
             app.chips.refresh()  # read now, so the strip is there when its tab is raised
-        st.stretch = view.stretch
         st.locked = True  # the item's stretch stays while the reviewer looks around
         st.period = years
         panels = view.panels
@@ -178,7 +193,8 @@ class EvidenceLoader(QObject):
             s.jump_to_date(_date(view.dates[-1]))
         elif view.periods:
             s.jump_to_year(view.periods[-1][0])
-        self._draw_region(view)
+        if ring is not None:
+            self._draw_region(ring)
         self.applied.emit(key, "")
 
     def _sync_sensor_checks(self) -> None:
@@ -192,19 +208,15 @@ class EvidenceLoader(QObject):
         finally:
             controls._updating = False  # noqa: SLF001
 
-    def _draw_region(self, view) -> None:
+    def _draw_region(self, ring: np.ndarray) -> None:
+        """The region on the canvas (kept when the next item has the same region: redrawing costs ~0.1 s)."""
         s = self.session
-        try:
-            mask, ring = region_mask(view.region, s.index.site)
-        except (ReviewerError, ValueError) as exc:
-            s.reporter.error(exc, context="evidence region")
-            return
         layer = s.region_shapes_layer()
-        layer.data = [ring]
-        layer.shape_type = ["polygon"]
-        if s.image_layer is not None:
+        if not (len(layer.data) == 1 and np.array_equal(np.asarray(layer.data[0])[:, -2:], ring)):
+            layer.data = [ring]
+            layer.shape_type = ["polygon"]
+        if s.image_layer is not None and s.viewer.layers.selection.active is not s.image_layer:
             s.viewer.layers.selection.active = s.image_layer
-        self.app.trajectory.plot_region(mask, view.index)
 
     # ------------------------------------------------------------------ shown, prefetch
 
