@@ -210,6 +210,8 @@ def _mtl(spec: dict[str, Any], files: list[str], grid: Grid, cloud_cover: float,
 
 
 def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dict[str, Any]) -> dict[str, Any]:
+    """Write one Landsat C2 L2 scene (SR, ST, QA_PIXEL, QA_RADSAT, MTL) and return its truth entry. The scene's
+    random stream is drawn in a fixed order: clouds, missed clouds, band noise, thermal noise, SLC-off gaps."""
     n = model.size
     d = spec["date"]
     fam = spec["family"]
@@ -218,9 +220,58 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
     water = cls == WATER
     px_scale = max(0.5, n / 200.0)
     cl = _clouds(rng, (n, n), spec["cloud"], spec["cirrus"], px_scale)
-    # Clouds the QA misses: bright blobs left marked clear.
+    missed = _missed_clouds(rng, rho, n, spec["missed"], px_scale)
+    sat = np.zeros((n, n), bool)
+    if cl is not None:
+        _apply_clouds(rho, cl, CLOUD)
+        if spec["saturate"]:
+            sat = cl.cloud & (cl.core > (1.0 if fam != "oli" else 1.4))
+    qa = _qa_pixel(fam, water, sm, cl)
+    arrays, radsat = _sr_bands(rng, _sensor_reflectance(rho, water, fam), fam, sat)
+    thermal = opts["thermal"]
+    if thermal:
+        arrays["ST_B10" if fam == "oli" else "ST_B6"] = _st_band(rng, cls, d, sm, cl)
+    arrays["QA_PIXEL"] = qa
+    arrays["QA_RADSAT"] = radsat
+    arrays, grid = _scene_grid(model, spec, arrays)
+    fill = np.zeros(grid.shape, bool)
+    gap_target = None
+    if spec["slc_off"]:
+        fill, gap_target = _slc_gaps(rng, grid.shape)
+        for k, v in arrays.items():
+            v[fill] = 1 if k == "QA_PIXEL" else 0
+    folder = root / spec["id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for k, v in arrays.items():
+        fname = f"{spec['id']}_{k}.TIF"
+        nodata = None if k.startswith("QA_") else 0
+        _write(folder / fname, v, grid.crs, grid.transform, nodata)
+        files.append(fname)
+    for m in missed:  # centres in the pixel coordinates of the written rasters
+        if spec["shift"]:
+            m["centre_px"] = [
+                m["centre_px"][0] + spec["shift"][0],
+                m["centre_px"][1] + spec["shift"][1],
+            ]
+        if spec["pad"]:
+            m["centre_px"] = [
+                m["centre_px"][0] + spec["pad"][0],
+                m["centre_px"][1] + spec["pad"][1],
+            ]
+    npx = grid.shape[0] * grid.shape[1]
+    cloud_frac = float(((arrays["QA_PIXEL"] & 8) > 0).sum() / npx)
+    if opts["mtl"]:
+        (folder / f"{spec['id']}_MTL.txt").write_text(_mtl(spec, files, grid, cloud_frac, thermal), encoding="utf-8")
+    return _landsat_info(spec, arrays, fill, gap_target, missed, npx, cloud_frac)
+
+
+def _missed_clouds(
+    rng: np.random.Generator, rho: np.ndarray, n: int, count: int, px_scale: float
+) -> list[dict[str, Any]]:
+    """Clouds the QA misses: bright blobs painted into rho and left marked clear; their places for truth."""
     missed = []
-    for _ in range(spec["missed"]):
+    for _ in range(count):
         rad = max(2, int(rng.integers(2, 6) * px_scale))
         r0, c0 = int(rng.integers(rad, n - rad)), int(rng.integers(rad, n - rad))
         yy, xx = np.ogrid[:n, :n]
@@ -228,11 +279,11 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
         for i in range(6):
             rho[i][disk] = 0.4 * rho[i][disk] + 0.6 * CLOUD[i]
         missed.append({"centre_px": [r0, c0], "radius_px": rad, "pixels": int(disk.sum())})
-    sat = np.zeros((n, n), bool)
-    if cl is not None:
-        _apply_clouds(rho, cl, CLOUD)
-        if spec["saturate"]:
-            sat = cl.cloud & (cl.core > (1.0 if fam != "oli" else 1.4))
+    return missed
+
+
+def _qa_pixel(fam: str, water: np.ndarray, sm: np.ndarray | None, cl: Any) -> np.ndarray:
+    """QA_PIXEL with the real CFMask codes of the sensor family (TM/ETM+ or OLI)."""
     codes = QA_CODES["oli" if fam == "oli" else "tm"]
     qa = np.where(water, codes["water"], codes["clear"]).astype(np.uint16)
     if sm is not None:
@@ -243,7 +294,11 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
         qa[cl.shadow] = codes["shadow"]
         qa[cl.cloud] = codes["cloud"]
         qa[cl.cirrus] = codes["cirrus_cloud"]
-    # Sensor radiometry.
+    return qa
+
+
+def _sensor_reflectance(rho: np.ndarray, water: np.ndarray, fam: str) -> np.ndarray:
+    """The sensor's reflectance: OLI as modelled; TM/ETM+ through the inverse of Roy et al. 2016 on land."""
     if fam != "oli":
         roy_ols = harmonization()["bands"]  # Roy et al. 2016 Table 2 OLS: OLI = slope * ETM+ + intercept
         for i, b in enumerate(BANDS):
@@ -251,6 +306,15 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
             # the regression was fitted over land; inverted on dark water it gives negative NIR/SWIR (NDVI
             # -0.97 against OLI's -0.2), a sensor break the real record does not have: water is left as OLI
             rho[i] = np.where(water, rho[i], (rho[i] - icpt) / slope)
+    return rho
+
+
+def _sr_bands(
+    rng: np.random.Generator, rho: np.ndarray, fam: str, sat: np.ndarray
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The SR_B* layers (noise added, scaled to DN, saturated where `sat`) and QA_RADSAT."""
+    n = rho.shape[-1]
+    if fam != "oli":
         layers = {"SR_B1": 0, "SR_B2": 1, "SR_B3": 2, "SR_B4": 3, "SR_B5": 4, "SR_B7": 5}
         sat_bits = {"SR_B1": 0, "SR_B2": 1, "SR_B3": 2}
     else:
@@ -274,20 +338,27 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
             dn[sat] = SR_SATURATED_DN
             radsat[sat] |= np.uint16(1 << sat_bits[name])
         arrays[name] = dn
-    thermal = opts["thermal"]
-    st_name = "ST_B10" if fam == "oli" else "ST_B6"
-    if thermal:
-        t = _thermal(cls, d, sm)
-        if cl is not None:
-            t[cl.shadow] -= 3.0
-            t[cl.cloud] = (1 - cl.alpha[cl.cloud]) * t[cl.cloud] + cl.alpha[cl.cloud] * (
-                252.0 + 8 * math.cos(2 * math.pi * (_doy(d) - 200) / 365.25)
-            )
-        t += 0.4 * rng.standard_normal((n, n), dtype=np.float32)
-        arrays[st_name] = np.clip(np.rint((t - ST_OFFSET) / ST_SCALE), 1, 65535).astype(np.uint16)
-    arrays["QA_PIXEL"] = qa
-    arrays["QA_RADSAT"] = radsat
-    # Geometry: tier-2 mis-registration, or a slightly larger/offset grid.
+    return arrays, radsat
+
+
+def _st_band(rng: np.random.Generator, cls: np.ndarray, d: dt.date, sm: np.ndarray | None, cl: Any) -> np.ndarray:
+    """Surface temperature DN: the class temperature, cooler in shadows, cloud tops blended in, plus noise."""
+    n = cls.shape[-1]
+    t = _thermal(cls, d, sm)
+    if cl is not None:
+        t[cl.shadow] -= 3.0
+        t[cl.cloud] = (1 - cl.alpha[cl.cloud]) * t[cl.cloud] + cl.alpha[cl.cloud] * (
+            252.0 + 8 * math.cos(2 * math.pi * (_doy(d) - 200) / 365.25)
+        )
+    t += 0.4 * rng.standard_normal((n, n), dtype=np.float32)
+    return np.clip(np.rint((t - ST_OFFSET) / ST_SCALE), 1, 65535).astype(np.uint16)
+
+
+def _scene_grid(
+    model: DemoSiteModel, spec: dict[str, Any], arrays: dict[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], Grid]:
+    """Geometry: tier-2 mis-registration, or a slightly larger/offset grid."""
+    n = model.size
     grid = model.grid
     if spec["shift"]:
         dr, dc = spec["shift"]
@@ -301,41 +372,26 @@ def _render_landsat(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts
             Affine(RES, 0, t0.c - pl * RES, 0, -RES, t0.f + pt * RES),
             (n + pt + pb, n + pl + pr),
         )
-    fill = np.zeros(grid.shape, bool)
-    gap_target = None
-    if spec["slc_off"]:
-        fill, gap_target = _slc_gaps(rng, grid.shape)
-        for k, v in arrays.items():
-            v[fill] = 1 if k == "QA_PIXEL" else 0
-    folder = root / spec["id"]
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
-    for k, v in arrays.items():
-        fname = f"{spec['id']}_{k}.TIF"
-        nodata = None if k.startswith("QA_") else 0
-        _write(folder / fname, v, grid.crs, grid.transform, nodata)
-        files.append(fname)
-    npx = grid.shape[0] * grid.shape[1]
+    return arrays, grid
+
+
+def _landsat_info(
+    spec: dict[str, Any],
+    arrays: dict[str, np.ndarray],
+    fill: np.ndarray,
+    gap_target: Any,
+    missed: list[dict[str, Any]],
+    npx: int,
+    cloud_frac: float,
+) -> dict[str, Any]:
+    """The scene's truth entry: its QA fractions and the record problems planted in it."""
     qa_f = arrays["QA_PIXEL"]
-    for m in missed:  # centres in the pixel coordinates of the written rasters
-        if spec["shift"]:
-            m["centre_px"] = [
-                m["centre_px"][0] + spec["shift"][0],
-                m["centre_px"][1] + spec["shift"][1],
-            ]
-        if spec["pad"]:
-            m["centre_px"] = [
-                m["centre_px"][0] + spec["pad"][0],
-                m["centre_px"][1] + spec["pad"][1],
-            ]
-    cloud_frac = float(((qa_f & 8) > 0).sum() / npx)
-    if opts["mtl"]:
-        (folder / f"{spec['id']}_MTL.txt").write_text(_mtl(spec, files, grid, cloud_frac, thermal), encoding="utf-8")
+    fam = spec["family"]
     return {
         "id": spec["id"],
         "product": spec["product"],
         "sensor": {"tm": "TM", "etm": "ETM+", "oli": "OLI"}[fam] if spec["prefix"] != "LC09" else "OLI-2",
-        "date": _date_iso(d),
+        "date": _date_iso(spec["date"]),
         "tier": spec["tier"],
         "cloud_fraction": round(cloud_frac, 5),
         "shadow_fraction": round(float(((qa_f & 16) > 0).sum() / npx), 5),

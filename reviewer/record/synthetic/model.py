@@ -226,7 +226,8 @@ def _pick_year(
 def build_model(
     *, seed: int = 0, size: int = 200, start: int = 1984, end: int = 2024, variant: str = "core"
 ) -> DemoSiteModel:
-    """The deterministic surface model of a demo site (what make_demo_site renders)."""
+    """The deterministic surface model of a demo site (what make_demo_site renders). One random stream: the
+    land layout draws first, then the events, so neither may change the other's order of draws."""
     if end < start:
         raise SiteError(f"end year {end} is before start year {start}", field="end")
     if size < 32:
@@ -236,6 +237,39 @@ def build_model(
     n = int(size)
     rng = _rng(seed, 1)
     grid = Grid(CRS.from_epsg(SITE_EPSG), Affine(RES, 0, SITE_WEST, 0, -RES, SITE_NORTH), (n, n))
+    land = _land(rng, n)
+    ev = _events(rng, start, end, variant, int(land["lake_zone"].sum()), int(land["urban_zone"].sum()))
+    return DemoSiteModel(
+        seed=seed,
+        size=n,
+        start=start,
+        end=end,
+        variant=variant,
+        grid=grid,
+        base=land["base"],
+        tex=land["tex"],
+        gtex=land["gtex"],
+        elev=land["elev"],
+        lake_rank=land["lake_rank"],
+        urban_rank=land["urban_rank"],
+        clear_mask=land["clear_mask"],
+        burn1_mask=land["burn1"],
+        burn2_mask=land["burn2"],
+        crop_mask=land["crop_mask"],
+        stable_mask=land["stable_mask"],
+        ev=ev,
+        crop_shift=land["crop_shift"],
+        extra={
+            "boxes": {"clearing": land["clear_box"], "cropland": land["crop_box"], "stable": land["stable_box"]},
+            "lake_zone": land["lake_zone"],
+            "urban_zone": land["urban_zone"],
+        },
+    )
+
+
+def _land(rng: np.random.Generator, n: int) -> dict[str, Any]:
+    """The land layout on an n x n grid: base land cover, the change regions (boxes, wobbly blobs with the
+    order pixels join them), texture, elevation and the crop fields' phenology shifts."""
     rr, cc = np.meshgrid((np.arange(n) + 0.5) / n, (np.arange(n) + 0.5) / n, indexing="ij")
     rr = rr.astype(np.float32)
     cc = cc.astype(np.float32)
@@ -289,14 +323,35 @@ def build_model(
     crop_shift[crop_mask] = field_shift[cols[crop_mask]]
     field_gain = (1.0 + 0.05 * rng.standard_normal(6)).astype(np.float32)
     tex[crop_mask] *= field_gain[cols[crop_mask]]
+    return {
+        "base": base,
+        "tex": tex,
+        "gtex": gtex,
+        "elev": elev,
+        "lake_rank": lake_rank,
+        "urban_rank": urban_rank,
+        "lake_zone": lake_zone,
+        "urban_zone": urban_zone,
+        "clear_mask": clear_mask,
+        "burn1": burn1,
+        "burn2": burn2,
+        "crop_mask": crop_mask,
+        "stable_mask": stable_mask,
+        "crop_shift": crop_shift,
+        "crop_box": crop_box,
+        "clear_box": clear_box,
+        "stable_box": stable_box,
+    }
 
+
+def _events(rng: np.random.Generator, start: int, end: int, variant: str, m_lake: int, m_urban: int) -> Events:
+    """The planted changes' years and dates, the drought, the crop peak, per-year greenness factors and the
+    snow seasons (a shortening one for variant snow); m_lake and m_urban are the zones' pixel counts."""
     span = end - start
     lake_a = start + int(round(0.12 * span))
     lake_b = max(lake_a + 1, end - int(round(0.12 * span)))
-    m_lake = int(lake_zone.sum())
     urban_a = start + int(round(0.05 * span))
     urban_b = max(urban_a + 1, end - int(round(0.05 * span)))
-    m_urban = int(urban_zone.sum())
     clear_year = _pick_year(
         rng,
         start,
@@ -326,7 +381,7 @@ def build_model(
         half = {w: max(0.0, 62.0 - 1.5 * (w - start) + float(rng.normal(0, 1.5))) for w in winters}
     else:
         half = {w: (0.0 if rng.random() < 0.4 else float(rng.uniform(5, 22))) for w in winters}
-    ev = Events(
+    return Events(
         lake_a=lake_a,
         lake_b=lake_b,
         lake_n0=int(round(0.25 * m_lake)),
@@ -344,30 +399,4 @@ def build_model(
         crop_peak_month=crop_peak,
         year_factor=yf,
         snow_half=half,
-    )
-    return DemoSiteModel(
-        seed=seed,
-        size=n,
-        start=start,
-        end=end,
-        variant=variant,
-        grid=grid,
-        base=base,
-        tex=tex,
-        gtex=gtex,
-        elev=elev,
-        lake_rank=lake_rank,
-        urban_rank=urban_rank,
-        clear_mask=clear_mask,
-        burn1_mask=burn1,
-        burn2_mask=burn2,
-        crop_mask=crop_mask,
-        stable_mask=stable_mask,
-        ev=ev,
-        crop_shift=crop_shift,
-        extra={
-            "boxes": {"clearing": clear_box, "cropland": crop_box, "stable": stable_box},
-            "lake_zone": lake_zone,
-            "urban_zone": urban_zone,
-        },
     )
