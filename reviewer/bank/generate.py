@@ -331,7 +331,7 @@ def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = Fa
 
 def _burns(s: Series, name: str) -> dict[str, np.ndarray]:
     """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds), kept on the series."""
-    memo = s.__dict__.setdefault("_memo", {})
+    memo = s.derived
     if f"burns:{name}" not in memo:
         memo[f"burns:{name}"] = {
             f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": burn_events(

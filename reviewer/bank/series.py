@@ -124,6 +124,9 @@ class Series:
     #: label -> {"dates": [date], "ndsi": (t, n) float32 0-100 (NaN: cloud, night, water, fill),
     #: "weights": (n,) site pixels (inside the boundary) each product pixel covers}
     snow: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: What templates derive from the series and share (e.g. burn-year maps per template), computed once
+    #: and living as long as the series does
+    derived: dict[str, Any] = field(default_factory=dict)
     worldcover: np.ndarray | None = None
     hansen_lossyear: np.ndarray | None = None
     hansen_path: str | None = None
