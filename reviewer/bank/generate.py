@@ -1020,19 +1020,7 @@ def finish(
     fields = json.loads(json.dumps(tpl["fields"]))
     concl = tpl["conclusion"]
     cfield = next(f for f in fields if f["name"] == concl)
-    # the answer field's options are shuffled with the seed (no position bias in the choices); the sentence
-    # names them in the template's natural order ("up, down or about the same"). {options} is the
-    # conclusion's options, or else the first category field's
-    for f in sorted(fields, key=lambda f: f["name"] != concl):
-        if f["type"] == "category":
-            natural = _options_text(list(f["options"]))
-            opts = list(f["options"])
-            rng.shuffle(opts)
-            f["options"] = opts
-            c.params.setdefault("options", natural)
-            c.params[f"{f['name']}_options"] = natural
-    phr = int(rng.integers(len(tpl["phrasings"])))
-    text = _fill(tpl["phrasings"][phr], {**tpl["thresholds"], **c.params})
+    text, phr = _fill_text(c, tpl, fields, rng)
     y1, y2 = c.period
     sensors = sorted(set(c.sensors), key=c.sensors.index)
     q: dict[str, Any] = {
@@ -1076,6 +1064,47 @@ def finish(
         return q, None
     if c.drop:
         return None, c.drop
+    reference, ranges, reason = _combine_methods(c, tpl, fields, gen_cfg, prov)
+    if reason is not None:
+        return None, reason
+    q["reference"] = reference
+    _reference_from(c, tpl, reference, prov)
+    if ranges:
+        q["reference_range"] = ranges
+    accept = {}
+    if cfield["type"] == "category" and concl in reference:
+        accept[concl] = []
+    if accept and any(accept.values()):
+        q["accept"] = accept
+    q["evidence"] = _evidence(c, tpl, reference, site_bbox)
+    q["provenance"] = prov
+    return q, None
+
+
+def _fill_text(c: Candidate, tpl: dict[str, Any], fields: list[dict[str, Any]], rng) -> tuple[str, int]:
+    """Shuffle the category fields' options (in place) and fill a seeded phrasing: (text, phrasing index)."""
+    concl = tpl["conclusion"]
+    # the answer field's options are shuffled with the seed (no position bias in the choices); the sentence
+    # names them in the template's natural order ("up, down or about the same"). {options} is the
+    # conclusion's options, or else the first category field's
+    for f in sorted(fields, key=lambda f: f["name"] != concl):
+        if f["type"] == "category":
+            natural = _options_text(list(f["options"]))
+            opts = list(f["options"])
+            rng.shuffle(opts)
+            f["options"] = opts
+            c.params.setdefault("options", natural)
+            c.params[f"{f['name']}_options"] = natural
+    phr = int(rng.integers(len(tpl["phrasings"])))
+    return _fill(tpl["phrasings"][phr], {**tpl["thresholds"], **c.params}), phr
+
+
+def _combine_methods(
+    c: Candidate, tpl: dict[str, Any], fields: list[dict[str, Any]], gen_cfg: dict[str, Any], prov: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, list[float]], str | None]:
+    """(reference, ranges, None), or ({}, {}, reason) when the methods leave the conclusion open: numbers are
+    the median of the methods with a range of at least the minimum width; categories need the agreement share."""
+    concl = tpl["conclusion"]
     reference, ranges = {}, {}
     for f in fields:
         name = f["name"]
@@ -1090,7 +1119,7 @@ def finish(
             continue
         if not vals:
             if name == concl:
-                return None, f"no method gave a value for the conclusion field {name}"
+                return {}, {}, f"no method gave a value for the conclusion field {name}"
             continue
         if f["type"] == "number":
             floor = tpl["thresholds"].get(
@@ -1114,11 +1143,15 @@ def finish(
             value, share = M.combine_votes(vals, min_share=need)
             if value is None:
                 if name == concl or tpl["reference_source"] == "method":
-                    return None, f"methods disagree on {name}: {share:.0%} agree, {need:.0%} needed ({dict(vals)})"
+                    return {}, {}, f"methods disagree on {name}: {share:.0%} agree, {need:.0%} needed ({dict(vals)})"
                 continue
             reference[name] = int(value) if f["type"] in ("year", "month") else value
             prov.setdefault("agreement", {})[name] = round(share, 3)
-    q["reference"] = reference
+    return reference, ranges, None
+
+
+def _reference_from(c: Candidate, tpl: dict[str, Any], reference: dict[str, Any], prov: dict[str, Any]) -> None:
+    """Where a visual or withheld-product reference came from, or that it is the methods' draft awaiting review."""
     if tpl["reference_source"] in ("visual", "withheld_product"):
         pending = c.extra.get("pending_reason")
         product = c.extra.get("product")
@@ -1134,16 +1167,6 @@ def finish(
                 f"{tpl['reference_source'].replace('_', ' ')} answer",
                 "draft_methods": {k: sorted(v) for k, v in c.methods.items() if k in reference},
             }
-    if ranges:
-        q["reference_range"] = ranges
-    accept = {}
-    if cfield["type"] == "category" and concl in reference:
-        accept[concl] = []
-    if accept and any(accept.values()):
-        q["accept"] = accept
-    q["evidence"] = _evidence(c, tpl, reference, site_bbox)
-    q["provenance"] = prov
-    return q, None
 
 
 def _evidence(
