@@ -195,3 +195,50 @@ def write_report(
             atomic_write(tmp / f"failures.{ext}", buf.getvalue())
         atomic_write(tmp / "failures.json", (json.dumps(result, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
     return result
+
+
+def report_section(store: Store, doc: dict[str, Any], *, user: str | None, split: str | int | None = None) -> Any:
+    """The failure coding as a section of the scoring report (`reviewer score ... --failures SET`): Tab. 13 and
+    the C.5 counts as tables, and the stacked-bar figure. Maintainers only, as for `failures report`."""
+    import html
+
+    from reviewer.failures.coding import require_role
+    from reviewer.scoring.report import Section
+
+    require_role(store, user, codebook().llm_viewers, "see the LLM's codes")
+    lead = leading(doc, split)
+    t = tables(coded_runs(store, doc, lead))
+    cb = codebook().schemes
+
+    def table(caption: str, head: tuple[str, str], rows: list[tuple[str, str, Any, Any]]) -> str:
+        cells = "".join(
+            f"<tr><td>{html.escape(a)}</td><td style='text-align:left;white-space:normal'>{html.escape(b)}</td>"
+            f"<td>{c}</td><td>{d}</td></tr>"
+            for a, b, c, d in rows
+        )
+        return (
+            f"<table><thead><tr><th>Code</th><th>The run</th><th>{head[0]}</th><th>{head[1]}</th></tr></thead>"
+            f"<tbody>{cells}</tbody></table>\n<p class='caption'>{html.escape(caption)}</p>"
+        )
+
+    n13, n5 = t["table13_totals"], t["c5_totals"]
+    steps = [
+        (c.label, c.definition, t["table13"][c.code]["lead"], t["table13"][c.code]["other"]) for c in cb["step"].codes
+    ]
+    sensor = [(c.label, c.definition, t["c5"][c.code]["moved"], t["c5"][c.code]["beyond"]) for c in cb["sensor"].codes]
+    body = table(
+        f"Table 13. First wrong step of {n13['lead']} failed runs of the leading models ({', '.join(lead) or 'none'}) "
+        f"and {n13['other']} of the others; {t['not_coded']['steps']} step runs not coded yet.",
+        ("Lead", "Other"),
+        steps,
+    ) + table(
+        f"Sec. C.5. Sensor reports of {n5['moved']} wrong runs in cases that moved and {n5['beyond']} runs in cases "
+        f"beyond both; {t['not_coded']['pairs']} pair runs not coded yet.",
+        ("Moved", "Beyond"),
+        sensor,
+    )
+    fig = figure(t, len(lead), len(doc["models"]) - len(lead))
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=150)
+    md = markdown(doc, t, lead).split("\n", 2)[2]  # without its own title: the report gives the section's
+    return Section(f"Failure coding ({doc['id']})", md, body, {"failures": buf.getvalue()})

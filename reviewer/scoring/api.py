@@ -161,8 +161,12 @@ def score(
     report: bool = True,
     draft: bool = False,
     rescore_from: str | Path | None = None,
+    sections: Sequence[Any] = (),
 ) -> dict[str, Any]:
     """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
+
+    `sections`: further report sections (reviewer.scoring.report.Section, e.g. the failure coding of these
+    runs) appended to the report.
 
     progress(fraction, message) is called along the way; cancel() returning True raises Cancelled. The
     folder is written whole or not at all (reviewer.fileio.output_folder).
@@ -192,7 +196,7 @@ def score(
                 raise Cancelled("scoring cancelled")
             if progress:
                 progress(0.9, "writing the report")
-            write_report(scores, tmp)
+            write_report(scores, tmp, sections=sections)
         data = json.dumps(scores, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
         atomic_write(tmp / "scores.json", data.encode("utf-8"))
     if progress:

@@ -36,8 +36,25 @@ def _summary(scores: dict) -> list[str]:
     return lines
 
 
+def _failure_sections(args: argparse.Namespace) -> list:
+    """The coded failure set given with --failures, as a report section (read before scoring starts)."""
+    if not args.failures:
+        return []
+    import os
+
+    from reviewer.failures.report import report_section
+    from reviewer.failures.sample import load_set
+    from reviewer.store import Store
+
+    doc = load_set(args.failures)
+    with Store(args.db) if getattr(args, "db", None) else Store() as store:
+        return [report_section(store, doc, user=args.user or os.environ.get("REVIEWER_USER"))]
+
+
 def _score(args: argparse.Namespace) -> int:
     from reviewer.scoring.api import score
+
+    sections = _failure_sections(args)
 
     def progress(fraction: float, message: str) -> None:
         if args.progress:
@@ -56,6 +73,7 @@ def _score(args: argparse.Namespace) -> int:
         report=not args.no_report,
         draft=args.draft,
         rescore_from=args.rescore_from,
+        sections=sections,
     )
     if args.progress:
         echo(err=True)
@@ -94,5 +112,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the runs were made on OLD_BANK_DIR: score them on BANK_DIR without a rerun, refused unless every "
         "question they answer has the same text and fields (runs on removed questions are dropped)",
     )
+    p.add_argument(
+        "--failures",
+        metavar="SET",
+        help="a failure-coding set of these runs (reviewer failures): its Tab. 13 and "
+        "C.5 counts join the report (maintainer: --user)",
+    )
+    p.add_argument("--user", help="with --failures: the maintainer (default: REVIEWER_USER)")
     p.add_argument("--progress", action="store_true", help="show progress on stderr")
     p.set_defaults(func=_score)

@@ -13,6 +13,7 @@ import html
 import io
 import logging
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -714,7 +715,18 @@ img{max-width:100%}figure{margin:1em 0}td{white-space:nowrap}td.empty{text-align
 white-space:normal}table{display:block;overflow-x:auto;max-width:100%}"""
 
 
-def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
+@dataclass
+class Section:
+    """A part of the report another module writes (the failure coding of the runs): its Markdown and HTML,
+    and figures (name -> PNG bytes) saved under figures/ and shown after its text."""
+
+    title: str
+    markdown: str
+    html: str
+    figures: dict[str, bytes] = field(default_factory=dict)
+
+
+def write_report(scores: dict[str, Any], out: str | Path, *, sections: Sequence[Section] = ()) -> list[Path]:
     """Write tables/*.csv, report.md, report.html and figures/*.png|svg; returns the paths written."""
     out = Path(out)
     (out / "tables").mkdir(parents=True, exist_ok=True)
@@ -738,6 +750,12 @@ def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
     for name in pngs:
         md += [f"![{name}](figures/{name}.png)", "", f"*{md_escape(caption(scores, name))}*", ""]
     md += [to_markdown(t) for t in ts]
+    for sec in sections:
+        md += [f"## {md_escape(sec.title)}", "", sec.markdown, ""]
+        for name, png in sec.figures.items():
+            atomic_write(out / "figures" / f"{name}.png", png)
+            written.append(out / "figures" / f"{name}.png")
+            md += [f"![{name}](figures/{name}.png)", ""]
     atomic_write(out / "report.md", "\n".join(md).encode("utf-8"))
     body = [
         f"<h1>Scoring report: {html.escape(bank['name'])} {html.escape(bank['version'])}</h1>",
@@ -750,6 +768,11 @@ def write_report(scores: dict[str, Any], out: str | Path) -> list[Path]:
             f'<figcaption class="caption">{html.escape(caption(scores, name))}</figcaption></figure>'
         )
     body += [to_html(t) for t in ts]
+    for sec in sections:
+        body.append(f"<h2>{html.escape(sec.title)}</h2>\n{sec.html}")
+        for name, png in sec.figures.items():
+            b64 = base64.b64encode(png).decode("ascii")
+            body.append(f'<figure><img alt="{name}" src="data:image/png;base64,{b64}"></figure>')
     page = (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Scoring report '
         f"{html.escape(bank['name'])}</title><style>{CSS}</style></head><body>\n"

@@ -171,3 +171,38 @@ def test_report_cli_on_a_sampled_set(tmp_path, capsys):
         "failures.svg",
         "table13.csv",
     ]
+
+
+def test_scoring_report_includes_the_coded_set(tmp_path, capsys):
+    """`reviewer score ... --failures SET`: the report gets the failure coding section (Tab. 13 with the one
+    coded step run, data, for model B or C: 0 lead + 1 other; the figure), for a maintainer only."""
+    from html.parser import HTMLParser
+
+    bank = make_bank(tmp_path / "bank")
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
+    path = write_set(build_set([runs], bank, seed=3), tmp_path / "set.json")
+    db = str(tmp_path / "review.sqlite")
+    with Store(db) as s:
+        api.add_user(s, "mia", "maintainer")
+        api.add_user(s, "eve", "expert", by="mia")
+    assert main(["--db", db, "failures", "code", str(path), "--run", "s002", "--code", "data", "--user", "eve"]) == 0
+    score = ["--db", db, "score", str(bank), str(runs), "--bootstrap", "20", "--failures", str(path)]
+    capsys.readouterr()
+    assert main([*score, "--out", str(tmp_path / "no"), "--user", "eve"]) == 2
+    assert "only maintainer" in capsys.readouterr().err and not (tmp_path / "no").exists()
+    assert main([*score, "--out", str(tmp_path / "rep"), "--user", "mia"]) == 0
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Failure coding (" in md and "Table 13. First wrong step of 0 failed runs of the leading models" in md
+    assert "and 1 of the others" in md and (tmp_path / "rep" / "figures" / "failures.png").stat().st_size > 5000
+
+    class Imgs(HTMLParser):
+        alts: list = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "img":
+                self.alts.append(dict(attrs)["alt"])
+
+    p = Imgs()
+    p.feed((tmp_path / "rep" / "report.html").read_text())
+    assert p.alts[-1] == "failures"
