@@ -217,7 +217,7 @@ def report_section(store: Store, doc: dict[str, Any], *, user: str | None, split
             for a, b, c, d in rows
         )
         return (
-            f"<table><thead><tr><th>Code</th><th>The run</th><th>{head[0]}</th><th>{head[1]}</th></tr></thead>"
+            f"<table><thead><tr><th>Code</th><th style='text-align:left'>The run</th><th>{head[0]}</th><th>{head[1]}</th></tr></thead>"
             f"<tbody>{cells}</tbody></table>\n<p class='caption'>{html.escape(caption)}</p>"
         )
 
