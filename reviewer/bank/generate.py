@@ -1203,6 +1203,70 @@ def site_record(index) -> dict[str, Any]:
     return {k: doc[k] for k in keep if k in doc}
 
 
+def _questions(
+    series: Series,
+    names: list[str],
+    report: GenerationReport,
+    site_id: str,
+    seed: int,
+    gen_cfg: dict[str, Any],
+    site_bbox: tuple[float, float, float, float] | None,
+    progress: Callable[[float, str], None] | None,
+) -> list[dict[str, Any]]:
+    """Every template's candidates finished into questions, numbered in template order; the dropped ones and
+    the counts go into `report`."""
+    questions, number = [], 0
+    for k, name in enumerate(names):
+        if progress is not None:
+            progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
+        for c in COMPUTE[_t(name)["compute"]](series, name):
+            number += 1
+            if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
+                c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
+            q, reason = finish(c, site_id, number, seed, gen_cfg, site_bbox=site_bbox)
+            if q is None:
+                report.dropped.append(
+                    {
+                        "template": name,
+                        "period": list(c.period),
+                        "params": _jsonable({k: v for k, v in c.params.items() if k != "options"}),
+                        "reason": reason,
+                        "methods": _jsonable(c.methods),
+                    }
+                )
+                continue
+            questions.append(q)
+            if q["class"] == "insufficient":
+                report.insufficient += 1
+            else:
+                report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
+    return questions
+
+
+def _report_json(report: GenerationReport, seed: int, balance: float | None, gen_cfg: dict[str, Any]) -> str:
+    """generation_report.json: what was made, dropped and read, and the settings."""
+    return (
+        json.dumps(
+            {
+                "site": report.site,
+                "questions": report.questions,
+                "by_task": report.by_task,
+                "insufficient": report.insufficient,
+                "dropped": len(report.dropped),
+                "seconds": round(report.seconds, 2),
+                "series_seconds": round(report.series_seconds, 2),
+                "scenes_read": report.scenes_read,
+                "seed": seed,
+                "balance": balance,
+                "config": gen_cfg,
+            },
+            indent=1,
+            sort_keys=True,
+        )
+        + "\n"
+    )
+
+
 def generate(
     site_dir: str | Path,
     out_dir: str | Path,
@@ -1238,31 +1302,7 @@ def generate(
     }
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
-    questions, number = [], 0
-    for k, name in enumerate(names):
-        if progress is not None:
-            progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
-        for c in COMPUTE[_t(name)["compute"]](series, name):
-            number += 1
-            if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
-                c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
-            q, reason = finish(c, site_id, number, seed, gen_cfg, site_bbox=index.site.bbox)
-            if q is None:
-                report.dropped.append(
-                    {
-                        "template": name,
-                        "period": list(c.period),
-                        "params": _jsonable({k: v for k, v in c.params.items() if k != "options"}),
-                        "reason": reason,
-                        "methods": _jsonable(c.methods),
-                    }
-                )
-                continue
-            questions.append(q)
-            if q["class"] == "insufficient":
-                report.insufficient += 1
-            else:
-                report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
+    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
     if balance is not None:
         from reviewer.bank.balance import balance_questions
 
@@ -1275,26 +1315,7 @@ def generate(
     report.questions = len(questions)
     report.seconds = time.perf_counter() - t0
     dropped = "".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped)
-    summary = (
-        json.dumps(
-            {
-                "site": site_id,
-                "questions": report.questions,
-                "by_task": report.by_task,
-                "insufficient": report.insufficient,
-                "dropped": len(report.dropped),
-                "seconds": round(report.seconds, 2),
-                "series_seconds": round(report.series_seconds, 2),
-                "scenes_read": report.scenes_read,
-                "seed": seed,
-                "balance": balance,
-                "config": gen_cfg,
-            },
-            indent=1,
-            sort_keys=True,
-        )
-        + "\n"
-    )
+    summary = _report_json(report, seed, balance, gen_cfg)
     # one folder, written whole (bank files, dropped candidates, this report) or not at all
     write_bank(
         out,
