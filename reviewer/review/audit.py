@@ -622,6 +622,76 @@ def _ids(values: Iterable[str] | str | None) -> list[str]:
     return list(dict.fromkeys(v.strip() for text in values for v in text.split(",") if v.strip()))
 
 
+def _send_back(store, db, actor, item, action, flag_codes, note, audit_ref, evidence) -> dict[str, Any]:
+    """An item back to an expert: its standing adjudication retracted, state flagged, marked as audited."""
+    live = db.execute(
+        "SELECT d.id FROM decisions d WHERE d.item = ? AND d.version = ? AND d.stage = 2 "
+        f"AND d.verdict != 'retract' AND {EFFECTIVE}",
+        [item.id, item.version],
+    ).fetchall()
+    for (decision_id,) in live:  # the earlier adjudication no longer stands (the event below says so)
+        write_decision(
+            store,
+            item,
+            actor.name,
+            stage=2,
+            verdict="retract",
+            action=None,
+            retracts=decision_id,
+            rationale="pilot audit",
+        )
+    set_state(
+        store,
+        item,
+        action,
+        actor.role,
+        actor.name,
+        detail={
+            "reason": "pilot audit",
+            "reasons": flag_codes,
+            "comment": note,
+            "retracted": [d for (d,) in live],
+            "audit": audit_ref,
+            **evidence,
+        },
+    )
+    # marked for an expert: in the adjudication queue whatever the sample, never decided by the rule
+    db.execute("UPDATE items SET audit = 1 WHERE id = ?", [item.id])
+    return {"item": item.key, "from": item.state, "retracted": len(live)}
+
+
+def _remove(store, actor, item, action, reject_codes, note, audit_ref, entry, evidence) -> dict[str, Any]:
+    """An item out of the bank: a stage-2 reject decision (unstable reference) and the rejected state."""
+    why = note or f"pilot audit: unstable reference ({', '.join(entry['rules'])})"
+    decision_id = write_decision(
+        store,
+        item,
+        actor.name,
+        stage=2,
+        verdict="reject",
+        action=None,
+        reasons=reject_codes,
+        rationale=why,
+        view={"pilot_audit": {**audit_ref, **evidence}},
+    )
+    set_state(
+        store,
+        item,
+        action,
+        actor.role,
+        actor.name,
+        detail={
+            "reason": why,
+            "reasons": reject_codes,
+            "decision": decision_id,
+            "stage": 2,
+            "audit": audit_ref,
+            **evidence,
+        },
+    )
+    return {"item": item.key, "from": item.state, "decision": decision_id}
+
+
 def apply_audit(
     store: Store,
     audit_doc: dict[str, Any] | str | Path,
@@ -690,69 +760,13 @@ def apply_audit(
         for action, item, entry in plan:
             evidence = {"rules": entry["rules"], "evidence": [e["summary"] for e in entry["evidence"]]}
             if action == "audit_send_back":
-                live = db.execute(
-                    "SELECT d.id FROM decisions d WHERE d.item = ? AND d.version = ? AND d.stage = 2 "
-                    f"AND d.verdict != 'retract' AND {EFFECTIVE}",
-                    [item.id, item.version],
-                ).fetchall()
-                for (decision_id,) in live:  # the earlier adjudication no longer stands (the event below says so)
-                    write_decision(
-                        store,
-                        item,
-                        actor.name,
-                        stage=2,
-                        verdict="retract",
-                        action=None,
-                        retracts=decision_id,
-                        rationale="pilot audit",
-                    )
-                set_state(
-                    store,
-                    item,
-                    action,
-                    actor.role,
-                    actor.name,
-                    detail={
-                        "reason": "pilot audit",
-                        "reasons": flag_codes,
-                        "comment": note,
-                        "retracted": [d for (d,) in live],
-                        "audit": audit_ref,
-                        **evidence,
-                    },
+                done["sent_back"].append(
+                    _send_back(store, db, actor, item, action, flag_codes, note, audit_ref, evidence)
                 )
-                # marked for an expert: in the adjudication queue whatever the sample, never decided by the rule
-                db.execute("UPDATE items SET audit = 1 WHERE id = ?", [item.id])
-                done["sent_back"].append({"item": item.key, "from": item.state, "retracted": len(live)})
             else:
-                why = note or f"pilot audit: unstable reference ({', '.join(entry['rules'])})"
-                decision_id = write_decision(
-                    store,
-                    item,
-                    actor.name,
-                    stage=2,
-                    verdict="reject",
-                    action=None,
-                    reasons=reject_codes,
-                    rationale=why,
-                    view={"pilot_audit": {**audit_ref, **evidence}},
+                done["removed"].append(
+                    _remove(store, actor, item, action, reject_codes, note, audit_ref, entry, evidence)
                 )
-                set_state(
-                    store,
-                    item,
-                    action,
-                    actor.role,
-                    actor.name,
-                    detail={
-                        "reason": why,
-                        "reasons": reject_codes,
-                        "decision": decision_id,
-                        "stage": 2,
-                        "audit": audit_ref,
-                        **evidence,
-                    },
-                )
-                done["removed"].append({"item": item.key, "from": item.state, "decision": decision_id})
     return {"bank": bank, **done}
 
 
