@@ -48,8 +48,17 @@ class QtStackControls(QWidget):
         self._updating = False
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self._site_box())
+        layout.addWidget(self._filter_box())
+        layout.addWidget(self._display_box())
+        layout.addLayout(self._export_row())
+        layout.addStretch(1)
+        self._connect(session)
+        self._fill_recent()
+        self._sync_from_state()
 
-        # --- site
+    def _site_box(self) -> QGroupBox:
+        """Open, Keys..., the site label, recent sites and the opening progress."""
         site_box = QGroupBox("Site")
         sl = QVBoxLayout(site_box)
         row = QHBoxLayout()
@@ -77,16 +86,18 @@ class QtStackControls(QWidget):
         self.cancel_button = QToolButton()
         self.cancel_button.setText("Cancel")
         self.cancel_button.setVisible(False)
-        self.cancel_button.clicked.connect(session.cancel_open)
+        self.cancel_button.clicked.connect(self.session.cancel_open)
         prow.addWidget(self.progress, 1)
         prow.addWidget(self.cancel_button)
         sl.addLayout(prow)
         self.progress_label = QLabel("")
         self.progress_label.setVisible(False)
         sl.addWidget(self.progress_label)
-        layout.addWidget(site_box)
 
-        # --- filters
+        return site_box
+
+    def _filter_box(self) -> QGroupBox:
+        """Sensors, years, months and the maximum cloud share."""
         filt = QGroupBox("Filters")
         fl = QFormLayout(filt)
         self.sensor_box = QWidget()
@@ -129,9 +140,11 @@ class QtStackControls(QWidget):
         fl.addRow("Max cloud", crow)
         self.count_label = QLabel("")
         fl.addRow("", self.count_label)
-        layout.addWidget(filt)
 
-        # --- composite and stretch
+        return filt
+
+    def _display_box(self) -> QGroupBox:
+        """The composite, the one stretch (low/high/gamma per channel, lock, percentiles, reset), the overlay."""
         disp = QGroupBox("Composite and stretch (one stretch for every date)")
         dl = QVBoxLayout(disp)
         self.composite_combo = QComboBox()
@@ -177,16 +190,18 @@ class QtStackControls(QWidget):
         )
         self.overlay_check.toggled.connect(self._on_overlay_toggled)
         dl.addWidget(self.overlay_check)
-        layout.addWidget(disp)
 
-        # --- export
+        return disp
+
+    def _export_row(self) -> QHBoxLayout:
         erow = QHBoxLayout()
         self.export_button = QPushButton("Save view as PNG...")
         self.export_button.clicked.connect(lambda: self._on_export_view(None))
         erow.addWidget(self.export_button)
-        layout.addLayout(erow)
-        layout.addStretch(1)
+        return erow
 
+    def _connect(self, session: StackSession) -> None:
+        """Follow the view state and the session."""
         s = self.state.events
         s.composite.connect(self._sync_from_state)
         s.stretch.connect(self._sync_from_state)
@@ -196,8 +211,6 @@ class QtStackControls(QWidget):
         session.stack_changed.connect(self._on_stack_changed)
         session.indexing.connect(self._on_indexing)
         session.busy.connect(self._on_busy)
-        self._fill_recent()
-        self._sync_from_state()
 
     # ------------------------------------------------------------------ site
 
