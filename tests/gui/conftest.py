@@ -18,9 +18,23 @@ SHOTS = Path(os.environ.get("REVIEWER_SHOTS", "/tmp/reviewer-gui-shots"))
 
 def _cache_dir(request) -> Path:
     cache = getattr(request.config, "cache", None)
+    name = f"reviewer-demo-64-{_inputs_key()}"  # a site or bank made by older code is never reused
     if cache is not None:
-        return Path(cache.mkdir("reviewer-demo-64"))
-    return request.getfixturevalue("tmp_path_factory").mktemp("reviewer-demo-64")
+        return Path(cache.mkdir(name))
+    return request.getfixturevalue("tmp_path_factory").mktemp(name)
+
+
+def _inputs_key() -> str:
+    """What the cached demo site and bank depend on: the generator version, the templates and generation code."""
+    import hashlib
+
+    import reviewer.bank.generate as gen
+    from reviewer.record.synthetic import GENERATOR_VERSION
+
+    h = hashlib.sha256(GENERATOR_VERSION.encode())
+    for path in (Path(gen.__file__), gen.TEMPLATES_PATH, Path(gen.__file__).with_name("evidence.py")):
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import warnings
 from pathlib import Path
 
@@ -24,8 +25,9 @@ BANK = "demo-core-seed0-generated"
 def demo_bank(request, demo_site) -> Path:
     """The candidate bank `reviewer generate` makes of the GUI demo site (seed 5), generated once and cached."""
     from reviewer.bank.generate import generate
+    from tests.gui.conftest import _cache_dir
 
-    out = Path(request.config.cache.mkdir("reviewer-demo-64")) / "candidates-seed5"
+    out = _cache_dir(request) / "candidates-seed5"
     if not (out / "manifest.json").is_file():
         tmp = out.with_name(out.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
@@ -110,6 +112,15 @@ def stored(store_path: Path, user: str) -> dict[str, tuple[str, list[str]]]:
     return {q: (v, json.loads(r)) for q, v, r in rows}
 
 
+def bank_size(store_path: Path) -> int:
+    """The demo bank's item count (every item is assigned to both annotators: k = 2 of 2)."""
+    con = sqlite3.connect(store_path)
+    try:
+        return con.execute("SELECT count(*) FROM items WHERE bank = ?", [BANK]).fetchone()[0]
+    finally:
+        con.close()
+
+
 def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     app = window("ann", "annotator")
     dock = app.review
@@ -118,7 +129,7 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     assert "ann (annotator)" in app.viewer.title
     order = [r["id"] for r in panel.rows]
     n = len(order)
-    assert n == 25 and panel.view["id"] == order[0]  # opens on the first undecided item in her order
+    assert n == bank_size(store_path) and panel.view["id"] == order[0]  # opens on the first undecided item in her order
     wait_evidence(app, qtbot)
     app.viewer.screenshot(str(shots / "10_review_annotator.png"), canvas_only=False, flash=False)
     press(qtbot, app, "A")  # accept
@@ -267,7 +278,8 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     press(qtbot, app, "1")  # ambiguous evidence
     press(qtbot, app, "F", "2", "4", "Return")  # wrong reference + other
     press(qtbot, app, *["A"] * (len(order) - 2))
-    assert panel.view is None and panel.progress.value() == len(order) == 25
+    n = bank_size(store_path)
+    assert panel.view is None and panel.progress.value() == len(order) == n
     mine = stored(store_path, "bob")
     assert mine[order[0]] == ("flag", ["ambiguous_evidence"])
     assert mine[order[1]] == ("flag", ["wrong_reference", "other"])
@@ -317,15 +329,22 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert app.review.tabs.count() == 1 and admin is not None
     table = admin.agreement
     row = {table.horizontalHeaderItem(j).text(): table.item(0, j).text() for j in range(table.columnCount())}
-    # 25 items, 2 raters, they differ on 2, ann accepted all (the review-core design, worked by hand):
-    # p_o = 23/25; Fleiss: p_flag = 2/50, P_e = 0.96^2 + 0.04^2 = 0.9232 -> (0.92 - 0.9232) / 0.0768 = -0.041667;
-    # alpha: D_o = 4/50, D_e = 2*48*2/(50*49) -> 1 - 0.08/0.078367 = -0.020833; AC1: pi = 0.96,
-    # p_e = 2*0.96*0.04 = 0.0768 -> (0.92 - 0.0768)/0.9232 = 0.913345
-    assert (row["items"], row["raters"]) == ("25", "2")
-    assert (row["percent_agreement"], row["fleiss_kappa"]) == ("0.920", "-0.042")
-    assert (row["krippendorff_alpha"], row["gwet_ac1"]) == ("-0.021", "0.913")
+    # n items, 2 raters, they differ on 2, ann accepted all (the review-core design, worked by hand; for n = 25:
+    # p_o 0.920, Fleiss -0.042, alpha -0.021, AC1 0.913): p_o = (n-2)/n; Fleiss: p_flag = 2/2n,
+    # P_e = (1-p)^2 + p^2 -> (p_o - P_e)/(1 - P_e); alpha: D_o = 4/2n, D_e = 2*(2n-2)*2/(2n*(2n-1)) -> 1 - D_o/D_e;
+    # AC1: pi = 1 - p, p_e = 2*pi*(1-pi) -> (p_o - p_e)/(1 - p_e)
+    p_o, p = (n - 2) / n, 2 / (2 * n)
+    pe = (1 - p) ** 2 + p**2
+    d_e = 2 * (2 * n - 2) * 2 / (2 * n * (2 * n - 1))
+    ac_pe = 2 * (1 - p) * p
+    assert (row["items"], row["raters"]) == (str(n), "2")
+    assert (row["percent_agreement"], row["fleiss_kappa"]) == (f"{p_o:.3f}", f"{(p_o - pe) / (1 - pe):.3f}")
+    assert (row["krippendorff_alpha"], row["gwet_ac1"]) == (
+        f"{1 - (4 / (2 * n)) / d_e:.3f}",
+        f"{(p_o - ac_pe) / (1 - ac_pe):.3f}",
+    )
     prog = {admin.progress.item(i, 0).text(): admin.progress.item(i, 2).text() for i in range(2)}
-    assert prog == {"ann": "25", "bob": "25"}  # assigned
+    assert prog == {"ann": str(n), "bob": str(n)}  # assigned
     admin.item_edit.setText(second["id"])
     assert admin.show_log()
     assert "adjudicate_correct" in admin.log.toPlainText() and "version 2 (corrected by eve)" in admin.log.toPlainText()
