@@ -1,15 +1,16 @@
-"""Launch EarthRecord Reviewer: python main.py [SITE_DIR | --demo] [--db PATH] [--user NAME]."""
+"""Launch EarthRecord Reviewer: python main.py [SITE_DIR | PACKAGE | --demo] [--db PATH] [--user NAME]."""
 
 from __future__ import annotations
 
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="main.py", description=__doc__.splitlines()[0])
-    parser.add_argument("site_dir", nargs="?", help="site folder to open")
+    parser.add_argument("site_dir", nargs="?", help="site folder to open, or a review package file to work")
     parser.add_argument("--demo", action="store_true", help="open the demo site (generated once into the user cache)")
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
     parser.add_argument("--user", help="who is working (a profile of the store; default: REVIEWER_USER, else asked)")
@@ -21,6 +22,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     from reviewer.app.main_window import launch
 
+    if args.site_dir and Path(args.site_dir).is_file():  # a review package: its record unpacked, the dock on it
+        from reviewer.errors import ReviewerError
+        from reviewer.review.package_cli import unpack_for_review
+
+        try:
+            _bank, user = unpack_for_review(args.site_dir, args.user)
+        except ReviewerError as exc:
+            print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+            return 2
+        return launch(None, db=args.site_dir, screenshot=args.screenshot, user=user)
     return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot, user=args.user)
 
 

@@ -8,6 +8,7 @@ Screenshots of each mode go to /tmp/reviewer-gui-shots (REVIEWER_SHOTS).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import warnings
@@ -350,3 +351,33 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert "adjudicate_correct" in admin.log.toPlainText() and "version 2 (corrected by eve)" in admin.log.toPlainText()
     app.review.grab().save(str(shots / "14_review_maintainer.png"))
     app.viewer.screenshot(str(shots / "14_review_maintainer_window.png"), canvas_only=False, flash=False)
+
+
+def test_main_py_opens_a_package_with_its_record(store_path, demo_site, tmp_path):
+    """`python main.py ann.pkg` on a laptop: the packaged record is unpacked next to the package, scanned into
+    it, and the app opens ann's review dock on the first item with its site from the package (the team's site
+    folder path is never used there)."""
+    import subprocess
+    import sys
+
+    from reviewer.review.packages import export_package, open_package
+    from reviewer.store import Store
+
+    pkg = tmp_path / "laptop" / "ann.pkg"
+    with Store(store_path) as store:
+        out = export_package(store, BANK, annotator="ann", out=pkg, user="mia", with_record=True)
+    assert out["record_files"] > 0
+    shot = Path(os.environ.get("REVIEWER_SHOTS", "/tmp/reviewer-gui-shots")) / "15_package_laptop.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    shot.unlink(missing_ok=True)
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "main.py"), str(pkg), "--screenshot", str(shot)],
+        capture_output=True, text=True, timeout=240, cwd=root,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shot.stat().st_size > 10_000
+    unpacked = Path(str(pkg) + ".record")
+    with open_package(pkg) as package:
+        folders = [r[0] for r in package.db.execute("SELECT site_dir FROM sites").fetchall()]
+    assert any(Path(f).is_relative_to(unpacked) for f in folders), folders
