@@ -71,7 +71,37 @@ def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
     return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
 
 
-def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None) -> str:
+def draft_html(drafts: dict[str, Any] | None) -> str:
+    """The item's AI draft beside the evidence (reviewer.drafting.item_draft): answer, conclusion, what is visible,
+    alternatives, caveats, confidence (or that the study hides it), model and prompt; then any second opinions."""
+    e = html.escape
+    if not drafts or (not drafts.get("draft") and not drafts.get("second_opinions")):
+        return (
+            "<p style='color:#999'>AI draft: none for this item (a maintainer drafts visual items: reviewer draft)</p>"
+        )
+
+    def one(title: str, d: dict[str, Any]) -> str:
+        conf = "hidden (study setting)" if d.get("confidence") is None else f"{d['confidence']}"
+        answer = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in (d.get("answer") or {}).items())
+        seen = "".join(f"<li>{e(str(v))}</li>" for v in (d.get("visible") or []))
+        return (
+            f"<p><b>{e(title)}</b> ({e(str(d.get('model')))}, prompt {e(str(d.get('prompt_version')))}): "
+            f"{e(str(d.get('conclusion')))}<br>answer: {e(answer)}<br>confidence: {e(conf)}</p>"
+            + (f"<ul>{seen}</ul>" if seen else "")
+            + (
+                f"<p>alternatives: {e('; '.join(map(str, d.get('alternatives') or [])))}</p>"
+                if d.get("alternatives")
+                else ""
+            )
+            + (f"<p>caveats: {e('; '.join(map(str, d.get('caveats') or [])))}</p>" if d.get("caveats") else "")
+        )
+
+    parts = [one("AI draft", drafts["draft"])] if drafts.get("draft") else []
+    parts += [one(f"second opinion {i}", d) for i, d in enumerate(drafts.get("second_opinions") or [], 1) if d]
+    return "".join(parts)
+
+
+def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts: dict[str, Any] | None = None) -> str:
     """The focus view of one question: text, fields, reference and range, how the reference was computed
     (every method's value and their agreement), template and phrasing, sensors, the AI draft."""
     e = html.escape
@@ -122,18 +152,22 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None) -> str:
         f"sensors {e(', '.join(q.get('sensors') or []) or '-')}"
         f"{' (spans several sensors)' if q.get('multi_sensor') else ''}</p>"
     )
-    draft = prov.get("draft") or q.get("draft")
-    if draft:
-        parts.append(f"<p><b>AI draft</b>: {e(json.dumps(draft, ensure_ascii=False))}</p>")
-    else:
-        parts.append(
-            "<p style='color:#999'>AI draft: none for this item (answer, evidence, caveats, model and "
-            "prompt version show here once drafting lands)</p>"
-        )
+    parts.append(draft_html(drafts))
     if mine:
         why = f" ({', '.join(mine['reasons'])})" if mine.get("reasons") else ""
         parts.append(f"<p><b>your decision</b>: {e(mine['verdict'] + why)}</p>")
     return "".join(parts)
+
+
+def item_drafts(panel: Any, view: dict[str, Any]) -> dict[str, Any] | None:
+    """The drafts of the item on show, as the core gives them to this user (None when they cannot be read)."""
+    from reviewer.drafting import item_draft
+
+    try:
+        return item_draft(panel.store, view["item"], user=panel.user)
+    except Exception:  # noqa: BLE001 - the focus view still shows the question
+        logger.warning("cannot read the drafts of %s", view.get("item"), exc_info=True)
+        return None
 
 
 class ReviewDock(QWidget):
@@ -323,7 +357,7 @@ class AnnotatorPanel(QWidget):
         self.comment = None
         self.flagging = None
         self._pending_text()
-        self.focus.setHtml(question_html(view["question"], view.get("your_decision")))
+        self.focus.setHtml(question_html(view["question"], view.get("your_decision"), item_drafts(self, view)))
         self._fill_list()
         self.evidence_label.setText("")
         self.loader.wanted = view["item"]

@@ -24,7 +24,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import BAD_STYLE, EXPERT_KEYS, OK_STYLE, keys_html, question_html, soon
+from reviewer.app.qt_review import BAD_STYLE, EXPERT_KEYS, OK_STYLE, item_drafts, keys_html, question_html, soon
 from reviewer.review import api
 
 COLUMNS = ("annotator", "verdict", "reasons", "comment", "suggested correction", "seconds")
@@ -106,7 +106,7 @@ class ExpertPanel(QWidget):
             self._say(f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
-        self.focus.setHtml(question_html(view["question"]))
+        self.focus.setHtml(question_html(view["question"], drafts=item_drafts(self, view)))
         self.table.setRowCount(len(view["stage1"]))
         for i, d in enumerate(view["stage1"]):
             cells = (

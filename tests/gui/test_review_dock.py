@@ -381,3 +381,20 @@ def test_main_py_opens_a_package_with_its_record(store_path, demo_site, tmp_path
     with open_package(pkg) as package:
         folders = [r[0] for r in package.db.execute("SELECT site_dir FROM sites").fetchall()]
     assert any(Path(f).is_relative_to(unpacked) for f in folders), folders
+
+
+def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
+    """The dock renders what reviewer.drafting.item_draft gives: an annotator's copy has its confidence hidden
+    (the anchoring study setting), a maintainer's shows it; second opinions follow the draft."""
+    from reviewer.app.qt_review import draft_html
+
+    draft = {
+        "answer": {"cause": "fire"}, "conclusion": "fire", "visible": ["1999: forest", "2004: charred"],
+        "alternatives": ["clearing"], "caveats": ["one cloudy date"], "confidence": None,
+        "model": "claude-x", "prompt_version": "1",
+    }  # fmt: skip
+    for_ann = draft_html({"draft": draft, "second_opinions": [{**draft, "conclusion": "clearing"}]})
+    assert "hidden (study setting)" in for_ann and "0.8" not in for_ann
+    assert "charred" in for_ann and "one cloudy date" in for_ann and "second opinion 1" in for_ann
+    assert "confidence: 0.8" in draft_html({"draft": {**draft, "confidence": 0.8}, "second_opinions": []})
+    assert "none for this item" in draft_html({"draft": None, "second_opinions": []})
