@@ -137,6 +137,8 @@ class MaintainerPanel(QWidget):
             form.addRow(label, w)
         layout.addWidget(box)
 
+        layout.addWidget(self._freeze_box())
+
         box = QGroupBox("Item log")
         v = QVBoxLayout(box)
         row = QHBoxLayout()
@@ -154,6 +156,57 @@ class MaintainerPanel(QWidget):
         layout.addWidget(box)
         annot = [u["name"] for u in api.list_users(self.store) if u["role"] in ("annotator", "expert")]
         self.annotators.setText(",".join(u for u in annot if u != self.user))
+
+    def _freeze_box(self) -> QGroupBox:
+        """Freeze the reviewed bank as a version into a new folder (reviewer.review.freeze, as `reviewer freeze`)."""
+        box = QGroupBox("Freeze")
+        form = QFormLayout(box)
+        self.freeze_version = QLineEdit()
+        self.freeze_version.setPlaceholderText("version, e.g. 1")
+        self.freeze_out = QLineEdit()
+        self.freeze_out.setPlaceholderText("folder to write (new or empty)")
+        self.freeze_button = QPushButton("Freeze")
+        self.freeze_button.clicked.connect(self.freeze)
+        for label, w in (("version", self.freeze_version), ("folder", self.freeze_out), ("", self.freeze_button)):
+            form.addRow(label, w)
+        return box
+
+    def freeze(self) -> bool:
+        """Start the freeze in a worker (it reads the store and writes a folder); the result comes back here."""
+        from reviewer.app.jobs import alive, run_in_thread
+        from reviewer.review.freeze import freeze
+        from reviewer.store import Store
+
+        version, out = self.freeze_version.text().strip(), self.freeze_out.text().strip()
+        if not version or not out:
+            self._say("not frozen: give the version and the folder to write", ok=False)
+            return False
+        path, bank, user = self.store.path, self.bank, self.user
+
+        def work() -> dict[str, Any]:
+            with Store(path) as store:  # its own connection: SQLite connections stay in their thread
+                return freeze(store, bank, version=version, out=out, user=user)
+
+        def done(manifest: dict[str, Any]) -> None:
+            if alive(self.freeze_button):
+                self.freeze_button.setEnabled(True)
+                counts = manifest.get("counts", {})
+                self._say(
+                    f"frozen {manifest['name']} {manifest['version']} into {out}: {counts.get('questions')} "
+                    f"questions (reviewer verify {out})",
+                    ok=True,
+                )
+                self.refresh()
+
+        def failed(exc: BaseException) -> None:
+            if alive(self.freeze_button):
+                self.freeze_button.setEnabled(True)
+                self._say(f"not frozen: {exc}", ok=False)
+
+        self.freeze_button.setEnabled(False)
+        self._say(f"freezing {bank} as version {version}...", ok=True)
+        self.freeze_worker = run_in_thread(work, on_done=done, on_error=failed)
+        return True
 
     def start(self, bank: str) -> None:
         self.bank = bank

@@ -351,6 +351,28 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert "adjudicate_correct" in admin.log.toPlainText() and "version 2 (corrected by eve)" in admin.log.toPlainText()
     app.review.grab().save(str(shots / "14_review_maintainer.png"))
     app.viewer.screenshot(str(shots / "14_review_maintainer_window.png"), canvas_only=False, flash=False)
+    # Freeze: refused while items wait for an expert (nothing written), done once they are adjudicated
+    frozen = store_path.parent / "frozen-v1"
+    admin.freeze_version.setText("1")
+    admin.freeze_out.setText(str(frozen))
+    admin.freeze()
+    qtbot.waitUntil(lambda: admin.freeze_button.isEnabled(), timeout=30000)
+    assert "not frozen:" in admin.message.text() and not frozen.exists()
+    with Store(store_path) as store:
+        from reviewer.errors import ReviewError
+
+        for row in api.queue(store, BANK, user="eve"):
+            key = f"{BANK}/{row['id']}"
+            try:
+                api.adjudicate(store, key, user="eve", verdict="accept", rationale="checked")
+            except ReviewError:  # a visual item whose reference is still the methods' draft cannot be accepted
+                api.adjudicate(store, key, user="eve", verdict="reject", reasons=["unfixable_evidence"], rationale="x")
+    admin.freeze()
+    qtbot.waitUntil(lambda: admin.freeze_button.isEnabled(), timeout=30000)
+    assert "frozen demo-core-seed0-generated 1" in admin.message.text(), admin.message.text()
+    from reviewer.cli import main
+
+    assert (frozen / "manifest.json").is_file() and main(["verify", str(frozen)]) == 0
 
 
 def test_main_py_opens_a_package_with_its_record(store_path, demo_site, tmp_path):
