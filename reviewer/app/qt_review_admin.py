@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import html
 import json
+import threading
 from typing import Any
 
+from qtpy.QtCore import QObject, Signal
 from qtpy.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -16,6 +18,7 @@ from qtpy.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -28,6 +31,13 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.qt_review import BAD_STYLE, OK_STYLE
 from reviewer.review import api
+
+
+class _DraftSignals(QObject):
+    """Progress of the drafting worker, delivered on the UI thread (queued across threads)."""
+
+    step = Signal(int, int, str)
+
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
 PROGRESS_KEYS = ("user", "done", "assigned", "median_seconds", "gold_correct", "gold_decided")
@@ -137,6 +147,7 @@ class MaintainerPanel(QWidget):
             form.addRow(label, w)
         layout.addWidget(box)
 
+        layout.addWidget(self._drafts_box())
         layout.addWidget(self._freeze_box())
 
         box = QGroupBox("Item log")
@@ -156,6 +167,87 @@ class MaintainerPanel(QWidget):
         layout.addWidget(box)
         annot = [u["name"] for u in api.list_users(self.store) if u["role"] in ("annotator", "expert")]
         self.annotators.setText(",".join(u for u in annot if u != self.user))
+
+    def _drafts_box(self) -> QGroupBox:
+        """AI drafts of the bank's visual items (reviewer.drafting.run.draft_bank, as `reviewer draft`): in a worker,
+        with progress and Cancel; without an API key it says how to set one."""
+        box = QGroupBox("Drafts (AI interpretations of visual items)")
+        form = QFormLayout(box)
+        self.draft_items = QComboBox()
+        self.draft_items.addItems(["visual", "all"])
+        self.draft_concurrency = QSpinBox()
+        self.draft_concurrency.setRange(1, 16)
+        self.draft_concurrency.setValue(4)
+        row = QHBoxLayout()
+        self.draft_button = QPushButton("Draft")
+        self.draft_button.clicked.connect(self.draft)
+        self.draft_cancel = QPushButton("Cancel")
+        self.draft_cancel.setEnabled(False)
+        self.draft_cancel.clicked.connect(lambda: self._draft_stop.set())
+        row.addWidget(self.draft_button)
+        row.addWidget(self.draft_cancel)
+        self.draft_progress = QProgressBar()
+        self.draft_progress.setFormat("%v of %m")
+        for label, w in (("items", self.draft_items), ("concurrency", self.draft_concurrency), ("", row)):
+            form.addRow(label, w)
+        form.addRow("", self.draft_progress)
+        self._draft_stop = threading.Event()
+        self.draft_signals = _DraftSignals()
+        self.draft_signals.step.connect(self._on_draft_step)
+        self.http_client = None  # the SDK's own; tests put an httpx2 client with a mock transport here
+        return box
+
+    def draft(self) -> bool:
+        """Start drafting in a worker on its own store connection; the UI stays free (the job's threads wait on
+        the API, the worker on them)."""
+        from reviewer.app.jobs import alive, run_in_thread
+        from reviewer.drafting.config import make_client
+        from reviewer.drafting.run import draft_bank
+        from reviewer.store import Store
+
+        try:
+            client = make_client(http_client=self.http_client)  # no key: the message says how to set one
+        except Exception as exc:  # noqa: BLE001 - shown in the dock
+            self._say(f"not drafted: {exc}", ok=False)
+            return False
+        path, bank, user = self.store.path, self.bank, self.user
+        which, concurrency = [self.draft_items.currentText()], self.draft_concurrency.value()
+        stop, signals = self._draft_stop, self.draft_signals
+        stop.clear()
+
+        def work() -> dict[str, Any]:
+            with Store(path) as store:
+                summary = draft_bank(
+                    store, bank, client, user=user, which=which, concurrency=concurrency,
+                    progress=lambda done, total, msg: signals.step.emit(done, total, msg), cancel=stop,
+                )  # fmt: skip
+            return summary.to_json()
+
+        def finished(doc: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
+            if not alive(self.draft_button):
+                return
+            self.draft_button.setEnabled(True)
+            self.draft_cancel.setEnabled(False)
+            if error is not None:
+                self._say(f"drafting stopped: {error}", ok=False)
+                return
+            done = (
+                f"drafted {doc['drafted']}, skipped {doc['skipped']}, invalid {doc['invalid']}, failed {doc['failed']}"
+            )
+            why = f"; stopped: {doc['stopped']}" if doc["stopped"] else "; cancelled" if doc["cancelled"] else ""
+            self._say(f"{done} (cost about ${doc['cost_usd']:.2f}){why}", ok=not (doc["stopped"] or doc["failed"]))
+            self.refresh()
+
+        self.draft_button.setEnabled(False)
+        self.draft_cancel.setEnabled(True)
+        self._say(f"drafting the {which[0]} items of {bank}...", ok=True)
+        self.draft_worker = run_in_thread(work, on_done=finished, on_error=lambda exc: finished(error=exc))
+        return True
+
+    def _on_draft_step(self, done: int, total: int, message: str) -> None:
+        self.draft_progress.setMaximum(max(total, 1))
+        self.draft_progress.setValue(done)
+        self.draft_progress.setToolTip(message)
 
     def _freeze_box(self) -> QGroupBox:
         """Freeze the reviewed bank as a version into a new folder (reviewer.review.freeze, as `reviewer freeze`)."""

@@ -135,11 +135,14 @@ def status(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
 
 
 def review_banks(store: Store, *, user: str | None) -> list[str]:
-    """Banks under review the user can work on: an annotator's banks with work assigned to them, else all."""
+    """Banks the user can work on: an annotator's banks with work assigned to them, an expert's banks under review,
+    and for a maintainer every bank with items (one imported but not yet assigned is drafted and assigned here)."""
     actor = get_user(store, user)
     if actor.role == "annotator":
         sql = "SELECT DISTINCT i.bank FROM assignments a JOIN items i ON i.id = a.item WHERE a.user = ? ORDER BY i.bank"
         return [r[0] for r in store.db.execute(sql, [actor.name])]
+    if actor.role == "maintainer":
+        return [r[0] for r in store.db.execute("SELECT DISTINCT bank FROM items ORDER BY bank")]
     return [r[0] for r in store.db.execute("SELECT bank FROM bank_review ORDER BY bank")]
 
 

@@ -39,7 +39,9 @@ def demo_bank(request, demo_site) -> Path:
     return out
 
 
-def make_store(path: Path, demo_db: Path, bank: Path, site: Path, *, k: int = 2, seed: int = 11) -> Path:
+def make_store(
+    path: Path, demo_db: Path, bank: Path, site: Path, *, k: int = 2, seed: int = 11, assign: bool = True
+) -> Path:
     """A store with the demo site's index, users mia (maintainer), ann and bob (annotators), eve (expert),
     the demo bank imported and assigned to ann and bob with k = 2."""
     from reviewer.bank.store import import_bank
@@ -54,7 +56,8 @@ def make_store(path: Path, demo_db: Path, bank: Path, site: Path, *, k: int = 2,
         for name, role in (("ann", "annotator"), ("bob", "annotator"), ("eve", "expert")):
             api.add_user(store, name, role, by="mia")
         import_bank(store, bank, user="mia")
-        api.assign(store, BANK, annotators=["ann", "bob"], k=k, seed=seed, user="mia")
+        if assign:
+            api.assign(store, BANK, annotators=["ann", "bob"], k=k, seed=seed, user="mia")
     return path
 
 
@@ -420,3 +423,61 @@ def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
     assert "charred" in for_ann and "one cloudy date" in for_ann and "second opinion 1" in for_ann
     assert "confidence: 0.8" in draft_html({"draft": {**draft, "confidence": 0.8}, "second_opinions": []})
     assert "none for this item" in draft_html({"draft": None, "second_opinions": []})
+
+
+def _drafting_fake():
+    """tests/unit/drafting_fake.py: the Messages API behind an httpx2 mock transport (the real SDK client)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "unit" / "drafting_fake.py"
+    spec = importlib.util.spec_from_file_location("drafting_fake", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_maintainer_drafts_visual_items_in_a_worker(
+    window, store_path, demo_db, demo_bank, demo_site, qtbot, monkeypatch
+):
+    """Drafts in the maintainer view: without a key it says how to set one; with one (the API mocked at its
+    HTTP transport) the visual items are drafted in a worker, the progress bar follows, the result is said and
+    each drafted item has a new version of origin 'drafted'. The UI keeps turning meanwhile."""
+    import time
+
+    from qtpy.QtCore import QTimer
+
+    from reviewer.store import Store
+
+    fake_mod = _drafting_fake()
+    for suffix in ("", "-wal", "-shm"):  # drafting comes before assignment: a store with the bank not yet assigned
+        Path(str(store_path) + suffix).unlink(missing_ok=True)
+    make_store(store_path, demo_db, demo_bank, demo_site, assign=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    app = window("mia", "maintainer")
+    admin = app.review.maintainer
+    if admin.draft():  # an OS keyring with a key in it: not this machine's case
+        pytest.skip("a key is set in the OS keyring")
+    assert "not drafted:" in admin.message.text() and "ANTHROPIC_API_KEY" in admin.message.text()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", fake_mod.KEY)
+    fake = fake_mod.FakeAPI(latency_s=0.2)
+    admin.http_client = fake.http_client()
+    gaps, last = [], [time.perf_counter()]
+
+    def tick():
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(tick)
+    timer.start()
+    assert admin.draft()
+    qtbot.waitUntil(lambda: admin.draft_button.isEnabled(), timeout=120000)
+    timer.stop()
+    assert admin.message.text().startswith("drafted "), admin.message.text()
+    assert admin.draft_progress.value() == admin.draft_progress.maximum() > 0, admin.message.text()
+    with Store(store_path) as store:
+        origins = [r[0] for r in store.db.execute("SELECT origin FROM item_versions").fetchall()]
+    assert origins.count("drafted") == admin.draft_progress.maximum()
+    print(f"longest UI block while drafting: {max(gaps) * 1000:.0f} ms over {len(gaps)} ticks")

@@ -68,6 +68,11 @@ def test_review_banks_and_site_folder(tmp_path):
     assert api.review_banks(store, user="ann") == [BANK]
     assert api.review_banks(store, user="cat") == []  # nothing assigned to cat
     assert api.review_banks(store, user="mia") == [BANK]
+    # a bank imported but not assigned yet: the maintainer sees it (to draft and assign it), the expert not yet
+    write_bank(tmp_path / "new", "new", "1", [bf.trend_question("n1")], [bf.site()], [], created="2026-12-01T00:00:00Z")
+    import_bank(store, tmp_path / "new", user="mia")
+    assert api.review_banks(store, user="mia") == ["new", BANK]
+    assert api.review_banks(store, user="eve") == [BANK]
     assert api.site_folder(store, "a24") is None  # never scanned
     gone, here = tmp_path / "old-site", tmp_path / "site"
     here.mkdir()
