@@ -69,7 +69,7 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
 
 def session_for(viewer):
     """The viewer's reviewer session (created once); opens a site a reader put on the canvas."""
-    from reviewer.app.demo import RecentSites
+    from reviewer.app.recent import RecentSites
     from reviewer.app.session import StackSession
 
     session = _sessions.get(viewer)

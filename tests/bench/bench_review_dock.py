@@ -71,7 +71,7 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
     import napari
     from qtpy.QtWidgets import QApplication
 
-    from reviewer.app.demo import RecentSites
+    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
 
     viewer = napari.Viewer(show=True)
@@ -102,7 +102,7 @@ def decisions_run(db: Path, n: int) -> tuple[list[float], float, float]:
     import napari
     from qtpy.QtWidgets import QApplication
 
-    from reviewer.app.demo import RecentSites
+    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
 
     viewer = napari.Viewer(show=True)

@@ -67,7 +67,7 @@ def shots() -> Path:
 @pytest.fixture
 def reviewer_app(make_napari_viewer, demo_db, tmp_path, qtbot):
     """A reviewer window on a fresh viewer (no site open yet)."""
-    from reviewer.app.demo import RecentSites
+    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
 
     viewer = make_napari_viewer(show=True)
