@@ -7,9 +7,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from reviewer.app.recent import RecentSites
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
+from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
 from reviewer.record.demo import ensure_demo_site
@@ -173,6 +173,11 @@ class ReviewerApp:
         }
         for key, func in bindings.items():
             v.bind_key(key, func, overwrite=True)
+        # napari binds O on image layers (orient the 3D plane), and layer keys win over the viewer's: this
+        # viewer is 2D, so O is the quality overlay the Keys dialog lists
+        from napari.utils.action_manager import action_manager
+
+        action_manager.unbind_shortcut("napari:orient_plane_normal_along_view_direction")
 
     def _on_pair_key(self):
         """P: show the pair view (the remembered pair, else the first date and the shown date)."""
@@ -188,7 +193,8 @@ class ReviewerApp:
     def _on_help_key(self):
         from reviewer.app.qt_help import show_help
 
-        self._help = show_help(self.viewer.window._qt_window)  # noqa: SLF001
+        window = self.viewer.window
+        self._help = show_help(window._qt_window, return_focus=window._qt_viewer.canvas.native)  # noqa: SLF001
         return self._help
 
     def close(self, wait_ms: int = 15000) -> None:

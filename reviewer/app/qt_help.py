@@ -44,7 +44,11 @@ class QtHelpDialog(QDialog):
         layout.addWidget(buttons)
 
 
-def show_help(parent: QWidget | None = None) -> QtHelpDialog:
+def show_help(parent: QWidget | None = None, return_focus: QWidget | None = None) -> QtHelpDialog:
+    """Show the keys; when the dialog closes, focus goes back to `return_focus` (the canvas), so the keys work
+    again at once instead of after a click on the canvas."""
     dialog = QtHelpDialog(parent)
+    if return_focus is not None:
+        dialog.finished.connect(lambda _result: return_focus.setFocus())
     dialog.show()
     return dialog

@@ -94,6 +94,8 @@ class QtTrajectoryPlot(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "year")
         self.legend = self.plot.addLegend(offset=(5, 5), labelTextSize="8pt")
+        for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
+            self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
         self.plot.addItem(self.cursor, ignoreBounds=True)
         self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40))

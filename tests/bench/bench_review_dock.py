@@ -71,8 +71,8 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
     import napari
     from qtpy.QtWidgets import QApplication
 
-    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
 
     viewer = napari.Viewer(show=True)
     app = ReviewerApp(viewer, db=db, recent=RecentSites(ROOT / "recent.json"), scoring=False)
@@ -102,8 +102,8 @@ def decisions_run(db: Path, n: int) -> tuple[list[float], float, float]:
     import napari
     from qtpy.QtWidgets import QApplication
 
-    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
 
     viewer = napari.Viewer(show=True)
     app = ReviewerApp(viewer, db=db, recent=RecentSites(ROOT / "recent.json"), scoring=False)

@@ -137,8 +137,8 @@ def main(argv=None) -> int:
     import napari
     from qtpy.QtWidgets import QApplication
 
-    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
     from reviewer.record.stack import SceneCache, open_stack
     from reviewer.record.stretch import Stretch
 

@@ -67,8 +67,8 @@ def shots() -> Path:
 @pytest.fixture
 def reviewer_app(make_napari_viewer, demo_db, tmp_path, qtbot):
     """A reviewer window on a fresh viewer (no site open yet)."""
-    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
 
     viewer = make_napari_viewer(show=True)
     app = ReviewerApp(viewer, db=demo_db, recent=RecentSites(tmp_path / "recent.json"), scoring=False)

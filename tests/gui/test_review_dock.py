@@ -69,8 +69,8 @@ def store_path(tmp_path, demo_db, demo_bank, demo_site) -> Path:
 @pytest.fixture
 def window(make_napari_viewer, store_path, tmp_path, qtbot):
     """start(user) -> a reviewer window on the temp store with the review dock of that user."""
-    from reviewer.app.recent import RecentSites
     from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
 
     made = []
 

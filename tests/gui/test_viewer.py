@@ -429,3 +429,60 @@ def test_plugin_reader_and_widgets(make_napari_viewer, demo_site, demo_db, tmp_p
 
     w = make_stack_widget(viewer)
     assert make_coverage_widget(viewer).session is w.session
+
+
+def test_every_key_in_the_help_dialog_does_what_it_says(opened, qtbot):
+    """The keys of qt_help.KEYS pressed on the canvas, each checked by its effect; after the Keys... dialog
+    closes the keys work again without a click on the canvas (focus goes back to it)."""
+    from qtpy.QtWidgets import QApplication, QLabel
+
+    from reviewer.app.qt_help import KEYS
+
+    app, s = opened, opened.session
+    assert [k for k, _ in KEYS][:6] == [
+        "Left / Right", "Shift+Left / Shift+Right", "P (Shift+P while reviewing)", "S", "O", "F1",
+    ]  # fmt: skip
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    qwin = app.viewer.window._qt_window
+    qwin.activateWindow()
+    qtbot.waitUntil(qwin.isActiveWindow, timeout=5000)
+
+    def press(key, modifier=Qt.NoModifier, target=None):
+        qtbot.keyClick(target or canvas, key, modifier)
+        qtbot.wait(50)
+
+    s.jump_to_index(len(s.stack) // 2)
+    i = s.stack.dates.index(s.current_scene.date)
+    press(Qt.Key_Right)
+    assert s.stack.dates.index(s.current_scene.date) == i + 1
+    press(Qt.Key_Left)
+    assert s.stack.dates.index(s.current_scene.date) == i
+    year = s.current_scene.year
+    press(Qt.Key_Right, Qt.ShiftModifier)
+    assert s.current_scene.year > year
+    press(Qt.Key_Left, Qt.ShiftModifier)
+    assert s.current_scene.year == year
+    locked = app.state.locked
+    press(Qt.Key_S)
+    assert app.state.locked != locked
+    press(Qt.Key_S)
+    overlay = app.state.overlay
+    press(Qt.Key_O)
+    assert app.state.overlay != overlay
+    press(Qt.Key_O)
+    assert app.state.overlay == overlay
+    press(Qt.Key_P)
+    assert app.docks["Pair"].isVisible()
+    app.docks["Stack"].raise_()
+    press(Qt.Key_F1)
+    dialog = app._help
+    assert dialog.isVisible() and "quality overlay" in dialog.findChild(QLabel).text()
+    dialog.reject()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
+    press(Qt.Key_O, target=QApplication.focusWidget())  # straight after the dialog, no click on the canvas
+    assert app.state.overlay != overlay
+    app.controls._on_help_clicked()  # the Stack dock's Keys... button: the same
+    app.controls._help.reject()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
+    press(Qt.Key_O, target=QApplication.focusWidget())
+    assert app.state.overlay == overlay
