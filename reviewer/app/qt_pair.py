@@ -44,6 +44,8 @@ class QtPairView(QWidget):
         self.a_edit = QLineEdit()
         self.b_edit = QLineEdit()
         for e, tip in ((self.a_edit, "A"), (self.b_edit, "B")):
+            # wide enough for a whole date (it showed "5-07"); a period "YYYY-YYYY" fits too
+            e.setMinimumWidth(e.fontMetrics().horizontalAdvance("2000-00-00") + 24)
             e.setPlaceholderText("YYYY-MM-DD, YYYY or YYYY-YYYY")
             e.setToolTip(f"date or period {tip}")
             e.returnPressed.connect(self._on_show_clicked)
@@ -103,9 +105,15 @@ class QtPairView(QWidget):
     # ------------------------------------------------------------------ handlers
 
     def _use_current(self, k: int) -> None:
+        """A = shown / B = shown: the date on the canvas goes into the field and, with both fields given, the
+        panels show it at once (their titles used to keep the old date until Show was pressed)."""
         s = self.session.current_scene
-        if s is not None:
-            (self.a_edit, self.b_edit)[k].setText(s.date.isoformat())
+        if s is None:
+            return
+        (self.a_edit, self.b_edit)[k].setText(s.date.isoformat())
+        a, b = self.a_edit.text().strip(), self.b_edit.text().strip()
+        if a and b:
+            self._on_show_pair(a, b)
 
     def _on_method_changed(self, method: str) -> None:
         self.state.pair_method = method

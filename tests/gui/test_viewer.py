@@ -486,3 +486,18 @@ def test_every_key_in_the_help_dialog_does_what_it_says(opened, qtbot):
     qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
     press(Qt.Key_O, target=QApplication.focusWidget())
     assert app.state.overlay == overlay
+
+
+def test_pair_fields_show_whole_dates_and_titles_follow_a_equals_shown(opened, qtbot):
+    app, s = opened, opened.session
+    pair = app.pair
+    app.docks["Pair"].raise_()
+    app._on_pair_key()
+    qtbot.waitUntil(lambda: len(pair.rgbs) == 2, timeout=30000)
+    text = pair.a_edit.text()
+    assert len(text) == 10 and pair.a_edit.width() >= pair.a_edit.fontMetrics().horizontalAdvance(text)
+    s.jump_to_index(len(s.stack) // 3)
+    shown = s.current_scene.date.isoformat()
+    pair.use_a.click()  # the panel title follows without pressing Show
+    qtbot.waitUntil(lambda: shown in pair.labels[0].text, timeout=30000)
+    assert pair.a_edit.text() == shown and s.state.pair[0] == shown
