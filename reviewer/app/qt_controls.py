@@ -4,6 +4,7 @@ set the one stretch, toggle the quality overlay and save what is shown. A thin v
 
 from __future__ import annotations
 
+import html
 import logging
 from pathlib import Path
 
@@ -184,6 +185,7 @@ class QtStackControls(QWidget):
         dl.addLayout(srow)
         self.stretch_source = QLabel("")
         self.stretch_source.setWordWrap(True)
+        self.stretch_source.setTextFormat(Qt.RichText)
         dl.addWidget(self.stretch_source)
         self.overlay_check = QCheckBox(
             "Quality overlay: cloud (white), shadow (purple), snow (cyan), fill / SLC gaps (magenta)"
@@ -290,6 +292,7 @@ class QtStackControls(QWidget):
             return
         total = len(self.session.index.record_scenes()) if self.session.index else 0
         self.count_label.setText(f"{len(stack)} of {total} scenes shown")
+        self._sync_from_state()  # the stretch line says when the percentiles came from other dates
 
     # ------------------------------------------------------------------ filters (handlers tests call)
 
@@ -390,7 +393,15 @@ class QtStackControls(QWidget):
             self.lock_check.setChecked(st.locked)
             self.percentile_button.setEnabled(not st.locked)
             self.reset_button.setEnabled(not st.locked)
-            self.stretch_source.setText(f"stretch: {st.stretch.source}" + ("  (locked)" if st.locked else ""))
+            stale = (
+                " <span style='color:#ffb000'>: computed over other dates than the filtered stack shows now; "
+                "press From whole-stack percentiles to recompute</span>"
+                if self.session.stretch_is_stale()
+                else ""
+            )
+            self.stretch_source.setText(
+                f"stretch: {html.escape(st.stretch.source)}" + ("  (locked)" if st.locked else "") + stale
+            )
             self.overlay_check.setChecked(st.overlay)
         finally:
             self._updating = False

@@ -140,6 +140,7 @@ class StackSession(QObject):
         self._open_cancel = threading.Event()
         self._stretch_worker = None
         self._stretches: dict[str, Stretch] = {}
+        self._percentile_dates: tuple | None = None  # the dates the last percentile stretch was computed over
         self._last_status = ""
         self._label_width = 22
         # napari's experimental async slicing is off by default: with PySide6 its slicing thread can
@@ -585,14 +586,18 @@ class StackSession(QObject):
         self.rebuild_stack()
 
     def _on_filters_changed(self, event=None) -> None:
+        """Re-filter the stack. The stretch stays as it is (it changes only when the user asks for it); when it
+        is a percentile stretch of other dates, `stretch_is_stale` says so and the Stack dock offers to recompute."""
         self.rebuild_stack()
-        if (
-            not self.state.locked
-            and self.state.stretch.source.startswith("percentiles")
+
+    def stretch_is_stale(self) -> bool:
+        """A percentile stretch computed over a stack other than the one shown now (filters changed since)."""
+        return (
+            self.state.stretch.source.startswith("percentiles")
+            and self._percentile_dates is not None
             and self.stack is not None
-            and len(self.stack)
-        ):
-            self.stretch_from_percentiles()
+            and tuple(self.stack.dates) != self._percentile_dates
+        )
 
     def _on_stretch_changed(self, event=None) -> None:
         self._stretches[self.state.composite] = self.state.stretch
@@ -735,6 +740,7 @@ class StackSession(QObject):
         def done(stretch: Stretch) -> None:
             self._stretch_worker = None
             if comp == self.state.composite and not self.state.locked:
+                self._percentile_dates = tuple(stack.dates)
                 self.state.stretch = stretch
 
         def failed(exc: BaseException) -> None:

@@ -189,21 +189,24 @@ def test_a_stretch_for_another_composite_is_refused(opened):
     assert opened.state.stretch == Stretch.default("truecolor")
 
 
-def test_a_locked_stretch_is_kept_when_the_filters_change(opened, monkeypatch):
+def test_the_stretch_never_changes_when_the_filters_change(opened, monkeypatch):
+    """A percentile stretch is not re-derived behind the user's back when a filter changes (the picture had
+    turned orange while the label still named the old percentiles): it stays, and the session says it was
+    computed over other dates, until the user recomputes it."""
     s, st = opened, opened.state
     calls = []
     monkeypatch.setattr(s, "stretch_from_percentiles", lambda: calls.append(st.sensors))
     pooled = dataclasses.replace(Stretch.default("truecolor"), source="percentiles 2-98 of pooled clear pixels")
+    s._percentile_dates = tuple(s.stack.dates)  # as the percentile worker records it
     st.stretch = pooled
-    st.sensors = ("OLI",)  # a percentile stretch follows the filtered stack ...
-    assert calls == [("OLI",)]
-    st.locked = True
-    st.sensors = ("ETM+",)  # ... unless it is locked
-    assert calls == [("OLI",)] and st.stretch == pooled
-    st.locked = False
+    assert not s.stretch_is_stale()
+    st.sensors = ("OLI",)
+    assert calls == [] and st.stretch == pooled and s.stretch_is_stale()
+    st.sensors = ()  # back to the dates it came from
+    assert st.stretch == pooled and not s.stretch_is_stale()
     st.stretch = Stretch.default("truecolor")
-    st.sensors = ()  # a fixed stretch never follows the filters
-    assert calls == [("OLI",)] and st.stretch == Stretch.default("truecolor")
+    st.sensors = ("OLI",)  # a fixed stretch is never stale
+    assert calls == [] and st.stretch == Stretch.default("truecolor") and not s.stretch_is_stale()
 
 
 # ----------------------------------------------------------------------------- filters
