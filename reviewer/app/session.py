@@ -313,6 +313,7 @@ class StackSession(QObject):
             if self.index.record_scenes():
                 self.reporter.info(f"no scene matches the filters with {composites()[st.composite]['label']} bands")
             self.text.text = f"{self.index.site.name}: no scene matches the filters"
+            self.text.visible = True
             self.stack_changed.emit(stack)
             return
         current = stack.nearest(old_date) if old_date is not None else 0
@@ -641,6 +642,8 @@ class StackSession(QObject):
         masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
         # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
         self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"
+        if self.text.visible and self.text.text != self._caption:
+            self.text.visible = False  # a caption naming another date is worse than none: hidden until it is set
         self._caption_when_settled()
         self.glyphs.hold(GLYPH_HOLD_MS)
         self._emit_status(self._pointer)
@@ -653,8 +656,10 @@ class StackSession(QObject):
         caption = self._caption
 
         def show() -> None:
-            if caption == self._caption and self.text.text != caption:
-                self.text.text = caption
+            if caption == self._caption:
+                if self.text.text != caption:
+                    self.text.text = caption
+                self.text.visible = True
 
         # new characters are typeset first, a slice at a time, so the caption never blocks the UI
         self.glyphs.when_loaded(caption, show)
