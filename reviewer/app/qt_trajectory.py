@@ -5,12 +5,14 @@ shaded period, the shown date marked; clicking a point shows that date. Export t
 
 from __future__ import annotations
 
+import html
 import logging
 import threading
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+from qtpy.QtCore import Qt
 from qtpy.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -93,7 +95,6 @@ class QtTrajectoryPlot(QWidget):
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "year")
-        self.legend = self.plot.addLegend(offset=(5, 5), labelTextSize="8pt")
         for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
             self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
@@ -108,6 +109,8 @@ class QtTrajectoryPlot(QWidget):
         self.plot.addItem(self.errors)
         layout.addWidget(self.plot, 1)
         self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
+        self.info.setTextFormat(Qt.RichText)
+        self.info.setWordWrap(True)
         layout.addWidget(self.info)
         # the cursor follows the shown date once stepping pauses: a pyqtgraph repaint per step costs ~5 ms
         self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
@@ -252,7 +255,6 @@ class QtTrajectoryPlot(QWidget):
             for it in items:
                 self.plot.removeItem(it)
         self.scatters.clear()
-        self.legend.clear()
         self.errors.setData(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
         s = self.series
         if s is None or not len(s):
@@ -293,8 +295,6 @@ class QtTrajectoryPlot(QWidget):
                 )
                 item.sigClicked.connect(self._on_scatter_clicked)
                 self.plot.addItem(item)
-                if not hollow:
-                    self.legend.addItem(item, label)
                 items.append(item)
             self.scatters[label] = items
         if self.where and self.where[0] == "region":
@@ -307,7 +307,15 @@ class QtTrajectoryPlot(QWidget):
             "left",
             self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series,
         )
-        self.info.setText(f"{self.state.series} at {where}: {len(s) - n_masked} clear, {n_masked} masked observations")
+        # the sensors' key lives in this line, so no legend covers a point
+        key = " ".join(
+            f"<span style='color:{colors.get(label, '#cccccc')}'>&#9679;</span> {html.escape(label)}"
+            for label in dict.fromkeys(s.sensors)
+        )
+        self.info.setText(
+            f"{html.escape(self.state.series)} at {html.escape(str(where))}: {len(s) - n_masked} clear, "
+            f"{n_masked} masked observations (hollow). {key}"
+        )
         self._update_cursor()
         self._update_period()
 
