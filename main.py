@@ -23,15 +23,14 @@ def main(argv: list[str] | None = None) -> int:
     from reviewer.app.main_window import launch
 
     if args.site_dir and Path(args.site_dir).is_file():  # a review package: its record unpacked, the dock on it
+        from reviewer.app.cli import open_package_in_app
         from reviewer.errors import ReviewerError
-        from reviewer.review.package_cli import unpack_for_review
 
         try:
-            _bank, user = unpack_for_review(args.site_dir, args.user)
+            return open_package_in_app(args.site_dir, args.user, screenshot=args.screenshot)
         except ReviewerError as exc:
             print(f"error: {exc}", file=sys.stderr)  # noqa: T201
             return 2
-        return launch(None, db=args.site_dir, screenshot=args.screenshot, user=user)
     return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot, user=args.user)
 
 

@@ -11,16 +11,23 @@ def cmd_gui(args: argparse.Namespace) -> int:
     return launch(args.site_dir, demo=args.demo, db=getattr(args, "db", None))
 
 
+def open_package_in_app(file: str, user: str | None, *, screenshot: str | None = None) -> int:
+    """A review package in the app (`reviewer package open FILE`, `python main.py FILE`): its record unpacked
+    and scanned into it, then the review dock of its annotator (or `user`) on it."""
+    from reviewer.app.main_window import launch
+    from reviewer.review.package_cli import unpack_for_review
+
+    _bank, user = unpack_for_review(file, user)
+    return launch(None, db=file, screenshot=screenshot, user=user)
+
+
 def cmd_package_open(args: argparse.Namespace) -> int:
     """`reviewer package open FILE`: unpack the package's record, then the review dock on the package."""
-    from reviewer.review.package_cli import open_headless, unpack_for_review
+    from reviewer.review.package_cli import open_headless
 
     if args.no_gui:
         return open_headless(args)
-    _bank, user = unpack_for_review(args.file, args.user)
-    from reviewer.app.main_window import launch
-
-    return launch(None, db=args.file, user=user)
+    return open_package_in_app(args.file, args.user)
 
 
 def register(subparsers) -> None:

@@ -402,8 +402,7 @@ def _clip_needed(
                 continue
             bands = [str(v) for v in json.loads(scene["bands"] or "{}").values()]
             wanted.update(bands)
-            for rel in bands:  # the scene's companions beside its bands (MTL, ANG, metadata XML)
-                parent = (Path(folder) / rel).parent
+            for parent in {(Path(folder) / rel).parent for rel in bands}:  # companions beside the bands (MTL, ...)
                 wanted.update(str(p.relative_to(folder)) for p in parent.glob(f"{scene['scene_id']}*") if p.is_file())
         with tempfile.TemporaryDirectory(prefix="package-record-") as tmp:
             clip_record(folder, wanted, tmp, progress=progress)
@@ -425,6 +424,7 @@ def unpack_record(
 ) -> list[Path]:
     """Write the site records a package carries into `<package file>.record/<site>/` (once; files are checked
     against their sha256) and scan them into the package, so the review dock finds each item's site there."""
+    from reviewer.fileio import atomic_write
     from reviewer.record.scan import open_index
 
     rows = package.db.execute("SELECT site, path, bytes, sha256 FROM package_files ORDER BY site, path").fetchall()
@@ -435,8 +435,6 @@ def unpack_record(
             raise ReviewError(f"{path}: the packaged file {site}/{rel} is damaged (sha256 differs)")
         target = root / site / rel
         if not target.is_file() or hashlib.sha256(target.read_bytes()).hexdigest() != sha:
-            from reviewer.fileio import atomic_write
-
             target.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(target, data)
         if root / site not in folders:

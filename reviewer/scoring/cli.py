@@ -47,7 +47,7 @@ def _failure_sections(args: argparse.Namespace) -> list:
     from reviewer.store import Store
 
     doc = load_set(args.failures)
-    with Store(args.db) if getattr(args, "db", None) else Store() as store:
+    with Store(getattr(args, "db", None)) as store:  # no --db: the default store
         return [report_section(store, doc, user=args.user or os.environ.get("REVIEWER_USER"))]
 
 

@@ -143,7 +143,9 @@ def test_figure_as_png_and_svg(store, coded, tmp_path):
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg  # text is drawn as paths; the PNG was looked at by eye
 
 
-def test_report_cli_on_a_sampled_set(tmp_path, capsys):
+def _sampled_set(tmp_path):
+    """(bank, runs file, set file, store) of the scoring tests' bank and runs, sampled with seed 3; users mia
+    (maintainer) and eve (expert)."""
     bank = make_bank(tmp_path / "bank")
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
@@ -152,6 +154,11 @@ def test_report_cli_on_a_sampled_set(tmp_path, capsys):
     with Store(db) as s:
         api.add_user(s, "mia", "maintainer")
         api.add_user(s, "eve", "expert", by="mia")
+    return bank, runs, path, db
+
+
+def test_report_cli_on_a_sampled_set(tmp_path, capsys):
+    bank, runs, path, db = _sampled_set(tmp_path)
     assert main(["--db", db, "failures", "code", str(path), "--run", "s002", "--code", "data", "--user", "eve"]) == 0
     assert main(["--db", db, "failures", "code", str(path), "--run", "p001", "--code", "nothing", "--user", "eve"]) == 0
     capsys.readouterr()
@@ -178,14 +185,7 @@ def test_scoring_report_includes_the_coded_set(tmp_path, capsys):
     coded step run, data, for model B or C: 0 lead + 1 other; the figure), for a maintainer only."""
     from html.parser import HTMLParser
 
-    bank = make_bank(tmp_path / "bank")
-    runs = tmp_path / "runs.jsonl"
-    runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
-    path = write_set(build_set([runs], bank, seed=3), tmp_path / "set.json")
-    db = str(tmp_path / "review.sqlite")
-    with Store(db) as s:
-        api.add_user(s, "mia", "maintainer")
-        api.add_user(s, "eve", "expert", by="mia")
+    bank, runs, path, db = _sampled_set(tmp_path)
     assert main(["--db", db, "failures", "code", str(path), "--run", "s002", "--code", "data", "--user", "eve"]) == 0
     score = ["--db", db, "score", str(bank), str(runs), "--bootstrap", "20", "--failures", str(path)]
     capsys.readouterr()
