@@ -1,4 +1,4 @@
-"""`reviewer gui [SITE_DIR] [--demo]`: the stack viewer (the same as `python main.py`)."""
+"""`reviewer gui [SITE_DIR] [--demo] [--user NAME]`: the stack viewer (the same as `python main.py`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import argparse
 def cmd_gui(args: argparse.Namespace) -> int:
     from reviewer.app.main_window import launch
 
-    return launch(args.site_dir, demo=args.demo, db=getattr(args, "db", None))
+    return launch(args.site_dir, demo=args.demo, db=getattr(args, "db", None), user=getattr(args, "user", None))
 
 
 def open_package_in_app(file: str, user: str | None, *, screenshot: str | None = None) -> int:
@@ -34,6 +34,7 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("gui", help="open the stack viewer (napari)", description=__doc__.splitlines()[0])
     p.add_argument("site_dir", nargs="?", help="site folder to open")
     p.add_argument("--demo", action="store_true", help="open the demo site (generated once into the user cache)")
+    p.add_argument("--user", help="who is working (a profile of the store; default: REVIEWER_USER, else asked)")
     p.set_defaults(func=cmd_gui)
     package = subparsers.choices.get("package")
     if package is not None and hasattr(package, "open_parser"):

@@ -90,3 +90,16 @@ def test_review_banks_and_site_folder(tmp_path):
             [str(here)],
         )
     assert api.site_folder(store, "a24") == str(here)
+
+
+def test_reviewer_gui_takes_the_person_working_like_main_py(monkeypatch):
+    """`reviewer gui --user ann SITE` opens the window for ann (main.py's --user), no question asked."""
+    import reviewer.app.main_window as main_window
+    from reviewer.cli import main
+
+    seen = {}
+    monkeypatch.setattr(main_window, "launch", lambda site, **kw: seen.update(site=site, **kw) or 0)
+    assert main(["--db", "/tmp/x.sqlite", "gui", "--user", "ann", "/data/site"]) == 0
+    assert seen == {"site": "/data/site", "demo": False, "db": "/tmp/x.sqlite", "user": "ann"}
+    assert main(["gui", "--demo"]) == 0
+    assert seen["user"] is None and seen["demo"] is True
