@@ -63,12 +63,12 @@ class Codebook:
 
 
 def _load(name: str, schema: str) -> tuple[dict[str, Any], bytes, Path]:
-    from reviewer.schemas import validate
+    from reviewer.failures.checked import check_once
 
     path = FAILURES_DIR / name
     raw = path.read_bytes()
     doc = json.loads(raw.decode("utf-8"))
-    validate(doc, schema, path=path)
+    check_once(doc, raw, schema, path=path)
     return doc, raw, path
 
 

@@ -105,28 +105,12 @@ def _question_block(q: dict[str, Any]) -> dict[str, Any]:
     return {k: q.get(k) for k in keys} | {"sensors": q.get("sensors", [])}
 
 
-def build_set(
-    sources: Sequence[str | Path],
-    bank_dir: str | Path,
-    *,
-    per_model: int = 12,
-    seed: int = 0,
-    passes: int | None = None,
-    lenient: bool = False,
-) -> dict[str, Any]:
-    """The coding set as a dict (see the module text); writes nothing."""
-    from reviewer.bank.io import load_bank
+def _step_pool(bank: Any, runset: Any) -> tuple[list[dict[str, Any]], int, int]:
+    """The wrong runs with the record on computable and recognition questions, with the counts of the unwarranted
+    abstentions and harness errors left out."""
     from reviewer.scoring.judge import Judge
-    from reviewer.scoring.metrics import SCORED_CLASSES, compute
-    from reviewer.scoring.runs import load_runs
+    from reviewer.scoring.metrics import SCORED_CLASSES
 
-    if per_model < 1:
-        raise ScoringError("--per-model must be at least 1")
-    bank = load_bank(bank_dir, verify_hashes=True)
-    paths, k = run_paths(sources, passes, bank.sha256)
-    runset = load_runs(paths, bank, passes=k, lenient=lenient)
-    scored = compute(bank, runset, bootstrap=0, seed=0)
-    conclusion = {q["id"]: q["conclusion"] for q in bank.questions}
     ref_insufficient = {q["id"]: Judge(q).reference_insufficient for q in bank.questions}
     pool, abstentions, errors = [], 0, 0
     for r in runset.runs:
@@ -138,52 +122,98 @@ def build_set(
             abstentions += 1
         else:
             pool.append(r)
-    steps = draw(pool, per_model, seed)
+    return pool, abstentions, errors
 
+
+def _pair_part(runset: Any, scored: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[int, str], dict[str, int]]:
+    """The altered runs to code on instrument pairs (the wrong ones in cases that moved, all in cases beyond both),
+    the outcome of each (by id of the run) and the counts: cases moved and beyond, harness errors left out."""
     altered: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    same: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in runset.runs:
-        same[(r["model"], r["question"], r["condition"], r.get("pair"))].append(r)
         if r["condition"] == "altered":
             altered[(r["model"], r["pair"])].append(r)
-    pair_runs, cases, pair_errors = [], {"moved": 0, "beyond": 0}, 0
+    pair_runs, counts = [], {"moved": 0, "beyond": 0, "errors": 0}
     outcome_of = {}
     for model in sorted(scored["models"]):
         block = (scored["models"][model].get("pairs") or {}).get("instrument") or {}
         for pid, case in sorted((block.get("by_pair") or {}).items()):
             outcome = case["outcome"]
-            if outcome not in cases:
+            if outcome not in ("moved", "beyond"):
                 continue
-            cases[outcome] += 1
+            counts[outcome] += 1
             runs = sorted(altered[(model, pid)], key=lambda r: r["pass"])
             for r in runs if outcome == "beyond" else [r for r in runs if not r["_right"]]:
                 if r.get("error") is not None:
-                    pair_errors += 1  # a harness error left no report to read
+                    counts["errors"] += 1  # a harness error left no report to read
                     continue
                 outcome_of[id(r)] = outcome
                 pair_runs.append(r)
+    return pair_runs, outcome_of, counts
 
+
+def _other_passes(run: dict[str, Any], same: list[dict[str, Any]], conclusion: str) -> list[dict[str, Any]]:
+    """The same model's other passes on the question (same condition and pair), by pass."""
+    return [
+        {
+            "pass": o["pass"],
+            "conclusion": (o.get("answer") or {}).get(conclusion) if isinstance(o.get("answer"), dict) else None,
+            "right": bool(o["_right"]),
+            "confidence": o.get("confidence"),
+            "method": o.get("method"),
+            "caveats": o.get("caveats"),
+        }
+        for o in sorted(same, key=lambda x: x["pass"])
+        if o["pass"] != run["pass"]
+    ]
+
+
+def _entries(
+    steps: list[dict[str, Any]],
+    pair_runs: list[dict[str, Any]],
+    outcome_of: dict[int, str],
+    runset: Any,
+    conclusion: dict[str, str],
+) -> list[dict[str, Any]]:
+    """The set's runs: s001... for the steps part, p001... for the pairs part, each with its other passes."""
+    same: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in runset.runs:
+        same[(r["model"], r["question"], r["condition"], r.get("pair"))].append(r)
     entries = []
     for n, r in enumerate(steps, 1):
         entries.append(_entry(r, f"s{n:03d}", "steps", conclusion[r["question"]]))
     for n, r in enumerate(pair_runs, 1):
         entries.append(_entry(r, f"p{n:03d}", "pairs", conclusion[r["question"]]) | {"outcome": outcome_of[id(r)]})
     for e, r in zip(entries, [*steps, *pair_runs], strict=True):
-        others = sorted(same[(r["model"], r["question"], r["condition"], r.get("pair"))], key=lambda x: x["pass"])
-        e["other_passes"] = [
-            {
-                "pass": o["pass"],
-                "conclusion": (o.get("answer") or {}).get(conclusion[o["question"]])
-                if isinstance(o.get("answer"), dict)
-                else None,
-                "right": bool(o["_right"]),
-                "confidence": o.get("confidence"),
-                "method": o.get("method"),
-                "caveats": o.get("caveats"),
-            }
-            for o in others
-            if o["pass"] != r["pass"]
-        ]
+        key = (r["model"], r["question"], r["condition"], r.get("pair"))
+        e["other_passes"] = _other_passes(r, same[key], conclusion[r["question"]])
+    return entries
+
+
+def build_set(
+    sources: Sequence[str | Path],
+    bank_dir: str | Path,
+    *,
+    per_model: int = 12,
+    seed: int = 0,
+    passes: int | None = None,
+    lenient: bool = False,
+) -> dict[str, Any]:
+    """The coding set as a dict (see the module text); writes nothing."""
+    from reviewer.bank.io import load_bank
+    from reviewer.scoring.metrics import compute
+    from reviewer.scoring.runs import load_runs
+
+    if per_model < 1:
+        raise ScoringError("--per-model must be at least 1")
+    bank = load_bank(bank_dir, verify_hashes=True)
+    paths, k = run_paths(sources, passes, bank.sha256)
+    runset = load_runs(paths, bank, passes=k, lenient=lenient)
+    scored = compute(bank, runset, bootstrap=0, seed=0)
+    conclusion = {q["id"]: q["conclusion"] for q in bank.questions}
+    pool, abstentions, errors = _step_pool(bank, runset)
+    steps = draw(pool, per_model, seed)
+    pair_runs, outcome_of, cases = _pair_part(runset, scored)
+    entries = _entries(steps, pair_runs, outcome_of, runset, conclusion)
     by_model = defaultdict(int)
     for r in pool:
         by_model[r["model"]] += 1
@@ -197,7 +227,7 @@ def build_set(
         "moved_wrong_runs": sum(1 for r in pair_runs if outcome_of[id(r)] == "moved"),
         "beyond_cases": cases["beyond"],
         "beyond_runs": sum(1 for r in pair_runs if outcome_of[id(r)] == "beyond"),
-        "pair_harness_errors": pair_errors,
+        "pair_harness_errors": cases["errors"],
     }
     keys = [[e["model"], e["question"], e["condition"], e["pair"], e["pass"]] for e in entries]
     ident = hashlib.sha256(json.dumps([bank.sha256, seed, per_model, keys]).encode()).hexdigest()[:12]
@@ -231,17 +261,18 @@ def write_set(doc: dict[str, Any], out: str | Path) -> Path:
 
 def load_set(path: str | Path) -> dict[str, Any]:
     """A coding set, checked against its schema (a hand-edited or damaged file is named with its field)."""
+    from reviewer.failures.checked import check_once
     from reviewer.fileio import loads_strict
-    from reviewer.schemas import validate
 
     path = Path(path)
     try:
-        doc = loads_strict(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        raw = path.read_bytes()
+        doc = loads_strict(raw.decode("utf-8"))
+    except ValueError as exc:  # malformed JSON or UTF-8
         from reviewer.errors import SchemaError
 
         raise SchemaError(f"not a coding set: {exc}", path=path) from exc
-    validate(doc, "failure_set", path=path)
+    check_once(doc, raw, "failure_set", path=path)  # a set checked before is not checked again (0.3 s a call)
     return doc
 
 

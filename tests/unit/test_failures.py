@@ -271,6 +271,54 @@ def test_a_damaged_set_is_named(tmp_path, capsys):
     assert err.startswith("error: ") and "set.json" in err and err.count("\n") == 1
 
 
+def test_a_set_checked_once_is_not_checked_again_but_a_changed_one_is(coding_set, tmp_path, monkeypatch):
+    import reviewer.schemas
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(coding_set))
+    assert load_set(path)["id"] == coding_set["id"]  # checked, and remembered
+    checks = []
+    real = reviewer.schemas.validate
+    monkeypatch.setattr(reviewer.schemas, "validate", lambda *a, **k: checks.append(a[1]) or real(*a, **k))
+    assert load_set(path)["id"] == coding_set["id"]
+    assert checks == []  # the same bytes: no second check (the cost of a scripted `failures code` loop)
+    damaged = dict(coding_set, runs=[{**coding_set["runs"][0], "part": "nowhere"}])
+    path.write_text(json.dumps(damaged))
+    with pytest.raises(SchemaError) as err:
+        load_set(path)
+    assert checks == ["failure_set"] and err.value.field == "runs.0.part"
+    with pytest.raises(SchemaError):
+        load_set(path)  # a file that failed is never remembered as checked
+
+
+def test_failures_code_in_a_loop_does_not_import_jsonschema(coding_set, tmp_path):
+    """The second call on the same set and codebook reads the remembered checks (subprocesses, real CLI)."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "set.json"
+    path.write_text(json.dumps(coding_set))
+    db = tmp_path / "db.sqlite"
+    with Store(db) as s:
+        api.add_user(s, "mia", "maintainer")
+        api.add_user(s, "eve", "expert", by="mia")
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"))
+    probe = (
+        "import sys; from reviewer.cli import main; rc = main(sys.argv[1:]); "
+        "print('jsonschema' in sys.modules, rc, file=sys.stderr)"
+    )
+    argv = ["--db", str(db), "failures", "code", str(path), "--run", "s001", "--code", "1", "--user", "eve"]
+    first = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True, text=True)
+    again = subprocess.run([sys.executable, "-c", probe, *argv], env=env, capture_output=True, text=True)
+    assert first.stderr.split()[-2:] == ["True", "0"]  # checked on the first call
+    assert again.stderr.split()[-2:] == ["False", "0"]
+    assert "saved s001: data (was data)" in again.stdout
+    with Store(db) as s:
+        assert [r["code"] for r in history(s, coding_set["id"], "s001")] == ["data", "data"]
+
+
 # ----------------------------------------------------------------------------- coding
 
 
