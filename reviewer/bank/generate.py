@@ -109,13 +109,21 @@ class GenerationReport:
     seconds: float = 0.0
     series_seconds: float = 0.0
     scenes_read: int = 0
+    #: peak resident memory of the run and the budget it was given (bytes)
+    peak_memory: int = 0
+    memory_budget: int = 0
+    #: series frames (composites, NBR) that did not fit the budget and went to files (bytes)
+    spilled: int = 0
 
     def summary(self) -> str:
         tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
+        gb = 1024**3
         return (
             f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
             f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
-            f"total {self.seconds:.1f} s"
+            f"total {self.seconds:.1f} s, peak memory {self.peak_memory / gb:.2f} GB of "
+            f"{self.memory_budget / gb:.2f} GB budget"
+            + (f" ({self.spilled / gb:.2f} GB of series frames in files)" if self.spilled else "")
         )
 
 
@@ -303,48 +311,73 @@ def greenness_trend(s: Series, name: str) -> list[Candidate]:
 def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per pixel: the year of the largest NBR drop between consecutive clear observations that exceeds
     `dnbr` and lands on a charred surface (NBR below `post_nbr`), dated at the midpoint of the two dates,
-    and the NBR after the drop. Year 0 where there is no such drop."""
-    cube = s.nbr_cube
+    and the NBR after the drop. Year 0 where there is no such drop. Kept on the series (every template
+    asking for the same thresholds shares one map)."""
+    return burn_events_many(s, [(dnbr, post_nbr, growing_only)])[0]
+
+
+def burn_events_many(s: Series, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """burn_events for several (dnbr, post_nbr, growing_only) at once: one pass over the NBR frames feeds all
+    of them (a frame read from its file once, not once per method); results remembered in `s.derived`."""
+    memo = s.derived.setdefault("burn_events", {})
+    todo = list(dict.fromkeys(tuple(x) for x in specs if tuple(x) not in memo))
+    if todo:
+        for spec, res in zip(todo, _burn_pass(s, todo), strict=True):
+            memo[spec] = res
+    return [memo[tuple(x)] for x in specs]
+
+
+def _burn_pass(s: Series, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One pass over the NBR frames in date order; the growing-season-only methods see (and remember as the
+    last clear observation) the growing-season frames only."""
     dates = s.nbr_dates
-    shape = cube.shape[1:]
-    last = np.full(shape, np.nan, np.float32)
-    last_t = np.full(shape, -1, np.int32)
-    best = np.zeros(shape, np.float32)
-    best_year = np.zeros(shape, np.int32)
+    shape = s.shape
+    last = {g: np.full(shape, np.nan, np.float32) for g in {g for _, _, g in specs}}
+    last_t = {g: np.full(shape, -1, np.int32) for g in last}
+    state = [(np.zeros(shape, np.float32), np.zeros(shape, np.int32)) for _ in specs]
     ords = np.array([d.toordinal() for d in dates])
-    for t in range(cube.shape[0]):
-        if growing_only and dates[t].month not in s.config.growing_months:
+    first = int(ords.min()) if len(ords) else 0
+    year_of = np.array([dt.date.fromordinal(o).year for o in range(first, int(ords.max()) + 1)] if len(ords) else [])
+    for t in range(len(dates)):
+        growing = dates[t].month in s.config.growing_months
+        groups = [g for g in last if growing or not g]
+        if not groups:
             continue
-        v = cube[t].astype(np.float32)
+        v = s.nbr_frame(t).astype(np.float32)
         ok = np.isfinite(v)
-        drop = last - v
-        hit = ok & np.isfinite(last) & (drop > dnbr) & (v < post_nbr) & (drop > best)
-        if hit.any():
-            mid = (ords[np.clip(last_t, 0, None)] + ords[t]) // 2
-            years = np.vectorize(lambda o: dt.date.fromordinal(int(o)).year)(mid[hit])
-            best[hit] = drop[hit]
-            best_year[hit] = years
-        last = np.where(ok, v, last)
-        last_t = np.where(ok, t, last_t)
-    return best_year, best
+        for g in groups:
+            drop = last[g] - v
+            mid = None
+            for (dnbr, post_nbr, g2), (best, best_year) in zip(specs, state, strict=True):
+                if g2 != g:
+                    continue
+                hit = ok & np.isfinite(last[g]) & (drop > dnbr) & (v < post_nbr) & (drop > best)
+                if hit.any():
+                    if mid is None:
+                        mid = (ords[np.clip(last_t[g], 0, None)] + ords[t]) // 2
+                    best[hit] = drop[hit]
+                    best_year[hit] = year_of[mid[hit] - first]
+            last[g] = np.where(ok, v, last[g])
+            last_t[g] = np.where(ok, t, last_t[g])
+    return [(best_year, best) for best, best_year in state]
 
 
 def _burns(s: Series, name: str) -> dict[str, np.ndarray]:
     """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds), kept on the series."""
     memo = s.derived
     if f"burns:{name}" not in memo:
+        ms = _sweep(name)["burn_methods"]
+        maps = burn_events_many(s, [(m["dnbr"], m["post_nbr"], m["growing_only"]) for m in ms])
         memo[f"burns:{name}"] = {
-            f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": burn_events(
-                s, m["dnbr"], m["post_nbr"], m["growing_only"]
-            )[0]
-            for m in _sweep(name)["burn_methods"]
+            f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": res[0]
+            for m, res in zip(ms, maps, strict=True)
         }
     return memo[f"burns:{name}"]
 
 
 def burn_year(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
-    if s.nbr_cube is None:
+    if not s.nbr_dates:
         return []
     maps = _burns(s, name)
     ys = s.years
@@ -381,7 +414,7 @@ def _scene_difference(s: Series, mask: np.ndarray, control: np.ndarray | None) -
     for t, d in enumerate(s.nbr_dates):
         if d.month not in s.config.growing_months:
             continue
-        v = s.nbr_cube[t]
+        v = s.nbr_frame(t)
         b = v[mask].astype(np.float32)
         if np.isfinite(b).mean() <= 0.3:
             continue
@@ -398,7 +431,7 @@ def _scene_difference(s: Series, mask: np.ndarray, control: np.ndarray | None) -
 
 def burn_recovery(s: Series, name: str) -> list[Candidate]:
     th = _thr(name)
-    if s.nbr_cube is None:
+    if not s.nbr_dates:
         return []
     ymap = burn_events(s, th["dnbr"], th["post_nbr"])[0]
     ys = s.years
@@ -1256,6 +1289,9 @@ def _report_json(report: GenerationReport, seed: int, balance: float | None, gen
                 "seconds": round(report.seconds, 2),
                 "series_seconds": round(report.series_seconds, 2),
                 "scenes_read": report.scenes_read,
+                "peak_memory_bytes": report.peak_memory,
+                "memory_budget_bytes": report.memory_budget,
+                "spilled_bytes": report.spilled,
                 "seed": seed,
                 "balance": balance,
                 "config": gen_cfg,
@@ -1281,10 +1317,51 @@ def generate(
     bank_name: str | None = None,
     version: str = "candidates",
     balance: float | None = None,
+    memory: int | None = None,
 ) -> GenerationReport:
     """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
     `balance`: keep no conclusion value of a template more than this many times as often as the next
-    (reviewer.bank.balance); None keeps every candidate."""
+    (reviewer.bank.balance); None keeps every candidate. `memory`: the budget in bytes (default 2 GB) the
+    series stays under (frames beyond it go to files; the questions are the same); the report says the peak."""
+    from reviewer.bank.spill import DEFAULT_BUDGET, MemoryMeter
+
+    with MemoryMeter() as meter:
+        report = _generate(
+            site_dir,
+            out_dir,
+            tasks,
+            seed,
+            store,
+            progress,
+            cancel,
+            series_config,
+            min_agreement,
+            bank_name,
+            version,
+            balance,
+            memory or DEFAULT_BUDGET,
+            meter,
+        )
+    report.peak_memory = max(report.peak_memory, meter.peak)
+    return report
+
+
+def _generate(
+    site_dir,
+    out_dir,
+    tasks,
+    seed,
+    store,
+    progress,
+    cancel,
+    series_config,
+    min_agreement,
+    bank_name,
+    version,
+    balance,
+    memory,
+    meter,
+) -> GenerationReport:
     t0 = time.perf_counter()
     if tasks:
         bad = [t for t in tasks if t not in TASKS]
@@ -1293,7 +1370,9 @@ def generate(
     check_output_folder(out_dir)  # a file or a read-only place is refused before the record is read
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
     index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
-    series = build_series(index, config=series_config, progress=progress, cancel=cancel, parts=series_parts(names))
+    series = build_series(
+        index, config=series_config, progress=progress, cancel=cancel, parts=series_parts(names), memory=memory
+    )
     gen_cfg = {
         "min_agreement": min_agreement,
         "series": series.config.as_dict(),
@@ -1302,6 +1381,7 @@ def generate(
     }
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
+    report.memory_budget, report.spilled = memory, series.store.on_disk
     questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
     if balance is not None:
         from reviewer.bank.balance import balance_questions
@@ -1313,7 +1393,10 @@ def generate(
             report.by_task[task] -= 1
     out = Path(out_dir)
     report.questions = len(questions)
+    series.store.close()
+    del series
     report.seconds = time.perf_counter() - t0
+    report.peak_memory = meter.peak
     dropped = "".join(json.dumps(d, sort_keys=True) + "\n" for d in report.dropped)
     summary = _report_json(report, seed, balance, gen_cfg)
     # one folder, written whole (bank files, dropped candidates, this report) or not at all

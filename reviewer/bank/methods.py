@@ -109,12 +109,33 @@ def endpoint_change(x: Sequence[float], y: Sequence[float], k: int = 3) -> float
 # ----------------------------------------------------------------------------- trends per pixel
 
 
-def pixel_trends(years: Sequence[float], cube: np.ndarray, *, min_obs: int = 8) -> dict[str, np.ndarray]:
+#: scratch memory pixel_trends allows itself (bytes): larger cubes are worked through in blocks of pixels
+TREND_SCRATCH = 256 * 1024**2
+
+
+def pixel_trends(
+    years: Sequence[float], cube: np.ndarray, *, min_obs: int = 8, scratch: int = TREND_SCRATCH
+) -> dict[str, np.ndarray]:
     """Per-pixel OLS slope and p, Mann-Kendall p and Theil-Sen slope of a (t, n) cube with NaN gaps.
 
     The Mann-Kendall variance ignores ties (values are continuous) and uses each pixel's own count of
-    observations; pixels with fewer than `min_obs` observations get NaN.
+    observations; pixels with fewer than `min_obs` observations get NaN. The Theil-Sen slopes of all year
+    pairs take t^2/2 values per pixel, so the pixels are taken in blocks that keep that under `scratch` bytes
+    (every pixel's result is computed alone: the blocks do not change it).
     """
+    y = np.asarray(cube)
+    if y.ndim == 1:
+        y = y[:, None]
+    nt = len(years)
+    per_pixel = (nt * (nt - 1) // 2) * 4 * 3 + nt * 8 * 8
+    block = max(1, scratch // max(1, per_pixel))
+    if y.shape[1] <= block:
+        return _pixel_trends(years, y, min_obs)
+    parts = [_pixel_trends(years, y[:, i : i + block], min_obs) for i in range(0, y.shape[1], block)]
+    return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+
+
+def _pixel_trends(years: Sequence[float], cube: np.ndarray, min_obs: int) -> dict[str, np.ndarray]:
     t = np.asarray(years, dtype=np.float64)
     y = np.asarray(cube, dtype=np.float64)
     if y.ndim == 1:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
+from reviewer.bank.spill import DEFAULT_BUDGET, FrameStore
 from reviewer.errors import Cancelled, RecordError
 from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid, read_raw
@@ -91,6 +92,45 @@ def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:
     return out
 
 
+class Composites:
+    """Per-year composites by name, their frames in a FrameStore (memory, then files): `c[name]` is the
+    (n_years, H, W) cube of one composite, `c.frame(name, i)` the frame of the i-th year."""
+
+    def __init__(self, store: FrameStore, n_years: int) -> None:
+        self.store = store
+        self.n_years = n_years
+        self.names: list[str] = []
+
+    def add(self, name: str, i: int, frame: np.ndarray) -> None:
+        if name not in self.names:
+            self.names.append(name)
+        self.store.put(("comp", name, i), frame)
+
+    def frame(self, name: str, i: int) -> np.ndarray:
+        if name not in self.names:
+            raise KeyError(name)
+        return self.store.get(("comp", name, i))
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return np.stack([self.frame(name, i) for i in range(self.n_years)])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.names
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def keys(self) -> list[str]:
+        return list(self.names)
+
+
+def _empty_store() -> FrameStore:
+    return FrameStore(DEFAULT_BUDGET // 3)
+
+
 @dataclass
 class Series:
     """What the reference methods work on: the whole record of a site reduced once to annual composites and
@@ -105,14 +145,15 @@ class Series:
     inside: np.ndarray
     years: list[int]
     config: SeriesConfig
-    #: composites[name] -> (n_years, H, W) float32 (NaN where a year has no clear observation)
-    composites: dict[str, np.ndarray] = field(default_factory=dict)
+    #: composites[name] -> (n_years, H, W) float32 (NaN where a year has no clear observation); a Composites
+    #: whose frames live in `store`, or a plain dict of cubes
+    composites: Any = field(default_factory=dict)
     #: Landsat sensors with scenes used in each year
     sensors_by_year: dict[int, set[str]] = field(default_factory=dict)
     #: clear observations per year (all months / growing season / water season), from the scene index
     clear_obs: dict[str, dict[int, int]] = field(default_factory=dict)
-    #: per-scene harmonized NBR (t, H, W) float16 and its dates, for dating abrupt events per pixel
-    nbr_cube: np.ndarray | None = None
+    #: per-scene harmonized NBR frames (H, W) float16 in `store` (nbr_frame(t)) and their dates, for dating
+    #: abrupt events per pixel
     nbr_dates: list[dt.date] = field(default_factory=list)
     #: crop-area mean NDVI per acquisition: source -> list of (date, value)
     crop_ndvi: dict[str, list[tuple[dt.date, float]]] = field(default_factory=dict)
@@ -134,12 +175,20 @@ class Series:
     regions: dict[str, np.ndarray] = field(default_factory=dict)
     scenes_read: int = 0
     seconds: float = 0.0
+    #: where the composite and NBR frames live: memory up to the run's budget, then files
+    store: FrameStore = field(default_factory=_empty_store, repr=False)
 
     def year_index(self, year: int) -> int:
         return self.years.index(year)
 
     def comp(self, name: str, year: int) -> np.ndarray:
-        return self.composites[name][self.year_index(year)]
+        c = self.composites
+        i = self.year_index(year)
+        return c.frame(name, i) if isinstance(c, Composites) else c[name][i]
+
+    def nbr_frame(self, t: int) -> np.ndarray:
+        """The harmonized NBR (float16) of the t-th scene of nbr_dates."""
+        return self.store.get(("nbr", t))
 
     def sensors(self, lo: int, hi: int) -> list[str]:
         found: set[str] = set()
@@ -312,8 +361,12 @@ def build_series(
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
     parts: frozenset[str] | set[str] | None = None,
+    memory: int | None = None,
 ) -> Series:
     """One pass over the record's scenes, building every series the reference methods use.
+
+    `memory` (bytes, default 2 GB) bounds what the series keeps in memory: a third of it holds composite and
+    NBR frames, the rest goes to files (read back with a cache of a tenth); the values are the same either way.
 
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
     NDVI), "coarse" (MODIS/VIIRS NDVI), "era5" (precipitation), "snow" (MOD10A1/MYD10A1 daily snow cover),
@@ -328,6 +381,8 @@ def build_series(
     scenes = [s for s in index.scenes if s.record]
     landsat = [s for s in scenes if s.label in LANDSAT and (s.tier in cfg.tiers)]
     series = _empty_series(index, scenes, landsat, cfg)
+    budget = memory or DEFAULT_BUDGET
+    series.store = FrameStore(budget // 3, cache_bytes=budget // 10)
     parts = PARTS if parts is None else frozenset(parts)
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
@@ -438,12 +493,11 @@ def _read_landsat(
 ) -> None:
     """Landsat, year by year: the per-year composites, the per-scene NBR cube and the Landsat crop NDVI."""
     cfg, shape, inside = series.config, series.shape, series.inside
-    comps: dict[str, list[np.ndarray]] = defaultdict(list)
-    nbr_frames: list[np.ndarray] = []
+    comps = Composites(series.store, len(series.years))
     by_year: dict[int, list[Scene]] = defaultdict(list)
     for s in to_read:
         by_year[s.year].append(s)
-    for year in series.years:
+    for i, year in enumerate(series.years):
         gs: dict[str, list[np.ndarray]] = defaultdict(list)
         for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), by_year.get(year, [])):
             tick(f"read Landsat {year}")
@@ -459,19 +513,18 @@ def _read_landsat(
             if m in cfg.water_months:
                 for idx, var in COMPOSITE_NAMES["water"]:
                     gs[f"{idx}_{var}"].append(res[var][idx])
-            nbr_frames.append(res["h"]["nbr"].astype(np.float16))
+            series.store.put(("nbr", len(series.nbr_dates)), res["h"]["nbr"].astype(np.float16))
             series.nbr_dates.append(scene.date)
             if crop_core is not None:
                 v = res["h"]["ndvi"][crop_core]
                 if np.isfinite(v).mean() > 0.5:
                     series.crop_ndvi.setdefault("Landsat", []).append((scene.date, float(np.nanmedian(v))))
         for idx, var in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]:
-            comps[f"{idx}_{var}"].append(_median(gs.get(f"{idx}_{var}", []), shape))
-        comps["ndvimax_h"].append(_reduce(gs.get("ndvi_h", []), shape, "max"))
-        comps["nbrmin_h"].append(_reduce(gs.get("nbr_h", []), shape, "min"))
-    series.composites = {k: np.stack(v) for k, v in comps.items()} if comps else {}
-    if nbr_frames:
-        series.nbr_cube = np.stack(nbr_frames)
+            comps.add(f"{idx}_{var}", i, _median(gs.get(f"{idx}_{var}", []), shape))
+        comps.add("ndvimax_h", i, _reduce(gs.get("ndvi_h", []), shape, "max"))
+        comps.add("nbrmin_h", i, _reduce(gs.get("nbr_h", []), shape, "min"))
+        del gs
+    series.composites = comps if len(comps) else {}
 
 
 def _read_coarse(
@@ -480,23 +533,38 @@ def _read_coarse(
     """MODIS / VIIRS NDVI on the site grid: growing-season medians per year and the crop NDVI per composite
     (dated at the composite's middle, 8 days after its start)."""
     inside = series.inside
-    coarse_gs: dict[str, dict[int, list[np.ndarray]]] = defaultdict(lambda: defaultdict(list))
+    months = series.config.growing_months
+    # each label's growing-season median of a year is taken as soon as the year's last composite is read
+    left: dict[tuple[str, int], int] = defaultdict(int)
+    for scene in coarse:
+        mid = scene.date + dt.timedelta(days=8)
+        if mid.month in months:
+            left[(scene.label, mid.year)] += 1
+    pending: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
+    medians: dict[str, dict[int, np.ndarray]] = defaultdict(dict)
+    labels: dict[str, None] = {}  # in the order their first growing-season composite was read
     for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
         tick(f"read {scene.label}")
-        if arr is None:
-            continue
-        series.scenes_read += 1
         mid = scene.date + dt.timedelta(days=8)
-        arr = np.where(inside, arr, np.nan)
-        if mid.month in series.config.growing_months:
-            coarse_gs[scene.label][mid.year].append(arr)
-        if crop_core is not None:
-            v = arr[crop_core]
-            if np.isfinite(v).mean() > 0.5:
-                series.crop_ndvi.setdefault(scene.label, []).append((mid, float(np.nanmedian(v))))
-    for label, per_year in coarse_gs.items():
+        key = (scene.label, mid.year)
+        if arr is not None:
+            series.scenes_read += 1
+            arr = np.where(inside, arr, np.nan)
+            if mid.month in months:
+                pending[key].append(arr)
+                labels.setdefault(scene.label)
+            if crop_core is not None:
+                v = arr[crop_core]
+                if np.isfinite(v).mean() > 0.5:
+                    series.crop_ndvi.setdefault(scene.label, []).append((mid, float(np.nanmedian(v))))
+        if mid.month in months:
+            left[key] -= 1
+            if left[key] == 0 and pending.get(key):
+                medians[scene.label][mid.year] = _median(pending.pop(key), series.shape)
+    for label in labels:
+        per_year = medians[label]
         ys = sorted(per_year)
-        series.coarse[label] = {"years": ys, "gs": np.stack([_median(per_year[y], series.shape) for y in ys])}
+        series.coarse[label] = {"years": ys, "gs": np.stack([per_year[y] for y in ys])}
 
 
 def _read_snow(series: Series, snow: list[Scene], pool: ThreadPoolExecutor, grid: Grid, tick: _Ticker) -> None:

@@ -1,0 +1,157 @@
+"""Arrays kept in memory up to a byte budget and beyond it in files, so a site's series fits any memory budget.
+
+Generation builds per-year composites and a per-scene NBR series whose size grows with pixels x years (or
+scenes). A FrameStore holds them by key: in memory while the budget allows, then as raw .npy files in a
+temporary folder read back whole (with a small read cache) or by rows. Values round-trip exactly, so what
+the methods compute does not depend on where a frame lives. The folder is removed with the store.
+
+MemoryMeter measures a run's peak resident memory (psutil RSS sampled in a thread), the figure the
+generation summary states against the budget.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+#: default memory budget of a generation run (bytes): `reviewer generate --memory`
+DEFAULT_BUDGET = 2 * 1024**3
+
+
+def parse_size(text: str) -> int:
+    """Bytes of a size like '2GB', '1.5 GiB', '500M' or '800000000' (binary units: 1 GB = 1024**3 bytes)."""
+    t = str(text).strip().upper().replace(" ", "").removesuffix("IB").removesuffix("B")
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+    mult = units.get(t[-1:], 1) if t else 1
+    number = t[:-1] if t[-1:] in units else t
+    try:
+        value = float(number)
+    except ValueError:
+        raise ValueError(f"not a memory size: {text!r} (e.g. 2GB, 500MB)") from None
+    if not value > 0:
+        raise ValueError(f"a memory size must be positive: {text!r}")
+    return int(value * mult)
+
+
+class FrameStore:
+    """Arrays by key: the first ones in memory up to `ram_bytes`, the rest in files of a temporary folder.
+
+    Arrays handed out are read-only (callers that need to change one copy it). `cache_bytes` bounds the
+    arrays read back from files that are kept for the next get."""
+
+    def __init__(self, ram_bytes: int, cache_bytes: int | None = None, folder: str | Path | None = None) -> None:
+        self.ram_bytes = int(ram_bytes)
+        self.cache_bytes = int(cache_bytes if cache_bytes is not None else max(0, ram_bytes // 4))
+        self._parent = folder
+        self._ram: dict[Hashable, np.ndarray] = {}
+        self._disk: dict[Hashable, tuple[Path, np.dtype, tuple[int, ...]]] = {}
+        self._cache: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._cached = 0
+        self.in_ram = 0
+        self.on_disk = 0
+        self._dir: Path | None = None
+        self._finalizer = None
+
+    def _folder(self) -> Path:
+        if self._dir is None:
+            self._dir = Path(tempfile.mkdtemp(prefix="reviewer-series-", dir=self._parent))
+            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+        return self._dir
+
+    def put(self, key: Hashable, array: np.ndarray) -> None:
+        a = np.ascontiguousarray(array)
+        if self.in_ram + a.nbytes <= self.ram_bytes:
+            if a.base is not None:  # a view would keep its whole base alive
+                a = a.copy()
+            a.flags.writeable = False
+            self._ram[key] = a
+            self.in_ram += a.nbytes
+            return
+        path = self._folder() / f"f{len(self._disk)}.raw"
+        a.tofile(path)
+        self._disk[key] = (path, a.dtype, a.shape)
+        self.on_disk += a.nbytes
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._ram or key in self._disk
+
+    def __len__(self) -> int:
+        return len(self._ram) + len(self._disk)
+
+    def keys(self) -> Iterator[Hashable]:
+        yield from self._ram
+        yield from self._disk
+
+    def get(self, key: Hashable) -> np.ndarray:
+        if key in self._ram:
+            return self._ram[key]
+        if key in self._cache:
+            self._cache.move_to_end(key)
+            return self._cache[key]
+        path, dtype, shape = self._disk[key]
+        a = np.fromfile(path, dtype=dtype).reshape(shape)
+        a.flags.writeable = False
+        if a.nbytes <= self.cache_bytes:
+            while self._cached + a.nbytes > self.cache_bytes and self._cache:
+                _, old = self._cache.popitem(last=False)
+                self._cached -= old.nbytes
+            self._cache[key] = a
+            self._cached += a.nbytes
+        return a
+
+    def rows(self, key: Hashable, start: int, stop: int) -> np.ndarray:
+        """Rows start:stop of a frame (first axis), read from its file without reading the rest."""
+        if key in self._ram or key in self._cache:
+            return self.get(key)[start:stop]
+        path, dtype, shape = self._disk[key]
+        row = int(np.prod(shape[1:], dtype=np.int64))
+        stop = min(stop, shape[0])
+        n = max(0, stop - start)
+        a = np.fromfile(path, dtype=dtype, count=n * row, offset=start * row * np.dtype(dtype).itemsize)
+        return a.reshape((n, *shape[1:]))
+
+    def close(self) -> None:
+        self._ram.clear()
+        self._disk.clear()
+        self._cache.clear()
+        self._cached = self.in_ram = self.on_disk = 0
+        if self._finalizer is not None:
+            self._finalizer()
+
+
+class MemoryMeter:
+    """Peak resident memory (bytes) of this process while the meter runs: psutil RSS sampled every `every`
+    seconds in a daemon thread (and once at start and stop). A context manager; `.peak` afterwards."""
+
+    def __init__(self, every: float = 0.05) -> None:
+        self.every = every
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def _sample(self) -> None:
+        import psutil
+
+        proc = psutil.Process()
+        while True:
+            self.peak = max(self.peak, proc.memory_info().rss)
+            if self._stop.wait(self.every):
+                break
+        self.peak = max(self.peak, proc.memory_info().rss)
+
+    def __enter__(self) -> MemoryMeter:
+        self._thread = threading.Thread(target=self._sample, name="memory-meter", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
