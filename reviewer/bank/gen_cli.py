@@ -10,9 +10,25 @@ from reviewer.bank.model import TASKS
 from reviewer.console import echo
 
 
+def memory_size(text: str) -> int:
+    """argparse type: bytes of a size like 2GB, 1.5G, 500MB or 800000000 (1 GB = 1024**3 bytes)."""
+    t = str(text).strip().upper().replace(" ", "").removesuffix("IB").removesuffix("B")
+    units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
+    mult = units.get(t[-1:], 1) if t else 1
+    try:
+        value = float(t[:-1] if t[-1:] in units else t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a memory size: {text!r} (e.g. 2GB, 500MB)") from None
+    if not 0 < value < float("inf") or value * mult < 1024**2:
+        raise argparse.ArgumentTypeError(f"needs a memory size of at least 1MB, got {text!r}")
+    return int(value * mult)
+
+
 def _generate(args: argparse.Namespace) -> int:
     from reviewer.bank.generate import generate
 
+    if len(args.site_dir) > 1 or args.scheduler or args.workers is not None:
+        return _generate_many(args)
     store = None
     if args.store:
         from reviewer.store import Store
@@ -20,12 +36,13 @@ def _generate(args: argparse.Namespace) -> int:
         store = Store(args.db)
     try:
         report = generate(
-            args.site_dir,
+            args.site_dir[0],
             args.out,
             tasks=args.tasks or None,
             seed=args.seed,
             store=store,
             balance=args.balance,
+            memory=args.memory,
             progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
         )
     finally:
@@ -38,6 +55,71 @@ def _generate(args: argparse.Namespace) -> int:
         echo(line)
     echo(f"candidates in {args.out} (dropped candidates with reasons in {args.out}/dropped.jsonl)")
     return 0
+
+
+def _generate_many(args: argparse.Namespace) -> int:
+    """Several sites (or one on a cluster) as dask tasks: OUT/<site>/ each, a progress bar per site and overall
+    on stderr; Ctrl-C cancels (finished sites stay, a second run resumes); exit 1 when a site failed."""
+    from reviewer.bank.many import generate_many, site_names
+    from reviewer.errors import BankError
+
+    if args.store:
+        raise BankError("--store imports one site's candidates; with several sites, import each folder", field="store")
+    names = site_names(args.site_dir)
+    with _Bars(names) as bars:
+        report = generate_many(
+            args.site_dir,
+            args.out,
+            scheduler=args.scheduler,
+            workers=args.workers,
+            progress=bars.update,
+            tasks=args.tasks or None,
+            seed=args.seed,
+            balance=args.balance,
+            memory=args.memory,
+        )
+    for line in report.lines():
+        echo(line)
+    return 1 if report.count("failed") else 0
+
+
+class _Bars:
+    """rich progress bars on stderr: one per site and one overall (plain lines when stderr is not a terminal)."""
+
+    def __init__(self, names: list[str]) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+        self.console = Console(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description:<24}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[msg]}"),
+            console=self.console,
+            transient=False,
+        )
+        self.overall = self.progress.add_task("all sites", total=len(names), msg="")
+        self.tasks = {n: self.progress.add_task(n[:24], total=1.0, msg="") for n in names}
+        self.names = names
+
+    def __enter__(self) -> _Bars:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.stop()
+
+    def update(self, fractions: dict[str, float], message: str) -> None:
+        for n, f in fractions.items():
+            if n in self.tasks:
+                self.progress.update(self.tasks[n], completed=f)
+        for part in message.split("; "):
+            n, _, msg = part.partition(": ")
+            if n in self.tasks:
+                self.progress.update(self.tasks[n], msg=msg[:60])
+        self.progress.update(self.overall, completed=sum(fractions.values()))
 
 
 def _alter(args: argparse.Namespace) -> int:
@@ -68,10 +150,31 @@ def _alter(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("generate", help="generate candidate questions of a site (templates x reference methods)")
-    p.add_argument("site_dir")
+    p.add_argument("site_dir", nargs="+", help="site folder(s); with several, OUT/<site folder name>/ each")
     p.add_argument("--tasks", nargs="+", choices=TASKS, help="only these tasks (default: all ten)")
     p.add_argument("--seed", type=integer(0), default=0, help="seed of phrasing choice and option order")
-    p.add_argument("--out", required=True, help="candidates folder (a bank folder plus dropped.jsonl)")
+    p.add_argument(
+        "--out",
+        required=True,
+        help="candidates folder (a bank folder plus dropped.jsonl); with several sites, the folder of their folders",
+    )
+    p.add_argument(
+        "--memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="memory budget per site, e.g. 2GB (default), 500MB: series frames beyond it go to temporary files",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--scheduler", metavar="ADDRESS", help="run the sites on this running dask scheduler (tcp://host:8786)"
+    )
+    where.add_argument(
+        "--workers",
+        type=integer(0),
+        metavar="N",
+        help="run the sites on a local dask cluster of N worker processes (default 2 with several sites; "
+        "0: one after another in this process)",
+    )
     p.add_argument("--store", action="store_true", help="also import the candidates into the review store")
     p.add_argument(
         "--balance",

@@ -25,21 +25,6 @@ import numpy as np
 DEFAULT_BUDGET = 2 * 1024**3
 
 
-def parse_size(text: str) -> int:
-    """Bytes of a size like '2GB', '1.5 GiB', '500M' or '800000000' (binary units: 1 GB = 1024**3 bytes)."""
-    t = str(text).strip().upper().replace(" ", "").removesuffix("IB").removesuffix("B")
-    units = {"K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
-    mult = units.get(t[-1:], 1) if t else 1
-    number = t[:-1] if t[-1:] in units else t
-    try:
-        value = float(number)
-    except ValueError:
-        raise ValueError(f"not a memory size: {text!r} (e.g. 2GB, 500MB)") from None
-    if not value > 0:
-        raise ValueError(f"a memory size must be positive: {text!r}")
-    return int(value * mult)
-
-
 class FrameStore:
     """Arrays by key: the first ones in memory up to `ram_bytes`, the rest in files of a temporary folder.
 
