@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import html
 import json
-import threading
 from typing import Any
 
-from qtpy.QtCore import QObject, Signal
+from qtpy.QtCore import QObject, QProcess, Signal
 from qtpy.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -29,14 +28,75 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.jobs import alive
 from reviewer.app.qt_review import BAD_STYLE, OK_STYLE
 from reviewer.review import api
 
 
-class _DraftSignals(QObject):
-    """Progress of the drafting worker, delivered on the UI thread (queued across threads)."""
+class DraftProcess(QObject):
+    """`reviewer draft ... --progress-json` (reviewer.drafting.cli, the CLI's own job) in a process of its own: the
+    renders (matplotlib, numpy) hold that process's interpreter, never the UI's. Its JSON lines come back as
+    `step(done, total, message)`; the end as `ended(summary or None, error text)`. Cancel writes a `cancel` line
+    (the requests in flight finish and are stored, so a second run resumes); a second Cancel kills it at once
+    (a killed process loses only its requests in flight: every stored draft is a transaction of its own)."""
 
     step = Signal(int, int, str)
+    ended = Signal(object, str)
+
+    def __init__(self, argv: list[str], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.summary: dict[str, Any] | None = None
+        self.cancelling = False
+        self._buf = b""
+        self.proc = QProcess(self)
+        self.proc.setProgram(argv[0])
+        self.proc.setArguments(argv[1:])
+        self.proc.readyReadStandardOutput.connect(self._read)
+        self.proc.finished.connect(self._finished)
+        self.proc.errorOccurred.connect(self._error)
+
+    def start(self) -> None:
+        self.proc.start()
+
+    def running(self) -> bool:
+        return self.proc.state() != QProcess.ProcessState.NotRunning
+
+    def cancel(self) -> None:
+        if not self.running():
+            return
+        if self.cancelling:
+            self.proc.kill()
+            return
+        self.cancelling = True
+        self.proc.write(b"cancel\n")
+
+    def _read(self) -> None:
+        self._buf += bytes(self.proc.readAllStandardOutput().data())
+        *lines, self._buf = self._buf.split(b"\n")
+        for line in lines:
+            try:
+                doc = json.loads(line)
+            except ValueError:
+                continue  # not one of the job's lines (a library's print): ignored
+            if "progress" in doc:
+                p = doc["progress"]
+                self.step.emit(int(p["done"]), int(p["total"]), str(p["message"]))
+            elif "summary" in doc:
+                self.summary = doc["summary"]
+
+    def _finished(self, code: int, status: Any) -> None:
+        self._read()
+        errors = bytes(self.proc.readAllStandardError().data()).decode("utf-8", "replace")
+        said = [ln.removeprefix("error: ") for ln in errors.splitlines() if ln.startswith("error: ")]
+        if status == QProcess.ExitStatus.CrashExit:
+            text = "killed: the requests in flight were lost; run again to resume" if self.cancelling else "crashed"
+        else:
+            text = said[-1] if said else "" if code in (0, 1) else f"exit status {code}"
+        self.ended.emit(self.summary, text)
+
+    def _error(self, error: Any) -> None:
+        if error == QProcess.ProcessError.FailedToStart:
+            self.ended.emit(None, f"cannot start {self.proc.program()}: {self.proc.errorString()}")
 
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
@@ -169,12 +229,13 @@ class MaintainerPanel(QWidget):
         self.annotators.setText(",".join(u for u in annot if u != self.user))
 
     def _drafts_box(self) -> QGroupBox:
-        """AI drafts of the bank's visual items (reviewer.drafting.run.draft_bank, as `reviewer draft`): in a worker,
+        """AI drafts of the bank's visual items: `reviewer draft` itself, in a process of its own (DraftProcess),
         with progress and Cancel; without an API key it says how to set one."""
         box = QGroupBox("Drafts (AI interpretations of visual items)")
         form = QFormLayout(box)
         self.draft_items = QComboBox()
-        self.draft_items.addItems(["visual", "all"])
+        self.draft_items.addItems(["visual", "all", "rejected"])
+        self.draft_items.setToolTip("rejected: the items whose draft a reviewer rejected for a new draft")
         self.draft_concurrency = QSpinBox()
         self.draft_concurrency.setRange(1, 16)
         self.draft_concurrency.setValue(4)
@@ -183,71 +244,79 @@ class MaintainerPanel(QWidget):
         self.draft_button.clicked.connect(self.draft)
         self.draft_cancel = QPushButton("Cancel")
         self.draft_cancel.setEnabled(False)
-        self.draft_cancel.clicked.connect(lambda: self._draft_stop.set())
+        self.draft_cancel.clicked.connect(self.cancel_draft)
         row.addWidget(self.draft_button)
         row.addWidget(self.draft_cancel)
         self.draft_progress = QProgressBar()
         self.draft_progress.setFormat("%v of %m")
+        self.draft_waiting = QLabel("")
+        self.draft_waiting.setWordWrap(True)
         for label, w in (("items", self.draft_items), ("concurrency", self.draft_concurrency), ("", row)):
             form.addRow(label, w)
         form.addRow("", self.draft_progress)
-        self._draft_stop = threading.Event()
-        self.draft_signals = _DraftSignals()
-        self.draft_signals.step.connect(self._on_draft_step)
-        self.http_client = None  # the SDK's own; tests put an httpx2 client with a mock transport here
+        form.addRow("", self.draft_waiting)
+        self.draft_job: DraftProcess | None = None
         return box
 
     def draft(self) -> bool:
-        """Start drafting in a worker on its own store connection; the UI stays free (the job's threads wait on
-        the API, the worker on them)."""
-        from reviewer.app.jobs import alive, run_in_thread
-        from reviewer.drafting.config import make_client
-        from reviewer.drafting.run import draft_bank
-        from reviewer.store import Store
+        """Start `reviewer draft BANK --user ME --items ... --concurrency N --progress-json` as a process on the
+        same store; the UI only reads its lines."""
+        from reviewer.drafting.cli import command
+        from reviewer.drafting.config import require_key
 
+        if self.draft_job is not None and self.draft_job.running():
+            return False
         try:
-            client = make_client(http_client=self.http_client)  # no key: the message says how to set one
+            require_key()  # no key: the message says how to set one, and no process is started
         except Exception as exc:  # noqa: BLE001 - shown in the dock
             self._say(f"not drafted: {exc}", ok=False)
             return False
-        path, bank, user = self.store.path, self.bank, self.user
-        which, concurrency = [self.draft_items.currentText()], self.draft_concurrency.value()
-        stop, signals = self._draft_stop, self.draft_signals
-        stop.clear()
-
-        def work() -> dict[str, Any]:
-            with Store(path) as store:
-                summary = draft_bank(
-                    store, bank, client, user=user, which=which, concurrency=concurrency,
-                    progress=lambda done, total, msg: signals.step.emit(done, total, msg), cancel=stop,
-                )  # fmt: skip
-            return summary.to_json()
-
-        def finished(doc: dict[str, Any] | None = None, error: BaseException | None = None) -> None:
-            if not alive(self.draft_button):
-                return
-            self.draft_button.setEnabled(True)
-            self.draft_cancel.setEnabled(False)
-            if error is not None:
-                self._say(f"drafting stopped: {error}", ok=False)
-                return
-            done = (
-                f"drafted {doc['drafted']}, skipped {doc['skipped']}, invalid {doc['invalid']}, failed {doc['failed']}"
-            )
-            why = f"; stopped: {doc['stopped']}" if doc["stopped"] else "; cancelled" if doc["cancelled"] else ""
-            self._say(f"{done} (cost about ${doc['cost_usd']:.2f}){why}", ok=not (doc["stopped"] or doc["failed"]))
-            self.refresh()
-
+        which = self.draft_items.currentText()
+        argv = command(
+            self.bank,
+            db=str(self.store.path),
+            user=self.user,
+            which=[which],
+            concurrency=self.draft_concurrency.value(),
+        )
+        self.draft_job = DraftProcess(argv, self)
+        self.draft_job.step.connect(self._on_draft_step)
+        self.draft_job.ended.connect(self._on_draft_end)
         self.draft_button.setEnabled(False)
         self.draft_cancel.setEnabled(True)
-        self._say(f"drafting the {which[0]} items of {bank}...", ok=True)
-        self.draft_worker = run_in_thread(work, on_done=finished, on_error=lambda exc: finished(error=exc))
+        self.draft_progress.setValue(0)
+        self._say(f"drafting the {which} items of {self.bank}...", ok=True)
+        self.draft_job.start()
         return True
+
+    def cancel_draft(self) -> None:
+        job = self.draft_job
+        if job is None or not job.running():
+            return
+        again = job.cancelling
+        job.cancel()
+        if not again:
+            self._say("cancelling: the requests in flight finish and are kept (Cancel again stops at once)", ok=True)
 
     def _on_draft_step(self, done: int, total: int, message: str) -> None:
         self.draft_progress.setMaximum(max(total, 1))
         self.draft_progress.setValue(done)
         self.draft_progress.setToolTip(message)
+
+    def _on_draft_end(self, doc: dict[str, Any] | None, error: str) -> None:
+        if not alive(self.draft_button):
+            return
+        self.draft_button.setEnabled(True)
+        self.draft_cancel.setEnabled(False)
+        if doc is None:
+            self._say(f"drafting stopped: {error or 'no summary'}", ok=False)
+            self.refresh()
+            return
+        done = f"drafted {doc['drafted']}, skipped {doc['skipped']}, invalid {doc['invalid']}, failed {doc['failed']}"
+        why = f"; stopped: {doc['stopped']}" if doc["stopped"] else "; cancelled, Draft again resumes" if doc[
+            "cancelled"] else ""  # fmt: skip
+        self._say(f"{done} (cost about ${doc['cost_usd']:.2f}){why}", ok=not (doc["stopped"] or doc["failed"]))
+        self.refresh()
 
     def _freeze_box(self) -> QGroupBox:
         """Freeze the reviewed bank as a version into a new folder (reviewer.review.freeze, as `reviewer freeze`)."""
@@ -265,7 +334,7 @@ class MaintainerPanel(QWidget):
 
     def freeze(self) -> bool:
         """Start the freeze in a worker (it reads the store and writes a folder); the result comes back here."""
-        from reviewer.app.jobs import alive, run_in_thread
+        from reviewer.app.jobs import run_in_thread
         from reviewer.review.freeze import freeze
         from reviewer.store import Store
 

@@ -3,14 +3,20 @@
 A progress bar on stderr, one line per item that was not drafted, a summary; Ctrl-C cancels (drafts finished so
 far are kept; run again to resume). Exit status 0 when every chosen item is drafted or skipped, 1 when some reply
 did not validate or an item failed, 2 when the job stopped (no key, key refused, offline) or on bad input.
+
+With --progress-json (how the app's Drafts action runs this same job in a process of its own, so the renders never
+hold the UI's interpreter): one JSON object a line on stdout, {"progress": {"done", "total", "message"}} for each
+item and {"summary": {...}} at the end; a line `cancel` on stdin (or SIGTERM) cancels as Ctrl-C does.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from reviewer.console import echo
@@ -28,6 +34,39 @@ def _bar(done: int, total: int, message: str) -> None:
     text = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {message[:60]:<60}"
     sys.stderr.write(text)
     sys.stderr.flush()
+
+
+def _json_line(doc: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def _json_progress(done: int, total: int, message: str) -> None:
+    _json_line({"progress": {"done": done, "total": total, "message": message}})
+
+
+def _listen_for_cancel(cancel: threading.Event) -> None:
+    """--progress-json: a `cancel` line on stdin or SIGTERM sets the job's cancel event (the drafts in flight
+    finish and are stored, nothing more is sent: the next run resumes). End of stdin is not a cancel."""
+
+    def read() -> None:
+        for line in sys.stdin:
+            if line.strip() == "cancel":
+                cancel.set()
+                return
+
+    threading.Thread(target=read, name="draft-cancel", daemon=True).start()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: cancel.set())
+
+
+def command(
+    bank: str, *, db: str, user: str, which: Sequence[str], concurrency: int, python: str | None = None
+) -> list[str]:
+    """The command line of this verb as the app runs it in a process of its own (--progress-json)."""
+    exe = python or sys.executable
+    return [exe, "-m", "reviewer.cli", "--db", str(db), "draft", bank, "--user", user, "--items", *which,
+            "--concurrency", str(concurrency), "--progress-json"]  # fmt: skip
 
 
 def _sites(values: list[str] | None) -> dict[str, str]:
@@ -51,6 +90,9 @@ def _run(args: argparse.Namespace) -> int:
     client = make_client(http_client=_http_client())  # no key: one error line, before anything is read
     cancel = threading.Event()
     progress = None if args.json or args.no_progress else _bar
+    if args.progress_json:
+        progress = _json_progress
+        _listen_for_cancel(cancel)
     common = dict(
         user=args.user,
         which=args.items,
@@ -69,14 +111,16 @@ def _run(args: argparse.Namespace) -> int:
                     store, args.bank, client, concurrency=args.concurrency, second_opinion=args.second_opinion, **common
                 )
         except KeyboardInterrupt:
-            if progress:
+            if progress is _bar:
                 sys.stderr.write("\n")
             echo("cancelled: the drafts finished so far are stored; run the same command again to resume", err=True)
             return 130
-    if progress:
+    if progress is _bar:
         sys.stderr.write("\n")
     doc = summary.to_json()
-    if args.json:
+    if args.progress_json:
+        _json_line({"summary": doc})
+    elif args.json:
         echo(json.dumps(doc, ensure_ascii=False, indent=2))
     else:
         for o in summary.outcomes:
@@ -118,5 +162,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--progress-json",
+        action="store_true",
+        help="JSON lines on stdout (progress, then the summary); a 'cancel' line on stdin cancels (the app uses this)",
+    )
     p.add_argument("--verbose-items", action="store_true", help="one line for every item, drafted ones too")
     p.set_defaults(func=_run)

@@ -1,17 +1,20 @@
 """A fake Anthropic API behind an httpx2.MockTransport, answering in the Messages / Message Batches API's JSON
 format (written from the API reference), for the drafting tests and benchmark. Not a test module.
 
-`FakeAPI.client()` is the real `anthropic.Anthropic` client with this transport as its HTTP client. Scripted
-answers: `api.script` is a list of callables or responses used in turn for POST /v1/messages (then good drafts).
+`FakeAPI.client()` is the real `anthropic.Anthropic` client with this transport as its HTTP client;
+`FakeAPI.serve()` puts the same endpoints behind a local HTTP server (127.0.0.1, a free port) for a `reviewer draft`
+run in a process of its own (the app's Drafts action), reached through ANTHROPIC_BASE_URL. Scripted answers: `api.script` is a list of callables or responses used in turn for POST /v1/messages (then good drafts).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
@@ -106,6 +109,44 @@ class FakeAPI:
 
     def http_client(self) -> httpx2.Client:
         return httpx2.Client(transport=httpx2.MockTransport(self.handle))
+
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        """The fake behind a local HTTP server while the block runs; yields its base URL."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _any(self) -> None:
+                n = int(self.headers.get("content-length") or 0)
+                body = self.rfile.read(n) if n else b""
+                url = f"http://{self.headers.get('host', 'localhost')}{self.path}"
+                req = httpx2.Request(self.command, url, headers=dict(self.headers), content=body)
+                resp = fake.handle(req)
+                data = resp.read()
+                self.send_response(resp.status_code)
+                for name, value in resp.headers.items():
+                    if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                        self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _any
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server.daemon_threads = True
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield f"http://127.0.0.1:{server.server_address[1]}"
+        finally:
+            server.shutdown()
+            server.server_close()
 
     def handle(self, request: httpx2.Request) -> httpx2.Response:
         body = json.loads(request.content) if request.content else None

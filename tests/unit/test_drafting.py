@@ -362,3 +362,47 @@ def test_the_cli_batch_job_reports_its_batch(store, fast, monkeypatch, capsys):
     assert f"{BANK}: drafted 2 through batch msgbatch_01Fake0001, skipped 0" in capsys.readouterr().out
     assert main([*args, "--no-progress"]) == 0  # nothing left: no second batch
     assert "drafted 0, skipped 2" in capsys.readouterr().out and len(fake.batches) == 1
+
+
+def _run_process(store, fake, ids, *, concurrency=1, cancel_after=None):
+    """`reviewer draft --progress-json` in a process of its own (as the app runs it), the fake API behind a local
+    server; a `cancel` line is written once `cancel_after` progress lines came. Returns (lines, exit status)."""
+    import os
+    import subprocess
+
+    from reviewer.drafting.cli import command
+
+    argv = command(BANK, db=str(store.path), user="mia", which=ids, concurrency=concurrency)
+    with fake.serve() as url:
+        env = {**os.environ, "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": url}
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        lines = []
+        for raw in proc.stdout:
+            lines.append(json.loads(raw))
+            if cancel_after is not None and sum("progress" in d for d in lines) == cancel_after:
+                proc.stdin.write(b"cancel\n")
+                proc.stdin.flush()
+        proc.wait(timeout=120)
+        err = proc.stderr.read().decode()
+    assert KEY not in err and KEY not in json.dumps(lines)
+    return lines, proc.returncode, err
+
+
+def test_the_verb_in_a_process_of_its_own_reports_json_lines_and_cancels_on_a_line(store):
+    """The app's Drafts action runs `reviewer draft --progress-json` as a process: one JSON object a line (each
+    item's progress, then the summary), real renders in that process; a `cancel` line keeps the drafts finished
+    and a second run resumes with the rest."""
+    ids = _qids(store, 5)
+    fake = FakeAPI(latency_s=0.3)
+    lines, code, err = _run_process(store, fake, ids, cancel_after=2)
+    progress = [d["progress"] for d in lines if "progress" in d]
+    summary = lines[-1]["summary"]
+    assert code == 0, err
+    assert summary["cancelled"] and summary["drafted"] >= 2 and summary["drafted"] + summary["not_done"] == 5
+    assert [p["done"] for p in progress] == list(range(1, len(progress) + 1)) and progress[0]["total"] == 5
+    first = summary["drafted"]
+    lines, code, err = _run_process(store, FakeAPI(), ids, concurrency=2)
+    summary = lines[-1]["summary"]
+    assert code == 0, err
+    assert summary["skipped"] == first and summary["drafted"] == 5 - first and not summary["cancelled"]
+    assert sum(1 for q in ids if _versions(store, q)[-1][1] == "drafted") == 5
