@@ -88,10 +88,12 @@ def finished(out: str | Path) -> bool:
     return (Path(out) / DONE_FILE).is_file()
 
 
-def run_site(site_dir: str, out: str, state: str, options: dict[str, Any]) -> dict[str, Any]:
+def run_site(
+    site_dir: str, out: str, state: str, options: dict[str, Any], stop: Callable[[], bool] | None = None
+) -> dict[str, Any]:
     """One site's generation (the dask task): an outcome dict, never an exception, so one site's failure does
     not stop the run. Progress goes to STATE/<name>.json; the task stops at the next scene once STATE/cancel
-    exists."""
+    exists (or, run in this process, once `stop()` is true)."""
     from reviewer.bank.generate import generate
 
     name = Path(out).name
@@ -108,12 +110,20 @@ def run_site(site_dir: str, out: str, state: str, options: dict[str, Any]) -> di
         os.replace(tmp, prog)
 
     def cancel() -> bool:
-        return (Path(state) / CANCEL).exists()
+        return (stop is not None and stop()) or (Path(state) / CANCEL).exists()
 
     try:
         if cancel():
             raise Cancelled("generation cancelled")
-        report = generate(site_dir, out, progress=progress, cancel=cancel, **options)
+        opts = dict(options)
+        forward = opts.pop("progress", None)
+
+        def both(fraction: float, message: str) -> None:
+            progress(fraction, message)
+            if forward is not None:
+                forward(fraction, message)
+
+        report = generate(site_dir, out, progress=both, cancel=cancel, **opts)
     except Cancelled:
         return {"status": "cancelled"}
     except ReviewerError as exc:
@@ -204,9 +214,13 @@ def generate_many(
 def _run_here(todo, outs, state, options, fractions, progress, cancel) -> dict[str, dict[str, Any]]:
     results = {}
     for d, n in todo:
-        if cancel is not None and cancel():
-            (state / CANCEL).touch()
-        results[n] = run_site(d, str(outs[n]), str(state), options)
+
+        def site_progress(f: float, m: str, n: str = n) -> None:
+            fractions[n] = min(f, 0.999)
+            if progress is not None:
+                progress(dict(fractions), f"{n}: {m}")
+
+        results[n] = run_site(d, str(outs[n]), str(state), {**options, "progress": site_progress}, cancel)
         fractions[n] = 1.0
         if progress is not None:
             progress(dict(fractions), f"{n}: {results[n]['status']}")

@@ -1,0 +1,254 @@
+"""Generate panel (maintainer view): candidate questions for many sites, a progress bar per site and overall.
+
+No generation logic lives here: the worker thread calls reviewer.bank.many.generate_many, the same function as
+`reviewer generate SITE [SITE ...] --out DIR [--scheduler ADDRESS | --workers N] --memory SIZE`. Cancel stops
+the running sites at their next scene; a second Run resumes (finished sites are not recomputed).
+
+Mount it in a napari window with `viewer.window.add_dock_widget(GeneratePanel(), name="Generate")`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any
+
+from qtpy.QtCore import QThread, Signal
+from qtpy.QtWidgets import (
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from reviewer.errors import ReviewerError
+
+logger = logging.getLogger(__name__)
+
+
+class GenerateWorker(QThread):
+    """Runs generate_many off the GUI thread; signals are delivered on the GUI thread."""
+
+    progressed = Signal(object, str)  # {site name: fraction}, message
+    succeeded = Signal(object)  # reviewer.bank.many.ManyReport
+    failed = Signal(str)
+
+    def __init__(self, kwargs: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.kwargs = kwargs
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def run(self) -> None:  # noqa: D401 - Qt entry point
+        from reviewer.bank.many import generate_many
+
+        try:
+            report = generate_many(
+                **self.kwargs, progress=lambda f, m: self.progressed.emit(f, m), cancel=self._cancel.is_set
+            )
+        except ReviewerError as exc:
+            self.failed.emit(str(exc))
+        except Exception as exc:  # the panel shows one line, the log keeps the traceback
+            logger.exception("generation failed")
+            self.failed.emit(f"generation failed: {exc}")
+        else:
+            self.succeeded.emit(report)
+
+
+class GeneratePanel(QWidget):
+    """Sites, an output folder and where to run (local workers or a dask scheduler); Run, Cancel; one row per
+    site with its progress bar and outcome, and an overall bar."""
+
+    finished = Signal(object)  # ManyReport, or None when the run failed as a whole
+
+    def __init__(
+        self, sites: list[str | Path] | None = None, out_dir: str | Path | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.worker: GenerateWorker | None = None
+        self.report: Any = None
+        self.sites: list[str] = []
+        self._rows: dict[str, int] = {}
+
+        self.out_edit = QLineEdit(str(out_dir) if out_dir else "")
+        self.out_edit.setPlaceholderText("folder of the banks (one folder per site)")
+        out_btn = QPushButton("Output…")
+        out_btn.clicked.connect(self._pick_out)
+        add_btn = QPushButton("Add sites…")
+        add_btn.clicked.connect(self._pick_site)
+        clear_btn = QPushButton("Clear")
+        clear_btn.clicked.connect(lambda: self.set_sites([]))
+        self.workers_spin = QSpinBox()
+        self.workers_spin.setRange(0, 64)
+        self.workers_spin.setValue(2)
+        self.workers_spin.setToolTip("local dask worker processes (0: one site after another in the app)")
+        self.scheduler_edit = QLineEdit()
+        self.scheduler_edit.setPlaceholderText("dask scheduler address (optional, e.g. tcp://host:8786)")
+        self.memory_spin = QDoubleSpinBox()
+        self.memory_spin.setRange(0.1, 1024.0)
+        self.memory_spin.setDecimals(1)
+        self.memory_spin.setValue(2.0)
+        self.memory_spin.setSuffix(" GB")
+        self.seed_spin = QSpinBox()
+        self.seed_spin.setRange(0, 2**31 - 1)
+
+        form = QFormLayout()
+        form.addRow("Sites", _row(add_btn, clear_btn))
+        form.addRow("Output", _row(self.out_edit, out_btn))
+        form.addRow("Workers / scheduler", _row(self.workers_spin, self.scheduler_edit))
+        form.addRow("Memory per site / seed", _row(self.memory_spin, self.seed_spin))
+
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["Site", "Progress", "Outcome"])
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.run_button = QPushButton("Run")
+        self.run_button.clicked.connect(self._on_run_clicked)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self._on_cancel_clicked)
+        self.overall = QProgressBar()
+        self.overall.setRange(0, 1000)
+        self.overall.setFormat("all sites %p%")
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.table)
+        layout.addWidget(_row(self.run_button, self.cancel_button, self.overall))
+        layout.addWidget(self.message)
+        self.set_sites(sites or [])
+
+    # ------------------------------------------------------------------ inputs
+
+    def set_sites(self, sites: list[str | Path]) -> None:
+        """The site folders to generate, one table row each (a site's output folder is its folder's name)."""
+        self.sites = [str(s) for s in sites]
+        self.table.setRowCount(0)
+        self._rows = {}
+        for s in self.sites:
+            r = self.table.rowCount()
+            self.table.insertRow(r)
+            name = Path(s).name
+            self.table.setItem(r, 0, QTableWidgetItem(name))
+            bar = QProgressBar()
+            bar.setRange(0, 1000)
+            self.table.setCellWidget(r, 1, bar)
+            self.table.setItem(r, 2, QTableWidgetItem(""))
+            self._rows[name] = r
+        self.run_button.setEnabled(bool(self.sites) and not self.running)
+
+    def bar(self, name: str) -> QProgressBar:
+        return self.table.cellWidget(self._rows[name], 1)
+
+    def outcome(self, name: str) -> str:
+        return self.table.item(self._rows[name], 2).text()
+
+    def _pick_site(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Site folder")
+        if folder:
+            self.set_sites([*self.sites, folder])
+
+    def _pick_out(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Output folder")
+        if folder:
+            self.out_edit.setText(folder)
+
+    # ------------------------------------------------------------------ run
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and self.worker.isRunning()
+
+    def _on_run_clicked(self) -> None:
+        if self.running:
+            return
+        if not self.sites or not self.out_edit.text().strip():
+            self.message.setText("Add sites and choose an output folder first.")
+            return
+        kwargs = {
+            "site_dirs": list(self.sites),
+            "out_dir": self.out_edit.text().strip(),
+            "scheduler": self.scheduler_edit.text().strip() or None,
+            "workers": None if self.scheduler_edit.text().strip() else self.workers_spin.value(),
+            "memory": int(self.memory_spin.value() * 1024**3),
+            "seed": self.seed_spin.value(),
+        }
+        self.set_sites(self.sites)  # fresh bars
+        self.overall.setValue(0)
+        self.message.setText("Starting…")
+        self.worker = GenerateWorker(kwargs, self)
+        self.worker.progressed.connect(self._on_progress)
+        self.worker.succeeded.connect(self._on_done)
+        self.worker.failed.connect(self._on_failed)
+        self.run_button.setEnabled(False)
+        self.cancel_button.setEnabled(True)
+        self.worker.start()
+
+    def _on_cancel_clicked(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.cancel_button.setEnabled(False)
+            self.message.setText("Cancelling: running sites stop at their next scene…")
+
+    def _on_progress(self, fractions: dict[str, float], message: str) -> None:
+        for name, f in fractions.items():
+            if name in self._rows:
+                self.bar(name).setValue(int(round(1000 * f)))
+        if fractions:
+            self.overall.setValue(int(round(1000 * sum(fractions.values()) / len(fractions))))
+        if message:
+            self.message.setText(message)
+
+    def _on_done(self, report: Any) -> None:
+        self.report = report
+        for s in report.sites:
+            if s.name not in self._rows:
+                continue
+            text = {"done": "done", "skipped": "finished before", "cancelled": "cancelled"}.get(s.status, "")
+            if s.status == "failed":
+                text = f"failed: {s.error}"
+            elif s.status == "done" and s.peak_memory:
+                text = f"done, peak {s.peak_memory / 1024**3:.2f} GB"
+            self.table.item(self._rows[s.name], 2).setText(text)
+            if s.status in ("done", "skipped"):
+                self.bar(s.name).setValue(1000)
+            else:  # a failed or cancelled site's bar says so instead of showing a full bar
+                self.bar(s.name).setFormat(s.status)
+        complete = sum(1 for s in report.sites if s.status in ("done", "skipped"))
+        self.overall.setValue(int(round(1000 * complete / max(1, len(report.sites)))))
+        self.message.setText(report.lines()[-1])
+        self._idle()
+        self.finished.emit(report)
+
+    def _on_failed(self, text: str) -> None:
+        self.message.setText(text)
+        self._idle()
+        self.finished.emit(None)
+
+    def _idle(self) -> None:
+        self.run_button.setEnabled(bool(self.sites))
+        self.cancel_button.setEnabled(False)
+
+
+def _row(*widgets: QWidget) -> QWidget:
+    w = QWidget()
+    lay = QHBoxLayout(w)
+    lay.setContentsMargins(0, 0, 0, 0)
+    for x in widgets:
+        lay.addWidget(x)
+    return w
