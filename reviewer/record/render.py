@@ -226,7 +226,7 @@ def build_figure(
     st = stretch.to_json()
     chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
     lines = [f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes]
-    footer = fig.text(0.5, 0.01, "\n".join(lines), ha="center", va="bottom", fontsize=7, color="black")
+    footer = fig.text(0.5, 0.0, "\n".join(lines), ha="center", va="bottom", fontsize=7, color="black")
     _fit_text(fig, footer, 0.96 * fig_w)
     if title:
         head = fig.suptitle(title, fontsize=10, y=1.0, va="top")
@@ -254,6 +254,9 @@ def _layout(fig, footer, head, cols: int, panel_in: tuple[float, float]) -> None
     fig.set_figheight(height)
     if head is not None:
         head.set_y(1 - 6 / dpi / height)  # a few pixels below the top edge
+    # the footer a few pixels above the bottom edge: as a share of the height (0.01) it rose into the panel
+    # of a tall figure (a 2000 x 96 px site: 0.01 of a 35 in figure is 38 px, the gap left for it 8 px)
+    footer.set_y(3 / dpi / height)
     for k, ax in enumerate(axes):
         r, c = divmod(k, cols)
         left = MARGIN_IN / 2 + c * (width - MARGIN_IN) / cols + ((width - MARGIN_IN) / cols - pw) / 2
