@@ -1,4 +1,4 @@
-"""Launch EarthRecord Reviewer: python main.py [SITE_DIR | PACKAGE | --demo] [--db PATH] [--user NAME]."""
+"""Launch EarthRecord Reviewer: python main.py [SITE_DIR | PACKAGE | --demo | --failures SET] [--db PATH] [--user NAME]."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--demo", action="store_true", help="open the demo site (generated once into the user cache)")
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
     parser.add_argument("--user", help="who is working (a profile of the store; default: REVIEWER_USER, else asked)")
+    parser.add_argument(
+        "--failures", metavar="SET", help="open the failure-coding dock on a coding set (reviewer failures sample)"
+    )
     parser.add_argument("--screenshot", metavar="PNG", help="save the window once the site is shown, then quit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     args = parser.parse_args(argv)
@@ -22,6 +25,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     from reviewer.app.main_window import launch
 
+    if args.failures:  # the coding dock on a set; the question's evidence opens its site
+        from reviewer.app.qt_failures import launch_failures
+        from reviewer.errors import ReviewerError
+        from reviewer.fileio import os_error_text
+
+        try:
+            return launch_failures(args.failures, db=args.db, user=args.user, screenshot=args.screenshot)
+        except (ReviewerError, OSError) as exc:  # a bad or missing set: one line, no window
+            print(f"error: {exc if isinstance(exc, ReviewerError) else os_error_text(exc)}", file=sys.stderr)  # noqa: T201
+            return 2
     if args.site_dir and Path(args.site_dir).is_file():  # a review package: its record unpacked, the dock on it
         from reviewer.app.cli import open_package_in_app
         from reviewer.errors import ReviewerError

@@ -21,9 +21,7 @@ PARTS = ("steps", "pairs")
 
 
 def _part_runs(doc: dict[str, Any], part: str) -> list[dict[str, Any]]:
-    if part not in PARTS:
-        raise ReviewError(f"part must be steps or pairs, not {part!r}", field="part")
-    return [r for r in doc["runs"] if r["part"] == part]
+    return [r for r in doc["runs"] if r["part"] == _part(part)]
 
 
 def draw_check(
@@ -130,3 +128,28 @@ def agreement(store: Store, doc: dict[str, Any], part: str, *, user: str | None)
         sub = np.array(table)[np.ix_(used, used)]
         out["kappa"] = float(cohens_kappa(sub, return_results=False))
     return out
+
+
+def check_queue(store: Store, doc: dict[str, Any], user: str, part: str) -> list[dict[str, Any]]:
+    """The check sample of one part as a coder's list (`coding.queue` rows: run, part, model, question and this
+    user's code in force): no reason for the draw and no LLM code, so the expert codes blind."""
+    from reviewer.failures.coding import queue
+
+    ids = set(check_sample(store, doc, _part(part)))
+    return [r for r in queue(store, doc, user, part=part) if r["run"] in ids]
+
+
+def check_view(store: Store, doc: dict[str, Any], run_id: str, *, user: str) -> dict[str, Any]:
+    """What the expert reads for one run of the check sample: `coding.run_view`, which holds no LLM code, quote or
+    uncertain flag. A run outside the drawn sample is refused (the check mode shows the sample only)."""
+    from reviewer.failures.coding import run_view
+
+    if run_id not in check_sample(store, doc):
+        raise ReviewError(f"run {run_id} is not in the check sample of {doc['id']}", field="run")
+    return run_view(doc, run_id, store=store, user=user)
+
+
+def _part(part: str) -> str:
+    if part not in PARTS:
+        raise ReviewError(f"part must be steps or pairs, not {part!r}", field="part")
+    return part

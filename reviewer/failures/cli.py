@@ -121,7 +121,7 @@ def _precode(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from reviewer.failures.check import check_sample, draw_check
+    from reviewer.failures.check import draw_check
     from reviewer.failures.sample import load_set
 
     doc = load_set(args.set)
@@ -136,13 +136,11 @@ def _check(args: argparse.Namespace) -> int:
                 f"{len(rows) - n_unsure} by code from the rest)"
             )
             return 0
-        from reviewer.failures.coding import latest
+        from reviewer.failures.check import check_queue
         from reviewer.review.ledger import user_name
 
-        me = user_name(args.user)
-        for rid in check_sample(store, doc, args.part):
-            mine = latest(store, doc["id"], rid, "expert", me)
-            echo(f"{rid}  {'coded ' + mine['code'] if mine else 'to code'}")
+        for r in check_queue(store, doc, user_name(args.user), args.part):  # the dock's check mode lists the same
+            echo(f"{r['run']}  {'coded ' + r['my_code'] if r['my_code'] else 'to code'}")
     return 0
 
 

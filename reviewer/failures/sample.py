@@ -102,7 +102,10 @@ def draw(pool: list[dict[str, Any]], per_model: int, seed: int) -> list[dict[str
 
 def _question_block(q: dict[str, Any]) -> dict[str, Any]:
     keys = ("text", "class", "task", "site", "period", "fields", "conclusion", "reference", "reference_range")
-    return {k: q.get(k) for k in keys} | {"sensors": q.get("sensors", [])}
+    block = {k: q.get(k) for k in keys} | {"sensors": q.get("sensors", [])}
+    if q.get("evidence") is not None:  # the question's own evidence view, for the coding dock's viewer
+        block["evidence"] = q["evidence"]
+    return block
 
 
 def _step_pool(bank: Any, runset: Any) -> tuple[list[dict[str, Any]], int, int]:
