@@ -232,3 +232,34 @@ def test_cli_precode_check_and_agreement(store, doc, tmp_path, capsys, monkeypat
         == "steps: LLM and experts agree on 2 of 3 checked runs (66.7%); Cohen's kappa 0.400; 0 check runs not coded yet"
     )
     assert out[-1] == "disagree s001 (B): LLM data, eve analysis; quote: B method on q1"
+
+
+def test_the_check_list_is_the_sample_with_the_experts_own_codes_only(store, doc, tmp_path, capsys):
+    """What the dock's check mode and `reviewer failures check SET` list: the sampled runs and the expert's own code
+    in force, never the draw's reason or the LLM's code; a run outside the sample is not shown in that mode."""
+    from reviewer.cli import main
+    from reviewer.failures.check import check_queue, check_view
+    from reviewer.failures.sample import write_set
+
+    for run in doc["runs"]:
+        insert_code(store, doc["id"], run, "analysis" if run["part"] == "steps" else "generic", kind="llm",
+                    coder="m", event_user="mia", quote="the LLM's quote", uncertain=run["id"] == "s003")  # fmt: skip
+    api.add_user(store, "max", "expert", by="mia")
+    drawn = [r["run"] for r in draw_check(store, doc, "steps", seed=0, user="mia", per_code=1)]
+    assert "s003" in drawn and len(drawn) == 2  # the uncertain run and one of the rest (all 'analysis')
+    code_run(store, doc, drawn[0], "data", user="eve")
+    code_run(store, doc, drawn[0], "question", user="eve")  # the correction is in force
+    code_run(store, doc, drawn[0], "close_call", user="max")  # another expert's code is not eve's
+    rows = check_queue(store, doc, "eve", "steps")
+    assert [(r["run"], r["my_code"]) for r in rows] == [(drawn[0], "question"), (drawn[1], None)]
+    assert all(set(r) == {"run", "part", "model", "question", "my_code"} for r in rows)
+    assert check_queue(store, doc, "eve", "pairs") == []  # not drawn for the pairs part
+    outside = next(r["id"] for r in doc["runs"] if r["part"] == "steps" and r["id"] not in drawn)
+    with pytest.raises(ReviewError, match=f"run {outside} is not in the check sample"):
+        check_view(store, doc, outside, user="eve")
+    view = check_view(store, doc, drawn[0], user="eve")
+    assert view["my_code"] == {"code": "question", "note": None} and "the LLM's quote" not in json.dumps(view)
+    path = write_set(doc, tmp_path / "set.json")
+    capsys.readouterr()
+    assert main(["--db", str(store.path), "failures", "check", str(path), "--user", "eve"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"{drawn[0]}  coded question", f"{drawn[1]}  to code"]
