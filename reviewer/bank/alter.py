@@ -225,6 +225,7 @@ def alter_record(
     pair_id: str | None = None,
     dry_run: bool = False,
     cache: OriginalsCache | None = None,
+    memory: int | None = None,
 ) -> AlterResult:
     """Write the altered copy, check it against bank questions and keep the pairs that pass.
 
@@ -232,7 +233,9 @@ def alter_record(
     satellite (placebo: whose period holds a removed scene) is checked; with `question`, only that one.
     Kept pairs are added to the bank's pairs.jsonl (not with `dry_run`); kept and rejected pairs, with the
     check that failed, go to alter_report.json in the altered folder. `cache` keeps the original record's
-    index and series between calls (default: the process-wide ORIGINALS).
+    index and series between calls (default: the process-wide ORIGINALS). `memory` is the budget (bytes,
+    default 2 GB) each record's series stays under, as in generation (reviewer.bank.series.build_series); the
+    detectability check reduces each scene as it reads it.
     """
     site_dir = Path(site_dir).resolve()
     out = Path(out_dir)
@@ -272,7 +275,12 @@ def alter_record(
         checker = None
         if b is not None and qids:
             checker = _Checker(
-                site_dir, work, satellite, indices={"original": index, "altered": altered_index}, cache=cache
+                site_dir,
+                work,
+                satellite,
+                indices={"original": index, "altered": altered_index},
+                cache=cache,
+                memory=memory,
             )
             checker.parts = _parts_of([b.question(qid) for qid in qids])
         taken = {p["id"] for p in b.pairs} if b is not None else set()
@@ -623,12 +631,14 @@ class _Checker:
         indices: dict[str, SceneIndex] | None = None,
         parts: frozenset[str] | None = None,
         cache: OriginalsCache | None = None,
+        memory: int | None = None,
     ) -> None:
         self.folders = {"original": Path(site_dir), "altered": Path(altered_dir)}
         self.satellite = satellite
         self.indices = dict(indices or {})
         self.parts = parts
         self.cache = ORIGINALS if cache is None else cache
+        self.memory = memory
         self._series: dict[str, Any] = {}
         self._cands: dict[tuple[str, str], list] = {}
 
@@ -640,7 +650,7 @@ class _Checker:
             cache = self.cache.series(self.folders["original"]) if label == "original" else {}
             if parts not in cache:
                 index = self.indices.get(label) or open_index(self.folders[label])
-                cache[parts] = build_series(index, parts=parts)
+                cache[parts] = build_series(index, parts=parts, memory=self.memory)
             self._series[label] = cache[parts]
         return self._series[label]
 

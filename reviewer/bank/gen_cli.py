@@ -139,6 +139,7 @@ def _alter(args: argparse.Namespace) -> int:
         question=args.question,
         bank=args.bank,
         dry_run=args.dry_run,
+        memory=args.memory,
     )
     for line in result.lines():
         echo(line)
@@ -200,6 +201,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--drop-clear", dest="drop_clear", type=open_fraction, help="placebo: drop this fraction of clear scenes"
     )
     p.add_argument("--seed", type=integer(0), default=0)
+    p.add_argument(
+        "--memory",
+        type=memory_size,
+        metavar="SIZE",
+        help="memory budget of each record's series in the method checks, e.g. 2GB (default)",
+    )
     p.add_argument(
         "--question",
         help="question id the pair is for (default: every bank question whose reference "

@@ -117,14 +117,17 @@ class GenerationReport:
 
     def summary(self) -> str:
         tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
-        gb = 1024**3
         return (
             f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
             f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
-            f"total {self.seconds:.1f} s, peak memory {self.peak_memory / gb:.2f} GB of "
-            f"{self.memory_budget / gb:.2f} GB budget"
-            + (f" ({self.spilled / gb:.2f} GB of series frames in files)" if self.spilled else "")
+            f"total {self.seconds:.1f} s, peak memory {_size(self.peak_memory)} of {_size(self.memory_budget)} "
+            "budget" + (f" ({_size(self.spilled)} of series frames in files)" if self.spilled else "")
         )
+
+
+def _size(n: int) -> str:
+    """Bytes as GB (two decimals) from 1 GB up, else as MB (1 GB = 1024 MB = 1024**3 bytes)."""
+    return f"{n / 1024**3:.2f} GB" if n >= 1024**3 else f"{n / 1024**2:.1f} MB"
 
 
 # ----------------------------------------------------------------------------- helpers on the series

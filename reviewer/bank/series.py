@@ -488,6 +488,46 @@ COMPOSITE_NAMES = {
 }
 
 
+class _YearStack:
+    """One year's per-scene index frames by composite name: in memory, or, when the year's frames would not fit
+    `limit` bytes, in files reduced block of rows by block of rows. The reductions are per pixel, so the values
+    are the same either way."""
+
+    def __init__(self, n_scenes: int, shape: tuple[int, int], limit: int) -> None:
+        self.shape = shape
+        per_scene = len(COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]) * shape[0] * shape[1] * 4
+        self.store = FrameStore(0, cache_bytes=0) if n_scenes * per_scene > limit else None
+        self.lists: dict[str, list[Any]] = defaultdict(list)
+        self.rows = max(1, limit // max(1, 3 * n_scenes * shape[1] * 4))
+
+    def add(self, name: str, frame: np.ndarray) -> None:
+        if self.store is None:
+            self.lists[name].append(frame)
+        else:
+            key = (name, len(self.lists[name]))
+            self.store.put(key, frame)
+            self.lists[name].append(key)
+
+    def reduce(self, name: str, how: str) -> np.ndarray:
+        def f(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+            return _median(stack, shape) if how == "median" else _reduce(stack, shape, how)
+
+        items = self.lists.get(name, [])
+        if self.store is None or not items:
+            return f(items if self.store is None else [], self.shape)
+        out = np.empty(self.shape, np.float32)
+        h, w = self.shape
+        for r0 in range(0, h, self.rows):
+            r1 = min(h, r0 + self.rows)
+            out[r0:r1] = f([self.store.rows(k, r0, r1) for k in items], (r1 - r0, w))
+        return out
+
+    def close(self) -> None:
+        self.lists.clear()
+        if self.store is not None:
+            self.store.close()
+
+
 def _read_landsat(
     series: Series, to_read: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
 ) -> None:
@@ -498,7 +538,7 @@ def _read_landsat(
     for s in to_read:
         by_year[s.year].append(s)
     for i, year in enumerate(series.years):
-        gs: dict[str, list[np.ndarray]] = defaultdict(list)
+        gs = _YearStack(len(by_year.get(year, [])), shape, series.store.ram_bytes)
         for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), by_year.get(year, [])):
             tick(f"read Landsat {year}")
             if res is None:
@@ -509,10 +549,10 @@ def _read_landsat(
             m = scene.date.month
             if m in cfg.growing_months:
                 for idx, var in COMPOSITE_NAMES["gs"]:
-                    gs[f"{idx}_{var}"].append(res[var][idx])
+                    gs.add(f"{idx}_{var}", res[var][idx])
             if m in cfg.water_months:
                 for idx, var in COMPOSITE_NAMES["water"]:
-                    gs[f"{idx}_{var}"].append(res[var][idx])
+                    gs.add(f"{idx}_{var}", res[var][idx])
             series.store.put(("nbr", len(series.nbr_dates)), res["h"]["nbr"].astype(np.float16))
             series.nbr_dates.append(scene.date)
             if crop_core is not None:
@@ -520,10 +560,10 @@ def _read_landsat(
                 if np.isfinite(v).mean() > 0.5:
                     series.crop_ndvi.setdefault("Landsat", []).append((scene.date, float(np.nanmedian(v))))
         for idx, var in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]:
-            comps.add(f"{idx}_{var}", i, _median(gs.get(f"{idx}_{var}", []), shape))
-        comps.add("ndvimax_h", i, _reduce(gs.get("ndvi_h", []), shape, "max"))
-        comps.add("nbrmin_h", i, _reduce(gs.get("nbr_h", []), shape, "min"))
-        del gs
+            comps.add(f"{idx}_{var}", i, gs.reduce(f"{idx}_{var}", "median"))
+        comps.add("ndvimax_h", i, gs.reduce("ndvi_h", "max"))
+        comps.add("nbrmin_h", i, gs.reduce("nbr_h", "min"))
+        gs.close()
     series.composites = comps if len(comps) else {}
 
 

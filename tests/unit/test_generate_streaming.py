@@ -39,7 +39,7 @@ def test_a_budget_too_small_for_the_series_sends_frames_to_files_and_changes_no_
         assert (tmp_path / "memory" / name).read_bytes() == (tmp_path / "tight" / name).read_bytes()
     assert whole.questions == tight.questions > 0
     # the summary and the report state the peak the run used against its budget
-    assert "peak memory" in tight.summary() and "of 0.00 GB budget" in tight.summary()
+    assert "peak memory" in tight.summary() and "of 0.1 MB budget" in tight.summary()
     rep = json.loads((tmp_path / "tight" / "generation_report.json").read_text())
     assert rep["memory_budget_bytes"] == 60_000 and rep["peak_memory_bytes"] > 10_000_000
 

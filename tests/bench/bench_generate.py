@@ -1,0 +1,160 @@
+"""Benchmark of `reviewer generate` at scale (issue 17): time per scene-megapixel and peak memory against the
+budget across site sizes, and 8 small sites on a 2-worker dask LocalCluster against the same 8 one by one.
+
+    .venv/bin/python tests/bench/bench_generate.py                      # 250 and 500 px x 25/yr, 1000 px x 6/yr
+    .venv/bin/python tests/bench/bench_generate.py --sizes 100:25 250:25 --small 8
+
+Synthetic sites (1984-2026, Landsat with MODIS/VIIRS, ERA5-Land, WorldCover, Hansen; no Sentinel-2 or
+thermal) are built once under tests/bench/_data (gitignored) and reused. Each size is generated in a fresh
+process (`reviewer generate SITE --out DIR --memory BUDGET`) so the peak RSS it reports is that run's alone.
+Figures print next to a baseline measured in the same run (the smallest size; the sequential run), as ratios.
+"""
+
+# ruff: noqa: T201
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+DATA = ROOT / "tests" / "bench" / "_data"
+GB = 1024**3
+
+
+def line(name: str, value: float, baseline: float | None, unit: str, target: str) -> None:
+    ratio = f"{value / baseline:6.2f}x" if baseline else "      "
+    base = f"{baseline:10.3f} {unit}" if baseline is not None else " " * (11 + len(unit))
+    print(f"{name:44} {value:10.3f} {unit}   baseline {base}   ratio {ratio}   target {target}", flush=True)
+
+
+def build_site(size: int, per_year: int, *, seed: int = 1, start: int = 1984, end: int = 2026) -> Path:
+    """The bench site of this size and scene rate, built once (a finished site has truth.json)."""
+    from reviewer.record.synthetic import make_demo_site
+
+    site = DATA / f"gen_{size}px_{per_year}py_{start}-{end}_s{seed}"
+    if not (site / "truth.json").is_file():
+        shutil.rmtree(site, ignore_errors=True)
+        t0 = time.perf_counter()
+        make_demo_site(
+            site,
+            seed=seed,
+            size=size,
+            start=start,
+            end=end,
+            scenes_per_year=per_year,
+            sentinel2=False,
+            thermal=False,
+            mtl=False,
+            extras=False,
+        )
+        print(f"(built {site.name} in {time.perf_counter() - t0:.0f} s)", flush=True)
+    return site
+
+
+def generate_in_process(site: Path, out: Path, memory: str) -> dict:
+    """`reviewer generate` in a fresh process; its generation_report.json plus the wall time."""
+    shutil.rmtree(out, ignore_errors=True)
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "reviewer.cli", "generate", str(site), "--out", str(out), "--memory", memory]
+    subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
+    rep = json.loads((out / "generation_report.json").read_text())
+    rep["wall"] = time.perf_counter() - t0
+    return rep
+
+
+def landsat_scenes(site: Path) -> int:
+    from reviewer.bank.series import LANDSAT, cached_index
+
+    return sum(1 for s in cached_index(site).scenes if s.record and s.label in LANDSAT)
+
+
+def bench_sizes(sizes: list[tuple[int, int]], memory: str, tmp: Path) -> None:
+    from reviewer.bank.gen_cli import memory_size
+
+    budget = memory_size(memory)
+    rows = []
+    for size, per_year in sizes:
+        site = build_site(size, per_year)
+        n = landsat_scenes(site)
+        rep = generate_in_process(site, tmp / f"out_{size}_{per_year}", memory)
+        smp = n * size * size / 1e6
+        rows.append((size, per_year, n, smp, rep))
+        print(
+            f"  {size} px, {per_year}/yr: {n} Landsat scenes ({smp:.0f} scene-Mpx), {rep['questions']} questions, "
+            f"{rep['seconds']:.1f} s, peak {rep['peak_memory_bytes'] / GB:.2f} GB, "
+            f"{rep['spilled_bytes'] / GB:.2f} GB of frames in files",
+            flush=True,
+        )
+    base = rows[0]
+    for size, per_year, _n, smp, rep in rows:
+        line(
+            f"generate {size}px {per_year}/yr: s per scene-Mpx",
+            rep["seconds"] / smp,
+            base[4]["seconds"] / base[3],
+            "s",
+            "about 1x the smallest",
+        )
+        line(
+            f"generate {size}px {per_year}/yr: peak memory",
+            rep["peak_memory_bytes"] / GB,
+            budget / GB,
+            "GB",
+            "under the budget (ratio < 1)",
+        )
+    if len(rows) >= 2:
+        import numpy as np
+
+        x = np.log([r[3] for r in rows])
+        y = np.log([r[4]["seconds"] for r in rows])
+        k = float(np.polyfit(x, y, 1)[0])
+        line("growth exponent of time in scene-Mpx", k, 1.0, "", "about 1 (linear)")
+
+
+def bench_many(n_sites: int, tmp: Path) -> None:
+    """n small sites one after another in this process against the same on a 2-worker LocalCluster."""
+    from reviewer.bank.many import generate_many
+
+    sites = [build_site(64, 6, seed=s, start=1996, end=2020) for s in range(n_sites)]
+    serial = generate_many(sites, tmp / "serial", workers=0)
+    cluster = generate_many(sites, tmp / "cluster", workers=2)
+    same = all(
+        (tmp / "serial" / s.name / f).read_bytes() == (tmp / "cluster" / s.name / f).read_bytes()
+        for s in sites
+        for f in ("questions.jsonl", "dropped.jsonl")
+    )
+    line(f"{n_sites} sites one by one", serial.seconds, None, "s", "")
+    line(
+        f"{n_sites} sites on a 2-worker LocalCluster",
+        cluster.seconds,
+        serial.seconds,
+        "s",
+        "about 0.5x on 2 cores (start-up included)",
+    )
+    print(f"  outputs byte-identical: {same}; statuses {[s.status for s in cluster.sites]}", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", nargs="*", default=["250:25", "500:25", "1000:6"], help="SIZE:SCENES_PER_YEAR")
+    ap.add_argument("--memory", default="2GB")
+    ap.add_argument("--small", type=int, default=8, help="small sites for the cluster comparison (0: skip)")
+    args = ap.parse_args()
+    DATA.mkdir(parents=True, exist_ok=True)
+    sizes = [tuple(int(v) for v in s.split(":")) for s in args.sizes]
+    with tempfile.TemporaryDirectory(prefix="bench-generate-") as tmp:
+        if sizes:
+            bench_sizes(sizes, args.memory, Path(tmp))
+        if args.small:
+            bench_many(args.small, Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
