@@ -20,6 +20,11 @@ class FrameArray:
         self.dtype = np.dtype(dtype)
         self._frame = frame
 
+    def set_frame(self, frame: Callable[[int], np.ndarray]) -> None:
+        """Render dates with `frame` from now on (another stretch or stack of the same shape): the layer keeps
+        this array, so napari only re-slices instead of rebuilding the layer (~100-200 ms per data swap)."""
+        self._frame = frame
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

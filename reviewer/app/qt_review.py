@@ -361,7 +361,10 @@ class AnnotatorPanel(QWidget):
         self._fill_list()
         self.evidence_label.setText("")
         self.loader.wanted = view["item"]
-        self._load_soon()
+        if self.loader.ready(view["item"]):
+            self._load_evidence()  # prepared ahead: shown in this turn, painted once with the dock
+        else:
+            self._load_soon()
 
     def _load_evidence(self) -> None:
         """The shown item's evidence, and the next one's prefetched (keys pressed in a burst load once)."""
@@ -370,7 +373,7 @@ class AnnotatorPanel(QWidget):
             return
         self.loader.load(view["item"], view["question"])
         nxt = self._next_open(view["item"])
-        self.loader.prefetch(nxt["question"] if nxt else None)
+        self.loader.prefetch(nxt["question"] if nxt else None, nxt["item"] if nxt else None)
 
     def _on_evidence(self, key: str, problem: str) -> None:
         if self.view is not None and key == self.view["item"]:

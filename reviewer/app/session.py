@@ -62,14 +62,20 @@ WARM_MODULES = (
 
 
 def warm_imports() -> None:
-    """Import WARM_MODULES (any thread; a no-op once imported)."""
+    """Import WARM_MODULES and make the index composites' colour tables (any thread; a no-op once done):
+    the first NDVI/MNDWI frame imported matplotlib on the UI thread (~0.7 s, or a wait on the import lock)."""
     import importlib
+
+    from reviewer.record.stretch import colormap_lut
 
     for name in WARM_MODULES:
         try:
             importlib.import_module(name)
         except ImportError:
             logger.debug("cannot preload %s", name)
+    for spec in composites().values():
+        if spec.get("colormap"):
+            colormap_lut(spec["colormap"])
 
 
 class StackSession(QObject):
@@ -143,6 +149,7 @@ class StackSession(QObject):
         self._percentile_dates: tuple | None = None  # the dates the last percentile stretch was computed over
         self._last_status = ""
         self._label_width = 22
+        self._reshow = False  # the image layer was hidden while its data changed (show_stack shows it)
         # napari's experimental async slicing is off by default: with PySide6 its slicing thread can
         # deadlock against the UI thread (a Qt disconnect waiting for the GIL while the UI thread holds
         # the GIL inside a Qt connect; seen about one run in five). Reads still happen in our prefetch
@@ -174,6 +181,8 @@ class StackSession(QObject):
         self.text.box = True
         self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"
+        # the modules and colour tables the first site and review item need, while the user picks a site
+        threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
 
     # ------------------------------------------------------------------ opening a site
 
@@ -317,14 +326,32 @@ class StackSession(QObject):
             self.stack_changed.emit(stack)
             return
         current = stack.nearest(old_date) if old_date is not None else 0
+        self.show_stack(stack, current)
+
+    def show_stack(self, stack: Stack, current: int, *, announce: bool = True) -> None:
+        """Show a filtered stack (made by `rebuild_stack`, or ahead of time in a worker by the review dock) at
+        date `current`, slicing the canvas once. `announce=False` leaves `stack_changed` to the caller (the
+        review dock hands the docks what it prepared instead of letting each re-read it)."""
+        self.prefetcher.cancel()
+        self.stack = stack
+        if not len(stack):
+            self.rebuild_stack()
+            return
+        current = int(np.clip(current, 0, len(stack) - 1))
         with self.state.events.current.blocker():
             self.state.current = current
-        self._show_image()
+        self._show_image(reslice=False)
         if self.state.overlay:
             self._show_overlay()
-        self._set_dims_step(current)
-        self._on_current_changed()
-        self.stack_changed.emit(stack)
+        reshow, self._reshow = self._reshow, False
+        same_step = self.viewer.dims.ndim >= 3 and int(self.viewer.dims.current_step[0]) == current
+        self._on_current_changed()  # sets the step (one slice) when it differs
+        if reshow:
+            self.image_layer.visible = True  # slices it, at the new date
+        elif same_step:
+            self.image_layer.refresh()  # the same step: napari would not re-slice by itself
+        if announce:
+            self.stack_changed.emit(stack)
 
     # ------------------------------------------------------------------ frames, read off the UI thread
 
@@ -474,12 +501,27 @@ class StackSession(QObject):
         r = float(self.index.site.resolution) if self.index else 1.0
         return (r, r)
 
-    def _show_image(self) -> None:
+    def _show_image(self, *, reslice: bool = True) -> None:
+        """Show the stack in the image layer: an array of the same shape swaps only what it renders (another
+        stretch, composite or filter with as many dates) and the layer re-slices once; napari's data setter
+        (a new layer shape, dims and slider) runs only when the number of dates or the grid changed."""
         data = self.rgb_array()
         scale = (1.0, *self._scale())
-        if self.image_layer is not None and self.image_layer in self.viewer.layers:
-            self.image_layer.data = data
-            self.image_layer.scale = scale
+        layer = self.image_layer
+        if layer is not None and layer in self.viewer.layers:
+            old = layer.data
+            if isinstance(old, FrameArray) and old.shape == data.shape and tuple(layer.scale) == scale:
+                old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
+                if reslice:
+                    layer.refresh()
+            else:
+                # another number of dates: hidden while its data changes, so napari slices it once (at the
+                # new date, when shown again) instead of at the old step and again at the new one
+                layer.visible = not (reslice is False and layer.visible)
+                self._reshow = not layer.visible
+                layer.data = data
+                if tuple(layer.scale) != scale:  # the setter costs ~100 ms even when nothing changes
+                    layer.scale = scale
         else:
             first = self.image_layer is None
             self.image_layer = self.viewer.add_image(
@@ -495,15 +537,22 @@ class StackSession(QObject):
             if first:
                 self.viewer.reset_view()
         self._label_time_axis(min(self.state.current, len(self.stack) - 1))
-        self.viewer.layers.selection.active = self.image_layer
+        if self.viewer.layers.selection.active is not self.image_layer:
+            self.viewer.layers.selection.active = self.image_layer
 
     def _show_overlay(self) -> None:
         from napari.utils.colormaps import DirectLabelColormap
 
         data = self.overlay_array()
         scale = (1.0, *self._scale())
-        if self.overlay_layer is not None and self.overlay_layer in self.viewer.layers:
-            self.overlay_layer.data = data
+        layer = self.overlay_layer
+        if layer is not None and layer in self.viewer.layers:
+            old = layer.data
+            if isinstance(old, FrameArray) and old.shape == data.shape:
+                old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
+                layer.refresh()
+            else:
+                layer.data = data
         else:
             self.overlay_layer = self.viewer.add_labels(
                 data,
