@@ -90,8 +90,12 @@ def view_html(view: dict[str, Any]) -> str:
     head = f"{view['model']}, pass {view['pass']}, {view['condition']}"
     if view["pair"]:
         head += f", pair {view['pair']} ({view['outcome']})"
-    parts = [
-        f"<h3>{e(view['run'])}: {e(head)}</h3>",
+    parts = [f"<h3>{e(view['run'])}: {e(head)}</h3>"]
+    if view.get("alteration"):
+        from reviewer.failures.coding import alteration_text
+
+        parts.append(f"<p>altered: <b>{e(alteration_text(view['alteration']))}</b></p>")
+    parts += [
         f"<p><b>{e(q['id'])}</b> ({e(str(period.get('start')))} to {e(str(period.get('end')))}): {e(q['text'])}</p>",
         f"<p>reference <b>{e(q['conclusion'])}</b>: {_j(q['reference'])}{e(rng)}",
     ]

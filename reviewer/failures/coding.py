@@ -164,6 +164,7 @@ def run_view(
         "condition": run["condition"],
         "pair": run["pair"],
         "outcome": run.get("outcome"),
+        "alteration": (doc.get("pairs") or {}).get(run["pair"]) if run["pair"] else None,
         "question": {
             "id": run["question"],
             "text": q["text"],
@@ -197,6 +198,15 @@ def run_view(
     return view
 
 
+def alteration_text(a: dict[str, Any]) -> str:
+    """What a pair altered, in words: 'terra ndvi scale x0.8 from 2018-01-01 (description)'."""
+    factor = f" x{a['factor']}" if a.get("factor") is not None else ""
+    when = f" from {a['from']}" if a.get("from") else ""
+    when += f" to {a['to']}" if a.get("to") else ""
+    why = f" ({a['description']})" if a.get("description") else ""
+    return f"{a.get('satellite')} {a.get('variable')} {a.get('alteration')}{factor}{when}{why}"
+
+
 def view_text(view: dict[str, Any]) -> str:
     """The view as plain text; candidate statements marked with '>>' and the passes they matched."""
     q = view["question"]
@@ -205,6 +215,7 @@ def view_text(view: dict[str, Any]) -> str:
         f"{view['set']} {view['run']}: {view['model']} pass {view['pass']} ({view['condition']}"
         + (f", pair {view['pair']}, {view['outcome']}" if view["pair"] else "")
         + ")",
+        *([f"altered: {alteration_text(view['alteration'])}"] if view.get("alteration") else []),
         f"question {q['id']}: {q['text']}",
         f"reference {q['conclusion']}: {json.dumps(q['reference'], ensure_ascii=False)}{rng}",
         f"answer: {json.dumps(view['answer'], ensure_ascii=False)} ({'right' if view['right'] else 'wrong'}), "

@@ -24,6 +24,7 @@ from typing import Any
 from reviewer.errors import ScoringError
 
 SET_FORMAT = 1
+PAIR_FIELDS = ("satellite", "variable", "alteration", "factor", "from", "to", "description")
 RUN_FIELDS = ("confidence", "method", "caveats", "tool_calls", "minutes", "image_views", "messages")
 
 
@@ -235,7 +236,8 @@ def build_set(
     keys = [[e["model"], e["question"], e["condition"], e["pair"], e["pass"]] for e in entries]
     ident = hashlib.sha256(json.dumps([bank.sha256, seed, per_model, keys]).encode()).hexdigest()[:12]
     qids = sorted({e["question"] for e in entries})
-    return {
+    pids = sorted({e["pair"] for e in entries if e["part"] == "pairs"})
+    doc = {
         "format": SET_FORMAT,
         "id": f"fs-{ident}",
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
@@ -249,6 +251,9 @@ def build_set(
         "questions": {qid: _question_block(bank.question(qid)) for qid in qids},
         "runs": entries,
     }
+    if pids:  # what was altered on each pair, for the coder of the sensor reports
+        doc["pairs"] = {pid: {k: bank.pair(pid).get(k) for k in PAIR_FIELDS} for pid in pids}
+    return doc
 
 
 def write_set(doc: dict[str, Any], out: str | Path) -> Path:

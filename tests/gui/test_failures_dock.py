@@ -210,7 +210,9 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     dock.mode_combo.setCurrentIndex(dock.mode_combo.findData("pairs"))
     assert dock.view["run"] == "p001" and dock.view["scheme"] == "sensor"
     assert list(dock.code_labels) == ["attributes", "reports_break", "separate", "generic", "nothing"]
-    assert "outside the burned area" in dock.rule.text()
+    assert "outside the burned area" in dock.rule.text() and dock.rule.isVisible()
+    assert "altered: terra ndvi scale x0.8 from 2018-01-01" in dock.text.toPlainText()  # bank_factory's P1
+    assert "pair P1 (moved)" in dock.text.toPlainText()
     press(qtbot, app, "7")  # the sensor scheme has keys 1-5 only
     press(qtbot, app, "5")
     assert dock.saved.text() == "saved: nothing on p001" and dock.view["run"] == "p002"

@@ -23,7 +23,7 @@ from reviewer.bank.io import write_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError, SchemaError, ScoringError, StoreError
 from reviewer.failures import codebook as CB
-from reviewer.failures.coding import code_run, history, run_view
+from reviewer.failures.coding import code_run, history, run_view, view_text
 from reviewer.failures.sample import build_set, draw, load_set
 from reviewer.review import api
 from reviewer.store import Store
@@ -387,6 +387,19 @@ def test_view_has_question_answer_marked_report_other_passes_and_work(store, cod
     code_run(store, coding_set, "s002", "data", user="eve")
     assert run_view(coding_set, "s002", store=store, user="eve")["my_code"] == {"code": "data", "note": None}
     assert run_view(coding_set, "s002", store=store, user="max")["my_code"] is None
+    assert v["alteration"] is None  # a step run: no pair
+
+
+def test_a_pair_runs_view_says_what_the_pair_altered(coding_set):
+    """bank_factory's pair P1: Terra NDVI scaled by 0.8 from 2018 (the coder reads the report against it)."""
+    v = run_view(coding_set, "p001")
+    assert v["alteration"] == {
+        "satellite": "terra", "variable": "ndvi", "alteration": "scale", "factor": 0.8, "from": "2018-01-01",
+        "to": None, "description": "Terra NDVI scaled down 20% from 2018",
+    }  # fmt: skip
+    assert "altered: terra ndvi scale x0.8 from 2018-01-01 (Terra NDVI scaled down 20% from 2018)" in view_text(v)
+    older = {k: v for k, v in coding_set.items() if k != "pairs"}  # a set sampled before pairs were kept
+    assert run_view(older, "p001")["alteration"] is None
 
 
 def test_code_and_show_cli(store, coding_set, tmp_path, capsys):

@@ -141,6 +141,7 @@ def test_the_experts_view_holds_no_llm_code(store, doc):
             "condition",
             "pair",
             "outcome",
+            "alteration",
             "question",
             "answer",
             "answer_fields",
