@@ -92,6 +92,7 @@ class EvidenceLoader(QObject):
         self._series_wanted: tuple | None = None  # the series the item shown waits for
         self._traj_cancel: threading.Event | None = None
         self._shown_prepared: Prepared | None = None
+        self._next: str | None = None  # the item prefetched
         # own single threads (not Qt's global pool of two, which a long MODIS series would hold)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence")
         self._traj_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence-series")
@@ -158,7 +159,13 @@ class EvidenceLoader(QObject):
             return ""
         self._pending = (key, view, folder)
         ready = self._indexes.pop(str(Path(folder).resolve()), None)
-        if ready is not None:
+        prepared = self._prepared.get(key)
+        if ready is not None and prepared is not None and prepared.index is ready:
+            self._pending = None  # the site indexed and the item prepared ahead: one stack shown, no disk
+            self._set_state(prepared)
+            self.session.show_index(ready, stack=(prepared.stack, prepared.current))
+            self._show_prepared(prepared)
+        elif ready is not None:
             self.session.show_index(ready)  # indexed ahead of time: no disk on the UI thread
         else:
             self.session.open_site(folder)
@@ -193,19 +200,25 @@ class EvidenceLoader(QObject):
     def ready(self, key: str) -> bool:
         """The item's evidence is prepared for the site shown (showing it only sets arrays)."""
         p = self._prepared.get(key)
-        return not self._closed and p is not None and p.index is self.session.index
+        if self._closed or p is None:
+            return False
+        return p.index is self.session.index or any(p.index is ix for ix in self._indexes.values())
 
-    def _wanted_for(self, view) -> tuple:
-        """(sensors, years, months, max_cloud, pair method, chip months): what the prepared stack and docks depend on."""
-        s, st = self.session, self.session.state
-        labels = {sc.label for sc in s.index.record_scenes()}
+    def _wanted_for(self, view, index=None) -> tuple:
+        """(sensors, years, months, max_cloud, pair method, chip months): what the prepared stack and docks
+        depend on; for another site's `index`, the filters it opens with (none)."""
+        st = self.session.state
+        labels = {sc.label for sc in (index or self.session.index).record_scenes()}
         sensors = tuple(x for x in self.sensors if x in labels)
         sensors = () if set(sensors) == labels else sensors
+        if index is not None:
+            return (sensors, None, (), 1.0, st.pair_method, tuple(st.chip_months))
         return (sensors, st.years, tuple(st.months), st.max_cloud, st.pair_method, tuple(st.chip_months))
 
-    def _submit_prepare(self, key: str, view, want: tuple, *, trajectory: bool) -> None:
-        """Prepare an item's evidence in the evidence worker; with `trajectory`, its series after it (prefetch)."""
-        index = self.session.index
+    def _submit_prepare(self, key: str, view, want: tuple, *, trajectory: bool, index=None) -> None:
+        """Prepare an item's evidence in the evidence worker (on the site shown, or `index`); with
+        `trajectory`, its series after it (prefetch)."""
+        index = index or self.session.index
         read = self.session._read_channels  # noqa: SLF001 - marks the frame as read for the canvas
         cancel = self._prefetch_cancel
 
@@ -304,16 +317,10 @@ class EvidenceLoader(QObject):
         self._errors_at = len(s.reporter.messages)
         st.locked = False
         s._stretches[view.composite] = view.stretch  # noqa: SLF001 - the composite's stretch is the item's
-        ev = st.events
-        with ev.chip_years.blocker(), ev.sensors.blocker(), ev.composite.blocker(), ev.stretch.blocker():
-            with ev.pair.blocker():
-                st.chip_years = p.years
-                st.sensors = p.filters[0]
-                st.composite = view.composite
-                st.stretch = view.stretch
-                st.pair = p.pair
+        self._set_state(p)
         self._sync_sensor_checks()
-        s.show_stack(p.stack, p.current, announce=False)
+        if s.stack is not p.stack:
+            s.show_stack(p.stack, p.current, announce=False)
         st.locked = True  # the item's stretch stays while the reviewer looks around (syncs the Stack dock)
         app.controls._on_stack_changed(p.stack)  # noqa: SLF001 - the Stack dock's count and stretch line
         st.period = p.years
@@ -323,6 +330,17 @@ class EvidenceLoader(QObject):
         if p.ring is not None:
             self._draw_region(p.ring)
         self.applied.emit(p.key, "")
+
+    def _set_state(self, p: Prepared) -> None:
+        """The view state says what the prepared item shows, without the handlers that would re-read it."""
+        st, ev, view = self.session.state, self.session.state.events, p.view
+        with ev.chip_years.blocker(), ev.sensors.blocker(), ev.composite.blocker(), ev.stretch.blocker():
+            with ev.pair.blocker():
+                st.chip_years = p.years
+                st.sensors = p.filters[0]
+                st.composite = view.composite
+                st.stretch = view.stretch
+                st.pair = p.pair
 
     def _show_trajectory(self, p: Prepared) -> None:
         """The cached series when prefetch read it, else read now in the trajectory worker (no progress bar:
@@ -423,18 +441,18 @@ class EvidenceLoader(QObject):
         self._prefetch_cancel = threading.Event()
         index = self.session.index
         if index is not None and Path(index.site.dir).resolve() == Path(folder).resolve():
-            if key is not None and key not in self._prepared:
-                sensors, self.sensors = self.sensors, tuple(question.get("sensors") or ())
-                try:
-                    want = self._wanted_for(view)
-                finally:
-                    self.sensors = sensors
-                self._submit_prepare(key, view, want, trajectory=True)
+            self._prefetch_item(key, question, view, None)
             return
         site_key = str(Path(folder).resolve())
         if site_key in self._indexes:
+            self._prefetch_item(key, question, view, self._indexes[site_key])
             return
         db = self.session.db
+
+        def indexed(ix) -> None:
+            self._indexes[site_key] = ix
+            if not self.closed and self._next == key:
+                self._prefetch_item(key, question, view, ix)
 
         def work():
             from reviewer.record.scan import open_index
@@ -445,7 +463,20 @@ class EvidenceLoader(QObject):
             ix.site.boundary_geometries()
             return ix
 
-        run_in_thread(work, on_done=lambda ix: self._indexes.__setitem__(site_key, ix))
+        self._next = key
+        run_in_thread(work, on_done=indexed)
+
+    def _prefetch_item(self, key: str | None, question: dict[str, Any], view, index) -> None:
+        """Prepare the next item on the site shown (`index` None) or on another site's index opened ahead."""
+        self._next = key
+        if key is None or (key in self._prepared and self._prepared[key].index is (index or self.session.index)):
+            return
+        sensors, self.sensors = self.sensors, tuple(question.get("sensors") or ())
+        try:
+            want = self._wanted_for(view, index)
+        finally:
+            self.sensors = sensors
+        self._submit_prepare(key, view, want, trajectory=True, index=index)
 
     def close(self) -> None:
         """Stop the evidence workers (the window closes)."""

@@ -250,8 +250,9 @@ class StackSession(QObject):
     def cancel_open(self) -> None:
         self._open_cancel.set()
 
-    def show_index(self, index: SceneIndex) -> None:
-        """Show an indexed site (also used directly by tests and the plugin)."""
+    def show_index(self, index: SceneIndex, *, stack: tuple[Stack, int] | None = None) -> None:
+        """Show an indexed site (also used directly by tests and the plugin); `stack`: (a stack of this index,
+        its date) to show at once instead of the default one (a review item's, prepared ahead of time)."""
         self.indexing.emit(1.0, f"{len(index.scenes)} scenes")
         usable = index.record_scenes()
         if not usable:
@@ -281,7 +282,10 @@ class StackSession(QObject):
         labels = "".join(sorted({s.label for s in usable}) + [c["label"] for c in composites().values()])
         self.glyphs.warm("0123456789-" + labels + index.site.name, first=True)
         self._draw_boundary()
-        self.rebuild_stack(keep_date=None)
+        if stack is not None:
+            self.show_stack(*stack)
+        else:
+            self.rebuild_stack(keep_date=None)
         self._announce(index)
 
     def _announce(self, index: SceneIndex) -> None:
