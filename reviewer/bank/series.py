@@ -127,6 +127,27 @@ class Composites:
         return list(self.names)
 
 
+class StoredRows:
+    """A (t, n) array of rows kept in a FrameStore, read a row at a time: `rows[i]`, iteration, `shape`,
+    np.asarray(rows) for the whole (small records only)."""
+
+    def __init__(self, store: FrameStore, keys: list[Any], width: int) -> None:
+        self.store, self.keys, self.shape = store, keys, (len(keys), width)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        return self.store.get(self.keys[i])
+
+    def __iter__(self):
+        return (self.store.get(k) for k in self.keys)
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        a = np.stack(list(self)) if self.keys else np.zeros(self.shape, np.float32)
+        return a.astype(dtype) if dtype is not None else a
+
+
 def _empty_store() -> FrameStore:
     return FrameStore(DEFAULT_BUDGET // 3)
 
@@ -162,7 +183,8 @@ class Series:
     #: ERA5-Land monthly precipitation (m/day, site mean): (year, month) -> value
     precip: dict[tuple[int, int], float] = field(default_factory=dict)
     #: MOD10A1/MYD10A1 daily NDSI snow cover on the product's own pixels that cover the site:
-    #: label -> {"dates": [date], "ndsi": (t, n) float32 0-100 (NaN: cloud, night, water, fill),
+    #: label -> {"dates": [date], "ndsi": (t, n) float32 0-100 (NaN: cloud, night, water, fill; a StoredRows,
+    #: one row per day in `store`),
     #: "weights": (n,) site pixels (inside the boundary) each product pixel covers}
     snow: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: What templates derive from the series and share (e.g. burn-year maps per template), computed once
@@ -620,11 +642,13 @@ def _read_snow(series: Series, snow: list[Scene], pool: ThreadPoolExecutor, grid
         if not np.array_equal(d["cells"], cells):
             logger.warning("skipped %s: on another grid than the first %s file", scene.scene_id, scene.label)
             continue
-        d["rows"].append((scene.date, values))
+        key = ("snow", scene.label, len(d["rows"]))
+        series.store.put(key, values)  # a day's row: in memory within the budget, else in a file
+        d["rows"].append((scene.date, key))
     for label, d in per_label.items():
         rows = sorted(d["rows"], key=lambda r: r[0])
         series.snow[label] = {
             "dates": [r[0] for r in rows],
-            "ndsi": np.stack([r[1] for r in rows]),
+            "ndsi": StoredRows(series.store, [r[1] for r in rows], d["cells"].size),
             "weights": d["weights"],
         }

@@ -67,12 +67,17 @@ def test_two_sites_of_one_folder_name_are_refused(sites, tmp_path):
         generate_many([sites[0], sites[0]], tmp_path / "out", workers=0)
 
 
-def test_a_2_worker_local_cluster_writes_the_same_bytes_as_one_by_one(sites, tmp_path):
+def test_a_running_2_worker_scheduler_writes_the_same_bytes_as_one_by_one(sites, tmp_path):
+    """The sites go to a dask scheduler given by address (here a LocalCluster of 2 worker processes this test
+    starts, as a team's cluster would be): same files as generating them one after another."""
+    from distributed import LocalCluster
+
     from reviewer.bank.many import generate_many
 
     serial = generate_many(sites, tmp_path / "serial", workers=0, **OPTIONS)
-    cluster = generate_many(sites, tmp_path / "dask", workers=2, **OPTIONS)
-    assert "LocalCluster of 2 workers" in cluster.workers
+    with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0", memory_limit=0) as lc:
+        cluster = generate_many(sites, tmp_path / "dask", scheduler=lc.scheduler_address, **OPTIONS)
+    assert cluster.workers == f"scheduler {lc.scheduler_address}"
     assert [s.status for s in serial.sites] == [s.status for s in cluster.sites] == ["done", "done"]
     for s in sites:
         assert _digest(tmp_path / "serial" / s.name) == _digest(tmp_path / "dask" / s.name)
