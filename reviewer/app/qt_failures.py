@@ -46,7 +46,7 @@ MODES = (
     ("check-pairs", "check sample, pairs (blind)", "pairs", True),
 )
 FAILURE_KEYS = (
-    ("1-7", "the code with that key (saved at once, then the next run to code)"),
+    ("1-7 / 1-5", "the code with that key, steps / pairs (saved at once, then the next run to code)"),
     ("C", "type a note (Enter: back to the keys; saved with the next code)"),
     ("N / P", "next / previous run"),
 )
@@ -217,6 +217,7 @@ class FailuresDock(QWidget):
         while self.codes_layout.count():
             w = self.codes_layout.takeAt(0).widget()  # a stretch has no widget
             if w is not None:
+                w.hide()  # gone at once, not on the next event-loop turn
                 w.deleteLater()
         self.code_labels: dict[str, QLabel] = {}
         if view is None:
@@ -238,6 +239,7 @@ class FailuresDock(QWidget):
             if c.code == mine:
                 label.setStyleSheet("background-color: #2d4a2d")
             self.codes_layout.addWidget(label)
+            label.show()  # at once (a layout shows a new child on the next event-loop turn)
             self.code_labels[c.code] = label
         self.codes_layout.addStretch(1)
         self.rule.setText(f"rule: {scheme.real_event_rule}" if scheme.real_event_rule else "")
@@ -362,6 +364,10 @@ class FailuresDock(QWidget):
         self.evidence_label.setText(f"evidence: opening {question.get('site')} ...")
         self.evidence_label.setStyleSheet("color: #aaa")
         self.loader.load(qid, question)
+        nxt = self.next_to_code(self.view["run"])  # the run a code key goes to next: its scenes read ahead
+        nq = next((r["question"] for r in self.rows if r["run"] == nxt), None)
+        if nq is not None and nq != qid:
+            self.loader.prefetch(dict(self.doc["questions"][nq], id=nq))
 
     def _on_evidence(self, key: str, problem: str) -> None:
         if self.view is None or key != self.view["question"]["id"]:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from qtpy.QtCore import Qt
+from qtpy.QtWidgets import QLabel
 
 pytestmark = pytest.mark.gui
 
@@ -156,8 +157,6 @@ def events(store_path: Path, action: str) -> list[tuple]:
 
 def dock_text(dock) -> str:
     """Everything the dock shows in words: the run, the list, the code rows and their hover texts, the labels."""
-    from qtpy.QtWidgets import QLabel
-
     labels = [w.text() + " " + w.toolTip() for w in dock.findChildren(QLabel)]
     items = [dock.list.item(i).text() for i in range(dock.list.count())]
     return "\n".join([dock.text.toPlainText(), *labels, *items])
@@ -210,9 +209,13 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     dock.mode_combo.setCurrentIndex(dock.mode_combo.findData("pairs"))
     assert dock.view["run"] == "p001" and dock.view["scheme"] == "sensor"
     assert list(dock.code_labels) == ["attributes", "reports_break", "separate", "generic", "nothing"]
+    shown = [w.text() for w in dock.codes_box.findChildren(QLabel) if w.isVisible()]
+    assert [t.split("</b>")[0] for t in shown] == [f"<b>{k}" for k in "12345"]  # the step codes are gone
+    assert shown[0].startswith("<b>1</b> Attributes to instrument")
     assert "outside the burned area" in dock.rule.text() and dock.rule.isVisible()
     assert "altered: terra ndvi scale x0.8 from 2018-01-01" in dock.text.toPlainText()  # bank_factory's P1
     assert "pair P1 (moved)" in dock.text.toPlainText()
+    app.viewer.window.screenshot(str(shots / "failures_dock_pairs.png"), canvas_only=False)
     press(qtbot, app, "7")  # the sensor scheme has keys 1-5 only
     press(qtbot, app, "5")
     assert dock.saved.text() == "saved: nothing on p001" and dock.view["run"] == "p002"
