@@ -7,6 +7,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from qtpy.QtCore import QEvent, QSize
+from qtpy.QtWidgets import QFrame, QScrollArea
+
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.recent import RecentSites
@@ -16,7 +19,58 @@ from reviewer.record.demo import ensure_demo_site
 
 logger = logging.getLogger(__name__)
 
+#: the window's size where the screen has room; on a smaller screen it takes the available area
 WINDOW_SIZE = (1560, 960)
+#: room kept for a window manager's title bar before the window is shown (its frame is unknown until then)
+FRAME_ALLOWANCE = 32
+#: a vertical scroll bar's width (napari's style) plus a margin
+SCROLL_BAR_ALLOWANCE = 20
+
+
+class DockScroll(QScrollArea):
+    """A dock's content in a scroll area: the content fills the dock and scrolls only below its own
+    minimum size. (Qt's resizable scroll area sizes word-wrapped content by its preferred height, which
+    put a scroll bar on every dock with a plot and a wrapped caption.)"""
+
+    def __init__(self, widget, *, natural_height: bool = False) -> None:
+        super().__init__()
+        self.natural_height = natural_height  # forms scroll at their own height rather than squeeze rows
+        self.setObjectName(f"{widget.objectName() or type(widget).__name__} scroll")
+        self.setFrameShape(QFrame.NoFrame)
+        self.setWidgetResizable(False)
+        self.setWidget(widget)
+        widget.installEventFilter(self)
+
+    def _fit(self) -> None:
+        w = self.widget()
+        if w is None:
+            return
+        need = w.minimumSizeHint().expandedTo(w.minimumSize())
+        view = self.maximumViewportSize()  # the viewport without scroll bars
+        if self.natural_height and w.sizeHint().height() > view.height():
+            need.setHeight(max(need.height(), w.sizeHint().height()))
+        width = max(view.width(), need.width())
+        height = max(view.height(), need.height())
+        # a scroll bar one way takes room the other way
+        if width > view.width():
+            height = max(height - self.horizontalScrollBar().sizeHint().height(), need.height())
+        if height > view.height():
+            width = max(width - self.verticalScrollBar().sizeHint().width(), need.width())
+        if w.size() != QSize(width, height):
+            w.resize(width, height)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._fit()
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if obj is self.widget() and event.type() == QEvent.LayoutRequest:
+            self._fit()
+        return super().eventFilter(obj, event)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - what the dock would like, not what it needs
+        w = self.widget()
+        return w.sizeHint() if w is not None else super().sizeHint()
 
 
 class ReviewerApp:
@@ -59,15 +113,13 @@ class ReviewerApp:
         self.coverage = QtCoveragePlot(self.session)
         self.chips = QtChipStrip(self.session)
         self.pair = QtPairView(self.session)
-        win = viewer.window
-        self.docks = {
-            "Stack": win.add_dock_widget(self.controls, name="Stack", area="right"),
-            "Status": win.add_dock_widget(self.status, name="Status", area="top"),
-            "Trajectory": win.add_dock_widget(self.trajectory, name="Trajectory", area="bottom"),
-            "Coverage": win.add_dock_widget(self.coverage, name="Coverage", area="bottom", tabify=True),
-            "Chips": win.add_dock_widget(self.chips, name="Chips", area="bottom", tabify=True),
-            "Pair": win.add_dock_widget(self.pair, name="Pair", area="bottom", tabify=True),
-        }
+        self.docks: dict[str, object] = {}
+        self.add_dock("Stack", self.controls, "right")
+        self.add_dock("Status", self.status, "top", scroll=False)
+        self.add_dock("Trajectory", self.trajectory, "bottom")
+        self.add_dock("Coverage", self.coverage, "bottom", tabify=True)
+        self.add_dock("Chips", self.chips, "bottom", tabify=True)
+        self.add_dock("Pair", self.pair, "bottom", tabify=True)
         # after the docks' own site_opened handlers: paint the whole window while the site is opening,
         # not on the user's first keypress (a full repaint of the docks costs ~100 ms once)
         self.session.site_opened.connect(self._repaint_window)
@@ -75,18 +127,95 @@ class ReviewerApp:
             self._add_scoring_panel()
         self.bind_keys()
         self._raise_default_docks()
-        try:
-            from qtpy.QtCore import Qt
+        self._add_menu()
+        self.show_napari_docks(False)  # napari's layer list and controls mean nothing to an annotator
+        fit_slider_labels(viewer)
+        self.fit_to_screen()
 
-            qwin = win._qt_window  # noqa: SLF001 - napari has no public resize
-            # the side dock areas take the corners, so the bottom docks sit under the canvas only
-            qwin.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
-            qwin.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
-            qwin.resize(*WINDOW_SIZE)
-            qwin.resizeDocks([self.docks["Trajectory"]], [340], Qt.Vertical)
-            qwin.resizeDocks([self.docks["Stack"]], [440], Qt.Horizontal)
-        except AttributeError:
-            pass
+    # ------------------------------------------------------------------ layout
+
+    def add_dock(
+        self, name: str, widget, area: str, *, tabify: bool = False, scroll: bool = True, form: bool | None = None
+    ):
+        """Mount `widget` as dock `name` in `area` ("right", "bottom", "left", "top"); `tabify` puts it behind
+        the area's last dock as a tab. The widget sits in a scroll area, so content taller or wider than the
+        dock scrolls instead of raising the dock's (and so the window's) minimum size: the window never grows
+        past the screen by itself. A `form` (default: a side dock) scrolls at its natural height rather than
+        squeezing its rows; other docks (plots) shrink to their minimum first. Returns napari's dock widget,
+        also kept in `self.docks[name]`."""
+        if form is None:
+            form = area in ("left", "right")
+        content = DockScroll(widget, natural_height=form) if scroll else widget
+        dock = self.viewer.window.add_dock_widget(
+            content, name=name, area=area, tabify=tabify, add_vertical_stretch=False
+        )
+        self.docks[name] = dock
+        return dock
+
+    def fit_to_screen(self) -> None:
+        """Size the window to WINDOW_SIZE or the screen's available area, whichever is smaller, and place its
+        frame inside that area; the right and bottom docks get a share of the window that fits both."""
+        from qtpy.QtCore import Qt
+
+        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - napari has no public resize
+        if qwin is None:
+            return
+        screen = qwin.screen()
+        avail = screen.availableGeometry()
+        # the window manager's frame (title bar, borders) counts against the screen too
+        dw = max(qwin.frameGeometry().width() - qwin.width(), 0)
+        dh = max(qwin.frameGeometry().height() - qwin.height(), 0)
+        if not qwin.isVisible():
+            dh = FRAME_ALLOWANCE
+        w = min(WINDOW_SIZE[0], avail.width() - dw)
+        h = min(WINDOW_SIZE[1], avail.height() - dh)
+        # the side dock areas take the corners, so the bottom docks sit under the canvas only
+        qwin.setCorner(Qt.BottomLeftCorner, Qt.LeftDockWidgetArea)
+        qwin.setCorner(Qt.BottomRightCorner, Qt.RightDockWidgetArea)
+        qwin.resize(w, h)
+        x = min(max(qwin.frameGeometry().x(), avail.x()), avail.right() + 1 - w - dw)
+        y = min(max(qwin.frameGeometry().y(), avail.y()), avail.bottom() + 1 - h - dh)
+        qwin.move(max(x, avail.x()), max(y, avail.y()))
+        qwin.resizeDocks([self.docks["Trajectory"]], [min(340, int(h * 0.36))], Qt.Vertical)
+        # the Stack dock as wide as its controls (and a scroll bar) need, so only its height scrolls
+        need = self.controls.minimumSizeHint().width() + SCROLL_BAR_ALLOWANCE
+        qwin.resizeDocks([self.docks["Stack"]], [max(min(440, int(w * 0.3)), min(need, int(w * 0.4)))], Qt.Horizontal)
+
+    def make_room_for(self, name: str, share: float = 0.45) -> None:
+        """Give a bottom dock at least `share` of the window's height (the pair view's square panels are as
+        wide as the dock is tall), when the user asks for that dock."""
+        from qtpy.QtCore import Qt
+
+        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - resizeDocks is Qt's
+        dock = self.docks.get(name)
+        if qwin is None or dock is None or dock.height() >= share * qwin.height():
+            return
+        qwin.resizeDocks([dock], [int(share * qwin.height())], Qt.Vertical)
+
+    def _add_menu(self) -> None:
+        """A Reviewer menu: napari's layer list and controls come back from here (hidden by default)."""
+        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - the menu bar is Qt's
+        if qwin is None:
+            return
+        menu = qwin.menuBar().addMenu("&Reviewer")
+        self.napari_docks_action = menu.addAction("napari layer list and controls")
+        self.napari_docks_action.setCheckable(True)
+        self.napari_docks_action.setToolTip("show napari's own layer list and layer controls (for napari users)")
+        self.napari_docks_action.toggled.connect(self.show_napari_docks)
+        self.reviewer_menu = menu
+
+    def show_napari_docks(self, on: bool) -> None:
+        """Show or hide napari's layer controls and layer list (the Reviewer menu's check follows)."""
+        qt_viewer = getattr(self.viewer.window, "_qt_viewer", None)  # noqa: SLF001 - napari's own docks
+        for name in ("dockLayerControls", "dockLayerList"):
+            napari_dock = getattr(qt_viewer, name, None)
+            if napari_dock is not None:
+                napari_dock.setVisible(bool(on))
+        action = getattr(self, "napari_docks_action", None)
+        if action is not None and action.isChecked() != bool(on):
+            action.blockSignals(True)
+            action.setChecked(bool(on))
+            action.blockSignals(False)
 
     def start_review(self, user: str, role: str, *, store=None, prefetch: bool = True):
         """Add the review dock for this user (their role's modes), the review keys and the title."""
@@ -95,24 +224,19 @@ class ReviewerApp:
 
         self.review_store = store or Store(self.session.db)
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
-        self.review.setMinimumWidth(480)
-        self.docks["Review"] = self.viewer.window.add_dock_widget(self.review, name="Review", area="left")
+        self.add_dock("Review", self.review, "left")
         self.session.who = f"{user} ({role})"
         self.viewer.title = self.session.window_title(
             f"{self.session.index.site.name} ({self.session.index.site.id})" if self.session.index else None
         )
-        qt_viewer = getattr(self.viewer.window, "_qt_viewer", None)  # noqa: SLF001 - napari's own docks
-        for name in ("dockLayerControls", "dockLayerList"):  # the review dock takes their column
-            napari_dock = getattr(qt_viewer, name, None)
-            if napari_dock is not None:
-                napari_dock.hide()
+        self.show_napari_docks(False)  # the review dock takes their column
         qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - shortcuts need the window
         if qwin is not None:
             self.review.install_keys(qwin)
             try:
                 from qtpy.QtCore import Qt
 
-                qwin.resizeDocks([self.docks["Review"]], [520], Qt.Horizontal)
+                qwin.resizeDocks([self.docks["Review"]], [min(520, int(qwin.width() * 0.34))], Qt.Horizontal)
             except AttributeError:
                 pass
         # P is 'previous item' while reviewing: the pair view moves to Shift+P
@@ -141,7 +265,8 @@ class ReviewerApp:
         except Exception as exc:  # noqa: BLE001 - another team's panel must not stop the viewer
             self.reporter.error(exc, context="the Scoring panel could not be built")
             return
-        self.docks["Scoring"] = self.viewer.window.add_dock_widget(panel, name="Scoring", area="right", tabify=True)
+        self.scoring_panel = panel
+        self.add_dock("Scoring", panel, "right", tabify=True)
 
     def _raise_default_docks(self) -> None:
         """Stack controls and the trajectory are the tabs in front (after Qt has placed every dock)."""
@@ -184,6 +309,7 @@ class ReviewerApp:
         dock = self.docks["Pair"]
         dock.show()
         dock.raise_()
+        self.make_room_for("Pair")
         pair = self.state.pair or self.pair.default_pair()
         if pair is None:
             self.reporter.info("open a site first")
@@ -234,6 +360,37 @@ class ReviewerApp:
         worker = run_in_thread(ensure_demo_site, progress, on_done=done, on_error=failed, **kwargs)
         worker.progress_ref = progress
         return worker
+
+
+def fit_slider_labels(viewer) -> None:
+    """Keep napari's date-slider counts ("456 | 899") whole: napari sizes them with the dims bar's font, but
+    they are drawn in the stylesheet's larger font, so with ~900 dates "899" showed as "89". Re-size them
+    with their own font whenever the number of dates or the labels change."""
+    from qtpy.QtCore import QTimer
+
+    qt_dims = getattr(getattr(viewer.window, "_qt_viewer", None), "dims", None)  # noqa: SLF001 - napari's slider
+    if qt_dims is None:
+        return
+
+    def fit() -> None:
+        if not alive(qt_dims):
+            return
+        digits = max([len(str(max(int(n) - 1, 0))) for n in viewer.dims.nsteps] or [1])
+        for slider in getattr(qt_dims, "slider_widgets", []):
+            for label in (slider.curslice_label, slider.totslice_label):
+                fm = label.fontMetrics()
+                margins = label.contentsMargins()
+                extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
+                label.setFixedWidth(fm.horizontalAdvance("8" * digits) + extra)
+
+    def later(event=None) -> None:
+        QTimer.singleShot(0, fit)  # after napari's own resize of the same labels
+
+    for name in ("range", "ndim", "axis_labels"):
+        emitter = getattr(viewer.dims.events, name, None)
+        if emitter is not None:
+            emitter.connect(later)
+    later()
 
 
 def launch(

@@ -31,6 +31,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import alive
+from reviewer.app.qt_style import compact
 from reviewer.app.session import StackSession
 from reviewer.record.stretch import Stretch, composites
 
@@ -110,6 +111,7 @@ class QtStackControls(QWidget):
         self.year_from = QSpinBox()
         self.year_to = QSpinBox()
         for sb in (self.year_from, self.year_to):
+            compact(sb)
             sb.setRange(1970, 2100)
             sb.setKeyboardTracking(False)
             sb.valueChanged.connect(self._on_years_edited)
@@ -163,6 +165,7 @@ class QtStackControls(QWidget):
             name = QLabel("")
             lo, hi, ga = QDoubleSpinBox(), QDoubleSpinBox(), QDoubleSpinBox()
             for sb, rng, step in ((lo, (-2, 2), 0.01), (hi, (-2, 2), 0.01), (ga, (0.1, 5), 0.05)):
+                compact(sb)
                 sb.setRange(*rng)
                 sb.setDecimals(3)
                 sb.setSingleStep(step)
@@ -172,26 +175,29 @@ class QtStackControls(QWidget):
                 self.stretch_grid.addWidget(w, i + 1, col)
             self.stretch_rows.append((name, lo, hi, ga))
         dl.addLayout(self.stretch_grid)
-        srow = QHBoxLayout()
+        srow = QGridLayout()  # two rows: one row of the three made the dock ~420 px wide
         self.lock_check = QCheckBox("Lock stretch (S)")
         self.lock_check.toggled.connect(self._on_lock_toggled)
         self.percentile_button = QPushButton("From whole-stack percentiles")
         self.percentile_button.clicked.connect(self._on_percentiles_clicked)
         self.reset_button = QPushButton("Reset")
         self.reset_button.clicked.connect(self._on_reset_clicked)
-        srow.addWidget(self.lock_check)
-        srow.addWidget(self.percentile_button)
-        srow.addWidget(self.reset_button)
+        srow.addWidget(self.lock_check, 0, 0)
+        srow.addWidget(self.reset_button, 0, 1)
+        srow.addWidget(self.percentile_button, 1, 0, 1, 2)
         dl.addLayout(srow)
         self.stretch_source = QLabel("")
         self.stretch_source.setWordWrap(True)
         self.stretch_source.setTextFormat(Qt.RichText)
         dl.addWidget(self.stretch_source)
-        self.overlay_check = QCheckBox(
-            "Quality overlay: cloud (white), shadow (purple), snow (cyan), fill / SLC gaps (magenta)"
-        )
+        self.overlay_check = QCheckBox("Quality overlay (O)")
         self.overlay_check.toggled.connect(self._on_overlay_toggled)
         dl.addWidget(self.overlay_check)
+        # the key wraps under the check box (as the check box's own text it set the dock's width to ~600 px)
+        self.overlay_key = QLabel("cloud (white), shadow (purple), snow (cyan), fill / SLC gaps (magenta)")
+        self.overlay_key.setWordWrap(True)
+        self.overlay_key.setIndent(24)
+        dl.addWidget(self.overlay_key)
 
         return disp
 

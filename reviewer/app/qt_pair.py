@@ -16,6 +16,7 @@ from qtpy.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -26,6 +27,22 @@ from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.render import Panel, nice_scale_km, render_panels, resolve_panel
 
 logger = logging.getLogger(__name__)
+
+
+class _PairGraphics(pg.GraphicsLayoutWidget):
+    """The two panels' canvas: each column gets half the width, whatever the titles or scale bars ask for
+    (the grid's own share left the panels ~180 px wide in a 900 px dock)."""
+
+    def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt override
+        if not hasattr(self, "ci"):  # pyqtgraph resizes once while building itself
+            super().resizeEvent(ev)
+            return
+        grid = self.ci.layout
+        left, _, right, _ = self.ci.getContentsMargins()
+        half = max((self.viewport().width() - left - right - grid.horizontalSpacing()) / 2.0, 10.0)
+        for k in range(2):
+            grid.setColumnFixedWidth(k, half)
+        super().resizeEvent(ev)
 
 
 class QtPairView(QWidget):
@@ -78,7 +95,7 @@ class QtPairView(QWidget):
         ):
             row.addWidget(w)
         layout.addLayout(row)
-        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics = _PairGraphics()
         self.graphics.setBackground("#262930")
         self.labels = [pg.LabelItem("A", color="w", size="10pt"), pg.LabelItem("B", color="w", size="10pt")]
         self.graphics.addItem(self.labels[0], row=0, col=0)
@@ -94,6 +111,17 @@ class QtPairView(QWidget):
             self.images.append(img)
         self.views[1].setXLink(self.views[0])
         self.views[1].setYLink(self.views[0])
+        # the two panels split the dock's width evenly and take all its height but the titles' line: a
+        # title's preferred width used to set its column's width, and default margins ate the rest
+        grid = self.graphics.ci.layout
+        self.graphics.ci.setContentsMargins(2, 2, 2, 2)
+        grid.setHorizontalSpacing(6)
+        grid.setVerticalSpacing(0)
+        for k in range(2):
+            grid.setColumnStretchFactor(k, 1)
+            self.labels[k].setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
+            self.views[k].setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Expanding)
+        grid.setRowStretchFactor(1, 1)
         layout.addWidget(self.graphics, 1)
         self.info = QLabel("Pick two dates or periods (P shows the first and the shown date).")
         self.info.setWordWrap(True)

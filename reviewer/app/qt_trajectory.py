@@ -5,6 +5,7 @@ shaded period, the shown date marked; clicking a point shows that date. Export t
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import logging
 import threading
@@ -27,14 +28,23 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import Progress, alive, run_in_thread, when_settled
+from reviewer.app.qt_style import compact
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
 from reviewer.record.series import Series, decimal_year, polygon_region, series_names, trajectory
+from reviewer.record.stack import harmonization
 
 logger = logging.getLogger(__name__)
 
 CURSOR_DELAY_MS = 60
+
+
+def harmonization_source() -> str:
+    """The catalogue's short citation of the harmonisation coefficients ("Roy et al. 2016 ... OLS")."""
+    source = harmonization()["source"]
+    parts = [p.strip() for p in source.split(",")]
+    return f"{parts[0]}, {parts[3]}" if len(parts) > 3 else parts[0]
 
 
 class QtTrajectoryPlot(QWidget):
@@ -45,6 +55,7 @@ class QtTrajectoryPlot(QWidget):
         self.session = session
         self.state = session.state
         self.series: Series | None = None
+        self.series_harmonized = False  # whether `series` was read with TM/ETM+ harmonised to OLI
         self.where: tuple[str, object] | None = None  # ("pixel", (r, c)) or ("region", mask)
         self._worker = None
         self._cancel = threading.Event()
@@ -65,23 +76,27 @@ class QtTrajectoryPlot(QWidget):
         self.use_polygon = QPushButton("Use polygon")
         self.use_polygon.clicked.connect(self._on_use_polygon_clicked)
         self.period_check = QCheckBox("shade")
-        self.period_from = QSpinBox()
-        self.period_to = QSpinBox()
+        self.period_from = compact(QSpinBox())
+        self.period_to = compact(QSpinBox())
         for sb in (self.period_from, self.period_to):
             sb.setRange(1970, 2100)
             sb.setKeyboardTracking(False)
             sb.valueChanged.connect(self._on_period_edited)
         self.period_check.toggled.connect(self._on_period_edited)
+        self.harmonize_check = QCheckBox("TM/ETM+ as OLI")
+        self.harmonize_check.setToolTip(
+            "harmonise TM and ETM+ reflectance to OLI with the catalogue's coefficients "
+            f"({harmonization_source()}) before computing the index"
+        )
+        self.harmonize_check.toggled.connect(self._on_harmonize_toggled)
         self.export_button = QPushButton("CSV...")
         self.export_button.clicked.connect(lambda: self._on_export_csv(None))
         for w in (
             self.name_combo,
+            self.harmonize_check,
             self.masked_check,
             self.draw_button,
             self.use_polygon,
-            self.period_check,
-            self.period_from,
-            self.period_to,
             self.export_button,
         ):
             row.addWidget(w)
@@ -111,13 +126,19 @@ class QtTrajectoryPlot(QWidget):
         self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         self.info.setTextFormat(Qt.RichText)
         self.info.setWordWrap(True)
-        layout.addWidget(self.info)
+        # the shaded period sits beside the caption: in the tool row it made the dock ~800 px wide
+        foot = QHBoxLayout()
+        foot.addWidget(self.info, 1)
+        for w in (self.period_check, self.period_from, self.period_to):
+            foot.addWidget(w, 0, Qt.AlignTop)
+        layout.addLayout(foot)
         # the cursor follows the shown date once stepping pauses: a pyqtgraph repaint per step costs ~5 ms
         self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
         self.state.events.current.connect(self._cursor_when_settled)
         self.state.events.period.connect(self._update_period)
         self.state.events.series.connect(lambda e=None: self.recompute())
         self.state.events.show_masked.connect(lambda e=None: self._draw())
+        self.state.events.trajectory_harmonized.connect(self._on_state_harmonized)
         session.pixel_clicked.connect(self._on_pixel_clicked)
         session.stack_changed.connect(lambda _s: self.recompute())
         session.site_opened.connect(self._on_site_opened)
@@ -149,6 +170,17 @@ class QtTrajectoryPlot(QWidget):
 
     def _on_show_masked_toggled(self, on: bool) -> None:
         self.state.show_masked = bool(on)
+
+    def _on_harmonize_toggled(self, on: bool) -> None:
+        self.state.trajectory_harmonized = bool(on)
+
+    def _on_state_harmonized(self, event=None) -> None:
+        on = self.state.trajectory_harmonized
+        if self.harmonize_check.isChecked() != on:
+            self.harmonize_check.blockSignals(True)
+            self.harmonize_check.setChecked(on)
+            self.harmonize_check.blockSignals(False)
+        self.recompute()
 
     def _on_period_edited(self, *_: object) -> None:
         if self.period_check.isChecked():
@@ -222,6 +254,8 @@ class QtTrajectoryPlot(QWidget):
         cancel = self._cancel
         name = self.state.series
         kind, where = self.where
+        # the same scenes read through the core's harmonisation (reviewer.record.stack.harmonize) or as recorded
+        stack = dataclasses.replace(stack, harmonized=self.state.trajectory_harmonized)
         progress = Progress()
         progress.changed.connect(lambda f, m: alive(self.progress) and self.progress.setValue(int(1000 * f)))
         self.progress.setVisible(True)
@@ -237,6 +271,7 @@ class QtTrajectoryPlot(QWidget):
             self._worker = None
             self.progress.setVisible(False)
             self.series = series
+            self.series_harmonized = stack.harmonized
             self._draw()
 
         def failed(exc: BaseException) -> None:
@@ -307,17 +342,24 @@ class QtTrajectoryPlot(QWidget):
             "left",
             self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series,
         )
+        self.plot.setTitle(self.shown_as(), size="9pt", color="#d0d0d0")
         # the sensors' key lives in this line, so no legend covers a point
         key = " ".join(
             f"<span style='color:{colors.get(label, '#cccccc')}'>&#9679;</span> {html.escape(label)}"
             for label in dict.fromkeys(s.sensors)
         )
         self.info.setText(
-            f"{html.escape(self.state.series)} at {html.escape(str(where))}: {len(s) - n_masked} clear, "
-            f"{n_masked} masked observations (hollow). {key}"
+            f"{html.escape(self.state.series)} at {html.escape(str(where))}, {html.escape(self.shown_as())}: "
+            f"{len(s) - n_masked} clear, {n_masked} masked observations (hollow). {key}"
         )
         self._update_cursor()
         self._update_period()
+
+    def shown_as(self) -> str:
+        """What the plotted values are: TM/ETM+ harmonised to OLI, or each sensor as recorded."""
+        if self.series_harmonized:
+            return f"TM/ETM+ harmonised to OLI ({harmonization_source()})"
+        return "as recorded (no cross-sensor harmonisation)"
 
     def _on_scatter_clicked(self, item, points, *args) -> None:
         if len(points):

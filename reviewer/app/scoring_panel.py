@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from qtpy.QtCore import QThread, Signal
+from qtpy.QtCore import Qt, QThread, Signal
 from qtpy.QtGui import QPixmap
 from qtpy.QtWidgets import (
     QCheckBox,
@@ -22,6 +22,7 @@ from qtpy.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -30,6 +31,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.qt_style import compact
 from reviewer.errors import Cancelled, ReviewerError
 from reviewer.scoring.api import score
 
@@ -100,7 +102,10 @@ class ScoringPanel(QWidget):
         self.seed_spin.setRange(0, 2**31 - 1)
         self.draft_check = QCheckBox("score a draft (bank not frozen)")
 
+        for spin in (self.passes_spin, self.bootstrap_spin, self.seed_spin):
+            compact(spin)
         form = QFormLayout()
+        form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a narrow dock puts the labels above their fields
         form.addRow("Bank", _row(self.bank_edit, bank_btn))
         form.addRow("Runs", _row(self.runs_label, runs_btn))
         form.addRow("Report", _row(self.out_edit, out_btn))
@@ -123,11 +128,15 @@ class ScoringPanel(QWidget):
         self.pairs_table = QTableWidget(0, 0)
         self.pairs_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.figure = QLabel("")
-        self.figure.setMinimumHeight(200)
+        # the figure scrolls in its tab: as a bare label its 700 px pixmap widened the dock and the window
+        self.figure_area = QScrollArea()
+        self.figure_area.setWidget(self.figure)
+        self.figure_area.setWidgetResizable(True)
+        self.figure_area.setMinimumHeight(200)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.table, "Models")
         self.tabs.addTab(self.pairs_table, "Pairs")
-        self.tabs.addTab(self.figure, "pass^k")
+        self.tabs.addTab(self.figure_area, "pass^k")
 
         layout = QVBoxLayout(self)
         layout.addLayout(form)
@@ -239,13 +248,25 @@ class ScoringPanel(QWidget):
         )
         self._fill_tables(scores)
         png = Path(self.out_edit.text()) / "figures" / "pass3.png"
-        pixmap = QPixmap(str(png))
-        if not pixmap.isNull():
-            self.figure.setPixmap(pixmap.scaledToWidth(min(700, pixmap.width())))
+        self._figure_pixmap = QPixmap(str(png))
+        self._show_figure()
         self._outcome = scores
 
+    def _show_figure(self) -> None:
+        """The pass^k figure as wide as its tab (at most 700 px, never wider than the PNG)."""
+        pixmap = getattr(self, "_figure_pixmap", None)
+        if pixmap is None or pixmap.isNull():
+            return
+        width = max(200, min(700, pixmap.width(), self.figure_area.viewport().width() - 4))
+        self.figure.setPixmap(pixmap.scaledToWidth(width, Qt.SmoothTransformation))
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        self._show_figure()
+
     def _show_message(self, text: str, *, error: bool = False) -> None:
-        self.message.setText(text)
+        # a line may break after a path's slashes, so a long report path wraps instead of widening the dock
+        self.message.setText(text.replace("/", "/\u200b"))
         self.message.setStyleSheet("color: #b00020;" if error else "")
 
     def _fill_tables(self, scores: dict[str, Any]) -> None:

@@ -33,6 +33,8 @@ class ViewState(EventedModel):
     series : what the trajectory plots (an index or a band common name).
     period : (first, last) year shaded in the trajectory and coverage plots, or None.
     show_masked : whether masked observations are drawn (hollow) in the trajectory.
+    trajectory_harmonized : whether the trajectory reads TM/ETM+ harmonised to OLI (the catalogue's
+        coefficients) instead of each sensor as recorded.
     """
 
     site_dir: str | None = None
@@ -52,3 +54,4 @@ class ViewState(EventedModel):
     series: str = "ndvi"
     period: tuple[int, int] | None = None
     show_masked: bool = True
+    trajectory_harmonized: bool = False

@@ -514,3 +514,88 @@ def test_the_caption_never_names_another_date_than_the_shown_one(opened, qtbot):
     scene = s.current_scene
     qtbot.waitUntil(lambda: s.text.visible and s.text.text.startswith(scene.date.isoformat()), timeout=10000)
     assert scene.date.isoformat() in s.status_text()
+
+
+def test_slider_count_is_whole_with_900_dates(opened, qtbot):
+    """Issue 16 item 5: with ~900 dates the slider's count read "0 | 89". A stack of 900 dates (an extra
+    900-frame layer stands in for a site with 900 scenes): both numbers show every digit."""
+    app = opened
+    viewer = app.viewer
+    layer = viewer.add_image(np.zeros((900, 4, 4), np.uint8), name="900 dates")
+    try:
+        assert viewer.dims.nsteps[0] == 900
+        slider = viewer.window._qt_viewer.dims.slider_widgets[0]
+        qtbot.waitUntil(lambda: slider.totslice_label.text() == "899")
+        qtbot.wait(50)
+        # the session keeps the shown date inside its own 60-odd dates: the field gets the last step's number
+        slider.curslice_label.setText("899")
+        for label in (slider.curslice_label, slider.totslice_label):
+            text = label.text()
+            room = label.contentsRect().width() - 4  # the line edit's text margins and napari's 2 px padding
+            assert label.fontMetrics().horizontalAdvance(text) <= room, (text, label.width())
+        # the whole slider row is still inside the window
+        qwin = viewer.window._qt_window
+        right = slider.totslice_label.mapTo(qwin, slider.totslice_label.rect().topRight()).x()
+        assert right < qwin.width()
+    finally:
+        viewer.layers.remove(layer)
+
+
+def test_pair_panels_use_the_docks_width(opened, qtbot, shots):
+    """Issue 16 item 6: the two panels were ~180 px wide in a 900 px dock. Each panel's view takes half the
+    dock's width and most of its height, and the image fills its view's height (a square site)."""
+    app = opened
+    pair = app.pair
+    app._on_pair_key()
+    qtbot.waitUntil(lambda: len(pair.rgbs) == 2, timeout=30000)
+    qtbot.wait(100)
+    dock = app.docks["Pair"]
+    dw, dh = dock.width(), dock.height()
+    assert dh >= 0.4 * app.viewer.window._qt_window.height()  # P makes room for the pair
+    views = [v.sceneBoundingRect() for v in pair.views]
+    for k, v in enumerate(views):
+        assert v.width() >= 0.45 * pair.graphics.width(), (k, v, dw)
+        assert v.height() >= 0.7 * (dh - 80), (k, v, dh)  # all but the dock's tool row, titles and caption
+        img = pair.images[k].sceneBoundingRect()
+        assert min(img.width(), img.height()) >= 0.95 * min(v.width(), v.height()), (k, img, v)
+    assert abs(views[0].width() - views[1].width()) <= 2
+    app.viewer.screenshot(str(shots / "03_pair_dock.png"), canvas_only=False, flash=False)
+
+
+def test_trajectory_harmonise_toggle(opened, qtbot, shots):
+    """Issue 16 item 8: the toggle reads TM/ETM+ harmonised to OLI with the catalogue's coefficients (Roy et
+    al. 2016 OLS), the plot says which is shown, OLI points stay as they were. Expected NDVI worked from the
+    raw bands with the paper's red and NIR coefficients."""
+    from reviewer.record.stack import read_bands
+
+    app, s = opened, opened.session
+    traj = app.trajectory
+    app.docks["Trajectory"].raise_()
+    traj._on_pixel_clicked(20, 40)
+    qtbot.waitUntil(lambda: traj.series is not None and not traj.busy, timeout=60000)
+    raw = traj.series
+    assert "as recorded" in traj.plot.getPlotItem().titleLabel.text and "as recorded" in traj.info.text()
+    traj.harmonize_check.click()
+    assert app.state.trajectory_harmonized
+    qtbot.waitUntil(lambda: traj.series is not raw and not traj.busy and traj.series_harmonized, timeout=60000)
+    harm = traj.series
+    title = traj.plot.getPlotItem().titleLabel.text
+    assert "TM/ETM+ harmonised to OLI" in title and "Roy et al. 2016" in title
+    assert "harmonised to OLI" in traj.info.text()
+    checked = {"TM": 0, "ETM+": 0, "OLI": 0}
+    for k, sensor in enumerate(raw.sensors):
+        if sensor not in checked or raw.masked[k] or not np.isfinite(raw.values[k]):
+            continue
+        if sensor == "OLI":
+            assert harm.values[k] == pytest.approx(raw.values[k], abs=1e-6)
+        else:
+            nir, red = read_bands(s.stack.scenes[raw.indices[k]], ["nir", "red"], s.stack.grid)[:, 20, 40]
+            nir_oli, red_oli = 0.8462 * nir + 0.0412, 0.9047 * red + 0.0061  # Roy et al. 2016 Table 2 OLS
+            assert harm.values[k] == pytest.approx((nir_oli - red_oli) / (nir_oli + red_oli), abs=1e-4)
+        checked[sensor] += 1
+    assert min(checked.values()) > 0, checked
+    qtbot.wait(50)
+    app.viewer.screenshot(str(shots / "04_trajectory_harmonised.png"), canvas_only=False, flash=False)
+    traj.harmonize_check.click()
+    qtbot.waitUntil(lambda: not traj.busy and not traj.series_harmonized, timeout=60000)
+    assert "as recorded" in traj.plot.getPlotItem().titleLabel.text
