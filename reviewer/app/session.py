@@ -149,7 +149,6 @@ class StackSession(QObject):
         self._percentile_dates: tuple | None = None  # the dates the last percentile stretch was computed over
         self._last_status = ""
         self._label_width = 22
-        self._reshow = False  # the image layer was hidden while its data changed (show_stack shows it)
         # napari's experimental async slicing is off by default: with PySide6 its slicing thread can
         # deadlock against the UI thread (a Qt disconnect waiting for the GIL while the UI thread holds
         # the GIL inside a Qt connect; seen about one run in five). Reads still happen in our prefetch
@@ -347,12 +346,9 @@ class StackSession(QObject):
         self._show_image(reslice=False)
         if self.state.overlay:
             self._show_overlay()
-        reshow, self._reshow = self._reshow, False
         same_step = self.viewer.dims.ndim >= 3 and int(self.viewer.dims.current_step[0]) == current
         self._on_current_changed()  # sets the step (one slice) when it differs
-        if reshow:
-            self.image_layer.visible = True  # slices it, at the new date
-        elif same_step:
+        if same_step:
             self.image_layer.refresh()  # the same step: napari would not re-slice by itself
         if announce:
             self.stack_changed.emit(stack)
@@ -519,10 +515,9 @@ class StackSession(QObject):
                 if reslice:
                     layer.refresh()
             else:
-                # another number of dates: hidden while its data changes, so napari slices it once (at the
-                # new date, when shown again) instead of at the old step and again at the new one
-                layer.visible = not (reslice is False and layer.visible)
-                self._reshow = not layer.visible
+                # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
+                # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
+                # a layer shown again only on its next refresh)
                 layer.data = data
                 if tuple(layer.scale) != scale:  # the setter costs ~100 ms even when nothing changes
                     layer.scale = scale

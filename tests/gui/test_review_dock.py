@@ -202,6 +202,8 @@ def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, sh
     for _ in range(len(panel.rows)):
         wait_evidence(app, qtbot)
         view = evidence_for(panel.view["question"])
+        # the slider steps through every date of the item's stack, the canvas shows the date it is on
+        assert app.viewer.dims.nsteps[0] == len(s.stack) and int(app.viewer.dims.current_step[0]) == s.state.current
         if view.view not in checked:
             checked.add(view.view)
             assert s.state.composite == view.composite
