@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from qtpy.QtCore import Qt, QThread, Signal
+from qtpy.QtCore import QEvent, Qt, QThread, Signal
 from qtpy.QtGui import QPixmap
 from qtpy.QtWidgets import (
     QCheckBox,
@@ -133,6 +133,7 @@ class ScoringPanel(QWidget):
         self.figure_area.setWidget(self.figure)
         self.figure_area.setWidgetResizable(True)
         self.figure_area.setMinimumHeight(200)
+        self.figure_area.installEventFilter(self)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.table, "Models")
         self.tabs.addTab(self.pairs_table, "Pairs")
@@ -257,12 +258,14 @@ class ScoringPanel(QWidget):
         pixmap = getattr(self, "_figure_pixmap", None)
         if pixmap is None or pixmap.isNull():
             return
-        width = max(200, min(700, pixmap.width(), self.figure_area.viewport().width() - 4))
+        room = self.figure_area.width() - self.figure_area.verticalScrollBar().sizeHint().width() - 4
+        width = max(200, min(700, pixmap.width(), room))
         self.figure.setPixmap(pixmap.scaledToWidth(width, Qt.SmoothTransformation))
 
-    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        super().resizeEvent(event)
-        self._show_figure()
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
+        if obj is self.figure_area and event.type() in (QEvent.Resize, QEvent.Show):
+            self._show_figure()  # the tab's width is known once it is shown
+        return super().eventFilter(obj, event)
 
     def _show_message(self, text: str, *, error: bool = False) -> None:
         # a line may break after a path's slashes, so a long report path wraps instead of widening the dock

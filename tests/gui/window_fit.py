@@ -114,6 +114,8 @@ def exercise(app, wait_until: Callable, click: Callable, shots: Path, tag: str, 
         panel.tabs.setCurrentIndex(tab)
         _pause(wait_until, 0.1)  # let the tab paint
     steps["scoring run"] = layout_problems(app, size0)
+    if panel.figure_area.horizontalScrollBar().isVisible():  # the figure tab is the one shown last
+        steps["scoring run"].append("the pass^k figure is wider than its tab")
     app.viewer.screenshot(str(shots / f"window_{tag}_scoring.png"), canvas_only=False, flash=False)
     app.napari_docks_action.trigger()  # the Reviewer menu brings napari's layer docks back
     _pause(wait_until, 0.2)
