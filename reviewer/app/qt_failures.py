@@ -451,22 +451,17 @@ def install_failures_dock(app, set_path: str | Path, user: str, role: str, *, st
     doc = load_set(set_path)
     store = store or Store(app.session.db)
     dock = FailuresDock(app, store, doc, user, role, prefetch=prefetch)
-    dock.setMinimumWidth(480)
     app.failures = dock
     app.failures_store = store
-    app.docks["Failures"] = app.viewer.window.add_dock_widget(dock, name="Failures", area="left")
+    app.add_dock("Failures", dock, "left")  # in the window's scroll area: the dock never widens the window
     app.session.who = f"{user} ({role})"
     app.viewer.title = app.session.window_title(f"coding {doc['id']}")
-    qt_viewer = getattr(app.viewer.window, "_qt_viewer", None)  # noqa: SLF001 - napari's own docks
-    for name in ("dockLayerControls", "dockLayerList"):  # the coding dock takes their column
-        napari_dock = getattr(qt_viewer, name, None)
-        if napari_dock is not None:
-            napari_dock.hide()
+    app.show_napari_docks(False)  # the coding dock takes their column
     qwin = getattr(app.viewer.window, "_qt_window", None)  # noqa: SLF001 - shortcuts need the window
     if qwin is not None:
         dock.install_keys(qwin)
         try:
-            qwin.resizeDocks([app.docks["Failures"]], [560], Qt.Horizontal)
+            qwin.resizeDocks([app.docks["Failures"]], [min(560, int(qwin.width() * 0.36))], Qt.Horizontal)
         except AttributeError:
             pass
     # P is 'previous run' while coding: the pair view moves to Shift+P
