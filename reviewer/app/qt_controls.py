@@ -77,6 +77,9 @@ class QtStackControls(QWidget):
         sl.addWidget(self.site_label)
         self.recent_list = QListWidget()
         self.recent_list.setMaximumHeight(64)
+        # a long path loses its middle ("site   /work/.../reviewer-demo"), it does not scroll sideways
+        self.recent_list.setTextElideMode(Qt.ElideMiddle)
+        self.recent_list.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         self.recent_list.itemActivated.connect(lambda item: self._on_recent_chosen(item.data(Qt.UserRole)))
         self.recent_list.itemDoubleClicked.connect(lambda item: self._on_recent_chosen(item.data(Qt.UserRole)))
         sl.addWidget(self.recent_list)

@@ -218,10 +218,16 @@ def build_figure(
                 side.set_linewidth(3)
         side = min(h, w)  # the bar's thickness and inset follow the shorter side (strips, tall sites)
         x0, y0 = side * 0.05, h - side * 0.07
+        # a panel too low for the label above the bar (a 96 x 2000 px site is ~17 px high) gets the bar across
+        # its middle and the label beside it: above the bar the label stuck out of the panel
+        thin = ph * fig.dpi < THIN_PANEL_PX
+        if thin:
+            y0 = h / 2
         ax.add_patch(Rectangle((x0, y0 - side * 0.015), bar_px, side * 0.03, color="white", ec="black", lw=0.8))
+        where = (x0 + bar_px + side * 0.1, y0) if thin else (x0 + bar_px / 2, y0 - side * 0.03)
         ax.text(
-            x0 + bar_px / 2, y0 - side * 0.03, f"{bar_km:g} km", color="white", ha="center", va="bottom",
-            fontsize=7, fontweight="bold", path_effects=halo,
+            *where, f"{bar_km:g} km", color="white", ha="left" if thin else "center",
+            va="center" if thin else "bottom", fontsize=6 if thin else 7, fontweight="bold", path_effects=halo,
         )  # fmt: skip
     st = stretch.to_json()
     chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
@@ -236,6 +242,8 @@ def build_figure(
 
 
 MARGIN_IN = 0.08
+#: panels drawn lower than this (pixels) carry the scale-bar label beside the bar, not above it
+THIN_PANEL_PX = 40
 
 
 def _layout(fig, footer, head, cols: int, panel_in: tuple[float, float]) -> None:

@@ -41,7 +41,11 @@ def _check(fig) -> None:
         panel = ax.get_window_extent(renderer)
         for t in texts:
             if t.axes is ax:
-                continue  # its own title above it and its scale-bar label inside it
+                if t is not ax.title:  # its scale-bar label lies inside the panel
+                    e = t.get_window_extent(renderer)
+                    assert e.x0 >= panel.x0 - 0.5 and e.x1 <= panel.x1 + 0.5, (t.get_text(), e, panel)
+                    assert e.y0 >= panel.y0 - 0.5 and e.y1 <= panel.y1 + 0.5, (t.get_text(), e, panel)
+                continue
             e = t.get_window_extent(renderer)
             overlap_w = min(e.x1, panel.x1) - max(e.x0, panel.x0)
             overlap_h = min(e.y1, panel.y1) - max(e.y0, panel.y0)
