@@ -21,7 +21,7 @@ import numpy as np
 from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.jobs import run_in_thread
-from reviewer.errors import ReviewerError
+from reviewer.errors import Cancelled, ReviewerError
 
 logger = logging.getLogger(__name__)
 
@@ -254,6 +254,9 @@ class EvidenceLoader(QObject):
                 return
             try:
                 series = item_trajectory(ready, harmonized, cancel)
+            except Cancelled:  # another item came first: not an error (read again if it is still wanted)
+                self._emit(self.series_ready, (key, skey, None, None))
+                return
             except Exception as exc:  # noqa: BLE001 - a failed trajectory is said when the item is shown
                 self._emit(self.series_ready, (key, skey, None, exc))
                 return
@@ -307,8 +310,10 @@ class EvidenceLoader(QObject):
             traj.info.setText(f"trajectory not read: {exc}")
         elif series is not None:
             self._draw_series(series)
-        elif key == self.key:  # cancelled while it was still wanted: read it again
-            self._start_series((key, self._shown_prepared))
+        elif self._shown_prepared is not None:  # cancelled while it was still wanted: read it again
+            self._series_wanted = skey
+            traj._worker = True  # noqa: SLF001 - busy until the series lands
+            self._start_series((self._shown_prepared.key, self._shown_prepared))
 
     def _show_prepared(self, p: Prepared) -> None:
         """The UI thread's share of an item change: set what the worker prepared (stack, frame, pair, chips,

@@ -38,3 +38,13 @@ def test_date_out_of_range_is_an_index_error():
     fa, _ = make()
     with pytest.raises(IndexError):
         fa[5]
+
+
+def test_another_renderer_shows_through_the_same_array():
+    """A new stretch keeps the layer's array: the next slice of any date is rendered by the new function."""
+    fa, asked = make()
+    fa[3]
+    fa.set_frame(lambda i: np.full((4, 3), 100 + i, np.uint8))
+    assert fa.shape == (5, 4, 3)
+    assert (fa[3] == 103).all() and (fa[0] == 100).all()
+    assert asked == [3]  # the old renderer is not asked again
