@@ -7,14 +7,16 @@ import html
 import json
 from typing import Any
 
-from qtpy.QtCore import QObject, QProcess, Signal
+from qtpy.QtCore import QObject, QProcess, Qt, Signal
 from qtpy.QtWidgets import (
+    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QDoubleSpinBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -108,10 +110,26 @@ def fmt(x: Any) -> str:
 
 
 def _table(headers: tuple[str, ...]) -> QTableWidget:
+    """A table that keeps its columns at their contents' width and scrolls sideways inside the dock (the columns
+    can be widened by dragging their header edges) instead of being cut at the dock's width."""
     t = QTableWidget(0, len(headers))
     t.setHorizontalHeaderLabels(list(headers))
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.horizontalHeader().setStretchLastSection(True)
+    t.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
+    t.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    t.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    _fit_height(t)
     return t
+
+
+def _fit_height(table: QTableWidget, max_rows: int = 8) -> None:
+    """Tall enough for the header, up to max_rows rows and the sideways scroll bar (rows beyond scroll)."""
+    rows = min(table.rowCount(), max_rows)
+    row_h = table.verticalHeader().defaultSectionSize()
+    h = table.horizontalHeader().sizeHint().height() + max(rows, 1) * row_h
+    h += table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2
+    table.setFixedHeight(h)
 
 
 def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
@@ -120,6 +138,7 @@ def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
         for j, text in enumerate(row):
             table.setItem(i, j, QTableWidgetItem(text))
     table.resizeColumnsToContents()
+    _fit_height(table)
 
 
 class MaintainerPanel(QWidget):
@@ -194,7 +213,8 @@ class MaintainerPanel(QWidget):
             sb.setSingleStep(0.05)
         self.rest = QComboBox()
         self.rest.addItems(["open", "reject", "accept"])
-        self.apply_now = QCheckBox("apply to flagged items outside the sample now")
+        self.apply_now = QCheckBox("apply now")
+        self.apply_now.setToolTip("apply the rule to the flagged items outside the adjudication sample now")
         save = QPushButton("Save rule")
         save.clicked.connect(self.save_rule)
         for label, w in (
@@ -256,7 +276,60 @@ class MaintainerPanel(QWidget):
         form.addRow("", self.draft_progress)
         form.addRow("", self.draft_waiting)
         self.draft_job: DraftProcess | None = None
+        form.addRow(self._draft_review_row())
         return box
+
+    def _draft_review_row(self) -> QWidget:
+        """Review one item's draft (reviewer.review.drafts.review_draft, as `reviewer review draft`): accept, or
+        reject with a draft reject reason of the codebook (its route is shown: redraft or manual reference)."""
+        from reviewer.review.rules import codebook
+
+        host = QWidget()
+        rows = QVBoxLayout(host)
+        rows.setContentsMargins(0, 0, 0, 0)
+        intro = QLabel("Review a draft (accept, or reject with a reason: back to drafting or set by hand)")
+        intro.setWordWrap(True)
+        rows.addWidget(intro)
+        self.draft_item = QLineEdit()
+        self.draft_item.setPlaceholderText("item id")
+        self.draft_verdict = QComboBox()
+        self.draft_verdict.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.draft_verdict.setMinimumContentsLength(16)
+        self.draft_verdict.addItem("accept the draft", ("accept", None))
+        for r in codebook().draft_reject_reasons:
+            route = "redraft" if r.route == "redraft" else "manual reference"
+            self.draft_verdict.addItem(f"reject: {r.label} ({route})", ("reject", r.code))
+            self.draft_verdict.setItemData(self.draft_verdict.count() - 1, r.definition, Qt.ItemDataRole.ToolTipRole)
+        self.draft_rationale = QLineEdit()
+        self.draft_rationale.setPlaceholderText("rationale")
+        save = QPushButton("Save")
+        save.clicked.connect(self.review_draft)
+        for line in ((self.draft_item, self.draft_verdict), (self.draft_rationale, save)):
+            row = QHBoxLayout()
+            row.addWidget(line[0], 1)
+            row.addWidget(line[1], 2 if line[1] is self.draft_verdict else 0)
+            rows.addLayout(row)
+        return host
+
+    def review_draft(self) -> bool:
+        from reviewer.review.drafts import review_draft
+
+        key = self.draft_item.text().strip()
+        if not key:
+            return False
+        verdict, reason = self.draft_verdict.currentData()
+        try:
+            out = review_draft(
+                self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user, verdict=verdict,
+                reason=reason, rationale=self.draft_rationale.text().strip() or None,
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - shown in the dock
+            self._say(f"not saved: {exc}", ok=False)
+            return False
+        said = f"new version {out['new_version']}" if out["new_version"] else f"{out['reason']} ({out['route']})"
+        self._say(f"saved: draft {out['verdict']} on {out['item']}, {said}; now {out['state']}", ok=True)
+        self.refresh()
+        return True
 
     def draft(self) -> bool:
         """Start `reviewer draft BANK --user ME --items ... --concurrency N --progress-json` as a process on the
@@ -391,6 +464,7 @@ class MaintainerPanel(QWidget):
         if cfg.get("k"):
             self.k.setValue(int(cfg["k"]))
             self.seed.setValue(int(cfg["seed"]))
+        self._draft_counts()
         tables = [("accept / flag", report["overall"]), *report["per_reason"].items()]
         _fill(self.agreement, [[name, *(fmt(figs.get(k)) for k in AGREEMENT_KEYS)] for name, figs in tables])
         self.cohen.setText(
@@ -398,6 +472,19 @@ class MaintainerPanel(QWidget):
                 f"Cohen {p['raters'][0]} x {p['raters'][1]}: {fmt(p['kappa'])} on {p['items']} items"
                 for p in report["overall"].get("cohen", [])
             )
+        )
+
+    def _draft_counts(self) -> None:
+        from reviewer.review.drafts import draft_queue
+
+        try:
+            q = draft_queue(self.store, self.bank, user=self.user)
+        except Exception as exc:  # noqa: BLE001 - shown in the dock
+            self.draft_waiting.setText(f"drafts: {exc}")
+            return
+        self.draft_waiting.setText(
+            f"drafts to review: {len(q['to_review'])}; waiting for a redraft: {len(q['redraft'])} (Draft with items "
+            f"'rejected'); waiting for a reference set by hand: {len(q['needs_reference'])}"
         )
 
     def assign(self) -> bool:

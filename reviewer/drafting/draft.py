@@ -266,6 +266,7 @@ def drafted_question(question: dict[str, Any], record: dict[str, Any]) -> dict[s
     q = copy.deepcopy(question)
     q.setdefault("evidence", record["provenance"]["evidence"])
     q.setdefault("provenance", {})["draft"] = record
+    q["provenance"].pop("draft_review", None)  # a new draft waits for its own review
     return q
 
 
@@ -293,7 +294,7 @@ def store_draft(store: Any, job: Job, record: dict[str, Any], *, user: str) -> i
         reason = f"AI draft ({record['provenance']['model']}, prompt {record['provenance']['prompt_version']})"
         version = add_version(store, item, text, origin="drafted", created_by=actor.name, reason=reason)
         detail = {"model": record["provenance"]["model"], "request_id": record["provenance"]["request_id"]}
-        if item.state == "generated":
+        if item.state in ("generated", "redraft"):  # redraft: a reviewer rejected the previous draft for this one
             set_state(store, item_by_id(store, item.id), "draft", actor.role, actor.name, detail=detail)
         else:
             record_event(store, actor.name, "redraft", bank=item.bank, item=item.id, version=version, detail=detail)

@@ -1,7 +1,8 @@
 """An item's evidence view rendered as the images a drafting request carries, within the API's image limits.
 
-Pair and single views are one render (reviewer.record.render.render_panels: the item's stored stretch on every
-panel, each labelled with its date and sensor, a km scale bar); a strip is the clearest scene of every year of its
+Pair and single views are one render (reviewer.record.render.build_figure, as render_panels: the item's stored
+stretch on every panel, each labelled with its date and sensor, a km scale bar, and here the question's region
+outlined in dashed yellow on every panel: the site's boundary, its quadrant or the polygon); a strip is the clearest scene of every year of its
 period, split into renders of at most `strip_panels_per_image` panels. A view with an index gets its trajectory
 (the yearly median over the question's region, the period shaded) as a plot. Every image is PNG, scaled down when
 it exceeds the long-edge, pixel-count or byte limits of the settings.
@@ -11,10 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import io
-import tempfile
 import threading
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -114,14 +113,50 @@ def _panels(index: Any, view: EvidenceView, composite: str) -> list[Any]:
     return out
 
 
-def _render(panels: list[Any], view: EvidenceView, resolution: float, title: str) -> bytes:
-    from reviewer.record.render import render_panels
+#: the outline of the question's region on every panel (the prompt, version 2 on, says so)
+OUTLINE = {"color": "#ffd400", "linewidth": 1.4, "linestyle": "--"}
 
-    with tempfile.TemporaryDirectory(prefix="reviewer-draft-") as tmp:
-        out = Path(tmp) / "panels.png"
-        cols = len(panels) if len(panels) <= 6 else -(-len(panels) // 2)  # a strip render: two even rows
-        render_panels(panels, view.stretch, pixel_size_m=resolution, out=out, title=title, columns=cols)
-        return out.read_bytes()
+
+def region_outline(view: EvidenceView, site: Any, shape: tuple[int, int]) -> list[tuple[float, float]]:
+    """The region's outline in panel pixel coordinates (x = column, y = row; pixel edges at whole numbers): the
+    site's boundary, its quadrant (split at half height and width, as region_mask) or the polygon's ring."""
+    h, w = shape
+    reg: Region = view.region
+    if reg.kind == "polygon":
+        inv = ~site.transform
+        ring = [tuple(inv * (x, y)) for x, y in reg.coordinates]
+        return [(c - 0.5, r - 0.5) for c, r in ring]  # imshow puts pixel (0, 0)'s centre at 0
+    x0, x1, y0, y1 = 0.0, float(w), 0.0, float(h)
+    if reg.kind == "quadrant":
+        x0, x1 = (0.0, w / 2) if reg.quadrant in ("NW", "SW") else (w / 2, float(w))
+        y0, y1 = (0.0, h / 2) if reg.quadrant in ("NW", "NE") else (h / 2, float(h))
+    corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0)]
+    return [(x - 0.5, y - 0.5) for x, y in corners]
+
+
+def _render(panels: list[Any], view: EvidenceView, site: Any, title: str) -> bytes:
+    """render_panels' figure (reviewer.record.render.build_figure) with the region outlined on every panel."""
+    import json
+
+    from reviewer.record.render import build_figure
+
+    cols = len(panels) if len(panels) <= 6 else -(-len(panels) // 2)  # a strip render: two even rows
+    fig = build_figure(panels, view.stretch, pixel_size_m=site.resolution, title=title, columns=cols)
+    ring = region_outline(view, site, panels[0].channels.shape[1:])
+    xs, ys = [x for x, _ in ring], [y for _, y in ring]
+    for ax in [a for a in fig.axes if a.images][: len(panels)]:
+        limits = ax.get_xlim(), ax.get_ylim()
+        ax.plot(xs, ys, **OUTLINE, clip_on=True)
+        ax.set_xlim(*limits[0])
+        ax.set_ylim(*limits[1])
+    buf = io.BytesIO()
+    meta = {"Stretch": view.stretch.dumps(), "Panels": json.dumps([p.to_json() for p in panels])}
+    fig.savefig(
+        buf,
+        format="png",
+        metadata={**meta, "Region": json.dumps(view.region.to_json()), "Software": "EarthRecord Reviewer"},
+    )
+    return buf.getvalue()
 
 
 def _trajectory(index: Any, view: EvidenceView, period: tuple[int, int], title: str) -> tuple[bytes, str] | None:
@@ -187,9 +222,8 @@ def render_evidence(index: Any, view: EvidenceView, period: tuple[int, int], lim
             for k in range(0, len(panels), per):
                 chunk = panels[k : k + per]
                 label = f"{view.composite} panels: " + "; ".join(p.label for p in chunk)
-                raw.append(
-                    (_render(chunk, view, site.resolution, f"{site.name} ({site.id}), {_region_text(view)}"), label)
-                )
+                title = f"{site.name} ({site.id}), {_region_text(view)} outlined"
+                raw.append((_render(chunk, view, site, title), label))
             if view.index:
                 plot = _trajectory(index, view, period, f"{site.name} ({site.id}), {_region_text(view)}")
                 if plot is not None:

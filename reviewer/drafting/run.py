@@ -26,7 +26,7 @@ from reviewer.errors import Cancelled, DraftingError, ReviewerError
 
 logger = logging.getLogger(__name__)
 
-DRAFTABLE_STATES = ("generated", "drafted")
+DRAFTABLE_STATES = ("generated", "drafted", "redraft")
 Progress = Callable[[int, int, str], None]
 
 
@@ -166,9 +166,10 @@ def draft_one(
 def select(
     store: Any, bank: str, which: list[str] | None, *, redraft: bool, second_opinion: bool = False
 ) -> tuple[list[Any], list[Outcome]]:
-    """The items to draft: 'visual' (default: visual-reference items), 'all', or item ids; already drafted ones are
-    skipped unless redraft (resume), and items past drafting (under review or decided) are never drafted. A second
-    opinion may be asked for any item in any state."""
+    """The items to draft: 'visual' (default: visual-reference items), 'all', 'rejected' (the items whose draft a
+    reviewer rejected for a new one: state redraft), or item ids; already drafted ones are skipped unless redraft
+    (resume), an item waiting for a redraft never is, and items past drafting (under review or decided, or waiting
+    for a reference set by hand) are never drafted. A second opinion may be asked for any item in any state."""
     from reviewer.review.ledger import find_item, items_of, question
 
     which = which or ["visual"]
@@ -176,6 +177,8 @@ def select(
         items = [i for i in items_of(store, bank) if i.reference_source == "visual"]
     elif which == ["all"]:
         items = items_of(store, bank)
+    elif which == ["rejected"]:
+        items = items_of(store, bank, state="redraft")
     else:
         items = [find_item(store, k, bank) for k in which]
     todo, skipped = [], []
@@ -184,7 +187,7 @@ def select(
             todo.append(item)
         elif item.state not in DRAFTABLE_STATES:
             skipped.append(Outcome(item.key, "skipped", f"{item.state}: only generated or drafted items are drafted"))
-        elif not redraft and D.has_draft(question(store, item.id, item.version)):
+        elif not redraft and item.state != "redraft" and D.has_draft(question(store, item.id, item.version)):
             skipped.append(Outcome(item.key, "skipped", f"drafted already (version {item.version})"))
         else:
             todo.append(item)

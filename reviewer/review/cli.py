@@ -242,6 +242,40 @@ def _adjudicate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _draft_review(args: argparse.Namespace) -> int:
+    from reviewer.review.drafts import review_draft
+
+    verdict = "accept" if args.accept else "reject" if args.reject else "correct"
+    with _store(args) as store:
+        out = review_draft(
+            store,
+            args.item,
+            user=args.user,
+            verdict=verdict,
+            reason=args.reject,
+            correction=_json_arg(args.correct, "--correct"),
+            rationale=args.rationale,
+            version=args.version,
+            bank=args.bank,
+        )
+    said = f", new version {out['new_version']}" if out["new_version"] else f" ({out['reason']}: {out['route']})"
+    _print(out, args.json, f"{out['item']}: draft {out['verdict']}{said}; now {out['state']}")
+    return 0
+
+
+def _drafts(args: argparse.Namespace) -> int:
+    from reviewer.review.drafts import draft_queue
+
+    with _store(args) as store:
+        out = draft_queue(store, args.bank, user=args.user)
+    text = "\n".join(
+        f"{name.replace('_', ' ')}: {len(out[name])}" + (f" ({', '.join(out[name])})" if out[name] else "")
+        for name in ("to_review", "redraft", "needs_reference")
+    )
+    _print(out, args.json, text)
+    return 0
+
+
 def _show(args: argparse.Namespace) -> int:
     from reviewer.review.api import expert_view
 
@@ -469,6 +503,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--bank")
     _common(p)
     p.set_defaults(func=_adjudicate)
+
+    p = sub.add_parser(
+        "draft", help="expert or maintainer: accept, edit (correct) or reject with a reason an item's AI draft"
+    )
+    p.add_argument("item")
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--accept", action="store_true", help="the draft's answer becomes the reference (a new version)")
+    g.add_argument(
+        "--reject",
+        metavar="REASON",
+        help="a draft reject reason from the codebook: its route sends the item back to drafting or to a manual reference",
+    )
+    g.add_argument(
+        "--correct", metavar="JSON", help="the corrected parts, e.g. the reference set by hand (a new version)"
+    )
+    p.add_argument("--rationale")
+    p.add_argument("--version", type=int, help="the version you reviewed (refused if the item changed since)")
+    p.add_argument("--bank")
+    _common(p)
+    p.set_defaults(func=_draft_review)
+
+    p = sub.add_parser("drafts", help="a bank's drafts waiting for review, for a redraft, or for a manual reference")
+    p.add_argument("bank")
+    _common(p)
+    p.set_defaults(func=_drafts)
 
     p = sub.add_parser("allow", help="maintainer: let an expert adjudicate an item they reviewed in stage 1")
     p.add_argument("item")

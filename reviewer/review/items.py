@@ -78,7 +78,7 @@ def sync_question(
         "UPDATE items SET position = ?, class = ?, task = ?, reference_source = ? WHERE id = ?",
         [position, q["class"], q.get("task"), q["reference_source"], item_id],
     )
-    action = "revise_unassigned" if state in ("generated", "drafted") else "revise"
+    action = "revise_unassigned" if state in ("generated", "drafted", "redraft", "needs_reference") else "revise"
     revised = Item(item.id, item.bank, item.qid, state, new, item.gold, False, q["reference_source"])
     set_state(
         store, revised, action, "tool", user, detail={"reason": "content changed on import", "from_version": version}

@@ -67,6 +67,7 @@ class Reason:
     definition: str
     example: str
     roles: tuple[str, ...] = ROLES
+    route: str | None = None  # draft reject reasons: redraft | manual
 
     def for_role(self, role: str | None) -> bool:
         return role is None or role in self.roles
@@ -76,6 +77,7 @@ class Reason:
 class Codebook:
     flag_reasons: tuple[Reason, ...]
     reject_reasons: tuple[Reason, ...]
+    draft_reject_reasons: tuple[Reason, ...] = ()
 
     def flag_codes(self, role: str | None = None) -> list[str]:
         """The flag reasons a role may give (all of them when role is None)."""
@@ -87,15 +89,23 @@ class Codebook:
     def check_reject(self, codes: list[str], *, item: str = "") -> list[str]:
         return _check_codes(codes, [r.code for r in self.reject_reasons], "reject reason", item)
 
+    def draft_reason(self, code: str, *, item: str = "") -> Reason:
+        """The draft reject reason of that code (its route says where the item goes), or ReviewError."""
+        (code,) = _check_codes(
+            [code] if code else [], [r.code for r in self.draft_reject_reasons], "draft reject reason", item
+        )
+        return next(r for r in self.draft_reject_reasons if r.code == code)
+
     def as_dict(self, role: str | None = None) -> dict[str, Any]:
         """The reasons a role may give, with their definitions and examples."""
 
         def public(r: Reason) -> dict[str, Any]:
-            return {k: v for k, v in r.__dict__.items() if k != "roles"}
+            return {k: v for k, v in r.__dict__.items() if k != "roles" and not (k == "route" and v is None)}
 
         return {
             "flag_reasons": [public(r) for r in self.flag_reasons if r.for_role(role)],
             "reject_reasons": [public(r) for r in self.reject_reasons if r.for_role(role)],
+            "draft_reject_reasons": [public(r) for r in self.draft_reject_reasons if r.for_role(role)],
         }
 
 
@@ -168,4 +178,14 @@ def workflow() -> Workflow:
 @cache
 def codebook() -> Codebook:
     doc = load_checked("codebook")
-    return Codebook(tuple(Reason(**r) for r in doc["flag_reasons"]), tuple(Reason(**r) for r in doc["reject_reasons"]))
+    path = RULES_DIR / "codebook.json"
+    for i, r in enumerate(doc.get("draft_reject_reasons", [])):
+        if r.get("route") not in ("redraft", "manual"):
+            raise SchemaError(
+                "a draft reject reason needs a route (redraft or manual)", path=path, field=f"draft_reject_reasons.{i}"
+            )
+    return Codebook(
+        tuple(Reason(**r) for r in doc["flag_reasons"]),
+        tuple(Reason(**r) for r in doc["reject_reasons"]),
+        tuple(Reason(**r) for r in doc.get("draft_reject_reasons", [])),
+    )

@@ -122,6 +122,16 @@ def test_a_visual_item_is_drafted_from_its_rendered_evidence_and_stored_as_a_new
     # one stretch for both panels: the item's stored stretch, as the render's metadata records it
     assert json.loads(pair.text["Stretch"]) == q1["evidence"]["stretch"]
     assert [p["label"][:4] for p in json.loads(pair.text["Panels"])] == ["2001", "2020"]
+    # the question's region (its north-west quadrant) outlined in dashed yellow on the panels, and the prompt says so
+    assert json.loads(pair.text["Region"]) == {"kind": "quadrant", "quadrant": "NW"}
+    import numpy as np
+
+    rgb = np.asarray(pair.convert("RGB")).astype(int)
+    yellow = (rgb[..., 0] > 200) & (rgb[..., 1] > 170) & (rgb[..., 2] < 90)
+    cols = np.nonzero(yellow.any(axis=0))[0]
+    assert yellow.sum() > 100 and cols.size
+    assert "outlined by a dashed yellow line" in body["system"][0]["text"]
+    assert "outlined in dashed yellow" in content[-1]["text"]
     schema = body["output_config"]["format"]["schema"]
     assert schema["properties"]["answer"]["required"] == ["cover"]
     assert "insufficient evidence" in schema["properties"]["answer"]["properties"]["cover"]["enum"]
@@ -131,8 +141,8 @@ def test_a_visual_item_is_drafted_from_its_rendered_evidence_and_stored_as_a_new
     assert (v1, o1, v2, o2) == (1, "generated", 2, "drafted") and "draft" not in json.loads(j1)["provenance"]
     assert store.db.execute("SELECT state FROM items WHERE qid = ?", [VISUAL]).fetchone()[0] == "drafted"
     prov = json.loads(j2)["provenance"]["draft"]["provenance"]
-    raw = (DRAFTING_DIR / "prompt-1.json").read_bytes()
-    assert prov["prompt_version"] == "1" and prov["prompt_sha256"] == hashlib.sha256(raw).hexdigest()
+    raw = (DRAFTING_DIR / "prompt-2.json").read_bytes()
+    assert prov["prompt_version"] == "2" and prov["prompt_sha256"] == hashlib.sha256(raw).hexdigest()
     assert [i["sha256"] for i in prov["images"]] == [
         hashlib.sha256(base64.b64decode(b["source"]["data"])).hexdigest() for b in images
     ]
@@ -154,6 +164,28 @@ def test_a_visual_item_is_drafted_from_its_rendered_evidence_and_stored_as_a_new
     RUN.draft_bank(store, BANK, fake.client(), user="mia", redraft=True)
     versions = _versions(store, VISUAL)
     assert [v[:2] for v in versions] == [(1, "generated"), (2, "drafted"), (3, "drafted")] and versions[1][2] == j2
+
+
+def test_the_region_outline_is_the_quadrant_or_polygon_in_panel_pixels():
+    """Worked by hand: a 10 x 8 px grid (w x h) drawn by imshow with pixel (0, 0)'s centre at (0, 0), so pixel
+    edges at -0.5, 0.5, ...; the south-east quadrant spans columns 5-9 and rows 4-7. A polygon vertex at
+    (500300, 3999700) on a 30 m grid from (500000, 4000000) is the corner of pixel (10, 10): (9.5, 9.5)."""
+    from types import SimpleNamespace
+
+    from affine import Affine
+
+    from reviewer.bank.evidence import EvidenceView
+    from reviewer.drafting.images import region_outline
+
+    base = {"composite": "truecolor", "dates": ["2001-06-01", "2020-06-01"]}
+    se = EvidenceView.from_json({**base, "region": {"kind": "quadrant", "quadrant": "SE"}})
+    assert region_outline(se, None, (8, 10)) == [(4.5, 3.5), (9.5, 3.5), (9.5, 7.5), (4.5, 7.5), (4.5, 3.5)]
+    whole = EvidenceView.from_json(base)
+    assert region_outline(whole, None, (8, 10))[:3] == [(-0.5, -0.5), (9.5, -0.5), (9.5, 7.5)]
+    site = SimpleNamespace(transform=Affine(30.0, 0.0, 500000.0, 0.0, -30.0, 4000000.0))
+    ring = [[500000.0, 4000000.0], [500300.0, 4000000.0], [500300.0, 3999700.0], [500000.0, 4000000.0]]
+    poly = EvidenceView.from_json({**base, "region": {"kind": "polygon", "coordinates": ring}})
+    assert region_outline(poly, site, (8, 10)) == [(-0.5, -0.5), (9.5, -0.5), (9.5, 9.5), (-0.5, -0.5)]
 
 
 def test_a_malformed_reply_is_retried_once_with_the_error_then_reported_never_stored(store, fast):
@@ -209,7 +241,7 @@ def test_concurrency_keeps_four_requests_in_flight(store, fast):
     t0 = time.perf_counter()
     summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=ids, concurrency=4)
     took = time.perf_counter() - t0
-    assert summary.count("drafted") == 8 and took < 8 * 0.2 * 0.6  # sequential would take 1.6 s
+    assert summary.count("drafted") == 8 and took < 8 * 0.2 * 0.75  # sequential: 1.6 s; 4 in flight: 0.4 s
     assert {json.loads(_versions(store, q)[-1][2])["provenance"]["draft"]["provenance"]["model"] for q in ids} == {
         "claude-sonnet-5-5"
     }
@@ -333,7 +365,7 @@ def test_the_dock_gets_the_draft_with_confidence_hidden_from_annotators_and_seco
     RUN.draft_bank(store, BANK, fake.client(), user="mia")
     for_mia = item_draft(store, f"{BANK}/{VISUAL}", user="mia")
     assert for_mia["version"] == 2 and for_mia["draft"]["confidence"] == 0.7 and for_mia["second_opinions"] == []
-    assert for_mia["draft"]["model"] == "claude-sonnet-5-5" and for_mia["draft"]["prompt_version"] == "1"
+    assert for_mia["draft"]["model"] == "claude-sonnet-5-5" and for_mia["draft"]["prompt_version"] == "2"
     for_ann = item_draft(store, f"{BANK}/{VISUAL}", user="ann")
     assert for_ann["confidence_hidden"] and for_ann["draft"]["confidence"] is None
     assert for_ann["draft"]["caveats"] == ["one clear scene stands for each year"]
@@ -406,3 +438,81 @@ def test_the_verb_in_a_process_of_its_own_reports_json_lines_and_cancels_on_a_li
     assert code == 0, err
     assert summary["skipped"] == first and summary["drafted"] == 5 - first and not summary["cancelled"]
     assert sum(1 for q in ids if _versions(store, q)[-1][1] == "drafted") == 5
+
+
+# ----------------------------------------------------------------------------- reviewing a draft
+
+
+def _state(store, qid):
+    return store.db.execute("SELECT state FROM items WHERE qid = ?", [qid]).fetchone()[0]
+
+
+def _events(store, qid, action):
+    rows = store.db.execute(
+        "SELECT e.detail FROM events e JOIN items i ON i.id = e.item WHERE i.qid = ? AND e.action = ? ORDER BY e.id",
+        [qid, action],
+    ).fetchall()
+    return [json.loads(r[0]) for r in rows]
+
+
+def test_a_draft_is_accepted_edited_or_rejected_with_a_reason_that_routes_the_item(store, fast, capsys):
+    """Accept: the draft's answer becomes the reference in a new version; reject with a redraft reason: the item
+    goes back to drafting and `--items rejected` drafts it again (a new draft version); reject with a manual reason:
+    it waits for a reference set by hand, which a correction gives. Each outcome is an event; the maintainer's
+    queue counts the items waiting."""
+    from reviewer.cli import main
+    from reviewer.errors import ReviewError
+    from reviewer.review.drafts import draft_queue, review_draft
+
+    api.add_user(store, "eve", "expert", by="mia")
+    other = _qids(store, 2, skip=(VISUAL,))
+    keys = [VISUAL, *other]
+    fake = FakeAPI()
+    RUN.draft_bank(store, BANK, fake.client(), user="mia", which=keys)
+    assert set(draft_queue(store, BANK, user="mia")["to_review"]) == {f"{BANK}/{q}" for q in keys}
+    with pytest.raises(ReviewError, match="only expert or maintainer may review drafts"):
+        review_draft(store, VISUAL, user="ann", verdict="accept")
+
+    # accept: the fake's reply answers the first option of each category, so 'bare soil' for the land cover
+    out = review_draft(store, VISUAL, user="eve", verdict="accept")
+    versions = _versions(store, VISUAL)
+    assert [o for _, o, _ in versions] == ["generated", "drafted", "corrected"] and out["new_version"] == 3
+    q = json.loads(versions[-1][2])
+    assert q["reference"]["cover"] == "bare soil" and "reference_pending" not in q["provenance"]
+    assert q["provenance"]["draft_review"]["verdict"] == "accept" and _state(store, VISUAL) == "drafted"
+    assert _events(store, VISUAL, "draft_accept")[0]["by"] == "eve"
+    with pytest.raises(ReviewError, match="reviewed already"):
+        review_draft(store, VISUAL, user="eve", verdict="reject", reason="misread_imagery")
+
+    # reject for a redraft; the reason is checked against the codebook
+    redo, manual = other
+    with pytest.raises(ReviewError, match="unknown draft reject reason 'blurry'.*misread_imagery"):
+        review_draft(store, redo, user="eve", verdict="reject", reason="blurry")
+    out = review_draft(store, redo, user="eve", verdict="reject", reason="misread_imagery", rationale="water is bright")
+    assert (out["route"], out["state"]) == ("redraft", "redraft") and _state(store, redo) == "redraft"
+    assert _events(store, redo, "draft_reject_redraft")[0]["reason"] == "misread_imagery"
+
+    # reject for a manual reference, then the reference set by hand
+    out = review_draft(store, manual, user="mia", verdict="reject", reason="beyond_the_imagery")
+    assert out["state"] == "needs_reference"
+    queue = draft_queue(store, BANK, user="mia")
+    assert queue["redraft"] == [f"{BANK}/{redo}"] and queue["needs_reference"] == [f"{BANK}/{manual}"]
+    assert queue["to_review"] == [] and {r["route"] for r in queue["reasons"]} == {"redraft", "manual"}
+
+    # `reviewer draft --items rejected` drafts exactly the item sent back, as a new version
+    before = len(_posts(fake))
+    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=["rejected"])
+    assert summary.count("drafted") == 1 and summary.outcomes[0].key == f"{BANK}/{redo}"
+    assert len(_posts(fake)) == before + 1
+    assert [o for _, o, _ in _versions(store, redo)] == ["generated", "drafted", "drafted"]
+    assert _state(store, redo) == "drafted" and draft_queue(store, BANK, user="mia")["to_review"] == [f"{BANK}/{redo}"]
+
+    ref = json.loads(_versions(store, manual)[-1][2])["reference"]
+    path = store.path
+    store.close()
+    args = ["--db", str(path), "review", "draft", f"{BANK}/{manual}", "--user", "eve"]
+    assert main([*args, "--correct", json.dumps({"reference": ref}), "--rationale", "from field records"]) == 0
+    assert f"{BANK}/{manual}: draft correct, new version 3; now drafted" in capsys.readouterr().out
+    assert main(["--db", str(path), "review", "drafts", BANK, "--user", "mia"]) == 0
+    said = capsys.readouterr().out
+    assert f"to review: 1 ({BANK}/{redo})" in said and "redraft: 0" in said and "needs reference: 0" in said
