@@ -10,6 +10,7 @@ here and the read gives physical values with NaN at fill.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import warnings
 from functools import lru_cache
@@ -80,21 +81,50 @@ def nc_grid(file: str, mtime_ns: int):
         return GridInfo(crs, (t.a, t.b, c, t.d, t.e, t.f), (src.height, src.width), None)
 
 
+#: a variable's time steps inside one window are read in one pass and kept when at most this many values
+MAX_STACK_VALUES = 4_000_000
+
+
+def _unpack(data: np.ndarray, tags: dict[str, str]) -> np.ndarray:
+    scale = float(tags.get("scale_factor", 1.0))
+    offset = float(tags.get("add_offset", 0.0))
+    fills = [float(tags[k]) for k in ("_FillValue", "missing_value") if k in tags]
+    out = data.astype(np.float32) * np.float32(scale) + np.float32(offset)
+    if fills:
+        out[np.isin(data, fills)] = np.nan
+    return out
+
+
+@lru_cache(maxsize=64)
+def _stack(file: str, mtime_ns: int, var: str, window) -> np.ndarray | None:
+    """Every time step of one variable inside `window`, unpacked, in one read: a scan and a stack ask for
+    each month of a file holding hundreds, and GDAL re-parses the file's header on every open. None when
+    the steps hold more than MAX_STACK_VALUES values (read one step at a time then)."""
+    import rasterio
+
+    with rasterio.Env(), _open(file, var) as src:
+        h, w = (window[0][1] - window[0][0], window[1][1] - window[1][0]) if window else (src.height, src.width)
+        if src.count * h * w > MAX_STACK_VALUES:
+            return None
+        data = src.read(window=window)
+        out = np.stack([_unpack(data[i], src.tags(i + 1)) for i in range(src.count)])
+    out.flags.writeable = False
+    return out
+
+
 def nc_read(file: str, layer: str, window) -> np.ndarray:
     """One time step of one variable (`t2m@3`: band 3), unpacked to float32 with NaN at fill."""
     import rasterio
 
     var, _, band = layer.partition("@")
+    key = tuple(tuple(int(v) for v in pair) for pair in window) if window is not None else None
+    stack = _stack(file, os.stat(file).st_mtime_ns, var, key)
+    if stack is not None:
+        return stack[int(band or 1) - 1].copy()
     with rasterio.Env(), _open(file, var) as src:
         data = src.read(int(band or 1), window=window)
         tags = src.tags(int(band or 1))
-    scale = float(tags.get("scale_factor", 1.0))
-    offset = float(tags.get("add_offset", 0.0))
-    fills = [float(tags[k]) for k in ("_FillValue", "missing_value") if k in tags]
-    out = data.astype(np.float32) * np.float32(scale) + np.float32(offset)
-    bad = np.isin(data, fills) if fills else np.zeros(data.shape, bool)
-    out[bad] = np.nan
-    return out
+    return _unpack(data, tags)
 
 
 def nc_scenes(path: Path, products) -> list[tuple[object, str, dt.date, dict[str, str]]]:

@@ -10,10 +10,16 @@ The surface is defined once, in Landsat 8 OLI surface reflectance (blue, green, 
 * Landsat C2 L2 (TM, ETM+, OLI, OLI-2): DN = round((rho + 0.2) / 2.75e-5); TM/ETM+ get the inverse of the Roy et
   al. (2016) OLS ETM+ -> OLI transform, so harmonising with that transform exactly recovers the OLI surface.
   QA_PIXEL carries the real CFMask codes (TM/ETM+ water 5504 has the clear bit unset, OLI water 21952 has it set).
-* Sentinel-2 L2A (20 m): the inverse of the HLS S2 -> OLI bandpass adjustment; DN = rho * 10000 (+1000 from
-  processing baseline 04.00, 2022-01-25, written into MTD_MSIL2A.xml).
-* MODIS/VIIRS NDVI composites: NDVI of the area-averaged red/NIR reflectance on the sinusoidal grid.
-* ERA5-Land monthly t2m/tp, ESA WorldCover 2021, and withheld references (Hansen loss year) under reference/.
+* Sentinel-2 L2A (computed on a 20 m grid): the inverse of the HLS S2 -> OLI bandpass adjustment; DN = rho *
+  10000 (+1000 from processing baseline 04.00, 2022-01-25, written into MTD_MSIL2A.xml). Each band is written
+  at its native resolution (10 m bands repeat each 20 m value over 2 x 2 pixels): SAFE folders with lossless
+  JPEG2000 (GRANULE/<id>/IMG_DATA/R10m|R20m/), and from S2_COG_FROM the Element84 / AWS layout (one COG per
+  band beside a STAC item).
+* MODIS/VIIRS NDVI composites: NDVI of the area-averaged red/NIR reflectance on the sinusoidal grid, one HDF4
+  (MODIS) or HDF5 (VIIRS) granule each with the SDS by their real names (formats.py); MOD10A1 daily snow as
+  HDF4 too.
+* ERA5-Land monthly t2m/tp as one CDS-style netCDF file, ESA WorldCover 2021, and withheld references (Hansen
+  loss year) under reference/.
 
 Everything is deterministic for a seed: every random draw comes from numpy's default_rng seeded from
 (seed, task), so the bytes do not depend on the number of worker processes.
@@ -57,6 +63,7 @@ from reviewer.record.synthetic.common import (
     PHENO,
     QA_CODES,
     RES,
+    S2_COG_FROM,
     S2_OFFSET_FROM,
     S2_ORBIT,
     S2_PRODUCT,
@@ -131,6 +138,7 @@ __all__ = [
     "Progress",
     "QA_CODES",
     "RES",
+    "S2_COG_FROM",
     "S2_OFFSET_FROM",
     "S2_ORBIT",
     "S2_PRODUCT",

@@ -13,6 +13,7 @@ from affine import Affine
 from rasterio.crs import CRS
 from rasterio.warp import transform as warp_transform
 
+from reviewer.record.catalog import catalog
 from reviewer.record.synthetic.common import (
     MODIS_250,
     MODIS_500,
@@ -23,9 +24,9 @@ from reviewer.record.synthetic.common import (
     _doy,
     _rng,
     _smooth,
-    _write,
 )
 from reviewer.record.synthetic.effects import _cloud_month_p
+from reviewer.record.synthetic.formats import Layer, core_metadata, write_hdf4, write_hdf5
 from reviewer.record.synthetic.model import DemoSiteModel, Grid
 
 
@@ -148,16 +149,99 @@ def _render_vi_year(model: DemoSiteModel, task: dict[str, Any], root: Path, opts
             rel[cloud] = 3
         stem = f"{prod}.A{year}{doy:03d}.{coarse.tile}.{coll}.{_stamp(rng, start)}"
         folder = root / ("viirs" if prod == "VNP13A1" else "modis")
-        _write(folder / f"{stem}_NDVI.tif", nd, coarse.grid.crs, coarse.grid.transform, fill)
-        _write(
-            folder / f"{stem}_pixel_reliability.tif",
-            rel.astype(rdtype),
-            coarse.grid.crs,
-            coarse.grid.transform,
-            rfill,
-        )
+        evi = np.where(cloud, 0.3, 1.0) * 2.5 * (nir - red) / np.maximum(nir + 2.4 * red + 1.0, 1e-6)
+        layers = _vi_layers(prod, nd, _dn(evi), _vi_quality(marginal, snow, cloud), rel.astype(rdtype), fill, rfill)
+        _write_granule(folder / stem, prod, coarse, layers, start, 16)
         written += 1
     return {"product": prod, "year": year, "composites": written}
+
+
+#: catalog product of each granule prefix (its container row names the grid and the SDS as distributed)
+_PRODUCT_IDS = {
+    "MOD13Q1": "modis_terra_mod13q1",
+    "MYD13Q1": "modis_aqua_myd13q1",
+    "VNP13A1": "viirs_npp_vnp13a1",
+    "MOD10A1": "modis_terra_mod10a1",
+}
+
+
+def _dn(v: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(v * 10000), -2000, 10000).astype(np.int16)
+
+
+def _vi_quality(marginal: np.ndarray, snow: np.ndarray, cloud: np.ndarray) -> np.ndarray:
+    """VI Quality bits: 0-1 MODLAND QA (0 good, 1 check other QA, 2 cloudy), 10 mixed clouds, 14 snow/ice."""
+    q = np.zeros(marginal.shape, np.uint16)
+    q[marginal] = 1
+    q[snow] = 1 | (1 << 14)
+    q[cloud] = 2 | (1 << 10)
+    return q
+
+
+def _vi_layers(
+    prod: str, ndvi: np.ndarray, evi: np.ndarray, quality: np.ndarray, rel: np.ndarray, fill: int, rfill: int
+) -> dict[str, Layer]:
+    """The SDS of a MOD13Q1/MYD13Q1 or VNP13A1 granule by catalog band token, with their own attributes."""
+    res = "250m" if prod != "VNP13A1" else "500 m"
+
+    def vi(data: np.ndarray, what: str) -> Layer:
+        return Layer(
+            "", data, fill, long_name=f"{res} 16 days {what}", units=what, valid_range=[-2000, 10000],
+            scale_factor=10000.0, add_offset=0.0,
+        )  # fmt: skip
+
+    layers = {
+        "NDVI": vi(ndvi, "NDVI"),
+        "EVI": vi(evi, "EVI"),
+        "VI_Quality": Layer("", quality, 65535, long_name=f"{res} 16 days VI Quality", units="bit field"),
+        "pixel_reliability": Layer(
+            "",
+            rel,
+            rfill,
+            long_name=f"{res} 16 days pixel reliability",
+            units="rank",
+            valid_range=[0, 3] if prod != "VNP13A1" else [0, 11],
+        ),  # fmt: skip
+    }
+    if prod == "VNP13A1":
+        layers["EVI2"] = vi(evi, "EVI2")
+    return layers
+
+
+def _snow_layers(val: np.ndarray) -> dict[str, Layer]:
+    """MOD10A1 C6.1: the NDSI snow cover with its special codes, basic QA (0 best, 1 good) and the flags."""
+    basic = np.where(val <= 100, 0, 1).astype(np.uint8)
+    basic[val == 237] = 0
+    key = "0-100=NDSI snow, 200=missing data, 201=no decision, 211=night, 237=inland water, 239=ocean, 250=cloud, 254=detector saturated, 255=fill"
+    return {
+        "NDSI_Snow_Cover": Layer("", val, 255, long_name="NDSI snow cover", valid_range=[0, 100], Key=key),
+        "NDSI_Snow_Cover_Basic_QA": Layer(
+            "",
+            basic,
+            255,
+            long_name="NDSI snow cover general quality value",
+            valid_range=[0, 4],
+            Key="0=best, 1=good, 2=ok, 3=poor-not used, 4=other-not used, 211=night, 239=ocean, 255=unusable input or no data",
+        ),  # fmt: skip
+        "NDSI_Snow_Cover_Algorithm_Flags_QA": Layer(
+            "", np.zeros(val.shape, np.uint8), None, long_name="NDSI snow cover algorithm bit flags"
+        ),
+    }
+
+
+def _write_granule(stem: Path, prod: str, coarse: Coarse, layers: dict[str, Layer], start: dt.date, days: int) -> None:
+    """One granule as distributed (MODIS HDF4, VIIRS HDF5), SDS names and grid from the catalog's container."""
+    box = catalog().products[_PRODUCT_IDS[prod]].raw["containers"][0]
+    ordered = []
+    for token, name in box["layers"].items():
+        layer = layers[token]
+        layer.name = name
+        ordered.append(layer)
+    if box["format"] == "hdf5":
+        write_hdf5(stem.with_name(stem.name + ".h5"), box["grid"], coarse.grid, ordered)
+    else:
+        core = core_metadata(stem.name + ".hdf", coarse.tile, start, days)
+        write_hdf4(stem.with_name(stem.name + ".hdf"), box["grid"], coarse.grid, ordered, core)
 
 
 def _snow_winters(model: DemoSiteModel) -> list[int]:
@@ -187,13 +271,7 @@ def _render_mod10_winter(
             f = _smooth(rng, shape, max(shape) / 3)
             val[f > np.quantile(f, 1 - cf)] = 250
         stem = f"MOD10A1.A{d.year}{_doy(d):03d}.{coarse.tile}.061.{_stamp(rng, d)}"
-        _write(
-            root / "modis" / f"{stem}_NDSI_Snow_Cover.tif",
-            val,
-            coarse.grid.crs,
-            coarse.grid.transform,
-            255,
-        )
+        _write_granule(root / "modis" / stem, "MOD10A1", coarse, _snow_layers(val), d, 1)
         d += dt.timedelta(days=1)
         days += 1
     return {"winter": winter, "days": days}

@@ -19,7 +19,8 @@ from scipy import ndimage
 
 from reviewer.record.catalog import catalog
 
-GENERATOR_VERSION = "3"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI
+GENERATOR_VERSION = "4"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI;
+# 4: the providers' own formats (MODIS HDF4, VIIRS HDF5, one ERA5-Land netCDF, S2 SAFE/JP2 and STAC/COG)
 Progress = Callable[[float, str], None]
 
 # --------------------------------------------------------------------------------------------------------------
@@ -62,6 +63,9 @@ HLS_S2_TO_OLI = {
 }
 S2_PRODUCT = "sentinel2_msi_l2a"
 S2_OFFSET_FROM = dt.date(2022, 1, 25)
+#: Sentinel-2 products from this date are written in the Element84 / AWS COG layout with a STAC item (the
+#: earlier ones as SAFE folders), so the demo exercises both readers
+S2_COG_FROM = dt.date(2023, 1, 1)
 
 SR_SCALE, SR_OFFSET = 2.75e-5, -0.2
 ST_SCALE, ST_OFFSET = 0.00341802, 149.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from affine import Affine
 from rasterio.crs import CRS
 from rasterio.warp import transform as warp_transform
 
-from reviewer.record.synthetic.common import _rng, _write
+from reviewer.record.synthetic.common import _rng
+from reviewer.record.synthetic.formats import write_era5_nc
 from reviewer.record.synthetic.model import DemoSiteModel, Grid
 
 
@@ -58,30 +60,31 @@ def _era5_grid(model: DemoSiteModel) -> Grid:
     return Grid(CRS.from_epsg(4326), Affine(0.1, 0, round(west, 4), 0, -0.1, round(north, 4)), (rows, cols))
 
 
+#: the CDS download's file name (any name: the scan recognises the file by its variables and time axis)
+ERA5_FILE = "era5/reanalysis-era5-land-monthly-means_t2m_tp.nc"
+
+
 def _write_era5(model: DemoSiteModel, clim: dict[str, Any], root: Path) -> int:
+    """ERA5-Land monthly means as the CDS delivers them: one netCDF file with every month of t2m and tp;
+    returns the number of (month, variable) layers."""
     g = _era5_grid(model)
-    folder = root / "era5"
-    folder.mkdir(parents=True, exist_ok=True)
-    count = 0
-    for y, trow in clim["t2m"].items():
-        for m in range(1, 13):
-            stem = f"ERA5-Land_monthly_{y}{m:02d}"
-            _write(
-                folder / f"{stem}_t2m.tif",
-                np.full(g.shape, trow[m - 1], np.float32),
-                g.crs,
-                g.transform,
-                -9999.0,
-            )
-            _write(
-                folder / f"{stem}_tp.tif",
-                np.full(g.shape, clim["tp"][y][m - 1], np.float32),
-                g.crs,
-                g.transform,
-                -9999.0,
-            )
-            count += 2
-    return count
+    # at least two grid points each way (a CDS area download includes both edges), since a netCDF reader
+    # derives the grid spacing from the coordinates: one latitude alone gives no geotransform
+    g = Grid(g.crs, g.transform, (max(2, g.shape[0]), max(2, g.shape[1])))
+    (root / "era5").mkdir(parents=True, exist_ok=True)
+    years = sorted(clim["t2m"])
+    months = [dt.date(y, m, 1) for y in years for m in range(1, 13)]
+    cube = {
+        "t2m": np.array([v for y in years for v in clim["t2m"][y]], np.float32),
+        "tp": np.array([v for y in years for v in clim["tp"][y]], np.float32),
+    }
+    attrs = {
+        "t2m": {"long_name": "2 metre temperature", "units": "K", "GRIB_paramId": 167},
+        "tp": {"long_name": "Total precipitation", "units": "m", "GRIB_paramId": 228},
+    }
+    variables = {k: (np.broadcast_to(v[:, None, None], (len(months), *g.shape)), attrs[k]) for k, v in cube.items()}
+    write_era5_nc(root / ERA5_FILE, g, months, variables)
+    return 2 * len(months)
 
 
 def _lonlat(model: DemoSiteModel, xs: list[float], ys: list[float]) -> tuple[list[float], list[float]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from reviewer.record.synthetic.common import (
     CLOUD,
     HLS_S2_TO_OLI,
     RES,
+    S2_COG_FROM,
     S2_OFFSET_FROM,
     S2_ORBIT,
     S2_PRODUCT,
@@ -25,9 +27,9 @@ from reviewer.record.synthetic.common import (
     WATER,
     _date_iso,
     _rng,
-    _write,
 )
 from reviewer.record.synthetic.effects import _apply_clouds, _clouds, _draw_cloud
+from reviewer.record.synthetic.formats import write_cog, write_jp2
 from reviewer.record.synthetic.model import DemoSiteModel, Grid
 
 
@@ -53,6 +55,8 @@ def _s2_plan(model: DemoSiteModel, per_year: int, rng: np.random.Generator) -> l
             gen = f"{d:%Y%m%d}T{int(rng.integers(11, 16)):02d}{int(rng.integers(0, 60)):02d}{int(rng.integers(0, 60)):02d}"
             base = "N0400" if new else "N0213"
             name = f"{sat}_MSIL2A_{d:%Y%m%d}T100031_{base}_{S2_ORBIT}_T{S2_TILE}_{gen}.SAFE"
+            stac = d >= S2_COG_FROM
+            item = f"{sat}_{S2_TILE}_{d:%Y%m%d}_0_L2A"
             plan.append(
                 {
                     "index": k,
@@ -61,7 +65,10 @@ def _s2_plan(model: DemoSiteModel, per_year: int, rng: np.random.Generator) -> l
                     "baseline": base,
                     "offset": -1000 if new else 0,
                     "safe": name,
-                    "scene": f"T{S2_TILE}_{d:%Y%m%d}T100031",
+                    "scene": item if stac else f"T{S2_TILE}_{d:%Y%m%d}T100031",
+                    "layout": "STAC" if stac else "SAFE",
+                    "id": item if stac else name.removesuffix(".SAFE"),
+                    "folder": item if stac else name,
                     "generated": gen,
                     "cloud": _draw_cloud(rng, d.month),
                     "cirrus": bool(rng.random() < 0.3),
@@ -69,6 +76,92 @@ def _s2_plan(model: DemoSiteModel, per_year: int, rng: np.random.Generator) -> l
             )
             k += 1
     return plan
+
+
+def _granule(spec: dict[str, Any]) -> str:
+    """The granule folder of a SAFE: L2A_T<tile>_A<absolute orbit>_<generation time>."""
+    return f"L2A_T{S2_TILE}_A{30000 + spec['index']:06d}_{spec['generated']}"
+
+
+def _native(token: str) -> int:
+    return int(catalog().products[S2_PRODUCT].raw["native_resolution_m"][token])
+
+
+def _fine(arr: np.ndarray, grid: Grid, res: int) -> tuple[np.ndarray, Grid]:
+    """A band on its native grid: the 10 m bands repeat each 20 m value over its 2 x 2 pixels (so every
+    site pixel reads the same DN as from the 20 m grid)."""
+    if res == 20:
+        return arr, grid
+    k = 20 // res
+    t = grid.transform
+    fine = Grid(grid.crs, Affine(float(res), 0, t.c, 0, -float(res), t.f), (grid.shape[0] * k, grid.shape[1] * k))
+    return np.repeat(np.repeat(arr, k, axis=0), k, axis=1), fine
+
+
+def _write_safe(spec: dict[str, Any], folder: Path, bands: dict[str, np.ndarray], grid: Grid) -> None:
+    """A SAFE folder as ESA distributes it: GRANULE/<id>/IMG_DATA/R10m|R20m/<scene>_<band>_<res>m.jp2, each
+    band at its native resolution only, and MTD_MSIL2A.xml naming them."""
+    img = Path("GRANULE") / _granule(spec) / "IMG_DATA"
+    files = []
+    for token, arr in bands.items():
+        res = _native(token)
+        rel = img / f"R{res}m" / f"{spec['scene']}_{token}_{res}m.jp2"
+        (folder / rel.parent).mkdir(parents=True, exist_ok=True)
+        write_jp2(folder / rel, *_fine(arr, grid, res))
+        files.append(rel.as_posix())
+    (folder / "MTD_MSIL2A.xml").write_text(_mtd_xml(spec, files), encoding="utf-8")
+
+
+#: Element84 earth-search asset keys of the bands the demo writes
+_ASSET_KEYS = {
+    "B02": "blue",
+    "B03": "green",
+    "B04": "red",
+    "B8A": "nir08",
+    "B11": "swir16",
+    "B12": "swir22",
+    "SCL": "scl",
+}
+
+
+def _write_stac(
+    model: DemoSiteModel, spec: dict[str, Any], folder: Path, bands: dict[str, np.ndarray], grid: Grid
+) -> None:
+    """The Element84 / AWS layout: one COG per band at its native resolution (B04.tif, SCL.tif ...) beside
+    the STAC item, whose asset hrefs are the archive's URLs (only the file names are local)."""
+    import pystac
+
+    from reviewer.record.synthetic.products import _lonlat
+
+    folder.mkdir(parents=True, exist_ok=True)
+    d = spec["date"]
+    w, s, e, n = grid.bounds
+    lon, lat = _lonlat(model, [w, e, e, w], [n, n, s, s])
+    ring = [[round(x, 7), round(y, 7)] for x, y in zip(lon, lat, strict=True)]
+    item = pystac.Item(
+        id=spec["id"],
+        geometry={"type": "Polygon", "coordinates": [[*ring, ring[0]]]},
+        bbox=[min(lon), min(lat), max(lon), max(lat)],
+        datetime=dt.datetime(d.year, d.month, d.day, 10, 0, 31, 24000, tzinfo=dt.UTC),
+        properties={
+            "constellation": "sentinel-2",
+            "platform": "sentinel-2a" if spec["sat"] == "S2A" else "sentinel-2b",
+            "instruments": ["msi"],
+            "s2:product_type": "S2MSI2A",
+            "s2:processing_baseline": "04.00" if spec["baseline"] == "N0400" else "02.13",
+            "s2:product_uri": spec["safe"],
+            "s2:mgrs_tile": S2_TILE,
+            "grid:code": f"MGRS-{S2_TILE}",
+            "proj:epsg": int(grid.crs.to_epsg()),
+            "earthsearch:boa_offset_applied": False,
+        },
+    )
+    base = f"https://sentinel-cogs.s3.us-west-2.amazonaws.com/sentinel-s2-l2a-cogs/{S2_TILE[:2]}/{S2_TILE[2]}/{S2_TILE[3:]}/{d.year}/{d.month}/{spec['id']}"
+    for token, arr in bands.items():
+        write_cog(folder / f"{token}.tif", *_fine(arr, grid, _native(token)))
+        item.add_asset(_ASSET_KEYS[token], pystac.Asset(href=f"{base}/{token}.tif", media_type=pystac.MediaType.COG))
+    doc = item.to_dict(include_self_link=False)
+    (folder / f"{spec['id']}.json").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _mtd_xml(spec: dict[str, Any], files: list[str]) -> str:
@@ -107,7 +200,7 @@ def _mtd_xml(spec: dict[str, Any], files: list[str]) -> str:
 </Query_Options>
 <Product_Organisation>
                 <Granule_List>
-                    <Granule granuleIdentifier="{spec["sat"]}_OPER_MSI_L2A_TL_SYNT_{spec["generated"]}_T{S2_TILE}_N{pb}" imageFormat="GeoTIFF">
+                    <Granule granuleIdentifier="{spec["sat"]}_OPER_MSI_L2A_TL_SYNT_{spec["generated"]}_T{S2_TILE}_N{pb}" imageFormat="JPEG2000">
 {images}
                     </Granule>
                 </Granule_List>
@@ -156,24 +249,22 @@ def _render_s2(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dic
         scl[cl.cirrus] = 10
     coeff = HLS_S2_TO_OLI[spec["sat"]]
     s2 = catalog().products[S2_PRODUCT]
-    folder = root / spec["safe"]
-    folder.mkdir(parents=True, exist_ok=True)
-    files = []
+    bands: dict[str, np.ndarray] = {}
     for i, b in enumerate(BANDS):
         slope, icpt = coeff[b]
         msi = (rho[i] - icpt) / slope + 0.002 * rng.standard_normal((m, m), dtype=np.float32)
-        dn = np.clip(np.rint(msi * 10000.0 - spec["offset"]), 1, 65534).astype(np.uint16)
-        fname = f"{spec['scene']}_{s2.band_by_name(b).token}_20m.tif"  # the catalog row's band ids
-        _write(folder / fname, dn, grid.crs, grid.transform, 0)
-        files.append(fname)
-    fname = f"{spec['scene']}_SCL_20m.tif"
-    _write(folder / fname, scl, grid.crs, grid.transform, 0)
-    files.append(fname)
-    (folder / "MTD_MSIL2A.xml").write_text(_mtd_xml(spec, files), encoding="utf-8")
+        bands[s2.band_by_name(b).token] = np.clip(np.rint(msi * 10000.0 - spec["offset"]), 1, 65534).astype(np.uint16)
+    bands["SCL"] = scl
+    if spec["layout"] == "STAC":
+        _write_stac(model, spec, root / spec["folder"], bands, grid)
+    else:
+        _write_safe(spec, root / spec["folder"], bands, grid)
     npx = m * m
     return {
-        "id": spec["safe"].removesuffix(".SAFE"),
+        "id": spec["id"],
         "scene": spec["scene"],
+        "layout": spec["layout"],
+        "folder": f"sentinel2/{spec['folder']}",
         "date": _date_iso(d),
         "spacecraft": spec["sat"],
         "processing_baseline": spec["baseline"],
