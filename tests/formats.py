@@ -220,3 +220,44 @@ def write_era5_land_nc(path: Path, months: list[dt.date], lat: np.ndarray, lon: 
         v[:] = dn
     f.close()
     return path
+
+
+# ----------------------------------------------------------------------------- ERA5-Land GRIB
+
+
+def write_era5_land_grib(path: Path, months: list[dt.date], lat: np.ndarray, lon: np.ndarray, fields: dict) -> Path:
+    """The CDS 'reanalysis-era5-land-monthly-means' GRIB download (GRIB1, as the CDS serves ERA5-Land): one
+    message per month and variable on a regular lon/lat grid, written with ecCodes from its
+    regular_ll_sfc_grib1 sample; `fields`: ECMWF paramId (167 = 2 m temperature, 228 = total precipitation)
+    -> float array [time, lat, lon] with NaN where missing (a bitmap). Latitudes descending (north first)."""
+    import eccodes
+
+    with open(path, "wb") as fh:
+        for param, cube in fields.items():
+            for k, month in enumerate(months):
+                h = eccodes.codes_grib_new_from_samples("regular_ll_sfc_grib1")
+                try:
+                    eccodes.codes_set_long(h, "centre", 98)  # ecmf
+                    eccodes.codes_set_long(h, "paramId", param)
+                    eccodes.codes_set_long(h, "dataDate", int(f"{month:%Y%m%d}"))
+                    eccodes.codes_set_long(h, "dataTime", 0)
+                    eccodes.codes_set_long(h, "Ni", len(lon))
+                    eccodes.codes_set_long(h, "Nj", len(lat))
+                    eccodes.codes_set_double(h, "latitudeOfFirstGridPointInDegrees", float(lat[0]))
+                    eccodes.codes_set_double(h, "latitudeOfLastGridPointInDegrees", float(lat[-1]))
+                    eccodes.codes_set_double(h, "longitudeOfFirstGridPointInDegrees", float(lon[0]))
+                    eccodes.codes_set_double(h, "longitudeOfLastGridPointInDegrees", float(lon[-1]))
+                    eccodes.codes_set_double(h, "iDirectionIncrementInDegrees", float(abs(lon[1] - lon[0])))
+                    eccodes.codes_set_double(h, "jDirectionIncrementInDegrees", float(abs(lat[1] - lat[0])))
+                    eccodes.codes_set_long(h, "jScansPositively", 0)
+                    eccodes.codes_set_long(h, "bitsPerValue", 16)
+                    values = np.asarray(cube[k], np.float64)
+                    if np.isnan(values).any():
+                        eccodes.codes_set_long(h, "bitmapPresent", 1)
+                        eccodes.codes_set_double(h, "missingValue", 9999.0)
+                        values = np.where(np.isnan(values), 9999.0, values)
+                    eccodes.codes_set_values(h, values.ravel())
+                    eccodes.codes_write(h, fh)
+                finally:
+                    eccodes.codes_release(h)
+    return path

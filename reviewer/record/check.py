@@ -25,8 +25,15 @@ SIGNATURES = {
     "hdf4": (b"\x0e\x03\x13\x01",),
     "hdf5": (b"\x89HDF\r\n\x1a\n",),
     "netcdf": (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n"),
+    "grib": (b"GRIB",),
 }
-_NAMES = {"tiff": "a GeoTIFF", "jp2": "a JPEG2000 file", "hdf4": "an HDF4 file", "hdf5": "an HDF5 file"}
+_NAMES = {
+    "tiff": "a GeoTIFF",
+    "jp2": "a JPEG2000 file",
+    "hdf4": "an HDF4 file",
+    "hdf5": "an HDF5 file",
+    "grib": "a GRIB file",
+}
 
 
 def expected_format(name: str) -> str:
@@ -37,6 +44,7 @@ def expected_format(name: str) -> str:
         ("hdf4", (".hdf",)),
         ("hdf5", (".h5", ".he5")),
         ("netcdf", (".nc", ".nc4")),
+        ("grib", (".grib", ".grib1", ".grib2", ".grb", ".grb2")),
     ):
         if lower.endswith(suffixes):
             return fmt

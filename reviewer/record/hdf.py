@@ -46,6 +46,8 @@ def container_format(name: str) -> str | None:
         return "hdf5"
     if lower.endswith((".nc", ".nc4")):
         return "netcdf"
+    if lower.endswith((".grib", ".grib1", ".grib2", ".grb", ".grb2")):
+        return "grib"
     return None
 
 
@@ -235,12 +237,16 @@ def grid_of(path: str | Path, grid: str | None = None) -> GridInfo:
             from reviewer.record.netcdf import nc_grid
 
             return nc_grid(file, mtime)
+        if fmt == "grib":
+            from reviewer.record.grib import grib_grid
+
+            return grib_grid(file, mtime)
     except UnreadableFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file
-        name = {"hdf4": "HDF4", "hdf5": "HDF5", "netcdf": "netCDF"}.get(fmt, fmt)
+        name = {"hdf4": "HDF4", "hdf5": "HDF5", "netcdf": "netCDF", "grib": "GRIB"}.get(fmt, fmt)
         raise UnreadableFileError(f"cannot read the grid of this {name} file ({_short(exc)})", path=file) from exc
-    raise UnreadableFileError("not an HDF4, HDF5 or netCDF file", path=file)
+    raise UnreadableFileError("not an HDF4, HDF5, netCDF or GRIB file", path=file)
 
 
 def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
@@ -261,6 +267,10 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
             data = _hdf4_read(file, layer, window)
         elif fmt == "hdf5":
             data = _h5_read(file, layer, window)
+        elif fmt == "grib":
+            from reviewer.record.grib import grib_read
+
+            data = grib_read(file, layer, window)
         else:
             from reviewer.record.netcdf import nc_read
 
@@ -301,6 +311,10 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
 
                 rows, cols = grid_of(file).shape
                 nc_read(file, layer, ((rows - 1, rows), (0, cols)))
+            elif fmt == "grib":
+                from reviewer.record.grib import grib_read
+
+                grib_read(file, layer, None)
             elif fmt == "hdf5":
                 import h5py
 

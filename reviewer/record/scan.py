@@ -295,7 +295,7 @@ def _group(
             scene.extra["grid"] = box.grid
             continue
         m = cat.match(path.name) or cat.match_alias(path.name)
-        if m is None and container_format(path.name) == "netcdf":
+        if m is None and container_format(path.name) in ("netcdf", "grib"):
             found = _netcdf(scenes, path, rel, site_dir)
             if found is not True:
                 problems.append(ScanProblem(rel, found))
@@ -311,17 +311,20 @@ def _group(
 
 
 def _netcdf(scenes: dict, path: Path, rel: str, site_dir: Path) -> bool | str:
-    """Months of a content-recognised netCDF (ERA5-Land from the CDS) as scenes; or why not."""
+    """Months of a content-recognised netCDF or GRIB file (ERA5-Land from the CDS) as scenes; or why not."""
+    from reviewer.record.grib import grib_scenes
     from reviewer.record.netcdf import nc_scenes
 
+    grib = container_format(path.name) == "grib"
+    what = "GRIB" if grib else "netCDF"
     if not path.is_file():
-        return "a netCDF file inside a bundle is not read in place (GDAL's netCDF driver needs a file): unpack it"
+        return f"a {what} file inside a bundle is not read in place (its reader needs a file): unpack it"
     try:
-        found = nc_scenes(path, catalog().products.values())
-    except Exception as exc:  # noqa: BLE001 - GDAL's netCDF errors of a damaged file
-        return f"cannot read this netCDF file ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
+        found = (grib_scenes if grib else nc_scenes)(path, catalog().products.values())
+    except Exception as exc:  # noqa: BLE001 - GDAL's netCDF / ecCodes errors of a damaged file
+        return f"cannot read this {what} file ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
     if not found:
-        return "netCDF file whose variables no product in the catalog has"
+        return f"{what} file whose variables no product in the catalog has"
     for product, scene_id, date, layers in found:
         scene = _scene_for(scenes, product, scene_id, date, None, None, site_dir)
         for token, layer in layers.items():

@@ -144,10 +144,11 @@ def test_real_files_pass_the_check(real_dir):
 
 def test_cli_scan_names_each_file_and_exits_0(real_dir, tmp_path, capsys):
     site = _oli_site(real_dir, tmp_path / "site")
-    (site / "x.grib").write_bytes(b"GRIB")
+    (site / "x.grib").write_bytes(b"GRIB")  # a GRIB file cut after its first four bytes
+    (site / "notes.xyz").write_bytes(b"?")
     code = main(["--db", str(tmp_path / "db.sqlite"), "scan", str(site)])
     out = capsys.readouterr().out
-    assert code == 0 and "x.grib: unknown name" in out and "GRIB" in out
+    assert code == 0 and "x.grib: cannot read this GRIB file" in out and "notes.xyz: unknown name" in out
 
 
 def test_landsat_tar_gz_bundle_is_read_in_place(real_dir, tmp_path):
