@@ -21,6 +21,7 @@ from rasterio.warp import transform_bounds
 from rasterio.windows import Window, from_bounds
 
 from reviewer.errors import RecordError
+from reviewer.record.hdf import SEP as LAYER_SEP
 from reviewer.record.site import load_site
 
 logger = logging.getLogger(__name__)
@@ -81,15 +82,16 @@ def clip_record(
     *,
     progress: Callable[[float, str], None] | None = None,
 ) -> dict[str, int]:
-    """Copy site.json, the boundary file and `files` (paths relative to site_dir) into out_dir, GeoTIFFs
-    clipped to the site; returns counts of files clipped and copied."""
+    """Copy site.json, the boundary file and `files` (paths relative to site_dir, or a scene's layers
+    `file::layer`, which copy their file) into out_dir, GeoTIFFs clipped to the site; returns counts of
+    files clipped and copied."""
     site_dir, out_dir = Path(site_dir), Path(out_dir)
     site = load_site(site_dir)
     own = ["site.json"]
     boundary = site.doc.get("boundary")
     if boundary:
         own.append(str(boundary))
-    names = sorted(set(files))
+    names = sorted({str(rel).split(LAYER_SEP, 1)[0] for rel in files})  # an HDF/netCDF layer: its file
     counts = {"clipped": 0, "copied": 0}
     for k, rel in enumerate([*own, *names]):
         src, dst = site_dir / rel, out_dir / rel
