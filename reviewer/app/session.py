@@ -566,14 +566,19 @@ class StackSession(QObject):
                 self.viewer.layers.selection.active = self.image_layer
 
     def _draw_boundary(self) -> None:
-        self._remove_layer(BOUNDARY_LAYER)
-        self.boundary_layer = None
+        """The site's boundary; the layer of the site shown before takes the new rings (removing it and adding
+        another cost ~1.5 s on the UI thread: a new layer, its list entry and its visual's first draw)."""
+        old, self.boundary_layer = self.boundary_layer, None
+        if old is not None and old not in self.viewer.layers:
+            old = None
         site = self.index.site
         if site.boundary_path is None:
+            self._remove_layer(BOUNDARY_LAYER)
             return
         try:
             rings = site.boundary_lines()
         except ReviewerError as exc:  # Site wraps reader and reprojection failures in SiteError
+            self._remove_layer(BOUNDARY_LAYER)
             self.reporter.error(exc, context="site boundary not drawn")
             return
         h, w = site.shape
@@ -582,6 +587,8 @@ class StackSession(QObject):
             for r in rings
             if len(r) and (r[:, 0].max() >= 0 and r[:, 0].min() <= h and r[:, 1].max() >= 0 and r[:, 1].min() <= w)
         ]
+        if not inside:
+            self._remove_layer(BOUNDARY_LAYER)
         if rings and not inside:
             self.reporter.error(
                 ReviewerError(
@@ -591,6 +598,14 @@ class StackSession(QObject):
             )
             return
         if not inside:
+            return
+        if old is not None:
+            old.data = [(r, "path") for r in inside]
+            old.edge_width = max(h, w) / 250.0
+            old.edge_color = "yellow"
+            if tuple(old.scale) != self._scale():
+                old.scale = self._scale()
+            self.boundary_layer = old
             return
         self.boundary_layer = self.viewer.add_shapes(
             inside,
