@@ -6,7 +6,8 @@ did not validate or an item failed, 2 when the job stopped (no key, key refused,
 
 With --progress-json (how the app's Drafts action runs this same job in a process of its own, so the renders never
 hold the UI's interpreter): one JSON object a line on stdout, {"progress": {"done", "total", "message"}} for each
-item and {"summary": {...}} at the end; a line `cancel` on stdin (or SIGTERM) cancels as Ctrl-C does.
+item and {"summary": {...}} at the end; a line `cancel` on stdin (or SIGTERM) cancels as Ctrl-C does; the process
+lowers its own CPU priority (the UI that started it comes first).
 """
 
 from __future__ import annotations
@@ -60,6 +61,17 @@ def _listen_for_cancel(cancel: threading.Event) -> None:
         signal.signal(signal.SIGTERM, lambda *_: cancel.set())
 
 
+def _yield_cpu() -> None:
+    """--progress-json (the app's job): a lower CPU priority, so the renders never take the CPU from the UI that
+    started them (where the OS has priorities; elsewhere nothing changes)."""
+    import os
+
+    try:
+        os.nice(10)
+    except (AttributeError, OSError):
+        pass
+
+
 def command(
     bank: str, *, db: str, user: str, which: Sequence[str], concurrency: int, python: str | None = None
 ) -> list[str]:
@@ -93,6 +105,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.progress_json:
         progress = _json_progress
         _listen_for_cancel(cancel)
+        _yield_cpu()
     common = dict(
         user=args.user,
         which=args.items,

@@ -79,9 +79,8 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(window, unas
     assert "not drafted:" in admin.message.text() and "ANTHROPIC_API_KEY" in admin.message.text()
     assert admin.draft_job is None
     monkeypatch.setenv("ANTHROPIC_API_KEY", fake_mod.KEY)
-    fake = fake_mod.FakeAPI(latency_s=0.2)
     admin.draft_items.setCurrentText("all")
-    with fake.serve() as url:
+    with fake_mod.serve_in_process(0.2) as url:  # the API is remote: not served by the app's interpreter
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         beat = Heartbeat()
         qtbot.wait(500)

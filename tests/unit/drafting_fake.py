@@ -234,3 +234,33 @@ def offline(body: dict[str, Any], n: int) -> Any:
 
 
 Step = Callable[[dict[str, Any], int], Any]
+
+
+@contextlib.contextmanager
+def serve_in_process(latency_s: float = 0.0) -> Iterator[str]:
+    """FakeAPI.serve() in a process of its own (this file run as a script), so that parsing the requests' images
+    does not take the interpreter of the process under measurement (the app's, in the UI benchmark); yields the
+    base URL. Scripts and request records stay in that process: for runs that only need good drafts."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, __file__, "--latency", str(latency_s)], stdout=subprocess.PIPE, text=True)
+    try:
+        url = proc.stdout.readline().strip()
+        if not url.startswith("http://"):
+            raise RuntimeError(f"the fake API did not start: {url!r}")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    ap = argparse.ArgumentParser(description="serve the fake Anthropic API on 127.0.0.1 until killed")
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    with FakeAPI(latency_s=args.latency).serve() as base:
+        print(base, flush=True)
+        threading.Event().wait()
