@@ -766,7 +766,10 @@ def ndvi_share(s: Series, name: str) -> list[Candidate]:
         years_c, data = (yrs, cube) if isinstance(cube, np.ndarray) else cube
         if len(years_c) < th["min_obs"]:
             continue
-        r = M.pixel_trends(years_c, data.reshape(len(years_c), -1)[:, flat], min_obs=th["min_obs"])
+        # the pairwise Theil-Sen slopes are worked through in pixel blocks sized to the run's memory budget
+        r = M.pixel_trends(
+            years_c, data.reshape(len(years_c), -1)[:, flat], min_obs=th["min_obs"], scratch=s.store.ram_bytes // 3
+        )
         for sense, sign in (("increase", 1), ("decrease", -1)):
             results[sense][f"{cname}:ols"] = M.share_significant(r["ols_slope"], r["ols_p"], sign, th["alpha"])
             results[sense][f"{cname}:mk_sen"] = M.share_significant(r["sen_slope"], r["mk_p"], sign, th["alpha"])
