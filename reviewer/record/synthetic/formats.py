@@ -18,6 +18,7 @@ same arrays give the same bytes (no time stamps are written).
 from __future__ import annotations
 
 import datetime as dt
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,25 @@ def core_metadata(granule: str, tile: str, start: dt.date, days: int) -> str:
     )
 
 
+#: HDF4 records the path a file was created at inside it: granules are written at a path of this length and
+#: the recorded path is replaced by one of the same length ('/' * n + name), so the bytes do not depend on
+#: the folder the demo is written to
+_HDF4_PATH_LEN = 200
+
+
 def write_hdf4(path: Path, grid_name: str, grid: Grid, layers: list[Layer], core: str) -> None:
     """One MODIS granule as LP DAAC distributes it: HDF4, deflate-compressed SDS with their attributes."""
+    with tempfile.TemporaryDirectory(prefix="reviewer-hdf4-") as tmp:
+        folder = Path(tmp) / ("p" * max(1, _HDF4_PATH_LEN - len(tmp) - 1))
+        folder.mkdir()
+        scratch = folder / path.name
+        _write_hdf4(scratch, grid_name, grid, layers, core)
+        data = scratch.read_bytes()
+    recorded = str(scratch).encode()
+    path.write_bytes(data.replace(recorded, b"/" * (len(recorded) - len(path.name)) + path.name.encode()))
+
+
+def _write_hdf4(path: Path, grid_name: str, grid: Grid, layers: list[Layer], core: str) -> None:
     from pyhdf.SD import SD, SDC
 
     from reviewer.record.hdf import _HDF4  # the HDF4 library is not thread-safe (a GUI may be scanning)
