@@ -12,7 +12,6 @@ import pyqtgraph as pg
 from qtpy.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -22,6 +21,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import alive, run_in_thread
+from reviewer.app.qt_style import FlowLayout
 from reviewer.app.session import StackSession
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.render import Panel, nice_scale_km, render_panels, resolve_panel
@@ -57,7 +57,7 @@ class QtPairView(QWidget):
         self._worker = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        row = QHBoxLayout()
+        row = FlowLayout()  # wraps in a narrow dock
         self.a_edit = QLineEdit()
         self.b_edit = QLineEdit()
         for e, tip in ((self.a_edit, "A"), (self.b_edit, "B")):

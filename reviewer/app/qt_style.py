@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from qtpy.QtWidgets import QAbstractSpinBox
+from qtpy.QtCore import QPoint, QRect, QSize, Qt
+from qtpy.QtWidgets import QAbstractSpinBox, QLayout
 
 #: napari's stylesheet gives every spin box min-width 70px plus 10px padding a side (~130 px with its +/-
 #: buttons): three stretch columns of those made the Stack dock 600 px wide
@@ -13,3 +14,70 @@ def compact(spin: QAbstractSpinBox) -> QAbstractSpinBox:
     """A spin box only as wide as its value and buttons need."""
     spin.setStyleSheet(COMPACT_SPIN)
     return spin
+
+
+class FlowLayout(QLayout):
+    """A row of tools that wraps onto further rows when the dock is narrower than the row (Qt's flow-layout
+    example): a bottom dock under the canvas beside a review dock is ~500 px wide, its tool row ~800 px."""
+
+    def __init__(self, parent=None, spacing: int = 4) -> None:
+        super().__init__(parent)
+        self._items: list = []
+        self.setSpacing(spacing)
+        self.setContentsMargins(0, 0, 0, 0)
+
+    def addItem(self, item) -> None:  # noqa: N802 - Qt override
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int):  # noqa: N802 - Qt override
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int):  # noqa: N802 - Qt override
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self):  # noqa: N802 - Qt override
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt override
+        return True
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return self._place(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt override
+        super().setGeometry(rect)
+        self._place(rect, move=True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override: the tools in one row
+        items = [i for i in self._items if not i.isEmpty()]
+        width = sum(i.sizeHint().width() for i in items) + self.spacing() * max(len(items) - 1, 0)
+        height = max((i.sizeHint().height() for i in items), default=0)
+        m = self.contentsMargins()
+        return QSize(width + m.left() + m.right(), height + m.top() + m.bottom())
+
+    def minimumSize(self) -> QSize:  # noqa: N802 - Qt override: the widest tool, one row high
+        size = QSize()
+        for item in self._items:
+            if not item.isEmpty():
+                size = size.expandedTo(item.minimumSize())
+        m = self.contentsMargins()
+        return QSize(size.width() + m.left() + m.right(), size.height() + m.top() + m.bottom())
+
+    def _place(self, rect: QRect, *, move: bool) -> int:
+        m = self.contentsMargins()
+        area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
+        x, y, line = area.x(), area.y(), 0
+        for item in self._items:
+            if item.isEmpty():
+                continue
+            hint = item.sizeHint()
+            if x > area.x() and x + hint.width() > area.right() + 1:
+                x, y, line = area.x(), y + line + self.spacing(), 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), hint))
+            x += hint.width() + self.spacing()
+            line = max(line, hint.height())
+        return y + line - rect.y() + m.bottom()

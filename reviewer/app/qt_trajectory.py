@@ -18,7 +18,6 @@ from qtpy.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
@@ -28,7 +27,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import Progress, alive, run_in_thread, when_settled
-from reviewer.app.qt_style import compact
+from reviewer.app.qt_style import FlowLayout, compact
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
@@ -62,7 +61,7 @@ class QtTrajectoryPlot(QWidget):
         self.scatters: dict[str, list[pg.ScatterPlotItem]] = {}
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        row = QHBoxLayout()
+        row = FlowLayout()  # wraps in a narrow dock
         self.name_combo = QComboBox()
         for n in series_names():
             self.name_combo.addItem(n.upper() if n in ("ndvi", "ndwi", "mndwi", "nbr") else n, n)
@@ -97,6 +96,9 @@ class QtTrajectoryPlot(QWidget):
             self.masked_check,
             self.draw_button,
             self.use_polygon,
+            self.period_check,
+            self.period_from,
+            self.period_to,
             self.export_button,
         ):
             row.addWidget(w)
@@ -105,7 +107,6 @@ class QtTrajectoryPlot(QWidget):
         self.progress.setMaximumWidth(120)
         self.progress.setVisible(False)
         row.addWidget(self.progress)
-        row.addStretch(1)
         layout.addLayout(row)
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
@@ -122,16 +123,12 @@ class QtTrajectoryPlot(QWidget):
             x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120)
         )
         self.plot.addItem(self.errors)
+        self.plot.setMinimumHeight(120)  # a narrow dock scrolls rather than crush the plot under wrapped rows
         layout.addWidget(self.plot, 1)
         self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         self.info.setTextFormat(Qt.RichText)
         self.info.setWordWrap(True)
-        # the shaded period sits beside the caption: in the tool row it made the dock ~800 px wide
-        foot = QHBoxLayout()
-        foot.addWidget(self.info, 1)
-        for w in (self.period_check, self.period_from, self.period_to):
-            foot.addWidget(w, 0, Qt.AlignTop)
-        layout.addLayout(foot)
+        layout.addWidget(self.info)
         # the cursor follows the shown date once stepping pauses: a pyqtgraph repaint per step costs ~5 ms
         self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
         self.state.events.current.connect(self._cursor_when_settled)
