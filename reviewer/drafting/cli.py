@@ -159,7 +159,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("bank", metavar="BANK", help="the bank's name in the review store")
     p.add_argument(
-        "--items", nargs="+", metavar="visual|all|ID", help="visual-reference items (default), all items, or item ids"
+        "--items",
+        nargs="+",
+        metavar="visual|all|rejected|ID",
+        help="visual-reference items (default), all items, the items whose draft was rejected for a redraft "
+        "(reviewer review draft KEY --reject REASON), or item ids",
     )
     p.add_argument("--model", help="model name (default: assets/drafting/settings.json)")
     p.add_argument("--concurrency", type=int, metavar="N", help="requests in flight (default: settings)")

@@ -187,8 +187,9 @@ def ui(folder: Path, n: int, latency: float) -> None:
     site_dir = make_site(folder / "site", "landsat_small")
     rec = load_site(site_dir)
     site = bf.site(rec.id)
-    old = _ui_thread_worker(app, _store(folder, n, "ui-thread", site=site, site_dir=site_dir), FakeAPI(latency))
+    # the process first: the thread worker leaves the renders' modules and objects in this interpreter
     new = _ui_process(app, _store(folder, n, "ui-process", site=site, site_dir=site_dir), latency)
+    old = _ui_thread_worker(app, _store(folder, n, "ui-thread", site=site, site_dir=site_dir), FakeAPI(latency))
     idle = _idle(app, 5.0)
     assert old[3] == new[3] == n, (old, new)
     print(f"2. the UI while drafting {n} items in the app (real renders, small demo site, {latency:g} s latency,")

@@ -105,6 +105,7 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(window, unas
         shown = table.viewport().width() + table.horizontalScrollBar().maximum()
         assert shown >= wanted - 2 and table.horizontalScrollBar().isVisible()
     app.review.grab().save(str(shots / "15_drafts_done.png"))
+    admin.draft_waiting.parentWidget().grab().save(str(shots / "15_drafts_box.png"))  # the Drafts group box
     app.viewer.screenshot(str(shots / "15_drafts_done_window.png"), canvas_only=False, flash=False)
 
 
