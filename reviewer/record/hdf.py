@@ -174,12 +174,6 @@ def _hdf4_read(path: str, layer: str, window) -> np.ndarray:
             ds.endaccess()
 
 
-def _hdf4_layers(path: str) -> dict[str, tuple[int, ...]]:
-    with _HDF4:
-        found = _hdf4_open(path).datasets().items()
-    return {name: tuple(info[1]) if isinstance(info[1], (list, tuple)) else (info[1],) for name, info in found}
-
-
 # ----------------------------------------------------------------------------- HDF5 (h5py)
 
 
@@ -228,7 +222,7 @@ def grid_of(path: str | Path, grid: str | None = None) -> GridInfo:
     file = split(path)[0] if is_layer(path) else str(path)
     fmt = container_format(file)
     try:
-        mtime = Path(file).stat().st_mtime_ns
+        mtime = os.stat(file).st_mtime_ns  # (a Path costs more than the stat on a cached grid)
         if fmt == "hdf4":
             return _hdf4_grid(file, mtime, grid)
         if fmt == "hdf5":
@@ -296,17 +290,12 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
         grid_of(file)
     except UnreadableFileError as exc:
         return {"": exc.message}
+    if fmt == "hdf4":
+        return _hdf4_check(file, layers)
     problems: dict[str, str] = {}
-    present = _hdf4_layers(file) if fmt == "hdf4" else {}
     for layer in layers:
         try:
-            if fmt == "hdf4":
-                rows = present.get(layer)
-                if rows is None:
-                    problems[layer] = f"has no layer '{layer}'"
-                    continue
-                _hdf4_read(file, layer, ((rows[0] - 1, rows[0]), (0, rows[-1])))
-            elif fmt == "netcdf":
+            if fmt == "netcdf":
                 from reviewer.record.netcdf import nc_read
 
                 rows, cols = grid_of(file).shape
@@ -326,6 +315,31 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
                     ds[ds.shape[0] - 1 : ds.shape[0], :]
         except Exception as exc:  # noqa: BLE001
             problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
+    return problems
+
+
+def _hdf4_check(file: str, layers: list[str]) -> dict[str, str]:
+    """Each layer of an HDF4 granule present and its last row readable, under one lock and one handle
+    (listing every SDS through pyhdf's datasets() cost more than the reads)."""
+    from pyhdf.error import HDF4Error
+
+    problems: dict[str, str] = {}
+    with _HDF4:
+        sd = _hdf4_open(file)
+        for layer in layers:
+            try:
+                ds = sd.select(layer)
+            except HDF4Error:
+                problems[layer] = f"has no layer '{layer}'"
+                continue
+            try:
+                dims = ds.info()[2]
+                rows, cols = (dims[0], dims[-1]) if isinstance(dims, (list, tuple)) else (dims, dims)
+                ds[rows - 1 : rows, 0:cols] if isinstance(dims, (list, tuple)) and len(dims) > 1 else ds[:]
+            except Exception as exc:  # noqa: BLE001 - pyhdf errors of a damaged layer
+                problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
+            finally:
+                ds.endaccess()
     return problems
 
 
