@@ -387,8 +387,9 @@ def build_series(
 ) -> Series:
     """One pass over the record's scenes, building every series the reference methods use.
 
-    `memory` (bytes, default 2 GB) bounds what the series keeps in memory: a third of it holds composite and
-    NBR frames, the rest goes to files (read back with a cache of a tenth); the values are the same either way.
+    `memory` (bytes, default 2 GB) is the process's budget: a third of what the process does not hold already
+    keeps composite, NBR and snow frames in memory, the rest goes to files (read back with a cache of a tenth);
+    the values are the same either way.
 
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
     NDVI), "coarse" (MODIS/VIIRS NDVI), "era5" (precipitation), "snow" (MOD10A1/MYD10A1 daily snow cover),
@@ -403,8 +404,11 @@ def build_series(
     scenes = [s for s in index.scenes if s.record]
     landsat = [s for s in scenes if s.label in LANDSAT and (s.tier in cfg.tiers)]
     series = _empty_series(index, scenes, landsat, cfg)
-    budget = memory or DEFAULT_BUDGET
-    series.store = FrameStore(budget // 3, cache_bytes=budget // 10)
+    # the budget is for the whole process: what it holds already (interpreter, libraries, caches) is not free
+    import psutil
+
+    free = max(0, (memory or DEFAULT_BUDGET) - psutil.Process().memory_info().rss)
+    series.store = FrameStore(free // 3, cache_bytes=free // 10)
     parts = PARTS if parts is None else frozenset(parts)
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
