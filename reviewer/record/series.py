@@ -141,6 +141,17 @@ def _reduce(values: np.ndarray, pixel: tuple[int, int] | None, region: np.ndarra
     return float(sample.mean()), float(sample.std()), int(sample.size)
 
 
+def _no_sidecar_listing(stack: Stack):
+    """GeoTIFF-only stacks are read without GDAL listing each file's folder for side-car files: a MODIS folder
+    of ~1,400 files made every open ~18 ms, ~4 ms without (a trajectory opens every scene)."""
+    import contextlib
+
+    import rasterio
+
+    tif = all(str(f).lower().endswith((".tif", ".tiff")) for sc in stack.scenes for f in sc.files.values())
+    return rasterio.Env(GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR") if tif else contextlib.nullcontext()
+
+
 def trajectory(
     stack: Stack,
     name: str,
@@ -177,7 +188,7 @@ def trajectory(
     out = Series(name=name, where=where)
     usable = [i for i, s in enumerate(stack.scenes) if _can_read(s, name)]
     total = max(len(usable), 1)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), _no_sidecar_listing(stack):
         warnings.simplefilter("ignore", RuntimeWarning)
         for k, i in enumerate(usable):
             if cancel is not None and cancel():
