@@ -202,7 +202,22 @@ class ReviewerApp:
         self.napari_docks_action.setCheckable(True)
         self.napari_docks_action.setToolTip("show napari's own layer list and layer controls (for napari users)")
         self.napari_docks_action.toggled.connect(self.show_napari_docks)
+        self.generate_action = menu.addAction("Generate questions…")
+        self.generate_action.setToolTip("generate candidate questions for one or many sites (reviewer generate)")
+        self.generate_action.triggered.connect(self.show_generate_panel)
         self.reviewer_menu = menu
+
+    def show_generate_panel(self, _checked: bool = False):
+        """The maintainer's Generate dock (reviewer generate SITE [SITE ...]): mounted once, then raised."""
+        from reviewer.app.qt_generate import GeneratePanel
+
+        if "Generate" not in self.docks:
+            site = self.session.index.site.dir if self.session.index else None
+            self.generate_panel = GeneratePanel(sites=[site] if site else None)
+            self.add_dock("Generate", self.generate_panel, "right")
+        self.docks["Generate"].show()
+        self.docks["Generate"].raise_()
+        return self.generate_panel
 
     def show_napari_docks(self, on: bool) -> None:
         """Show or hide napari's layer controls and layer list (the Reviewer menu's check follows)."""
@@ -224,6 +239,8 @@ class ReviewerApp:
 
         self.review_store = store or Store(self.session.db)
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
+        if role != "maintainer" and getattr(self, "generate_action", None) is not None:
+            self.generate_action.setVisible(False)  # generation is the maintainer's; an annotator sees review only
         self.add_dock("Review", self.review, "left")
         self.session.who = f"{user} ({role})"
         self.viewer.title = self.session.window_title(
@@ -246,7 +263,7 @@ class ReviewerApp:
     def _repaint_window(self, _index=None) -> None:
         qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - no public handle
         if qwin is not None and alive(qwin):
-            qwin.repaint()
+            qwin.update()  # queued, not synchronous: a full repaint blocked a site change 0.6-0.7 s
 
     @property
     def settled(self) -> bool:

@@ -238,6 +238,12 @@ class QtTrajectoryPlot(QWidget):
 
     # ------------------------------------------------------------------ compute (worker) and draw
 
+    def _show_progress(self, fraction: float, _message: str = "") -> None:
+        """Every step of 5% at most: each setValue repaints the bar at once (~60 ms on a software canvas)."""
+        value = int(1000 * fraction)
+        if alive(self.progress) and (abs(value - self.progress.value()) >= 50 or value >= 1000):
+            self.progress.setValue(value)
+
     def recompute(self):
         if not alive(self.plot):
             return None
@@ -254,7 +260,7 @@ class QtTrajectoryPlot(QWidget):
         # the same scenes read through the core's harmonisation (reviewer.record.stack.harmonize) or as recorded
         stack = dataclasses.replace(stack, harmonized=self.state.trajectory_harmonized)
         progress = Progress()
-        progress.changed.connect(lambda f, m: alive(self.progress) and self.progress.setValue(int(1000 * f)))
+        progress.changed.connect(self._show_progress)
         self.progress.setVisible(True)
         self.progress.setValue(0)
 

@@ -65,3 +65,15 @@ def test_panel_cancel_leaves_no_half_written_site(qtbot, sites, tmp_path):
     assert panel.outcome("site-1") == "cancelled" and panel.run_button.isEnabled()
     written = {p.name for p in (tmp_path / "banks").iterdir()}
     assert written == {s.name for s, st in zip(sites, statuses, strict=True) if st == "done"}
+
+
+def test_the_reviewer_menu_mounts_the_generate_dock_on_the_open_site(opened, qtbot):
+    """Reviewer > Generate questions… docks the panel in the window with the open site listed, once."""
+    app = opened
+    assert app.generate_action.isVisible()
+    app.generate_action.trigger()
+    panel = app.generate_panel
+    assert "Generate" in app.docks and app.docks["Generate"].isVisible()
+    assert panel.sites == [str(app.session.index.site.dir)]
+    app.generate_action.trigger()  # a second time raises the same dock
+    assert app.generate_panel is panel
