@@ -36,10 +36,12 @@ from reviewer.errors import BankError, RecordError
 from reviewer.fileio import atomic_write, check_output_folder, output_folder
 from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid
+from reviewer.record.hdf import is_layer
+from reviewer.record.hdf import split as split_layer
 from reviewer.record.scan import Scene, SceneIndex, open_index, site_files
 from reviewer.record.site import load_site
 from reviewer.record.stack import normalized_difference, read_bands
-from reviewer.record.write import write_scaled_band
+from reviewer.record.write import write_scaled_band, write_scaled_layers
 
 logger = logging.getLogger(__name__)
 
@@ -388,18 +390,35 @@ def _plan(index: SceneIndex, a: _Alteration) -> tuple[dict[str, Any], list[Scene
     return altered, removed, alteration, kind
 
 
+def _granule_layers(altered: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The altered layers of multi-layer granules (`file::layer` keys, MODIS HDF4 / VIIRS HDF5), by file."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, spec in altered.items():
+        if is_layer(key):
+            file, layer = split_layer(key)
+            out.setdefault(file, {})[layer] = spec
+    return out
+
+
 def _write_copy(
     site_dir: Path, work: Path, altered: dict[str, Any], removed_prefixes: tuple[str, ...], scale: float | None
 ) -> list[str]:
     """The altered copy in `work`: scaled bands rewritten, removed scenes and truth left out, the rest linked.
     Returns the rewritten files (relative paths)."""
     written: list[str] = []
+    granules = _granule_layers(altered)
     for path in site_files(site_dir):
         rel = str(path.relative_to(site_dir))
         if rel in altered:
             if altered[rel] is None:
                 continue
             write_scaled_band(path, work / rel, altered[rel], scale)
+            written.append(rel)
+        elif rel in granules:
+            layers = granules[rel]
+            if None in layers.values():
+                continue  # a removed scene's granule
+            write_scaled_layers(path, work / rel, layers, scale)
             written.append(rel)
         elif removed_prefixes and path.name.startswith(removed_prefixes):
             continue

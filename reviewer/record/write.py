@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +11,7 @@ import rasterio
 from rasterio.errors import RasterioError
 
 from reviewer.errors import UnreadableFileError
+from reviewer.record import hdf
 from reviewer.record.catalog import BandSpec
 
 
@@ -21,6 +24,62 @@ def write_scaled_band(src: Path, dst: Path, spec: BandSpec, factor: float) -> No
             raw = ds.read(1)
     except RasterioError as exc:
         raise UnreadableFileError(f"cannot read raster ({exc})", path=src) from exc
+    out = scaled_dn(raw, spec, factor)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    with rasterio.open(dst, "w", **profile) as ds:
+        ds.write(out, 1)
+
+
+def write_scaled_layers(src: Path, dst: Path, layers: dict[str, BandSpec], factor: float) -> None:
+    """A copy of a multi-layer granule (MODIS HDF4, VIIRS HDF5) with the named layers scaled as
+    write_scaled_band scales a band, everything else (other layers, attributes, grid metadata) byte for
+    byte as distributed. netCDF/GRIB files hold many dates each, so one date cannot be altered in place."""
+    fmt = hdf.container_format(src.name)
+    if fmt not in ("hdf4", "hdf5"):
+        raise UnreadableFileError("altering a layer of this file format is not supported", path=src)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    shutil.copyfile(src, tmp)
+    try:
+        (_scale_hdf4 if fmt == "hdf4" else _scale_hdf5)(tmp, layers, factor)
+        os.replace(tmp, dst)
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, UnreadableFileError):
+            raise
+        raise UnreadableFileError(f"cannot rewrite its layers ({exc})", path=src) from exc
+
+
+def _scale_hdf4(path: Path, layers: dict[str, BandSpec], factor: float) -> None:
+    from pyhdf.SD import SD, SDC
+
+    with hdf._HDF4:  # noqa: SLF001 - the HDF4 library is not thread-safe: one lock for every pyhdf call
+        sd = SD(str(path), SDC.WRITE)
+        try:
+            for layer, spec in layers.items():
+                ds = sd.select(layer)
+                try:
+                    ds[:] = scaled_dn(np.asarray(ds[:]), spec, factor)
+                finally:
+                    ds.endaccess()
+        finally:
+            sd.end()
+
+
+def _scale_hdf5(path: Path, layers: dict[str, BandSpec], factor: float) -> None:
+    import h5py
+
+    with h5py.File(path, "r+") as f:
+        for layer, spec in layers.items():
+            ds = hdf._h5_find(f, layer)  # noqa: SLF001 - the record's own layer lookup
+            if ds is None:
+                raise KeyError(f"no layer '{layer}'")
+            ds[...] = scaled_dn(ds[()], spec, factor)
+
+
+def scaled_dn(raw: np.ndarray, spec: BandSpec, factor: float) -> np.ndarray:
+    """DNs whose physical values are `factor` times the given ones, in the same encoding; fill, saturated and
+    out-of-range DNs kept."""
     keep = np.zeros(raw.shape, bool)
     if spec.fill is not None:
         keep |= raw == spec.fill
@@ -34,7 +93,4 @@ def write_scaled_band(src: Path, dst: Path, spec: BandSpec, factor: float) -> No
         info = np.iinfo(raw.dtype)
         lo, hi = spec.valid if spec.valid is not None else (info.min, info.max)
         new = np.clip(np.rint(new), lo, hi)
-    out = np.where(keep, raw, new).astype(raw.dtype)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    with rasterio.open(dst, "w", **profile) as ds:
-        ds.write(out, 1)
+    return np.where(keep, raw, new).astype(raw.dtype)
