@@ -517,8 +517,10 @@ class StackSession(QObject):
             else:
                 # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
                 # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
-                # a layer shown again only on its next refresh)
-                layer.data = data
+                # a layer shown again only on its next refresh). napari clamps the step to the new length meanwhile:
+                # that is not the user's step (state.current is already the shown date's index in the new stack)
+                with self.viewer.dims.events.current_step.blocker(self._on_dims_step):
+                    layer.data = data
                 if tuple(layer.scale) != scale:  # the setter costs ~100 ms even when nothing changes
                     layer.scale = scale
         else:
