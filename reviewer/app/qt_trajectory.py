@@ -31,7 +31,7 @@ from reviewer.app.qt_style import FlowLayout, compact
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
-from reviewer.record.series import Series, decimal_year, polygon_region, series_names, trajectory
+from reviewer.record.series import Trajectory, decimal_year, polygon_region, series_names, trajectory
 from reviewer.record.stack import harmonization
 
 logger = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class QtTrajectoryPlot(QWidget):
         super().__init__(parent)
         self.session = session
         self.state = session.state
-        self.series: Series | None = None
+        self.series: Trajectory | None = None
         self.series_harmonized = False  # whether `series` was read with TM/ETM+ harmonised to OLI
         self.where: tuple[str, object] | None = None  # ("pixel", (r, c)) or ("region", mask)
         self._worker = None
@@ -264,11 +264,11 @@ class QtTrajectoryPlot(QWidget):
         self.progress.setVisible(True)
         self.progress.setValue(0)
 
-        def work() -> Series:
+        def work() -> Trajectory:
             kw = {"pixel": where} if kind == "pixel" else {"region": where}
             return trajectory(stack, name, progress=progress, cancel=cancel.is_set, **kw)
 
-        def done(series: Series) -> None:
+        def done(series: Trajectory) -> None:
             if cancel.is_set() or not alive(self.plot):
                 return
             self._worker = None

@@ -66,7 +66,7 @@ class EvidenceLoader(QObject):
     #: (item key, problem or "") once the view was applied (the pair and chips may still be reading)
     applied = Signal(str, str)
     prepared_ready = Signal(object)  # (key, Prepared or None, error or None) from the evidence worker
-    series_ready = Signal(object)  # (key, series key, Series or None, error or None) from the series worker
+    series_ready = Signal(object)  # (key, series key, Trajectory or None, error or None) from the series worker
     series_wanted = Signal(object)  # (key, Prepared): a prefetched item's series to read next
 
     def __init__(self, app, store, *, prefetch: bool = True) -> None:
@@ -87,7 +87,7 @@ class EvidenceLoader(QObject):
         self._prefetch_cancel = threading.Event()
         self._prepared: dict[str, Prepared] = {}  # item key -> its evidence prepared in the worker
         self._preparing: str | None = None  # the item shown whose evidence the worker is preparing now
-        self._series: dict[tuple, Any] = {}  # series key -> Series read (the trajectories of recent items)
+        self._series: dict[tuple, Any] = {}  # series key -> Trajectory read (the trajectories of recent items)
         self._series_cancel: dict[tuple, threading.Event] = {}  # series being read
         self._series_wanted: tuple | None = None  # the series the item shown waits for
         self._traj_cancel: threading.Event | None = None

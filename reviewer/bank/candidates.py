@@ -34,7 +34,7 @@ def series_parts(templates: list[str]) -> frozenset[str]:
 
 
 def compute(series: Any, template: str) -> list[Any]:
-    """The template's candidates on a series (reviewer.bank.series.Series), as generation computes them."""
+    """The template's candidates on a series (reviewer.bank.series.SiteSeries), as generation computes them."""
     from reviewer.bank import generate as G
 
     return G.COMPUTE[G.templates()[template]["compute"]](series, template)

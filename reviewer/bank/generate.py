@@ -25,7 +25,7 @@ from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, TASKS, min_range, multi_sensor_of
-from reviewer.bank.series import QUADRANTS, Series, SeriesConfig, build_series, cached_index
+from reviewer.bank.series import QUADRANTS, SeriesConfig, SiteSeries, build_series, cached_index
 from reviewer.errors import BankError, SchemaError
 from reviewer.fileio import check_output_folder
 from reviewer.record.scan import open_index
@@ -154,7 +154,7 @@ def _nanmedian(a: np.ndarray, axis: int = 0) -> np.ndarray:
         return np.nanmedian(a, axis=axis)
 
 
-def _region_series(s: Series, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
+def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
     out = []
     for y in years:
         v = s.comp(comp, y)[region & s.inside]
@@ -162,7 +162,7 @@ def _region_series(s: Series, comp: str, region: np.ndarray, years: list[int], s
     return out
 
 
-def _water_area(s: Series, year: int, method: str) -> float:
+def _water_area(s: SiteSeries, year: int, method: str) -> float:
     idx, var, rule = method.split(":")
     img = s.comp(f"{idx}_{var}", year)
     thr = M.otsu_threshold(img[s.inside]) if rule == "otsu" else 0.0
@@ -172,18 +172,18 @@ def _water_area(s: Series, year: int, method: str) -> float:
 WATER_METHODS = ("ndwi:h:0", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
 
 
-def _periods(s: Series, periods: list[tuple[int, int]], min_years: int = 2) -> list[tuple[int, int]]:
+def _periods(s: SiteSeries, periods: list[tuple[int, int]], min_years: int = 2) -> list[tuple[int, int]]:
     """The distinct periods that lie inside the record and span at least `min_years` years (short records)."""
     ys = s.years
     return [(a, b) for a, b in dict.fromkeys(periods) if ys and ys[0] <= a and b <= ys[-1] and b - a + 1 >= min_years]
 
 
-def _obs_ok(s: Series, years: list[int], key: str, min_obs: int) -> tuple[bool, dict[str, int]]:
+def _obs_ok(s: SiteSeries, years: list[int], key: str, min_obs: int) -> tuple[bool, dict[str, int]]:
     counts = {str(y): s.clear_obs[key].get(y, 0) for y in years}
     return all(v >= min_obs for v in counts.values()), counts
 
 
-def _coverage_ok(s: Series, lo: int, hi: int, key: str, min_cov: float) -> tuple[bool, dict[str, int]]:
+def _coverage_ok(s: SiteSeries, lo: int, hi: int, key: str, min_cov: float) -> tuple[bool, dict[str, int]]:
     ys = s.years_between(lo, hi)
     counts = {str(y): s.clear_obs[key].get(y, 0) for y in ys}
     cov = sum(1 for v in counts.values() if v > 0) / max(1, len(ys))
@@ -193,7 +193,7 @@ def _coverage_ok(s: Series, lo: int, hi: int, key: str, min_cov: float) -> tuple
 # ----------------------------------------------------------------------------- compute rules (one per template)
 
 
-def water_area_pair(s: Series, name: str) -> list[Candidate]:
+def water_area_pair(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     pairs = _periods(s, [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[len(ys) // 2]), (ys[len(ys) // 2], ys[-1])])
@@ -244,7 +244,7 @@ def _trend_methods(years: list[int], series: dict[str, list[float]]) -> tuple[di
     return slopes, dirs, ps
 
 
-def _trend_periods(s: Series) -> list[tuple[int, int]]:
+def _trend_periods(s: SiteSeries) -> list[tuple[int, int]]:
     ys = s.years
     mid = ys[len(ys) // 2]
     return _periods(s, [(ys[0], ys[-1]), (ys[0] + 5, mid + 5), (mid, ys[-1])], min_years=5)
@@ -259,7 +259,7 @@ def _finish_trend(c: Candidate, th: dict, slopes: dict, dirs: dict, ps: dict) ->
             c.drop = f"median p-value {p_med:.3f} is near the {th['alpha']} threshold"
 
 
-def water_trend(s: Series, name: str) -> list[Candidate]:
+def water_trend(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     out = []
     for y1, y2 in _trend_periods(s):
@@ -276,7 +276,7 @@ def water_trend(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def greenness_trend(s: Series, name: str) -> list[Candidate]:
+def greenness_trend(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     out = []
     for region in _sweep(name)["regions"]:
@@ -311,7 +311,9 @@ def greenness_trend(s: Series, name: str) -> list[Candidate]:
 # ---- burns
 
 
-def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def burn_events(
+    s: SiteSeries, dnbr: float, post_nbr: float, growing_only: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Per pixel: the year of the largest NBR drop between consecutive clear observations that exceeds
     `dnbr` and lands on a charred surface (NBR below `post_nbr`), dated at the midpoint of the two dates,
     and the NBR after the drop. Year 0 where there is no such drop. Kept on the series (every template
@@ -319,7 +321,7 @@ def burn_events(s: Series, dnbr: float, post_nbr: float, growing_only: bool = Fa
     return burn_events_many(s, [(dnbr, post_nbr, growing_only)])[0]
 
 
-def burn_events_many(s: Series, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
+def burn_events_many(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
     """burn_events for several (dnbr, post_nbr, growing_only) at once: one pass over the NBR frames feeds all
     of them (a frame read from its file once, not once per method); results remembered in `s.derived`."""
     memo = s.derived.setdefault("burn_events", {})
@@ -330,7 +332,7 @@ def burn_events_many(s: Series, specs: list[tuple[float, float, bool]]) -> list[
     return [memo[tuple(x)] for x in specs]
 
 
-def _burn_pass(s: Series, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
+def _burn_pass(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
     """One pass over the NBR frames in date order; the growing-season-only methods see (and remember as the
     last clear observation) the growing-season frames only."""
     dates = s.nbr_dates
@@ -365,7 +367,7 @@ def _burn_pass(s: Series, specs: list[tuple[float, float, bool]]) -> list[tuple[
     return [(best_year, best) for best, best_year in state]
 
 
-def _burns(s: Series, name: str) -> dict[str, np.ndarray]:
+def _burns(s: SiteSeries, name: str) -> dict[str, np.ndarray]:
     """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds), kept on the series."""
     memo = s.derived
     if f"burns:{name}" not in memo:
@@ -378,7 +380,7 @@ def _burns(s: Series, name: str) -> dict[str, np.ndarray]:
     return memo[f"burns:{name}"]
 
 
-def burn_year(s: Series, name: str) -> list[Candidate]:
+def burn_year(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     if not s.nbr_dates:
         return []
@@ -410,7 +412,7 @@ def burn_year(s: Series, name: str) -> list[Candidate]:
 SPARSE_GS_OBS = 3
 
 
-def _scene_difference(s: Series, mask: np.ndarray, control: np.ndarray | None) -> tuple[list[dt.date], list[float]]:
+def _scene_difference(s: SiteSeries, mask: np.ndarray, control: np.ndarray | None) -> tuple[list[dt.date], list[float]]:
     """Growing-season scenes of the NBR cube: (dates, burned-area median minus control median, or the burned
     median alone without a control); scenes where either region is less than 30% clear are left out."""
     dates, vals = [], []
@@ -432,7 +434,7 @@ def _scene_difference(s: Series, mask: np.ndarray, control: np.ndarray | None) -
     return dates, vals
 
 
-def burn_recovery(s: Series, name: str) -> list[Candidate]:
+def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     if not s.nbr_dates:
         return []
@@ -529,7 +531,7 @@ def burn_recovery(s: Series, name: str) -> list[Candidate]:
 # ---- land cover: water, built-up, trees
 
 
-def _built(s: Series, year: int, t_ndvi: float, t_ndbi: float) -> np.ndarray:
+def _built(s: SiteSeries, year: int, t_ndvi: float, t_ndbi: float) -> np.ndarray:
     ys = [y for y in (year - 1, year, year + 1) if y in s.years]
     import warnings
 
@@ -539,7 +541,7 @@ def _built(s: Series, year: int, t_ndvi: float, t_ndbi: float) -> np.ndarray:
     return (vmax < t_ndvi) & (s.comp("ndbi_h", year) > t_ndbi) & (s.comp("mndwi_h", year) < 0) & s.inside
 
 
-def water_periods(s: Series, name: str) -> list[Candidate]:
+def water_periods(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     mid = ys[len(ys) // 2]
@@ -573,7 +575,7 @@ def water_periods(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def builtup_quadrant(s: Series, name: str) -> list[Candidate]:
+def builtup_quadrant(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
@@ -601,13 +603,13 @@ def builtup_quadrant(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def _tree_share(s: Series, years: list[int], t: float) -> float:
+def _tree_share(s: SiteSeries, years: list[int], t: float) -> float:
     med = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in years]), 0)
     valid = np.isfinite(med) & s.inside
     return float(100.0 * ((med > t) & valid).sum() / max(1, valid.sum()))
 
 
-def tree_cover_change(s: Series, name: str) -> list[Candidate]:
+def tree_cover_change(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
@@ -640,7 +642,7 @@ def tree_cover_change(s: Series, name: str) -> list[Candidate]:
 
 
 def _loss_maps(
-    s: Series, lo: int, hi: int, cover_t: float, drop_t: float, region: np.ndarray
+    s: SiteSeries, lo: int, hi: int, cover_t: float, drop_t: float, region: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pixels of `cover` (baseline NDVI above cover_t in the three years before lo) whose NDVI later falls by
     drop_t, with the year of the first such fall."""
@@ -654,7 +656,7 @@ def _loss_maps(
     return cover, loss_year
 
 
-def loss_cause(s: Series, name: str) -> list[Candidate]:
+def loss_cause(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
@@ -699,7 +701,7 @@ def loss_cause(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def cover_after_loss(s: Series, name: str) -> list[Candidate]:
+def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
     """A visual-reference candidate: the AI draft and human review set the reference; methods give a draft."""
     th = _thr(name)
     ys = s.years
@@ -728,7 +730,7 @@ def cover_after_loss(s: Series, name: str) -> list[Candidate]:
     return [c]
 
 
-def forest_loss_product(s: Series, name: str) -> list[Candidate]:
+def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     y1, y2 = max(ys[0] + 2, 2001), ys[-1]
@@ -750,7 +752,7 @@ def forest_loss_product(s: Series, name: str) -> list[Candidate]:
     return [c]
 
 
-def ndvi_share(s: Series, name: str) -> list[Candidate]:
+def ndvi_share(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     y1, y2 = max(ys[0], 2001), ys[-1]
@@ -787,7 +789,7 @@ def ndvi_share(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def lowest_greenness(s: Series, name: str) -> list[Candidate]:
+def lowest_greenness(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     # persistently vegetated land: growing-season NDVI above veg_ndvi in at least 90% of the years
@@ -837,7 +839,7 @@ def lowest_greenness(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-def crop_peak(s: Series, name: str) -> list[Candidate]:
+def crop_peak(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     y1, y2 = max(ys[0], ys[-1] - 9), ys[-1]
@@ -872,7 +874,7 @@ def _winter_days(winter: int) -> list[dt.date]:
     return [d0 + dt.timedelta(days=i) for i in range((d1 - d0).days + 1)]
 
 
-def winter_cube(s: Series, label: str, winter: int, min_coverage: float) -> np.ndarray | None:
+def winter_cube(s: SiteSeries, label: str, winter: int, min_coverage: float) -> np.ndarray | None:
     """(days, product pixels) NDSI of one winter with a NaN row for every day without a file; None when fewer
     than `min_coverage` of the days have a file."""
     d = s.snow.get(label)
@@ -911,7 +913,7 @@ def _winter_text(w1: int, w2: int) -> str:
     return f"winter {one(w1)}" if w1 == w2 else f"winters {one(w1)} to {one(w2)}"
 
 
-def snow_compare(s: Series, name: str) -> list[Candidate]:
+def snow_compare(s: SiteSeries, name: str) -> list[Candidate]:
     """More, fewer or about the same snow-covered days per winter (1 Dec - 31 Mar) in a later winter (or winters)
     than in an earlier one, from MOD10A1/MYD10A1 daily NDSI snow cover: NDSI >= 40 and >= 50, with and
     without temporal gap filling, for each MODIS platform in the record."""
@@ -968,7 +970,7 @@ def snow_compare(s: Series, name: str) -> list[Candidate]:
     return out
 
 
-COMPUTE: dict[str, Callable[[Series, str], list[Candidate]]] = {
+COMPUTE: dict[str, Callable[[SiteSeries, str], list[Candidate]]] = {
     "snow_compare": snow_compare,
     "water_area_pair": water_area_pair,
     "water_trend": water_trend,
@@ -1243,7 +1245,7 @@ def site_record(index) -> dict[str, Any]:
 
 
 def _questions(
-    series: Series,
+    series: SiteSeries,
     names: list[str],
     report: GenerationReport,
     site_id: str,

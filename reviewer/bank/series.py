@@ -153,11 +153,11 @@ def _empty_store() -> FrameStore:
 
 
 @dataclass
-class Series:
+class SiteSeries:
     """What the reference methods work on: the whole record of a site reduced once to annual composites and
     per-acquisition series, every array on the site grid.
 
-    Not reviewer.record.series.Series, which is one value per scene of a viewer stack at a pixel or over a
+    Not reviewer.record.series.Trajectory, which is one value per scene of a viewer stack at a pixel or over a
     region (what the plot dock draws); this one is built by build_series for question generation."""
 
     site_id: str
@@ -384,7 +384,7 @@ def build_series(
     cancel: Callable[[], bool] | None = None,
     parts: frozenset[str] | set[str] | None = None,
     memory: int | None = None,
-) -> Series:
+) -> SiteSeries:
     """One pass over the record's scenes, building every series the reference methods use.
 
     `memory` (bytes, default 2 GB) is the process's budget: a third of what the process does not hold already
@@ -428,7 +428,7 @@ def build_series(
     return series
 
 
-def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], cfg: SeriesConfig) -> Series:
+def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], cfg: SeriesConfig) -> SiteSeries:
     """The series' frame: its years (the Landsat years, else the record's), regions and clear-observation
     counts per year, from the index (no pixels read)."""
     site = index.site
@@ -437,7 +437,7 @@ def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], 
     years = sorted({s.year for s in landsat}) or sorted({s.year for s in scenes})
     if years:
         years = list(range(years[0], years[-1] + 1))
-    series = Series(site.id, shape, site.pixel_area_km2, inside, years, cfg)
+    series = SiteSeries(site.id, shape, site.pixel_area_km2, inside, years, cfg)
     series.regions = quadrant_masks(shape)
     for key, months in (("all", tuple(range(1, 13))), ("growing", cfg.growing_months), ("water", cfg.water_months)):
         counts: dict[int, int] = defaultdict(int)
@@ -448,7 +448,7 @@ def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], 
     return series
 
 
-def _read_products(series: Series, site_dir: Path, grid: Grid, parts: frozenset[str]) -> np.ndarray | None:
+def _read_products(series: SiteSeries, site_dir: Path, grid: Grid, parts: frozenset[str]) -> np.ndarray | None:
     """WorldCover and the Hansen loss year into the series; returns the crop core (WorldCover cropland eroded by
     4 pixels, or all of it when erosion leaves none) the crop NDVI is read over, None without cropland."""
     wc, _ = _read_product(site_dir, "esa_worldcover", grid) if "products" in parts else (None, None)
@@ -555,7 +555,7 @@ class _YearStack:
 
 
 def _read_landsat(
-    series: Series, to_read: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
+    series: SiteSeries, to_read: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
 ) -> None:
     """Landsat, year by year: the per-year composites, the per-scene NBR cube and the Landsat crop NDVI."""
     cfg, shape, inside = series.config, series.shape, series.inside
@@ -594,7 +594,7 @@ def _read_landsat(
 
 
 def _read_coarse(
-    series: Series, coarse: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
+    series: SiteSeries, coarse: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
 ) -> None:
     """MODIS / VIIRS NDVI on the site grid: growing-season medians per year and the crop NDVI per composite
     (dated at the composite's middle, 8 days after its start)."""
@@ -633,7 +633,7 @@ def _read_coarse(
         series.coarse[label] = {"years": ys, "gs": np.stack([per_year[y] for y in ys])}
 
 
-def _read_snow(series: Series, snow: list[Scene], pool: ThreadPoolExecutor, grid: Grid, tick: _Ticker) -> None:
+def _read_snow(series: SiteSeries, snow: list[Scene], pool: ThreadPoolExecutor, grid: Grid, tick: _Ticker) -> None:
     """MODIS daily snow cover (NDSI x 100) on the product pixels covering the site, per label in date order."""
     per_label: dict[str, dict[str, Any]] = {}
     for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, grid, series.inside), snow), strict=True):

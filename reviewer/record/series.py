@@ -36,7 +36,7 @@ Progress = Callable[[float, str], None]
 
 
 @dataclass
-class Series:
+class Trajectory:
     """One value per scene of a stack at a pixel or over a region; masked observations kept apart."""
 
     name: str
@@ -161,7 +161,7 @@ def trajectory(
     include_masked: bool = True,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-) -> Series:
+) -> Trajectory:
     """`name` (ndvi, ndwi, mndwi, nbr or a band common name) through time at a pixel (row, col) or over a
     boolean region (mean and standard deviation of its clear pixels).
 
@@ -185,7 +185,7 @@ def trajectory(
         if not region.any():
             raise ReviewerError("the drawn region covers no pixel of the site", field="region")
         where = f"region of {int(region.sum())} pixels"
-    out = Series(name=name, where=where)
+    out = Trajectory(name=name, where=where)
     usable = [i for i, s in enumerate(stack.scenes) if _can_read(s, name)]
     total = max(len(usable), 1)
     with warnings.catch_warnings(), _no_sidecar_listing(stack):

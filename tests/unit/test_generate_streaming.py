@@ -78,9 +78,9 @@ def test_pixel_trends_in_blocks_equal_one_block():
 
 
 def _series_with_nbr(dates, values):
-    from reviewer.bank.series import Series, SeriesConfig
+    from reviewer.bank.series import SeriesConfig, SiteSeries
 
-    s = Series("t", (1, 1), 0.0009, np.ones((1, 1), bool), [2001, 2002], SeriesConfig())
+    s = SiteSeries("t", (1, 1), 0.0009, np.ones((1, 1), bool), [2001, 2002], SeriesConfig())
     for t, v in enumerate(values):
         s.store.put(("nbr", t), np.array([[v]], np.float16))
     s.nbr_dates = list(dates)

@@ -131,7 +131,7 @@ def test_winter_snow_days_weighted_site_mean():
     import datetime as dt
 
     from reviewer.bank.generate import winter_cube, winter_snow_days
-    from reviewer.bank.series import Series, SeriesConfig
+    from reviewer.bank.series import SeriesConfig, SiteSeries
 
     days = [dt.date(2015, 12, 1) + dt.timedelta(days=i) for i in range(122)]  # to 31 March 2016 (leap year)
     # two product pixels: the first snow-covered for the first 100 days, the second never observed (water)
@@ -139,7 +139,7 @@ def test_winter_snow_days_weighted_site_mean():
     ndsi[:100, 0] = 80
     ndsi[:, 1] = np.nan
     ndsi[10:20, 0] = np.nan  # ten cloudy days inside the snow season
-    s = Series("t", (2, 2), 0.01, np.ones((2, 2), bool), [2016], SeriesConfig())
+    s = SiteSeries("t", (2, 2), 0.01, np.ones((2, 2), bool), [2016], SeriesConfig())
     s.snow["MODIS Terra"] = {"dates": days, "ndsi": ndsi, "weights": np.array([3.0, 1.0], np.float32)}
     cube = winter_cube(s, "MODIS Terra", 2016, 0.9)
     assert cube.shape == (122, 2)
