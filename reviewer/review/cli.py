@@ -407,7 +407,21 @@ def _package(p: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add the `users`, `review` and `package` verbs."""
+    """Add the `users`, `freeze`, `review` and `package` verbs."""
+    _register_users(subparsers)
+    _register_freeze(subparsers)
+    review = subparsers.add_parser("review", help="two-stage review: assign, decide, adjudicate, agreement, log")
+    sub = review.add_subparsers(dest="review_verb", metavar="SUBCOMMAND", required=True)
+    _register_stage1(sub)
+    _register_stage2(sub)
+    _register_drafts(sub)
+    _register_maintainer(sub)
+    from reviewer.review.package_cli import register as register_packages
+
+    register_packages(subparsers)
+
+
+def _register_users(subparsers: argparse._SubParsersAction) -> None:
     users = subparsers.add_parser("users", help="local profiles: annotator, expert, maintainer")
     sub = users.add_subparsers(dest="users_verb", metavar="SUBCOMMAND", required=True)
     p = sub.add_parser("add", help="add a user (once a maintainer exists, only a maintainer may)")
@@ -419,6 +433,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_users_list)
 
+
+def _register_freeze(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("freeze", help="maintainer: write the reviewed bank as a frozen version with qc.json")
     p.add_argument("bank")
     p.add_argument("--version", required=True, help="the frozen version's name (e.g. 2)")
@@ -426,9 +442,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
     p.set_defaults(func=_freeze)
 
-    review = subparsers.add_parser("review", help="two-stage review: assign, decide, adjudicate, agreement, log")
-    sub = review.add_subparsers(dest="review_verb", metavar="SUBCOMMAND", required=True)
 
+def _register_stage1(sub: argparse._SubParsersAction) -> None:
+    """Assignment, the annotators' verbs, progress and agreement."""
     p = sub.add_parser("assign", help="give each item to k annotators (seeded, balanced; gold items hidden)")
     p.add_argument("bank")
     p.add_argument("--annotators", required=True, help="comma-separated user names")
@@ -485,6 +501,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_agreement)
 
+
+def _register_stage2(sub: argparse._SubParsersAction) -> None:
+    """The experts' verbs: an item with its stage-1 decisions, and adjudication."""
     p = sub.add_parser("show", help="expert: an item with every stage-1 decision (annotators pseudonymised)")
     p.add_argument("item")
     p.add_argument("--bank")
@@ -504,6 +523,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_adjudicate)
 
+
+def _register_drafts(sub: argparse._SubParsersAction) -> None:
+    """The review of AI drafts."""
     p = sub.add_parser(
         "draft", help="expert or maintainer: accept, edit (correct) or reject with a reason an item's AI draft"
     )
@@ -529,6 +551,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_drafts)
 
+
+def _register_maintainer(sub: argparse._SubParsersAction) -> None:
+    """The maintainer's verbs and the log."""
     p = sub.add_parser("allow", help="maintainer: let an expert adjudicate an item they reviewed in stage 1")
     p.add_argument("item")
     p.add_argument("expert")
@@ -561,7 +586,3 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = sub.add_parser("verify-log", help="check the event log's hash chain")
     p.add_argument("--user")
     p.set_defaults(func=_verify_log)
-
-    from reviewer.review.package_cli import register as register_packages
-
-    register_packages(subparsers)
