@@ -160,6 +160,18 @@ class MaintainerPanel(QWidget):
         self.message.setWordWrap(True)
         outer.addWidget(self.message)
 
+        layout.addWidget(self._assign_box())
+        for box in self._status_boxes():
+            layout.addWidget(box)
+        layout.addWidget(self._rule_box())
+        layout.addWidget(self._drafts_box())
+        layout.addWidget(self._freeze_box())
+        layout.addWidget(self._log_box())
+        annot = [u["name"] for u in api.list_users(self.store) if u["role"] in ("annotator", "expert")]
+        self.annotators.setText(",".join(u for u in annot if u != self.user))
+
+    def _assign_box(self) -> QGroupBox:
+        """Assign: annotators, k, seed, gold and its share (api.assign)."""
         box = QGroupBox("Assign")
         form = QFormLayout(box)
         self.annotators = QLineEdit()
@@ -185,25 +197,27 @@ class MaintainerPanel(QWidget):
             ("", assign),
         ):
             form.addRow(label, w)
-        layout.addWidget(box)
+        return box
 
-        box = QGroupBox("Progress per annotator")
-        v = QVBoxLayout(box)
+    def _status_boxes(self) -> tuple[QGroupBox, QGroupBox]:
+        """Progress per annotator and the stage-1 agreement tables (filled by refresh)."""
+        progress_box = QGroupBox("Progress per annotator")
+        v = QVBoxLayout(progress_box)
         self.progress = _table(PROGRESS_KEYS)
         self.states = QLabel("")
         v.addWidget(self.progress)
         v.addWidget(self.states)
-        layout.addWidget(box)
-
-        box = QGroupBox("Agreement (stage 1, accept / flag, and per reason)")
-        v = QVBoxLayout(box)
+        agreement_box = QGroupBox("Agreement (stage 1, accept / flag, and per reason)")
+        v = QVBoxLayout(agreement_box)
         self.agreement = _table(("table", *AGREEMENT_KEYS))
         self.cohen = QLabel("")
         self.cohen.setWordWrap(True)
         v.addWidget(self.agreement)
         v.addWidget(self.cohen)
-        layout.addWidget(box)
+        return progress_box, agreement_box
 
+    def _rule_box(self) -> QGroupBox:
+        """The stage-2 rule: audit share, adjudication sample, the rest (api.set_rule)."""
         box = QGroupBox("Stage-2 rule")
         form = QFormLayout(box)
         self.audit_share = QDoubleSpinBox()
@@ -225,11 +239,10 @@ class MaintainerPanel(QWidget):
             ("", save),
         ):
             form.addRow(label, w)
-        layout.addWidget(box)
+        return box
 
-        layout.addWidget(self._drafts_box())
-        layout.addWidget(self._freeze_box())
-
+    def _log_box(self) -> QGroupBox:
+        """An item's versions and events (api.history)."""
         box = QGroupBox("Item log")
         v = QVBoxLayout(box)
         row = QHBoxLayout()
@@ -244,9 +257,7 @@ class MaintainerPanel(QWidget):
         self.log = QTextBrowser()
         self.log.setMinimumHeight(160)
         v.addWidget(self.log)
-        layout.addWidget(box)
-        annot = [u["name"] for u in api.list_users(self.store) if u["role"] in ("annotator", "expert")]
-        self.annotators.setText(",".join(u for u in annot if u != self.user))
+        return box
 
     def _drafts_box(self) -> QGroupBox:
         """AI drafts of the bank's visual items: `reviewer draft` itself, in a process of its own (DraftProcess),
