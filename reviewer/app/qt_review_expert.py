@@ -40,9 +40,20 @@ class ExpertPanel(QWidget):
         self.rows: list[dict[str, Any]] = []
         self.view: dict[str, Any] | None = None
         self.dialog = None
+        self.mode = "adjudicate"
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("queue"))
+        self.mode_combo = QComboBox()
+        self.mode_combo.addItem("adjudication", "adjudicate")
+        self.mode_combo.addItem("AI drafts", "drafts")
+        self.mode_combo.setToolTip("adjudicate flagged items, or review AI drafts (accept, edit, reject with a reason)")
+        self.mode_combo.currentIndexChanged.connect(lambda _i: self.set_mode(self.mode_combo.currentData()))
+        top.addWidget(self.mode_combo, 1)
+        layout.addLayout(top)
         self.count = QLabel("")
+        self.count.setWordWrap(True)
         layout.addWidget(self.count)
         split = QSplitter(Qt.Vertical)
         self.list = QListWidget()
@@ -87,10 +98,26 @@ class ExpertPanel(QWidget):
             self.show_item(self.rows[0]["item"])
         else:
             self.view = None
-            self.focus.setHtml("<h3>Nothing to adjudicate in this bank.</h3>")
+            what = "No AI draft to review" if self.mode == "drafts" else "Nothing to adjudicate"
+            self.focus.setHtml(f"<h3>{what} in this bank.</h3>")
             self.table.setRowCount(0)
 
+    def set_mode(self, mode: str) -> None:
+        """'adjudicate' (stage 2 on flagged items) or 'drafts' (AI drafts waiting for a review, and items whose
+        draft was rejected to a reference set by hand)."""
+        if mode == self.mode:
+            return
+        self.mode = mode
+        self.table.setVisible(mode != "drafts")  # a draft has no stage-1 decisions
+        if self.mode_combo.currentData() != mode:
+            self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
+        if self.bank is not None:
+            self.start(self.bank)
+
     def refresh(self) -> None:
+        if self.mode == "drafts":
+            self._refresh_drafts()
+            return
         self.rows = api.queue(self.store, self.bank, user=self.user)
         self.count.setText(f"{len(self.rows)} item(s) to adjudicate, split decisions first")
         self.list.clear()
@@ -99,7 +126,24 @@ class ExpertPanel(QWidget):
             it.setData(Qt.UserRole, r["item"])
             self.list.addItem(it)
 
+    def _refresh_drafts(self) -> None:
+        q = api.draft_queue(self.store, self.bank, user=self.user)
+        self.rows = [{"item": k, "what": "draft to review"} for k in q["to_review"]]
+        self.rows += [{"item": k, "what": "needs a reference (E)"} for k in q["needs_reference"]]
+        self.count.setText(
+            f"{len(q['to_review'])} AI draft(s) to review, {len(q['needs_reference'])} item(s) needing a reference, "
+            f"{len(q['redraft'])} waiting for a redraft"
+        )
+        self.list.clear()
+        for r in self.rows:
+            it = QListWidgetItem(f"{r['item'].split('/', 1)[-1]}   {r['what']}")
+            it.setData(Qt.UserRole, r["item"])
+            self.list.addItem(it)
+
     def show_item(self, key: str) -> None:
+        if self.mode == "drafts":
+            self._show_draft(key)
+            return
         try:
             view = api.expert_view(self.store, key, user=self.user)
         except Exception as exc:  # noqa: BLE001 - shown in the dock
@@ -128,9 +172,59 @@ class ExpertPanel(QWidget):
         self.dock.loader.wanted = view["item"]
         self._load_soon()
 
+    def _show_draft(self, key: str) -> None:
+        try:
+            view = api.draft_view(self.store, key, user=self.user)
+        except Exception as exc:  # noqa: BLE001 - shown in the dock
+            self._say(f"cannot open {key}: {exc}", ok=False)
+            return
+        self.view = view
+        self.focus.setHtml(question_html(view["question"], drafts=item_drafts(self, view)))
+        self.table.setRowCount(0)
+        self.reject_combo.clear()
+        for r in view["reasons"]:
+            self.reject_combo.addItem(f"{r['label']} (→ {r['route']})", r["code"])
+        for k in range(self.list.count()):
+            if self.list.item(k).data(Qt.UserRole) == key:
+                self.list.setCurrentRow(k)
+        self.dock.loader.wanted = view["item"]
+        self._load_soon()
+
+    def review_draft(self, verdict: str, *, reason=None, correction=None, rationale: str | None = None) -> bool:
+        """Accept, correct or reject (with a reason whose route sends the item to a redraft or to a reference set
+        by hand) the draft on show, through the core (reviewer review draft)."""
+        if self.view is None:
+            return False
+        key = self.view["item"]
+        why = rationale if rationale is not None else self.rationale.text().strip()
+        try:
+            out = api.review_draft(
+                self.store, key, user=self.user, verdict=verdict, reason=reason, correction=correction,
+                rationale=why or None, version=self.view["version"],
+            )  # fmt: skip
+        except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
+            self._say(f"NOT saved: draft {verdict} {key}: {exc}", ok=False)
+            return False
+        new = f", new version {out['new_version']}" if out["new_version"] else ""
+        route = f" ({out['reason']} → {out['state']})" if out["reason"] else ""
+        self._say(f"saved: draft {out['verdict']} on {out['item']}{route}{new}", ok=True)
+        self._next_after_save()
+        return True
+
+    def _next_after_save(self) -> None:
+        self.rationale.clear()
+        self.refresh()
+        if self.rows:
+            self.show_item(self.rows[0]["item"])
+        else:
+            self.view = None
+            self.focus.setHtml("<h3>Nothing left here.</h3>")
+
     def adjudicate(self, verdict: str, *, reasons=None, correction=None, rationale: str | None = None) -> bool:
         if self.view is None:
             return False
+        if self.mode == "drafts":
+            return self.review_draft(verdict, reason=(reasons or [None])[0], correction=correction, rationale=rationale)
         key = self.view["item"]
         try:
             out = api.adjudicate(
@@ -148,13 +242,7 @@ class ExpertPanel(QWidget):
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         self._say(f"saved: {out['verdict']} on {out['item']}{new} (decision {out['decision']})", ok=True)
-        self.rationale.clear()
-        self.refresh()
-        if self.rows:
-            self.show_item(self.rows[0]["item"])
-        else:
-            self.view = None
-            self.focus.setHtml("<h3>Nothing left to adjudicate.</h3>")
+        self._next_after_save()
         return True
 
     def ask_correction(self):

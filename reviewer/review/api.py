@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError
+from reviewer.review.drafts import draft_queue, draft_view, review_draft
 from reviewer.review.items import history
 from reviewer.review.ledger import EFFECTIVE, add_user, find_item, get_user, list_users, require_bank, verify_chain
 from reviewer.review.rules import codebook, workflow
@@ -35,6 +36,8 @@ __all__ = [
     "apply_rule",
     "assign",
     "decide",
+    "draft_queue",
+    "draft_view",
     "expert_view",
     "find_item",
     "history",
@@ -45,6 +48,7 @@ __all__ = [
     "progress",
     "queue",
     "reopen",
+    "review_draft",
     "review_banks",
     "set_rule",
     "site_folder",
@@ -135,7 +139,7 @@ def status(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
 
 
 def review_banks(store: Store, *, user: str | None) -> list[str]:
-    """Banks the user can work on: an annotator's banks with work assigned to them, an expert's banks under review,
+    """Banks the user can work on: an annotator's banks with work assigned to them, an expert's banks under review or with AI drafts to review,
     and for a maintainer every bank with items (one imported but not yet assigned is drafted and assigned here)."""
     actor = get_user(store, user)
     if actor.role == "annotator":
@@ -143,7 +147,11 @@ def review_banks(store: Store, *, user: str | None) -> list[str]:
         return [r[0] for r in store.db.execute(sql, [actor.name])]
     if actor.role == "maintainer":
         return [r[0] for r in store.db.execute("SELECT DISTINCT bank FROM items ORDER BY bank")]
-    return [r[0] for r in store.db.execute("SELECT bank FROM bank_review ORDER BY bank")]
+    sql = (  # under review, or with AI drafts to review / references to set (before assignment)
+        "SELECT bank FROM bank_review UNION "
+        "SELECT DISTINCT bank FROM items WHERE state IN ('drafted', 'needs_reference') ORDER BY 1"
+    )
+    return [r[0] for r in store.db.execute(sql)]
 
 
 def my_items(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any]]:

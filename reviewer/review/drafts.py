@@ -142,3 +142,18 @@ def draft_queue(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
         else:
             out[state].append(f"{bank}/{qid}")
     return {"bank": bank, **out, "reasons": codebook().as_dict()["draft_reject_reasons"]}
+
+
+def draft_view(store: Store, key: str, *, user: str | None, bank: str | None = None) -> dict[str, Any]:
+    """What a draft's reviewer judges: the item's current question (its draft in the provenance), its version and
+    state, and the draft reject reasons with their routes (the review dock's draft mode shows this)."""
+    actor = get_user(store, user)
+    workflow().require("review_drafts", actor.role, actor.name)
+    item = find_item(store, key, bank)
+    return {
+        "item": item.key,
+        "version": item.version,
+        "state": item.state,
+        "question": question(store, item.id, item.version),
+        "reasons": codebook().as_dict()["draft_reject_reasons"],
+    }

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.test_review_dock import demo_bank, make_store, store_path, window  # noqa: F401 - fixtures
+from tests.gui.test_review_dock import demo_bank, make_store, press, store_path, window  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.gui
 
@@ -132,3 +132,51 @@ def test_cancel_keeps_the_finished_drafts_and_draft_again_resumes(window, unassi
         qtbot.waitUntil(lambda: admin.draft_button.isEnabled(), timeout=120000)
     assert admin.message.text().startswith(f"drafted {total - first}, skipped {first}"), admin.message.text()
     assert _drafted(unassigned) == total
+
+
+def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, qtbot, shots):  # noqa: F811
+    """The expert's 'AI drafts' queue: A accepts a draft (its answer becomes the reference, a new version), R
+    rejects with the reason picked, whose route sends the item back to drafting or to a reference set by hand;
+    each is saved at once through the core and said in the dock, and the queue moves on."""
+    import json
+
+    from reviewer.drafting.run import draft_bank
+    from reviewer.store import Store
+
+    fake = _drafting_fake().FakeAPI()
+    keys = ["demo-core-seed0-1", "demo-core-seed0-2", "demo-core-seed0-26"]
+    with Store(unassigned) as store:
+        draft_bank(store, "demo-core-seed0-generated", fake.client(), user="mia", which=keys)
+    app = window("eve", "expert")
+    expert = app.review.expert
+    app.review.tabs.setCurrentWidget(expert)
+    expert.set_mode("drafts")
+    assert [r["item"].split("/")[1] for r in expert.rows] == keys  # the bank's order
+    assert "3 AI draft(s) to review" in expert.count.text()
+    assert expert.view["item"].endswith(keys[0]) and "draft" in expert.focus.toPlainText().lower()
+    routes = {
+        expert.reject_combo.itemData(i): expert.reject_combo.itemText(i) for i in range(expert.reject_combo.count())
+    }
+    assert "→ redraft" in routes["misread_imagery"] and "→ manual" in routes["beyond_the_imagery"]
+    app.viewer.screenshot(str(shots / "16_review_expert_drafts.png"), canvas_only=False, flash=False)
+
+    expert.show_item(f"demo-core-seed0-generated/{keys[2]}")  # the visual item: the fake's answer fits it
+    press(qtbot, app, "A")
+    assert "saved: draft accept" in expert.saved.text() and "new version 3" in expert.saved.text(), expert.saved.text()
+    expert.reject_combo.setCurrentIndex(expert.reject_combo.findData("misread_imagery"))
+    press(qtbot, app, "R")
+    assert "misread_imagery → redraft" in expert.saved.text(), expert.saved.text()
+    expert.reject_combo.setCurrentIndex(expert.reject_combo.findData("beyond_the_imagery"))
+    press(qtbot, app, "R")
+    assert "needs_reference" in expert.saved.text(), expert.saved.text()
+    assert [r["what"] for r in expert.rows] == ["needs a reference (E)"]
+    assert "1 waiting for a redraft" in expert.count.text()
+
+    with Store(unassigned) as store:
+        rows = dict(store.db.execute("SELECT qid, state FROM items WHERE qid IN (?, ?, ?)", keys).fetchall())
+        accepted = store.db.execute(
+            "SELECT v.json FROM item_versions v JOIN items i ON i.id = v.item WHERE i.qid = ? ORDER BY v.version",
+            [keys[2]],
+        ).fetchall()
+    assert rows == {keys[2]: "drafted", keys[0]: "redraft", keys[1]: "needs_reference"}
+    assert json.loads(accepted[-1][0])["provenance"]["draft_review"]["by"] == "eve"
