@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from qtpy.QtCore import Qt
-from qtpy.QtGui import QKeySequence
 from qtpy.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -34,7 +33,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import BAD_STYLE, OK_STYLE, keys_html, soon
+from reviewer.app.qt_review import BAD_STYLE, OK_STYLE, keys_label, neighbour, soon, window_keys
 
 logger = logging.getLogger(__name__)
 
@@ -206,10 +205,7 @@ class FailuresDock(QWidget):
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
-        keys = QLabel(keys_html(FAILURE_KEYS))
-        keys.setWordWrap(True)
-        keys.setStyleSheet("color: #aaa")
-        layout.addWidget(keys)
+        layout.addWidget(keys_label(FAILURE_KEYS))
 
     def _show_codes(self, view: dict[str, Any] | None) -> None:
         """The scheme's codes in the codebook's order, each with its key; the definition beside it and the
@@ -316,11 +312,10 @@ class FailuresDock(QWidget):
         return None
 
     def step(self, by: int) -> bool:
-        ids = [r["run"] for r in self.rows]
-        if not ids:
+        target = neighbour([r["run"] for r in self.rows], self.view and self.view["run"], by)
+        if target is None:
             return False
-        cur = ids.index(self.view["run"]) if self.view and self.view["run"] in ids else -by
-        self.show_run(ids[max(0, min(len(ids) - 1, cur + by))])
+        self.show_run(target)
         return True
 
     # ------------------------------------------------------------------ one run
@@ -421,11 +416,7 @@ class FailuresDock(QWidget):
 
     def install_keys(self, window: QWidget) -> None:
         """Window-wide keys (not while typing in the note: Qt gives those keys to the field)."""
-        for key in SHORTCUT_KEYS:
-            sc = QShortcut(QKeySequence(key), window)
-            sc.setContext(Qt.WindowShortcut)
-            sc.activated.connect(lambda key=key: self.key(key))
-            self._shortcuts.append(sc)
+        self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
         """One key of the dock: a code key, C (note), N / P."""

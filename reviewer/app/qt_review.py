@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from qtpy.QtCore import Qt
@@ -69,6 +70,34 @@ def soon(func, parent) -> Any:
 
 def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
     return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
+
+
+def keys_label(keys: tuple[tuple[str, str], ...]) -> QLabel:
+    """The line under a dock that lists its keys (the review, adjudication and coding docks)."""
+    label = QLabel(keys_html(keys))
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #aaa")
+    return label
+
+
+def window_keys(window: QWidget, keys: tuple[str, ...], on_key: Callable[[str], Any]) -> list[QShortcut]:
+    """Window-wide shortcuts calling on_key(key) (a dock's keys; Qt gives keys typed in a text field to the field)."""
+    out = []
+    for key in keys:
+        sc = QShortcut(QKeySequence(key), window)
+        sc.setContext(Qt.WindowShortcut)
+        sc.activated.connect(lambda key=key: on_key(key))
+        out.append(sc)
+    return out
+
+
+def neighbour(ids: list[str], current: str | None, by: int) -> str | None:
+    """The id `by` places from `current` in a queue, held at its ends (the first or last when `current` is not in
+    it): what N / P go to."""
+    if not ids:
+        return None
+    cur = ids.index(current) if current in ids else -by
+    return ids[max(0, min(len(ids) - 1, cur + by))]
 
 
 def draft_html(drafts: dict[str, Any] | None) -> str:
@@ -226,11 +255,7 @@ class ReviewDock(QWidget):
 
     def install_keys(self, window: QWidget) -> None:
         """Window-wide keys (not while typing in a text field: Qt gives those keys to the field)."""
-        for key in SHORTCUT_KEYS:
-            sc = QShortcut(QKeySequence(key), window)
-            sc.setContext(Qt.WindowShortcut)
-            sc.activated.connect(lambda key=key: self.key(key))
-            self._shortcuts.append(sc)
+        self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
         """Send a key to the mode in front; True when it did something."""
@@ -286,10 +311,7 @@ class AnnotatorPanel(QWidget):
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
-        keys = QLabel(keys_html(ANNOTATOR_KEYS))
-        keys.setWordWrap(True)
-        keys.setStyleSheet("color: #aaa")
-        layout.addWidget(keys)
+        layout.addWidget(keys_label(ANNOTATOR_KEYS))
         self.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(self._load_evidence, self)
 
@@ -397,12 +419,9 @@ class AnnotatorPanel(QWidget):
         return None
 
     def step(self, by: int) -> None:
-        rows = self.shown_rows
-        if not rows:
-            return
-        keys = [r["item"] for r in rows]
-        cur = keys.index(self.view["item"]) if self.view and self.view["item"] in keys else -by
-        self.show_item(keys[max(0, min(len(keys) - 1, cur + by))])
+        target = neighbour([r["item"] for r in self.shown_rows], self.view and self.view["item"], by)
+        if target is not None:
+            self.show_item(target)
 
     # ------------------------------------------------------------------ decisions
 

@@ -24,7 +24,16 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import BAD_STYLE, EXPERT_KEYS, OK_STYLE, item_drafts, keys_html, question_html, soon
+from reviewer.app.qt_review import (
+    BAD_STYLE,
+    EXPERT_KEYS,
+    OK_STYLE,
+    item_drafts,
+    keys_label,
+    neighbour,
+    question_html,
+    soon,
+)
 from reviewer.review import api
 
 COLUMNS = ("annotator", "verdict", "reasons", "comment", "suggested correction", "seconds")
@@ -86,10 +95,7 @@ class ExpertPanel(QWidget):
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
         )
-        keys = QLabel(keys_html(EXPERT_KEYS))
-        keys.setWordWrap(True)
-        keys.setStyleSheet("color: #aaa")
-        layout.addWidget(keys)
+        layout.addWidget(keys_label(EXPERT_KEYS))
 
     def start(self, bank: str) -> None:
         self.bank = bank
@@ -255,11 +261,10 @@ class ExpertPanel(QWidget):
         return self.dialog
 
     def step(self, by: int) -> bool:
-        keys = [r["item"] for r in self.rows]
-        if not keys:
+        target = neighbour([r["item"] for r in self.rows], self.view and self.view["item"], by)
+        if target is None:
             return False
-        cur = keys.index(self.view["item"]) if self.view and self.view["item"] in keys else -by
-        self.show_item(keys[max(0, min(len(keys) - 1, cur + by))])
+        self.show_item(target)
         return True
 
     def key(self, key: str) -> bool:

@@ -51,10 +51,15 @@ class Prompt:
 @cache
 def prompt(name: str | None = None) -> Prompt:
     """The prompt template named in the settings (or `name`), validated, with the sha256 of its file's bytes."""
-    path = DRAFTING_DIR / (name or settings()["prompt"])
+    return load_prompt(DRAFTING_DIR / (name or settings()["prompt"]), "draft_prompt")
+
+
+def load_prompt(path: Path, schema: str) -> Prompt:
+    """A versioned prompt template (drafting's, failure pre-coding's), validated against its schema, with the
+    sha256 of its file's bytes for the provenance."""
     raw = path.read_bytes()
     doc = json.loads(raw.decode("utf-8"))
-    validate(doc, "draft_prompt", path=path)
+    validate(doc, schema, path=path)
     return Prompt(
         doc["version"], hashlib.sha256(raw).hexdigest(), doc["system"], doc["instructions"], doc["item"], path.name
     )

@@ -10,14 +10,13 @@ request id, tokens, cost, attempts.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from reviewer.drafting.config import Prompt, load_prompt
 from reviewer.errors import Cancelled, DraftingError, ReviewerError
 from reviewer.failures.codebook import FAILURES_DIR, codebook, mark
 from reviewer.failures.coding import insert_code, latest, require_role, scheme_of
@@ -27,25 +26,10 @@ PROMPT_FILE = "precode-1.json"
 NO_QUOTE = frozenset({"nothing"})
 
 
-@dataclass(frozen=True)
-class Prompt:
-    version: str
-    sha256: str
-    system: str
-    instructions: str
-    item: str
-
-
 @cache
 def prompt() -> Prompt:
     """assets/failures/precode-1.json, validated, with the sha256 of its bytes for the provenance."""
-    from reviewer.schemas import validate
-
-    path = FAILURES_DIR / PROMPT_FILE
-    raw = path.read_bytes()
-    doc = json.loads(raw.decode("utf-8"))
-    validate(doc, "failure_prompt", path=path)
-    return Prompt(doc["version"], hashlib.sha256(raw).hexdigest(), doc["system"], doc["instructions"], doc["item"])
+    return load_prompt(FAILURES_DIR / PROMPT_FILE, "failure_prompt")
 
 
 def reply_schema(scheme: str) -> dict[str, Any]:
