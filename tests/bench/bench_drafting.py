@@ -28,6 +28,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "tests" / "unit")]
 
 import bank_factory as bf  # noqa: E402
 from drafting_fake import KEY, FakeAPI, serve_in_process  # noqa: E402
+from heartbeat import Heartbeat  # noqa: E402
 
 from reviewer.bank.io import write_bank  # noqa: E402
 from reviewer.bank.store import import_bank  # noqa: E402
@@ -94,31 +95,6 @@ def pipeline(folder: Path, n: int, latency: float) -> None:
 
 
 # ----------------------------------------------------------------------------- the UI while drafting
-
-
-class Heartbeat:
-    """A 10 ms QTimer on the UI thread; the largest gap between ticks is the longest UI block."""
-
-    def __init__(self) -> None:
-        from qtpy.QtCore import QTimer
-
-        self.gaps: list[float] = []
-        self.last = time.perf_counter()
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self.tick)
-        self.timer.start()
-
-    def tick(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append(now - self.last)
-        self.last = now
-
-    def stop(self) -> tuple[float, float, int]:
-        """The longest gap, the 99th percentile and how many gaps were over 100 ms."""
-        self.timer.stop()
-        gaps = sorted(self.gaps[1:]) or [0.0]
-        return gaps[-1], gaps[int(0.99 * (len(gaps) - 1))], sum(g > 0.1 for g in gaps)
 
 
 def _wait(app, done) -> None:

@@ -7,6 +7,8 @@ index, and a reviewer window on napari's make_napari_viewer. Run under Xvfb:
 from __future__ import annotations
 
 import os
+import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -94,3 +96,19 @@ def wait_frame(app, qtbot, timeout: int = 20000) -> None:
         return s.frame_shown() and int(app.viewer.dims.current_step[0]) == s.state.current
 
     qtbot.waitUntil(drawn, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def demo_bank(request, demo_site) -> Path:
+    """The candidate bank `reviewer generate` makes of the GUI demo site (seed 5), generated once and cached."""
+    from reviewer.bank.generate import generate
+
+    out = _cache_dir(request) / "candidates-seed5"
+    if not (out / "manifest.json").is_file():
+        tmp = out.with_name(out.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            generate(demo_site, tmp, seed=5)
+        tmp.rename(out)
+    return out

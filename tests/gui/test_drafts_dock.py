@@ -8,12 +8,12 @@ client in the drafting process, no network.
 from __future__ import annotations
 
 import importlib.util
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.gui.test_review_dock import demo_bank, make_store, press, store_path, window  # noqa: F401 - fixtures
+from tests.gui.test_review_dock import make_store, press, store_path, window  # noqa: F401 - fixtures
+from tests.heartbeat import Heartbeat
 
 pytestmark = pytest.mark.gui
 
@@ -25,29 +25,6 @@ def _drafting_fake():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-class Heartbeat:
-    """A 10 ms QTimer on the UI thread: the largest gap between its ticks is the longest UI block."""
-
-    def __init__(self) -> None:
-        from qtpy.QtCore import QTimer
-
-        self.gaps: list[float] = []
-        self.last = time.perf_counter()
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self.tick)
-        self.timer.start()
-
-    def tick(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append(now - self.last)
-        self.last = now
-
-    def stop(self) -> float:
-        self.timer.stop()
-        return max(self.gaps[1:], default=0.0)  # the first gap is the timer's start
 
 
 def _drafted(path: Path) -> int:
@@ -89,7 +66,7 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(window, unas
         qtbot.wait(500)
         assert admin.draft()
         qtbot.waitUntil(lambda: admin.draft_button.isEnabled(), timeout=180000)
-        longest = beat.stop()
+        longest = beat.stop()[0]
     n = admin.draft_progress.maximum()
     assert admin.message.text().startswith(f"drafted {n}, skipped 0"), admin.message.text()
     assert admin.draft_progress.value() == n > 1

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import warnings
 from pathlib import Path
 
 import pytest
@@ -30,24 +29,6 @@ B_METHOD = (
     "Computed the annual mean MNDWI from Landsat TM and OLI scenes. Fitted a Sen slope. "
     "The series shows a drop after 2012 which we read as drying."
 )
-
-
-@pytest.fixture(scope="session")
-def demo_bank(request, demo_site) -> Path:
-    """The candidate bank `reviewer generate` makes of the GUI demo site (seed 5), cached as the review dock's
-    tests cache it (the same folder)."""
-    from reviewer.bank.generate import generate
-    from tests.gui.conftest import _cache_dir
-
-    out = _cache_dir(request) / "candidates-seed5"
-    if not (out / "manifest.json").is_file():
-        tmp = out.with_name(out.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            generate(demo_site, tmp, seed=5)
-        tmp.rename(out)
-    return out
 
 
 def _runs() -> list[dict]:

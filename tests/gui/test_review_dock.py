@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import sqlite3
-import warnings
 from pathlib import Path
 
 import pytest
@@ -20,23 +19,6 @@ from qtpy.QtCore import Qt
 pytestmark = pytest.mark.gui
 
 BANK = "demo-core-seed0-generated"
-
-
-@pytest.fixture(scope="session")
-def demo_bank(request, demo_site) -> Path:
-    """The candidate bank `reviewer generate` makes of the GUI demo site (seed 5), generated once and cached."""
-    from reviewer.bank.generate import generate
-    from tests.gui.conftest import _cache_dir
-
-    out = _cache_dir(request) / "candidates-seed5"
-    if not (out / "manifest.json").is_file():
-        tmp = out.with_name(out.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            generate(demo_site, tmp, seed=5)
-        tmp.rename(out)
-    return out
 
 
 def make_store(

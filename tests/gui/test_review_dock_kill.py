@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.test_review_dock import BANK, demo_bank, make_store  # noqa: F401 - the session fixture
+from tests.gui.test_review_dock import BANK, make_store
 
 pytestmark = pytest.mark.gui
 
