@@ -25,7 +25,7 @@ from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, TASKS, min_range, multi_sensor_of
-from reviewer.bank.series import QUADRANTS, SeriesConfig, SiteSeries, build_series, cached_index
+from reviewer.bank.series import QUADRANTS, SeriesConfig, SiteSeries, build_series, cached_index, scene_mpx
 from reviewer.errors import BankError, SchemaError
 from reviewer.fileio import check_output_folder
 from reviewer.record.scan import open_index
@@ -114,6 +114,8 @@ class GenerationReport:
     memory_budget: int = 0
     #: series frames (composites, NBR) that did not fit the budget and went to files (bytes)
     spilled: int = 0
+    #: parts of the record's pass (Landsat years, runs of MODIS/VIIRS composites) run as cluster tasks
+    tasks: int = 0
 
     def summary(self) -> str:
         tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
@@ -121,7 +123,9 @@ class GenerationReport:
             f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
             f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
             f"total {self.seconds:.1f} s, peak memory {_size(self.peak_memory)} of {_size(self.memory_budget)} "
-            "budget" + (f" ({_size(self.spilled)} of series frames in files)" if self.spilled else "")
+            "budget"
+            + (f" ({_size(self.spilled)} of series frames in files)" if self.spilled else "")
+            + (f"; the record read as {self.tasks} tasks of the cluster" if self.tasks else "")
         )
 
 
@@ -757,21 +761,23 @@ def ndvi_share(s: SiteSeries, name: str) -> list[Candidate]:
     ys = s.years
     y1, y2 = max(ys[0], 2001), ys[-1]
     yrs = s.years_between(y1, y2)
-    cubes = {"landsat_harmonized": np.stack([s.comp("ndvi_h", y) for y in yrs])}
+    # each cube (years x pixels of one index) is loaded when its turn comes, so one is in memory at a time
+    cubes: dict[str, tuple[list[int], Callable[[], np.ndarray]]] = {
+        "landsat_harmonized": (yrs, lambda: np.stack([s.comp("ndvi_h", y) for y in yrs]))
+    }
     for label, d in s.coarse.items():
         sel = [i for i, y in enumerate(d["years"]) if y1 <= y <= y2]
         if len(sel) >= th["min_obs"]:
-            cubes[label.lower().replace(" ", "_")] = (np.array(d["years"])[sel], d["gs"][sel])
+            cubes[label.lower().replace(" ", "_")] = ([d["years"][i] for i in sel], lambda d=d, sel=sel: d["gs"][sel])
     flat = s.inside.ravel()
     results: dict[str, dict[str, float]] = {"increase": {}, "decrease": {}}
-    for cname, cube in cubes.items():
-        years_c, data = (yrs, cube) if isinstance(cube, np.ndarray) else cube
+    for cname, (years_c, load) in cubes.items():
         if len(years_c) < th["min_obs"]:
             continue
+        pixels = load().reshape(len(years_c), -1)[:, flat]
         # the pairwise Theil-Sen slopes are worked through in pixel blocks sized to the run's memory budget
-        r = M.pixel_trends(
-            years_c, data.reshape(len(years_c), -1)[:, flat], min_obs=th["min_obs"], scratch=s.store.ram_bytes // 3
-        )
+        r = M.pixel_trends(years_c, pixels, min_obs=th["min_obs"], scratch=s.store.ram_bytes // 3)
+        del pixels
         for sense, sign in (("increase", 1), ("decrease", -1)):
             results[sense][f"{cname}:ols"] = M.share_significant(r["ols_slope"], r["ols_p"], sign, th["alpha"])
             results[sense][f"{cname}:mk_sen"] = M.share_significant(r["sen_slope"], r["mk_p"], sign, th["alpha"])
@@ -1300,6 +1306,7 @@ def _report_json(report: GenerationReport, seed: int, balance: float | None, gen
                 "peak_memory_bytes": report.peak_memory,
                 "memory_budget_bytes": report.memory_budget,
                 "spilled_bytes": report.spilled,
+                "cluster_tasks": report.tasks,
                 "seed": seed,
                 "balance": balance,
                 "config": gen_cfg,
@@ -1326,11 +1333,17 @@ def generate(
     version: str = "candidates",
     balance: float | None = None,
     memory: int | None = None,
+    threads: int | None = None,
+    runner: Any = None,
+    split_above: float = 0.0,
 ) -> GenerationReport:
     """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
     `balance`: keep no conclusion value of a template more than this many times as often as the next
     (reviewer.bank.balance); None keeps every candidate. `memory`: the budget in bytes (default 2 GB) the
-    series stays under (frames beyond it go to files; the questions are the same); the report says the peak."""
+    series stays under (frames beyond it go to files; the questions are the same); the report says the peak.
+    `threads` and `runner` (a dask client whose workers take the site's years as tasks, when the site has at
+    least `split_above` Landsat scene-megapixels) only change how the record is read (build_series), never
+    what is written."""
     from reviewer.bank.spill import DEFAULT_BUDGET, MemoryMeter
 
     with MemoryMeter() as meter:
@@ -1349,6 +1362,7 @@ def generate(
             balance,
             memory or DEFAULT_BUDGET,
             meter,
+            {"threads": threads, "runner": runner, "split_above": split_above},
         )
     report.peak_memory = max(report.peak_memory, meter.peak)
     return report
@@ -1369,6 +1383,7 @@ def _generate(
     balance,
     memory,
     meter,
+    reading,
 ) -> GenerationReport:
     t0 = time.perf_counter()
     if tasks:
@@ -1378,8 +1393,17 @@ def _generate(
     check_output_folder(out_dir)  # a file or a read-only place is refused before the record is read
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
     index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
+    reading = dict(reading)
+    if reading.pop("split_above") > scene_mpx(index):
+        reading["runner"] = None  # a small site: its years read here cost less than as tasks
     series = build_series(
-        index, config=series_config, progress=progress, cancel=cancel, parts=series_parts(names), memory=memory
+        index,
+        config=series_config,
+        progress=progress,
+        cancel=cancel,
+        parts=series_parts(names),
+        memory=memory,
+        **reading,
     )
     gen_cfg = {
         "min_agreement": min_agreement,
@@ -1389,7 +1413,7 @@ def _generate(
     }
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
-    report.memory_budget, report.spilled = memory, series.store.on_disk
+    report.memory_budget, report.spilled, report.tasks = memory, series.store.on_disk, series.tasks
     questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
     if balance is not None:
         from reviewer.bank.balance import balance_questions

@@ -123,7 +123,21 @@ def run_site(
             if forward is not None:
                 forward(fraction, message)
 
-        report = generate(site_dir, out, progress=both, cancel=cancel, **opts)
+        split = opts.pop("split", "auto")
+        runner = _TaskClient() if split != "never" and _on_worker() else None
+        try:
+            report = generate(
+                site_dir,
+                out,
+                progress=both,
+                cancel=cancel,
+                runner=runner,
+                split_above=0.0 if split == "always" else SPLIT_ABOVE,
+                **opts,
+            )
+        finally:
+            if runner is not None:
+                runner.close()
     except Cancelled:
         return {"status": "cancelled"}
     except ReviewerError as exc:
@@ -132,6 +146,66 @@ def run_site(
         return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
     progress(1.0, report.summary())
     return {"status": "done", "summary": report.summary(), "peak_memory": report.peak_memory}
+
+
+#: a site of at least this many Landsat scene-megapixels (scenes x pixels / 1e6) read on a cluster has its years
+#: split into tasks (250 px x 25 scenes a year over 1984-2026 is about 66; the demo site at 100 px about 2.5)
+SPLIT_ABOVE = 50.0
+
+
+class _TaskClient:
+    """The cluster's client as seen from a site's task, taken only when the site splits its years into tasks:
+    then the task steps out of its worker's thread pool while it waits for them (dask's secede), and back in
+    at close (rejoin). A site that does not split keeps its worker's slot, so no second site starts there."""
+
+    def __init__(self) -> None:
+        self._client = None
+
+    def _get(self):
+        if self._client is None:
+            from distributed import get_client, secede
+
+            self._client = get_client()
+            secede()
+        return self._client
+
+    def submit(self, *args, **kwargs):
+        return self._get().submit(*args, **kwargs)
+
+    def cancel(self, futures) -> None:
+        self._get().cancel(futures)
+
+    def scheduler_info(self):
+        return self._get().scheduler_info()
+
+    def close(self) -> None:
+        if self._client is not None:
+            from distributed import rejoin
+
+            rejoin()
+            self._client = None
+
+
+def _on_worker() -> bool:
+    try:
+        from distributed import get_worker
+
+        get_worker()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
+def _folder_bytes(folder: str | Path) -> int:
+    """Bytes of the files under a folder (what a site's record weighs; unreadable entries count 0)."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for f in files:
+            try:
+                total += os.stat(os.path.join(root, f)).st_size
+            except OSError:
+                continue
+    return total
 
 
 def _read_progress(state: Path, names: list[str]) -> dict[str, tuple[float, str]]:
@@ -147,19 +221,20 @@ def _read_progress(state: Path, names: list[str]) -> dict[str, tuple[float, str]
 
 def _client(scheduler: str | None, workers: int | None):
     """A dask.distributed client: to the scheduler at `scheduler`, else a LocalCluster of `workers` processes
-    (default 2) of one thread each (generation reads with its own threads)."""
+    (default 2) of one thread each (generation reads with its own threads: `threads` per task is what the
+    machine's CPUs give each worker, so the workers' reading threads do not outnumber the CPUs)."""
     import logging
 
     from distributed import Client, LocalCluster
 
     logging.getLogger("distributed").setLevel(logging.WARNING)
     if scheduler:
-        return Client(scheduler), None, f"scheduler {scheduler}"
+        return Client(scheduler), None, f"scheduler {scheduler}", None
     n = workers or 2
     cluster = LocalCluster(
         n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0", memory_limit=0, silence_logs=40
     )
-    return Client(cluster), cluster, f"LocalCluster of {n} workers"
+    return Client(cluster), cluster, f"LocalCluster of {n} workers", max(1, (os.cpu_count() or 1) // n)
 
 
 def generate_many(
@@ -170,11 +245,18 @@ def generate_many(
     workers: int | None = None,
     progress: ManyProgress | None = None,
     cancel: Callable[[], bool] | None = None,
+    split: str = "auto",
     **options: Any,
 ) -> ManyReport:
     """Generate every site into OUT/<site name>/ as dask tasks (`options` go to reviewer.bank.generate.generate:
     tasks, seed, balance, memory...). Sites already finished are skipped; `workers=0` runs the sites one after
-    another in this process (no cluster). `cancel` is polled while the sites run."""
+    another in this process (no cluster). `cancel` is polled while the sites run.
+
+    `split` says when a site's own years become tasks too: "auto" (a site of SPLIT_ABOVE scene-megapixels or
+    more, or every site when there are fewer sites than workers), "always" or "never". The banks are the same
+    bytes whichever."""
+    if split not in ("auto", "always", "never"):
+        raise BankError(f"split must be auto, always or never, not {split!r}", field="split")
     from reviewer.fileio import check_output_folder
 
     t0 = time.perf_counter()
@@ -197,6 +279,7 @@ def generate_many(
             report.workers = "one after another in this process"
             results = _run_here(todo, outs, state, options, fractions, progress, cancel)
         else:
+            options = {**options, "split": split}
             results = _run_dask(todo, outs, state, options, fractions, progress, cancel, scheduler, workers, report)
     finally:
         shutil.rmtree(state, ignore_errors=True)
@@ -234,12 +317,28 @@ def _run_dask(todo, outs, state, options, fractions, progress, cancel, scheduler
     if not todo:
         report.workers = "nothing to run"
         return {}
-    client, cluster, report.workers = _client(scheduler, workers)
+    client, cluster, report.workers, threads = _client(scheduler, workers)
     results: dict[str, dict[str, Any]] = {}
     try:
+        options = dict(options)
+        if threads is not None:
+            options.setdefault("threads", threads)
+        if options.get("split") == "auto" and len(todo) < len(client.scheduler_info()["workers"]):
+            options["split"] = "always"  # fewer sites than workers: the idle ones take the sites' years
+        # the heaviest records first, so the last site to finish is a small one (sizes from the files' bytes)
+        order = sorted(todo, key=lambda t: -_folder_bytes(t[0]))
         futures = {
-            client.submit(run_site, d, str(outs[n]), str(state), options, key=f"generate-{n}", pure=False): n
-            for d, n in todo
+            client.submit(
+                run_site,
+                d,
+                str(outs[n]),
+                str(state),
+                options,
+                key=f"generate-{n}",
+                pure=False,
+                priority=len(order) - i,
+            ): n
+            for i, (d, n) in enumerate(order)
         }
         pending = set(futures)
         cancelled = False

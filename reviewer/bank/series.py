@@ -196,6 +196,8 @@ class SiteSeries:
     crop_mask: np.ndarray | None = None
     regions: dict[str, np.ndarray] = field(default_factory=dict)
     scenes_read: int = 0
+    #: the pass's parts that ran as tasks of a dask cluster (0: all read in this process)
+    tasks: int = 0
     seconds: float = 0.0
     #: where the composite and NBR frames live: memory up to the run's budget, then files
     store: FrameStore = field(default_factory=_empty_store, repr=False)
@@ -225,17 +227,21 @@ class SiteSeries:
 # ----------------------------------------------------------------------------- record products
 
 
-def _product_file(site_dir: Path, product_id: str) -> Path | None:
+def _product_files(site_dir: Path, product_ids: tuple[str, ...]) -> dict[str, Path]:
+    """The first file of each product under the site, from one walk of its files (a large record has tens of
+    thousands: walking them once per product cost seconds)."""
     cat = catalog()
+    found: dict[str, Path] = {}
     for path in site_files(site_dir):
         m = cat.match(path.name)
-        if m is not None and m.product.id == product_id:
-            return path
-    return None
+        if m is not None and m.product.id in product_ids and m.product.id not in found:
+            found[m.product.id] = path
+            if len(found) == len(product_ids):
+                break
+    return found
 
 
-def _read_product(site_dir: Path, product_id: str, grid: Grid) -> tuple[np.ndarray | None, str | None]:
-    path = _product_file(site_dir, product_id)
+def _read_product(site_dir: Path, path: Path | None, grid: Grid) -> tuple[np.ndarray | None, str | None]:
     if path is None:
         return None, None
     try:
@@ -280,6 +286,12 @@ INDEXES = IndexCache()
 def cached_index(site_dir: str | Path) -> SceneIndex:
     """INDEXES.get(site_dir): open_index without a store, remembered until any file of the folder changes."""
     return INDEXES.get(site_dir)
+
+
+def scene_mpx(index: SceneIndex) -> float:
+    """The record's Landsat scenes x site pixels / 1e6: how heavy its pass is (what decides a split)."""
+    h, w = index.site.shape
+    return sum(1 for s in index.scenes if s.record and s.label in LANDSAT) * h * w / 1e6
 
 
 # ----------------------------------------------------------------------------- the pass
@@ -384,6 +396,8 @@ def build_series(
     cancel: Callable[[], bool] | None = None,
     parts: frozenset[str] | set[str] | None = None,
     memory: int | None = None,
+    threads: int | None = None,
+    runner: Any = None,
 ) -> SiteSeries:
     """One pass over the record's scenes, building every series the reference methods use.
 
@@ -394,6 +408,10 @@ def build_series(
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
     NDVI), "coarse" (MODIS/VIIRS NDVI), "era5" (precipitation), "snow" (MOD10A1/MYD10A1 daily snow cover),
     "products" (WorldCover, Hansen loss year). Years and clear-observation counts are always filled.
+
+    `threads` reads that many scenes side by side (default: the config's workers; not part of the provenance,
+    which states the config). `runner`, a dask client, makes the Landsat years and runs of MODIS/VIIRS
+    composites tasks on its workers (a large site split over a cluster); the series is the same.
     """
     import time
 
@@ -413,9 +431,9 @@ def build_series(
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
     tick = _Ticker(sum(len(v) for v in to_read.values()), progress, cancel)
-    with ThreadPoolExecutor(max_workers=cfg.workers) as pool:
-        _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick)
-        _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick)
+    with ThreadPoolExecutor(max_workers=threads or cfg.workers) as pool:
+        _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick, runner)
+        _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick, runner)
         for scene, value in zip(to_read["era5"], pool.map(lambda s: _precip(s, grid), to_read["era5"]), strict=True):
             tick("read ERA5-Land")
             if value is not None:
@@ -451,9 +469,11 @@ def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], 
 def _read_products(series: SiteSeries, site_dir: Path, grid: Grid, parts: frozenset[str]) -> np.ndarray | None:
     """WorldCover and the Hansen loss year into the series; returns the crop core (WorldCover cropland eroded by
     4 pixels, or all of it when erosion leaves none) the crop NDVI is read over, None without cropland."""
-    wc, _ = _read_product(site_dir, "esa_worldcover", grid) if "products" in parts else (None, None)
+    ids = ("esa_worldcover", "hansen_gfc_lossyear")
+    files = _product_files(site_dir, ids) if "products" in parts else {}
+    wc, _ = _read_product(site_dir, files.get(ids[0]), grid)
     series.worldcover = wc
-    hansen, hansen_path = _read_product(site_dir, "hansen_gfc_lossyear", grid) if "products" in parts else (None, None)
+    hansen, hansen_path = _read_product(site_dir, files.get(ids[1]), grid)
     series.hansen_lossyear, series.hansen_path = hansen, hansen_path
     crop = wc == 40 if wc is not None and (wc == 40).any() else None
     series.crop_mask = crop
@@ -506,6 +526,14 @@ class _Ticker:
         if self.progress is not None and (self.done % 25 == 0 or self.done == self.total):
             self.progress(0.8 * self.done / self.total, msg)
 
+    def advance(self, n: int, msg: str) -> None:
+        """n scenes read at once (a task's): one cancel check, one progress report."""
+        self.done += n
+        if self.cancel is not None and self.cancel():
+            raise Cancelled("generation cancelled")
+        if self.progress is not None:
+            self.progress(0.8 * min(self.done, self.total) / self.total, msg)
+
 
 #: the Landsat composites per season: (index, "h" harmonized or "r" raw)
 COMPOSITE_NAMES = {
@@ -554,24 +582,49 @@ class _YearStack:
             self.store.close()
 
 
-def _read_landsat(
-    series: SiteSeries, to_read: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
-) -> None:
-    """Landsat, year by year: the per-year composites, the per-scene NBR cube and the Landsat crop NDVI."""
-    cfg, shape, inside = series.config, series.shape, series.inside
-    comps = Composites(series.store, len(series.years))
-    by_year: dict[int, list[Scene]] = defaultdict(list)
-    for s in to_read:
-        by_year[s.year].append(s)
-    for i, year in enumerate(series.years):
-        gs = _YearStack(len(by_year.get(year, [])), shape, series.store.ram_bytes)
-        for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), by_year.get(year, [])):
-            tick(f"read Landsat {year}")
+@dataclass
+class LandsatYear:
+    """What one year of Landsat scenes reduces to: the year's composite frames (in COMPOSITE_NAMES order, then
+    ndvimax_h and nbrmin_h), each read scene's harmonized NBR frame (float16) and crop NDVI, in reading order."""
+
+    composites: list[tuple[str, np.ndarray]] = field(default_factory=list)
+    nbr: list[tuple[dt.date, np.ndarray]] = field(default_factory=list)
+    crop: list[tuple[dt.date, float]] = field(default_factory=list)
+    sensors: set[str] = field(default_factory=set)
+    read: int = 0
+    scenes: int = 0
+
+
+def landsat_year(
+    scenes: list[Scene],
+    grid: Grid,
+    inside: np.ndarray,
+    cfg: SeriesConfig,
+    crop_core: np.ndarray | None,
+    limit: int,
+    *,
+    pool: ThreadPoolExecutor | None = None,
+    tick: Callable[[str], None] | None = None,
+    put_nbr: Callable[[dt.date, np.ndarray], None] | None = None,
+) -> LandsatYear:
+    """One year's Landsat scenes read and reduced (a dask task when a large site's years are split): per-pixel
+    reductions only, so the frames are the same whichever process computes them. `put_nbr` takes each NBR frame
+    as it comes (the sequential pass stores it at once); without it they are collected in the result."""
+    shape = inside.shape
+    out = LandsatYear(scenes=len(scenes))
+    own = pool is None
+    pool = pool or ThreadPoolExecutor(max_workers=1)
+    year = scenes[0].year if scenes else 0
+    gs = _YearStack(len(scenes), shape, limit)
+    try:
+        for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), scenes):
+            if tick is not None:
+                tick(f"read Landsat {year}")
             if res is None:
                 continue
             scene: Scene = res["scene"]
-            series.scenes_read += 1
-            series.sensors_by_year.setdefault(year, set()).add(scene.label)
+            out.read += 1
+            out.sensors.add(scene.label)
             m = scene.date.month
             if m in cfg.growing_months:
                 for idx, var in COMPOSITE_NAMES["gs"]:
@@ -579,58 +632,246 @@ def _read_landsat(
             if m in cfg.water_months:
                 for idx, var in COMPOSITE_NAMES["water"]:
                     gs.add(f"{idx}_{var}", res[var][idx])
-            series.store.put(("nbr", len(series.nbr_dates)), res["h"]["nbr"].astype(np.float16))
-            series.nbr_dates.append(scene.date)
+            nbr = res["h"]["nbr"].astype(np.float16)
+            if put_nbr is not None:
+                put_nbr(scene.date, nbr)
+            else:
+                out.nbr.append((scene.date, nbr))
             if crop_core is not None:
                 v = res["h"]["ndvi"][crop_core]
                 if np.isfinite(v).mean() > 0.5:
-                    series.crop_ndvi.setdefault("Landsat", []).append((scene.date, float(np.nanmedian(v))))
+                    out.crop.append((scene.date, float(np.nanmedian(v))))
         for idx, var in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]:
-            comps.add(f"{idx}_{var}", i, gs.reduce(f"{idx}_{var}", "median"))
-        comps.add("ndvimax_h", i, gs.reduce("ndvi_h", "max"))
-        comps.add("nbrmin_h", i, gs.reduce("nbr_h", "min"))
+            out.composites.append((f"{idx}_{var}", gs.reduce(f"{idx}_{var}", "median")))
+        out.composites.append(("ndvimax_h", gs.reduce("ndvi_h", "max")))
+        out.composites.append(("nbrmin_h", gs.reduce("nbr_h", "min")))
+    finally:
         gs.close()
+        if own:
+            pool.shutdown()
+    return out
+
+
+def _read_landsat(
+    series: SiteSeries,
+    to_read: list[Scene],
+    pool: ThreadPoolExecutor,
+    grid: Grid,
+    crop_core: Any,
+    tick: _Ticker,
+    runner: Any = None,
+) -> None:
+    """Landsat, year by year: the per-year composites, the per-scene NBR cube and the Landsat crop NDVI. With a
+    `runner` (a dask client), the years are tasks on its workers, taken in year order as they finish."""
+    comps = Composites(series.store, len(series.years))
+    by_year: dict[int, list[Scene]] = defaultdict(list)
+    for s in to_read:
+        by_year[s.year].append(s)
+    limit = series.store.ram_bytes
+
+    def put_nbr(date: dt.date, frame: np.ndarray) -> None:
+        series.store.put(("nbr", len(series.nbr_dates)), frame)
+        series.nbr_dates.append(date)
+
+    def take(i: int, res: LandsatYear) -> None:
+        series.scenes_read += res.read
+        if res.sensors:
+            series.sensors_by_year.setdefault(series.years[i], set()).update(res.sensors)
+        for date, frame in res.nbr:
+            put_nbr(date, frame)
+        if res.crop:
+            series.crop_ndvi.setdefault("Landsat", []).extend(res.crop)
+        for name, frame in res.composites:
+            comps.add(name, i, frame)
+
+    args = (grid, series.inside, series.config, crop_core, limit)
+    if runner is None:
+        for i, year in enumerate(series.years):
+            take(i, landsat_year(by_year.get(year, []), *args, pool=pool, tick=tick, put_nbr=put_nbr))
+    else:
+        jobs = [(landsat_year, (by_year.get(y, []), *args), len(by_year.get(y, []))) for y in series.years]
+        for i, res in enumerate(_in_order(series, runner, jobs, tick, "read Landsat")):
+            take(i, res)
     series.composites = comps if len(comps) else {}
 
 
-def _read_coarse(
-    series: SiteSeries, coarse: list[Scene], pool: ThreadPoolExecutor, grid: Grid, crop_core: Any, tick: _Ticker
-) -> None:
-    """MODIS / VIIRS NDVI on the site grid: growing-season medians per year and the crop NDVI per composite
-    (dated at the composite's middle, 8 days after its start)."""
-    inside = series.inside
-    months = series.config.growing_months
-    # each label's growing-season median of a year is taken as soon as the year's last composite is read
+def _in_order(series: SiteSeries, runner: Any, jobs: list[tuple[Callable, tuple, int]], tick: _Ticker, msg: str):
+    """Each job's result in job order, the jobs running as tasks of `runner` (a dask client), a few more
+    submitted than it has workers so none waits, never more than that ahead of the one taken (memory). Each
+    job counts its `n` scenes on `tick` when taken; a cancel drops the tasks not taken."""
+    ahead = 2 * max(1, _n_workers(runner)) + 1
+    futures: dict[int, Any] = {}
+    try:
+        for i in range(len(jobs)):
+            while len(futures) < ahead and i + len(futures) < len(jobs):
+                j = i + len(futures)
+                fn, args, _ = jobs[j]
+                # ahead of the sites still queued on the cluster: the site waiting for them holds memory
+                futures[j] = runner.submit(fn, *args, pure=False, priority=10**6)
+            res = futures.pop(i).result()
+            series.tasks += 1
+            tick.advance(jobs[i][2], msg)
+            yield res
+    finally:
+        if futures:
+            runner.cancel(list(futures.values()))
+
+
+def _n_workers(runner: Any) -> int:
+    try:
+        return len(runner.scheduler_info()["workers"])
+    except Exception:  # noqa: BLE001 - a runner that cannot say: as if one worker
+        return 1
+
+
+def _coarse_chunks(coarse: list[Scene], months: tuple[int, ...], size: int) -> list[list[Scene]]:
+    """The coarse scenes cut into runs of about `size`, never between two composites whose growing-season
+    median is one (same label, same year): each run's medians and crop values are whole, in reading order."""
+    last: dict[tuple[str, int], int] = {}
+    for i, scene in enumerate(coarse):
+        mid = scene.date + dt.timedelta(days=8)
+        if mid.month in months:
+            last[(scene.label, mid.year)] = i
+    chunks: list[list[Scene]] = []
+    open_until = -1
+    cur: list[Scene] = []
+    for i, scene in enumerate(coarse):
+        mid = scene.date + dt.timedelta(days=8)
+        if mid.month in months:
+            open_until = max(open_until, last[(scene.label, mid.year)])
+        cur.append(scene)
+        if len(cur) >= size and open_until <= i:
+            chunks.append(cur)
+            cur = []
+    if cur:
+        chunks.append(cur)
+    return chunks
+
+
+@dataclass
+class CoarseRun:
+    """A run of MODIS/VIIRS composites reduced: growing-season medians by (label, year) in the order they were
+    taken, the crop NDVI by label in reading order, and the labels in the order their first growing-season
+    composite was read."""
+
+    medians: list[tuple[str, int, np.ndarray]] = field(default_factory=list)
+    crop: list[tuple[str, dt.date, float]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
+    read: int = 0
+    scenes: int = 0
+
+
+def coarse_run(
+    coarse: list[Scene],
+    grid: Grid,
+    inside: np.ndarray,
+    months: tuple[int, ...],
+    crop_core: np.ndarray | None,
+    *,
+    pool: ThreadPoolExecutor | None = None,
+    tick: Callable[[str], None] | None = None,
+) -> CoarseRun:
+    """MODIS / VIIRS NDVI of a run of composites on the site grid (a dask task when a large site is split):
+    growing-season medians per label and year, taken as soon as the year's last composite of the run is read,
+    and the crop NDVI per composite (dated at the composite's middle, 8 days after its start)."""
+    out = CoarseRun(scenes=len(coarse))
+    own = pool is None
+    pool = pool or ThreadPoolExecutor(max_workers=1)
     left: dict[tuple[str, int], int] = defaultdict(int)
     for scene in coarse:
         mid = scene.date + dt.timedelta(days=8)
         if mid.month in months:
             left[(scene.label, mid.year)] += 1
     pending: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
-    medians: dict[str, dict[int, np.ndarray]] = defaultdict(dict)
-    labels: dict[str, None] = {}  # in the order their first growing-season composite was read
-    for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
-        tick(f"read {scene.label}")
-        mid = scene.date + dt.timedelta(days=8)
-        key = (scene.label, mid.year)
-        if arr is not None:
-            series.scenes_read += 1
-            arr = np.where(inside, arr, np.nan)
+    try:
+        for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
+            if tick is not None:
+                tick(f"read {scene.label}")
+            mid = scene.date + dt.timedelta(days=8)
+            key = (scene.label, mid.year)
+            if arr is not None:
+                out.read += 1
+                arr = np.where(inside, arr, np.nan)
+                if mid.month in months:
+                    pending[key].append(arr)
+                    if scene.label not in out.labels:
+                        out.labels.append(scene.label)
+                if crop_core is not None:
+                    v = arr[crop_core]
+                    if np.isfinite(v).mean() > 0.5:
+                        out.crop.append((scene.label, mid, float(np.nanmedian(v))))
             if mid.month in months:
-                pending[key].append(arr)
-                labels.setdefault(scene.label)
-            if crop_core is not None:
-                v = arr[crop_core]
-                if np.isfinite(v).mean() > 0.5:
-                    series.crop_ndvi.setdefault(scene.label, []).append((mid, float(np.nanmedian(v))))
-        if mid.month in months:
-            left[key] -= 1
-            if left[key] == 0 and pending.get(key):
-                medians[scene.label][mid.year] = _median(pending.pop(key), series.shape)
+                left[key] -= 1
+                if left[key] == 0 and pending.get(key):
+                    out.medians.append((scene.label, mid.year, _median(pending.pop(key), inside.shape)))
+    finally:
+        if own:
+            pool.shutdown()
+    return out
+
+
+class StoredCube:
+    """A (n, H, W) cube whose frames live in a FrameStore: `cube[i]` one frame, `cube[list]` the stack of
+    those frames, np.asarray(cube) the whole; `shape` and len() as an array's."""
+
+    def __init__(self, store: FrameStore, keys: list[Any], shape: tuple[int, int]) -> None:
+        self.store, self.keys, self.shape = store, keys, (len(keys), *shape)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __getitem__(self, i: Any) -> np.ndarray:
+        if isinstance(i, int | np.integer):
+            return self.store.get(self.keys[i])
+        picked = np.arange(len(self.keys))[i]
+        return (
+            np.stack([self.store.get(self.keys[j]) for j in picked])
+            if len(picked)
+            else np.zeros((0, *self.shape[1:]), np.float32)
+        )
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        a = self[slice(None)]
+        return a.astype(dtype) if dtype is not None else a
+
+
+def _read_coarse(
+    series: SiteSeries,
+    coarse: list[Scene],
+    pool: ThreadPoolExecutor,
+    grid: Grid,
+    crop_core: Any,
+    tick: _Ticker,
+    runner: Any = None,
+) -> None:
+    """MODIS / VIIRS NDVI on the site grid: growing-season medians per year, each frame in the series' store as
+    soon as it is taken (memory within the budget, else files), and the crop NDVI per composite. With a
+    `runner` (a dask client), runs of composites are tasks on its workers, taken in reading order."""
+    months = series.config.growing_months
+    keys: dict[str, dict[int, Any]] = defaultdict(dict)
+    labels: dict[str, None] = {}  # in the order their first growing-season composite was read
+
+    def take(res: CoarseRun) -> None:
+        series.scenes_read += res.read
+        for label in res.labels:
+            labels.setdefault(label)
+        for label, date, value in res.crop:
+            series.crop_ndvi.setdefault(label, []).append((date, value))
+        for label, year, frame in res.medians:
+            key = ("coarse", label, year)
+            series.store.put(key, frame)
+            keys[label][year] = key
+
+    if runner is None:
+        take(coarse_run(coarse, grid, series.inside, months, crop_core, pool=pool, tick=tick))
+    else:
+        chunks = _coarse_chunks(coarse, months, 46)  # about a year of 16-day composites of two or three labels
+        jobs = [(coarse_run, (c, grid, series.inside, months, crop_core), len(c)) for c in chunks]
+        for res in _in_order(series, runner, jobs, tick, "read MODIS/VIIRS"):
+            take(res)
     for label in labels:
-        per_year = medians[label]
-        ys = sorted(per_year)
-        series.coarse[label] = {"years": ys, "gs": np.stack([per_year[y] for y in ys])}
+        ys = sorted(keys[label])
+        series.coarse[label] = {"years": ys, "gs": StoredCube(series.store, [keys[label][y] for y in ys], series.shape)}
 
 
 def _read_snow(series: SiteSeries, snow: list[Scene], pool: ThreadPoolExecutor, grid: Grid, tick: _Ticker) -> None:
