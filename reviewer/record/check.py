@@ -1,7 +1,8 @@
 """The scan's cheap check of every file it indexes: the header plus the byte ranges the header promises.
 
 A TIFF's strip/tile offsets and byte counts must lie inside the file, a JPEG2000's boxes must fit and
-its codestream end with the EOC marker, an HDF/netCDF file must start with its signature. So a truncated
+its codestream end with the EOC marker, an HDF4 file's data descriptors (every element's offset and
+length) must lie inside the file, an HDF5/netCDF file must start with its signature. So a truncated
 band is reported at scan time by name, not when that date is first rendered. No pixel is decoded.
 """
 
@@ -11,6 +12,8 @@ import os
 import stat
 import struct
 from pathlib import Path
+
+import numpy as np
 
 from reviewer.fileio import file_kind
 from reviewer.record.archive import Member, MemberFile
@@ -64,14 +67,39 @@ def check_file(path: str | Path, member: Member | None = None, bundle: str | Pat
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO never blocks the scan
     except OSError as exc:
         return f"unreadable ({exc.strerror})"
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                return f"unreadable (not a regular file: {file_kind(st.st_mode)})"
-            return _check_open(fh, st.st_size, expected_format(str(path)))
-        except OSError as exc:
-            return f"unreadable ({exc.strerror or exc})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return f"unreadable (not a regular file: {file_kind(st.st_mode)})"
+        return _check_open(_Reader(fd), st.st_size, expected_format(str(path)))
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+
+
+class _Reader:
+    """read/seek over a file descriptor by pread, its first 8 KB fetched once: the signature, a TIFF's or
+    HDF4's first directory and a JP2's first boxes are all there, so most checks make one system call."""
+
+    __slots__ = ("fd", "pos", "first")
+    PREFETCH = 8192
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.pos = fd, 0
+        self.first = os.pread(fd, self.PREFETCH, 0)
+
+    def seek(self, pos: int) -> None:
+        self.pos = pos
+
+    def read(self, n: int) -> bytes:
+        end = self.pos + n
+        if end <= len(self.first) or len(self.first) < self.PREFETCH:  # inside it, or the whole file
+            data = self.first[self.pos : end]
+        else:
+            data = os.pread(self.fd, n, self.pos)
+        self.pos += len(data)
+        return data
 
 
 def _check_open(fh, size: int, fmt: str) -> str | None:
@@ -91,9 +119,49 @@ def _check_open(fh, size: int, fmt: str) -> str | None:
                 return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
         elif fmt == "jp2":
             return _jp2_problem(fh, size, head)
+        elif fmt == "hdf4":
+            need = hdf4_extent(fh, size)
+            if need > size:
+                return f"truncated: the file has {size} bytes but its HDF4 data descriptors describe {need}"
     except struct.error:
         return "truncated: the header ends early"
     return None
+
+
+_DD_BLOCK = struct.Struct(">HI")  # number of descriptors in the block, offset of the next block (0: last)
+_DD = np.dtype([("tag", ">u2"), ("ref", ">u2"), ("offset", ">u4"), ("length", ">u4")])
+_DD_NULL, _DD_INVALID = 1, 0xFFFFFFFF  # DFTAG_NULL: an unused slot; offset/length of an element not written
+
+
+def hdf4_extent(fh, size: int) -> int:
+    """How many bytes an HDF4 file's data-descriptor blocks say it holds (HDF4 file format spec, 'Data
+    Descriptor Blocks': after the 4-byte signature, linked blocks of (tag, ref, offset, length) entries of
+    every element, special ones such as compressed or linked-block data included). A few KB are read."""
+    fh.seek(0)
+    first = fh.read(8192)  # the signature and, in files as the HDF4 library writes them, the first block
+
+    def read(offset: int, n: int) -> bytes:
+        if offset + n <= len(first):
+            return first[offset : offset + n]
+        fh.seek(offset)
+        return fh.read(n)
+
+    need, pos, seen = 4, 4, set()
+    while pos and pos not in seen and len(seen) < 4096:
+        seen.add(pos)
+        if pos + _DD_BLOCK.size > size:
+            return max(need, pos + _DD_BLOCK.size)
+        n, nxt = _DD_BLOCK.unpack(read(pos, _DD_BLOCK.size))
+        end = pos + _DD_BLOCK.size + 12 * n
+        need = max(need, end)
+        if end > size:
+            return need
+        dds = np.frombuffer(read(pos + _DD_BLOCK.size, 12 * n), _DD)
+        used = (dds["tag"] != _DD_NULL) & (dds["offset"] != _DD_INVALID) & (dds["length"] != _DD_INVALID)
+        if used.any():
+            need = max(need, int((dds["offset"][used].astype(np.int64) + dds["length"][used]).max()))
+        pos = nxt
+    return need
 
 
 def _jp2_problem(fh, size: int, head: bytes) -> str | None:

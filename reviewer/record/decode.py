@@ -490,14 +490,14 @@ class SceneData:
     out_of_range: dict[str, int] = field(default_factory=dict)
 
 
-def _band_path(scene, token: str) -> Path:
+def _band_path(scene, token: str) -> str:
     rel = scene.files.get(token)
     damaged = scene.extra.get("damaged", {}).get(token) if isinstance(scene.extra, dict) else None
     if rel is None and damaged:  # left out at scan time: say why, naming the file
         raise UnreadableFileError(damaged["reason"], path=Path(scene.files_root) / damaged["path"])
     if rel is None:
         raise MissingLayerError(f"scene {scene.scene_id} has no {token} band", path=scene.files_root)
-    return Path(scene.files_root) / rel
+    return os.path.join(scene.files_root, rel)  # (a str: pathlib cost more than a granule's check)
 
 
 #: Reads the bands of one scene side by side; a separate pool, so callers' own threads never wait on it.
@@ -600,19 +600,18 @@ def read_scene(
 
 def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarray | None) -> dict[str, float]:
     """valid, clear and cloud fractions from the quality layer (or the data band when there is none)."""
-    snow = None
     if product.quality is not None:
         qa = read_quality(scene, product, grid)
-        fill = flag_array(qa, product.quality, "fill")
-        cloudy = mask_from_flags(qa, product.quality, product.quality.cloud_flags)
-        if "snow" in product.quality.flags and product.quality.band != next(iter(product.bands)):
-            snow = flag_array(qa, product.quality, "snow")
-        if product.quality.band == next(iter(product.bands)) or product.quality.kind == "classes":
-            # products whose quality codes include other unusable classes (night, no decision ...)
-            unusable = mask_from_flags(
-                qa, product.quality, [f for f in product.quality.default_mask if f not in product.quality.cloud_flags]
-            )
-            fill = fill | unusable
+        if inside is not None and inside.shape == qa.shape:
+            total = int(np.count_nonzero(inside))
+            pixels = qa if total == qa.size else qa[inside]
+        else:
+            total, pixels = qa.size, qa
+        values, counts = _histogram(pixels)
+        fill, cloudy, snow = _quality_classes_of(values, product)
+        n_valid = int(counts[~fill].sum())
+        n_cloud = int(counts[cloudy & ~fill].sum())
+        n_snow = int(counts[snow & ~fill & ~cloudy].sum()) if snow is not None else None
     else:
         token = next(t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files)
         spec = product.bands[token]
@@ -622,23 +621,72 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
         fill = (raw == spec.fill) if spec.fill is not None else np.zeros(raw.shape, bool)
         if raw.dtype.kind == "f":
             fill |= ~np.isfinite(raw)
-        cloudy = np.zeros(raw.shape, bool)
-    if inside is not None and inside.shape == fill.shape:
-        total = int(np.count_nonzero(inside))
-        valid = ~fill & inside
-    else:
-        total = fill.size
-        valid = ~fill
-    n_valid = int(np.count_nonzero(valid))
-    n_cloud = int(np.count_nonzero(cloudy & valid))
+        if inside is not None and inside.shape == fill.shape:
+            total = int(np.count_nonzero(inside))
+            fill = fill | ~inside
+        else:
+            total = fill.size
+        n_valid, n_cloud, n_snow = fill.size - int(np.count_nonzero(fill)), 0, None
     out = {
         "valid_fraction": n_valid / total if total else 0.0,
         "clear_fraction": (n_valid - n_cloud) / total if total else 0.0,
         "cloud_fraction": n_cloud / n_valid if n_valid else 1.0,
     }
-    if snow is not None:
-        out["snow_fraction"] = int(np.count_nonzero(snow & valid & ~cloudy)) / total if total else 0.0
+    if n_snow is not None:
+        out["snow_fraction"] = n_snow / total if total else 0.0
     return out
+
+
+def _histogram(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct quality values and how many pixels hold each: a scene's fractions are sums over a
+    few dozen codes, not three boolean passes over every pixel."""
+    flat = pixels.ravel()
+    if flat.dtype.kind in "ui" and flat.dtype.itemsize == 1:  # all 256 codes: no search for the used ones
+        return _CODES8.view(flat.dtype), np.bincount(flat.view(np.uint8), minlength=256)
+    if flat.dtype.kind in "ui" and flat.dtype.itemsize == 2:
+        unsigned = flat.view(np.uint16)
+        counts = np.bincount(unsigned, minlength=1)
+        codes = np.flatnonzero(counts)
+        return codes.astype(np.uint16).view(flat.dtype), counts[codes]
+    return np.unique(flat, return_counts=True)
+
+
+_CODES8 = np.arange(256, dtype=np.uint8)
+
+
+_CLASS_TABLES: dict[tuple[int, str], tuple[Product, tuple]] = {}
+
+
+def _quality_classes_of(values: np.ndarray, product: Product):
+    """_quality_classes of the distinct values, from a table over every 8/16-bit code made once per
+    product (a scan of a thousand granules asks the same question of the same few codes)."""
+    if values.dtype.kind not in "ui" or values.dtype.itemsize > 2:
+        return _quality_classes(values, product.quality, product)
+    key = (id(product), values.dtype.str)
+    hit = _CLASS_TABLES.get(key)
+    if hit is None or hit[0] is not product:
+        codes = np.arange(2 ** (8 * values.dtype.itemsize), dtype=np.dtype(f"u{values.dtype.itemsize}"))
+        hit = _CLASS_TABLES[key] = (product, _quality_classes(codes.view(values.dtype), product.quality, product))
+    if values.size == 256 and values.dtype.itemsize == 1:  # every code, in order (_histogram)
+        return hit[1]
+    index = values.view(np.dtype(f"u{values.dtype.itemsize}"))
+    return tuple(None if table is None else table[index] for table in hit[1])
+
+
+def _quality_classes(values: np.ndarray, quality: QualitySpec, product: Product):
+    """For each distinct quality value: fill (or otherwise unusable), cloud, and snow (None: not counted)."""
+    fill = flag_array(values, quality, "fill")
+    cloudy = mask_from_flags(values, quality, quality.cloud_flags)
+    snow = None
+    own = quality.band == next(iter(product.bands))
+    if "snow" in quality.flags and not own:
+        snow = flag_array(values, quality, "snow")
+    if own or quality.kind == "classes":
+        # products whose quality codes include other unusable classes (night, no decision ...)
+        fill = fill | mask_from_flags(
+            values, quality, [f for f in quality.default_mask if f not in quality.cloud_flags]
+        )
+    return fill, cloudy, snow
 
 
 # ----------------------------------------------------------------------------- file geometry

@@ -100,78 +100,110 @@ def _sinusoidal_wkt(radius: float) -> str:
 # ----------------------------------------------------------------------------- HDF4 (pyhdf)
 
 
-_HANDLES: OrderedDict[str, tuple[int, object]] = OrderedDict()
-MAX_HANDLES = 8
+_HANDLES: OrderedDict[str, tuple[int, int]] = OrderedDict()  # path -> (mtime_ns, SD interface id)
+MAX_HANDLES = 2  # (the HDF4 library's open() slows with every file it holds open: 8 cost 60% more)
+#: full-width rows are read when the site's window is at least this share of them: HDF4 reads a column
+#: window row by row, slower than the contiguous rows it lies in (numpy then takes the columns)
+FULL_ROWS = 0.25
 
 
-def _hdf4_open(path: str):
-    """An open SD handle (call under _HDF4): the scan's grid, check and quality reads of one granule come
-    one after another, so the last few files stay open (reopened when the file changed on disk)."""
-    from pyhdf.SD import SD, SDC
+def _hdf4_open(path: str, mtime: int | None = None) -> int:
+    """An open SD interface id (call under _HDF4): the scan's grid, check and quality reads of one granule
+    come one after another, so the last few files stay open (reopened when the file changed on disk).
+    pyhdf's C layer is used directly: its SD/SDS wrappers cost more than a small read of a granule."""
+    from pyhdf import hdfext
+    from pyhdf.error import HDF4Error
+    from pyhdf.SD import SDC
 
-    mtime = os.stat(path).st_mtime_ns
+    if mtime is None:
+        mtime = os.stat(path).st_mtime_ns
     hit = _HANDLES.get(path)
     if hit is not None and hit[0] == mtime:
         _HANDLES.move_to_end(path)
         return hit[1]
     if hit is not None:
         _close(path)
-    sd = SD(path, SDC.READ)
-    _HANDLES[path] = (mtime, sd)
+    sid = hdfext.SDstart(path, SDC.READ)
+    if sid < 0:
+        raise HDF4Error("the HDF4 library cannot open it")
+    _HANDLES[path] = (mtime, sid)
     while len(_HANDLES) > MAX_HANDLES:
         _close(next(iter(_HANDLES)))
-    return sd
+    return sid
 
 
 def _close(path: str) -> None:
-    _, sd = _HANDLES.pop(path)
-    try:
-        sd.end()
-    except Exception:  # noqa: BLE001, S110 - a handle of a vanished file
-        pass
+    from pyhdf import hdfext
+
+    _, sid = _HANDLES.pop(path)
+    hdfext.SDend(sid)  # a handle of a vanished file just fails to end
 
 
 @lru_cache(maxsize=4096)
 def _hdf4_grid(path: str, mtime_ns: int, grid: str | None) -> GridInfo:
     with _HDF4:
-        text = _hdf4_text_attr(_hdf4_open(path), "StructMetadata.0")
+        text = _hdf4_text_attr(_hdf4_open(path, mtime_ns), "StructMetadata.0")
     if not text:
         raise ValueError("no StructMetadata.0 attribute (not an HDF-EOS grid file)")
     return parse_struct_metadata(text, grid)
 
 
-def _hdf4_text_attr(sd, name: str) -> str | None:
+def _hdf4_text_attr(sid: int, name: str) -> str | None:
     """A global text attribute in one copy (pyhdf's attr().get() builds it one character at a time, 20x
     slower; that matters when a scan reads the StructMetadata.0 of a thousand granules)."""
     import ctypes
 
     from pyhdf import hdfext
-    from pyhdf.error import HDF4Error
 
-    try:
-        index = sd.attr(name).index()
-    except HDF4Error:
+    index = hdfext.SDfindattr(sid, name)
+    if index < 0:
         return None
-    status, _, _, n = hdfext.SDattrinfo(sd._id, index)
+    status, _, _, n = hdfext.SDattrinfo(sid, index)
     buf = hdfext.array_byte(n)
-    if status < 0 or hdfext.SDreadattr(sd._id, index, buf) < 0:
+    if status < 0 or hdfext.SDreadattr(sid, index, buf) < 0:
         return None
     try:
-        return ctypes.string_at(int(buf.this), n).decode("latin-1").rstrip("\0")
-    except (TypeError, ValueError):  # a pyhdf without the SWIG pointer: the slow, documented way
-        return sd.attr(name).get()
+        raw = ctypes.string_at(int(buf.this), n)
+    except (TypeError, ValueError):  # a pyhdf without the SWIG pointer: one byte at a time
+        raw = bytes(buf[i] & 0xFF for i in range(n))
+    return raw.decode("latin-1").rstrip("\0")
 
 
-def _hdf4_read(path: str, layer: str, window) -> np.ndarray:
+def _hdf4_read(path: str, layer: str, window, mtime: int | None = None) -> np.ndarray:
+    """One SDS (or the window of it) through pyhdf's C layer: its Python SDS wrapper and slicing cost more
+    than the read itself for a site-sized window (a scan or a trajectory reads a thousand of them)."""
+    from pyhdf import hdfext
+    from pyhdf.SD import SDC
+
     with _HDF4:
-        ds = _hdf4_open(path).select(layer)
+        sid = _hdf4_open(path, mtime)
+        index = hdfext.SDnametoindex(sid, layer)
+        if index < 0:
+            raise KeyError(f"no layer '{layer}'")
+        sds = hdfext.SDselect(sid, index)
+        if sds < 0:
+            raise OSError(f"cannot select layer '{layer}'")
         try:
-            if window is None:
-                return np.asarray(ds[:])
-            (r0, r1), (c0, c1) = window
-            return np.asarray(ds[r0:r1, c0:c1])
+            dims = hdfext.array_int32(hdfext.H4_MAX_VAR_DIMS)
+            status, _, rank, data_type, _ = hdfext.SDgetinfo(sds, dims)
+            if status < 0 or data_type not in SDC.equivNumericTypes:
+                raise OSError(f"layer '{layer}' has a data type pyhdf cannot read")
+            shape = [dims[i] for i in range(rank)]
+            start, count = [0] * rank, list(shape)
+            cols = None
+            if window is not None:
+                (r0, r1), (c0, c1) = window
+                start[0], count[0] = r0, r1 - r0
+                if rank == 1 or (c1 - c0) < FULL_ROWS * shape[-1]:
+                    start[-1], count[-1] = c0, c1 - c0
+                else:
+                    cols = slice(c0, c1)
+            if any(s < 0 or n <= 0 or s + n > d for s, n, d in zip(start, count, shape, strict=True)):
+                raise OSError(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
+            data = np.asarray(hdfext._SDreaddata_0(sds, data_type, start, count, [1] * rank))
         finally:
-            ds.endaccess()
+            hdfext.SDendaccess(sds)
+    return data if cols is None else np.ascontiguousarray(data[..., cols])
 
 
 # ----------------------------------------------------------------------------- HDF5 (h5py)
@@ -248,8 +280,16 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
     from reviewer.record.decode import _pixel_map
 
     file, layer = split(path)
-    info = grid_of(file)
     fmt = container_format(file)
+    mtime = None
+    if fmt == "hdf4":  # one stat for the grid and the handle (a trajectory reads a thousand granules)
+        try:
+            mtime = os.stat(file).st_mtime_ns
+            info = _hdf4_grid(file, mtime, None)
+        except Exception:  # noqa: BLE001 - grid_of names the cause
+            info = grid_of(file)
+    else:
+        info = grid_of(file)
     pmap = None
     if grid is not None:
         pmap = _pixel_map(info.crs_wkt, info.transform, info.shape, grid)
@@ -258,7 +298,7 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
             return np.full(grid.shape, nodata if nodata is not None else 0)
         window = pmap.window if pmap is not None else None
         if fmt == "hdf4":
-            data = _hdf4_read(file, layer, window)
+            data = _hdf4_read(file, layer, window, mtime)
         elif fmt == "hdf5":
             data = _h5_read(file, layer, window)
         elif fmt == "grib":
@@ -282,8 +322,8 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
 
 
 def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
-    """Why each layer is unusable ('' key: the whole file): the grid must parse, each layer exist and its
-    last row read (HDF4 keeps its data descriptors at the end: a cut file fails to open)."""
+    """Why each layer is unusable ('' key: the whole file): the grid must parse and each layer exist; an
+    HDF5/netCDF layer's last row must read (an HDF4 file's byte ranges are checked from its descriptors)."""
     file = str(file)
     fmt = container_format(file)
     try:
@@ -319,28 +359,13 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
 
 
 def _hdf4_check(file: str, layers: list[str]) -> dict[str, str]:
-    """Each layer of an HDF4 granule present and its last row readable, under one lock and one handle
-    (listing every SDS through pyhdf's datasets() cost more than the reads)."""
-    from pyhdf.error import HDF4Error
+    """Each layer of an HDF4 granule present, under one lock and one handle. That the file holds every byte
+    its data descriptors promise was checked before (check.hdf4_extent), so no pixel is read here."""
+    from pyhdf import hdfext
 
-    problems: dict[str, str] = {}
     with _HDF4:
-        sd = _hdf4_open(file)
-        for layer in layers:
-            try:
-                ds = sd.select(layer)
-            except HDF4Error:
-                problems[layer] = f"has no layer '{layer}'"
-                continue
-            try:
-                dims = ds.info()[2]
-                rows, cols = (dims[0], dims[-1]) if isinstance(dims, (list, tuple)) else (dims, dims)
-                ds[rows - 1 : rows, 0:cols] if isinstance(dims, (list, tuple)) and len(dims) > 1 else ds[:]
-            except Exception as exc:  # noqa: BLE001 - pyhdf errors of a damaged layer
-                problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
-            finally:
-                ds.endaccess()
-    return problems
+        sid = _hdf4_open(file)
+        return {layer: f"has no layer '{layer}'" for layer in layers if hdfext.SDnametoindex(sid, layer) < 0}
 
 
 def _short(exc: Exception) -> str:

@@ -32,6 +32,8 @@ logger = logging.getLogger(__name__)
 
 
 Progress = Callable[[float, str], None]
+#: scenes measured per worker task (a cancel is seen between batches: a few hundred ms at most)
+SCAN_BATCH = 16
 
 
 @dataclass
@@ -415,7 +417,7 @@ def _drop(scene: Scene, band: str, rel: str, reason: str, problems: list[ScanPro
 
 def _check_container(scene: Scene, site: Site, file: str, layers: list[tuple[str, str]]) -> list[ScanProblem]:
     """One HDF/netCDF file of the scene: signature, grid (and the tile it names), each layer readable."""
-    path = Path(site.dir) / file
+    path = os.path.join(site.dir, file)
     bad = check_file(path)
     found = {"": bad} if bad else check_layers(path, [layer for _, layer in layers])
     if not found and scene.location and scene.location.startswith("h"):
@@ -488,16 +490,21 @@ def scan_site(
     scenes: list[Scene] = []
     todo = list(grouped.values())
     total = max(len(todo), 1)
+    # scenes go to the workers in batches: a future per scene cost as much as a MODIS granule's whole check
+    batches = [todo[i : i + SCAN_BATCH] for i in range(0, len(todo), SCAN_BATCH)]
+    done = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for i, (scene, found) in enumerate(pool.map(lambda s: _measure(s, site, grid, inside, members), todo)):
+        for batch in pool.map(lambda b: [_measure(s, site, grid, inside, members) for s in b], batches):
             if cancel is not None and cancel():
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise Cancelled("scan cancelled")
-            problems.extend(found)
-            if scene is not None:
-                scenes.append(scene)
-            if progress is not None and (i % 20 == 0 or i == total - 1):
-                progress((i + 1) / total, f"indexed {i + 1} of {total} scenes")
+            for scene, found in batch:
+                problems.extend(found)
+                if scene is not None:
+                    scenes.append(scene)
+                done += 1
+                if progress is not None and (done % 20 == 1 or done == total):
+                    progress(done / total, f"indexed {done} of {total} scenes")
     scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
     for p in problems:
         logger.warning("skipped %s: %s", p.path, p.reason)

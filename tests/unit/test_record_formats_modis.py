@@ -168,12 +168,14 @@ def test_tile_in_name_must_match_struct_metadata(tmp_path):
 def test_truncated_or_unknown_hdf_is_named(tmp_path):
     site = _tile_site(tmp_path / "s")
     path = _mod13(site / f"{MOD13}.hdf")
-    path.write_bytes(path.read_bytes()[:-3000])
+    cut = path.read_bytes()[:-3000]  # the download stopped 3000 bytes before the end
+    path.write_bytes(cut)
     (site / "MOD09GA.A2023241.h08v05.061.2023243040404.hdf").write_bytes(b"\x0e\x03\x13\x01")
     (site / "granule.hdf").write_bytes(b"\x0e\x03\x13\x01")
     (site / "VNP13A1.A2020001.h08v05.002.2020017153000.h5").write_bytes(b"<html>")
     reasons = {p.path: p.reason for p in scan_site(site).problems}
-    assert "cannot read the grid of this HDF4 file" in reasons[f"{MOD13}.hdf"]
+    # named at scan time from the file's own data descriptors (every element's offset and length)
+    assert reasons[f"{MOD13}.hdf"].startswith(f"truncated: the file has {len(cut)} bytes but its HDF4 data descriptors")
     assert "not in the catalog" in reasons["MOD09GA.A2023241.h08v05.061.2023243040404.hdf"]
     assert "unknown name" in reasons["granule.hdf"]
     assert "not an HDF5 file" in reasons["VNP13A1.A2020001.h08v05.002.2020017153000.h5"]
