@@ -776,7 +776,7 @@ def ndvi_share(s: SiteSeries, name: str) -> list[Candidate]:
             continue
         pixels = load().reshape(len(years_c), -1)[:, flat]
         # the pairwise Theil-Sen slopes are worked through in pixel blocks sized to the run's memory budget
-        r = M.pixel_trends(years_c, pixels, min_obs=th["min_obs"], scratch=s.store.ram_bytes // 3)
+        r = M.pixel_trends(years_c, pixels, min_obs=th["min_obs"], scratch=s.store.ram_bytes // 3, runner=s.runner)
         del pixels
         for sense, sign in (("increase", 1), ("decrease", -1)):
             results[sense][f"{cname}:ols"] = M.share_significant(r["ols_slope"], r["ols_p"], sign, th["alpha"])

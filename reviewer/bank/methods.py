@@ -114,14 +114,20 @@ TREND_SCRATCH = 256 * 1024**2
 
 
 def pixel_trends(
-    years: Sequence[float], cube: np.ndarray, *, min_obs: int = 8, scratch: int = TREND_SCRATCH
+    years: Sequence[float],
+    cube: np.ndarray,
+    *,
+    min_obs: int = 8,
+    scratch: int = TREND_SCRATCH,
+    runner: Any = None,
 ) -> dict[str, np.ndarray]:
     """Per-pixel OLS slope and p, Mann-Kendall p and Theil-Sen slope of a (t, n) cube with NaN gaps.
 
     The Mann-Kendall variance ignores ties (values are continuous) and uses each pixel's own count of
     observations; pixels with fewer than `min_obs` observations get NaN. The Theil-Sen slopes of all year
     pairs take t^2/2 values per pixel, so the pixels are taken in blocks that keep that under `scratch` bytes
-    (every pixel's result is computed alone: the blocks do not change it).
+    (every pixel's result is computed alone: the blocks do not change it). With a `runner` (a dask client: a
+    large site split over a cluster), the blocks are its tasks, at least two per worker.
     """
     y = np.asarray(cube)
     if y.ndim == 1:
@@ -129,9 +135,16 @@ def pixel_trends(
     nt = len(years)
     per_pixel = (nt * (nt - 1) // 2) * 4 * 3 + nt * 8 * 8
     block = max(1, scratch // max(1, per_pixel))
-    if y.shape[1] <= block:
+    if runner is not None:
+        from reviewer.bank.tasks import in_order, n_workers
+
+        block = max(1, min(block, -(-y.shape[1] // (2 * n_workers(runner)))))
+        jobs = [(_pixel_trends, (list(years), y[:, i : i + block], min_obs)) for i in range(0, y.shape[1], block)]
+        parts = list(in_order(runner, jobs))
+    elif y.shape[1] <= block:
         return _pixel_trends(years, y, min_obs)
-    parts = [_pixel_trends(years, y[:, i : i + block], min_obs) for i in range(0, y.shape[1], block)]
+    else:
+        parts = [_pixel_trends(years, y[:, i : i + block], min_obs) for i in range(0, y.shape[1], block)]
     return {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
 
 

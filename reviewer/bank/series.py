@@ -198,6 +198,8 @@ class SiteSeries:
     scenes_read: int = 0
     #: the pass's parts that ran as tasks of a dask cluster (0: all read in this process)
     tasks: int = 0
+    #: the dask client a split site's per-pixel work goes to (None: this process)
+    runner: Any = field(default=None, repr=False)
     seconds: float = 0.0
     #: where the composite and NBR frames live: memory up to the run's budget, then files
     store: FrameStore = field(default_factory=_empty_store, repr=False)
@@ -431,6 +433,7 @@ def build_series(
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
     tick = _Ticker(sum(len(v) for v in to_read.values()), progress, cancel)
+    series.runner = runner
     with ThreadPoolExecutor(max_workers=threads or cfg.workers) as pool:
         _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick, runner)
         _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick, runner)
@@ -696,32 +699,18 @@ def _read_landsat(
 
 
 def _in_order(series: SiteSeries, runner: Any, jobs: list[tuple[Callable, tuple, int]], tick: _Ticker, msg: str):
-    """Each job's result in job order, the jobs running as tasks of `runner` (a dask client), a few more
-    submitted than it has workers so none waits, never more than that ahead of the one taken (memory). Each
-    job counts its `n` scenes on `tick` when taken; a cancel drops the tasks not taken."""
-    ahead = 2 * max(1, _n_workers(runner)) + 1
-    futures: dict[int, Any] = {}
+    """reviewer.bank.tasks.in_order over the jobs (function, arguments, scenes it reads), each job's scenes
+    counted on `tick` when its result is taken (a cancel there drops the tasks not taken)."""
+    from reviewer.bank.tasks import in_order
+
+    results = in_order(runner, [(fn, args) for fn, args, _ in jobs])
     try:
-        for i in range(len(jobs)):
-            while len(futures) < ahead and i + len(futures) < len(jobs):
-                j = i + len(futures)
-                fn, args, _ = jobs[j]
-                # ahead of the sites still queued on the cluster: the site waiting for them holds memory
-                futures[j] = runner.submit(fn, *args, pure=False, priority=10**6)
-            res = futures.pop(i).result()
+        for (_, _, n), res in zip(jobs, results, strict=True):
             series.tasks += 1
-            tick.advance(jobs[i][2], msg)
+            tick.advance(n, msg)
             yield res
     finally:
-        if futures:
-            runner.cancel(list(futures.values()))
-
-
-def _n_workers(runner: Any) -> int:
-    try:
-        return len(runner.scheduler_info()["workers"])
-    except Exception:  # noqa: BLE001 - a runner that cannot say: as if one worker
-        return 1
+        results.close()
 
 
 def _coarse_chunks(coarse: list[Scene], months: tuple[int, ...], size: int) -> list[list[Scene]]:
