@@ -74,11 +74,61 @@ def nc_grid(file: str, mtime_ns: int):
     from reviewer.record.hdf import GridInfo
 
     var = variables(file, mtime_ns)[0]
-    with rasterio.Env(), _open(file, var) as src:
-        crs = src.crs.to_wkt() if src.crs else rasterio.crs.CRS.from_epsg(4326).to_wkt()
-        t = src.transform
-        c = t.c - 360.0 if t.c >= 180.0 else t.c  # a 0..360 longitude grid east of 180: as -180..180
-        return GridInfo(crs, (t.a, t.b, c, t.d, t.e, t.f), (src.height, src.width), None)
+    with rasterio.Env(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", rasterio.errors.NotGeoreferencedWarning)
+        with _open(file, var) as src:
+            crs = src.crs.to_wkt() if src.crs else rasterio.crs.CRS.from_epsg(4326).to_wkt()
+            shape = (src.height, src.width)
+            t = tuple(src.transform)[:6]
+            step = _grib_steps(src.tags(1))
+        if src.transform.is_identity:  # GDAL gives no geotransform for a one-row or one-column grid
+            t = _axes_transform(file, shape, step)
+        c = t[2] - 360.0 if t[2] >= 180.0 else t[2]  # a 0..360 longitude grid east of 180: as -180..180
+        return GridInfo(crs, (t[0], t[1], c, t[3], t[4], t[5]), shape, None)
+
+
+#: ERA5-Land's native grid spacing in degrees (CDS documentation: 0.1 x 0.1 degree regular lon/lat)
+ERA5_LAND_STEP = 0.1
+_AXES = (("longitude", "lon"), ("latitude", "lat"))
+
+
+def _grib_steps(tags: dict[str, str]) -> tuple[float | None, float | None]:
+    """The (lon, lat) spacing a CDS netCDF converted from GRIB states on its variables, else None."""
+    out = []
+    for key in ("GRIB_iDirectionIncrementInDegrees", "GRIB_jDirectionIncrementInDegrees"):
+        try:
+            out.append(abs(float(tags[key])) or None)
+        except (KeyError, ValueError):
+            out.append(None)
+    return out[0], out[1]
+
+
+def _axes_transform(file: str, shape: tuple[int, int], stated: tuple[float | None, float | None]) -> tuple:
+    """The lon/lat transform from the file's own coordinate variables (cell centres), for a box one cell
+    wide or high (a one-pixel-wide CDS download), where GDAL gives none. The spacing of a one-value axis:
+    the file's GRIB increment attributes, else the other axis's spacing (CDS lon/lat grids are square),
+    else ERA5-Land's native 0.1 degree."""
+    import rasterio
+
+    axes = []
+    for names, n in zip(_AXES, (shape[1], shape[0]), strict=True):
+        values = None
+        for name in names:
+            try:
+                with _open(file, name) as src:
+                    values = src.read(1).ravel().astype(np.float64)
+                break
+            except rasterio.errors.RasterioError:
+                continue
+        if values is None or values.size != n:
+            raise ValueError(f"no {names[0]} coordinate of {n} values (the grid cannot be placed)")
+        axes.append(values)
+    lon, lat = axes[0], axes[1][::-1]  # GDAL presents such a grid bottom-up: its last latitude is row 0
+    steps = [float(a[1] - a[0]) if a.size > 1 else None for a in (lon, lat)]
+    other = next((abs(s) for s in steps if s), None)
+    dx = steps[0] or stated[0] or other or ERA5_LAND_STEP
+    dy = steps[1] or -(stated[1] or other or ERA5_LAND_STEP)  # (one latitude: a row, north edge up)
+    return (float(dx), 0.0, float(lon[0] - dx / 2), 0.0, float(dy), float(lat[0] - dy / 2))
 
 
 #: a variable's time steps inside one window are read in one pass and kept when at most this many values

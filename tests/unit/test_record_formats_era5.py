@@ -75,3 +75,41 @@ def test_netcdf_of_another_product_is_named(tmp_path):
     (site / "cut.nc").write_bytes(b"CDF\x02\x00\x00")
     reasons = {p.path: p.reason for p in scan_site(site).problems}
     assert "no product in the catalog" in reasons["sst.nc"] and "cannot read" in reasons["cut.nc"]
+
+
+def test_cds_netcdf_one_longitude_wide_gets_a_grid(tmp_path):
+    # a CDS download of a one-pixel-wide box: one longitude (9.2 E), three latitudes 46.0, 45.9, 45.8 N;
+    # GDAL gives no geotransform for it. The column is 0.1 degree wide like the latitude spacing, so a
+    # lon/lat site on the same cells reads one value per row: DN 5000, 6000, 7000 -> 275, 276, 277 K.
+    site = write_site_json(tmp_path / "s", bbox=[9.15, 45.75, 9.25, 46.05], crs="EPSG:4326", resolution=0.1)
+    t2m = np.array([5000, 6000, 7000], np.int16).reshape(1, 3, 1).repeat(3, axis=0)
+    tp = np.full((3, 3, 1), 2000, np.int16)
+    lat, lon = np.array([46.0, 45.9, 45.8], np.float32), np.array([9.2], np.float32)
+    write_era5_land_nc(
+        site / "one_column.nc", MONTHS, lat, lon, {"t2m": (t2m, 0.001, 270.0, "K"), "tp": (tp, 1e-6, 0.0, "m")}
+    )
+    index = scan_site(site)
+    assert index.problems == [] and len(index.scenes) == 3
+    jan = index.scenes[0]
+    got = read_scene(jan, jan.product_spec, ["temperature_2m"], Grid.of_site(index.site)).bands["temperature_2m"]
+    assert got.shape == (3, 1) and np.allclose(got[:, 0], [275.0, 276.0, 277.0], atol=1e-3)
+
+
+def test_cds_netcdf_of_a_single_cell_is_placed_on_the_era5_land_grid(tmp_path):
+    # one latitude and one longitude: no spacing in the file, so ERA5-Land's native 0.1 degree cell
+    # centred on 9.0 E 46.0 N (8.95..9.05 E, 45.95..46.05 N). A row of ten 0.02 degree cells from 8.90 to
+    # 9.10 E: the two at each end (centres 8.91, 8.93, 9.07, 9.09) lie outside it (no data), the four
+    # centred 8.97 .. 9.03 inside (the two centred on its edges are not asserted).
+    site = write_site_json(tmp_path / "s", bbox=[8.9, 45.98, 9.1, 46.0], crs="EPSG:4326", resolution=0.02)
+    one = np.full((3, 1, 1), 5000, np.int16)
+    lat, lon = np.array([46.0], np.float32), np.array([9.0], np.float32)
+    write_era5_land_nc(
+        site / "one_cell.nc", MONTHS, lat, lon, {"t2m": (one, 0.001, 270.0, "K"), "tp": (one, 1e-6, 0.0, "m")}
+    )
+    index = scan_site(site)
+    assert index.problems == [] and len(index.scenes) == 3
+    jan = index.scenes[0]
+    row = read_scene(jan, jan.product_spec, ["temperature_2m"], Grid.of_site(index.site)).bands["temperature_2m"][0]
+    assert row.shape == (10,)
+    assert np.isnan(row[:2]).all() and np.isnan(row[-2:]).all()
+    assert np.allclose(row[3:7], 275.0, atol=1e-3)
