@@ -331,6 +331,19 @@ def flag_array(qa: np.ndarray, quality: QualitySpec, flag: str) -> np.ndarray:
     return np.isin(qa, values)
 
 
+_FLAG_TABLES: dict[tuple[int, tuple[str, ...]], tuple[QualitySpec, np.ndarray]] = {}
+
+
+def _class_table(quality: QualitySpec, flags: tuple[str, ...]) -> np.ndarray:
+    """Which 8-bit class codes carry any of `flags` (made once per quality spec and flag set)."""
+    hit = _FLAG_TABLES.get((id(quality), flags))
+    if hit is None or hit[0] is not quality:
+        table = np.zeros(256, bool)
+        table[[v & 0xFF for f in flags for v in quality.flags.get(f, ()) if -128 <= v <= 255]] = True
+        hit = _FLAG_TABLES[(id(quality), flags)] = (quality, table)
+    return hit[1]
+
+
 def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) -> np.ndarray:
     flags = list(flags)
     if quality.kind == "bits" and qa.dtype.kind == "u":
@@ -341,9 +354,7 @@ def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) 
                 bits |= 1 << b
         return (qa & qa.dtype.type(bits)) != 0
     if quality.kind == "classes" and qa.dtype.itemsize == 1:  # all flags' codes in one table lookup
-        table = np.zeros(256, bool)
-        table[[v & 0xFF for f in flags for v in quality.flags.get(f, ()) if -128 <= v <= 255]] = True
-        return table[qa.view(np.uint8)]
+        return _class_table(quality, tuple(flags)).take(_codes(qa))
     out = np.zeros(qa.shape, bool)
     for flag in flags:
         out |= flag_array(qa, quality, flag)
@@ -461,6 +472,43 @@ def band_scaling(spec: BandSpec, extra: dict | None) -> tuple[float, float]:
 def decode(raw: np.ndarray, spec: BandSpec, extra: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Physical float32 values (NaN at fill/saturated/out-of-range) and the out-of-range flag array."""
     scale, offset = band_scaling(spec, extra)
+    if raw.dtype.kind in "ui" and raw.dtype.itemsize == 1:  # 256 codes: one table lookup, same values
+        values, out_of_range = _decode_table(spec, scale, offset, raw.dtype.str)
+        index = _codes(raw)
+        return values.take(index), out_of_range.take(index)
+    return _decode(raw, spec, scale, offset)
+
+
+_OWN_TABLES: dict[tuple, tuple[QualitySpec, tuple[np.ndarray, np.ndarray]]] = {}
+
+
+def _decode_own_quality(raw: np.ndarray, spec: BandSpec, extra: dict | None, quality: QualitySpec, flags):
+    """decode() of a band that is its own quality layer (MODIS snow) with its masked codes NaN in the same
+    table: one lookup instead of a lookup and a masked assignment (which cost more than the read)."""
+    scale, offset = band_scaling(spec, extra)
+    key = (spec, scale, offset, raw.dtype.str, id(quality), tuple(flags))
+    hit = _OWN_TABLES.get(key)
+    if hit is None or hit[0] is not quality:
+        values, oor = _decode_table(spec, scale, offset, raw.dtype.str)
+        values = values.copy()
+        values[_class_table(quality, tuple(flags))] = np.nan
+        hit = _OWN_TABLES[key] = (quality, (values, oor))
+    index = _codes(raw)
+    return hit[1][0].take(index), hit[1][1].take(index)
+
+
+def _codes(raw: np.ndarray) -> np.ndarray:
+    """8-bit codes as table indices (take() with intp indices is ~3x faster than indexing by uint8)."""
+    return raw.view(np.uint8).astype(np.intp)
+
+
+@lru_cache(maxsize=256)
+def _decode_table(spec: BandSpec, scale: float, offset: float, dtype: str) -> tuple[np.ndarray, np.ndarray]:
+    """decode() of every 8-bit code, element by element the same arithmetic (so the same float32 bits)."""
+    return _decode(np.arange(256, dtype=np.uint8).view(np.dtype(dtype)), spec, scale, offset)
+
+
+def _decode(raw: np.ndarray, spec: BandSpec, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
     bad = np.zeros(raw.shape, bool)
     if spec.fill is not None:
         bad |= raw == spec.fill
@@ -578,7 +626,11 @@ def read_scene(
         path = _band_path(scene, spec.token)
         raw = raws[name]
         check_not_scaled(raw, spec, path)
-        values, oor = decode(raw, spec, scene.extra)
+        own = raw is qa and quality.kind == "classes" and raw.dtype.kind in "ui" and raw.dtype.itemsize == 1
+        if own:
+            values, oor = _decode_own_quality(raw, spec, scene.extra, quality, mask_flags)
+        else:
+            values, oor = decode(raw, spec, scene.extra)
         if masked is None:
             masked = np.zeros(values.shape, bool)
         if values.shape != masked.shape:
@@ -590,7 +642,8 @@ def read_scene(
             values[(radsat >> radsat.dtype.type(sat_spec["bits"][spec.token])) & 1 == 1] = np.nan
         if slc_off and spec.fill is not None:
             values[raw == spec.fill] = np.nan  # SLC-off gaps are fill: masked, never zeros
-        values[masked] = np.nan
+        if not own:  # (an own quality layer's masked codes are NaN in its decode table already)
+            values[masked] = np.nan
         if oor.any():
             out_of_range[name] = int(oor.sum())
             logger.info("%s: %d values of %s outside the valid range were masked", scene.scene_id, oor.sum(), name)
