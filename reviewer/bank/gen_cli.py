@@ -29,6 +29,10 @@ def _generate(args: argparse.Namespace) -> int:
 
     if len(args.site_dir) > 1 or args.scheduler or args.workers is not None:
         return _generate_many(args)
+    if args.split != "auto":
+        from reviewer.errors import BankError
+
+        raise BankError("--split is for a run on a cluster: give --workers N or --scheduler ADDRESS", field="split")
     store = None
     if args.store:
         from reviewer.store import Store
@@ -73,6 +77,7 @@ def _generate_many(args: argparse.Namespace) -> int:
             scheduler=args.scheduler,
             workers=args.workers,
             progress=bars.update,
+            split=args.split,
             tasks=args.tasks or None,
             seed=args.seed,
             balance=args.balance,
@@ -150,6 +155,8 @@ def _alter(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from reviewer.bank.many import SPLIT_ABOVE
+
     p = subparsers.add_parser("generate", help="generate candidate questions of a site (templates x reference methods)")
     p.add_argument("site_dir", nargs="+", help="site folder(s); with several, OUT/<site folder name>/ each")
     p.add_argument("--tasks", nargs="+", choices=TASKS, help="only these tasks (default: all ten)")
@@ -175,6 +182,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="N",
         help="run the sites on a local dask cluster of N worker processes (default 2 with several sites; "
         "0: one after another in this process)",
+    )
+    p.add_argument(
+        "--split",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="on a cluster, also run a site's years and per-pixel trend blocks as tasks: auto (a site of "
+        f"{SPLIT_ABOVE:g} Landsat scene-megapixels or more, or every site when there are fewer sites than workers), "
+        "always, never",
     )
     p.add_argument("--store", action="store_true", help="also import the candidates into the review store")
     p.add_argument(

@@ -89,3 +89,11 @@ def test_modis_medians_beyond_the_budget_go_to_files_and_change_no_byte(site, tm
         if json.loads(line)["task"] == "regional_statistics"
     ]
     assert methods and all("modis_terra:ols" in m for m in methods)
+
+
+def test_cli_split_without_a_cluster_is_refused(site, tmp_path, capsys):
+    from reviewer.cli import main
+
+    assert main(["generate", str(site), "--out", str(tmp_path / "out"), "--split", "always"]) == 2
+    assert "--split is for a run on a cluster" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
