@@ -226,6 +226,7 @@ class ReviewerApp:
             napari_dock = getattr(qt_viewer, name, None)
             if napari_dock is not None:
                 napari_dock.setVisible(bool(on))
+        self.session.thumbnails.show(on)  # the list's thumbnails are drawn only while it shows
         action = getattr(self, "napari_docks_action", None)
         if action is not None and action.isChecked() != bool(on):
             action.blockSignals(True)

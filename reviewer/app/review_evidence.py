@@ -609,17 +609,8 @@ def show_pair(pair, p: Prepared) -> None:
 
 
 def show_chips(chips, p: Prepared, stretch) -> None:
-    """The chip strip lays out the prepared chips (what its refresh does after its worker).
-    Proposed public twin for QtChipStrip: `show_chips(chips, rgb, stretch)`."""
-    chips._generation += 1  # noqa: SLF001 - a refresh still reading is stale now
-    chips._worker = None  # noqa: SLF001
-    chips._dirty = False  # noqa: SLF001
-    chips.chips = p.chips
-    chips._rgb = (stretch, p.chip_rgb)  # noqa: SLF001
-    chips._layout_chips()  # noqa: SLF001
-    if not chips.isVisible():  # off screen: placed in one go (~10 ms per 10 chips), not a slice per turn
-        while chips._to_place:  # noqa: SLF001
-            chips._place_batch()  # noqa: SLF001
+    """The chip strip shows the prepared chips in this turn (QtChipStrip.show_chips)."""
+    chips.show_chips(p.chips, p.chip_rgb, stretch)
     chips.info.setText(f"{len(p.chips)} years, one stretch ({stretch.source})")
 
 

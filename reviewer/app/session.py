@@ -78,6 +78,46 @@ def warm_imports() -> None:
             colormap_lut(spec["colormap"])
 
 
+def place_overlays_before_draw(viewer) -> None:
+    """Place napari's canvas overlays (caption, scale bar) when they change, not in the next draw: napari places
+    them inside its draw handler, which moves them and so asks for a second full draw of the canvas (100-180 ms
+    on a software-GL canvas) after every caption change."""
+    qt_viewer = getattr(getattr(viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001 - napari's canvas
+    canvas = getattr(qt_viewer, "canvas", None)
+    event = getattr(viewer.canvas.events, "_overlay_positions_changed", None)
+    place = getattr(canvas, "_update_overlay_canvas_positions", None)
+    if event is not None and place is not None:
+        event.connect(lambda _event=None: place())
+
+
+class Thumbnails:
+    """Layer thumbnails only while napari's layer list shows them: napari re-draws a layer's thumbnail after every
+    slice and data change (a zoom of the frame, a raster of the shapes), and the hidden list's model handles the
+    event, ~10-25 ms per review item for an image nobody sees. Showing the list draws them once."""
+
+    def __init__(self, viewer) -> None:
+        self.viewer = viewer
+        self.shown = False
+
+    def quiet(self, layer):
+        """Make `layer`'s thumbnail follow `shown` (returns the layer)."""
+        update = layer._update_thumbnail  # noqa: SLF001 - napari's own thumbnail refresh
+
+        def maybe(*args, **kwargs):
+            if self.shown:
+                update(*args, **kwargs)
+
+        layer._update_thumbnail = maybe  # noqa: SLF001
+        layer._reviewer_thumbnail = update  # noqa: SLF001 - the real one, for `show`
+        return layer
+
+    def show(self, on: bool) -> None:
+        self.shown = bool(on)
+        if on:
+            for layer in self.viewer.layers:
+                getattr(layer, "_reviewer_thumbnail", layer._update_thumbnail)()  # noqa: SLF001
+
+
 class StackSession(QObject):
     """Owns the open site and its layers in one napari viewer.
 
@@ -178,6 +218,8 @@ class StackSession(QObject):
         self.text.font_size = 10
         self.text.position = "top_left"
         self.text.box = True
+        place_overlays_before_draw(viewer)
+        self.thumbnails = Thumbnails(viewer)
         self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"
         # the modules and colour tables the first site and review item need, while the user picks a site
@@ -347,7 +389,7 @@ class StackSession(QObject):
         if self.state.overlay:
             self._show_overlay()
         same_step = self.viewer.dims.ndim >= 3 and int(self.viewer.dims.current_step[0]) == current
-        self._on_current_changed()  # sets the step (one slice) when it differs
+        self._on_current_changed(caption_now=True)  # sets the step (one slice) when it differs
         if same_step:
             self.image_layer.refresh()  # the same step: napari would not re-slice by itself
         if announce:
@@ -525,14 +567,16 @@ class StackSession(QObject):
                     layer.scale = scale
         else:
             first = self.image_layer is None
-            self.image_layer = self.viewer.add_image(
-                data,
-                rgb=True,
-                name=IMAGE_LAYER,
-                scale=scale,
-                units=("pixel", "m", "m"),
-                contrast_limits=(0, 255),
-                cache=False,
+            self.image_layer = self.thumbnails.quiet(
+                self.viewer.add_image(
+                    data,
+                    rgb=True,
+                    name=IMAGE_LAYER,
+                    scale=scale,
+                    units=("pixel", "m", "m"),
+                    contrast_limits=(0, 255),
+                    cache=False,
+                )
             )
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
             if first:
@@ -555,14 +599,16 @@ class StackSession(QObject):
             else:
                 layer.data = data
         else:
-            self.overlay_layer = self.viewer.add_labels(
-                data,
-                name=OVERLAY_LAYER,
-                scale=scale,
-                units=("pixel", "m", "m"),
-                opacity=0.7,
-                colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
-                cache=False,
+            self.overlay_layer = self.thumbnails.quiet(
+                self.viewer.add_labels(
+                    data,
+                    name=OVERLAY_LAYER,
+                    scale=scale,
+                    units=("pixel", "m", "m"),
+                    opacity=0.7,
+                    colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
+                    cache=False,
+                )
             )
             if self.image_layer is not None:
                 self.viewer.layers.selection.active = self.image_layer
@@ -609,14 +655,16 @@ class StackSession(QObject):
                 old.scale = self._scale()
             self.boundary_layer = old
             return
-        self.boundary_layer = self.viewer.add_shapes(
-            inside,
-            shape_type="path",
-            edge_color="yellow",
-            edge_width=max(h, w) / 250.0,
-            name=BOUNDARY_LAYER,
-            scale=self._scale(),
-            units=("m", "m"),
+        self.boundary_layer = self.thumbnails.quiet(
+            self.viewer.add_shapes(
+                inside,
+                shape_type="path",
+                edge_color="yellow",
+                edge_width=max(h, w) / 250.0,
+                name=BOUNDARY_LAYER,
+                scale=self._scale(),
+                units=("m", "m"),
+            )
         )
         if self.image_layer is not None:
             self.viewer.layers.selection.active = self.image_layer
@@ -628,14 +676,16 @@ class StackSession(QObject):
     def region_shapes_layer(self):
         """The Shapes layer where the user draws a polygon for the trajectory (created on demand)."""
         if self.region_layer is None or self.region_layer not in self.viewer.layers:
-            self.region_layer = self.viewer.add_shapes(
-                name=REGION_LAYER,
-                ndim=2,
-                scale=self._scale(),
-                units=("m", "m"),
-                edge_color="cyan",
-                face_color=[0, 1, 1, 0.15],
-                edge_width=max(self.index.site.shape) / 200.0 if self.index else 1.0,
+            self.region_layer = self.thumbnails.quiet(
+                self.viewer.add_shapes(
+                    name=REGION_LAYER,
+                    ndim=2,
+                    scale=self._scale(),
+                    units=("m", "m"),
+                    edge_color="cyan",
+                    face_color=[0, 1, 1, 0.15],
+                    edge_width=max(self.index.site.shape) / 200.0 if self.index else 1.0,
+                )
             )
         return self.region_layer
 
@@ -698,7 +748,9 @@ class StackSession(QObject):
         self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
         return label
 
-    def _on_current_changed(self, event=None) -> None:
+    def _on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
+        """The canvas, slider, caption, status line and prefetch follow the shown date; `caption_now`: not stepping
+        (another stack, a review item), so the caption is set in this turn and drawn with the frame."""
         if self.stack is None or not len(self.stack):
             return
         i = int(np.clip(self.state.current, 0, len(self.stack) - 1))
@@ -707,8 +759,12 @@ class StackSession(QObject):
         masked = " - every pixel masked" if (id(self.stack), i) in self.all_masked else ""
         # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
         self._caption = f"{label}   {composites()[self.state.composite]['label']}{masked}"
-        if self.text.visible and self.text.text != self._caption:
-            self.text.visible = False  # a caption naming another date is worse than none: hidden until it is set
+        if caption_now:
+            self._show_caption()
+        elif self.text.text.strip() and self.text.text != self._caption:
+            # a caption naming another date is worse than none: blank until it is set. Blanked, not hidden: hiding
+            # detaches the caption's box, and re-attaching it recompiled its shader at the next draw (~40 ms)
+            self.text.text = " " * len(self.text.text)
         self._caption_when_settled()
         self.glyphs.hold(GLYPH_HOLD_MS)
         self._emit_status(self._pointer)
@@ -724,7 +780,8 @@ class StackSession(QObject):
             if caption == self._caption:
                 if self.text.text != caption:
                     self.text.text = caption
-                self.text.visible = True
+                if not self.text.visible:
+                    self.text.visible = True
 
         # new characters are typeset first, a slice at a time, so the caption never blocks the UI
         self.glyphs.when_loaded(caption, show)
