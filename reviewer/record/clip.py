@@ -75,6 +75,31 @@ def _clip_geotiff(src: Path, dst: Path, site) -> bool:
     return True
 
 
+def scene_files(site_dir: str | Path, scene_id: str, product_id: str, bands: Iterable[str]) -> set[str]:
+    """What a copy of the record needs of one scene (paths relative to site_dir): its band files (or
+    `file::layer`), the companions beside them named by the scene id (Landsat MTL, ANG ...), and the product
+    metadata its decoding reads further up the folder tree: a SAFE's root MTD_MSIL2A.xml, which holds the
+    BOA_ADD_OFFSET values (without it a copy falls back to the baseline in the SAFE's name)."""
+    from glob import escape
+
+    from reviewer.record.catalog import catalog
+    from reviewer.record.decode import find_metadata
+
+    folder = Path(site_dir)
+    wanted = {str(b) for b in bands}
+    beside = {(folder / rel.split(LAYER_SEP, 1)[0]).parent: folder / rel.split(LAYER_SEP, 1)[0] for rel in wanted}
+    for parent in beside:
+        wanted.update(str(p.relative_to(folder)) for p in parent.glob(f"{escape(scene_id)}*") if p.is_file())
+    product = catalog().products.get(product_id)
+    rule = product.raw.get("radiometric_offset") if product is not None else None
+    if rule and rule.get("metadata"):
+        for band in beside.values():
+            mtd = find_metadata(band, rule["metadata"], stop=folder)
+            if mtd is not None and folder in mtd.parents:
+                wanted.add(str(mtd.relative_to(folder)))
+    return wanted
+
+
 def clip_record(
     site_dir: str | Path,
     files: Iterable[str],

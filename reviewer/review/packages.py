@@ -377,7 +377,7 @@ def _clip_needed(
     store: Store, content: dict[str, Any], progress: Callable[[float, str], None] | None
 ) -> list[dict[str, Any]]:
     """The package_files rows: each site's needed scene files (and their companions), clipped to the site."""
-    from reviewer.record.clip import clip_record
+    from reviewer.record.clip import clip_record, scene_files
 
     years: dict[str, set[int]] = {}
     for r in content["items"]:
@@ -400,10 +400,8 @@ def _clip_needed(
         for scene in content["scenes"]:
             if scene["site_dir"] != folder or int(scene["date"][:4]) not in years[site_id]:
                 continue
-            bands = [str(v) for v in json.loads(scene["bands"] or "{}").values()]
-            wanted.update(bands)
-            for parent in {(Path(folder) / rel).parent for rel in bands}:  # companions beside the bands (MTL, ...)
-                wanted.update(str(p.relative_to(folder)) for p in parent.glob(f"{scene['scene_id']}*") if p.is_file())
+            bands = json.loads(scene["bands"] or "{}").values()
+            wanted |= scene_files(folder, scene["scene_id"], scene["product"], bands)  # + MTL, MTD_MSIL2A.xml
         with tempfile.TemporaryDirectory(prefix="package-record-") as tmp:
             clip_record(folder, wanted, tmp, progress=progress)
             for path in sorted(p for p in Path(tmp).rglob("*") if p.is_file()):

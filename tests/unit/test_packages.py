@@ -555,3 +555,44 @@ def test_a_package_with_the_record_is_self_contained_and_reads_the_same_pixels(d
         assert (big.width, big.height) == (64, 64)
         assert small.nodata == big.nodata and small.dtypes == big.dtypes
         assert np.array_equal(small.read(1), big.read(1, window=((14, 50), (14, 50))))
+
+
+def test_a_packed_safe_keeps_its_root_metadata_and_reads_its_offset(tmp_path):
+    """--with-record packs a Sentinel-2 SAFE with its root MTD_MSIL2A.xml (four folders above the bands),
+    so the unpacked scene takes BOA_ADD_OFFSET from it, as at home, not from the baseline in the SAFE's
+    name. The MTD here states -900 (the name's N0400 would give -1000), so B04 DN 1500 reads
+    (1500 - 900) / 10000 = 0.06 on the unpacked copy."""
+    import numpy as np
+
+    from reviewer.record.decode import Grid, read_scene
+    from reviewer.record.scan import open_index
+    from reviewer.review.packages import _clip_needed
+    from tests.conftest import write_site_json
+    from tests.formats import S2_CRS, S2_ORIGIN, mtd_msil2a, write_safe
+
+    w, n = S2_ORIGIN
+    site = write_site_json(tmp_path / "home" / "s2", bbox=[w, n - 600, w + 600, n], crs=S2_CRS, resolution=10)
+    bands = {("B04", 10): np.full((60, 60), 1500, np.uint16), ("SCL", 20): np.full((30, 30), 4, np.uint8)}
+    safe = write_safe(site, bands, when="20230601T101559", baseline="04.00")
+    (safe / "MTD_MSIL2A.xml").write_text(mtd_msil2a(baseline="04.00", offsets={b: -900 for b in range(13)}))
+    store = Store(tmp_path / "team.sqlite")
+    home = open_index(site, store)
+    assert home.scenes[0].extra["offset"] == -900.0
+    item = {**bf.trend_question("t1-1", "t1"), "period": {"start": "2023-01-01", "end": "2023-12-31"}}
+    content = {  # what export_package gathers for an item of the site in 2023
+        "items": [{"site": "t1", "json": json.dumps(item)}],
+        "sites": [{"site_id": "t1", "site_dir": str(site)}],
+        "scenes": [dict(r) for r in store.db.query("SELECT * FROM scenes")],
+    }
+    rows = _clip_needed(store, content, None)
+    packed = {r["path"] for r in rows}
+    assert f"{safe.name}/MTD_MSIL2A.xml" in packed
+    away = tmp_path / "laptop" / "t1"
+    for r in rows:
+        (away / r["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (away / r["path"]).write_bytes(r["bytes"])
+    shutil.rmtree(tmp_path / "home")  # the team's folder is gone from this machine
+    (scene,) = open_index(away, Store(tmp_path / "laptop.sqlite")).scenes
+    assert (scene.extra["offset"], scene.extra["offset_source"]) == (-900.0, "MTD_MSIL2A.xml")
+    red = read_scene(scene, scene.product_spec, ["red"], Grid.of_site(open_index(away).site)).bands["red"]
+    assert red[0, 0] == pytest.approx((1500 - 900) / 1e4, abs=1e-6)
