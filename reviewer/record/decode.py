@@ -6,6 +6,7 @@ render, an index and a statistic all see the same mask.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -46,14 +47,22 @@ class Grid:
     crs: object
     transform: object
     shape: tuple[int, int]
+    #: (row, col) of this grid's first pixel in the grid `transform` places: a window of the site grid
+    #: (a trajectory reads one pixel) whose pixels land exactly where the whole grid's would
+    origin: tuple[int, int] = (0, 0)
 
     def __hash__(self) -> int:
         """Computed once: the site-grid lookups are cached by grid, and hashing a CRS costs ~1 ms."""
         h = self.__dict__.get("_hash")
         if h is None:
-            h = hash((str(self.crs), tuple(self.transform), tuple(self.shape)))
+            h = hash((str(self.crs), tuple(self.transform), tuple(self.shape), tuple(self.origin)))
             object.__setattr__(self, "_hash", h)
         return h
+
+    def window(self, rows: tuple[int, int], cols: tuple[int, int]) -> Grid:
+        """The pixels rows[0]:rows[1], cols[0]:cols[1] of this grid, as a grid of their own."""
+        (r0, r1), (c0, c1) = rows, cols
+        return Grid(self.crs, self.transform, (r1 - r0, c1 - c0), (self.origin[0] + r0, self.origin[1] + c0))
 
     @classmethod
     def of_site(cls, site: Site) -> Grid:
@@ -62,7 +71,8 @@ class Grid:
 
 def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
     return (
-        src.crs is not None
+        grid.origin == (0, 0)
+        and src.crs is not None
         and src.crs == grid.crs
         and (src.height, src.width) == tuple(grid.shape)
         and src.transform.almost_equals(grid.transform, precision=1e-6)
@@ -92,7 +102,8 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
 
     rows, cols = grid.shape
     t = grid.transform
-    rr, cc = np.meshgrid(np.arange(rows) + 0.5, np.arange(cols) + 0.5, indexing="ij")
+    r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
+    rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
     xs = t.c + cc * t.a + rr * t.b
     ys = t.f + cc * t.d + rr * t.e
     if rasterio.crs.CRS.from_wkt(src_crs_wkt) != grid.crs:
@@ -228,6 +239,12 @@ def _not_regular(path: str | Path) -> str | None:
     return f"not a regular file ({file_kind(mode)}), so it is not read"
 
 
+def gdal_env():
+    """The caller's GDAL environment when it has one (a scan opens one per batch of scenes: a new one per
+    file cost as much as the file's check), else a new one (GDAL's messages go to logging either way)."""
+    return contextlib.nullcontext() if rasterio.env.hasenv() else rasterio.Env()
+
+
 def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np.ndarray:
     """Raw DNs of band 1 on `grid` (nearest neighbour: QA codes and DNs are never blended).
 
@@ -239,7 +256,7 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
     if bad:
         raise UnreadableFileError(bad, path=path)
     try:
-        with rasterio.Env(), warnings.catch_warnings():
+        with gdal_env(), warnings.catch_warnings():
             # a file without georeferencing gets our own NotGeoreferencedError below, not GDAL's warning
             warnings.simplefilter("ignore", NotGeoreferencedWarning)
             src = rasterio.open(gdal_path(path))  # a member of a .tar bundle is read in place (/vsitar/)
@@ -660,11 +677,18 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
             pixels = qa if total == qa.size else qa[inside]
         else:
             total, pixels = qa.size, qa
-        values, counts = _histogram(pixels)
-        fill, cloudy, snow = _quality_classes_of(values, product)
-        n_valid = int(counts[~fill].sum())
-        n_cloud = int(counts[cloudy & ~fill].sum())
-        n_snow = int(counts[snow & ~fill & ~cloudy].sum()) if snow is not None else None
+        if pixels.dtype.kind in "ui" and pixels.dtype.itemsize == 1:  # class codes: count each code once
+            values, counts = _histogram(pixels)
+            fill, cloudy, snow = _quality_classes_of(values, product)
+            n_valid = int(counts[~fill].sum())
+            n_cloud = int(counts[cloudy & ~fill].sum())
+            n_snow = int(counts[snow & ~fill & ~cloudy].sum()) if snow is not None else None
+        else:  # 16-bit bit flags (Landsat QA_PIXEL): an AND per flag set beats a histogram of 65536 codes
+            fill, cloudy, snow = _quality_classes(pixels, product.quality, product)
+            valid = ~fill
+            n_valid = int(np.count_nonzero(valid))
+            n_cloud = int(np.count_nonzero(cloudy & valid))
+            n_snow = int(np.count_nonzero(snow & valid & ~cloudy)) if snow is not None else None
     else:
         token = next(t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files)
         spec = product.bands[token]

@@ -20,7 +20,7 @@ from reviewer.errors import Cancelled, NoSceneError, ReviewerError
 from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid, flag_array, read_quality
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stack import Stack, composite_bands, read_bands
+from reviewer.record.stack import Stack, composite_bands, read_bands, read_composite
 from reviewer.record.stretch import composites
 
 logger = logging.getLogger(__name__)
@@ -123,11 +123,29 @@ def _can_read(scene: Scene, name: str) -> bool:
     return band is not None and band.token in scene.files
 
 
-def _values(stack: Stack, i: int, name: str, mask: Sequence[str] | None) -> np.ndarray:
-    """(y, x) float32 of an index or a band of scene i, with the default mask (None) or only `mask`."""
+def _values(stack: Stack, i: int, name: str, mask: Sequence[str] | None, grid: Grid | None = None) -> np.ndarray:
+    """(y, x) float32 of an index or a band of scene i, with the default mask (None) or only `mask`; on
+    `grid`, a window of the site grid, when given (read for this call only, not cached)."""
+    if grid is None:
+        if name in composites():
+            return stack.read(i, name, mask=mask)[0]
+        return read_bands(
+            stack.scenes[i], [name], stack.grid, mask=mask, harmonized=stack.harmonized, cache=stack.cache
+        )[0]
     if name in composites():
-        return stack.read(i, name, mask=mask)[0]
-    return read_bands(stack.scenes[i], [name], stack.grid, mask=mask, harmonized=stack.harmonized, cache=stack.cache)[0]
+        return read_composite(stack.scenes[i], name, grid, mask=mask, harmonized=stack.harmonized)[0]
+    return read_bands(stack.scenes[i], [name], grid, mask=mask, harmonized=stack.harmonized)[0]
+
+
+def _window_of(grid: Grid, pixel: tuple[int, int] | None, region: np.ndarray | None):
+    """The smallest window of the site grid holding the pixel or the region, and the pixel / region in it:
+    a trajectory reads that window of each file (one cell of a MODIS granule), not the whole site."""
+    if pixel is not None:
+        r, c = pixel
+        return grid.window((r, r + 1), (c, c + 1)), (0, 0), None
+    rows, cols = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
+    (r0, r1), (c0, c1) = (int(rows[0]), int(rows[-1]) + 1), (int(cols[0]), int(cols[-1]) + 1)
+    return grid.window((r0, r1), (c0, c1)), None, region[r0:r1, c0:c1]
 
 
 def _reduce(values: np.ndarray, pixel: tuple[int, int] | None, region: np.ndarray | None) -> tuple[float, float, int]:
@@ -186,6 +204,7 @@ def trajectory(
             raise ReviewerError("the drawn region covers no pixel of the site", field="region")
         where = f"region of {int(region.sum())} pixels"
     out = Trajectory(name=name, where=where)
+    window, pixel, region = _window_of(stack.grid, pixel, region)
     usable = [i for i, s in enumerate(stack.scenes) if _can_read(s, name)]
     total = max(len(usable), 1)
     with warnings.catch_warnings(), _no_sidecar_listing(stack):
@@ -195,10 +214,10 @@ def trajectory(
                 raise Cancelled("trajectory cancelled")
             scene = stack.scenes[i]
             try:
-                v, sp, n = _reduce(_values(stack, i, name, None), pixel, region)
+                v, sp, n = _reduce(_values(stack, i, name, None, window), pixel, region)
                 masked = not np.isfinite(v)
                 if masked and include_masked:
-                    v, sp, n = _reduce(_values(stack, i, name, ("fill",)), pixel, region)
+                    v, sp, n = _reduce(_values(stack, i, name, ("fill",), window), pixel, region)
             except ReviewerError as exc:
                 logger.warning("trajectory: skipped %s: %s", scene.scene_id, exc)
                 continue

@@ -115,3 +115,38 @@ def test_coverage_bars_count_landsat_unless_sensors_are_chosen():
     assert set(cov.sensors) == {"TM", "MODIS Terra"}  # the timeline still shows every sensor
     chosen = coverage(scenes, sensors=("MODIS Terra",))
     assert (chosen.clear, chosen.cloudy, chosen.counted) == ([12], [0], ["MODIS Terra"])
+
+
+@pytest.fixture(scope="module")
+def modis_index(tmp_path_factory):
+    """64 x 64 px, 2012-2013: Landsat GeoTIFFs and MODIS MOD13Q1/MYD13Q1 as HDF4 granules."""
+    from reviewer.record.scan import open_index
+
+    site = make_site(tmp_path_factory.mktemp("m") / "site", "gui", start=2012, end=2013)
+    return open_index(site)
+
+
+@pytest.mark.parametrize("sensors", [("MODIS Terra", "MODIS Aqua"), ("TM", "ETM+", "OLI")])
+def test_a_trajectory_is_what_each_date_shows_at_the_pixel_or_region(modis_index, sensors):
+    """The trajectory reads only the window of each file under the pixel or the region; each value must be
+    the one the viewer shows on that date at that pixel (the whole site read), masked dates included (then
+    the value read with only fill masked), and a region's mean and spread those of its clear pixels."""
+    from reviewer.record.stack import SceneCache, open_stack
+
+    stack = open_stack(modis_index, sensors=sensors, cache=SceneCache())
+    assert len(stack) >= 5
+    pixel = (37, 21)
+    t = trajectory(stack, "ndvi", pixel=pixel)
+    assert t.indices == list(range(len(stack)))
+    for i, value, masked in zip(t.indices, t.values, t.masked, strict=True):
+        shown = stack.read(i, "ndvi", mask=("fill",) if masked else None)[0][pixel]
+        assert value == shown or (np.isnan(value) and np.isnan(shown)), stack.scenes[i].scene_id
+    region = np.zeros(stack.grid.shape, bool)
+    region[10:30, 40:60] = True
+    r = trajectory(stack, "red", region=region)
+    for i, value, spread, masked in zip(r.indices, r.values, r.spread, r.masked, strict=True):
+        whole = stack.read(i, "truecolor", mask=("fill",) if masked else None)[0][region]
+        clear = whole[np.isfinite(whole)]
+        assert value == pytest.approx(float(clear.mean()), rel=1e-6) and spread == pytest.approx(
+            float(clear.std()), rel=1e-5, abs=1e-9
+        )
