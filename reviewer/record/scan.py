@@ -409,6 +409,14 @@ def _measure(
     return result, problems
 
 
+def _measure_batch(batch: list[Scene], site: Site, grid: Grid | None, inside, members: Members):
+    """_measure of each scene, in one GDAL environment (see decode.gdal_env)."""
+    import rasterio
+
+    with rasterio.Env():
+        return [_measure(s, site, grid, inside, members) for s in batch]
+
+
 def _drop(scene: Scene, band: str, rel: str, reason: str, problems: list[ScanProblem]) -> None:
     problems.append(ScanProblem(rel, reason))
     del scene.files[band]
@@ -494,7 +502,7 @@ def scan_site(
     batches = [todo[i : i + SCAN_BATCH] for i in range(0, len(todo), SCAN_BATCH)]
     done = 0
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for batch in pool.map(lambda b: [_measure(s, site, grid, inside, members) for s in b], batches):
+        for batch in pool.map(lambda b: _measure_batch(b, site, grid, inside, members), batches):
             if cancel is not None and cancel():
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise Cancelled("scan cancelled")
