@@ -8,6 +8,8 @@ Each figure is printed next to a baseline measured in the same run (machines her
 
 - scanning 1,000 MODIS HDF4 granules (MOD10A1, real layout, small arrays) vs a plain pyhdf read of the same
   SDS (target ratio <= 1.5), and one date onto the site grid vs the plain read (target ratio <= 1.5)
+- the trajectory at a pixel over the demo site's MODIS HDF4 series vs a plain pyhdf read of that cell's NDVI
+  and pixel reliability from the same files
 
 Run: .venv/bin/python tests/bench/bench_record.py [--size 400] [--scenes-per-year 9]  (--modis-only: the HDF4 rows)
 """
@@ -254,9 +256,57 @@ def bench_modis(n_tiles: int, size: int) -> None:
     )
 
 
+def bench_trajectory() -> None:
+    """The trajectory dock's series (issue 10) over the demo site's MODIS HDF4 NDVI granules (MOD13Q1 and
+    MYD13Q1, `reviewer demo`'s site, built under _data/ once) at the site's centre pixel, vs a plain pyhdf read
+    of the same cell (NDVI and pixel reliability, what the series is masked by) from the same files."""
+    import os
+
+    from pyhdf.SD import SD, SDC
+    from rasterio.warp import transform as warp
+
+    from reviewer.record.catalog import catalog
+    from reviewer.record.demo import ensure_demo_site
+    from reviewer.record.hdf import grid_of, split
+    from reviewer.record.series import trajectory
+    from reviewer.record.stack import SceneCache
+
+    os.environ.setdefault("REVIEWER_DEMO_DIR", str(DATA / "demo_site"))
+    site = ensure_demo_site()
+    catalog()
+    with tempfile.TemporaryDirectory() as tmp, Store(Path(tmp) / "bench.sqlite") as store:
+        index = open_index(site, store)
+    labels = ("MODIS Terra", "MODIS Aqua")
+    stack = open_stack(index, sensors=labels, cache=SceneCache())
+    pixel = (index.site.shape[0] // 2, index.site.shape[1] // 2)
+    layers = [split(Path(s.files_root) / s.files["NDVI"])[0] for s in stack.scenes]
+    info = grid_of(layers[0])  # the cell under the pixel's centre (every granule of the tile has this grid)
+    t = index.site.transform
+    x, y = t.c + (pixel[1] + 0.5) * t.a, t.f + (pixel[0] + 0.5) * t.e
+    (sx,), (sy,) = warp(index.site.crs, info.crs_wkt, [x], [y])
+    col, row = int((sx - info.transform[2]) // info.transform[0]), int((sy - info.transform[5]) // info.transform[4])
+    t0 = time.perf_counter()
+    for f in layers:
+        sd = SD(f, SDC.READ)
+        sd.select("250m 16 days NDVI")[row, col]
+        sd.select("250m 16 days pixel reliability")[row, col]
+        sd.end()
+    plain = time.perf_counter() - t0
+    stack.cache.clear()
+    t0 = time.perf_counter()
+    series = trajectory(stack, "ndvi", pixel=pixel)
+    ours = time.perf_counter() - t0
+    assert len(series) == len(layers)
+    masked = sum(series.masked)
+    print(f"trajectory: {len(layers)} MODIS HDF4 granules of the demo site, pixel {pixel}, {masked} masked dates")
+    line("MODIS trajectory at a pixel (whole series)", ours, plain, "s", "as fast as possible")
+
+
 if __name__ == "__main__":
     if "--modis-only" in sys.argv:
         bench_modis(1000, 240)
+        bench_trajectory()
     else:
         main()
         bench_modis(1000, 240)
+        bench_trajectory()
