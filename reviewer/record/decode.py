@@ -51,13 +51,29 @@ class Grid:
     #: (a trajectory reads one pixel) whose pixels land exactly where the whole grid's would
     origin: tuple[int, int] = (0, 0)
 
+    def _key(self) -> tuple:
+        """(CRS as text, transform, shape, origin), made once: the site-grid lookups are cached by grid, and
+        hashing or comparing a CRS costs up to ~1 ms (each read of a date looks its grid up)."""
+        key = self.__dict__.get("_cached_key")
+        if key is None:
+            key = (str(self.crs), tuple(self.transform), tuple(self.shape), tuple(self.origin))
+            object.__setattr__(self, "_cached_key", key)
+            object.__setattr__(self, "_hash", hash(key))
+        return key
+
     def __hash__(self) -> int:
-        """Computed once: the site-grid lookups are cached by grid, and hashing a CRS costs ~1 ms."""
         h = self.__dict__.get("_hash")
         if h is None:
-            h = hash((str(self.crs), tuple(self.transform), tuple(self.shape), tuple(self.origin)))
-            object.__setattr__(self, "_hash", h)
+            self._key()
+            h = self.__dict__["_hash"]
         return h
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Grid):
+            return NotImplemented
+        return hash(self) == hash(other) and self._key() == other._key()
 
     def window(self, rows: tuple[int, int], cols: tuple[int, int]) -> Grid:
         """The pixels rows[0]:rows[1], cols[0]:cols[1] of this grid, as a grid of their own."""
