@@ -438,6 +438,12 @@ def _scene_difference(s: SiteSeries, mask: np.ndarray, control: np.ndarray | Non
     return dates, vals
 
 
+def _finite_median(values: dict[str, float]) -> float | None:
+    """The median of the methods' values, None when it is not finite (JSON has no infinity)."""
+    m = float(np.median(list(values.values()))) if values else math.nan
+    return m if math.isfinite(m) else None
+
+
 def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     if not s.nbr_dates:
@@ -524,10 +530,8 @@ def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
         c.methods = {"years": years_m, "fall_year": fall_m}
         if not years_m:
             c.drop = "the burned area had not recovered by the end of the record"
-        c.extra["sensitivity_years_at_level_minus_plus_5"] = [
-            float(np.median(list(lo_m.values()))),
-            float(np.median(list(hi_m.values()))),
-        ]
+        # null where most methods see no recovery at that level by the end of the record (their median is inf)
+        c.extra["sensitivity_years_at_level_minus_plus_5"] = [_finite_median(lo_m), _finite_median(hi_m)]
         out.append(c)
     return out
 
