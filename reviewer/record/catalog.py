@@ -175,6 +175,14 @@ class Catalog:
         self.companions = [(re.compile(r["pattern"]), r["role"]) for r in doc.get("companions", [])]
         self.file_kinds: dict[str, str] = doc.get("file_kinds", {})
         self._last: Product | None = None
+        #: (compiled name pattern, product, box) of every container (HDF4/HDF5 granule) the catalog names,
+        #: compiled once: a scan asks this of every file of the record, most of them GeoTIFFs
+        self._containers = [
+            (re.compile(box["pattern"]), product, box)
+            for product in self.products.values()
+            for box in product.raw.get("containers", ())
+            if "pattern" in box
+        ]
 
     def match(self, filename: str) -> FileMatch | None:
         """Recognise a file by the provider's own product ID; None when no product matches."""
@@ -220,21 +228,20 @@ class Catalog:
 
     def match_container(self, filename: str) -> ContainerMatch | None:
         """A whole granule in one file (MODIS HDF4, VIIRS HDF5) recognised by the provider's name."""
-        for product in self.products.values():
-            for box in product.raw.get("containers", ()):
-                m = re.match(box["pattern"], filename) if "pattern" in box else None
-                if not m:
-                    continue
-                g = {k: v for k, v in m.groupdict().items() if v is not None}
-                return ContainerMatch(
-                    product=product,
-                    scene_id=g["scene"],
-                    date=_parse_date(product.date_rule, g),
-                    location="/".join(g[k] for k in product.location if k in g) or None,
-                    format=box["format"],
-                    layers=dict(box["layers"]),
-                    grid=box.get("grid"),
-                )
+        for pattern, product, box in self._containers:
+            m = pattern.match(filename)
+            if not m:
+                continue
+            g = {k: v for k, v in m.groupdict().items() if v is not None}
+            return ContainerMatch(
+                product=product,
+                scene_id=g["scene"],
+                date=_parse_date(product.date_rule, g),
+                location="/".join(g[k] for k in product.location if k in g) or None,
+                format=box["format"],
+                layers=dict(box["layers"]),
+                grid=box.get("grid"),
+            )
         return None
 
     def reject_reason(self, filename: str) -> str | None:

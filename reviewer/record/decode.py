@@ -699,7 +699,9 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
             n_valid = int(counts[~fill].sum())
             n_cloud = int(counts[cloudy & ~fill].sum())
             n_snow = int(counts[snow & ~fill & ~cloudy].sum()) if snow is not None else None
-        else:  # 16-bit bit flags (Landsat QA_PIXEL): an AND per flag set beats a histogram of 65536 codes
+        elif _plain_bits(pixels, product):
+            n_valid, n_cloud, n_snow = _bit_counts(pixels, product)
+        else:
             fill, cloudy, snow = _quality_classes(pixels, product.quality, product)
             valid = ~fill
             n_valid = int(np.count_nonzero(valid))
@@ -728,6 +730,36 @@ def scene_fractions(scene, product: Product, grid: Grid | None, inside: np.ndarr
     if n_snow is not None:
         out["snow_fraction"] = n_snow / total if total else 0.0
     return out
+
+
+def _plain_bits(pixels: np.ndarray, product: Product) -> bool:
+    """Unsigned bit flags in a layer of their own (Landsat QA_PIXEL): fill is the fill flag alone."""
+    quality = product.quality
+    return quality.kind == "bits" and pixels.dtype.kind == "u" and quality.band != next(iter(product.bands))
+
+
+def _bit_counts(pixels: np.ndarray, product: Product) -> tuple[int, int, int | None]:
+    """(valid, cloudy and valid, snow and clear and valid) pixel counts of unsigned bit flags, by counting
+    the ANDed layer rather than building the boolean masks (an AND per flag set beats a histogram of
+    65536 codes, and counts beat masks): the same counts as _quality_classes' masks."""
+    quality = product.quality
+
+    def bits(flags) -> int:
+        out = 0
+        for flag in flags:
+            for b in quality.flags.get(flag, ()):
+                out |= 1 << b
+        return out
+
+    one = pixels.dtype.type
+    f, c = pixels & one(bits(["fill"])), pixels & one(bits(quality.cloud_flags))
+    n_valid = pixels.size - int(np.count_nonzero(f))
+    n_cloud = int(np.count_nonzero(c)) - int(np.count_nonzero(np.logical_and(c, f)))
+    n_snow = None
+    if "snow" in quality.flags:
+        s = pixels & one(bits(["snow"]))
+        n_snow = int(np.count_nonzero(s)) - int(np.count_nonzero(np.logical_and(s, f | c)))
+    return n_valid, n_cloud, n_snow
 
 
 def _histogram(pixels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

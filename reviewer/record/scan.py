@@ -162,6 +162,13 @@ def _walk(site_dir: Path) -> tuple[list[Path], list[ScanProblem]]:
             except UnicodeEncodeError:
                 skipped.append(ScanProblem(rel(entry.path), "file name is not valid UTF-8"))
                 continue
+            try:  # a plain regular file, as the listing's d_type says: no stat needed (most of a record)
+                plain = not entry.is_symlink() and entry.is_file(follow_symlinks=False)
+            except OSError:
+                plain = False
+            if plain:
+                files.append(Path(entry.path))
+                continue
             try:
                 est = os.stat(entry.path)  # follows links
             except FileNotFoundError:
