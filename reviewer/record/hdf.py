@@ -139,6 +139,16 @@ def _close(path: str) -> None:
     hdfext.SDend(sid)  # a handle of a vanished file just fails to end
 
 
+def forget() -> None:
+    """Close the open HDF4 handles and forget the grids read (a benchmark's cold scan; tests that rewrite a
+    granule in place within the file system's mtime resolution)."""
+    with _HDF4:
+        while _HANDLES:
+            _close(next(iter(_HANDLES)))
+    _hdf4_grid.cache_clear()
+    _h5_grid.cache_clear()
+
+
 @lru_cache(maxsize=4096)
 def _hdf4_grid(path: str, mtime_ns: int, grid: str | None) -> GridInfo:
     with _HDF4:
