@@ -502,24 +502,13 @@ def scan_site(
     problems = skipped + bundle_problems + problems
     grid = Grid.of_site(site) if site.placed else None
     inside = site.boundary_mask if site.placed else None
-    scenes: list[Scene] = []
     todo = list(grouped.values())
-    total = max(len(todo), 1)
-    # scenes go to the workers in batches: a future per scene cost as much as a MODIS granule's whole check
-    batches = [todo[i : i + SCAN_BATCH] for i in range(0, len(todo), SCAN_BATCH)]
-    done = 0
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for batch in pool.map(lambda b: _measure_batch(b, site, grid, inside, members), batches):
-            if cancel is not None and cancel():
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise Cancelled("scan cancelled")
-            for scene, found in batch:
-                problems.extend(found)
-                if scene is not None:
-                    scenes.append(scene)
-                done += 1
-                if progress is not None and (done % 20 == 1 or done == total):
-                    progress(done / total, f"indexed {done} of {total} scenes")
+    results = _measure_all(todo, site, grid, inside, members, workers, progress, cancel)
+    scenes: list[Scene] = []
+    for scene, found in results:  # in the order the scenes were found, however they were measured
+        problems.extend(found)
+        if scene is not None:
+            scenes.append(scene)
     scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
     for p in problems:
         logger.warning("skipped %s: %s", p.path, p.reason)
@@ -531,6 +520,49 @@ def scan_site(
     if not scenes and not problems:
         problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
     return SceneIndex(site=site, scenes=scenes, problems=problems)
+
+
+def _hdf4_only(scene: Scene) -> bool:
+    return all(
+        LAYER_SEP in rel and container_format(rel.split(LAYER_SEP, 1)[0]) == "hdf4" for rel in scene.files.values()
+    )
+
+
+def _measure_all(todo, site, grid, inside, members, workers, progress, cancel) -> list[tuple[Scene | None, list]]:
+    """_measure of every scene. Scenes read through GDAL go to the worker threads in batches (a future per
+    scene cost as much as a MODIS granule's whole check); HDF4 granules are measured here meanwhile, one
+    after another: the HDF4 library is serialized by a lock and holds the GIL, so a second thread only
+    made them wait on each other (0.54 s vs 0.43 s for 1,000 granules)."""
+    total = max(len(todo), 1)
+    results: list = [None] * len(todo)
+    here = [i for i, s in enumerate(todo) if _hdf4_only(s)]
+    away = [i for i, s in enumerate(todo) if not _hdf4_only(s)] if here else list(range(len(todo)))
+    batches = [away[k : k + SCAN_BATCH] for k in range(0, len(away), SCAN_BATCH)]
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        if cancel is not None and cancel():
+            raise Cancelled("scan cancelled")
+        for _ in range(n):
+            done += 1
+            if progress is not None and (done % 20 == 1 or done == total):
+                progress(done / total, f"indexed {done} of {total} scenes")
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        try:
+            futures = [pool.submit(_measure_batch, [todo[i] for i in b], site, grid, inside, members) for b in batches]
+            for i in here:
+                results[i] = _measure(todo[i], site, grid, inside, members)
+                tick(1)
+            for b, future in zip(batches, futures, strict=True):
+                for i, result in zip(b, future.result(), strict=True):
+                    results[i] = result
+                tick(len(b))
+        except Cancelled:
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return results
 
 
 def _site_or_unplaced(site_dir: str | Path, allow_no_site: bool) -> Site:
