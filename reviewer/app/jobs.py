@@ -98,6 +98,12 @@ def alive(obj) -> bool:
     return bool(isValid(obj))
 
 
+def on_screen(widget) -> bool:
+    """The widget is shown and some of it is on screen: a dock behind another dock's tab counts as visible to Qt
+    (moved off the window, never hidden), so a plot drawn there on every change was work nobody saw."""
+    return bool(widget.isVisible()) and not widget.visibleRegion().isEmpty()
+
+
 def when_settled(func: Callable[[], Any], delay_ms: int, parent: QObject | None = None) -> Callable[..., None]:
     """A handler that calls `func` once events stop arriving for `delay_ms` (stepping through dates
     fires one event per step; a plot cursor or caption need only follow where the user stops)."""

@@ -149,6 +149,8 @@ class ReviewerApp:
         dock = self.viewer.window.add_dock_widget(
             content, name=name, area=area, tabify=tabify, add_vertical_stretch=False
         )
+        if hasattr(widget, "on_shown"):  # a tab brought to the front draws what changed while it was behind
+            dock.visibilityChanged.connect(lambda visible, w=widget: visible and alive(w) and w.on_shown())
         self.docks[name] = dock
         return dock
 
@@ -262,6 +264,11 @@ class ReviewerApp:
         return self.review
 
     def _repaint_window(self, _index=None) -> None:
+        """The first site: paint the window once. Later sites repaint only the docks that change (a whole-window
+        paint is 100-200 ms on a software-GL canvas, one UI block per site change)."""
+        if getattr(self, "_painted_once", False):
+            return
+        self._painted_once = True
         qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - no public handle
         if qwin is not None and alive(qwin):
             qwin.update()  # queued, not synchronous: a full repaint blocked a site change 0.6-0.7 s
@@ -402,7 +409,8 @@ def fit_slider_labels(viewer) -> None:
                 label.setFixedWidth(fm.horizontalAdvance("8" * digits) + extra)
 
     def later(event=None) -> None:
-        QTimer.singleShot(0, fit)  # after napari's own resize of the same labels
+        fit()  # now, so the labels are sized before the next paint (deferred, a second paint followed each change)
+        QTimer.singleShot(0, fit)  # and after napari's own resize of the same labels (no change: no re-layout)
 
     for name in ("range", "ndim", "axis_labels"):
         emitter = getattr(viewer.dims.events, name, None)

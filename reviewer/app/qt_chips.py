@@ -24,7 +24,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import alive, run_in_thread, when_settled
+from reviewer.app.jobs import alive, on_screen, run_in_thread, when_settled
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.render import Panel, render_panels
@@ -78,6 +78,7 @@ class QtChipStrip(QWidget):
         self._worker = None
         self._generation = 0
         self._dirty = True
+        self._refill_pending = False  # chips given while the dock was behind another tab, placed when it shows
         self._resized_when_settled = when_settled(self._on_resized, RESIZE_DELAY_MS, self)
         self._rgb: tuple[Stretch | None, dict[int, np.ndarray]] = (None, {})
         self._to_place: list[tuple[int, tuple]] = []
@@ -140,13 +141,21 @@ class QtChipStrip(QWidget):
 
     def _on_stack_changed(self, stack) -> None:
         self._dirty = True
-        if alive(self.area) and self.isVisible():
+        if alive(self.area) and on_screen(self):  # a tab behind another reads its chips when brought to the front
             self.refresh()
+
+    def on_shown(self) -> None:
+        """Its dock came to the front (its tab picked): the chips given meanwhile, or those of a stack that changed."""
+        if self._dirty:
+            self.refresh()
+        elif self._refill_pending:
+            self._refill_pending = False
+            self.chip_columns, self.chip_px = self._geometry(len(self.chips))
+            self._refill()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
-        if self._dirty:
-            self.refresh()
+        self.on_shown()
 
     def refresh(self):
         """Read the clearest scene of each year (in a worker) and draw the chips."""
@@ -248,7 +257,10 @@ class QtChipStrip(QWidget):
 
     @property
     def laid_out(self) -> bool:
-        """True once every chip of `chips` is on screen, sized for the dock as it is now."""
+        """True once every chip of `chips` is on screen, sized for the dock as it is now (behind another tab: given
+        to the strip, placed when the tab comes to the front)."""
+        if self._refill_pending and not on_screen(self):
+            return True
         return (
             not self._to_place
             and len(self.labels) == len(self.chips)
@@ -266,6 +278,10 @@ class QtChipStrip(QWidget):
         self._to_place = []
         self.chips = list(chips)
         self._rgb = (stretch, rgb)
+        if not on_screen(self):  # behind another tab: the widgets take the chips when the tab comes to the front
+            self._refill_pending = True
+            return
+        self._refill_pending = False
         self.chip_columns, self.chip_px = self._geometry(len(self.chips))
         self._refill()
 

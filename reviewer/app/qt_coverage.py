@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from qtpy.QtCore import Qt
 from qtpy.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
-from reviewer.app.jobs import when_settled
+from reviewer.app.jobs import on_screen, when_settled
 from reviewer.app.session import StackSession
 from reviewer.record.catalog import catalog
 from reviewer.record.series import Coverage, coverage, decimal_year
@@ -71,13 +71,18 @@ class QtCoveragePlot(QWidget):
         """The bars count the sensors the user chose (Landsat when none)."""
         self._coverage = None
         self._dirty = True
-        if self.isVisible():
+        if on_screen(self):
             self._draw()
 
     def _on_site_opened(self, index) -> None:
         self._index, self._coverage = index, None
         self._dirty = True
-        if self.isVisible():  # a hidden tab draws when it is first shown (~100 ms of pyqtgraph items)
+        if on_screen(self):  # a tab behind another draws when it is brought to the front (~50-100 ms of items)
+            self._draw()
+
+    def on_shown(self) -> None:
+        """Its dock came to the front (its tab picked): draw what changed meanwhile."""
+        if self._dirty:
             self._draw()
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override

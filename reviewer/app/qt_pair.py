@@ -20,7 +20,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.jobs import alive, run_in_thread
+from reviewer.app.jobs import alive, on_screen, run_in_thread
 from reviewer.app.qt_style import FlowLayout
 from reviewer.app.session import StackSession
 from reviewer.errors import NoSceneError, ReviewerError
@@ -55,6 +55,8 @@ class QtPairView(QWidget):
         self.panels: list[Panel] = []
         self.rgbs: list[np.ndarray] = []
         self._worker = None
+        self._generation = 0  # a worker's result for an older request is dropped
+        self._stale = False  # the stack changed while the dock was behind another tab
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         row = FlowLayout()  # wraps in a narrow dock
@@ -130,6 +132,11 @@ class QtPairView(QWidget):
         self.state.events.pair.connect(self._on_state_pair)
         session.stack_changed.connect(self._on_stack_changed)
 
+    @property
+    def busy(self) -> bool:
+        """The panels are being read."""
+        return self._worker is not None
+
     # ------------------------------------------------------------------ handlers
 
     def _use_current(self, k: int) -> None:
@@ -170,7 +177,13 @@ class QtPairView(QWidget):
             self.compute(a, b)
 
     def _on_stack_changed(self, stack) -> None:
-        if self.state.pair and alive(self.graphics) and self.isVisible():
+        self._stale = True
+        if self.state.pair and alive(self.graphics) and on_screen(self):  # a tab behind another: when brought up
+            self.compute(*self.state.pair)
+
+    def on_shown(self) -> None:
+        """Its dock came to the front (its tab picked): read the pair again if the stack changed meanwhile."""
+        if getattr(self, "_stale", False) and self.state.pair and alive(self.graphics):
             self.compute(*self.state.pair)
 
     def default_pair(self) -> tuple[str, str] | None:
@@ -193,8 +206,12 @@ class QtPairView(QWidget):
         def work() -> tuple[list[Panel], str]:
             return [resolve_panel(stack, a, comp, method=method), resolve_panel(stack, b, comp, method=method)], comp
 
+        self._stale = False
+        self._generation += 1
+        generation = self._generation
+
         def done(result) -> None:
-            if not alive(self.graphics):
+            if not alive(self.graphics) or generation != self._generation:
                 return
             self._worker = None
             panels, c = result
@@ -204,12 +221,30 @@ class QtPairView(QWidget):
             self._redraw(reset=True)
 
         def failed(exc: BaseException) -> None:
+            if generation != self._generation:
+                return
             self._worker = None
             self.info.setText(str(exc))
             self.session.reporter.error(exc, context="pair view")
 
         self._worker = run_in_thread(work, on_done=done, on_error=failed)
         return self._worker
+
+    def show_panels(self, a: str, b: str, panels: list[Panel] | None, error: str = "") -> None:
+        """Show panels resolved elsewhere (a review item's, prepared ahead) for dates or periods a and b, or the
+        error that kept them from being read; a read of this dock still running is dropped."""
+        self.a_edit.setText(a)
+        self.b_edit.setText(b)
+        self._generation += 1
+        self._worker = None
+        self._stale = False
+        if panels is None:
+            self.rgbs = []
+            self.info.setText(error)
+            self.session.reporter.error(ReviewerError(error), context="pair view")
+            return
+        self.panels = panels
+        self._redraw(reset=True)
 
     def _redraw(self, event=None, reset: bool = False) -> None:
         if not self.panels or self.panels[0].channels.shape[0] != len(self.state.stretch.channels):

@@ -54,6 +54,9 @@ EXPERT_KEYS = (
 MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}
 STATE_FILTERS = {"all": None, "undecided": (None, "skip"), "accepted": ("accept",), "flagged": ("flag",)}
 OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
+#: the next item's evidence is prepared this long after an item shows: workers started with the item held the GIL
+#: while the UI thread changed the docks and painted them (2-3 x slower); the annotator reads for seconds anyway
+PREFETCH_DELAY_MS = 250
 SHORTCUT_KEYS = ("A", "F", "1", "2", "3", "4", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
 
 
@@ -314,6 +317,9 @@ class AnnotatorPanel(QWidget):
         layout.addWidget(keys_label(ANNOTATOR_KEYS))
         self.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(self._load_evidence, self)
+        from reviewer.app.jobs import when_settled
+
+        self._prefetch_later = when_settled(self._prefetch_next, PREFETCH_DELAY_MS, self)
 
     # ------------------------------------------------------------------ queue
 
@@ -357,15 +363,27 @@ class AnnotatorPanel(QWidget):
             and (states is None or r["mine"] in states)
         ]
         self.list.blockSignals(True)
-        self.list.clear()
-        for r in self.shown_rows:
+        keys = [r["item"] for r in self.shown_rows]
+        same = self.list.count() == len(keys) and all(
+            self.list.item(k).data(Qt.UserRole) == key for k, key in enumerate(keys)
+        )
+        if not same:  # another filter or queue: the list anew (a repaint of the whole list)
+            self.list.clear()
+        for k, r in enumerate(self.shown_rows):
             kind = r["task"] or r["question"].get("class")  # an 'insufficient' question has no task
-            it = QListWidgetItem(f"{MARKS.get(r['mine'], '?')}  {r['id']}   {kind}   {r['site']}")
-            it.setData(Qt.UserRole, r["item"])
-            self.list.addItem(it)
-            if self.view is not None and r["item"] == self.view["item"]:
-                it.setSelected(True)
-                self.list.setCurrentItem(it)
+            text = f"{MARKS.get(r['mine'], '?')}  {r['id']}   {kind}   {r['site']}"
+            if same:  # the same rows: only the marks that changed are set (each row repaints alone)
+                it = self.list.item(k)
+                if it.text() != text:
+                    it.setText(text)
+            else:
+                it = QListWidgetItem(text)
+                it.setData(Qt.UserRole, r["item"])
+                self.list.addItem(it)
+            if self.view is not None and r["item"] == self.view["item"] and self.list.currentItem() is not it:
+                self.list.setCurrentItem(it)  # selects it, and only it
+        if self.view is None:
+            self.list.clearSelection()
         self.list.blockSignals(False)
 
     def show_item(self, key: str) -> None:
@@ -394,6 +412,13 @@ class AnnotatorPanel(QWidget):
         if view is None:
             return
         self.loader.load(view["item"], view["question"])
+        self.loader.prefetch(None)  # stale prefetch work stops now ...
+        self._prefetch_later()  # ... and the next item's starts once this one is on screen
+
+    def _prefetch_next(self) -> None:
+        view = self.view
+        if view is None:
+            return
         nxt = self._next_open(view["item"])
         self.loader.prefetch(nxt["question"] if nxt else None, nxt["item"] if nxt else None)
 

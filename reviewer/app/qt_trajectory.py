@@ -129,6 +129,9 @@ class QtTrajectoryPlot(QWidget):
         self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         self.info.setTextFormat(Qt.RichText)
         self.info.setWordWrap(True)
+        # two lines kept whatever the text: a caption of one line then two re-laid the dock out and repainted the
+        # plot a second time for every review item
+        self.info.setMinimumHeight(2 * self.info.fontMetrics().lineSpacing() + 4)
         layout.addWidget(self.info)
         # the cursor follows the shown date once stepping pauses: a pyqtgraph repaint per step costs ~5 ms
         self._cursor_when_settled = when_settled(self._update_cursor, CURSOR_DELAY_MS, self)
@@ -239,6 +242,33 @@ class QtTrajectoryPlot(QWidget):
 
     # ------------------------------------------------------------------ compute (worker) and draw
 
+    def expect_series(self, text: str) -> threading.Event:
+        """A series read elsewhere (a review item's, by its evidence worker) is coming: the plot's own read stops and
+        the plot is busy until `show_series` or `series_failed`. Returns the event set once the plot reads anew
+        (another pixel, index or harmonisation asked for): the series expected is stale then."""
+        self._cancel.set()
+        self._cancel = threading.Event()
+        self._worker = True  # busy, with no worker of its own
+        self.progress.setVisible(False)
+        self.info.setText(text)
+        return self._cancel
+
+    def show_series(self, series: Trajectory, harmonized: bool, *, partial: str = "") -> None:
+        """Draw a series read elsewhere; `partial` (what is still being read) keeps the plot busy for the rest."""
+        self.series = series
+        self.series_harmonized = bool(harmonized)
+        if not partial:
+            self._worker = None
+        self._draw()
+        if partial:
+            self.info.setText(f"{self.info.text()} {html.escape(partial)}")
+
+    def series_failed(self, exc: BaseException) -> None:
+        """The series expected could not be read: said in the plot and the message area."""
+        self._worker = None
+        self.session.reporter.error(exc, context="trajectory")
+        self.info.setText(f"trajectory not read: {html.escape(str(exc))}")
+
     def _show_progress(self, fraction: float, _message: str = "") -> None:
         """Every step of 5% at most: each setValue repaints the bar at once (~60 ms on a software canvas)."""
         value = int(1000 * fraction)
@@ -336,8 +366,8 @@ class QtTrajectoryPlot(QWidget):
                     item.sigClicked.connect(self._on_scatter_clicked)
                     self.plot.addItem(item)
                     self._scatter_pool[(label, hollow)] = item
-                else:
-                    item.setData(x=x[sel], y=y[sel], data=sel, **style)
+                else:  # the sensor's colour and sizes stay the item's own: only the points and their tips change
+                    item.setData(x=x[sel], y=y[sel], data=sel, tip=style["tip"])
                     item.setVisible(True)
                 items.append(item)
             self.scatters[label] = items

@@ -68,6 +68,7 @@ class EvidenceLoader(QObject):
     prepared_ready = Signal(object)  # (key, Prepared or None, error or None) from the evidence worker
     series_ready = Signal(object)  # (key, series key, Trajectory or None, error or None) from the series worker
     series_wanted = Signal(object)  # (key, Prepared): a prefetched item's series to read next
+    series_partial = Signal(object)  # (key, series key, Trajectory so far, scenes read, of) from the series worker
 
     def __init__(self, app, store, *, prefetch: bool = True) -> None:
         super().__init__()
@@ -83,6 +84,7 @@ class EvidenceLoader(QObject):
         self._errors_at = 0
         self._closed = False  # set when the window closes: late timers and results do nothing
         self._pending: tuple[str, Any, str] | None = None  # waiting for its site to open
+        self._finishing: str | None = None  # the item whose site change ends in a later event-loop turn
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened ahead of time
         self._prefetch_cancel = threading.Event()
         self._prepared: dict[str, Prepared] = {}  # item key -> its evidence prepared in the worker
@@ -98,6 +100,7 @@ class EvidenceLoader(QObject):
         self._traj_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence-series")
         self.prepared_ready.connect(self._on_prepared)
         self.series_ready.connect(self._on_series)
+        self.series_partial.connect(self._on_series_partial)
         self.series_wanted.connect(self._start_series)
         self.session.site_opened.connect(self._on_site_opened)
 
@@ -164,12 +167,34 @@ class EvidenceLoader(QObject):
             self._pending = None  # the site indexed and the item prepared ahead: one stack shown, no disk
             self._set_state(prepared)
             self.session.show_index(ready, stack=(prepared.stack, prepared.current))
-            self._show_prepared(prepared)
+            self._finish_site(key, ready, prepared)
         elif ready is not None:
-            self.session.show_index(ready)  # indexed ahead of time: no disk on the UI thread
+            self.session.show_index(ready, in_turns=True)  # indexed ahead of time: no disk on the UI thread
         else:
             self.session.open_site(folder)
         return ""
+
+    def _finish_site(self, key: str, index, prepared: Prepared) -> None:
+        """The rest of a site change in two more event-loop turns (each well under 100 ms, where one turn held the
+        UI 0.3-1.8 s): the docks take the site, then the item's pair, chips, trajectory and region."""
+        from qtpy.QtCore import QTimer
+
+        self._finishing = key
+
+        def docks() -> None:
+            if not self.closed and self.session.index is index:
+                self.session.announce(index)  # also when another item came meanwhile: the docks follow the site
+            if not self.closed and self.key == key and self.session.index is index:
+                QTimer.singleShot(0, evidence)
+            else:
+                self._finishing = None
+
+        def evidence() -> None:
+            self._finishing = None
+            if not self.closed and self.key == key and self.session.index is index:
+                self._show_prepared(prepared)
+
+        QTimer.singleShot(0, docks)
 
     def _fail(self, key: str, text: str) -> str:
         self.problem = text
@@ -252,8 +277,12 @@ class EvidenceLoader(QObject):
             if cancel.is_set():
                 self._emit(self.series_ready, (key, skey, None, None))
                 return
+
+            def partial(so_far, done: int, total: int) -> None:
+                self._emit(self.series_partial, (key, skey, so_far, done, total))
+
             try:
-                series = item_trajectory(ready, harmonized, cancel)
+                series = item_trajectory(ready, harmonized, cancel, partial=partial)
             except Cancelled:  # another item came first: not an error (read again if it is still wanted)
                 self._emit(self.series_ready, (key, skey, None, None))
                 return
@@ -304,16 +333,22 @@ class EvidenceLoader(QObject):
             return  # not the item shown, or the user asked the plot for something else since
         self._series_wanted = None
         traj = self.app.trajectory
-        traj._worker = None  # noqa: SLF001 - the plot's own busy flag
         if exc is not None:
-            self.session.reporter.error(exc, context="trajectory")
-            traj.info.setText(f"trajectory not read: {exc}")
+            traj.series_failed(exc)
         elif series is not None:
-            self._draw_series(series)
-        elif self._shown_prepared is not None:  # cancelled while it was still wanted: read it again
+            traj.show_series(series, self._harmonized())
+        elif self._shown_prepared is not None:  # cancelled while it was still wanted: read it again (still busy)
             self._series_wanted = skey
-            traj._worker = True  # noqa: SLF001 - busy until the series lands
             self._start_series((self._shown_prepared.key, self._shown_prepared))
+
+    def _on_series_partial(self, payload) -> None:
+        """The scenes read so far of the series the item shown waits for (a MODIS series reads for seconds): drawn
+        as they come, the plot busy until the rest lands."""
+        _key, skey, so_far, done, total = payload
+        mine = self._traj_cancel
+        if self.closed or self._series_wanted != skey or mine is None or mine.is_set():
+            return
+        self.app.trajectory.show_series(so_far, self._harmonized(), partial=f"(reading: {done} of {total} scenes)")
 
     def _show_prepared(self, p: Prepared) -> None:
         """The UI thread's share of an item change: set what the worker prepared (stack, frame, pair, chips,
@@ -354,28 +389,16 @@ class EvidenceLoader(QObject):
         if p.mask is None:
             return
         traj.set_region(p.mask, p.view.index)
-        traj._cancel.set()  # noqa: SLF001 - the plot's own read of the previous item is stale
-        traj._cancel = self._traj_cancel = threading.Event()  # noqa: SLF001 - set when the plot reads anew
-        traj.progress.setVisible(False)
+        self._traj_cancel = traj.expect_series(f"reading {p.view.index} over the region ({len(p.stack)} scenes)...")
         skey = p.series_key(self._harmonized())
         series = self._series.get(skey)
         self._shown_prepared = p
         if series is not None:
-            traj._worker = None  # noqa: SLF001
             self._series_wanted = None
-            self._draw_series(series)
+            traj.show_series(series, self._harmonized())
             return
         self._series_wanted = skey
-        traj._worker = True  # noqa: SLF001 - busy until the series lands
-        traj.info.setText(f"reading {p.view.index} over the region ({len(p.stack)} scenes)...")
         self._start_series((p.key, p))
-
-    def _draw_series(self, series) -> None:
-        traj = self.app.trajectory
-        traj.series = series
-        if hasattr(traj, "series_harmonized"):
-            traj.series_harmonized = self._harmonized()
-        traj._draw()  # noqa: SLF001 - the plot's own drawing
 
     def _sync_sensor_checks(self) -> None:
         """The Stack dock's sensor boxes show the item's sensors (the dock has no model listener for them)."""
@@ -414,15 +437,15 @@ class EvidenceLoader(QObject):
             return False
         if self.problem:
             return True
-        if self._pending is not None or self._preparing is not None or self.view is None:
+        if self._pending is not None or self._preparing is not None or self._finishing is not None or self.view is None:
             return False
         if app._busy or s.glyphs.pending or not s.frame_shown():
             return False
         if trajectory and app.trajectory.busy:
             return False
-        if s.state.pair is not None and (app.pair._worker is not None or len(app.pair.rgbs) != 2):
+        if s.state.pair is not None and (app.pair.busy or len(app.pair.rgbs) != 2):
             failed = any(t.startswith("pair view") for _lvl, t in s.reporter.messages[self._errors_at :])
-            if not failed or app.pair._worker is not None:  # a pair that cannot be read is shown as its message
+            if not failed or app.pair.busy:  # a pair that cannot be read is shown as its message
                 return False
         return not app.chips.busy and app.chips.laid_out
 
@@ -580,32 +603,50 @@ def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
     return out
 
 
-def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event):
-    """Worker: the item's index over its region through its stack."""
+FIRST_SCENES = 100  # a longer series is read in parts (100, 200, 400, ... scenes), each part drawn as it lands
+
+
+def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event, partial=None):
+    """Worker: the item's index over its region through its stack; with `partial(series so far, scenes read,
+    of)`, a long stack (a MODIS record: seconds) is read in growing parts in date order, reporting each."""
     import dataclasses
 
     from reviewer.record.series import trajectory
 
     stack = dataclasses.replace(p.stack, harmonized=harmonized) if harmonized else p.stack
-    return trajectory(stack, p.view.index, region=p.mask, cancel=cancel.is_set)
+    n = len(stack)
+    if partial is None or n <= FIRST_SCENES:
+        return trajectory(stack, p.view.index, region=p.mask, cancel=cancel.is_set)
+    out, start, size = None, 0, FIRST_SCENES
+    while start < n:
+        part = trajectory(
+            dataclasses.replace(stack, scenes=stack.scenes[start : start + size]),
+            p.view.index,
+            region=p.mask,
+            cancel=cancel.is_set,
+        )
+        part.indices = [i + start for i in part.indices]  # indices into the whole stack
+        out = part if out is None else joined(out, part)
+        start, size = start + size, 2 * size
+        if start < n:
+            partial(dataclasses.replace(out, **{f: list(getattr(out, f)) for f in SERIES_LISTS}), start, n)
+    return out
+
+
+SERIES_LISTS = ("indices", "dates", "sensors", "scene_ids", "values", "spread", "masked", "n_pixels")
+
+
+def joined(a, b):
+    """Series a followed by series b (of the same index and region)."""
+    for f in SERIES_LISTS:
+        getattr(a, f).extend(getattr(b, f))
+    return a
 
 
 def show_pair(pair, p: Prepared) -> None:
-    """The pair dock shows the prepared panels (what its Show does after its worker, without the worker).
-    Proposed public twin for QtPairView: `show_panels(a, b, panels)`."""
-    if p.pair is None:
-        return
-    a, b = p.pair
-    pair.a_edit.setText(a)
-    pair.b_edit.setText(b)
-    pair._worker = None  # noqa: SLF001 - the dock's own state, as its worker's `done` sets it
-    if p.panels is None:
-        pair.rgbs = []
-        pair.info.setText(p.pair_error)
-        pair.session.reporter.error(ReviewerError(p.pair_error), context="pair view")
-        return
-    pair.panels = p.panels
-    pair._redraw(reset=True)  # noqa: SLF001
+    """The pair dock shows the prepared panels (or why they could not be read)."""
+    if p.pair is not None:
+        pair.show_panels(*p.pair, p.panels, p.pair_error)
 
 
 def show_chips(chips, p: Prepared, stretch) -> None:

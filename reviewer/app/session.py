@@ -9,6 +9,7 @@ import datetime as dt
 import gc
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -90,14 +91,41 @@ def place_overlays_before_draw(viewer) -> None:
         event.connect(lambda _event=None: place())
 
 
+_NULL_COLORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # mesh visual -> its identity colour function
+
+
+def keep_mesh_shaders() -> None:
+    """vispy's mesh visual makes a new (identical) colour function at every data change, which recompiles the mesh's
+    shader program at its next draw (two programs, 20-40 ms each on software GL, for every edit of a napari shapes
+    layer: each review item's region). The identity colour function is made once per visual; a no-op once done."""
+    from vispy.visuals.mesh import MeshVisual
+
+    build = MeshVisual._build_color_transform  # noqa: SLF001 - vispy's own builder
+    if getattr(build, "reviewer_kept", False):
+        return
+
+    def kept(self, colors):
+        if colors.ndim == 2 and colors.shape[1] == 1:  # values through a colour map: vispy's own function
+            return build(self, colors)
+        fun = _NULL_COLORS.get(self)
+        if fun is None:
+            fun = _NULL_COLORS[self] = build(self, colors)
+        return fun
+
+    kept.reviewer_kept = True
+    MeshVisual._build_color_transform = kept  # noqa: SLF001
+
+
 class Thumbnails:
-    """Layer thumbnails only while napari's layer list shows them: napari re-draws a layer's thumbnail after every
-    slice and data change (a zoom of the frame, a raster of the shapes), and the hidden list's model handles the
-    event, ~10-25 ms per review item for an image nobody sees. Showing the list draws them once."""
+    """napari's layer list works only while it shows: napari re-draws a layer's thumbnail after every slice and data
+    change (a zoom of the frame, a raster of the shapes), and the list's model turns every layer event into a change
+    of its rows, which its sorting proxy re-sorts: 20-40 ms per review item for a list nobody sees (the app hides
+    it). Showing the list draws the thumbnails and refreshes its rows once."""
 
     def __init__(self, viewer) -> None:
         self.viewer = viewer
         self.shown = False
+        self._detached = None  # the list's model while it is not told of layer events
 
     def quiet(self, layer):
         """Make `layer`'s thumbnail follow `shown` (returns the layer)."""
@@ -111,11 +139,29 @@ class Thumbnails:
         layer._reviewer_thumbnail = update  # noqa: SLF001 - the real one, for `show`
         return layer
 
+    def _model(self):
+        """The layer list's own model (behind napari's reversing proxy), if napari made the list."""
+        qt_viewer = getattr(getattr(self.viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001
+        view = getattr(qt_viewer, "_layers", None)  # noqa: SLF001 - napari makes the list on first use
+        model = view.model() if view is not None else None
+        model = model.sourceModel() if hasattr(model, "sourceModel") else model
+        return model if hasattr(model, "_process_event") and hasattr(model, "_root") else None
+
     def show(self, on: bool) -> None:
         self.shown = bool(on)
+        model = self._detached if on else self._model()
         if on:
             for layer in self.viewer.layers:
                 getattr(layer, "_reviewer_thumbnail", layer._update_thumbnail)()  # noqa: SLF001
+            if model is not None:
+                model._root.events.connect(model._process_event)  # noqa: SLF001 - as napari's setRoot does
+                self._detached = None
+                n = model.rowCount()
+                if n:
+                    model.dataChanged.emit(model.index(0), model.index(n - 1), [])
+        elif model is not None and self._detached is None:
+            model._root.events.disconnect(model._process_event)  # noqa: SLF001
+            self._detached = model
 
 
 class StackSession(QObject):
@@ -219,6 +265,7 @@ class StackSession(QObject):
         self.text.position = "top_left"
         self.text.box = True
         place_overlays_before_draw(viewer)
+        keep_mesh_shaders()
         self.thumbnails = Thumbnails(viewer)
         self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"
@@ -271,7 +318,7 @@ class StackSession(QObject):
             self.glyphs.resume()
             progress.deleteLater()
             if not cancel.is_set():
-                self.show_index(index)
+                self.show_index(index, in_turns=True)
 
         def failed(exc: BaseException) -> None:
             self._open_worker = None
@@ -291,9 +338,12 @@ class StackSession(QObject):
     def cancel_open(self) -> None:
         self._open_cancel.set()
 
-    def show_index(self, index: SceneIndex, *, stack: tuple[Stack, int] | None = None) -> None:
+    def show_index(self, index: SceneIndex, *, stack: tuple[Stack, int] | None = None, in_turns: bool = False) -> None:
         """Show an indexed site (also used directly by tests and the plugin); `stack`: (a stack of this index,
-        its date) to show at once instead of the default one (a review item's, prepared ahead of time)."""
+        its date) to show at once instead of the default one (a review item's, prepared ahead of time): its
+        caller hands the docks the site (`announce`) and the stack in later event-loop turns, so no turn holds
+        the UI long. `in_turns` (a site opened): the boundary now, the stack and the docks each in a later turn of
+        the event loop, for the same reason (one turn held the UI 0.7-1.1 s)."""
         self.indexing.emit(1.0, f"{len(index.scenes)} scenes")
         usable = index.record_scenes()
         if not usable:
@@ -324,12 +374,26 @@ class StackSession(QObject):
         self.glyphs.warm("0123456789-" + labels + index.site.name, first=True)
         self._draw_boundary()
         if stack is not None:
-            self.show_stack(*stack)
-        else:
+            self.show_stack(*stack, announce=False)
+            return
+        if not in_turns:
             self.rebuild_stack(keep_date=None)
-        self._announce(index)
+            self.announce(index)
+            return
+        from qtpy.QtCore import QTimer
 
-    def _announce(self, index: SceneIndex) -> None:
+        def stack_turn() -> None:
+            if alive(self) and self.index is index:
+                self.rebuild_stack(keep_date=None)
+                QTimer.singleShot(0, docks_turn)
+
+        def docks_turn() -> None:
+            if alive(self) and self.index is index:
+                self.announce(index)
+
+        QTimer.singleShot(0, stack_turn)
+
+    def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
         self.site_opened.emit(index)
         # Opening a site makes ~10^5 long-lived objects (scenes, layers, docks); the next full collection

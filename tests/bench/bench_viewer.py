@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -241,6 +242,8 @@ def main(argv=None) -> int:
         f"{EARLY_STEPS} steps start at date 0 the moment it shows; cold/warm start once the docks settled"
     )
     print("baseline = napari 0.9 default: sync slicing of a non-prefetched dask stack (Stack.rgb), same cache size")
+    load = os.getloadavg()
+    print(f"load average (1, 5, 15 min) at the end: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} CPUs)")
     return 0
 
 

@@ -229,6 +229,9 @@ def test_chips_and_coverage(opened, qtbot, shots):
     qtbot.wait(50)
     app.viewer.screenshot(str(shots / "05_chips.png"), canvas_only=False, flash=False)
     cov = app.coverage
+    # a tab behind another draws when it is brought to the front (as the user picks it)
+    app.docks["Coverage"].raise_()
+    qtbot.waitUntil(lambda: "scenes" in cov.info.text(), timeout=10000)
     assert cov.coverage is not None and {"TM", "ETM+", "OLI"} <= set(cov.coverage.sensors)
     assert cov.coverage.slc_off is not None
     # the bars count Landsat scenes only (MODIS composites and ERA5 months are not cloudy-or-clear scenes)
