@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -360,6 +360,25 @@ def _precip(scene: Scene, grid: Grid) -> float | None:
     return float(np.nanmean(v)) if np.isfinite(v).any() else None
 
 
+def ahead_map(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: list[Any], ahead: int | None = None):
+    """pool.map that reads at most `ahead` items (default: twice the pool's threads) beyond the one taken.
+    pool.map submits every item at once: when taking a result costs more than reading one (a 1000 px site's
+    MODIS frames, warped in a few ms, reduced in tens), the frames read ahead piled up by the GB."""
+    ahead = ahead or 2 * max(1, getattr(pool, "_max_workers", 1))
+    futures: deque = deque()
+    it = iter(items)
+    try:
+        for item in it:
+            futures.append(pool.submit(fn, item))
+            if len(futures) > ahead:
+                yield futures.popleft().result()
+        while futures:
+            yield futures.popleft().result()
+    finally:
+        for f in futures:
+            f.cancel()
+
+
 def nanmedian0(a: np.ndarray) -> np.ndarray:
     """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t."""
     a = np.sort(a, axis=0)  # NaN sorts last
@@ -437,7 +456,9 @@ def build_series(
     with ThreadPoolExecutor(max_workers=threads or cfg.workers) as pool:
         _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick, runner)
         _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick, runner)
-        for scene, value in zip(to_read["era5"], pool.map(lambda s: _precip(s, grid), to_read["era5"]), strict=True):
+        for scene, value in zip(
+            to_read["era5"], ahead_map(pool, lambda s: _precip(s, grid), to_read["era5"]), strict=True
+        ):
             tick("read ERA5-Land")
             if value is not None:
                 series.precip[(scene.date.year, scene.date.month)] = value
@@ -620,7 +641,7 @@ def landsat_year(
     year = scenes[0].year if scenes else 0
     gs = _YearStack(len(scenes), shape, limit)
     try:
-        for res in pool.map(lambda s: _landsat_scene(s, grid, inside, cfg), scenes):
+        for res in ahead_map(pool, lambda s: _landsat_scene(s, grid, inside, cfg), scenes):
             if tick is not None:
                 tick(f"read Landsat {year}")
             if res is None:
@@ -773,7 +794,7 @@ def coarse_run(
             left[(scene.label, mid.year)] += 1
     pending: dict[tuple[str, int], list[np.ndarray]] = defaultdict(list)
     try:
-        for scene, arr in zip(coarse, pool.map(lambda s: _coarse_scene(s, grid), coarse), strict=True):
+        for scene, arr in zip(coarse, ahead_map(pool, lambda s: _coarse_scene(s, grid), coarse), strict=True):
             if tick is not None:
                 tick(f"read {scene.label}")
             mid = scene.date + dt.timedelta(days=8)
@@ -866,7 +887,7 @@ def _read_coarse(
 def _read_snow(series: SiteSeries, snow: list[Scene], pool: ThreadPoolExecutor, grid: Grid, tick: _Ticker) -> None:
     """MODIS daily snow cover (NDSI x 100) on the product pixels covering the site, per label in date order."""
     per_label: dict[str, dict[str, Any]] = {}
-    for scene, res in zip(snow, pool.map(lambda s: _snow_scene(s, grid, series.inside), snow), strict=True):
+    for scene, res in zip(snow, ahead_map(pool, lambda s: _snow_scene(s, grid, series.inside), snow), strict=True):
         tick(f"read {scene.label} snow")
         if res is None:
             continue
