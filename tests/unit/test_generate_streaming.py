@@ -103,3 +103,28 @@ def test_one_burn_pass_serves_the_all_season_and_the_growing_season_methods():
     # a drop to NBR -0.1 is not charred enough for post_nbr -0.2
     s2 = _series_with_nbr(dates, [0.6, -0.1, -0.1])
     assert burn_events(s2, 0.44, -0.2)[0][0, 0] == 0
+
+
+def test_the_pass_reads_only_a_few_frames_ahead_of_the_one_it_takes():
+    """Reading 40 scenes with 2 threads, 4 ahead: when the k-th result is taken, no more than k + 1 + 4 scenes
+    have been started (pool.map started all 40 at once, and their frames waited in memory)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from reviewer.bank.series import ahead_map
+
+    started = []
+    lock = threading.Lock()
+
+    def read(i):
+        with lock:
+            started.append(i)
+        return i * 10
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        taken = []
+        for k, v in enumerate(ahead_map(pool, read, list(range(40)), ahead=4)):
+            with lock:
+                assert len(started) <= k + 1 + 4
+            taken.append(v)
+    assert taken == [i * 10 for i in range(40)]  # in order, every one
