@@ -6,6 +6,11 @@ or failed run resumes). The tasks report progress and look for a cancel request 
 OUT/.generate/ (the workers of a cluster share OUT with the client anyway: they write the banks there). A
 site that fails is reported with its error; the others go on. What a site writes does not depend on the
 number of workers or the order they finish: every site is generated alone, with its own seed.
+
+A large site (SPLIT_ABOVE Landsat scene-megapixels, or any site when there are fewer sites than workers) is
+split too: its task hands its Landsat years, runs of MODIS/VIIRS composites and per-pixel trend blocks to the
+cluster as tasks (reviewer.bank.tasks) and takes their results back in order, so its bank is the same bytes.
+Sites go to the cluster heaviest first, so the last to finish is a small one.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ budget across site sizes, and 8 small sites on a 2-worker dask LocalCluster agai
     .venv/bin/python tests/bench/bench_generate.py --sizes --split ''    # only the 8 small sites
 
 Building a site takes about as long as generating it several times (250 px x 25/yr: ~6 min, 500 px x 6/yr:
-~6 min on 2 loaded cores); the issue's 500 px x 25/yr and 1000 px x 6/yr sites take ~30 min each to build
-the first time and 4-5 GB of disk each, so they are not the default of `make bench`.
+~6 min on 2 loaded cores); the issue's 500 px x 25/yr and 1000 px x 6/yr sites took 12 and 14 min to build
+(built side by side, load ~8) and 3.4-3.5 GB of disk each, so they are not the default of `make bench`.
 
 Synthetic sites (1984-2026, Landsat with MODIS/VIIRS, ERA5-Land, WorldCover, Hansen; no Sentinel-2 or
 thermal) are built once under tests/bench/_data (gitignored) and reused. Each size is generated in a fresh
@@ -66,12 +66,19 @@ def build_site(size: int, per_year: int, *, seed: int = 1, start: int = 1984, en
     return site
 
 
+def _run(cmd: list[str]) -> None:
+    """Run a command; when it fails, stop with what it wrote on stderr (the reason, not just the status)."""
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stderr[-4000:]}")
+
+
 def generate_in_process(site: Path, out: Path, memory: str) -> dict:
     """`reviewer generate` in a fresh process; its generation_report.json plus the wall time."""
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "reviewer.cli", "generate", str(site), "--out", str(out), "--memory", memory]
-    subprocess.run(cmd, check=True, capture_output=True, cwd=ROOT)
+    _run(cmd)
     rep = json.loads((out / "generation_report.json").read_text())
     rep["wall"] = time.perf_counter() - t0
     return rep
@@ -178,7 +185,7 @@ def bench_split(size: int, per_year: int, tmp: Path, memory: str) -> None:
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
     cmd = [sys.executable, "-m", "reviewer.cli", "generate", str(site), "--out", str(out), "--workers", "2"]
-    subprocess.run([*cmd, "--memory", memory], check=True, capture_output=True, cwd=ROOT)
+    _run([*cmd, "--memory", memory])
     wall = time.perf_counter() - t0
     print(f"  load after: {os.getloadavg()[0]:.1f}", flush=True)
     rep = json.loads((out / site.name / "generation_report.json").read_text())
