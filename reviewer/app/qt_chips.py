@@ -14,17 +14,16 @@ from qtpy.QtGui import QImage, QPixmap
 from qtpy.QtWidgets import (
     QFileDialog,
     QGridLayout,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from reviewer.app.jobs import alive, on_screen, run_in_thread, when_settled
+from reviewer.app.qt_style import FlowLayout
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.render import Panel, render_panels
@@ -87,7 +86,7 @@ class QtChipStrip(QWidget):
         self._place_timer.timeout.connect(self._place_batch)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        row = QHBoxLayout()
+        row = FlowLayout()  # wraps in a narrow dock (beside the review dock the strip scrolled sideways)
         row.addWidget(QLabel("Clearest scene per year, months"))
         self.month_from = QSpinBox()
         self.month_to = QSpinBox()
@@ -110,8 +109,7 @@ class QtChipStrip(QWidget):
         self.export_button.clicked.connect(lambda: self._on_export_strip(None))
         row.addWidget(self.export_button)
         self.info = QLabel("")
-        self.info.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Preferred)
-        row.addWidget(self.info, 1)
+        row.addWidget(self.info)
         layout.addLayout(row)
         self.area = QScrollArea()
         self.area.setWidgetResizable(True)
@@ -152,6 +150,7 @@ class QtChipStrip(QWidget):
             self._refill_pending = False
             self.chip_columns, self.chip_px = self._geometry(len(self.chips))
             self._refill()
+            self._resized_when_settled()  # the dock may still take its front size: fitted again once it has
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
@@ -165,6 +164,7 @@ class QtChipStrip(QWidget):
             self._layout_chips()
             return None
         self._dirty = False
+        self._refill_pending = False  # the chips read now replace any given while the dock was behind
         self._generation += 1
         generation = self._generation
         picks = clearest_per_year(stack, months=self._months())
@@ -247,7 +247,17 @@ class QtChipStrip(QWidget):
         self._resized_when_settled()
 
     def _on_resized(self) -> None:
-        if self.chips and not self.busy and self._geometry(len(self.chips)) != (self.chip_columns, self.chip_px):
+        """Fit the chips to the dock's new size: the widgets on screen re-placed and re-scaled in one go when they
+        are as many as the chips, else the grid built anew."""
+        if self._refill_pending or not self.chips or self.busy:
+            return
+        geometry = self._geometry(len(self.chips))
+        if geometry == (self.chip_columns, self.chip_px):
+            return
+        if len(self.labels) == len(self.chips):
+            self.chip_columns, self.chip_px = geometry
+            self._refill()
+        else:
             self._layout_chips()
 
     @property
@@ -304,7 +314,9 @@ class QtChipStrip(QWidget):
                 cap.setAlignment(Qt.AlignCenter)
             place = (2 * (k // cols), k % cols)
             if getattr(chip, "place", None) != place:
-                self.grid.addWidget(chip, *place)  # moves a widget already in the grid
+                for w in (chip, cap):
+                    self.grid.removeWidget(w)  # a widget added again without this kept its old cell too
+                self.grid.addWidget(chip, *place)
                 self.grid.addWidget(cap, place[0] + 1, place[1])
                 chip.place = place
             chip.setToolTip(label)

@@ -211,7 +211,13 @@ def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, sh
                 app.viewer.screenshot(str(shots / "11_review_pair.png"), canvas_only=False, flash=False)
             else:
                 app.docks["Chips"].raise_()
-                qtbot.wait(50)
+
+                def all_in_view(chips=app.chips, want=want) -> bool:  # brought to the front, the strip fits
+                    view = chips.area.viewport().rect()  # the dock: every chip of the period seen
+                    boxes = [chips.labels[y].geometry() for y in want if y in chips.labels]
+                    return chips.laid_out and len(boxes) == len(want) and all(view.contains(b) for b in boxes)
+
+                qtbot.waitUntil(all_in_view, timeout=5000)
                 app.viewer.screenshot(str(shots / "12_review_strip.png"), canvas_only=False, flash=False)
         if checked >= {"pair", "strip"}:
             break
