@@ -85,7 +85,9 @@ class ReviewerApp:
         prefetch: bool = True,
         async_slicing: bool = False,
         scoring: bool = True,
+        warm_canvas: bool = True,
     ) -> None:
+        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks)."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
         from reviewer.app.qt_coverage import QtCoveragePlot
@@ -126,6 +128,9 @@ class ReviewerApp:
         if scoring:
             self._add_scoring_panel()
         self.bind_keys()
+        # the image and boundary layers made now, while the user picks a site: the first of each held the open ~1.3 s
+        if warm_canvas:
+            self.session.warm_canvas()
         self._raise_default_docks()
         self._add_menu()
         self.show_napari_docks(False)  # napari's layer list and controls mean nothing to an annotator

@@ -219,7 +219,7 @@ class QtStackControls(QWidget):
         s.locked.connect(self._sync_from_state)
         s.overlay.connect(self._sync_from_state)
         session.site_opened.connect(self._on_site_opened)
-        session.stack_changed.connect(self._on_stack_changed)
+        session.stack_changed.connect(self.show_stack)
         session.indexing.connect(self._on_indexing)
         session.busy.connect(self._on_busy)
 
@@ -296,7 +296,20 @@ class QtStackControls(QWidget):
         finally:
             self._updating = False
 
-    def _on_stack_changed(self, stack) -> None:
+    def show_sensors(self, chosen) -> None:
+        """Tick the sensor boxes of `chosen` (all when empty) without editing the filters: the state already says
+        them (a review item's sensors)."""
+        chosen = set(chosen)
+        self._updating = True
+        try:
+            for label, box in self.sensor_checks.items():
+                box.setChecked(not chosen or label in chosen)
+        finally:
+            self._updating = False
+
+    def show_stack(self, stack) -> None:
+        """The count of dates shown and the stretch line for `stack` (on `stack_changed`, or from the review dock,
+        which hands the docks its prepared stack itself)."""
         if not alive(self.count_label):
             return
         total = len(self.session.index.record_scenes()) if self.session.index else 0

@@ -244,7 +244,7 @@ class EvidenceLoader(QObject):
         """Prepare an item's evidence in the evidence worker (on the site shown, or `index`); with
         `trajectory`, its series after it (prefetch)."""
         index = index or self.session.index
-        read = self.session._read_channels  # noqa: SLF001 - marks the frame as read for the canvas
+        read = self.session.read_frame  # marks the frame as read for the canvas
         cancel = self._prefetch_cancel
 
         def job() -> None:
@@ -356,13 +356,13 @@ class EvidenceLoader(QObject):
         s, st, app, view = self.session, self.session.state, self.app, p.view
         self._errors_at = len(s.reporter.messages)
         st.locked = False
-        s._stretches[view.composite] = view.stretch  # noqa: SLF001 - the composite's stretch is the item's
+        s.keep_stretch(view.composite, view.stretch)  # the composite's stretch is the item's
         self._set_state(p)
         self._sync_sensor_checks()
         if s.stack is not p.stack:
             s.show_stack(p.stack, p.current, announce=False)
         st.locked = True  # the item's stretch stays while the reviewer looks around (syncs the Stack dock)
-        app.controls._on_stack_changed(p.stack)  # noqa: SLF001 - the Stack dock's count and stretch line
+        app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
         st.period = p.years
         show_pair(app.pair, p)
         show_chips(app.chips, p, st.stretch)
@@ -402,14 +402,7 @@ class EvidenceLoader(QObject):
 
     def _sync_sensor_checks(self) -> None:
         """The Stack dock's sensor boxes show the item's sensors (the dock has no model listener for them)."""
-        controls = self.app.controls
-        chosen = set(self.session.state.sensors)
-        controls._updating = True  # noqa: SLF001 - no public setter on the Stack dock
-        try:
-            for label, box in controls.sensor_checks.items():
-                box.setChecked(not chosen or label in chosen)
-        finally:
-            controls._updating = False  # noqa: SLF001
+        self.app.controls.show_sensors(self.session.state.sensors)
 
     def _draw_region(self, ring: np.ndarray) -> None:
         """The region on the canvas, its one polygon's vertices edited in place (napari's data and shape_type

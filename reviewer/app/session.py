@@ -235,6 +235,7 @@ class StackSession(QObject):
         self._percentile_dates: tuple | None = None  # the dates the last percentile stretch was computed over
         self._last_status = ""
         self._label_width = 22
+        self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         # napari's experimental async slicing is off by default: with PySide6 its slicing thread can
         # deadlock against the UI thread (a Qt disconnect waiting for the GIL while the UI thread holds
         # the GIL inside a Qt connect; seen about one run in five). Reads still happen in our prefetch
@@ -272,6 +273,44 @@ class StackSession(QObject):
         # the modules and colour tables the first site and review item need, while the user picks a site
         threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
 
+    def warm_canvas(self) -> None:
+        """Make the image and boundary layers before any site opens, drawn once unseen (opacity 0), so opening a site
+        only hands them data: the first image layer (its layer controls, the date slider's widgets, its visual and
+        the first compile of its shaders on a software-GL canvas) held the UI ~1 s in the open, the first shapes
+        layer another ~0.3 s. The placeholder has one date, so no slider shows before a site."""
+        if self.image_layer is not None or self.index is not None:
+            return
+        self.image_layer = self.thumbnails.quiet(
+            self.viewer.add_image(
+                np.full((1, 16, 16, 3), PLACEHOLDER_GREY, np.uint8),
+                rgb=True,
+                name=IMAGE_LAYER,
+                units=("pixel", "m", "m"),
+                contrast_limits=(0, 255),
+                cache=False,
+                opacity=0.0,
+            )
+        )
+        ring = np.array([[0.0, 0.0], [0.0, 16.0], [16.0, 16.0]])
+        self.boundary_layer = self.thumbnails.quiet(
+            self.viewer.add_shapes(
+                [ring],
+                shape_type="path",
+                edge_color="yellow",
+                edge_width=0.1,
+                name=BOUNDARY_LAYER,
+                units=("m", "m"),  # as the site's (mixed units hide the scale bar and raise a warning)
+                opacity=0.0,
+            )
+        )
+        self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
+        self.viewer.layers.selection.active = self.image_layer
+        self._warm_layers = True
+
+    def keep_stretch(self, composite: str, stretch: Stretch) -> None:
+        """The stretch a composite comes back with when the user switches to it again (a review item's stored one)."""
+        self._stretches[composite] = stretch
+
     # ------------------------------------------------------------------ opening a site
 
     def open_site(self, site_dir: str | Path, *, rescan: bool = False):
@@ -302,7 +341,7 @@ class StackSession(QObject):
             first = open_stack(index, composite=composite, cache=cache)
             if len(first) and not cancel.is_set():
                 try:
-                    self._read_channels(first, composite, 0)
+                    self.read_frame(first, composite, 0)
                 except ReviewerError:
                     logger.debug("first date not preloaded", exc_info=True)  # shown as a message when displayed
             return index
@@ -343,7 +382,8 @@ class StackSession(QObject):
         its date) to show at once instead of the default one (a review item's, prepared ahead of time): its
         caller hands the docks the site (`announce`) and the stack in later event-loop turns, so no turn holds
         the UI long. `in_turns` (a site opened): the boundary now, the stack and the docks each in a later turn of
-        the event loop, for the same reason (one turn held the UI 0.7-1.1 s)."""
+        the event loop, for the same reason (one turn held the UI 0.7-1.1 s). The turns are 1 ms timers, not 0 ms ones:
+        Qt ran a chain of 0 ms single shots as posted events in one go, with no timer or input in between."""
         self.indexing.emit(1.0, f"{len(index.scenes)} scenes")
         usable = index.record_scenes()
         if not usable:
@@ -385,13 +425,13 @@ class StackSession(QObject):
         def stack_turn() -> None:
             if alive(self) and self.index is index:
                 self.rebuild_stack(keep_date=None)
-                QTimer.singleShot(0, docks_turn)
+                QTimer.singleShot(1, docks_turn)
 
         def docks_turn() -> None:
             if alive(self) and self.index is index:
                 self.announce(index)
 
-        QTimer.singleShot(0, stack_turn)
+        QTimer.singleShot(1, stack_turn)
 
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
@@ -428,6 +468,7 @@ class StackSession(QObject):
             self._remove_layer(IMAGE_LAYER)
             self._remove_layer(OVERLAY_LAYER)
             self.image_layer = self.overlay_layer = None
+            self._warm_layers = False
             if self.index.record_scenes():
                 self.reporter.info(f"no scene matches the filters with {composites()[st.composite]['label']} bands")
             self.text.text = f"{self.index.site.name}: no scene matches the filters"
@@ -483,8 +524,9 @@ class StackSession(QObject):
         s = stack.scenes[i]
         return ("overlay", s.files_root, s.key)
 
-    def _read_channels(self, stack: Stack, composite: str, i: int) -> np.ndarray:
-        """Read (any thread) and remember that the frame is in the cache."""
+    def read_frame(self, stack: Stack, composite: str, i: int) -> np.ndarray:
+        """Read date i's channels (any thread: the review dock's evidence worker too) and remember that the frame is
+        in the cache, so the canvas shows it without asking the frame reader again."""
         channels = stack.read(i, composite)
         self._mark_ready(self._frame_key(stack, composite, i))
         return channels
@@ -551,7 +593,7 @@ class StackSession(QObject):
         exc = self._failed.pop(key, None)  # a read that failed in the frame reader
         if exc is None and not self._is_ready(key):
             self._shown = None
-            self._request(key, lambda: self._read_channels(stack, composite, i))
+            self._request(key, lambda: self.read_frame(stack, composite, i))
             return np.full(shape, PLACEHOLDER_GREY, np.uint8)
         if exc is None:
             try:
@@ -629,6 +671,11 @@ class StackSession(QObject):
                     layer.data = data
                 if tuple(layer.scale) != scale:  # the setter costs ~100 ms even when nothing changes
                     layer.scale = scale
+                if self._warm_layers:  # the start-up placeholder takes the first site: fit it, then show it
+                    self._warm_layers = False
+                    self.viewer.reset_view()
+                    layer.opacity = 1.0
+                    self._fit_date_label()
         else:
             first = self.image_layer is None
             self.image_layer = self.thumbnails.quiet(
@@ -712,11 +759,13 @@ class StackSession(QObject):
         if not inside:
             return
         if old is not None:
+            if tuple(old.scale) != self._scale():
+                old.scale = self._scale()
             old.data = [(r, "path") for r in inside]
             old.edge_width = max(h, w) / 250.0
             old.edge_color = "yellow"
-            if tuple(old.scale) != self._scale():
-                old.scale = self._scale()
+            if old.opacity != 1.0:  # the start-up placeholder (`warm_canvas`)
+                old.opacity = 1.0
             self.boundary_layer = old
             return
         self.boundary_layer = self.thumbnails.quiet(
@@ -780,7 +829,7 @@ class StackSession(QObject):
         )
 
     def _on_stretch_changed(self, event=None) -> None:
-        self._stretches[self.state.composite] = self.state.stretch
+        self.keep_stretch(self.state.composite, self.state.stretch)
         if self.stack is not None and len(self.stack) and self.image_layer is not None:
             self._show_image()
 
@@ -803,6 +852,17 @@ class StackSession(QObject):
         if i != self.state.current:
             self._direction = 1 if i > self.state.current else -1
             self.state.current = i
+
+    def _fit_date_label(self) -> None:
+        """The slider's date label sized again once the slider is laid out: napari caps it at a fifth of the slider's
+        width when its text changes, and the slider first shown in this turn has no width yet ("201")."""
+        from qtpy.QtCore import QTimer
+
+        qt_dims = getattr(getattr(self.viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001 - napari's slider
+        qt_dims = getattr(qt_dims, "dims", None)
+        resize = getattr(qt_dims, "_resize_axis_labels", None)  # noqa: SLF001 - napari's own sizing of the label
+        if resize is not None:
+            QTimer.singleShot(0, lambda: alive(qt_dims) and resize())
 
     def _label_time_axis(self, i: int) -> str:
         """Label the slider with date i's date and sensor (padded to one width, so the label does not
@@ -833,7 +893,7 @@ class StackSession(QObject):
         self.glyphs.hold(GLYPH_HOLD_MS)
         self._emit_status(self._pointer)
         comp, stack = self.state.composite, self.stack
-        self.prefetcher.schedule(lambda j: self._read_channels(stack, comp, j), i, len(stack), self._direction)
+        self.prefetcher.schedule(lambda j: self.read_frame(stack, comp, j), i, len(stack), self._direction)
         if self.state.overlay:
             self.prefetcher.schedule(lambda j: self._read_codes(stack, j), i, len(stack), self._direction)
 

@@ -143,28 +143,45 @@ def main(argv=None) -> int:
     from reviewer.record.stack import SceneCache, open_stack
     from reviewer.record.stretch import Stretch
 
+    def launch_and_open(warm: bool):
+        """(app, launch to first frame, longest UI block of the start-up, of the open): the start-up block from the
+        window's construction to 0.5 s of idle events after it (its first paint), the open's from open_site to the
+        first date on screen."""
+        t_launch = time.perf_counter()
+        viewer = napari.Viewer(show=True)
+        start_hb = Heartbeat()
+        start_hb.start()
+        app = ReviewerApp(
+            viewer,
+            db=args.db,
+            recent=RecentSites("/tmp/bench/recent.json"),
+            scoring=False,
+            async_slicing=args.async_slicing,
+            warm_canvas=warm,
+        )
+        app.session.cache = SceneCache(max_bytes=1024 * 2**20)
+        t = time.perf_counter()
+        pump_until(lambda: time.perf_counter() - t > 0.5)
+        start_block = start_hb.stop()
+        s = app.session
+        open_hb = Heartbeat()
+        open_hb.start()
+        app.open_site(site)
+        pump_until(lambda: s.stack is not None and s.index is not None and s.frame_shown(0), timeout=300)
+        QApplication.processEvents()
+        first = time.perf_counter() - t_launch
+        return app, first, start_block, open_hb.stop()
+
+    # ------------------------------------------- the reviewer without the warm canvas (its layers made by the open)
+    app, cold_first, cold_start_block, cold_open_block = launch_and_open(False)
+    print(f"without the warm canvas: open block {cold_open_block:.0f} ms", flush=True)
+    app.close()
+    app.viewer.close()
+
     # ---------------------------------------------------------------- the reviewer
-    t_launch = time.perf_counter()
-    viewer = napari.Viewer(show=True)
-    app = ReviewerApp(
-        viewer,
-        db=args.db,
-        recent=RecentSites("/tmp/bench/recent.json"),
-        scoring=False,
-        async_slicing=args.async_slicing,
-    )
-    s = app.session
-    s.cache = SceneCache(max_bytes=1024 * 2**20)
-    QApplication.processEvents()
-    open_hb = Heartbeat()
-    open_hb.start()
-    app.open_site(site)
-    pump_until(lambda: s.stack is not None and s.image_layer is not None, timeout=300)
-    print(f"site open after {time.perf_counter() - t_launch:.2f} s", flush=True)
-    pump_until(lambda: s.frame_shown(0), timeout=60)
-    QApplication.processEvents()
-    first_frame = time.perf_counter() - t_launch
-    open_block = open_hb.stop()
+    app, first_frame, start_block, open_block = launch_and_open(True)
+    viewer, s = app.viewer, app.session
+    print(f"site open, first frame {first_frame:.2f} s after launch", flush=True)
     n = min(args.steps, len(s.stack) - 2)
     start = len(s.stack) // 3
 
@@ -200,6 +217,7 @@ def main(argv=None) -> int:
     t_launch = time.perf_counter()
     viewer = napari.Viewer(show=True)
     QApplication.processEvents()
+    open_hb = Heartbeat()
     open_hb.start()
     layer = viewer.add_image(stack.rgb("truecolor", Stretch.default("truecolor")), rgb=True, contrast_limits=(0, 255))
     pump_until(lambda: layer.loaded)
@@ -226,6 +244,9 @@ def main(argv=None) -> int:
         ("warm step p50 (ms)", pct(warm, 50), pct(bwarm, 50)),
         ("warm step p95 (ms)", pct(warm, 95), pct(bwarm, 95)),
         ("longest UI block, opening (ms)", open_block, base_open_block),
+        ("  the same, vs no warm canvas", open_block, cold_open_block),
+        ("longest UI block, start-up (ms)", start_block, cold_start_block),
+        ("  launch to first frame (s)", first_frame, cold_first),
         (f"longest UI block, first {EARLY_STEPS} steps", early_block, bearly_block),
         ("longest UI block, cold (ms)", cold_block, bcold_block),
         ("longest UI block, warm (ms)", warm_block, bwarm_block),
@@ -240,6 +261,10 @@ def main(argv=None) -> int:
     print(
         "opening: from open_site to the first frame (index from the store, layers, docks); the first "
         f"{EARLY_STEPS} steps start at date 0 the moment it shows; cold/warm start once the docks settled"
+    )
+    print(
+        "rows under 'opening': the baseline is the reviewer itself without the warm canvas (image and boundary layers "
+        "made at start-up, unseen), launched and opened in the same run"
     )
     print("baseline = napari 0.9 default: sync slicing of a non-prefetched dask stack (Stack.rgb), same cache size")
     load = os.getloadavg()

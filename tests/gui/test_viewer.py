@@ -296,7 +296,9 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
         (bad / "landsat" / src.name / f.name).write_bytes(b"II*\x00" + b"\x00" * 64)
     s.open_site(bad)
     qtbot.waitUntil(lambda: any("no usable scene" in m[1] for m in app.reporter.messages), timeout=30000)
-    assert s.image_layer is None
+    # no image on the canvas: the start-up placeholder layer goes once the (empty) stack is in, a turn later
+    qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) == 0, timeout=5000)
+    assert s.image_layer is None and "stack" not in app.viewer.layers
     # a boundary declared in a CRS that puts it off the grid: a clear message, the app stays usable
     far = tmp_path / "far-boundary"
     far.mkdir()
@@ -331,7 +333,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     app, s = opened, opened.session
     n = len(s.stack)
     slow, broken = n - 1, n // 2
-    real = s._read_channels
+    real = s.read_frame
 
     def read(stack, composite, i):
         if i == slow:
@@ -340,7 +342,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
             raise ReviewerError("truncated band file", path=f"{stack.scenes[i].scene_id}_SR_B4.TIF")
         return real(stack, composite, i)
 
-    monkeypatch.setattr(s, "_read_channels", read)
+    monkeypatch.setattr(s, "read_frame", read)
     res = s.index.site.resolution
     s._on_mouse_move(app.viewer, SimpleNamespace(position=(0.0, 5 * res, 5 * res)))  # cursor on pixel (5, 5)
     t0 = time.perf_counter()
