@@ -34,6 +34,7 @@ logger = logging.getLogger(__name__)
 IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
+BOUNDARY_OPACITY = 0.7  # napari's default for a shapes layer, as the boundary was always drawn
 REGION_LAYER = "trajectory region"
 READY_KEYS = 4096  # frames remembered as read (their data is in the scene cache)
 PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is read
@@ -306,6 +307,11 @@ class StackSession(QObject):
         self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
         self.viewer.layers.selection.active = self.image_layer
         self._warm_layers = True
+        # the date slider's row kept empty until a site's dates fill it: its first showing resized the canvas (a GL
+        # resize and a whole-window re-layout in the open's first paint)
+        qt_dims = getattr(getattr(self.viewer.window, "_qt_viewer", None), "dims", None)  # noqa: SLF001 - napari's
+        if qt_dims is not None:
+            qt_dims.setMinimumHeight(qt_dims.SLIDERHEIGHT)
 
     def keep_stretch(self, composite: str, stretch: Stretch) -> None:
         """The stretch a composite comes back with when the user switches to it again (a review item's stored one)."""
@@ -764,8 +770,8 @@ class StackSession(QObject):
             old.data = [(r, "path") for r in inside]
             old.edge_width = max(h, w) / 250.0
             old.edge_color = "yellow"
-            if old.opacity != 1.0:  # the start-up placeholder (`warm_canvas`)
-                old.opacity = 1.0
+            if old.opacity == 0.0:  # the start-up placeholder (`warm_canvas`): napari's default for shapes
+                old.opacity = BOUNDARY_OPACITY
             self.boundary_layer = old
             return
         self.boundary_layer = self.thumbnails.quiet(

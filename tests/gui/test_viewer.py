@@ -605,3 +605,37 @@ def test_trajectory_harmonise_toggle(opened, qtbot, shots):
     traj.harmonize_check.click()
     qtbot.waitUntil(lambda: not traj.busy and not traj.series_harmonized, timeout=60000)
     assert "as recorded" in traj.plot.getPlotItem().titleLabel.text
+
+
+def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_site, qtbot, shots):
+    """Issue 10: the image layer is made at start-up, unseen, so the first open only hands it data. Before a
+    site there is no date slider; after the first open the view is fitted to the site (not to the start-up
+    placeholder of 16 px): the whole grid is on the canvas and fills it along its tighter axis, and the
+    slider's label shows the whole date and sensor ("201" when it was sized before the slider had a width)."""
+    app, s = reviewer_app, reviewer_app.session
+    viewer = app.viewer
+    slider = viewer.window._qt_viewer.dims.slider_widgets[0]
+    qtbot.wait(100)
+    assert not slider.isVisible()
+    app.open_site(demo_site)
+    qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
+    wait_frame(app, qtbot)
+    qtbot.waitUntil(lambda: app.settled, timeout=30000)
+    qtbot.wait(100)
+    viewer.screenshot(str(shots / "first_open_fitted.png"), canvas_only=False, flash=False)
+    h, w = s.index.site.shape
+    res = s.index.site.resolution
+    canvas_h, canvas_w = canvas_rgb(app).shape[:2]
+    zoom = viewer.scene.camera.zoom  # screen px per metre
+    site_h, site_w = h * res * zoom, w * res * zoom
+    assert site_h <= canvas_h + 1 and site_w <= canvas_w + 1, (site_h, site_w, canvas_h, canvas_w)
+    assert max(site_h / canvas_h, site_w / canvas_w) > 0.8, (site_h, site_w, canvas_h, canvas_w)
+    cy, cx = viewer.scene.camera.center[-2:]
+    assert abs(cy - (h - 1) * res / 2) < 0.05 * h * res and abs(cx - (w - 1) * res / 2) < 0.05 * w * res
+    scene = s.stack.scenes[s.state.current]
+    label = slider.axis_label
+    text = label.text().strip()
+    assert text == f"{scene.date.isoformat()} {scene.label}"
+    assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
+    # the placeholder's boundary layer now draws the site's boundary, seen
+    assert s.boundary_layer is not None and s.boundary_layer.opacity > 0 and len(s.boundary_layer.data) >= 1
