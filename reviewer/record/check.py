@@ -63,17 +63,24 @@ def check_file(path: str | Path, member: Member | None = None, bundle: str | Pat
             with MemberFile(bundle, member) as fh:
                 return _check_open(fh, member.size, expected_format(member.name))
         return None  # a compressed bundle was read through to list it: its members are whole
+    return check_path(path)[0]
+
+
+def check_path(path: str | Path, fmt: str | None = None) -> tuple[str | None, int | None]:
+    """check_file of a file on disk, and its st_mtime_ns (None when unusable) from the same open: a reader
+    that keys what it caches by mtime (the HDF4 grid and handle) needs no stat of its own."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO never blocks the scan
     except OSError as exc:
-        return f"unreadable ({exc.strerror})"
+        return f"unreadable ({exc.strerror})", None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return f"unreadable (not a regular file: {file_kind(st.st_mode)})"
-        return _check_open(_Reader(fd), st.st_size, expected_format(str(path)))
+            return f"unreadable (not a regular file: {file_kind(st.st_mode)})", None
+        bad = _check_open(_Reader(fd), st.st_size, fmt or expected_format(str(path)))
+        return bad, None if bad else st.st_mtime_ns
     except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})"
+        return f"unreadable ({exc.strerror or exc})", None
     finally:
         os.close(fd)
 
@@ -129,7 +136,6 @@ def _check_open(fh, size: int, fmt: str) -> str | None:
 
 
 _DD_BLOCK = struct.Struct(">HI")  # number of descriptors in the block, offset of the next block (0: last)
-_DD = np.dtype([("tag", ">u2"), ("ref", ">u2"), ("offset", ">u4"), ("length", ">u4")])
 _DD_NULL, _DD_INVALID = 1, 0xFFFFFFFF  # DFTAG_NULL: an unused slot; offset/length of an element not written
 
 
@@ -156,10 +162,15 @@ def hdf4_extent(fh, size: int) -> int:
         need = max(need, end)
         if end > size:
             return need
-        dds = np.frombuffer(read(pos + _DD_BLOCK.size, 12 * n), _DD)
-        used = (dds["tag"] != _DD_NULL) & (dds["offset"] != _DD_INVALID) & (dds["length"] != _DD_INVALID)
-        if used.any():
-            need = max(need, int((dds["offset"][used].astype(np.int64) + dds["length"][used]).max()))
+        if n:  # the tag, offset and length columns of the 12-byte entries, read in place (few numpy steps:
+            # each costs more than its 200 values): an element not written has offset or length 0xFFFFFFFF,
+            # so its end is >= 0xFFFFFFFF, past any HDF4 file (32-bit offsets)
+            raw = read(pos + _DD_BLOCK.size, 12 * n)
+            tags = np.ndarray((n,), ">u2", raw, 0, (12,))
+            ends = np.add(
+                np.ndarray((n,), ">u4", raw, 4, (12,)), np.ndarray((n,), ">u4", raw, 8, (12,)), dtype=np.int64
+            )
+            need = max(need, int(np.max(ends, where=(tags != _DD_NULL) & (ends < _DD_INVALID), initial=0)))
         pos = nxt
     return need
 

@@ -13,6 +13,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from ctypes import string_at
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,8 +26,9 @@ SEP = "::"
 #: the MODIS/VIIRS sinusoidal tiling: 36 x 18 tiles of 1111950.5197665 m from (-20015109.354, 10007554.677)
 TILE_M = 1111950.5197665
 X_MIN, Y_MAX = -20015109.354, 10007554.677
-#: the HDF4 library is not thread-safe: every pyhdf call holds this lock
-_HDF4 = threading.Lock()
+#: the HDF4 library is not thread-safe: every pyhdf call holds this lock (re-entrant: the scan of a
+#: granule holds it across the grid, layer and quality reads, which take it again)
+_HDF4 = threading.RLock()
 
 
 def is_layer(path: str | Path) -> bool:
@@ -107,14 +109,20 @@ MAX_HANDLES = 2  # (the HDF4 library's open() slows with every file it holds ope
 FULL_ROWS = 0.25
 
 
+@lru_cache(maxsize=1)
+def _pyhdf():
+    """(pyhdf.hdfext, pyhdf.SD.SDC), imported once on first use (an import statement in each HDF4 call
+    cost a few microseconds of a granule's scan)."""
+    from pyhdf import hdfext
+    from pyhdf.SD import SDC
+
+    return hdfext, SDC
+
+
 def _hdf4_open(path: str, mtime: int | None = None) -> int:
     """An open SD interface id (call under _HDF4): the scan's grid, check and quality reads of one granule
     come one after another, so the last few files stay open (reopened when the file changed on disk).
     pyhdf's C layer is used directly: its SD/SDS wrappers cost more than a small read of a granule."""
-    from pyhdf import hdfext
-    from pyhdf.error import HDF4Error
-    from pyhdf.SD import SDC
-
     if mtime is None:
         mtime = os.stat(path).st_mtime_ns
     hit = _HANDLES.get(path)
@@ -123,8 +131,11 @@ def _hdf4_open(path: str, mtime: int | None = None) -> int:
         return hit[1]
     if hit is not None:
         _close(path)
+    hdfext, SDC = _pyhdf()
     sid = hdfext.SDstart(path, SDC.READ)
     if sid < 0:
+        from pyhdf.error import HDF4Error
+
         raise HDF4Error("the HDF4 library cannot open it")
     _HANDLES[path] = (mtime, sid)
     while len(_HANDLES) > MAX_HANDLES:
@@ -133,10 +144,8 @@ def _hdf4_open(path: str, mtime: int | None = None) -> int:
 
 
 def _close(path: str) -> None:
-    from pyhdf import hdfext
-
     _, sid = _HANDLES.pop(path)
-    hdfext.SDend(sid)  # a handle of a vanished file just fails to end
+    _pyhdf()[0].SDend(sid)  # a handle of a vanished file just fails to end
 
 
 def forget() -> None:
@@ -161,10 +170,7 @@ def _hdf4_grid(path: str, mtime_ns: int, grid: str | None) -> GridInfo:
 def _hdf4_text_attr(sid: int, name: str) -> str | None:
     """A global text attribute in one copy (pyhdf's attr().get() builds it one character at a time, 20x
     slower; that matters when a scan reads the StructMetadata.0 of a thousand granules)."""
-    import ctypes
-
-    from pyhdf import hdfext
-
+    hdfext = _pyhdf()[0]
     index = hdfext.SDfindattr(sid, name)
     if index < 0:
         return None
@@ -173,18 +179,23 @@ def _hdf4_text_attr(sid: int, name: str) -> str | None:
     if status < 0 or hdfext.SDreadattr(sid, index, buf) < 0:
         return None
     try:
-        raw = ctypes.string_at(int(buf.this), n)
+        raw = string_at(int(buf.this), n)
     except (TypeError, ValueError):  # a pyhdf without the SWIG pointer: one byte at a time
         raw = bytes(buf[i] & 0xFF for i in range(n))
     return raw.decode("latin-1").rstrip("\0")
 
 
+@lru_cache(maxsize=1)
+def _dims():
+    """The one buffer SDgetinfo writes a layer's dimensions into (used under _HDF4 only)."""
+    hdfext = _pyhdf()[0]
+    return hdfext.array_int32(hdfext.H4_MAX_VAR_DIMS)
+
+
 def _hdf4_read(path: str, layer: str, window, mtime: int | None = None) -> np.ndarray:
     """One SDS (or the window of it) through pyhdf's C layer: its Python SDS wrapper and slicing cost more
     than the read itself for a site-sized window (a scan or a trajectory reads a thousand of them)."""
-    from pyhdf import hdfext
-    from pyhdf.SD import SDC
-
+    hdfext, SDC = _pyhdf()
     with _HDF4:
         sid = _hdf4_open(path, mtime)
         index = hdfext.SDnametoindex(sid, layer)
@@ -194,7 +205,7 @@ def _hdf4_read(path: str, layer: str, window, mtime: int | None = None) -> np.nd
         if sds < 0:
             raise OSError(f"cannot select layer '{layer}'")
         try:
-            dims = hdfext.array_int32(hdfext.H4_MAX_VAR_DIMS)
+            dims = _dims()
             status, _, rank, data_type, _ = hdfext.SDgetinfo(sds, dims)
             if status < 0 or data_type not in SDC.equivNumericTypes:
                 raise OSError(f"layer '{layer}' has a data type pyhdf cannot read")
@@ -280,15 +291,17 @@ def grid_of(path: str | Path, grid: str | None = None) -> GridInfo:
     except UnreadableFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file
-        name = {"hdf4": "HDF4", "hdf5": "HDF5", "netcdf": "netCDF", "grib": "GRIB"}.get(fmt, fmt)
-        raise UnreadableFileError(f"cannot read the grid of this {name} file ({_short(exc)})", path=file) from exc
+        raise UnreadableFileError(_grid_problem(fmt, exc), path=file) from exc
     raise UnreadableFileError("not an HDF4, HDF5, netCDF or GRIB file", path=file)
+
+
+def _grid_problem(fmt: str | None, exc: Exception) -> str:
+    name = {"hdf4": "HDF4", "hdf5": "HDF5", "netcdf": "netCDF", "grib": "GRIB"}.get(fmt, fmt)
+    return f"cannot read the grid of this {name} file ({_short(exc)})"
 
 
 def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
     """Raw DNs of one layer on `grid` (nearest neighbour), or the whole layer when grid is None."""
-    from reviewer.record.decode import _pixel_map
-
     file, layer = split(path)
     fmt = container_format(file)
     mtime = None
@@ -300,6 +313,13 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
             info = grid_of(file)
     else:
         info = grid_of(file)
+    return _layer_on_grid(file, layer, fmt, info, grid, nodata, mtime)
+
+
+def _layer_on_grid(file: str, layer: str, fmt: str | None, info: GridInfo, grid, nodata, mtime: int | None):
+    """read_layer once the file's grid is known: the window of the layer under `grid`, looked up onto it."""
+    from reviewer.record.decode import _pixel_map
+
     pmap = None
     if grid is not None:
         pmap = _pixel_map(info.crs_wkt, info.transform, info.shape, grid)
@@ -368,14 +388,41 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
     return problems
 
 
-def _hdf4_check(file: str, layers: list[str]) -> dict[str, str]:
+def _hdf4_check(file: str, layers: list[str], mtime: int | None = None) -> dict[str, str]:
     """Each layer of an HDF4 granule present, under one lock and one handle. That the file holds every byte
     its data descriptors promise was checked before (check.hdf4_extent), so no pixel is read here."""
-    from pyhdf import hdfext
-
+    hdfext = _pyhdf()[0]
     with _HDF4:
-        sid = _hdf4_open(file)
+        sid = _hdf4_open(file, mtime)
         return {layer: f"has no layer '{layer}'" for layer in layers if hdfext.SDnametoindex(sid, layer) < 0}
+
+
+def hdf4_granule(
+    file: str,
+    mtime: int,
+    layers: list[str],
+    *,
+    tile: str | None = None,
+    quality: str | None = None,
+    grid=None,
+    nodata: float | None = None,
+) -> tuple[dict[str, str], np.ndarray | None]:
+    """The scan's whole look at one HDF4 granule whose bytes check.check_file found complete, on one
+    handle: its grid parses and is the tile its name says, each layer is there, and the quality layer
+    on `grid`. (Why each layer is unusable, '' for the whole file; the quality layer or None.) Each of
+    these through check_layers, grid_of and read_layer cost a stat and a lookup of its own, as much as
+    the granule's read. A quality layer that cannot be read raises UnreadableFileError, as read_layer."""
+    with _HDF4:
+        try:
+            info = _hdf4_grid(file, mtime, None)
+        except Exception as exc:  # noqa: BLE001 - pyhdf errors of a damaged file
+            return {"": _grid_problem("hdf4", exc)}, None
+        problems = _hdf4_check(file, layers, mtime)
+        if not problems and tile and info.tile and info.tile != tile:
+            return {"": f"its name says tile {tile} but its StructMetadata grid is tile {info.tile}"}, None
+        if quality is None or quality in problems:
+            return problems, None
+        return problems, _layer_on_grid(file, quality, "hdf4", info, grid, nodata, mtime)
 
 
 def _short(exc: Exception) -> str:
