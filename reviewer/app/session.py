@@ -305,7 +305,10 @@ class StackSession(QObject):
             )
         )
         self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
-        self.viewer.layers.selection.active = self.image_layer
+        # nothing of the placeholder said before a site: no layer active (napari's status line read its grey
+        # value under the cursor) and no scale bar (it measured the 16 px placeholder: "5 m")
+        self.viewer.layers.selection.clear()
+        self.viewer.canvas.overlays.scale_bar.visible = False
         self._warm_layers = True
         # the date slider's row kept empty until a site's dates fill it: its first showing resized the canvas (a GL
         # resize and a whole-window re-layout in the open's first paint)
@@ -681,6 +684,8 @@ class StackSession(QObject):
                     self._warm_layers = False
                     self.viewer.reset_view()
                     layer.opacity = 1.0
+                    self.viewer.layers.selection.active = layer
+                    self.viewer.canvas.overlays.scale_bar.visible = True
                     self._fit_date_label()
         else:
             first = self.image_layer is None
@@ -696,6 +701,7 @@ class StackSession(QObject):
                 )
             )
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
+            self.viewer.canvas.overlays.scale_bar.visible = True  # hidden while only the placeholder was there
             if first:
                 self.viewer.reset_view()
         self._label_time_axis(min(self.state.current, len(self.stack) - 1))

@@ -617,6 +617,8 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     slider = viewer.window._qt_viewer.dims.slider_widgets[0]
     qtbot.wait(100)
     assert not slider.isVisible()
+    # nothing of the placeholder is said before a site: no scale bar, no layer whose value the status line reads
+    assert not viewer.canvas.overlays.scale_bar.visible and viewer.layers.selection.active is None
     app.open_site(demo_site)
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
     wait_frame(app, qtbot)
@@ -637,5 +639,6 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     text = label.text().strip()
     assert text == f"{scene.date.isoformat()} {scene.label}"
     assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
+    assert viewer.canvas.overlays.scale_bar.visible and viewer.layers.selection.active is s.image_layer
     # the placeholder's boundary layer now draws the site's boundary, seen
     assert s.boundary_layer is not None and s.boundary_layer.opacity > 0 and len(s.boundary_layer.data) >= 1
