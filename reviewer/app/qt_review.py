@@ -217,6 +217,8 @@ class ReviewDock(QWidget):
         head.addWidget(QLabel(f"<b>{html.escape(user)}</b> ({role})"))
         head.addWidget(QLabel("bank"))
         self.bank_combo = QComboBox()
+        self.bank_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.bank_combo.setMinimumContentsLength(12)  # a long bank name shrinks with the dock, whole in the list
         head.addWidget(self.bank_combo, 1)
         layout.addLayout(head)
         self.tabs = QTabWidget()
@@ -290,6 +292,10 @@ class AnnotatorPanel(QWidget):
             filters.addWidget(combo, 1)
         self.state_combo.addItems(list(STATE_FILTERS))
         for combo in (self.site_combo, self.task_combo, self.state_combo):
+            # the combos share the row and shrink with the dock (the longest site id or task name had made the
+            # panel wider than its dock: a sideways scroll bar and cut question text); the list shows whole names
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(3)
             combo.currentIndexChanged.connect(lambda _: self._fill_list())
         layout.addLayout(filters)
         self.progress = QProgressBar()

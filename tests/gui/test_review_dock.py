@@ -118,6 +118,10 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     assert n == bank_size(store_path) and panel.view["id"] == order[0]  # opens on the first undecided item in her order
     wait_evidence(app, qtbot)
     app.viewer.screenshot(str(shots / "10_review_annotator.png"), canvas_only=False, flash=False)
+    # the dock fits its content at its own width: no sideways scroll bar, so the question text wraps whole (the
+    # filter combos sized to the longest task name had made the panel ~70 px wider than its dock)
+    scroll = dock.parentWidget().parentWidget()
+    assert scroll.horizontalScrollBar().maximum() == 0, (dock.minimumSizeHint().width(), scroll.width())
     press(qtbot, app, "A")  # accept
     assert "saved: accept" in panel.saved.text() and panel.view["id"] == order[1]
     press(qtbot, app, "2")  # flag: wrong reference at once
