@@ -242,7 +242,9 @@ def test_confirmed_decisions_survive_sigkill(tmp_path):
     write); every decision a child printed as confirmed is in the store afterwards, and the store is sound."""
     path = tmp_path / "review.sqlite"
     annotators = ["a1", "a2", "a3", "a4"]
-    bank = _review_store(path, _write_bank(tmp_path / "bank", "kill", 400), annotators, k=2)
+    # 800 assignments each: a child on a fast machine makes a dozen or more decisions before its kill (400 items ran
+    # out on a quiet machine after ~37 runs)
+    bank = _review_store(path, _write_bank(tmp_path / "bank", "kill", 1600), annotators, k=2)
     rng = random.Random(20261201)
     confirmed: dict[int, str] = {}
     modes = Counter()
