@@ -43,6 +43,15 @@ MARKED = "border: 3px solid #ffcc00;"
 UNMARKED = "border: 3px solid transparent;"
 
 
+def _chip_rgb(year: int, channels: np.ndarray, stretch, used, rgb: dict[int, np.ndarray]) -> np.ndarray | None:
+    """A chip's RGB: the one the worker stretched when it used the stretch shown now, else stretched here
+    (None when the channels do not fit the stretch: a composite switch under way)."""
+    image = rgb.get(year) if used is stretch else None
+    if image is None and channels.shape[0] == len(stretch.channels):
+        image = stretch.apply(channels, nodata_rgb=NODATA_RGB)
+    return image
+
+
 class ChipLabel(QLabel):
     clicked = Signal(int)
 
@@ -320,9 +329,7 @@ class QtChipStrip(QWidget):
                 self.grid.addWidget(cap, place[0] + 1, place[1])
                 chip.place = place
             chip.setToolTip(label)
-            image = rgb.get(year) if used is stretch else None
-            if image is None and ch.shape[0] == len(stretch.channels):
-                image = stretch.apply(ch, nodata_rgb=NODATA_RGB)
+            image = _chip_rgb(year, ch, stretch, used, rgb)
             if image is not None:
                 chip.setPixmap(rgb_pixmap(image, size))
             else:
@@ -357,9 +364,7 @@ class QtChipStrip(QWidget):
             chip.setToolTip(label)
             chip.clicked.connect(self._on_chip_clicked)
             chip.setStyleSheet(UNMARKED)
-            image = rgb.get(year) if used is stretch else None
-            if image is None and ch.shape[0] == len(stretch.channels):
-                image = stretch.apply(ch, nodata_rgb=NODATA_RGB)
+            image = _chip_rgb(year, ch, stretch, used, rgb)
             if image is not None:
                 chip.setPixmap(rgb_pixmap(image, size))
             cap = QLabel(f"{year}")

@@ -9,7 +9,6 @@ import datetime as dt
 import gc
 import logging
 import threading
-import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +21,7 @@ from reviewer.app.errors import ErrorReporter
 from reviewer.app.frames import FrameArray
 from reviewer.app.glyphs import PRINTABLE, GlyphWarmer
 from reviewer.app.jobs import Prefetcher, Progress, alive, run_in_thread, when_settled
+from reviewer.app.napari_draws import Thumbnails, keep_mesh_shaders, place_overlays_before_draw
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.scan import Scene, SceneIndex
@@ -78,91 +78,6 @@ def warm_imports() -> None:
     for spec in composites().values():
         if spec.get("colormap"):
             colormap_lut(spec["colormap"])
-
-
-def place_overlays_before_draw(viewer) -> None:
-    """Place napari's canvas overlays (caption, scale bar) when they change, not in the next draw: napari places
-    them inside its draw handler, which moves them and so asks for a second full draw of the canvas (100-180 ms
-    on a software-GL canvas) after every caption change."""
-    qt_viewer = getattr(getattr(viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001 - napari's canvas
-    canvas = getattr(qt_viewer, "canvas", None)
-    event = getattr(viewer.canvas.events, "_overlay_positions_changed", None)
-    place = getattr(canvas, "_update_overlay_canvas_positions", None)
-    if event is not None and place is not None:
-        event.connect(lambda _event=None: place())
-
-
-_NULL_COLORS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # mesh visual -> its identity colour function
-
-
-def keep_mesh_shaders() -> None:
-    """vispy's mesh visual makes a new (identical) colour function at every data change, which recompiles the mesh's
-    shader program at its next draw (two programs, 20-40 ms each on software GL, for every edit of a napari shapes
-    layer: each review item's region). The identity colour function is made once per visual; a no-op once done."""
-    from vispy.visuals.mesh import MeshVisual
-
-    build = MeshVisual._build_color_transform  # noqa: SLF001 - vispy's own builder
-    if getattr(build, "reviewer_kept", False):
-        return
-
-    def kept(self, colors):
-        if colors.ndim == 2 and colors.shape[1] == 1:  # values through a colour map: vispy's own function
-            return build(self, colors)
-        fun = _NULL_COLORS.get(self)
-        if fun is None:
-            fun = _NULL_COLORS[self] = build(self, colors)
-        return fun
-
-    kept.reviewer_kept = True
-    MeshVisual._build_color_transform = kept  # noqa: SLF001
-
-
-class Thumbnails:
-    """napari's layer list works only while it shows: napari re-draws a layer's thumbnail after every slice and data
-    change (a zoom of the frame, a raster of the shapes), and the list's model turns every layer event into a change
-    of its rows, which its sorting proxy re-sorts: 20-40 ms per review item for a list nobody sees (the app hides
-    it). Showing the list draws the thumbnails and refreshes its rows once."""
-
-    def __init__(self, viewer) -> None:
-        self.viewer = viewer
-        self.shown = False
-        self._detached = None  # the list's model while it is not told of layer events
-
-    def quiet(self, layer):
-        """Make `layer`'s thumbnail follow `shown` (returns the layer)."""
-        update = layer._update_thumbnail  # noqa: SLF001 - napari's own thumbnail refresh
-
-        def maybe(*args, **kwargs):
-            if self.shown:
-                update(*args, **kwargs)
-
-        layer._update_thumbnail = maybe  # noqa: SLF001
-        layer._reviewer_thumbnail = update  # noqa: SLF001 - the real one, for `show`
-        return layer
-
-    def _model(self):
-        """The layer list's own model (behind napari's reversing proxy), if napari made the list."""
-        qt_viewer = getattr(getattr(self.viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001
-        view = getattr(qt_viewer, "_layers", None)  # noqa: SLF001 - napari makes the list on first use
-        model = view.model() if view is not None else None
-        model = model.sourceModel() if hasattr(model, "sourceModel") else model
-        return model if hasattr(model, "_process_event") and hasattr(model, "_root") else None
-
-    def show(self, on: bool) -> None:
-        self.shown = bool(on)
-        model = self._detached if on else self._model()
-        if on:
-            for layer in self.viewer.layers:
-                getattr(layer, "_reviewer_thumbnail", layer._update_thumbnail)()  # noqa: SLF001
-            if model is not None:
-                model._root.events.connect(model._process_event)  # noqa: SLF001 - as napari's setRoot does
-                self._detached = None
-                n = model.rowCount()
-                if n:
-                    model.dataChanged.emit(model.index(0), model.index(n - 1), [])
-        elif model is not None and self._detached is None:
-            model._root.events.disconnect(model._process_event)  # noqa: SLF001
-            self._detached = model
 
 
 class StackSession(QObject):

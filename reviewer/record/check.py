@@ -17,7 +17,7 @@ import numpy as np
 
 from reviewer.fileio import file_kind
 from reviewer.record.archive import Member, MemberFile
-from reviewer.record.decode import tiff_extent
+from reviewer.record.decode import head_reader, tiff_extent
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 JP2_MAGIC = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
@@ -143,15 +143,7 @@ def hdf4_extent(fh, size: int) -> int:
     """How many bytes an HDF4 file's data-descriptor blocks say it holds (HDF4 file format spec, 'Data
     Descriptor Blocks': after the 4-byte signature, linked blocks of (tag, ref, offset, length) entries of
     every element, special ones such as compressed or linked-block data included). A few KB are read."""
-    fh.seek(0)
-    first = fh.read(8192)  # the signature and, in files as the HDF4 library writes them, the first block
-
-    def read(offset: int, n: int) -> bytes:
-        if offset + n <= len(first):
-            return first[offset : offset + n]
-        fh.seek(offset)
-        return fh.read(n)
-
+    _, read = head_reader(fh)  # the signature and, as the HDF4 library writes files, the first block
     need, pos, seen = 4, 4, set()
     while pos and pos not in seen and len(seen) < 4096:
         seen.add(pos)

@@ -150,12 +150,11 @@ _TIFF_OFFSETS = {273: 279, 324: 325}  # StripOffsets -> StripByteCounts, TileOff
 _ARRAY_TAGS = frozenset([*_TIFF_OFFSETS, *_TIFF_OFFSETS.values()])
 
 
-def tiff_extent(fh, size: int) -> int | None:
-    """How many bytes a TIFF's own header says the file holds (IFDs, tag values, strips and tiles); None
-    when the header is not a TIFF or is too odd to follow. Reads at most a few small pieces of the file."""
-
+def head_reader(fh, prefetch: int = 8192):
+    """(the first `prefetch` bytes of a file object, read(offset, n)): a header walk's reads served from
+    those bytes while they reach, else by seek and read (a file on disk, a member of a .tar bundle)."""
     fh.seek(0)
-    first = fh.read(8192)  # the header and, in files as GDAL and tifffile write them, the first directory
+    first = fh.read(prefetch)
 
     def read(offset: int, n: int) -> bytes:
         if offset + n <= len(first):
@@ -163,6 +162,14 @@ def tiff_extent(fh, size: int) -> int | None:
         fh.seek(offset)
         return fh.read(n)
 
+    return first, read
+
+
+def tiff_extent(fh, size: int) -> int | None:
+    """How many bytes a TIFF's own header says the file holds (IFDs, tag values, strips and tiles); None
+    when the header is not a TIFF or is too odd to follow. Reads at most a few small pieces of the file."""
+
+    first, read = head_reader(fh)  # the header and, as GDAL and tifffile write them, the first directory
     head = first[:16]
     if head[:2] not in (b"II", b"MM") or len(head) < 8:
         return None
@@ -340,15 +347,22 @@ def quality_nodata(quality: QualitySpec) -> int:
     return fill[0]
 
 
+def flag_bits(quality: QualitySpec, flags: Iterable[str]) -> int:
+    """The bit mask of a bit-flag quality layer's `flags` (one AND tests them all)."""
+    bits = 0
+    for flag in flags:
+        for b in quality.flags.get(flag, ()):
+            bits |= 1 << b
+    return bits
+
+
 def flag_array(qa: np.ndarray, quality: QualitySpec, flag: str) -> np.ndarray:
     """Pixels where `flag` (e.g. 'cloud') is set, by bit, class value or bit-field value."""
     values = quality.flags.get(flag)
     if not values:
         return np.zeros(qa.shape, bool)
     if quality.kind == "bits":
-        bits = 0
-        for b in values:
-            bits |= 1 << b
+        bits = flag_bits(quality, [flag])
         work = qa if qa.dtype.kind == "u" else qa.astype(np.int64)
         return (work & work.dtype.type(bits)) != 0
     if quality.kind == "bitfield":
@@ -381,11 +395,7 @@ def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) 
     flags = list(flags)
     if quality.kind == "bits" and qa.dtype.kind == "u":
         # one AND over all bits instead of one pass per flag
-        bits = 0
-        for flag in flags:
-            for b in quality.flags.get(flag, ()):
-                bits |= 1 << b
-        return (qa & qa.dtype.type(bits)) != 0
+        return (qa & qa.dtype.type(flag_bits(quality, flags))) != 0
     if quality.kind == "classes" and qa.dtype.itemsize == 1:  # all flags' codes in one table lookup
         return _class_table(quality, tuple(flags)).take(_codes(qa))
     out = np.zeros(qa.shape, bool)
@@ -743,21 +753,13 @@ def _bit_counts(pixels: np.ndarray, product: Product) -> tuple[int, int, int | N
     the ANDed layer rather than building the boolean masks (an AND per flag set beats a histogram of
     65536 codes, and counts beat masks): the same counts as _quality_classes' masks."""
     quality = product.quality
-
-    def bits(flags) -> int:
-        out = 0
-        for flag in flags:
-            for b in quality.flags.get(flag, ()):
-                out |= 1 << b
-        return out
-
     one = pixels.dtype.type
-    f, c = pixels & one(bits(["fill"])), pixels & one(bits(quality.cloud_flags))
+    f, c = pixels & one(flag_bits(quality, ["fill"])), pixels & one(flag_bits(quality, quality.cloud_flags))
     n_valid = pixels.size - int(np.count_nonzero(f))
     n_cloud = int(np.count_nonzero(c)) - int(np.count_nonzero(np.logical_and(c, f)))
     n_snow = None
     if "snow" in quality.flags:
-        s = pixels & one(bits(["snow"]))
+        s = pixels & one(flag_bits(quality, ["snow"]))
         n_snow = int(np.count_nonzero(s)) - int(np.count_nonzero(np.logical_and(s, f | c)))
     return n_valid, n_cloud, n_snow
 

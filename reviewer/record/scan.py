@@ -581,12 +581,6 @@ def scan_site(
     return SceneIndex(site=site, scenes=scenes, problems=problems)
 
 
-def _hdf4_only(scene: Scene) -> bool:
-    return all(
-        LAYER_SEP in rel and container_format(rel.split(LAYER_SEP, 1)[0]) == "hdf4" for rel in scene.files.values()
-    )
-
-
 def _measure_all(todo, site, grid, inside, members, workers, progress, cancel) -> list[tuple[Scene | None, list]]:
     """_measure of every scene. Scenes read through GDAL go to the worker threads in batches (a future per
     scene cost as much as a MODIS granule's whole check); HDF4 granules are measured here meanwhile, one
@@ -594,7 +588,7 @@ def _measure_all(todo, site, grid, inside, members, workers, progress, cancel) -
     made them wait on each other (0.54 s vs 0.43 s for 1,000 granules)."""
     total = max(len(todo), 1)
     results: list = [None] * len(todo)
-    hdf4 = [_hdf4_only(s) for s in todo]
+    hdf4 = [_granule_of(s) is not None for s in todo]
     here = [i for i, yes in enumerate(hdf4) if yes]
     away = [i for i, yes in enumerate(hdf4) if not yes]
     batches = [away[k : k + SCAN_BATCH] for k in range(0, len(away), SCAN_BATCH)]
