@@ -11,7 +11,8 @@ Each figure is printed next to a baseline measured in the same run (machines her
 - the trajectory at a pixel over the demo site's MODIS HDF4 series vs a plain pyhdf read of that cell's NDVI
   and pixel reliability from the same files
 
-Run: .venv/bin/python tests/bench/bench_record.py [--size 400] [--scenes-per-year 9]  (--modis-only: the HDF4 rows)
+Run: .venv/bin/python tests/bench/bench_record.py [--size 400] [--scenes-per-year 9]  (--modis-only: the HDF4 rows;
+--landsat-scan-only: the Landsat scan row and its baseline)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import statistics
 import sys
 import tempfile
@@ -91,16 +93,9 @@ def build_site(size: int, scenes_per_year: int) -> Path:
     return site
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--size", type=int, default=400)
-    ap.add_argument("--scenes-per-year", type=int, default=17)
-    ap.add_argument("--dates", type=int, default=40, help="dates sampled for the composite timings")
-    args = ap.parse_args()
-    logging.basicConfig(level=logging.WARNING)
-    site = build_site(args.size, args.scenes_per_year)
-
-    # ---- scan vs reading the same QA bytes (each REPEATS times, alternating; the best of each)
+def landsat_scan(site: Path):
+    """The scan / index build vs reading the same QA_PIXEL layers with rasterio in a plain loop (each
+    REPEATS times, alternating; the best of each): (the index, the best scan time)."""
     qa_files = sorted(site.rglob("*_QA_PIXEL.TIF"))
 
     def plain_qa() -> None:
@@ -112,8 +107,24 @@ def main() -> None:
     landsat = [s for s in index.scenes if s.sensor in ("TM", "ETM+", "OLI", "OLI-2")]
     print(
         f"site: {len(landsat)} Landsat scenes of {index.site.shape[0]} x {index.site.shape[1]} px, {len(qa_files)} QA layers"
+        f" (load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )
     line("scan / index build", scan, base_scan, "s", "ratio <= 1.5")
+    return index, scan
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--size", type=int, default=400)
+    ap.add_argument("--scenes-per-year", type=int, default=17)
+    ap.add_argument("--dates", type=int, default=40, help="dates sampled for the composite timings")
+    ap.add_argument("--landsat-scan-only", action="store_true", help="only the scan row and its baseline")
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    site = build_site(args.size, args.scenes_per_year)
+    index, scan = landsat_scan(site)
+    if args.landsat_scan_only:
+        return
     # the scan's check of every indexed file (header + the strip/tile ranges it promises), timed alone
     from reviewer.record.check import check_file
 
@@ -323,6 +334,8 @@ if __name__ == "__main__":
     if "--modis-only" in sys.argv:
         bench_modis(1000, 240)
         bench_trajectory()
+    elif "--landsat-scan-only" in sys.argv:
+        main()
     else:
         main()
         bench_modis(1000, 240)
