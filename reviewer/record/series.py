@@ -18,9 +18,17 @@ import numpy as np
 
 from reviewer.errors import Cancelled, NoSceneError, ReviewerError
 from reviewer.record.catalog import catalog
-from reviewer.record.decode import Grid, flag_array, read_quality
+from reviewer.record.decode import Grid, flag_array, read_quality, read_scene
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stack import Stack, composite_bands, read_bands, read_composite
+from reviewer.record.stack import (
+    SceneCache,
+    Stack,
+    composite_bands,
+    harmonize,
+    normalized_difference,
+    read_bands,
+    read_composite,
+)
 from reviewer.record.stretch import composites
 
 logger = logging.getLogger(__name__)
@@ -123,18 +131,62 @@ def _can_read(scene: Scene, name: str) -> bool:
     return band is not None and band.token in scene.files
 
 
-def _values(stack: Stack, i: int, name: str, mask: Sequence[str] | None, grid: Grid | None = None) -> np.ndarray:
-    """(y, x) float32 of an index or a band of scene i, with the default mask (None) or only `mask`; on
-    `grid`, a window of the site grid, when given (read for this call only, not cached)."""
-    if grid is None:
-        if name in composites():
-            return stack.read(i, name, mask=mask)[0]
-        return read_bands(
-            stack.scenes[i], [name], stack.grid, mask=mask, harmonized=stack.harmonized, cache=stack.cache
-        )[0]
+def _both_masks(scene: Scene, name: str, grid: Grid, harmonized: bool) -> np.ndarray:
+    """(2, y, x) float32 of scene's `name` on `grid`: under the default mask, and with only fill masked (what a
+    masked date shows, hollow), from ONE read of its files: the default mask's pixels come from the quality layer
+    read with it (two reads, one per mask, cost twice as much for every cloudy date). The same bits as two reads:
+    the default mask holds fill, and decoding, harmonising and the index are per pixel, so masking after them is
+    masking before."""
+    product = scene.product_spec
+    quality = product.quality
+    default = quality.default_mask if quality is not None else ()
+    if quality is not None and "fill" not in default:  # (no product does) the fill-only read is not a subset
+        return np.stack([_values_of(scene, name, grid, mask, harmonized) for mask in (None, ("fill",))])
+    names = composite_bands(name, scene) if name in composites() else [name]
+    data = read_scene(scene, product, names, grid, mask=("fill",), overlay_flags=default)
+    bands = [data.bands[n] for n in names]
+    if harmonized:
+        bands = [harmonize(b, n, scene.sensor) for b, n in zip(bands, names, strict=True)]
+    two = name in composites() and "index" in composites()[name] and len(names) == 2
+    fill_only = normalized_difference(bands[0], bands[1]) if two else bands[0]
+    out = np.stack([fill_only, fill_only])
+    for flag in default:
+        out[0][data.flags[flag]] = np.nan
+    return out
+
+
+def _values_of(scene: Scene, name: str, grid: Grid, mask: Sequence[str] | None, harmonized: bool) -> np.ndarray:
     if name in composites():
-        return read_composite(stack.scenes[i], name, grid, mask=mask, harmonized=stack.harmonized)[0]
-    return read_bands(stack.scenes[i], [name], grid, mask=mask, harmonized=stack.harmonized)[0]
+        return read_composite(scene, name, grid, mask=mask, harmonized=harmonized)[0]
+    return read_bands(scene, [name], grid, mask=mask, harmonized=harmonized)[0]
+
+
+#: What a series cube holds per scene: its values under the default mask and with only fill masked, float32.
+CUBE_BYTES_PER_PIXEL = 8
+#: A series cube's default budget: a 64 x 64 px site's 900-scene record is ~30 MB per index.
+CUBE_BYTES = 256 * 2**20
+
+
+def series_cube(max_bytes: int = CUBE_BYTES) -> SceneCache:
+    """A cache of whole-site series grids for `trajectory(cube=...)`, kept by its caller (a review session, the
+    trajectory plot) for as long as it shows series; the least recently used scenes go first past `max_bytes`."""
+    return SceneCache(max_bytes)
+
+
+def cube_fits(cube: SceneCache | None, stack: Stack) -> bool:
+    """Whether the whole stack's series cube (the site grid, both masks, every scene) fits the cube's budget:
+    a small site is read whole once per scene and index, a large one window by window (a region's series read
+    over a whole 1000 x 1000 px site per date would cost more than the window, and evict itself)."""
+    if cube is None:
+        return False
+    rows, cols = stack.grid.shape
+    return CUBE_BYTES_PER_PIXEL * rows * cols * len(stack) <= cube.max_bytes
+
+
+def _cube_read(cube: SceneCache, stack: Stack, i: int, name: str) -> np.ndarray:
+    scene = stack.scenes[i]
+    key = ("series", scene.files_root, scene.key, name, stack.harmonized, stack.grid)
+    return cube.get_or_read(key, lambda: _both_masks(scene, name, stack.grid, stack.harmonized))
 
 
 def _window_of(grid: Grid, pixel: tuple[int, int] | None, region: np.ndarray | None):
@@ -179,6 +231,7 @@ def trajectory(
     include_masked: bool = True,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
+    cube: SceneCache | None = None,
 ) -> Trajectory:
     """`name` (ndvi, ndwi, mndwi, nbr or a band common name) through time at a pixel (row, col) or over a
     boolean region (mean and standard deviation of its clear pixels).
@@ -186,6 +239,11 @@ def trajectory(
     Where the quality mask hides the pixel (or every pixel of the region), the observation is kept as
     `masked=True` with the value read without the cloud/shadow/snow mask (fill and SLC gaps stay out), so
     a plot can show it hollow; it is NaN when even that is fill.
+
+    With a `cube` (a SceneCache the caller keeps, e.g. for a review session) and a stack whose whole series fits
+    it (`cube_fits`), each scene's site grid is read once per index and kept: every later pixel or region of that
+    site over that index is a mean over the kept grids (milliseconds, no file opened). Otherwise only the
+    smallest window of each file holding the pixel or region is read.
     """
     if (pixel is None) == (region is None):
         raise ReviewerError("give either a pixel or a region", field="where")
@@ -204,7 +262,9 @@ def trajectory(
             raise ReviewerError("the drawn region covers no pixel of the site", field="region")
         where = f"region of {int(region.sum())} pixels"
     out = Trajectory(name=name, where=where)
-    window, pixel, region = _window_of(stack.grid, pixel, region)
+    whole = cube_fits(cube, stack)
+    if not whole:
+        window, pixel, region = _window_of(stack.grid, pixel, region)
     usable = [i for i, s in enumerate(stack.scenes) if _can_read(s, name)]
     total = max(len(usable), 1)
     with warnings.catch_warnings(), _no_sidecar_listing(stack):
@@ -214,10 +274,14 @@ def trajectory(
                 raise Cancelled("trajectory cancelled")
             scene = stack.scenes[i]
             try:
-                v, sp, n = _reduce(_values(stack, i, name, None, window), pixel, region)
+                if whole:
+                    both = _cube_read(cube, stack, i, name)
+                else:
+                    both = _both_masks(scene, name, window, stack.harmonized)
+                v, sp, n = _reduce(both[0], pixel, region)
                 masked = not np.isfinite(v)
                 if masked and include_masked:
-                    v, sp, n = _reduce(_values(stack, i, name, ("fill",), window), pixel, region)
+                    v, sp, n = _reduce(both[1], pixel, region)
             except ReviewerError as exc:
                 logger.warning("trajectory: skipped %s: %s", scene.scene_id, exc)
                 continue
