@@ -426,7 +426,9 @@ class AnnotatorPanel(QWidget):
         if view is None:
             return
         nxt = self._next_open(view["item"])
-        self.loader.prefetch(nxt["question"] if nxt else None, nxt["item"] if nxt else None)
+        after = self._next_open(nxt["item"]) if nxt else None  # (its long series gets two items' time)
+        then = [(after["question"], after["item"])] if after and after["item"] != view["item"] else []
+        self.loader.prefetch(nxt["question"] if nxt else None, nxt["item"] if nxt else None, then=then)
 
     def _on_evidence(self, key: str, problem: str) -> None:
         if self.view is not None and key == self.view["item"]:

@@ -31,7 +31,14 @@ from reviewer.app.qt_style import FlowLayout, compact
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
-from reviewer.record.series import Trajectory, decimal_year, polygon_region, series_names, trajectory
+from reviewer.record.series import (
+    Trajectory,
+    decimal_year,
+    polygon_region,
+    series_cube,
+    series_names,
+    trajectory,
+)
 from reviewer.record.stack import harmonization
 
 logger = logging.getLogger(__name__)
@@ -58,6 +65,9 @@ class QtTrajectoryPlot(QWidget):
         self.where: tuple[str, object] | None = None  # ("pixel", (r, c)) or ("region", mask)
         self._worker = None
         self._cancel = threading.Event()
+        # the series grids read for this plot (the review's items and the viewer's clicks): a small site's later
+        # pixels and regions over an index already read are drawn without opening a file
+        self.cube = series_cube()
         self.scatters: dict[str, list[pg.ScatterPlotItem]] = {}  # what the series drawn shows, per sensor
         self._scatter_pool: dict[tuple[str, bool], pg.ScatterPlotItem] = {}  # (sensor, masked) -> its scatter
         layout = QVBoxLayout(self)
@@ -297,7 +307,7 @@ class QtTrajectoryPlot(QWidget):
 
         def work() -> Trajectory:
             kw = {"pixel": where} if kind == "pixel" else {"region": where}
-            return trajectory(stack, name, progress=progress, cancel=cancel.is_set, **kw)
+            return trajectory(stack, name, progress=progress, cancel=cancel.is_set, cube=self.cube, **kw)
 
         def done(series: Trajectory) -> None:
             if cancel.is_set() or not alive(self.plot):

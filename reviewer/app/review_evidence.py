@@ -66,7 +66,8 @@ class EvidenceLoader(QObject):
     #: (item key, problem or "") once the view was applied (the pair and chips may still be reading)
     applied = Signal(str, str)
     prepared_ready = Signal(object)  # (key, Prepared or None, error or None) from the evidence worker
-    series_ready = Signal(object)  # (key, series key, Trajectory or None, error or None) from the series worker
+    #: (key, series key, Trajectory or None, error or None, the read's cancel event) from the series worker
+    series_ready = Signal(object)
     series_wanted = Signal(object)  # (key, Prepared): a prefetched item's series to read next
     series_partial = Signal(object)  # (key, series key, Trajectory so far, scenes read, of) from the series worker
 
@@ -94,7 +95,8 @@ class EvidenceLoader(QObject):
         self._series_wanted: tuple | None = None  # the series the item shown waits for
         self._traj_cancel: threading.Event | None = None
         self._shown_prepared: Prepared | None = None
-        self._next: str | None = None  # the item prefetched
+        self._upcoming: list[str] = []  # the items prefetched, nearest first (the next one, the one after)
+        self._indexing: dict[str, list] = {}  # site folder -> what waits for its index being opened ahead
         # own single threads (not Qt's global pool of two, which a long MODIS series would hold)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence")
         self._traj_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence-series")
@@ -268,28 +270,30 @@ class EvidenceLoader(QObject):
         if self.closed:
             return
         skey = ready.series_key(self._harmonized())
-        if skey in self._series or skey in self._series_cancel:
-            return
+        reading = self._series_cancel.get(skey)
+        if skey in self._series or (reading is not None and not reading.is_set()):
+            return  # (a read cancelled but not yet ended is started again: the cube keeps the scenes it read)
         cancel = self._series_cancel[skey] = threading.Event()
         harmonized = self._harmonized()
+        cube = getattr(self.app.trajectory, "cube", None)
 
         def job() -> None:
             if cancel.is_set():
-                self._emit(self.series_ready, (key, skey, None, None))
+                self._emit(self.series_ready, (key, skey, None, None, cancel))
                 return
 
             def partial(so_far, done: int, total: int) -> None:
                 self._emit(self.series_partial, (key, skey, so_far, done, total))
 
             try:
-                series = item_trajectory(ready, harmonized, cancel, partial=partial)
+                series = item_trajectory(ready, harmonized, cancel, partial=partial, cube=cube)
             except Cancelled:  # another item came first: not an error (read again if it is still wanted)
-                self._emit(self.series_ready, (key, skey, None, None))
+                self._emit(self.series_ready, (key, skey, None, None, cancel))
                 return
             except Exception as exc:  # noqa: BLE001 - a failed trajectory is said when the item is shown
-                self._emit(self.series_ready, (key, skey, None, exc))
+                self._emit(self.series_ready, (key, skey, None, exc, cancel))
                 return
-            self._emit(self.series_ready, (key, skey, series, None))
+            self._emit(self.series_ready, (key, skey, series, None, cancel))
 
         self._traj_pool.submit(job)
 
@@ -320,8 +324,9 @@ class EvidenceLoader(QObject):
             self._show_prepared(ready)
 
     def _on_series(self, payload) -> None:
-        key, skey, series, exc = payload
-        self._series_cancel.pop(skey, None)
+        key, skey, series, exc, cancel = payload
+        if self._series_cancel.get(skey) is cancel:  # (not a newer read of the same series)
+            self._series_cancel.pop(skey)
         if self.closed:
             return
         if series is not None:
@@ -442,16 +447,26 @@ class EvidenceLoader(QObject):
                 return False
         return not app.chips.busy and app.chips.laid_out
 
-    def prefetch(self, question: dict[str, Any] | None, key: str | None = None) -> None:
+    def prefetch(self, question: dict[str, Any] | None, key: str | None = None, *, then=()) -> None:
         """Prepare what the next item will show (same site: its stack, frame, pair, chips and trajectory, so
-        showing it only sets arrays; another site: index the site, then the same once it is open)."""
+        showing it only sets arrays; another site: index the site, then the same once it is open); `then`: the
+        (question, key) of the items after it, nearest first, prepared after it the same way (a MODIS series
+        reads for seconds: it has the time of two items to be read in)."""
         self._prefetch_cancel.set()
         wanted = self._series_wanted
         for skey, cancel in self._series_cancel.items():  # stale prefetched series, not the one on screen
             if skey != wanted:
-                cancel.set()
+                cancel.set()  # (the scenes they read stay in the trajectory plot's cube)
+        self._upcoming = []
         if self.closed or not self.prefetch_enabled or question is None:
             return
+        self._prefetch_cancel = threading.Event()
+        items = [(question, key), *then]
+        self._upcoming = [k for _q, k in items if k is not None]
+        for q, k in items:
+            self._prefetch_one(q, k)
+
+    def _prefetch_one(self, question: dict[str, Any], key: str | None) -> None:
         try:
             view = evidence_view(question)
         except ReviewerError:
@@ -459,7 +474,6 @@ class EvidenceLoader(QObject):
         folder = self.site_dir(question.get("site"))
         if folder is None or not Path(folder).is_dir():
             return
-        self._prefetch_cancel = threading.Event()
         index = self.session.index
         if index is not None and Path(index.site.dir).resolve() == Path(folder).resolve():
             self._prefetch_item(key, question, view, None)
@@ -468,12 +482,26 @@ class EvidenceLoader(QObject):
         if site_key in self._indexes:
             self._prefetch_item(key, question, view, self._indexes[site_key])
             return
+
+        def then(ix) -> None:
+            if not self.closed and key in self._upcoming:
+                self._prefetch_item(key, question, view, ix)
+
+        waiting = self._indexing.get(site_key)
+        if waiting is not None:  # being opened for an item before it
+            waiting.append(then)
+            return
+        self._indexing[site_key] = [then]
         db = self.session.db
 
         def indexed(ix) -> None:
             self._indexes[site_key] = ix
-            if not self.closed and self._next == key:
-                self._prefetch_item(key, question, view, ix)
+            for f in self._indexing.pop(site_key, []):
+                f(ix)
+
+        def failed(exc) -> None:  # said when the item is shown (its site opened then)
+            logger.debug("site %s not indexed ahead: %s", folder, exc)
+            self._indexing.pop(site_key, None)
 
         def work():
             from reviewer.record.scan import open_index
@@ -484,12 +512,10 @@ class EvidenceLoader(QObject):
             ix.site.boundary_geometries()
             return ix
 
-        self._next = key
-        run_in_thread(work, on_done=indexed)
+        run_in_thread(work, on_done=indexed, on_error=failed)
 
     def _prefetch_item(self, key: str | None, question: dict[str, Any], view, index) -> None:
-        """Prepare the next item on the site shown (`index` None) or on another site's index opened ahead."""
-        self._next = key
+        """Prepare an upcoming item on the site shown (`index` None) or on another site's index opened ahead."""
         if key is None or (key in self._prepared and self._prepared[key].index is (index or self.session.index)):
             return
         sensors, self.sensors = self.sensors, tuple(question.get("sensors") or ())
@@ -599,17 +625,20 @@ def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
 FIRST_SCENES = 100  # a longer series is read in parts (100, 200, 400, ... scenes), each part drawn as it lands
 
 
-def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event, partial=None):
+def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event, partial=None, cube=None):
     """Worker: the item's index over its region through its stack; with `partial(series so far, scenes read,
-    of)`, a long stack (a MODIS record: seconds) is read in growing parts in date order, reporting each."""
+    of)`, a long stack (a MODIS record: seconds) is read in growing parts in date order, reporting each; through
+    `cube` (series.series_cube) when the whole stack's series fits it: once its scenes are there (an earlier item
+    of the site, or a read cancelled half-way), no file is opened and no part is reported."""
     import dataclasses
 
-    from reviewer.record.series import trajectory
+    from reviewer.record.series import cube_fits, cube_holds, trajectory
 
     stack = dataclasses.replace(p.stack, harmonized=harmonized) if harmonized else p.stack
     n = len(stack)
-    if partial is None or n <= FIRST_SCENES:
-        return trajectory(stack, p.view.index, region=p.mask, cancel=cancel.is_set)
+    cube = cube if cube_fits(cube, stack) else None  # decided on the whole stack, not on each part
+    if partial is None or n <= FIRST_SCENES or cube_holds(cube, stack, p.view.index):
+        return trajectory(stack, p.view.index, region=p.mask, cancel=cancel.is_set, cube=cube)
     out, start, size = None, 0, FIRST_SCENES
     while start < n:
         part = trajectory(
@@ -617,6 +646,7 @@ def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event, part
             p.view.index,
             region=p.mask,
             cancel=cancel.is_set,
+            cube=cube,
         )
         part.indices = [i + start for i in part.indices]  # indices into the whole stack
         out = part if out is None else joined(out, part)

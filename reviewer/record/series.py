@@ -183,10 +183,22 @@ def cube_fits(cube: SceneCache | None, stack: Stack) -> bool:
     return CUBE_BYTES_PER_PIXEL * rows * cols * len(stack) <= cube.max_bytes
 
 
+def _cube_key(stack: Stack, scene: Scene, name: str) -> tuple:
+    return ("series", scene.files_root, scene.key, name, stack.harmonized, stack.grid)
+
+
 def _cube_read(cube: SceneCache, stack: Stack, i: int, name: str) -> np.ndarray:
     scene = stack.scenes[i]
-    key = ("series", scene.files_root, scene.key, name, stack.harmonized, stack.grid)
-    return cube.get_or_read(key, lambda: _both_masks(scene, name, stack.grid, stack.harmonized))
+    return cube.get_or_read(
+        _cube_key(stack, scene, name), lambda: _both_masks(scene, name, stack.grid, stack.harmonized)
+    )
+
+
+def cube_holds(cube: SceneCache | None, stack: Stack, name: str) -> bool:
+    """Whether the cube holds every readable scene's grid of `name`: the series is then a matter of ms."""
+    if not cube_fits(cube, stack):
+        return False
+    return all(_cube_key(stack, sc, name) in cube for sc in stack.scenes if _can_read(sc, name))
 
 
 def _window_of(grid: Grid, pixel: tuple[int, int] | None, region: np.ndarray | None):
