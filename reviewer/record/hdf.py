@@ -119,6 +119,16 @@ def _pyhdf():
     return hdfext, SDC
 
 
+@lru_cache(maxsize=1)
+def _c():
+    """pyhdf's compiled layer (pyhdf._hdfext) and the HDF4 number types numpy can hold. Each function of
+    pyhdf.hdfext only hands its arguments on to it: a granule's scan makes a dozen such calls."""
+    from pyhdf import _hdfext
+    from pyhdf.SD import SDC
+
+    return _hdfext, frozenset(SDC.equivNumericTypes)
+
+
 def _hdf4_open(path: str, mtime: int | None = None) -> int:
     """An open SD interface id (call under _HDF4): the scan's grid, check and quality reads of one granule
     come one after another, so the last few files stay open (reopened when the file changed on disk).
@@ -131,8 +141,7 @@ def _hdf4_open(path: str, mtime: int | None = None) -> int:
         return hit[1]
     if hit is not None:
         _close(path)
-    hdfext, SDC = _pyhdf()
-    sid = hdfext.SDstart(path, SDC.READ)
+    sid = _c()[0].SDstart(path, 1)  # DFACC_READ
     if sid < 0:
         from pyhdf.error import HDF4Error
 
@@ -145,7 +154,7 @@ def _hdf4_open(path: str, mtime: int | None = None) -> int:
 
 def _close(path: str) -> None:
     _, sid = _HANDLES.pop(path)
-    _pyhdf()[0].SDend(sid)  # a handle of a vanished file just fails to end
+    _c()[0].SDend(sid)  # a handle of a vanished file just fails to end
 
 
 def forget() -> None:
@@ -154,6 +163,7 @@ def forget() -> None:
     with _HDF4:
         while _HANDLES:
             _close(next(iter(_HANDLES)))
+        _LAST_GRID.clear()
     _hdf4_grid.cache_clear()
     _h5_grid.cache_clear()
 
@@ -161,28 +171,50 @@ def forget() -> None:
 @lru_cache(maxsize=4096)
 def _hdf4_grid(path: str, mtime_ns: int, grid: str | None) -> GridInfo:
     with _HDF4:
-        text = _hdf4_text_attr(_hdf4_open(path, mtime_ns), "StructMetadata.0")
-    if not text:
+        return _sid_grid(_hdf4_open(path, mtime_ns), grid)
+
+
+#: [StructMetadata.0 bytes, grid name, GridInfo] of the granule read last: the granules of one product
+#: and tile carry the same text, so comparing its bytes (one memcmp) replaces decoding and hashing it
+_LAST_GRID: list = []
+
+
+def _sid_grid(sid: int, grid: str | None) -> GridInfo:
+    """The grid of an open granule, from its own StructMetadata.0 (call under _HDF4)."""
+    raw = _hdf4_text_attr(sid, "StructMetadata.0")
+    if not raw:
         raise ValueError("no StructMetadata.0 attribute (not an HDF-EOS grid file)")
-    return parse_struct_metadata(text, grid)
+    last = _LAST_GRID
+    if last and last[1] == grid and last[0] == raw:
+        return last[2]
+    info = parse_struct_metadata(raw.decode("latin-1").rstrip("\0"), grid)
+    last[:] = [raw, grid, info]
+    return info
 
 
-def _hdf4_text_attr(sid: int, name: str) -> str | None:
-    """A global text attribute in one copy (pyhdf's attr().get() builds it one character at a time, 20x
-    slower; that matters when a scan reads the StructMetadata.0 of a thousand granules)."""
-    hdfext = _pyhdf()[0]
-    index = hdfext.SDfindattr(sid, name)
+#: the one buffer global text attributes are read into (grown as needed; used under _HDF4 only)
+_TEXT_BUF: list = []
+
+
+def _hdf4_text_attr(sid: int, name: str) -> bytes | None:
+    """A global text attribute's bytes in one copy (pyhdf's attr().get() builds it one character at a time,
+    20x slower; a new SWIG buffer per read cost as much as the read: a scan reads a thousand of them)."""
+    c = _c()[0]
+    index = c.SDfindattr(sid, name)
     if index < 0:
         return None
-    status, _, _, n = hdfext.SDattrinfo(sid, index)
-    buf = hdfext.array_byte(n)
-    if status < 0 or hdfext.SDreadattr(sid, index, buf) < 0:
+    status, _, _, n = c.SDattrinfo(sid, index)
+    if status < 0:
+        return None
+    if not _TEXT_BUF or _TEXT_BUF[1] < n:
+        _TEXT_BUF[:] = [_pyhdf()[0].array_byte(max(n, 65536)), max(n, 65536)]
+    buf = _TEXT_BUF[0]
+    if c.SDreadattr(sid, index, buf) < 0:
         return None
     try:
-        raw = string_at(int(buf.this), n)
+        return string_at(int(buf.this), n)
     except (TypeError, ValueError):  # a pyhdf without the SWIG pointer: one byte at a time
-        raw = bytes(buf[i] & 0xFF for i in range(n))
-    return raw.decode("latin-1").rstrip("\0")
+        return bytes(buf[i] & 0xFF for i in range(n))
 
 
 @lru_cache(maxsize=1)
@@ -195,36 +227,46 @@ def _dims():
 def _hdf4_read(path: str, layer: str, window, mtime: int | None = None) -> np.ndarray:
     """One SDS (or the window of it) through pyhdf's C layer: its Python SDS wrapper and slicing cost more
     than the read itself for a site-sized window (a scan or a trajectory reads a thousand of them)."""
-    hdfext, SDC = _pyhdf()
     with _HDF4:
-        sid = _hdf4_open(path, mtime)
-        index = hdfext.SDnametoindex(sid, layer)
-        if index < 0:
-            raise KeyError(f"no layer '{layer}'")
-        sds = hdfext.SDselect(sid, index)
-        if sds < 0:
-            raise OSError(f"cannot select layer '{layer}'")
-        try:
-            dims = _dims()
-            status, _, rank, data_type, _ = hdfext.SDgetinfo(sds, dims)
-            if status < 0 or data_type not in SDC.equivNumericTypes:
-                raise OSError(f"layer '{layer}' has a data type pyhdf cannot read")
-            shape = [dims[i] for i in range(rank)]
-            start, count = [0] * rank, list(shape)
-            cols = None
-            if window is not None:
-                (r0, r1), (c0, c1) = window
-                start[0], count[0] = r0, r1 - r0
-                if rank == 1 or (c1 - c0) < FULL_ROWS * shape[-1]:
-                    start[-1], count[-1] = c0, c1 - c0
-                else:
-                    cols = slice(c0, c1)
-            if any(s < 0 or n <= 0 or s + n > d for s, n, d in zip(start, count, shape, strict=True)):
-                raise OSError(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
-            data = np.asarray(hdfext._SDreaddata_0(sds, data_type, start, count, [1] * rank))
-        finally:
-            hdfext.SDendaccess(sds)
+        return _sds_read(_hdf4_open(path, mtime), layer, window)
+
+
+def _sds_read(sid: int, layer: str, window) -> np.ndarray:
+    """_hdf4_read of an open granule (call under _HDF4)."""
+    c, numeric = _c()
+    index = c.SDnametoindex(sid, layer)
+    if index < 0:
+        raise KeyError(f"no layer '{layer}'")
+    sds = c.SDselect(sid, index)
+    if sds < 0:
+        raise OSError(f"cannot select layer '{layer}'")
+    try:
+        dims = _dims()
+        status, _, rank, data_type, _ = c.SDgetinfo(sds, dims)
+        if status < 0 or data_type not in numeric:
+            raise OSError(f"layer '{layer}' has a data type pyhdf cannot read")
+        shape = [c.array_int32___getitem__(dims, i) for i in range(rank)]
+        start, count, cols = _sds_window(shape, window)
+        if any(s < 0 or n <= 0 or s + n > d for s, n, d in zip(start, count, shape, strict=True)):
+            raise OSError(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
+        data = np.asarray(c._SDreaddata_0(sds, data_type, start, count, [1] * rank))
+    finally:
+        c.SDendaccess(sds)
     return data if cols is None else np.ascontiguousarray(data[..., cols])
+
+
+def _sds_window(shape: list[int], window) -> tuple[list[int], list[int], slice | None]:
+    """(start, count) of the read of `window` ((r0, r1), (c0, c1); None: all) from a layer of `shape`, and
+    the columns to take from it afterwards when whole rows are read (see FULL_ROWS)."""
+    start, count = [0] * len(shape), list(shape)
+    if window is None:
+        return start, count, None
+    (r0, r1), (c0, c1) = window
+    start[0], count[0] = r0, r1 - r0
+    if len(shape) == 1 or (c1 - c0) < FULL_ROWS * shape[-1]:
+        start[-1], count[-1] = c0, c1 - c0
+        return start, count, None
+    return start, count, slice(c0, c1)
 
 
 # ----------------------------------------------------------------------------- HDF5 (h5py)
@@ -391,10 +433,13 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
 def _hdf4_check(file: str, layers: list[str], mtime: int | None = None) -> dict[str, str]:
     """Each layer of an HDF4 granule present, under one lock and one handle. That the file holds every byte
     its data descriptors promise was checked before (check.hdf4_extent), so no pixel is read here."""
-    hdfext = _pyhdf()[0]
     with _HDF4:
-        sid = _hdf4_open(file, mtime)
-        return {layer: f"has no layer '{layer}'" for layer in layers if hdfext.SDnametoindex(sid, layer) < 0}
+        return _sid_missing(_hdf4_open(file, mtime), layers)
+
+
+def _sid_missing(sid: int, layers: list[str]) -> dict[str, str]:
+    find = _c()[0].SDnametoindex
+    return {layer: f"has no layer '{layer}'" for layer in layers if find(sid, layer) < 0}
 
 
 def hdf4_granule(
@@ -414,10 +459,11 @@ def hdf4_granule(
     the granule's read. A quality layer that cannot be read raises UnreadableFileError, as read_layer."""
     with _HDF4:
         try:
-            info = _hdf4_grid(file, mtime, None)
+            sid = _hdf4_open(file, mtime)
+            info = _sid_grid(sid, None)
         except Exception as exc:  # noqa: BLE001 - pyhdf errors of a damaged file
             return {"": _grid_problem("hdf4", exc)}, None
-        problems = _hdf4_check(file, layers, mtime)
+        problems = _sid_missing(sid, layers)
         if not problems and tile and info.tile and info.tile != tile:
             return {"": f"its name says tile {tile} but its StructMetadata grid is tile {info.tile}"}, None
         if quality is None or quality in problems:
