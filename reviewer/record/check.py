@@ -17,7 +17,7 @@ import numpy as np
 
 from reviewer.fileio import file_kind
 from reviewer.record.archive import Member, MemberFile
-from reviewer.record.decode import head_reader, tiff_extent
+from reviewer.record.decode import head_reader, tiff_need
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 JP2_MAGIC = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
@@ -77,7 +77,12 @@ def check_path(path: str | Path, fmt: str | None = None) -> tuple[str | None, in
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return f"unreadable (not a regular file: {file_kind(st.st_mode)})", None
-        bad = _check_open(_Reader(fd), st.st_size, fmt or expected_format(str(path)))
+        fmt = fmt or expected_format(str(path))
+        reader = _Reader(fd)
+        if fmt == "tiff" and reader.first.startswith(TIFF_MAGIC):  # (most of a record: Landsat bands)
+            bad = _tiff_problem(reader.first, st.st_size, reader.at)
+        else:
+            bad = _check_open(reader, st.st_size, fmt)
         return bad, None if bad else st.st_mtime_ns
     except OSError as exc:
         return f"unreadable ({exc.strerror or exc})", None
@@ -100,13 +105,16 @@ class _Reader:
         self.pos = pos
 
     def read(self, n: int) -> bytes:
-        end = self.pos + n
-        if end <= len(self.first) or len(self.first) < self.PREFETCH:  # inside it, or the whole file
-            data = self.first[self.pos : end]
-        else:
-            data = os.pread(self.fd, n, self.pos)
+        data = self.at(self.pos, n)
         self.pos += len(data)
         return data
+
+    def at(self, offset: int, n: int) -> bytes:
+        """n bytes from `offset` (fewer at the end of the file), without moving the position."""
+        end = offset + n
+        if end <= len(self.first) or len(self.first) < self.PREFETCH:  # inside it, or the whole file
+            return self.first[offset:end]
+        return os.pread(self.fd, n, offset)
 
 
 def _check_open(fh, size: int, fmt: str) -> str | None:
@@ -121,9 +129,8 @@ def _check_open(fh, size: int, fmt: str) -> str | None:
             return f"unreadable (not {what})"
     try:
         if fmt == "tiff":
-            need = tiff_extent(fh, size)
-            if need is not None and need > size:
-                return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
+            first, read = head_reader(fh)
+            return _tiff_problem(first, size, read)
         elif fmt == "jp2":
             return _jp2_problem(fh, size, head)
         elif fmt == "hdf4":
@@ -132,6 +139,17 @@ def _check_open(fh, size: int, fmt: str) -> str | None:
                 return f"truncated: the file has {size} bytes but its HDF4 data descriptors describe {need}"
     except struct.error:
         return "truncated: the header ends early"
+    return None
+
+
+def _tiff_problem(first: bytes, size: int, read) -> str | None:
+    """Why a TIFF whose first bytes are `first` is incomplete (read(offset, n): bytes beyond them), or None."""
+    try:
+        need = tiff_need(first, size, read)
+    except struct.error:
+        return "truncated: the header ends early"
+    if need is not None and need > size:
+        return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
     return None
 
 

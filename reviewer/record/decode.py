@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import operator
 import os
 import re
 import stat
@@ -168,29 +169,50 @@ def head_reader(fh, prefetch: int = 8192):
 def tiff_extent(fh, size: int) -> int | None:
     """How many bytes a TIFF's own header says the file holds (IFDs, tag values, strips and tiles); None
     when the header is not a TIFF or is too odd to follow. Reads at most a few small pieces of the file."""
-
     first, read = head_reader(fh)  # the header and, as GDAL and tifffile write them, the first directory
-    head = first[:16]
-    if head[:2] not in (b"II", b"MM") or len(head) < 8:
+    return tiff_need(first, size, read)
+
+
+class _Layout:
+    """The binary layout of one TIFF flavour (byte order; classic or BigTIFF), compiled once: a file's
+    check is a few unpacks of these, not a format string built per directory entry."""
+
+    __slots__ = ("bo", "count", "entry", "offset", "entry_size")
+
+    def __init__(self, bo: str, big: bool) -> None:
+        self.bo = bo
+        self.count = struct.Struct(bo + ("Q" if big else "H"))  # entries in a directory
+        self.entry = struct.Struct(bo + ("HHQQ" if big else "HHII"))  # tag, type, count, value or offset
+        self.offset = struct.Struct(bo + ("Q" if big else "I"))  # the next directory's offset
+        self.entry_size = self.entry.size
+
+
+_LAYOUTS = {(bo, big): _Layout(bo, big) for bo in "<>" for big in (False, True)}
+
+
+def tiff_need(first: bytes, size: int, read) -> int | None:
+    """tiff_extent from the file's first bytes (`first`) and read(offset, n) for anything beyond them.
+
+    Every directory's end, every tag value stored outside its entry, and every strip's or tile's
+    offset + byte count (a block of count 0 is sparse: not written) is a byte the file must hold."""
+    if len(first) < 8 or first[:2] not in (b"II", b"MM"):
         return None
-    bo = "<" if head[:2] == b"II" else ">"
-    version = struct.unpack(bo + "H", head[2:4])[0]
+    bo = "<" if first[:2] == b"II" else ">"
+    version = struct.unpack_from(bo + "H", first, 2)[0]
     if version == 42:
-        ifd, cnt, entry, off = struct.unpack(bo + "I", head[4:8])[0], "H", "HHI4s", "I"
-        need = 8
-    elif version == 43 and len(head) >= 16:
-        ifd, cnt, entry, off = struct.unpack(bo + "Q", head[8:16])[0], "Q", "HHQ8s", "Q"
-        need = 16
+        lay, ifd, need = _LAYOUTS[bo, False], struct.unpack_from(bo + "I", first, 4)[0], 8
+    elif version == 43 and len(first) >= 16:
+        lay, ifd, need = _LAYOUTS[bo, True], struct.unpack_from(bo + "Q", first, 8)[0], 16
     else:
         return None
-    cnt_size, entry_size, off_size = struct.calcsize(bo + cnt), struct.calcsize(bo + entry), struct.calcsize(bo + off)
+    cnt_size, entry_size, off_size = lay.count.size, lay.entry_size, lay.offset.size
     seen: set[int] = set()
     while ifd and ifd not in seen and len(seen) < 64:
         seen.add(ifd)
         need = max(need, ifd + cnt_size)
         if need > size:
             return need
-        n = struct.unpack(bo + cnt, read(ifd, cnt_size))[0]
+        n = lay.count.unpack(read(ifd, cnt_size))[0]
         if n > 4096:
             return None
         end = ifd + cnt_size + n * entry_size + off_size
@@ -198,43 +220,60 @@ def tiff_extent(fh, size: int) -> int | None:
         if end > size:
             return need
         raw = read(ifd + cnt_size, n * entry_size + off_size)
-        arrays: dict[int, tuple[int, int, int]] = {}
-        # the same entries twice: as (tag, type, count, value bytes) and with the value read as an offset
-        entries = struct.iter_unpack(bo + entry, raw[: n * entry_size])
-        offsets = struct.iter_unpack(bo + "HHI" + off if off_size == 4 else bo + "HHQQ", raw[: n * entry_size])
-        for i, ((tag, typ, count, _), (*_, where)) in enumerate(zip(entries, offsets, strict=True)):
-            nbytes = _TIFF_TYPE_SIZES.get(typ, 1) * count
-            inline = nbytes <= off_size
-            if not inline and where + nbytes > need:
-                need = where + nbytes
-            if tag in _ARRAY_TAGS:
-                arrays[tag] = (typ, count, -1 - i if inline else where)  # inline: values in entry i
+        need, arrays = _entries_need(lay, raw, n, need)
         if need > size:
             return need
         for otag, ctag in _TIFF_OFFSETS.items():
             if otag in arrays and ctag in arrays:
-                offsets = _tiff_values(bo, arrays[otag], raw, entry_size, off_size, read)
-                counts = _tiff_values(bo, arrays[ctag], raw, entry_size, off_size, read)
+                offsets = _tiff_values(lay, arrays[otag], raw, read)
+                counts = _tiff_values(lay, arrays[ctag], raw, read)
                 if offsets is None or counts is None:
                     return None
-                need = max([need] + [o + c for o, c in zip(offsets, counts, strict=False) if c])
-        ifd = struct.unpack(bo + off, raw[n * entry_size : n * entry_size + off_size])[0]
+                need = max(need, _blocks_end(offsets, counts))
+        ifd = lay.offset.unpack_from(raw, n * entry_size)[0]
     return need
 
 
-def _tiff_values(bo: str, spec: tuple[int, int, int], raw: bytes, entry_size: int, off_size: int, read):
+def _entries_need(lay: _Layout, raw: bytes, n: int, need: int) -> tuple[int, dict[int, tuple[int, int, int]]]:
+    """(the bytes a directory's out-of-entry tag values reach, at least `need`; its strip/tile arrays as
+    (type, count, offset), offset -1 - i when the values sit in entry i itself)."""
+    arrays: dict[int, tuple[int, int, int]] = {}
+    off_size = lay.offset.size
+    sizes = _TIFF_TYPE_SIZES
+    for i, (tag, typ, count, where) in enumerate(lay.entry.iter_unpack(raw[: n * lay.entry_size])):
+        nbytes = sizes.get(typ, 1) * count
+        inline = nbytes <= off_size
+        if not inline and where + nbytes > need:
+            need = where + nbytes
+        if tag in _ARRAY_TAGS:
+            arrays[tag] = (typ, count, -1 - i if inline else where)
+    return need, arrays
+
+
+def _blocks_end(offsets: tuple[int, ...], counts: tuple[int, ...]) -> int:
+    """The end of the last strip or tile; a block of byte count 0 is sparse (not written) and ends nowhere."""
+    if len(offsets) == len(counts) and 0 not in counts:  # (every block written: the sums at C speed)
+        return max(map(operator.add, offsets, counts), default=0)
+    return max((o + c for o, c in zip(offsets, counts, strict=False) if c), default=0)
+
+
+_VALUE_CODES = {3: "H", 4: "I", 16: "Q"}  # SHORT, LONG, LONG8: the types strip/tile arrays are written in
+
+
+def _tiff_values(lay: _Layout, spec: tuple[int, int, int], raw: bytes, read):
     typ, count, where = spec
-    code = {3: "H", 4: "I", 16: "Q"}.get(typ)
+    code = _VALUE_CODES.get(typ)
     if code is None or count > 1_000_000:
         return None
+    nbytes = count * struct.calcsize(code)
     if where < 0:  # inline in IFD entry number -1 - where
         i = -1 - where
-        data = raw[i * entry_size + entry_size - off_size : (i + 1) * entry_size]
+        data = raw[(i + 1) * lay.entry_size - lay.offset.size : (i + 1) * lay.entry_size]
     else:
-        data = read(where, count * struct.calcsize(code))
-    if len(data) < count * struct.calcsize(code):
+        data = read(where, nbytes)
+    if len(data) < nbytes:
         return None
-    return struct.unpack(bo + code * count, data[: count * struct.calcsize(code)])
+    return struct.unpack_from(f"{lay.bo}{count}{code}", data)
 
 
 def truncation(path: str | Path) -> str | None:
