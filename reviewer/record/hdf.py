@@ -13,6 +13,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from ctypes import string_at
 from dataclasses import dataclass
 from functools import lru_cache
@@ -161,11 +162,25 @@ def forget() -> None:
     """Close the open HDF4 handles and forget the grids read (a benchmark's cold scan; tests that rewrite a
     granule in place within the file system's mtime resolution)."""
     with _HDF4:
-        while _HANDLES:
-            _close(next(iter(_HANDLES)))
+        _close_all()
         _LAST_GRID.clear()
     _hdf4_grid.cache_clear()
     _h5_grid.cache_clear()
+
+
+def _close_all() -> None:
+    while _HANDLES:
+        _close(next(iter(_HANDLES)))
+
+
+@contextmanager
+def fork_guard():
+    """Held while the scan forks a copy of the process (forked.forked_map): no other thread is inside the
+    HDF4 library then, and no HDF4 file is open (a copy reading a file this process has open would move
+    the file offset the two share)."""
+    with _HDF4:
+        _close_all()
+        yield
 
 
 @lru_cache(maxsize=4096)

@@ -1,0 +1,150 @@
+"""A scan's HDF4 granules shared with forked copies of the process (reviewer.record.forked): every result
+comes back in its place, a copy that dies has its chunks done by the scan itself, a cancel kills the copy
+at once, and a MODIS scan gives the same fractions and problems with copies as without.
+
+Expected values by hand: granule i of the 150-day MOD10A1 site has i % 10 cloud pixels (code 250) out of
+its 16 x 16 cells, all others valid snow cover, so cloud_fraction = (i % 10) / 256 and clear_fraction =
+1 - (i % 10) / 256; one granule is cut 500 bytes short and one is named h09v05 on an h08v05 grid."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+
+import numpy as np
+import pytest
+
+from reviewer.errors import Cancelled
+from reviewer.record import forked
+from reviewer.record.forked import MIN_ITEMS, copies_for, forked_map
+from reviewer.record.hdf import forget
+from reviewer.record.scan import scan_site
+from tests.conftest import write_site_json
+from tests.formats import SINU, TILE_M, tile_corner, write_modis_hdf4
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is the mechanism under test")
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """The pids of the copies forked during the test (the real os.fork, counted)."""
+    pids: list[int] = []
+    real = os.fork
+
+    def fork():
+        pid = real()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(forked.os, "fork", fork)
+    return pids
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def test_every_result_comes_back_in_its_place_some_from_the_copy(forks):
+    here = os.getpid()
+    got = forked_map(lambda i: (i * i, os.getpid()), 300, copies=1, chunk=7, tick=lambda k: None)
+    assert [v for v, _ in got] == [i * i for i in range(300)]
+    (copy,) = forks
+    assert {pid for _, pid in got} == {here, copy}, "the copy measured the chunks it was handed"
+    assert _gone(copy), "the copy ended and was waited for"
+
+
+def test_ticks_count_every_item_once():
+    counted = []
+    forked_map(lambda i: i, 100, copies=1, chunk=9, tick=counted.append)
+    assert sum(counted) == 100
+
+
+def test_a_copy_that_dies_has_its_chunks_done_here(forks):
+    here = os.getpid()
+
+    def job(i):
+        if os.getpid() != here:
+            os._exit(3)  # the copy crashes on its first item
+        return i + 1
+
+    assert forked_map(job, 50, copies=1, chunk=4, tick=lambda k: None) == list(range(1, 51))
+    assert _gone(forks[0])
+
+
+def test_cancel_kills_the_busy_copy_at_once(forks):
+    here = os.getpid()
+
+    def job(i):
+        time.sleep(5 if os.getpid() != here else 0.01)
+        return i
+
+    def tick(k):
+        if k:
+            raise Cancelled("scan cancelled")
+
+    t0 = time.perf_counter()
+    with pytest.raises(Cancelled):
+        forked_map(job, 40, copies=1, chunk=2, tick=tick)
+    assert time.perf_counter() - t0 < 2.5, "the copy was killed, not waited for"
+    assert _gone(forks[0])
+
+
+def test_no_copy_for_few_items_or_one_process():
+    assert copies_for(MIN_ITEMS - 1, 2) == 0
+    assert copies_for(10_000, 1) == 0
+
+
+# ----------------------------------------------------------------------------- a MODIS scan with copies
+
+N, DAYS, CUT, WRONG_TILE = 16, 150, 70, 100
+
+
+def _snow_site(root):
+    ulx, uly = tile_corner(8, 5)
+    site = write_site_json(root, bbox=[ulx, uly - TILE_M, ulx + TILE_M, uly], crs=SINU, shape=[N, N])
+    for i in range(DAYS):
+        d = dt.date(2021, 1, 1) + dt.timedelta(days=i)
+        snow = np.full((N, N), 40, np.uint8)
+        snow.flat[: i % 10] = 250  # cloud
+        tile = "h09v05" if i == WRONG_TILE else "h08v05"
+        path = site / f"MOD10A1.A{d.year}{d.timetuple().tm_yday:03d}.{tile}.061.2021{i:03d}000000.hdf"
+        write_modis_hdf4(
+            path,
+            "MOD_Grid_Snow_500m",
+            8,
+            5,
+            {
+                "NDSI_Snow_Cover": (snow, {"_FillValue": 255}),
+                "NDSI_Snow_Cover_Basic_QA": (np.zeros((N, N), np.uint8), {}),
+                "NDSI_Snow_Cover_Algorithm_Flags_QA": (np.zeros((N, N), np.uint8), {}),
+            },
+        )
+        if i == CUT:
+            path.write_bytes(path.read_bytes()[:-500])
+    return site
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_modis_scan_same_with_and_without_copies(tmp_path, forks, workers):
+    site = _snow_site(tmp_path / "s")
+    forget()
+    index = scan_site(site, workers=workers)
+    by_day = {(s.date - dt.date(2021, 1, 1)).days: s for s in index.scenes}
+    assert sorted(by_day) == [i for i in range(DAYS) if i not in (CUT, WRONG_TILE)]
+    for i, scene in by_day.items():
+        assert scene.cloud_fraction == pytest.approx((i % 10) / N**2)
+        assert scene.clear_fraction == pytest.approx(1 - (i % 10) / N**2)
+    reasons = sorted(p.reason for p in index.problems)
+    assert len(reasons) == 2
+    assert "h09v05" in reasons[0] and "h08v05" in reasons[0]
+    assert reasons[1].startswith("truncated: the file has")
+    if workers == 2 and len(os.sched_getaffinity(0)) > 1:
+        assert len(forks) == 1 and _gone(forks[0]), "one copy shared the granules, and ended"
+    elif workers == 1:
+        assert forks == []
