@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,7 @@ class EvidenceLoader(QObject):
         self._shown_prepared: Prepared | None = None
         self._upcoming: list[str] = []  # the items prefetched, nearest first (the next one, the one after)
         self._indexing: dict[str, list] = {}  # site folder -> what waits for its index being opened ahead
+        self._quiet_until = 0.0  # (time.monotonic) prefetch work waits till then: an item is being shown
         # own single threads (not Qt's global pool of two, which a long MODIS series would hold)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence")
         self._traj_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence-series")
@@ -224,10 +226,13 @@ class EvidenceLoader(QObject):
         self._preparing = key
         self._submit_prepare(key, view, want, trajectory=False)
 
-    def ready(self, key: str) -> bool:
-        """The item's evidence is prepared for the site shown (showing it only sets arrays)."""
+    def ready(self, key: str, *, trajectory: bool = False) -> bool:
+        """The item's evidence is prepared for the site shown (showing it only sets arrays); with `trajectory`,
+        its series is read too (or it has no region to read one over)."""
         p = self._prepared.get(key)
         if self._closed or p is None:
+            return False
+        if trajectory and p.mask is not None and p.series_key(self._harmonized()) not in self._series:
             return False
         return p.index is self.session.index or any(p.index is ix for ix in self._indexes.values())
 
@@ -250,8 +255,10 @@ class EvidenceLoader(QObject):
         cancel = self._prefetch_cancel
 
         def job() -> None:
-            if trajectory and cancel.is_set():
-                return
+            if trajectory:
+                self._wait_quiet()
+                if cancel.is_set():
+                    return
             try:
                 ready = prepare_evidence(key, index, view, want, read)
             except Exception as exc:  # noqa: BLE001 - shown on the UI thread
@@ -277,6 +284,11 @@ class EvidenceLoader(QObject):
         harmonized = self._harmonized()
         cube = getattr(self.app.trajectory, "cube", None)
 
+        def stop() -> bool:  # asked before each scene: a prefetched series also waits while an item is shown
+            if skey != self._series_wanted:
+                self._wait_quiet()
+            return cancel.is_set()
+
         def job() -> None:
             if cancel.is_set():
                 self._emit(self.series_ready, (key, skey, None, None, cancel))
@@ -286,7 +298,7 @@ class EvidenceLoader(QObject):
                 self._emit(self.series_partial, (key, skey, so_far, done, total))
 
             try:
-                series = item_trajectory(ready, harmonized, cancel, partial=partial, cube=cube)
+                series = item_trajectory(ready, harmonized, stop, partial=partial, cube=cube)
             except Cancelled:  # another item came first: not an error (read again if it is still wanted)
                 self._emit(self.series_ready, (key, skey, None, None, cancel))
                 return
@@ -296,6 +308,15 @@ class EvidenceLoader(QObject):
             self._emit(self.series_ready, (key, skey, series, None, cancel))
 
         self._traj_pool.submit(job)
+
+    def _wait_quiet(self) -> None:
+        """Worker: wait while an item is being shown and painted (prefetch readers holding the GIL and the CPUs made
+        the key's turn and its paint slower); the wanted item's own reads never wait."""
+        while not self._closed:
+            left = self._quiet_until - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, 0.05))
 
     def _emit(self, signal, payload) -> None:
         try:
@@ -355,25 +376,56 @@ class EvidenceLoader(QObject):
             return
         self.app.trajectory.show_series(so_far, self._harmonized(), partial=f"(reading: {done} of {total} scenes)")
 
+    #: the item change's later turns run on 1 ms timers: Qt paints what the turn before changed first (a 0 ms single
+    #: shot is a posted event, run before the paint, so two turns and their paints made one block again)
+    TURN_MS = 1
+
     def _show_prepared(self, p: Prepared) -> None:
         """The UI thread's share of an item change: set what the worker prepared (stack, frame, pair, chips,
-        trajectory) with one canvas slice, one stack hand-over to the docks and no re-reading."""
-        s, st, app, view = self.session, self.session.state, self.app, p.view
+        trajectory) with one canvas slice, one stack hand-over to the docks and no re-reading, in two event-loop
+        turns, each painted before the next (one turn and its paint held the UI 150-240 ms): the canvas (date and
+        region) now, the docks (Stack, Pair, Chips, the trajectory and its period) next. The item counts as shown
+        once the second turn ran (`_finishing`)."""
+        s, st, view = self.session, self.session.state, p.view
         self._errors_at = len(s.reporter.messages)
         st.locked = False
         s.keep_stretch(view.composite, view.stretch)  # the composite's stretch is the item's
         self._set_state(p)
-        self._sync_sensor_checks()
         if s.stack is not p.stack:
             s.show_stack(p.stack, p.current, announce=False)
         st.locked = True  # the item's stretch stays while the reviewer looks around (syncs the Stack dock)
-        app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
-        st.period = p.years
-        show_pair(app.pair, p)
-        show_chips(app.chips, p, st.stretch)
-        self._show_trajectory(p)
         if p.ring is not None:
             self._draw_region(p.ring)
+        self._finishing = p.key
+        self._turn = turn = object()  # a later item's change drops this one's remaining turns
+        self._after_paint(turn, p, self._show_docks)
+
+    def _after_paint(self, turn, p: Prepared, step) -> None:
+        """`step(p)` in a later event-loop turn, unless another item's change began meanwhile."""
+        from qtpy.QtCore import QTimer
+
+        def run() -> None:
+            if self.closed or self._turn is not turn or self.key != p.key:
+                if self._finishing == p.key and self._turn is turn:
+                    self._finishing = None
+                return
+            step(p)
+
+        QTimer.singleShot(self.TURN_MS, run)
+
+    def _show_docks(self, p: Prepared) -> None:
+        """Second turn: the Stack dock (sensor boxes, count, stretch line), the pair, the chip strip, the period shaded
+        and the trajectory drawn; the item is shown. (A third turn for the trajectory cost one more paint of the
+        window, ~20 ms here, for blocks already under the first turn's.)"""
+        app, st = self.app, self.session.state
+        self._sync_sensor_checks()
+        app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
+        show_pair(app.pair, p)
+        show_chips(app.chips, p, st.stretch)
+        st.period = p.years
+        self._show_trajectory(p)
+        if self._finishing == p.key:
+            self._finishing = None
         self.applied.emit(p.key, "")
 
     def _set_state(self, p: Prepared) -> None:
@@ -458,6 +510,8 @@ class EvidenceLoader(QObject):
             if skey != wanted:
                 cancel.set()  # (the scenes they read stay in the trajectory plot's cube)
         self._upcoming = []
+        if question is None:  # (the review dock says so as it shows an item: the prefetch waits out its paint)
+            self._quiet_until = time.monotonic() + QUIET_S
         if self.closed or not self.prefetch_enabled or question is None:
             return
         self._prefetch_cancel = threading.Event()
@@ -536,6 +590,7 @@ class EvidenceLoader(QObject):
 
 
 SERIES_KEPT = 32  # trajectories of recent items kept (a MODIS series takes seconds to read)
+QUIET_S = 0.3  # how long prefetch work waits once an item is being shown: its key's turn and paint
 
 
 @dataclass
@@ -625,9 +680,9 @@ def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
 FIRST_SCENES = 100  # a longer series is read in parts (100, 200, 400, ... scenes), each part drawn as it lands
 
 
-def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event, partial=None, cube=None):
-    """Worker: the item's index over its region through its stack; with `partial(series so far, scenes read,
-    of)`, a long stack (a MODIS record: seconds) is read in growing parts in date order, reporting each; through
+def item_trajectory(p: Prepared, harmonized: bool, stop, partial=None, cube=None):
+    """Worker: the item's index over its region through its stack (`stop()` asked before each scene: True
+    cancels); with `partial(series so far, scenes read, of)`, a long stack (a MODIS record: seconds) is read in growing parts in date order, reporting each; through
     `cube` (series.series_cube) when the whole stack's series fits it: once its scenes are there (an earlier item
     of the site, or a read cancelled half-way), no file is opened and no part is reported."""
     import dataclasses
@@ -638,14 +693,14 @@ def item_trajectory(p: Prepared, harmonized: bool, cancel: threading.Event, part
     n = len(stack)
     cube = cube if cube_fits(cube, stack) else None  # decided on the whole stack, not on each part
     if partial is None or n <= FIRST_SCENES or cube_holds(cube, stack, p.view.index):
-        return trajectory(stack, p.view.index, region=p.mask, cancel=cancel.is_set, cube=cube)
+        return trajectory(stack, p.view.index, region=p.mask, cancel=stop, cube=cube)
     out, start, size = None, 0, FIRST_SCENES
     while start < n:
         part = trajectory(
             dataclasses.replace(stack, scenes=stack.scenes[start : start + size]),
             p.view.index,
             region=p.mask,
-            cancel=cancel.is_set,
+            cancel=stop,
             cube=cube,
         )
         part.indices = [i + start for i in part.indices]  # indices into the whole stack

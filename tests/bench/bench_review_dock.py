@@ -143,6 +143,8 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
         QApplication.processEvents()
         out["trajectory"].append((time.perf_counter() - t0) * 1000)
         out["block"].append(hb.stop())
+        stack = app.session.stack
+        out.setdefault("item", []).append((loader.key, loader.view.index, len(stack) if stack is not None else 0))
     app.close()
     viewer.close()
     return out
@@ -178,6 +180,18 @@ def above_floor(run: dict[str, list[float]]) -> list[float]:
     return [t - r for t, r in zip(run["trajectory"], run["repaint"], strict=True)]
 
 
+def print_items(title: str, ours: dict[str, list], base: dict[str, list]) -> None:
+    """Each step's item (its index and stack length: a MODIS record's series is the long one) and its times."""
+    print(f"\n{title}, per item: key -> shown / all shown (ms), prefetch vs baseline")
+    for k, (item, index, n) in enumerate(ours["item"]):
+        other = "other site" if ours["other_site"][k] else ""
+        print(
+            f"  {k:2d} {item[-28:]:28} {str(index):6} {n:4d} scenes {other:10} "
+            f"{ours['shown'][k]:7.0f} / {ours['trajectory'][k]:7.0f}   base {base['shown'][k]:7.0f} / "
+            f"{base['trajectory'][k]:7.0f}"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=16)
@@ -207,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:40} {ours:10.1f} {base:10.1f} {ours / base if base else float('nan'):7.2f}")
     print("all shown = canvas, pair, chips and trajectory, painted; 'one window repaint' (of the unchanged window,")
     print("measured before each item) is the floor of any 'shown' on this machine; minus it: the item's own cost")
+
+    print_items("same site", with_pf, without)
+    print_items("two sites", two_pf, two_base)
 
     def other(run: dict[str, list[float]], name: str) -> list[float]:
         return [v for v, o in zip(run[name], run["other_site"], strict=True) if o]
