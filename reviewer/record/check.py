@@ -22,10 +22,11 @@ from reviewer.record.decode import head_reader, tiff_need
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 JP2_MAGIC = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
 J2K_MAGIC = b"\xff\x4f\xff\x51"
+HDF4_MAGIC = b"\x0e\x03\x13\x01"
 SIGNATURES = {
     "tiff": TIFF_MAGIC,
     "jp2": (JP2_MAGIC, J2K_MAGIC),
-    "hdf4": (b"\x0e\x03\x13\x01",),
+    "hdf4": (HDF4_MAGIC,),
     "hdf5": (b"\x89HDF\r\n\x1a\n",),
     "netcdf": (b"CDF\x01", b"CDF\x02", b"CDF\x05", b"\x89HDF\r\n\x1a\n"),
     "grib": (b"GRIB",),
@@ -81,6 +82,8 @@ def check_path(path: str | Path, fmt: str | None = None) -> tuple[str | None, in
         reader = _Reader(fd)
         if fmt == "tiff" and reader.first.startswith(TIFF_MAGIC):  # (most of a record: Landsat bands)
             bad = _tiff_problem(reader.first, st.st_size, reader.at)
+        elif fmt == "hdf4" and reader.first.startswith(HDF4_MAGIC):  # (a MODIS granule)
+            bad = _hdf4_problem(reader.first, st.st_size, reader.at)
         else:
             bad = _check_open(reader, st.st_size, fmt)
         return bad, None if bad else st.st_mtime_ns
@@ -134,9 +137,8 @@ def _check_open(fh, size: int, fmt: str) -> str | None:
         elif fmt == "jp2":
             return _jp2_problem(fh, size, head)
         elif fmt == "hdf4":
-            need = hdf4_extent(fh, size)
-            if need > size:
-                return f"truncated: the file has {size} bytes but its HDF4 data descriptors describe {need}"
+            first, read = head_reader(fh)
+            return _hdf4_problem(first, size, read)
     except struct.error:
         return "truncated: the header ends early"
     return None
@@ -161,28 +163,52 @@ def hdf4_extent(fh, size: int) -> int:
     """How many bytes an HDF4 file's data-descriptor blocks say it holds (HDF4 file format spec, 'Data
     Descriptor Blocks': after the 4-byte signature, linked blocks of (tag, ref, offset, length) entries of
     every element, special ones such as compressed or linked-block data included). A few KB are read."""
-    _, read = head_reader(fh)  # the signature and, as the HDF4 library writes files, the first block
+    first, read = head_reader(fh)  # the signature and, as the HDF4 library writes files, the first block
+    return hdf4_need(first, size, read)
+
+
+def _hdf4_problem(first: bytes, size: int, read) -> str | None:
+    """Why an HDF4 file whose first bytes are `first` is incomplete (read(offset, n): bytes beyond them)."""
+    try:
+        need = hdf4_need(first, size, read)
+    except (struct.error, ValueError):  # a block cut inside the bytes read
+        return "truncated: the header ends early"
+    if need > size:
+        return f"truncated: the file has {size} bytes but its HDF4 data descriptors describe {need}"
+    return None
+
+
+def hdf4_need(first: bytes, size: int, read) -> int:
+    """hdf4_extent from the file's first bytes (`first`) and read(offset, n) for anything beyond them: a
+    block inside them (as the HDF4 library writes the first) is read in place."""
     need, pos, seen = 4, 4, set()
     while pos and pos not in seen and len(seen) < 4096:
         seen.add(pos)
-        if pos + _DD_BLOCK.size > size:
-            return max(need, pos + _DD_BLOCK.size)
-        n, nxt = _DD_BLOCK.unpack(read(pos, _DD_BLOCK.size))
-        end = pos + _DD_BLOCK.size + 12 * n
+        body = pos + _DD_BLOCK.size
+        if body > size:
+            return max(need, body)
+        n, nxt = (
+            _DD_BLOCK.unpack_from(first, pos) if body <= len(first) else _DD_BLOCK.unpack(read(pos, _DD_BLOCK.size))
+        )
+        end = body + 12 * n
         need = max(need, end)
         if end > size:
             return need
-        if n:  # the tag, offset and length columns of the 12-byte entries, read in place (few numpy steps:
-            # each costs more than its 200 values): an element not written has offset or length 0xFFFFFFFF,
-            # so its end is >= 0xFFFFFFFF, past any HDF4 file (32-bit offsets)
-            raw = read(pos + _DD_BLOCK.size, 12 * n)
-            tags = np.ndarray((n,), ">u2", raw, 0, (12,))
-            ends = np.add(
-                np.ndarray((n,), ">u4", raw, 4, (12,)), np.ndarray((n,), ">u4", raw, 8, (12,)), dtype=np.int64
-            )
-            need = max(need, int(np.max(ends, where=(tags != _DD_NULL) & (ends < _DD_INVALID), initial=0)))
+        if n:
+            need = max(need, _dd_end(first[body:end] if end <= len(first) else read(body, 12 * n), n))
         pos = nxt
     return need
+
+
+def _dd_end(raw: bytes, n: int) -> int:
+    """The furthest byte the n entries of a descriptor block reach. Each 12-byte entry is three big-endian
+    u4 (tag << 16 | ref, offset, length), read as one int64 array (few numpy steps: each costs more than
+    its 200 values). An unused slot (DFTAG_NULL) reaches nothing, nor an element not written: its offset
+    or length is 0xFFFFFFFF, so its end is past any HDF4 file (32-bit offsets)."""
+    dd = np.frombuffer(raw, ">u4", 3 * n).astype(np.int64).reshape(n, 3)
+    ends = dd[:, 1] + dd[:, 2]
+    ends[(dd[:, 0] >> 16) == _DD_NULL] = 0
+    return int(np.maximum.reduce(ends, where=ends < _DD_INVALID, initial=0))
 
 
 def _jp2_problem(fh, size: int, head: bytes) -> str | None:
