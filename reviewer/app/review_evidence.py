@@ -189,7 +189,7 @@ class EvidenceLoader(QObject):
             if not self.closed and self.session.index is index:
                 self.session.announce(index)  # also when another item came meanwhile: the docks follow the site
             if not self.closed and self.key == key and self.session.index is index:
-                QTimer.singleShot(0, evidence)
+                QTimer.singleShot(self.TURN_MS, evidence)
             else:
                 self._finishing = None
 
@@ -198,7 +198,7 @@ class EvidenceLoader(QObject):
             if not self.closed and self.key == key and self.session.index is index:
                 self._show_prepared(prepared)
 
-        QTimer.singleShot(0, docks)
+        QTimer.singleShot(self.TURN_MS, docks)  # 1 ms, not 0: the site's first paint comes first (see TURN_MS)
 
     def _fail(self, key: str, text: str) -> str:
         self.problem = text
