@@ -57,6 +57,7 @@ OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
 #: the next item's evidence is prepared this long after an item shows: workers started with the item held the GIL
 #: while the UI thread changed the docks and painted them (2-3 x slower); the annotator reads for seconds anyway
 PREFETCH_DELAY_MS = 250
+SERIES_AHEAD = 6  # items past the next two whose series grids are read ahead (a small site's; EvidenceLoader.prefetch)
 SHORTCUT_KEYS = ("A", "F", "1", "2", "3", "4", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
 
 
@@ -425,10 +426,20 @@ class AnnotatorPanel(QWidget):
         view = self.view
         if view is None:
             return
-        nxt = self._next_open(view["item"])
-        after = self._next_open(nxt["item"]) if nxt else None  # (its long series gets two items' time)
-        then = [(after["question"], after["item"])] if after and after["item"] != view["item"] else []
-        self.loader.prefetch(nxt["question"] if nxt else None, nxt["item"] if nxt else None, then=then)
+        ahead, at = [], view["item"]  # the next items in my order: two prepared, the series of the rest read ahead
+        while len(ahead) < 2 + SERIES_AHEAD:
+            r = self._next_open(at)
+            if r is None or r["item"] in (view["item"], *(x["item"] for x in ahead)):
+                break
+            ahead.append(r)
+            at = r["item"]
+        nxt = ahead[0] if ahead else None
+        self.loader.prefetch(
+            nxt["question"] if nxt else None,
+            nxt["item"] if nxt else None,
+            then=[(r["question"], r["item"]) for r in ahead[1:2]],
+            later=[r["question"] for r in ahead[2:]],
+        )
 
     def _on_evidence(self, key: str, problem: str) -> None:
         if self.view is not None and key == self.view["item"]:

@@ -10,6 +10,7 @@ setting arrays on the docks, with one canvas slice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -93,12 +94,15 @@ class EvidenceLoader(QObject):
         self._preparing: str | None = None  # the item shown whose evidence the worker is preparing now
         self._series: dict[tuple, Any] = {}  # series key -> Trajectory read (the trajectories of recent items)
         self._series_cancel: dict[tuple, threading.Event] = {}  # series being read
+        self._series_item: dict[tuple, str] = {}  # series being read -> the item it was started for
         self._series_wanted: tuple | None = None  # the series the item shown waits for
         self._traj_cancel: threading.Event | None = None
         self._shown_prepared: Prepared | None = None
         self._upcoming: list[str] = []  # the items prefetched, nearest first (the next one, the one after)
         self._indexing: dict[str, list] = {}  # site folder -> what waits for its index being opened ahead
         self._quiet_until = 0.0  # (time.monotonic) prefetch work waits till then: an item is being shown
+        self._warm_stop = threading.Event()  # set: the series cube's warming for later items stops
+        self._warm: list[tuple] = []  # (site index, index name, sensors) whose series grids to read ahead
         # own single threads (not Qt's global pool of two, which a long MODIS series would hold)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence")
         self._traj_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence-series")
@@ -281,6 +285,8 @@ class EvidenceLoader(QObject):
         if skey in self._series or (reading is not None and not reading.is_set()):
             return  # (a read cancelled but not yet ended is started again: the cube keeps the scenes it read)
         cancel = self._series_cancel[skey] = threading.Event()
+        self._series_item[skey] = key
+        self._warm_stop.set()  # a cube warming ahead gives way: queued again behind this series
         harmonized = self._harmonized()
         cube = getattr(self.app.trajectory, "cube", None)
 
@@ -308,6 +314,8 @@ class EvidenceLoader(QObject):
             self._emit(self.series_ready, (key, skey, series, None, cancel))
 
         self._traj_pool.submit(job)
+        if self._warm:
+            self._queue_warm()
 
     def _wait_quiet(self) -> None:
         """Worker: wait while an item is being shown and painted (prefetch readers holding the GIL and the CPUs made
@@ -348,6 +356,7 @@ class EvidenceLoader(QObject):
         key, skey, series, exc, cancel = payload
         if self._series_cancel.get(skey) is cancel:  # (not a newer read of the same series)
             self._series_cancel.pop(skey)
+            self._series_item.pop(skey, None)
         if self.closed:
             return
         if series is not None:
@@ -499,26 +508,93 @@ class EvidenceLoader(QObject):
                 return False
         return not app.chips.busy and app.chips.laid_out
 
-    def prefetch(self, question: dict[str, Any] | None, key: str | None = None, *, then=()) -> None:
+    def prefetch(self, question: dict[str, Any] | None, key: str | None = None, *, then=(), later=()) -> None:
         """Prepare what the next item will show (same site: its stack, frame, pair, chips and trajectory, so
         showing it only sets arrays; another site: index the site, then the same once it is open); `then`: the
         (question, key) of the items after it, nearest first, prepared after it the same way (a MODIS series
-        reads for seconds: it has the time of two items to be read in)."""
+        reads for seconds: it has the time of two items to be read in). None (the review dock says so as it shows
+        an item, then names the upcoming ones once it is on screen): the prefetch work pauses meanwhile. `later`:
+        the questions after those, whose series grids are read into the cube when the series worker has nothing
+        else to do (a MODIS record's cold read outlasts two items: it starts well before it is wanted)."""
         self._prefetch_cancel.set()
-        wanted = self._series_wanted
-        for skey, cancel in self._series_cancel.items():  # stale prefetched series, not the one on screen
-            if skey != wanted:
-                cancel.set()  # (the scenes they read stay in the trajectory plot's cube)
         self._upcoming = []
-        if question is None:  # (the review dock says so as it shows an item: the prefetch waits out its paint)
+        if question is None:
             self._quiet_until = time.monotonic() + QUIET_S
-        if self.closed or not self.prefetch_enabled or question is None:
+            return  # (the series being read are kept or stopped once the upcoming items are known)
+        items = [(question, key), *then] if self.prefetch_enabled and not self.closed else []
+        self._stop_series_but({k for _q, k in items if k is not None})
+        if not items:
             return
         self._prefetch_cancel = threading.Event()
-        items = [(question, key), *then]
         self._upcoming = [k for _q, k in items if k is not None]
         for q, k in items:
             self._prefetch_one(q, k)
+        self._warm_later(later)
+
+    def _warm_later(self, questions) -> None:
+        """The cube's warming for these questions' stacks and indices (each distinct one once), queued behind the
+        series asked for; a series asked for later goes before it (what it read stays in the cube)."""
+        cube = getattr(self.app.trajectory, "cube", None)
+        wanted = (self._warm_stack(q) for q in questions) if cube is not None else ()
+        distinct = {(id(w[0]), *w[1:]): w for w in wanted if w is not None}  # (a SceneIndex does not hash)
+        self._warm = list(distinct.values())
+        self._queue_warm()
+
+    def _queue_warm(self) -> None:
+        """(Re)queue the warming at the end of the series worker's queue; the warming queued before stops."""
+        self._warm_stop.set()
+        stop = self._warm_stop = threading.Event()
+        cube = getattr(self.app.trajectory, "cube", None)
+        for index, name, sensors in self._warm:
+            self._traj_pool.submit(self._warm_job, cube, index, name, sensors, stop)
+
+    def _warm_stack(self, question: dict[str, Any]) -> tuple | None:
+        """(site index, index name, sensors) of a question whose site is open, or was opened ahead or for an item
+        prepared, else None."""
+        try:
+            view = evidence_view(question)
+        except ReviewerError:
+            return None
+        folder = self.site_dir(question.get("site"))
+        if view.index is None or view.region is None or folder is None:
+            return None
+        site_key = str(Path(folder).resolve())
+        known = [self.session.index, *self._indexes.values(), *(p.index for p in self._prepared.values())]
+        index = next((ix for ix in known if ix is not None and str(Path(ix.site.dir).resolve()) == site_key), None)
+        if index is None:  # (a site not opened yet: its items' series are read once it is)
+            return None
+        labels = {sc.label for sc in index.record_scenes()}
+        sensors = tuple(sorted(x for x in (question.get("sensors") or ()) if x in labels))
+        return index, view.index, (() if set(sensors) == labels else sensors)
+
+    def _warm_job(self, cube, index, name: str, sensors: tuple, stop: threading.Event) -> None:
+        """Series worker: the scenes of the stack the question will show read into the cube."""
+        from reviewer.record.series import warm_cube
+        from reviewer.record.stack import open_stack
+
+        if stop.is_set() or self._closed:
+            return
+
+        def stopped() -> bool:
+            self._wait_quiet()
+            return stop.is_set() or self._closed
+
+        try:
+            stack = open_stack(index, sensors=sensors or None, cache=self.session.cache)
+            stack = dataclasses.replace(stack, harmonized=True) if self._harmonized() else stack
+            warm_cube(cube, stack, name, stopped)
+        except Cancelled:
+            pass
+        except Exception:  # noqa: BLE001 - the item's own trajectory says what fails
+            logger.debug("series cube of %s not warmed", name, exc_info=True)
+
+    def _stop_series_but(self, keep: set) -> None:
+        """Stop the series being read for items no longer upcoming (the one on screen is never stopped); a series
+        still upcoming goes on where it was (a large site's, read window by window, would start again)."""
+        wanted = self._series_wanted
+        for skey, cancel in self._series_cancel.items():
+            if skey != wanted and self._series_item.get(skey) not in keep:
+                cancel.set()  # (the scenes it read stay in the trajectory plot's cube)
 
     def _prefetch_one(self, question: dict[str, Any], key: str | None) -> None:
         try:
@@ -570,7 +646,12 @@ class EvidenceLoader(QObject):
 
     def _prefetch_item(self, key: str | None, question: dict[str, Any], view, index) -> None:
         """Prepare an upcoming item on the site shown (`index` None) or on another site's index opened ahead."""
-        if key is None or (key in self._prepared and self._prepared[key].index is (index or self.session.index)):
+        if key is None:
+            return
+        done = self._prepared.get(key)
+        if done is not None and done.index is (index or self.session.index):
+            if done.mask is not None:  # (its series kept if read or being read, else started again)
+                self._start_series((key, done))
             return
         sensors, self.sensors = self.sensors, tuple(question.get("sensors") or ())
         try:

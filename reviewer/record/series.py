@@ -194,6 +194,28 @@ def _cube_read(cube: SceneCache, stack: Stack, i: int, name: str) -> np.ndarray:
     )
 
 
+def warm_cube(cube: SceneCache, stack: Stack, name: str, cancel: Callable[[], bool] | None = None) -> int:
+    """Read into the cube every readable scene of the stack it lacks for `name` (ahead of the trajectories that
+    will want them: a review queue's later items); returns how many were read. Nothing when the stack's whole
+    series would not fit (`cube_fits`). A scene that cannot be read is left to the trajectory to report."""
+    if not cube_fits(cube, stack):
+        return 0
+    read = 0
+    with warnings.catch_warnings(), _no_sidecar_listing(stack):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for i, scene in enumerate(stack.scenes):
+            if cancel is not None and cancel():
+                raise Cancelled("series cube warming cancelled")
+            if not _can_read(scene, name) or _cube_key(stack, scene, name) in cube:
+                continue
+            try:
+                _cube_read(cube, stack, i, name)
+            except ReviewerError:
+                continue
+            read += 1
+    return read
+
+
 def cube_holds(cube: SceneCache | None, stack: Stack, name: str) -> bool:
     """Whether the cube holds every readable scene's grid of `name`: the series is then a matter of ms."""
     if not cube_fits(cube, stack):

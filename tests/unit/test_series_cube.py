@@ -85,3 +85,23 @@ def test_a_stack_too_large_for_the_cube_reads_windows(stack, reads):
     trajectory(stack, "ndvi", region=region, cube=cube)
     trajectory(stack, "ndvi", region=region, cube=cube)
     assert len(reads) == 2 * len(stack) and cube.nbytes == 0
+
+
+def test_a_warmed_cube_serves_the_queue_s_later_trajectories(stack, reads):
+    """Warming reads each date once (all of them hold NDVI); a later region's trajectory then opens no file, a second
+    warming reads nothing more, and a cube too small for the stack is not warmed at all."""
+    cube = series_cube()
+    assert series.warm_cube(cube, stack, "ndvi") == len(stack) == len(reads)
+    reads.clear()
+    region = np.zeros(stack.grid.shape, bool)
+    region[30:50, 0:25] = True
+    assert (
+        trajectory(stack, "ndvi", region=region, cube=cube).to_rows()
+        == trajectory(stack, "ndvi", region=region).to_rows()
+    )
+    assert len(reads) == len(stack)  # (only the uncached trajectory above read)
+    assert series.warm_cube(cube, stack, "ndvi") == 0
+    rows, cols = stack.grid.shape
+    small = series_cube(CUBE_BYTES_PER_PIXEL * rows * cols * (len(stack) - 1))
+    reads.clear()
+    assert series.warm_cube(small, stack, "ndvi") == 0 and reads == []
