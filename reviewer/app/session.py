@@ -38,6 +38,9 @@ BOUNDARY_OPACITY = 0.7  # napari's default for a shapes layer, as the boundary w
 REGION_LAYER = "trajectory region"
 READY_KEYS = 4096  # frames remembered as read (their data is in the scene cache)
 PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is read
+#: the start-up layers' pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
+#: napari's scale setters (~20-60 ms each for the image and the boundary)
+PLACEHOLDER_RESOLUTION = 30.0
 GLYPH_HOLD_MS = 250  # glyph preloading waits while the user steps through dates
 CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
 
@@ -152,6 +155,7 @@ class StackSession(QObject):
         self._last_status = ""
         self._label_width = 22
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
+        self._unveil_later = False  # a site opening shows the placeholder in a turn of its own (`show_index`)
         # napari's experimental async slicing is off by default: with PySide6 its slicing thread can
         # deadlock against the UI thread (a Qt disconnect waiting for the GIL while the UI thread holds
         # the GIL inside a Qt connect; seen about one run in five). Reads still happen in our prefetch
@@ -201,6 +205,7 @@ class StackSession(QObject):
                 np.full((1, 16, 16, 3), PLACEHOLDER_GREY, np.uint8),
                 rgb=True,
                 name=IMAGE_LAYER,
+                scale=(1.0, PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
                 units=("pixel", "m", "m"),
                 contrast_limits=(0, 255),
                 cache=False,
@@ -215,6 +220,7 @@ class StackSession(QObject):
                 edge_color="yellow",
                 edge_width=0.1,
                 name=BOUNDARY_LAYER,
+                scale=(PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
                 units=("m", "m"),  # as the site's (mixed units hide the scale bar and raise a warning)
                 opacity=0.0,
             )
@@ -348,13 +354,23 @@ class StackSession(QObject):
 
         def stack_turn() -> None:
             if alive(self) and self.index is index:
-                self.rebuild_stack(keep_date=None)
+                self._unveil_later = True  # the placeholder's fit and showing: the next turn
+                try:
+                    self.rebuild_stack(keep_date=None)
+                finally:
+                    self._unveil_later = False
+                QTimer.singleShot(1, unveil_turn)
+
+        def unveil_turn() -> None:
+            if alive(self) and self.index is index:
+                self._unveil()
                 QTimer.singleShot(1, docks_turn)
 
         def docks_turn() -> None:
             if alive(self) and self.index is index:
                 self.announce(index)
 
+        self._scale_image()  # napari's scale setter (~20-40 ms) in this turn, not in the stack's
         QTimer.singleShot(1, stack_turn)
 
     def announce(self, index: SceneIndex) -> None:
@@ -414,13 +430,13 @@ class StackSession(QObject):
         current = int(np.clip(current, 0, len(stack) - 1))
         with self.state.events.current.blocker():
             self.state.current = current
-        self._show_image(reslice=False)
+        sliced = self._show_image(reslice=False)
         if self.state.overlay:
             self._show_overlay()
         same_step = self.viewer.dims.ndim >= 3 and int(self.viewer.dims.current_step[0]) == current
         self._on_current_changed(caption_now=True)  # sets the step (one slice) when it differs
-        if same_step:
-            self.image_layer.refresh()  # the same step: napari would not re-slice by itself
+        if same_step and not sliced:
+            self.image_layer.refresh()  # the same step: napari would not re-slice by itself (its data setter did)
         if announce:
             self.stack_changed.emit(stack)
 
@@ -498,7 +514,7 @@ class StackSession(QObject):
     def frame_shown(self, i: int | None = None) -> bool:
         """True once the canvas shows date i (default: the current one) itself, not the placeholder (and its
         quality overlay, when that is on)."""
-        if self.stack is None or self.image_layer is None:
+        if self.stack is None or self.image_layer is None or self._warm_layers:  # (the placeholder is unseen)
             return False
         i = self.state.current if i is None else i
         if not 0 <= i < len(self.stack):
@@ -573,10 +589,11 @@ class StackSession(QObject):
         r = float(self.index.site.resolution) if self.index else 1.0
         return (r, r)
 
-    def _show_image(self, *, reslice: bool = True) -> None:
+    def _show_image(self, *, reslice: bool = True) -> bool:
         """Show the stack in the image layer: an array of the same shape swaps only what it renders (another
         stretch, composite or filter with as many dates) and the layer re-slices once; napari's data setter
-        (a new layer shape, dims and slider) runs only when the number of dates or the grid changed."""
+        (a new layer shape, dims and slider) runs only when the number of dates or the grid changed. True when the
+        layer was sliced anew (napari's setter and a new layer slice by themselves)."""
         data = self.rgb_array()
         scale = (1.0, *self._scale())
         layer = self.image_layer
@@ -586,6 +603,7 @@ class StackSession(QObject):
                 old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
                 if reslice:
                     layer.refresh()
+                sliced = reslice
             else:
                 # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
                 # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
@@ -593,16 +611,12 @@ class StackSession(QObject):
                 # that is not the user's step (state.current is already the shown date's index in the new stack)
                 with self.viewer.dims.events.current_step.blocker(self._on_dims_step):
                     layer.data = data
-                if tuple(layer.scale) != scale:  # the setter costs ~100 ms even when nothing changes
-                    layer.scale = scale
-                if self._warm_layers:  # the start-up placeholder takes the first site: fit it, then show it
-                    self._warm_layers = False
-                    self.viewer.reset_view()
-                    layer.opacity = 1.0
-                    self.viewer.layers.selection.active = layer
-                    self.viewer.canvas.overlays.scale_bar.visible = True
-                    self._fit_date_label()
+                self._scale_image()
+                if self._warm_layers and not self._unveil_later:
+                    self._unveil()
+                sliced = True
         else:
+            sliced = True
             first = self.image_layer is None
             self.image_layer = self.thumbnails.quiet(
                 self.viewer.add_image(
@@ -620,8 +634,28 @@ class StackSession(QObject):
             if first:
                 self.viewer.reset_view()
         self._label_time_axis(min(self.state.current, len(self.stack) - 1))
-        if self.viewer.layers.selection.active is not self.image_layer:
-            self.viewer.layers.selection.active = self.image_layer
+        if not self._warm_layers and self.viewer.layers.selection.active is not self.image_layer:
+            self.viewer.layers.selection.active = self.image_layer  # (the placeholder's: when it is shown)
+        return sliced
+
+    def _scale_image(self) -> None:
+        """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""
+        layer, scale = self.image_layer, (1.0, *self._scale())
+        if layer is not None and layer in self.viewer.layers and tuple(layer.scale) != scale:
+            layer.scale = scale
+
+    def _unveil(self) -> None:
+        """The start-up placeholder (`warm_canvas`) took the first site: fit the view to it, then show it (a turn of its
+        own when a site opens: the data setter and this together held the UI ~150 ms)."""
+        layer = self.image_layer
+        if not self._warm_layers or layer is None or layer not in self.viewer.layers:
+            return
+        self._warm_layers = False
+        self.viewer.reset_view()
+        layer.opacity = 1.0
+        self.viewer.layers.selection.active = layer
+        self.viewer.canvas.overlays.scale_bar.visible = True
+        self._fit_date_label()
 
     def _show_overlay(self) -> None:
         from napari.utils.colormaps import DirectLabelColormap
