@@ -17,7 +17,7 @@ import numpy as np
 
 from reviewer.fileio import file_kind
 from reviewer.record.archive import Member, MemberFile
-from reviewer.record.decode import head_reader, tiff_need
+from reviewer.record.decode import direct_band, head_reader, tiff_need
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 JP2_MAGIC = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
@@ -70,25 +70,41 @@ def check_file(path: str | Path, member: Member | None = None, bundle: str | Pat
 def check_path(path: str | Path, fmt: str | None = None) -> tuple[str | None, int | None]:
     """check_file of a file on disk, and its st_mtime_ns (None when unusable) from the same open: a reader
     that keys what it caches by mtime (the HDF4 grid and handle) needs no stat of its own."""
+    bad, mtime, _ = _check_path(path, fmt)
+    return bad, mtime
+
+
+def check_quality_band(path: str, grid, nodata: float) -> tuple[str | None, np.ndarray | None]:
+    """check_path of a quality layer and, from the same open, its pixels on `grid` when it is a plain
+    GeoTIFF (decode.direct_band: the bytes the check read, no GDAL open; the scan's one look at a Landsat
+    QA_PIXEL). (reason, None) when the file is unusable; (None, None) when it is to be read through GDAL."""
+    bad, _, pixels = _check_path(path, None, (grid, nodata))
+    return bad, pixels
+
+
+def _check_path(path, fmt: str | None, band: tuple | None = None) -> tuple[str | None, int | None, np.ndarray | None]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO never blocks the scan
     except OSError as exc:
-        return f"unreadable ({exc.strerror})", None
+        return f"unreadable ({exc.strerror})", None, None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return f"unreadable (not a regular file: {file_kind(st.st_mode)})", None
+            return f"unreadable (not a regular file: {file_kind(st.st_mode)})", None, None
         fmt = fmt or expected_format(str(path))
         reader = _Reader(fd)
+        pixels = None
         if fmt == "tiff" and reader.first.startswith(TIFF_MAGIC):  # (most of a record: Landsat bands)
             bad = _tiff_problem(reader.first, st.st_size, reader.at)
+            if band is not None and not bad:
+                pixels = direct_band(reader.first, st.st_size, reader.at, *band)
         elif fmt == "hdf4" and reader.first.startswith(HDF4_MAGIC):  # (a MODIS granule)
             bad = _hdf4_problem(reader.first, st.st_size, reader.at)
         else:
             bad = _check_open(reader, st.st_size, fmt)
-        return bad, None if bad else st.st_mtime_ns
+        return bad, None if bad else st.st_mtime_ns, pixels
     except OSError as exc:
-        return f"unreadable ({exc.strerror or exc})", None
+        return f"unreadable ({exc.strerror or exc})", None, None
     finally:
         os.close(fd)
 

@@ -35,6 +35,7 @@ from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.site import Site
+from reviewer.record.tiff import direct_image, read_window
 
 logger = logging.getLogger(__name__)
 
@@ -342,6 +343,11 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
     except RasterioError as exc:
         cut = truncation(path)
         raise UnreadableFileError(cut or f"cannot read raster ({_short(exc)})", path=path) from exc
+    return _window_on_grid(window, pmap, fill)
+
+
+def _window_on_grid(window: np.ndarray, pmap: _PixelMap, fill: float | None) -> np.ndarray:
+    """The site-grid pixels from the window of a file the pixel map reads; `fill` outside the file."""
     if pmap.plain:
         return window
     out = window[pmap.rows, pmap.cols]
@@ -351,6 +357,47 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
         out = out.astype(np.result_type(out.dtype, np.min_scalar_type(fill)), copy=False)
         out[~pmap.inside] = fill
     return out
+
+
+def direct_band(first: bytes, size: int, read, grid: Grid | None, nodata: float) -> np.ndarray | None:
+    """read_raw of a plain GeoTIFF quality layer (see tiff.py) from the bytes its check read (`first`, and
+    read(offset, n) beyond them), without a GDAL open: the same pixels on `grid`, or None when the file is
+    not one tiff.py decodes (the caller then calls read_raw)."""
+    from affine import Affine
+
+    image = direct_image(first, size, read)
+    if image is None:
+        return None
+    rows, cols = image.shape
+    transform = Affine.from_gdal(*image.transform)
+    if grid is not None and _epsg_wkt(image.epsg) is None:
+        return None  # a code the CRS database does not know: GDAL says what it makes of it
+    if grid is None or (
+        grid.origin == (0, 0)
+        and tuple(grid.shape) == image.shape
+        and _epsg_is(image.epsg, grid)
+        and transform.almost_equals(grid.transform, precision=1e-6)
+    ):
+        return read_window(image, read, (0, rows), (0, cols))
+    pmap = _pixel_map(_epsg_wkt(image.epsg), tuple(transform), image.shape, grid)
+    if pmap.window is None:
+        return np.full(grid.shape, nodata, dtype=image.dtype.newbyteorder("="))
+    window = read_window(image, read, *pmap.window)
+    return None if window is None else _window_on_grid(window, pmap, nodata)
+
+
+@lru_cache(maxsize=64)
+def _epsg_is(code: int, grid: Grid) -> bool:
+    """Whether the grid's CRS is EPSG `code`, by rasterio's CRS equality (what _same_grid asks of a file)."""
+    return rasterio.crs.CRS.from_epsg(code) == grid.crs
+
+
+@lru_cache(maxsize=64)
+def _epsg_wkt(code: int) -> str | None:
+    try:
+        return rasterio.crs.CRS.from_epsg(code).to_wkt()
+    except rasterio.errors.CRSError:
+        return None
 
 
 def _short(exc: Exception) -> str:

@@ -22,7 +22,7 @@ from reviewer.errors import Cancelled, RecordError, ReviewerError, SiteError
 from reviewer.fileio import file_kind, shown
 from reviewer.record.archive import Member, is_tar, list_tar
 from reviewer.record.catalog import Product, catalog
-from reviewer.record.check import check_file, check_path
+from reviewer.record.check import check_file, check_path, check_quality_band
 from reviewer.record.decode import Grid, quality_nodata, radiometric_offset, scene_fractions
 from reviewer.record.forked import copies_for, forked_map
 from reviewer.record.hdf import SEP as LAYER_SEP
@@ -402,6 +402,8 @@ def _measure(
     if granule is not None:
         return _measure_granule(scene, site, grid, inside, *granule)
     problems = []
+    quality = scene.product_spec.quality
+    qa = None  # the quality layer on the grid when its check could decode it (check_quality_band)
     layered: dict[str, list[tuple[str, str]]] = defaultdict(list)
     for band, rel in list(scene.files.items()):
         if LAYER_SEP in rel:
@@ -410,14 +412,19 @@ def _measure(
             continue
         bundle, member = members.get(rel, (None, None)) if members else (None, None)
         path = os.path.join(site.dir, rel)  # (a str: pathlib cost twice the check of a small band)
-        bad = check_path(path)[0] if member is None else check_file(path, member, bundle)
+        if member is not None:
+            bad = check_file(path, member, bundle)
+        elif quality is not None and band == quality.band:
+            bad, qa = check_quality_band(path, grid, quality_nodata(quality))
+        else:
+            bad = check_path(path)[0]
         if bad:
             _drop(scene, band, rel, bad, problems)
     for file, layers in layered.items():
         problems.extend(_check_container(scene, site, file, layers))
     if not scene.files or (problems and any(b not in scene.files for b in scene.product_spec.required)):
         return None, problems  # a bad quality layer is the one reason given, not also 'missing band'
-    result = _measure_files(scene, site, grid, inside)
+    result = _measure_files(scene, site, grid, inside, qa)
     if isinstance(result, ScanProblem):
         return None, [*problems, result]
     return result, problems
