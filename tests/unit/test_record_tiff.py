@@ -1,0 +1,119 @@
+"""The scan's own decode of a plain GeoTIFF quality layer (reviewer/record/tiff.py) from the bytes its check
+read: the same pixels GDAL reads from the same file, on the site grid or a window of a larger scene; any
+other layout is left to GDAL; a damaged layer is still named at scan time.
+
+Files are written by GDAL (rasterio) in the layouts USGS and GDAL use; the reference pixels are GDAL's own
+read of the same file. Fractions are worked out by hand from the planted codes (QA_PIXEL bit 0 fill, bit 3
+cloud, bit 6 clear)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import rasterio
+from rasterio.transform import from_origin
+
+from reviewer.record.check import check_quality_band
+from reviewer.record.decode import Grid, read_raw
+from reviewer.record.scan import scan_site
+from tests.conftest import write_site_json
+
+OLI = "LC08_L2SP_190026_20200705_20200913_02_T1"
+CRS = "EPSG:32633"
+X0, Y0 = 600000.0, 5001800.0
+
+
+def _write(path, data, **layout):
+    profile = dict(driver="GTiff", width=data.shape[1], height=data.shape[0], count=1, dtype=data.dtype, crs=CRS)
+    profile.update(transform=from_origin(X0, Y0, 30, 30), **layout)
+    with rasterio.open(path, "w", **profile) as ds:
+        ds.write(data, 1)
+    return path
+
+
+def _gdal(path):
+    with rasterio.open(path) as ds:
+        return ds.read(1)
+
+
+def _grid(rows, cols, x0=X0, y0=Y0):
+    return Grid(rasterio.crs.CRS.from_string(CRS), from_origin(x0, y0, 30, 30), (rows, cols))
+
+
+LAYOUTS = {
+    "deflate strips, predictor 2": dict(compress="deflate", predictor=2, blockysize=8),
+    "deflate tiles, predictor 2": dict(compress="deflate", predictor=2, tiled=True, blockxsize=16, blockysize=16),
+    "uncompressed strips": dict(blockysize=8),
+    "uncompressed tiles": dict(tiled=True, blockxsize=16, blockysize=16),
+    "deflate strips, no predictor": dict(compress="deflate"),
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS.values(), ids=LAYOUTS.keys())
+def test_quality_layer_is_decoded_from_its_check_as_gdal_reads_it(tmp_path, layout):
+    codes = np.random.default_rng(3).integers(0, 2**16, (70, 50), dtype=np.uint16)  # 70 x 50: partial blocks
+    path = _write(tmp_path / "QA_PIXEL.TIF", codes, **layout)
+    bad, pixels = check_quality_band(str(path), _grid(70, 50), 1)
+    assert bad is None and pixels is not None, "decoded without GDAL"
+    assert pixels.dtype == np.uint16 and np.array_equal(pixels, _gdal(path))
+
+
+@pytest.mark.parametrize("layout", [LAYOUTS["deflate tiles, predictor 2"], LAYOUTS["deflate strips, predictor 2"]])
+def test_site_inside_a_larger_scene_gets_the_same_window_as_read_raw(tmp_path, layout):
+    codes = np.random.default_rng(4).integers(0, 2**16, (70, 50), dtype=np.uint16)
+    path = _write(tmp_path / "QA_PIXEL.TIF", codes, **layout)
+    inner = _grid(20, 25, X0 + 17 * 30, Y0 - 33 * 30)  # rows 33-52, cols 17-41 of the scene
+    _, pixels = check_quality_band(str(path), inner, 1)
+    assert np.array_equal(pixels, codes[33:53, 17:42])
+    astride = _grid(20, 20, X0 + 40 * 30, Y0 - 60 * 30)  # its last 10 rows and cols lie outside the scene
+    _, pixels = check_quality_band(str(path), astride, 1)
+    assert np.array_equal(pixels, read_raw(path, astride, nodata=1))
+    assert np.array_equal(pixels[:10, :10], codes[60:70, 40:50]) and (pixels[10:, :] == 1).all()
+
+
+def test_other_layouts_are_left_to_gdal(tmp_path, real_dir):
+    codes = np.arange(60 * 60, dtype=np.uint16).reshape(60, 60)
+    lzw = _write(tmp_path / "lzw.TIF", codes, compress="lzw")
+    floats = _write(tmp_path / "float.TIF", codes.astype(np.float32))
+    # the real USGS fixture is georeferenced PixelIsPoint (GDAL shifts it half a pixel): not guessed at
+    point = real_dir / "eo-datasets" / "LC08_L2SP_098084_20210503_20210508_02_T1"
+    point = point / "LC08_L2SP_098084_20210503_20210508_02_T1_QA_PIXEL.TIF"
+    for path in (lzw, floats, point):
+        assert check_quality_band(str(path), _grid(60, 60), 1) == (None, None), path.name
+
+
+def _scene(site, qa, **layout):
+    folder = site / OLI
+    folder.mkdir(parents=True)
+    _write(folder / f"{OLI}_QA_PIXEL.TIF", qa, **layout)
+    for band in ("SR_B4", "SR_B5"):
+        _write(folder / f"{OLI}_{band}.TIF", np.full(qa.shape, 9000, np.uint16), nodata=0, **layout)
+    write_site_json(site, bbox=[X0, Y0 - 60 * 30, X0 + 60 * 30, Y0], crs=CRS, shape=[60, 60])
+    return folder / f"{OLI}_QA_PIXEL.TIF"
+
+
+@pytest.mark.parametrize("layout", [LAYOUTS["deflate strips, predictor 2"], dict(compress="lzw")], ids=["ours", "GDAL"])
+def test_scene_fractions_from_the_decoded_quality_layer(tmp_path, layout):
+    qa = np.full((60, 60), 1 << 6, np.uint16)  # clear
+    qa[:15] = 1  # 900 fill pixels
+    qa[15:30] = 1 << 3  # 900 cloudy
+    _scene(tmp_path / "site", qa, **layout)
+    (scene,) = scan_site(tmp_path / "site").scenes
+    assert scene.valid_fraction == pytest.approx(2700 / 3600)
+    assert scene.clear_fraction == pytest.approx(1800 / 3600)
+    assert scene.cloud_fraction == pytest.approx(900 / 2700)
+
+
+def test_quality_layer_with_a_damaged_stream_is_named_at_scan_time(tmp_path):
+    qa = np.random.default_rng(5).integers(0, 2**16, (60, 60), dtype=np.uint16)
+    path = _scene(tmp_path / "site", qa, **LAYOUTS["deflate strips, predictor 2"])
+    with rasterio.open(path) as ds:
+        offset = int(ds.get_tag_item("BLOCK_OFFSET_0_3", "TIFF", bidx=1))
+    data = bytearray(path.read_bytes())
+    data[offset : offset + 40] = bytes(40)  # the fourth strip's stream zeroed: the header still whole
+    path.write_bytes(bytes(data))
+    assert check_quality_band(str(path), _grid(60, 60), 1) == (None, None), "left to GDAL, which says why"
+    index = scan_site(tmp_path / "site")
+    assert index.scenes == []
+    (problem,) = index.problems
+    assert problem.path == f"{OLI}/{OLI}_QA_PIXEL.TIF" and "cannot read raster" in problem.reason
