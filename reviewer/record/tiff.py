@@ -72,11 +72,11 @@ def _first_directory(first: bytes, read) -> dict[int, tuple] | None:
         ifd, cnt, entry, off_size = struct.unpack_from(bo + "Q", first, 8)[0], "Q", "HHQ", 8
     else:
         return None
-    cnt_size = struct.calcsize(cnt)
+    cnt_size = struct.calcsize(bo + cnt)
     n = struct.unpack(bo + cnt, read(ifd, cnt_size))[0]
     if n > 4096:
         return None
-    entry_size = struct.calcsize(entry) + off_size
+    entry_size = struct.calcsize(bo + entry) + off_size
     raw = read(ifd + cnt_size, n * entry_size)
     tags: dict[int, tuple] = {}
     for i in range(n):

@@ -46,6 +46,8 @@ LAYOUTS = {
     "uncompressed strips": dict(blockysize=8),
     "uncompressed tiles": dict(tiled=True, blockxsize=16, blockysize=16),
     "deflate strips, no predictor": dict(compress="deflate"),
+    "big-endian deflate strips": dict(compress="deflate", predictor=2, blockysize=8, ENDIANNESS="BIG"),
+    "BigTIFF deflate tiles": dict(compress="deflate", tiled=True, blockxsize=16, blockysize=16, BIGTIFF="YES"),
 }
 
 
