@@ -78,7 +78,8 @@ def check_quality_band(path: str, grid, nodata: float) -> tuple[str | None, np.n
     """check_path of a quality layer and, from the same open, its pixels on `grid` when it is a plain
     GeoTIFF (decode.direct_band: the bytes the check read, no GDAL open; the scan's one look at a Landsat
     QA_PIXEL). (reason, None) when the file is unusable; (None, None) when it is to be read through GDAL."""
-    bad, _, pixels = _check_path(path, None, (grid, nodata))
+    sidecar = os.path.exists(path + ".aux.xml")  # GDAL takes georeferencing from it first: GDAL reads the layer
+    bad, _, pixels = _check_path(path, None, None if sidecar else (grid, nodata))
     return bad, pixels
 
 

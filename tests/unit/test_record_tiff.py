@@ -80,7 +80,11 @@ def test_other_layouts_are_left_to_gdal(tmp_path, real_dir):
     # the real USGS fixture is georeferenced PixelIsPoint (GDAL shifts it half a pixel): not guessed at
     point = real_dir / "eo-datasets" / "LC08_L2SP_098084_20210503_20210508_02_T1"
     point = point / "LC08_L2SP_098084_20210503_20210508_02_T1_QA_PIXEL.TIF"
-    for path in (lzw, floats, point):
+    aux = _write(tmp_path / "aux.TIF", codes, compress="deflate")
+    aux.with_name("aux.TIF.aux.xml").write_text(
+        "<PAMDataset><GeoTransform>0, 30, 0, 0, 0, -30</GeoTransform></PAMDataset>"
+    )
+    for path in (lzw, floats, point, aux):
         assert check_quality_band(str(path), _grid(60, 60), 1) == (None, None), path.name
 
 
