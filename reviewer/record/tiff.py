@@ -8,8 +8,9 @@ took 1.6-2x that read. A Landsat C2 quality layer as USGS writes it (one band of
 DEFLATE compression with or without horizontal differencing, strips or tiles, an EPSG-coded projected
 CRS with one tie point and a pixel scale) is decoded here in one pass from the same open: its check's
 head read often holds the whole file. Anything else (another compression, PixelIsPoint, a model
-transformation, other GeoKeys, a GDAL .aux.xml beside it, a block that does not inflate) is not guessed at: `direct_image` returns None and
-the caller reads through GDAL, which also names what is wrong with a damaged file.
+transformation, other GeoKeys, a GDAL .aux.xml beside it, a block that does not inflate) is not guessed
+at: `direct_image` or `read_window` returns None and the caller reads through GDAL, which also names what
+is wrong with a damaged file.
 """
 
 from __future__ import annotations
