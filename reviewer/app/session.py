@@ -371,6 +371,8 @@ class StackSession(QObject):
                 self.announce(index)
 
         self._scale_image()  # napari's scale setter (~20-40 ms) in this turn, not in the stack's
+        if len(usable) > 1:
+            self._show_slider()
         QTimer.singleShot(1, stack_turn)
 
     def announce(self, index: SceneIndex) -> None:
@@ -637,6 +639,17 @@ class StackSession(QObject):
         if not self._warm_layers and self.viewer.layers.selection.active is not self.image_layer:
             self.viewer.layers.selection.active = self.image_layer  # (the placeholder's: when it is shown)
         return sliced
+
+    def _show_slider(self) -> None:
+        """The date slider shown now if it is hidden (before the first site), in the row kept for it: napari showed it
+        in the stack's turn, in a row it had just let shrink (its height follows the sliders shown: none), so the canvas
+        was resized twice, each time painted there and then (~30-50 ms more in the longest block). It shows its range
+        from the next turn on."""
+        qt_dims = getattr(getattr(self.viewer.window, "_qt_viewer", None), "dims", None)  # noqa: SLF001 - napari's
+        sliders = getattr(qt_dims, "slider_widgets", None) or []
+        if sliders and not sliders[0].isVisible():
+            qt_dims.setMinimumHeight(qt_dims.SLIDERHEIGHT)  # as napari sets it for one slider shown
+            sliders[0].show()
 
     def _scale_image(self) -> None:
         """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""
