@@ -230,7 +230,9 @@ def write_era5_land_grib(path: Path, months: list[dt.date], lat: np.ndarray, lon
     message per month and variable on a regular lon/lat grid, written with ecCodes from its
     regular_ll_sfc_grib1 sample; `fields`: ECMWF paramId (167 = 2 m temperature, 228 = total precipitation)
     -> float array [time, lat, lon] with NaN where missing (a bitmap). Latitudes descending (north first)."""
-    import eccodes
+    from reviewer.record.grib import load_eccodes
+
+    eccodes = load_eccodes()  # (after the packages with a PROJ of their own: see load_eccodes)
 
     with open(path, "wb") as fh:
         for param, cube in fields.items():

@@ -20,6 +20,31 @@ import numpy as np
 
 #: ecCodes handles are used from scan threads: one reader at a time
 _LOCK = threading.Lock()
+#: the packages that carry a PROJ of their own (their wheels bundle it), loaded before ecCodes: see load_eccodes
+_OWN_PROJ = ("pyproj", "pyogrio", "rasterio")
+
+
+@lru_cache(maxsize=1)
+def load_eccodes():
+    """The eccodes module, imported after the packages with a PROJ of their own (_OWN_PROJ).
+
+    ecCodes' wheel loads its eckit libraries with RTLD_GLOBAL (findlibs), one of them another PROJ. A
+    library loaded after that resolves its PROJ calls to eckit's copy before its own: pyproj then failed
+    with 'proj_create: no database context specified' (eckit's PROJ rejects pyproj's proj.db) and the
+    process ended in a double free. Loaded first, each is bound to its own PROJ for good (Python loads
+    extensions with RTLD_NOW). Every use of ecCodes in the project goes through here."""
+    import importlib
+
+    for name in _OWN_PROJ:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            continue
+    import eccodes
+
+    return eccodes
+
+
 #: decoded messages kept per file when a file holds at most this many values (a site-sized download)
 MAX_CACHED_VALUES = 4_000_000
 
@@ -43,8 +68,7 @@ class Message:
 
 
 def _int(h, key: str, default: int = 0) -> int:
-    import eccodes
-
+    eccodes = load_eccodes()
     try:
         return int(eccodes.codes_get(h, key))
     except eccodes.KeyValueNotFoundError:
@@ -54,7 +78,7 @@ def _int(h, key: str, default: int = 0) -> int:
 @lru_cache(maxsize=64)
 def messages(file: str, mtime_ns: int) -> tuple[Message, ...]:
     """Every message of a GRIB file (header keys only; no values are decoded)."""
-    import eccodes
+    eccodes = load_eccodes()
 
     out = []
     with _LOCK, open(file, "rb") as fh:
@@ -107,7 +131,7 @@ def grib_grid(file: str, mtime_ns: int):
 
 
 def _decode(file: str, m: Message) -> np.ndarray:
-    import eccodes
+    eccodes = load_eccodes()
 
     with _LOCK, open(file, "rb") as fh:
         fh.seek(m.offset)
