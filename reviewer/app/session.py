@@ -342,10 +342,11 @@ class StackSession(QObject):
         # the characters this site's captions use go to the front of the glyph queue
         labels = "".join(sorted({s.label for s in usable}) + [c["label"] for c in composites().values()])
         self.glyphs.warm("0123456789-" + labels + index.site.name, first=True)
-        self._draw_boundary()
         if stack is not None:
+            self._boundary_later(index)
             self.show_stack(*stack, announce=False)
             return
+        self._draw_boundary()
         if not in_turns:
             self.rebuild_stack(keep_date=None)
             self.announce(index)
@@ -374,6 +375,20 @@ class StackSession(QObject):
         if len(usable) > 1:
             self._show_slider()
         QTimer.singleShot(1, stack_turn)
+
+    def _boundary_later(self, index: SceneIndex) -> None:
+        """The site's boundary drawn in the next event-loop turn (a prepared stack shown at once: the two in one turn
+        held the UI 70-240 ms); the boundary of the site shown before is hidden meanwhile."""
+        from qtpy.QtCore import QTimer
+
+        if self.boundary_layer is not None and self.boundary_layer in self.viewer.layers:
+            self.boundary_layer.opacity = 0.0  # (`_draw_boundary` shows it again)
+
+        def draw() -> None:
+            if alive(self) and self.index is index:
+                self._draw_boundary()
+
+        QTimer.singleShot(1, draw)
 
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
@@ -738,7 +753,7 @@ class StackSession(QObject):
             old.data = [(r, "path") for r in inside]
             old.edge_width = max(h, w) / 250.0
             old.edge_color = "yellow"
-            if old.opacity == 0.0:  # the start-up placeholder (`warm_canvas`): napari's default for shapes
+            if old.opacity == 0.0:  # the start-up placeholder (`warm_canvas`) or hidden meanwhile (`_boundary_later`)
                 old.opacity = BOUNDARY_OPACITY
             self.boundary_layer = old
             return
