@@ -123,3 +123,16 @@ def test_quality_layer_with_a_damaged_stream_is_named_at_scan_time(tmp_path):
     assert index.scenes == []
     (problem,) = index.problems
     assert problem.path == f"{OLI}/{OLI}_QA_PIXEL.TIF" and "cannot read raster" in problem.reason
+
+
+def test_scene_in_another_utm_zone_is_warped_as_read_raw_warps_it(tmp_path):
+    codes = np.random.default_rng(6).integers(0, 2**16, (80, 80), dtype=np.uint16)
+    path = tmp_path / "QA_PIXEL.TIF"
+    profile = dict(driver="GTiff", width=80, height=80, count=1, dtype="uint16", crs="EPSG:32634")
+    with rasterio.open(path, "w", transform=from_origin(360000, 4996000, 30, 30), compress="deflate", **profile) as ds:
+        ds.write(codes, 1)  # in zone 34, west of its centre: where zone 33's grid below lies
+    grid = _grid(40, 40, 833000, 5002000)
+    _, pixels = check_quality_band(str(path), grid, 1)
+    expected = read_raw(path, grid, nodata=1)
+    assert 0.5 < (expected != 1).mean() < 0.99, "the grid sees the scene, and its southern rows lie outside it"
+    assert np.array_equal(pixels, expected)
