@@ -95,6 +95,7 @@ class EvidenceLoader(QObject):
         self._series: dict[tuple, Any] = {}  # series key -> Trajectory read (the trajectories of recent items)
         self._series_cancel: dict[tuple, threading.Event] = {}  # series being read
         self._series_item: dict[tuple, str] = {}  # series being read -> the item it was started for
+        self._item_series: dict[str, tuple] = {}  # item -> the series key last asked for it
         self._series_wanted: tuple | None = None  # the series the item shown waits for
         self._traj_cancel: threading.Event | None = None
         self._shown_prepared: Prepared | None = None
@@ -281,6 +282,10 @@ class EvidenceLoader(QObject):
         if self.closed:
             return
         skey = ready.series_key(self._harmonized())
+        self._item_series.pop(key, None)
+        self._item_series[key] = skey
+        while len(self._item_series) > SERIES_KEPT:
+            self._item_series.pop(next(iter(self._item_series)))
         reading = self._series_cancel.get(skey)
         if skey in self._series or (reading is not None and not reading.is_set()):
             return  # (a read cancelled but not yet ended is started again: the cube keeps the scenes it read)
@@ -527,8 +532,8 @@ class EvidenceLoader(QObject):
             return
         self._prefetch_cancel = threading.Event()
         self._upcoming = [k for _q, k in items if k is not None]
-        for q, k in items:
-            self._prefetch_one(q, k)
+        for n, (q, k) in enumerate(items):
+            self._prefetch_one(q, k, full=n == 0)  # the next item whole; those after, their series only
         self._warm_later(later)
 
     def _warm_later(self, questions) -> None:
@@ -596,7 +601,7 @@ class EvidenceLoader(QObject):
             if skey != wanted and self._series_item.get(skey) not in keep:
                 cancel.set()  # (the scenes it read stay in the trajectory plot's cube)
 
-    def _prefetch_one(self, question: dict[str, Any], key: str | None) -> None:
+    def _prefetch_one(self, question: dict[str, Any], key: str | None, *, full: bool = True) -> None:
         try:
             view = evidence_view(question)
         except ReviewerError:
@@ -606,16 +611,16 @@ class EvidenceLoader(QObject):
             return
         index = self.session.index
         if index is not None and Path(index.site.dir).resolve() == Path(folder).resolve():
-            self._prefetch_item(key, question, view, None)
+            self._prefetch_item(key, question, view, None, full=full)
             return
         site_key = str(Path(folder).resolve())
         if site_key in self._indexes:
-            self._prefetch_item(key, question, view, self._indexes[site_key])
+            self._prefetch_item(key, question, view, self._indexes[site_key], full=full)
             return
 
         def then(ix) -> None:
             if not self.closed and key in self._upcoming:
-                self._prefetch_item(key, question, view, ix)
+                self._prefetch_item(key, question, view, ix, full=full)
 
         waiting = self._indexing.get(site_key)
         if waiting is not None:  # being opened for an item before it
@@ -644,8 +649,10 @@ class EvidenceLoader(QObject):
 
         run_in_thread(work, on_done=indexed, on_error=failed)
 
-    def _prefetch_item(self, key: str | None, question: dict[str, Any], view, index) -> None:
-        """Prepare an upcoming item on the site shown (`index` None) or on another site's index opened ahead."""
+    def _prefetch_item(self, key: str | None, question: dict[str, Any], view, index, *, full: bool = True) -> None:
+        """Prepare an upcoming item on the site shown (`index` None) or on another site's index opened ahead; not
+        `full`: only its series (its frame, pair and chips are prepared once it is the next item: preparing two
+        items' whole evidence at once held the CPUs and the GIL through the key turn of the one shown)."""
         if key is None:
             return
         done = self._prepared.get(key)
@@ -658,7 +665,24 @@ class EvidenceLoader(QObject):
             want = self._wanted_for(view, index)
         finally:
             self.sensors = sensors
-        self._submit_prepare(key, view, want, trajectory=True, index=index)
+        if full:
+            self._submit_prepare(key, view, want, trajectory=True, index=index)
+        else:
+            self._series_only(key, view, want, index or self.session.index)
+
+    def _series_only(self, key: str, view, want: tuple, index) -> None:
+        """Read an upcoming item's series ahead from its stack and region alone (no file read on this thread)."""
+        try:
+            mask, ring = region_mask(view.region, index.site)
+        except (ReviewerError, ValueError):
+            return
+        stack = item_stack(index, view, want, self.session.cache)
+        self._start_series((key, Prepared(key, view, index, want, stack, 0, None, None, None, "", [], {}, mask, ring)))
+
+    def series_read(self, key: str) -> bool:
+        """The item's series was read ahead (or while it was shown) and is kept: its trajectory draws at once."""
+        skey = self._item_series.get(key)
+        return skey is not None and skey in self._series
 
     def close(self) -> None:
         """Stop the evidence workers (the window closes)."""
@@ -698,25 +722,33 @@ class Prepared:
         return (scenes, self.view.index, self.mask.tobytes(), harmonized)
 
 
+def item_stack(index, view, want: tuple, cache):
+    """The item's stack with its filters (`want`: EvidenceLoader._wanted_for): what its evidence shows and its
+    series reads, so a series read ahead from it is the one the item shows."""
+    from reviewer.record.stack import open_stack
+
+    sensors, years, months, max_cloud, _pair_method, _chip_months = want
+    return open_stack(
+        index,
+        composite=view.composite,
+        sensors=sensors or None,
+        years=years,
+        months=months or None,
+        max_cloud=max_cloud if max_cloud < 1.0 else None,
+        cache=cache,
+    )
+
+
 def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
     """Worker: the item's stack with its filters, the date it opens on read, the pair's panels resolved and
     stretched, the chip strip over its period read and stretched, its region's mask and ring."""
     from reviewer.app.qt_chips import CHIP_PX, NODATA_RGB
     from reviewer.record.render import resolve_panel
     from reviewer.record.series import clearest_per_year
-    from reviewer.record.stack import open_stack
 
-    sensors, years_f, months, max_cloud, pair_method, chip_months = want
+    _sensors, _years, _months, _cloud, pair_method, chip_months = want
     comp, stretch = view.composite, view.stretch
-    stack = open_stack(
-        index,
-        composite=comp,
-        sensors=sensors or None,
-        years=years_f,
-        months=months or None,
-        max_cloud=max_cloud if max_cloud < 1.0 else None,
-        cache=read.__self__.cache,
-    )
+    stack = item_stack(index, view, want, read.__self__.cache)
     years = view_years(view)
     try:
         mask, ring = region_mask(view.region, index.site)

@@ -27,9 +27,9 @@ def app(make_napari_viewer, tmp_path, demo_db, demo_bank, demo_site, qtbot):
 
 
 def test_the_next_two_items_come_with_their_trajectories(app, qtbot):
-    """Reading the first item, the next two are made ready, trajectories included (a MODIS record's series reads
-    for seconds: one item's reading time is not enough for it); skipping to each draws its index over its region in
-    the turn of the key, nothing left to read."""
+    """Reading the first item, the next one is made ready with its trajectory and the one after it has its series
+    read (a MODIS record's series reads for seconds: one item's reading time is not enough for it); skipping to
+    each draws its index over its region as soon as the item is shown, nothing left to read."""
     from reviewer.app.review_evidence import region_mask
     from reviewer.bank.evidence import evidence_for
 
@@ -37,7 +37,7 @@ def test_the_next_two_items_come_with_their_trajectories(app, qtbot):
     order = [r["item"] for r in panel.rows]
     qtbot.waitUntil(lambda: loader.shown(trajectory=True), timeout=60000)
     qtbot.waitUntil(lambda: loader.ready(order[1], trajectory=True), timeout=60000)
-    qtbot.waitUntil(lambda: loader.ready(order[2], trajectory=True), timeout=60000)
+    qtbot.waitUntil(lambda: loader.series_read(order[2]), timeout=60000)  # (its frame, pair, chips: once it is next)
     for k in (1, 2):
         press(qtbot, app, "Space")  # skip: the next item
         assert panel.view["item"] == order[k]
@@ -47,3 +47,28 @@ def test_the_next_two_items_come_with_their_trajectories(app, qtbot):
         assert not plot.busy and plot.series is not None
         mask, _ring = region_mask(view.region, app.session.index.site)
         assert (plot.series.name, plot.series.where) == (view.index, f"region of {int(mask.sum())} pixels")
+
+
+def test_later_items_series_are_read_ahead_into_the_cube(app, qtbot):
+    """Past the next two, the series of the items after them in my order are read while I read the first one (a
+    MODIS record's series reads for seconds cold): each later item's stack over its index, on the site shown, is in
+    the trajectory plot's cube, so its trajectory will be a mean over grids already read."""
+    from reviewer.app.qt_review import SERIES_AHEAD
+    from reviewer.bank.evidence import evidence_for
+    from reviewer.record.series import cube_holds
+    from reviewer.record.stack import open_stack
+
+    panel, loader, session = app.review.annotator, app.review.loader, app.session
+    qtbot.waitUntil(lambda: loader.shown(trajectory=True), timeout=60000)
+    labels = {sc.label for sc in session.index.record_scenes()}
+    later = []
+    for row in panel.rows[3 : 3 + SERIES_AHEAD]:
+        view = evidence_for(row["question"])
+        if row["question"].get("site") != session.index.site.id or view.index is None:
+            continue
+        sensors = [x for x in row["question"].get("sensors") or () if x in labels]
+        stack = open_stack(session.index, sensors=None if set(sensors) == labels else sensors)
+        later.append((stack, view.index))
+    assert later, "no later item on the site shown in the demo queue"
+    cube = app.trajectory.cube
+    qtbot.waitUntil(lambda: all(cube_holds(cube, stack, name) for stack, name in later), timeout=90000)
