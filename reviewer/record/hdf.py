@@ -373,13 +373,27 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
     return _layer_on_grid(file, layer, fmt, info, grid, nodata, mtime)
 
 
-def _layer_on_grid(file: str, layer: str, fmt: str | None, info: GridInfo, grid, nodata, mtime: int | None):
-    """read_layer once the file's grid is known: the window of the layer under `grid`, looked up onto it."""
+#: [(GridInfo, site Grid, their decode._pixel_map)] of the last layer read onto a grid
+_LAST_LOOKUP: list = [(None, None, None)]
+
+
+def _site_lookup(info: GridInfo, grid):
+    """decode._pixel_map of a file's grid onto `grid`, the last one kept by identity: the granules of one
+    tile share one GridInfo (see _sid_grid), and the lookup's own cache hashed and compared the site grid
+    and the file grid's CRS text for every granule of a scan or a trajectory."""
+    hit = _LAST_LOOKUP[0]  # (one tuple: read and replaced whole, whatever thread reads)
+    if hit[0] is info and hit[1] is grid:
+        return hit[2]
     from reviewer.record.decode import _pixel_map
 
-    pmap = None
-    if grid is not None:
-        pmap = _pixel_map(info.crs_wkt, info.transform, info.shape, grid)
+    pmap = _pixel_map(info.crs_wkt, info.transform, info.shape, grid)
+    _LAST_LOOKUP[0] = (info, grid, pmap)
+    return pmap
+
+
+def _layer_on_grid(file: str, layer: str, fmt: str | None, info: GridInfo, grid, nodata, mtime: int | None):
+    """read_layer once the file's grid is known: the window of the layer under `grid`, looked up onto it."""
+    pmap = None if grid is None else _site_lookup(info, grid)
     try:
         if pmap is not None and pmap.window is None:
             return np.full(grid.shape, nodata if nodata is not None else 0)
