@@ -790,7 +790,12 @@ def scene_fractions(
             qa = read_quality(scene, product, grid)
         if inside is not None and inside.shape == qa.shape:
             total = int(np.count_nonzero(inside))
-            pixels = qa if total == qa.size else qa[inside]
+            if total == qa.size:
+                pixels = qa
+            elif qa.dtype.itemsize > 1 and _plain_bits(qa, product) and "fill" in product.quality.flags:
+                pixels = _outside_as_fill(qa, inside, product.quality)  # (Landsat QA_PIXEL)
+            else:
+                pixels = qa[inside]
         else:
             total, pixels = qa.size, qa
         if pixels.dtype.kind in "ui" and pixels.dtype.itemsize == 1:  # class codes: count each code once
@@ -825,6 +830,15 @@ def scene_fractions(
     }
     if n_snow is not None:
         out["snow_fraction"] = n_snow / total if total else 0.0
+    return out
+
+
+def _outside_as_fill(qa: np.ndarray, inside: np.ndarray, quality: QualitySpec) -> np.ndarray:
+    """A copy of a bit-flag layer with the fill flag set on every pixel outside the site boundary: counted
+    as fill (neither valid, cloudy nor snow), the same counts as cutting them out, in two passes where
+    qa[inside] gathered the inside pixels one by one (a third of a scene's fractions)."""
+    out = qa.copy()
+    np.bitwise_or(out, out.dtype.type(flag_bits(quality, ["fill"])), out=out, where=~inside)
     return out
 
 

@@ -8,6 +8,8 @@ cloud, bit 6 clear)."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import rasterio
@@ -136,3 +138,27 @@ def test_scene_in_another_utm_zone_is_warped_as_read_raw_warps_it(tmp_path):
     expected = read_raw(path, grid, nodata=1)
     assert 0.5 < (expected != 1).mean() < 0.99, "the grid sees the scene, and its southern rows lie outside it"
     assert np.array_equal(pixels, expected)
+
+
+def test_fractions_count_only_the_pixels_inside_the_site_boundary(tmp_path):
+    qa = np.full((60, 60), 1 << 3, np.uint16)  # cloudy: the right half, outside the boundary, is all cloud
+    qa[:, :30] = 1 << 6  # the left half: clear ...
+    qa[:15, :30] = 1  # ... but 450 fill pixels
+    qa[15:30, :30] = 1 << 3  # ... and 450 cloudy ones
+    site = tmp_path / "site"
+    _scene(site, qa, **LAYOUTS["deflate strips, predictor 2"])
+    west, east, south, north = X0, X0 + 30 * 30, Y0 - 60 * 30, Y0  # the left half of the site
+    ring = [[west, south], [east, south], [east, north], [west, north], [west, south]]
+    boundary = {
+        "type": "FeatureCollection",
+        "crs": {"type": "name", "properties": {"name": CRS}},
+        "features": [{"type": "Feature", "properties": {}, "geometry": {"type": "Polygon", "coordinates": [ring]}}],
+    }
+    (site / "boundary.geojson").write_text(json.dumps(boundary))
+    write_site_json(
+        site, bbox=[X0, Y0 - 60 * 30, X0 + 60 * 30, Y0], crs=CRS, shape=[60, 60], boundary="boundary.geojson"
+    )
+    (scene,) = scan_site(site).scenes
+    assert scene.valid_fraction == pytest.approx(1350 / 1800)  # of the 1,800 pixels inside
+    assert scene.clear_fraction == pytest.approx(900 / 1800)
+    assert scene.cloud_fraction == pytest.approx(450 / 1350)
