@@ -6,8 +6,8 @@ everything the scan had set up (the catalog, the site grid, the scenes found, th
 first granule) and measures its share on another CPU; it sends back only the results.
 
 Items are handed out in chunks, a copy never more than AHEAD chunks ahead of what it has sent back, while
-this process measures chunks from the other end of the list: a copy slowed by a busy CPU costs at most
-those chunks. A copy that fails is replaced by this process doing its chunks; a cancel (raised by `tick`)
+this process measures chunks from the other end of the list, and at the end takes back the chunks a copy
+has queued but not begun: a copy slowed by a busy CPU costs at most the chunk it is on. A copy that fails is replaced by this process doing its chunks; a cancel (raised by `tick`)
 or any error kills the copies at once. Linux only: fork() is unsafe on macOS and absent on Windows.
 """
 
@@ -64,15 +64,15 @@ def forked_map(
             helpers.append(_Copy(job, guard, [fd for h in helpers for fd in (h.down, h.up)]))
         while todo or any(h.given for h in helpers):
             for h in helpers:
-                while h.alive and len(h.given) < AHEAD and todo:
+                while h.alive and not h.stale and len(h.given) < AHEAD and todo:  # (stale answers come first)
                     h.give(todo.popleft())
             done = [h for h in helpers if h.given and h.ready(0)]
             for h in done:
                 _collect(h, results, todo, tick)
             if done:
                 continue
-            if todo:  # this process takes a chunk from the other end of the list (in order when alone)
-                items = todo.pop() if helpers else todo.popleft()
+            items = _next_here(todo, helpers)
+            if items is not None:
                 for i in items:
                     results[i] = job(i)
                 tick(len(items))
@@ -85,6 +85,19 @@ def forked_map(
     return results
 
 
+def _next_here(todo: deque, helpers: list[_Copy]) -> range | None:
+    """The chunk this process measures next: from the other end of the list than the copies' (in order
+    when alone); once the list is empty, a chunk a copy has queued but not begun (taken back: its answer
+    for it is dropped), so no one waits on a copy slowed by a busy CPU for more than the chunk it is on."""
+    if todo:
+        return todo.pop() if helpers else todo.popleft()
+    for h in helpers:
+        if len(h.given) > 1:
+            h.stale += 1
+            return h.given.pop()
+    return None
+
+
 def _collect(h: _Copy, results: list, todo: deque, tick: Callable[[int], None]) -> None:
     """A copy's results for its oldest chunk; if it died instead, its chunks go back to the list."""
     items = h.given[0]
@@ -94,7 +107,7 @@ def _collect(h: _Copy, results: list, todo: deque, tick: Callable[[int], None]) 
         h.given.clear()
         return
     h.given.popleft()
-    for i, result in zip(items, got, strict=True):
+    for i, result in zip(items, got, strict=True):  # (the chunks taken back come after every given one)
         results[i] = result
     tick(len(items))
 
@@ -125,6 +138,7 @@ class _Copy:
         os.close(up_w)
         self.pid, self.down, self.up = pid, down_w, up_r
         self.given: deque[range] = deque()
+        self.stale = 0  # chunks taken back after they were handed down (their answers come last)
         self.alive = True
 
     def give(self, items: range) -> None:
@@ -150,7 +164,7 @@ class _Copy:
     def close(self) -> None:
         """Stop the copy: at once (SIGKILL) when it still has work, else by telling it to end."""
         try:
-            if self.given or not self.alive:
+            if self.given or self.stale or not self.alive:
                 os.kill(self.pid, signal.SIGKILL)
             else:
                 os.write(self.down, _RANGE.pack(*_STOP))

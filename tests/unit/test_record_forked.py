@@ -148,3 +148,19 @@ def test_modis_scan_same_with_and_without_copies(tmp_path, forks, workers):
         assert len(forks) == 1 and _gone(forks[0]), "one copy shared the granules, and ended"
     elif workers == 1:
         assert forks == []
+
+
+def test_a_slow_copy_is_waited_on_for_its_current_chunk_only(forks):
+    """The copy takes 0.6 s an item; this process, alone fast, takes back the chunk the copy has queued
+    but not begun, so the whole map waits for one of the copy's items, not two (>= 1.2 s)."""
+    here = os.getpid()
+
+    def job(i):
+        time.sleep(0.6 if os.getpid() != here else 0.001)
+        return -i
+
+    t0 = time.perf_counter()
+    got = forked_map(job, 8, copies=1, chunk=1, tick=lambda k: None)
+    assert got == [-i for i in range(8)]
+    assert time.perf_counter() - t0 < 1.1
+    assert _gone(forks[0]), "the copy, busy with the chunk taken back, was killed"
