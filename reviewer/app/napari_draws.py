@@ -1,6 +1,6 @@
 """napari and vispy kept to one canvas draw per change: what the review dock's timing found napari doing for
 nothing on every item (a second draw to place overlays, a shader recompile per region edit, thumbnails and
-rows of a layer list nobody sees). Each is a small patch over napari's or vispy's own objects, applied once
+rows of a layer list nobody sees, a second update of every layer per date). Each is a small patch over napari's or vispy's own objects, applied once
 by the `StackSession`."""
 
 from __future__ import annotations
@@ -91,3 +91,16 @@ class Thumbnails:
         elif model is not None and self._detached is None:
             model._root.events.disconnect(model._process_event)  # noqa: SLF001
             self._detached = model
+
+
+def one_layer_update_per_date(viewer) -> None:
+    """napari updates every layer twice per date change: its dims' `point` and `current_step` events are both
+    connected to the viewer's layer update (napari's own workaround, 'we fire double events'), and a step change
+    changes both. The second pass finds every slice unchanged but still walks each layer's slice input, the layer
+    list's extent and the cursor. Only `current_step` is kept: this viewer's layers are sliced by whole dates (the
+    image, the quality overlay) or not along the dates at all (boundary, region), so a point moved within one date
+    changes nothing shown."""
+    emitter = getattr(viewer.dims.events, "point", None)
+    update = getattr(viewer, "_update_layers", None)  # noqa: SLF001 - napari's own layer update
+    if emitter is not None and update is not None:
+        emitter.disconnect(update)

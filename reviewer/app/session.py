@@ -21,7 +21,12 @@ from reviewer.app.errors import ErrorReporter
 from reviewer.app.frames import FrameArray
 from reviewer.app.glyphs import PRINTABLE, GlyphWarmer
 from reviewer.app.jobs import Prefetcher, Progress, alive, run_in_thread, when_settled
-from reviewer.app.napari_draws import Thumbnails, keep_mesh_shaders, place_overlays_before_draw
+from reviewer.app.napari_draws import (
+    Thumbnails,
+    keep_mesh_shaders,
+    one_layer_update_per_date,
+    place_overlays_before_draw,
+)
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.scan import Scene, SceneIndex
@@ -187,6 +192,7 @@ class StackSession(QObject):
         self.text.box = True
         place_overlays_before_draw(viewer)
         keep_mesh_shaders()
+        one_layer_update_per_date(viewer)
         self.thumbnails = Thumbnails(viewer)
         self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"
