@@ -13,6 +13,7 @@ or any error kills the copies at once. Linux only: fork() is unsafe on macOS and
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 import select
@@ -24,6 +25,8 @@ from collections import deque
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
+
+logger = logging.getLogger(__name__)
 
 #: below this many items a fork (a few ms for a large process, and its copy-on-write faults) saves nothing
 MIN_ITEMS = 128
@@ -61,7 +64,11 @@ def forked_map(
     helpers: list[_Copy] = []
     try:
         for _ in range(copies):
-            helpers.append(_Copy(job, guard, [fd for h in helpers for fd in (h.down, h.up)]))
+            try:
+                helpers.append(_Copy(job, guard, [fd for h in helpers for fd in (h.down, h.up)]))
+            except OSError as exc:
+                logger.info("measuring without a forked copy: %s", exc)
+                break
         while todo or any(h.given for h in helpers):
             for h in helpers:
                 while h.alive and not h.stale and len(h.given) < AHEAD and todo:  # (stale answers come first)
@@ -125,11 +132,16 @@ class _Copy:
         """Fork the copy; `others`: this process's ends of the other copies' pipes, which the copy closes."""
         down_r, down_w = os.pipe()
         up_r, up_w = os.pipe()
-        with guard(), warnings.catch_warnings():
-            # (Python 3.12 warns of fork() in a process with threads: the copy runs only `job`, and the
-            # guard keeps the one library it uses out of every other thread's hands while it forks)
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
+        try:
+            with guard(), warnings.catch_warnings():
+                # (Python 3.12 warns of fork() in a process with threads: the copy runs only `job`, and the
+                # guard keeps the one library it uses out of every other thread's hands while it forks)
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:  # no process to spare (EAGAIN, ENOMEM): forked_map goes on without this copy
+            for fd in (down_r, down_w, up_r, up_w):
+                os.close(fd)
+            raise
         if pid == 0:
             for fd in (down_w, up_r, *others):
                 os.close(fd)
@@ -172,7 +184,10 @@ class _Copy:
             pass
         os.close(self.down)
         os.close(self.up)
-        os.waitpid(self.pid, 0)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:  # reaped already (SIGCHLD ignored by the application)
+            pass
 
 
 def _serve(job: Callable[[int], Any], down: int, up: int) -> None:

@@ -164,3 +164,13 @@ def test_a_slow_copy_is_waited_on_for_its_current_chunk_only(forks):
     assert got == [-i for i in range(8)]
     assert time.perf_counter() - t0 < 1.1
     assert _gone(forks[0]), "the copy, busy with the chunk taken back, was killed"
+
+
+def test_no_process_to_spare_means_measuring_alone(monkeypatch):
+    def fork():
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(forked.os, "fork", fork)
+    fds = len(os.listdir("/proc/self/fd"))
+    assert forked_map(lambda i: 2 * i, 20, copies=1, chunk=3, tick=lambda k: None) == list(range(0, 40, 2))
+    assert len(os.listdir("/proc/self/fd")) == fds, "the copy's pipes were closed"
