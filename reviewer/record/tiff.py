@@ -200,11 +200,15 @@ def _inflate(image: DirectImage, read, blocks, block_values: int) -> bytes | Non
     Every block but a last strip is block_values values long."""
     parts = []
     nbytes = block_values * image.dtype.itemsize
+    blocks = list(blocks)
+    if any(image.counts[k] == 0 for k in blocks):
+        return None  # a sparse block: GDAL fills it with nodata, not ours to guess
+    span_read = _span_reader(image, read, blocks)
     for k in blocks:
         count = image.counts[k]
-        data = read(image.offsets[k], count) if count else b""
-        if not count or len(data) < count:
-            return None  # a sparse block (GDAL fills it with nodata, not ours to guess) or a cut one
+        data = span_read(image.offsets[k], count)
+        if len(data) < count:
+            return None  # cut short
         if image.compression != 1:
             try:  # (at most the block's own size: a damaged stream cannot inflate without bound)
                 data = zlib.decompressobj().decompress(data, nbytes)
@@ -214,6 +218,17 @@ def _inflate(image: DirectImage, read, blocks, block_values: int) -> bytes | Non
             return None  # only the last strip may be short (it holds the rows left)
         parts.append(data[:nbytes])
     return b"".join(parts)
+
+
+def _span_reader(image: DirectImage, read, blocks: list[int]):
+    """read(offset, n) for the blocks, served from one read of the bytes from the first block to the end
+    of the last when they lie together (as GDAL and USGS write them): one system call, not one per strip."""
+    start = min(image.offsets[k] for k in blocks)
+    end = max(image.offsets[k] + image.counts[k] for k in blocks)
+    if end - start > 2 * sum(image.counts[k] for k in blocks) + 65536:
+        return read  # scattered: each block read on its own
+    span = memoryview(read(start, end - start))
+    return lambda offset, n: span[offset - start : offset - start + n]
 
 
 def _undo_predictor(image: DirectImage, blocks: np.ndarray) -> np.ndarray:
