@@ -415,11 +415,12 @@ class EvidenceLoader(QObject):
         self._after_paint(turn, p, self._show_docks)
 
     def _after_paint(self, turn, p: Prepared, step) -> None:
-        """`step(p)` in a later event-loop turn, unless another item's change began meanwhile."""
+        """`step(p)` in a later event-loop turn, unless another item's change began meanwhile or the dock moved on to
+        another item (whose evidence loads in a later turn still)."""
         from qtpy.QtCore import QTimer
 
         def run() -> None:
-            if self.closed or self._turn is not turn or self.key != p.key:
+            if self.closed or self._turn is not turn or self.key != p.key or self.wanted not in (None, p.key):
                 if self._finishing == p.key and self._turn is turn:
                     self._finishing = None
                 return

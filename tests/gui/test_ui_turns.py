@@ -1,0 +1,83 @@
+"""Issue 10: what the user sees while the UI work of a site open or an item change is spread over event-loop turns.
+The canvas keeps its size while the first site opens (the date slider takes the row kept for it: a resize was a
+synchronous repaint of the whole canvas); an item change whose docks follow in a later turn never draws the docks
+of an item the reviewer already left.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gui.conftest import wait_frame
+from tests.gui.test_review_dock import BANK, make_store, wait_evidence  # noqa: F401 - the review dock's store
+
+pytestmark = pytest.mark.gui
+
+
+def test_first_open_keeps_the_canvas_size(reviewer_app, demo_site, qtbot):
+    """From the start-up window to the first site shown, the canvas is never resized: the slider row is there
+    before the site (empty) and the slider shows in it; only then does the image show, at the site's pixel size."""
+    app, s = reviewer_app, reviewer_app.session
+    canvas = app.viewer.window._qt_viewer.canvas
+    qtbot.wait(200)
+    before = tuple(canvas.native.size().toTuple())
+    sizes = []
+    canvas._scene_canvas.events.resize.connect(lambda event: sizes.append(tuple(event.size)))
+    app.open_site(demo_site)
+    wait_frame(app, qtbot)
+    qtbot.waitUntil(lambda: app.settled, timeout=30000)
+    qtbot.wait(100)
+    assert sizes == [], f"the canvas was resized during the open: {before} -> {sizes}"
+    assert tuple(canvas.native.size().toTuple()) == before
+    slider = app.viewer.window._qt_viewer.dims.slider_widgets[0]
+    assert slider.isVisible() and slider.slider.maximum() == len(s.stack) - 1
+    res = s.index.site.resolution
+    assert tuple(s.image_layer.scale) == (1.0, res, res) and s.image_layer.opacity == 1.0
+
+
+@pytest.fixture
+def review_window(make_napari_viewer, tmp_path, demo_db, demo_bank, demo_site, qtbot):
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+
+    store_path = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site)
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=store_path, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
+    app.start_review("ann", "annotator")
+    yield app
+    app.close()
+
+
+def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
+    """N pressed twice before the event loop runs, the first of the two prepared ahead: the canvas takes it in its
+    key's turn, but the docks that follow in a later turn draw only the item the reviewer stopped on (the one passed
+    over is never drawn there late, over it), and they show its evidence view (pair dates, period, stretch)."""
+    app = review_window
+    panel, loader, st = app.review.annotator, app.review.loader, app.state
+    wait_evidence(app, qtbot, timeout=60000)
+    keys = [r["item"] for r in panel.shown_rows]
+    first = panel.view["item"]
+    second, third = keys[keys.index(first) + 1], keys[keys.index(first) + 2]
+    qtbot.waitUntil(lambda: loader.ready(second), timeout=60000)  # shown in its key's turn (the third later)
+    drawn = []
+    show_chips = app.chips.show_chips
+
+    def recorded(*args, **kwargs):
+        drawn.append(loader.key)
+        return show_chips(*args, **kwargs)
+
+    app.chips.show_chips = recorded
+    assert app.review.key("N") and panel.view["item"] == second
+    assert app.review.key("N") and panel.view["item"] == third
+    wait_evidence(app, qtbot, timeout=60000)
+    qtbot.wait(200)  # a turn left over from the item passed over would have run by now
+    assert drawn == [third]
+    view = loader.view
+    assert loader.key == third and view is not None
+    from reviewer.app.review_evidence import evidence_view, view_years
+
+    assert view.to_json() == evidence_view(panel.view["question"]).to_json()
+    assert st.composite == view.composite and st.stretch == view.stretch
+    assert st.period == view_years(view)
+    if len(view.panels) >= 2:
+        assert st.pair == (view.panels[0], view.panels[-1])
