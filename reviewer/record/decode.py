@@ -366,7 +366,7 @@ def direct_band(first: bytes, size: int, read, grid: Grid | None, nodata: float)
     from affine import Affine
 
     image = direct_image(first, size, read)
-    if image is None:
+    if image is None or (image.pixel_is_point and _point_geo_ignored()):
         return None
     rows, cols = image.shape
     transform = Affine.from_gdal(*image.transform)
@@ -384,6 +384,13 @@ def direct_band(first: bytes, size: int, read, grid: Grid | None, nodata: float)
         return np.full(grid.shape, nodata, dtype=image.dtype.newbyteorder("="))
     window = read_window(image, read, *pmap.window)
     return None if window is None else _window_on_grid(window, pmap, nodata)
+
+
+def _point_geo_ignored() -> bool:
+    """Whether GDAL is told to take a PixelIsPoint tie point as the pixel's corner (GTIFF_POINT_GEO_IGNORE set
+    true, by rasterio.Env or the environment): tiff.py's transform is GDAL's default, so GDAL reads it."""
+    value = rasterio.env.get_gdal_config("GTIFF_POINT_GEO_IGNORE", normalize=False)
+    return value is not None and str(value).upper() not in ("NO", "FALSE", "OFF", "0")
 
 
 @lru_cache(maxsize=64)

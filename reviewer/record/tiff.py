@@ -7,10 +7,15 @@ the plain rasterio read of every quality layer the scan is measured against (abo
 took 1.6-2x that read. A Landsat C2 quality layer as USGS writes it (one band of 8/16-bit codes, no or
 DEFLATE compression with or without horizontal differencing, strips or tiles, an EPSG-coded projected
 CRS with one tie point and a pixel scale) is decoded here in one pass from the same open: its check's
-head read often holds the whole file. Anything else (another compression, PixelIsPoint, a model
-transformation, other GeoKeys, a GDAL .aux.xml beside it, a block that does not inflate) is not guessed
-at: `direct_image` or `read_window` returns None and the caller reads through GDAL, which also names what
-is wrong with a damaged file.
+head read often holds the whole file. USGS georeferences C2 layers PixelIsPoint (the tie point is the centre
+of the first pixel); GDAL, by default (GTIFF_POINT_GEO_IGNORE unset), moves the origin half a pixel up and
+left to the pixel's corner, and so does this module, so a real download gets the same grid as from GDAL.
+Tags that change neither the pixels read nor where they lie (citations, GeoAsciiParams, GDAL_NODATA: the
+scan gives its own fill; GDAL_METADATA; the overviews of a COG, which follow the first image) are passed
+over. Anything else (another compression, a model transformation, other GeoKeys, an orientation other than
+top-left, a GDAL .aux.xml beside it, a block that does not inflate) is not guessed at: `direct_image` or
+`read_window` returns None and the caller reads through GDAL, which also names what is wrong with a
+damaged file.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ import numpy as np
 #: (struct code, bytes) of the TIFF field types the fast path reads: BYTE, ASCII, SHORT, LONG, DOUBLE, LONG8
 _TYPES = {1: ("B", 1), 2: ("s", 1), 3: ("H", 2), 4: ("I", 4), 12: ("d", 8), 16: ("Q", 8)}
 _WANTED = frozenset(
-    [256, 257, 258, 259, 262, 266, 273, 277, 278, 279, 284, 317, 322, 323, 324, 325, 338, 339]
+    [256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 317, 322, 323, 324, 325, 338, 339]
     + [33550, 33922, 34264, 34735]
 )
 _DEFLATE = (8, 32946)  # Adobe and the old PKZIP code
-#: GeoKeys a plain projected GeoTIFF carries (GDAL and USGS write these), with the value each must have
-#: (None: any). ProjectedCSType (3072) holds the EPSG code; any other key sends the file to GDAL.
-_GEOKEYS = {1024: 1, 1025: 1, 1026: None, 2049: None, 2054: 9102, 3072: None, 3073: None, 3076: 9001}
+#: GeoKeys a plain projected GeoTIFF carries (GDAL and USGS write these), with the values each may have
+#: (None: any). ProjectedCSType (3072) holds the EPSG code; GTRasterType (1025) is 1 PixelIsArea or 2
+#: PixelIsPoint; any other key sends the file to GDAL.
+_GEOKEYS = {1024: (1,), 1025: (1, 2), 1026: None, 2049: None, 2054: (9102,), 3072: None, 3073: None, 3076: (9001,)}
+_PIXEL_IS_POINT = 2
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,7 @@ class DirectImage:
     counts: tuple[int, ...]
     epsg: int
     transform: tuple[float, float, float, float, float, float]  # GDAL order: x0, dx, 0, y0, 0, -dy
+    pixel_is_point: bool  # (transform is then GDAL's default: half a pixel up-left of the tie point)
 
 
 def direct_image(first: bytes, size: int, read) -> DirectImage | None:
@@ -113,6 +121,7 @@ def _plain_image(tags: dict[int, tuple], little: bool) -> DirectImage | None:
         and one(284, 1) == 1
         and one(262, 1) == 1  # min-is-black
         and one(266, 1) == 1
+        and one(274, 1) == 1  # top-left orientation
         and 338 not in tags
         and (compression == 1 or compression in _DEFLATE)
         and predictor in (1, 2)
@@ -136,32 +145,48 @@ def _plain_image(tags: dict[int, tuple], little: bool) -> DirectImage | None:
     if len(offsets) != -(-height // block[0]) * per_col:
         return None
     dtype = np.dtype(("<" if little else ">") + kind)
-    epsg, transform = place
-    return DirectImage((height, width), dtype, compression, predictor, block, tiled, offsets, counts, epsg, transform)
+    return DirectImage((height, width), dtype, compression, predictor, block, tiled, offsets, counts, *place)
 
 
-def _georeferencing(tags: dict[int, tuple]) -> tuple[int, tuple] | None:
-    """(EPSG code, GDAL geotransform) of a north-up, PixelIsArea, EPSG-coded projected GeoTIFF, else None."""
+def _georeferencing(tags: dict[int, tuple]) -> tuple[int, tuple, bool] | None:
+    """(EPSG code, GDAL geotransform, PixelIsPoint) of a north-up, EPSG-coded projected GeoTIFF, else None."""
     keys, scale, tie = tags.get(34735), tags.get(33550), tags.get(33922)
     if keys is None or scale is None or tie is None or 34264 in tags or len(tie) != 6 or len(scale) < 2:
         return None
     if keys[0] != 1 or len(keys) < 4 + 4 * keys[3] or any(tie[:3]) or scale[0] <= 0 or scale[1] <= 0:
         return None
-    epsg = None
+    values = _geokey_values(keys)
+    if values is None or values.get(3072) is None:
+        return None
+    point = values.get(1025) == _PIXEL_IS_POINT
+    return values[3072], _geotransform(tie, scale, point), point
+
+
+def _geokey_values(keys: tuple) -> dict[int, int] | None:
+    """Each GeoKey's value (for a key stored elsewhere, its location), None when a key or value is not
+    one of _GEOKEYS or the EPSG code is not one."""
+    values = {}
     for k in range(keys[3]):
         key, location, _count, value = keys[4 + 4 * k : 8 + 4 * k]
         if key not in _GEOKEYS:
             return None
-        want = _GEOKEYS[key]
-        if want is not None and (location != 0 or value != want):
+        allowed = _GEOKEYS[key]
+        if allowed is not None and (location != 0 or value not in allowed):
             return None
-        if key == 3072:
-            if location != 0 or not 1 <= value < 32767:
-                return None
-            epsg = value
-    if epsg is None:
-        return None
-    return epsg, (tie[3], scale[0], 0.0, tie[4], 0.0, -scale[1])
+        if key == 3072 and (location != 0 or not 1 <= value < 32767):
+            return None
+        values[key] = value
+    return values
+
+
+def _geotransform(tie: tuple, scale: tuple, point: bool) -> tuple[float, float, float, float, float, float]:
+    """GDAL's geotransform from the tie point (at raster 0, 0) and pixel scale. PixelIsPoint: the tie point
+    is the first pixel's centre, and GDAL's default moves the origin to its corner, half a pixel up-left,
+    in GDAL's own floating-point steps (x0 -= dx/2 + 0/2, y0 -= 0/2 + -dy/2), so to the same bits."""
+    x0, y0, dx, dy = tie[3], tie[4], scale[0], scale[1]
+    if point:
+        x0, y0 = x0 - (dx * 0.5 + 0.0 * 0.5), y0 - (0.0 * 0.5 + -dy * 0.5)
+    return (x0, dx, 0.0, y0, 0.0, -dy)
 
 
 def read_window(image: DirectImage, read, rows: tuple[int, int], cols: tuple[int, int]) -> np.ndarray | None:

@@ -18,6 +18,7 @@ from rasterio.transform import from_origin
 from reviewer.record.check import check_quality_band
 from reviewer.record.decode import Grid, read_raw
 from reviewer.record.scan import scan_site
+from reviewer.record.tiff import direct_image
 from tests.conftest import write_site_json
 
 OLI = "LC08_L2SP_190026_20200705_20200913_02_T1"
@@ -87,11 +88,84 @@ def test_other_layouts_are_left_to_gdal(tmp_path):
         assert check_quality_band(str(path), _grid(60, 60), 1) == (None, None), path.name
 
 
-def test_pixel_is_point_layer_is_left_to_gdal(real_dir):
-    # the real USGS fixture is georeferenced PixelIsPoint (GDAL shifts it half a pixel): not guessed at
-    scene = "LC08_L2SP_098084_20210503_20210508_02_T1"
-    path = real_dir / "eo-datasets" / scene / f"{scene}_QA_PIXEL.TIF"
-    assert check_quality_band(str(path), _grid(60, 60), 1) == (None, None)
+REAL_SCENES = {
+    "OLI": "LC08_L2SP_098084_20210503_20210508_02_T1",
+    "ETM+": "LE07_L2SP_090084_20210331_20210426_02_T1",
+    "TM": "LT05_L2SP_090084_19980308_20200909_02_T1",
+}
+
+
+def _real_qa(real_dir, scene):
+    return real_dir / "eo-datasets" / scene / f"{scene}_QA_PIXEL.TIF"
+
+
+def _grid_of(path):
+    with rasterio.open(path) as ds:
+        return Grid(ds.crs, ds.transform, (ds.height, ds.width))
+
+
+def _direct(path):
+    data = path.read_bytes()
+    return direct_image(data[:8192], len(data), lambda offset, n: data[offset : offset + n])
+
+
+def test_real_usgs_quality_layer_origin_is_the_first_pixel_corner(real_dir):
+    # USGS ties the centre of the first pixel (PixelIsPoint): 611557.75, -3715970.25 for 3945.5 x 3970.5 m pixels,
+    # so its corner, GDAL's origin, lies half a pixel up-left: 611557.75 - 1972.75, -3715970.25 + 1985.25
+    image = _direct(_real_qa(real_dir, REAL_SCENES["OLI"]))
+    assert image.pixel_is_point and image.epsg == 32653
+    assert image.transform[0] == 609585.0 and image.transform[3] == -3713985.0
+
+
+@pytest.mark.parametrize("scene", REAL_SCENES.values(), ids=REAL_SCENES.keys())
+def test_real_usgs_quality_layer_is_decoded_as_gdal_reads_it(real_dir, scene):
+    path = _real_qa(real_dir, scene)
+    with rasterio.open(path) as ds:
+        assert _direct(path).transform == ds.transform.to_gdal()
+        centre_x, centre_y = (ds.bounds.left + ds.bounds.right) / 2, (ds.bounds.bottom + ds.bounds.top) / 2
+        crs = ds.crs
+    tm = REAL_SCENES["TM"]
+    grids = {  # the scene's own grid; the TM scene's (the cross-decade site of test_record_real); 1 km at the centre
+        "own": _grid_of(path),
+        "TM site": _grid_of(real_dir / "eo-datasets" / tm / f"{tm}_SR_B3.TIF"),
+        "1 km": Grid(crs, from_origin(centre_x - 20000, centre_y + 20000, 1000, 1000), (40, 40)),
+    }
+    for name, grid in grids.items():
+        bad, pixels = check_quality_band(str(path), grid, 1)
+        assert bad is None and pixels is not None, f"{name}: decoded without GDAL"
+        assert np.array_equal(pixels, read_raw(path, grid, nodata=1)), name
+
+
+def test_pixel_is_point_layer_is_left_to_gdal_when_gdal_is_told_to_ignore_it(real_dir):
+    path = _real_qa(real_dir, REAL_SCENES["TM"])
+    with rasterio.Env(GTIFF_POINT_GEO_IGNORE=True):  # GDAL then takes the tie point as the corner
+        assert check_quality_band(str(path), _grid_of(path), 1) == (None, None)
+    with rasterio.Env(GTIFF_POINT_GEO_IGNORE="NO"):
+        assert check_quality_band(str(path), _grid_of(path), 1)[1] is not None
+
+
+def test_usgs_cog_layout_with_nodata_metadata_and_overviews_is_decoded(tmp_path):
+    # as USGS writes a C2 layer: a COG (DEFLATE, 256 tiles, overviews), PixelIsPoint; plus GDAL's nodata and
+    # metadata tags, which change neither the pixels nor where they lie
+    codes = np.random.default_rng(7).integers(0, 2**16, (420, 400), dtype=np.uint16)  # partial tiles
+    path = tmp_path / "QA_PIXEL.TIF"
+    profile = dict(driver="COG", width=400, height=420, count=1, dtype="uint16", crs=CRS, nodata=0)
+    with rasterio.open(
+        path, "w", transform=from_origin(X0, Y0, 30, 30), compress="deflate", predictor=2, blocksize=256, **profile
+    ) as ds:
+        ds.update_tags(AREA_OR_POINT="Point", PRODUCT="QA_PIXEL")
+        ds.write(codes, 1)
+    with rasterio.open(path) as ds:
+        assert ds.overviews(1) and ds.block_shapes == [(256, 256)] and ds.tags()["AREA_OR_POINT"] == "Point"
+        assert ds.transform == from_origin(X0, Y0, 30, 30)
+    # 20 m past col 380, row 400: a grid pixel's centre lies 35 m (1.17 pixels) past theirs, in col 381 + j,
+    # row 401 + i (half a pixel off, it would be col 380 + j): the scene's last 19 rows and cols, then outside
+    astride = _grid(40, 40, X0 + 380 * 30 + 20, Y0 - 400 * 30 - 20)
+    bad, pixels = check_quality_band(str(path), astride, 1)
+    assert bad is None and pixels is not None
+    assert np.array_equal(pixels[:19, :19], codes[401:, 381:])
+    assert (pixels[19:, :] == 1).all() and (pixels[:, 19:] == 1).all(), "outside: the QA fill code, not the nodata tag"
+    assert np.array_equal(pixels, read_raw(path, astride, nodata=1))
 
 
 def _scene(site, qa, **layout):
