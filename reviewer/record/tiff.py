@@ -214,9 +214,9 @@ def read_window(image: DirectImage, read, rows: tuple[int, int], cols: tuple[int
     data = _inflate(image, read, ks, bh * bw)
     if data is None or len(data) < len(ks) * bh * bw * image.dtype.itemsize:
         return None
-    tiles = _undo_predictor(image, np.frombuffer(data, image.dtype, len(ks) * bh * bw).reshape(-1, bh, bw))
-    n_cols = end_col - first_col
-    mosaic = tiles.reshape(end_row - first_row, n_cols, bh, bw).transpose(0, 2, 1, 3).reshape(-1, n_cols * bw)
+    n_rows, n_cols = end_row - first_row, end_col - first_col
+    tiles = np.frombuffer(data, image.dtype, len(ks) * bh * bw).reshape(n_rows, n_cols, bh, bw)
+    mosaic = _undo_predictor(image, tiles.transpose(0, 2, 1, 3)).reshape(-1, n_cols * bw)
     return mosaic[r0 - first_row * bh : r1 - first_row * bh, c0 - first_col * bw : c1 - first_col * bw]
 
 
@@ -257,9 +257,12 @@ def _span_reader(image: DirectImage, read, blocks: list[int]):
 
 
 def _undo_predictor(image: DirectImage, blocks: np.ndarray) -> np.ndarray:
-    """Native byte order; horizontal differencing (predictor 2: each pixel stored as the change from the
-    one on its left, within a strip or tile row) summed back along the last axis."""
-    native = image.dtype.newbyteorder("=")
+    """Native byte order, in a new C-ordered array of the blocks' shape (blocks may be a transposed view of
+    tiles: the copy lays them out as the mosaic in the same pass); horizontal differencing (predictor 2:
+    each pixel stored as the change from the one on its left, within a strip or tile row) summed back along
+    the last axis."""
+    out = np.empty(blocks.shape, image.dtype.newbyteorder("="))  # (the caller owns it, writable, as from GDAL)
     if image.predictor == 2:
-        return np.cumsum(blocks, axis=-1, dtype=native)
-    return blocks.astype(native)  # (a copy: the caller owns a writable array, as from GDAL)
+        return np.cumsum(blocks, axis=-1, dtype=out.dtype, out=out)
+    out[...] = blocks
+    return out
