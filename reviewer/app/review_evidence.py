@@ -261,7 +261,7 @@ class EvidenceLoader(QObject):
 
         def job() -> None:
             if trajectory:
-                self._wait_quiet()
+                self._wait_quiet(cancel)  # (the item shown, when it is prepared now, is queued behind: not held up)
                 if cancel.is_set():
                     return
             try:
@@ -295,9 +295,9 @@ class EvidenceLoader(QObject):
         harmonized = self._harmonized()
         cube = getattr(self.app.trajectory, "cube", None)
 
-        def stop() -> bool:  # asked before each scene: a prefetched series also waits while an item is shown
+        def stop() -> bool:  # asked before each scene: a prefetched series waits while an item is shown
             if skey != self._series_wanted:
-                self._wait_quiet()
+                self._wait_quiet(cancel)
             return cancel.is_set()
 
         def job() -> None:
@@ -322,10 +322,10 @@ class EvidenceLoader(QObject):
         if self._warm:
             self._queue_warm()
 
-    def _wait_quiet(self) -> None:
+    def _wait_quiet(self, cancel: threading.Event | None = None) -> None:
         """Worker: wait while an item is being shown and painted (prefetch readers holding the GIL and the CPUs made
-        the key's turn and its paint slower); the wanted item's own reads never wait."""
-        while not self._closed:
+        the key's turn and its paint slower), unless cancelled; the wanted item's own reads never wait."""
+        while not self._closed and not (cancel is not None and cancel.is_set()):
             left = self._quiet_until - time.monotonic()
             if left <= 0:
                 return
@@ -582,7 +582,7 @@ class EvidenceLoader(QObject):
             return
 
         def stopped() -> bool:
-            self._wait_quiet()
+            self._wait_quiet(stop)
             return stop.is_set() or self._closed
 
         try:
