@@ -10,12 +10,13 @@ CRS with one tie point and a pixel scale) is decoded here in one pass from the s
 head read often holds the whole file. USGS georeferences C2 layers PixelIsPoint (the tie point is the centre
 of the first pixel); GDAL, by default (GTIFF_POINT_GEO_IGNORE unset), moves the origin half a pixel up and
 left to the pixel's corner, and so does this module, so a real download gets the same grid as from GDAL.
-Tags that change neither the pixels read nor where they lie (citations, GeoAsciiParams, GDAL_NODATA: the
-scan gives its own fill; GDAL_METADATA; the overviews of a COG, which follow the first image) are passed
-over. Anything else (another compression, a model transformation, other GeoKeys, an orientation other than
-top-left, a GDAL .aux.xml beside it, a block that does not inflate) is not guessed at: `direct_image` or
-`read_window` returns None and the caller reads through GDAL, which also names what is wrong with a
-damaged file.
+Tags that change neither the pixels GDAL reads nor where it puts them are passed over: citations and
+GeoAsciiParams (GDAL takes the CRS of a projected file from its EPSG code), GDAL_NODATA (the scan gives
+its own fill outside a file, as read_raw does), GDAL_METADATA, Orientation (GDAL 3.10 reads rows as
+stored), and a COG's overviews (they follow the first image). Anything else (another compression, a model
+transformation, other GeoKeys, a GDAL .aux.xml beside it, a block that does not inflate) is not guessed
+at: `direct_image` or `read_window` returns None and the caller reads through GDAL, which also names what
+is wrong with a damaged file.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy as np
 #: (struct code, bytes) of the TIFF field types the fast path reads: BYTE, ASCII, SHORT, LONG, DOUBLE, LONG8
 _TYPES = {1: ("B", 1), 2: ("s", 1), 3: ("H", 2), 4: ("I", 4), 12: ("d", 8), 16: ("Q", 8)}
 _WANTED = frozenset(
-    [256, 257, 258, 259, 262, 266, 273, 274, 277, 278, 279, 284, 317, 322, 323, 324, 325, 338, 339]
+    [256, 257, 258, 259, 262, 266, 273, 277, 278, 279, 284, 317, 322, 323, 324, 325, 338, 339]
     + [33550, 33922, 34264, 34735]
 )
 _DEFLATE = (8, 32946)  # Adobe and the old PKZIP code
@@ -121,7 +122,6 @@ def _plain_image(tags: dict[int, tuple], little: bool) -> DirectImage | None:
         and one(284, 1) == 1
         and one(262, 1) == 1  # min-is-black
         and one(266, 1) == 1
-        and one(274, 1) == 1  # top-left orientation
         and 338 not in tags
         and (compression == 1 or compression in _DEFLATE)
         and predictor in (1, 2)

@@ -13,6 +13,7 @@ import json
 import numpy as np
 import pytest
 import rasterio
+import tifffile
 from rasterio.transform import from_origin
 
 from reviewer.record.check import check_quality_band
@@ -166,6 +167,23 @@ def test_usgs_cog_layout_with_nodata_metadata_and_overviews_is_decoded(tmp_path)
     assert np.array_equal(pixels[:19, :19], codes[401:, 381:])
     assert (pixels[19:, :] == 1).all() and (pixels[:, 19:] == 1).all(), "outside: the QA fill code, not the nodata tag"
     assert np.array_equal(pixels, read_raw(path, astride, nodata=1))
+
+
+def test_orientation_tag_is_read_as_gdal_reads_it(tmp_path):
+    # GDAL reads the rows as stored whatever the Orientation tag says (here 4: bottom-left)
+    codes = np.arange(12, dtype=np.uint16).reshape(3, 4)
+    keys = (1, 1, 0, 4, 1024, 0, 1, 1, 1025, 0, 1, 1, 3072, 0, 1, 32633, 3076, 0, 1, 9001)
+    path = tmp_path / "QA_PIXEL.TIF"
+    georef = [(33550, "d", 3, (30.0, 30.0, 0.0), False), (33922, "d", 6, (0, 0, 0, X0, Y0, 0), False)]
+    tifffile.imwrite(
+        path,
+        codes,
+        photometric="minisblack",
+        metadata=None,
+        extratags=[(274, "H", 1, 4, False), *georef, (34735, "H", len(keys), keys, False)],
+    )
+    _, pixels = check_quality_band(str(path), _grid(3, 4), 1)
+    assert pixels is not None and np.array_equal(pixels, _gdal(path)) and pixels[0, 0] == 0
 
 
 def _scene(site, qa, **layout):
