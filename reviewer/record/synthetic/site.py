@@ -9,8 +9,6 @@ import logging
 import multiprocessing as mp
 import os
 import shutil
-import sys
-import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from reviewer.errors import OutputError
+from reviewer.record.forked import fork_is_safe
 from reviewer.record.synthetic.coarse import VI_PRODUCTS, _coarse, _snow_winters
 from reviewer.record.synthetic.common import MODIS_250, MODIS_500, RES, SITE_EPSG, WORLDCOVER, Progress, _rng, _write
 from reviewer.record.synthetic.landsat import _landsat_plan
@@ -237,9 +236,7 @@ def _run_tasks(
         finally:
             _WORKER.clear()
         return results
-    # fork is cheapest, but not under a GUI or other threads (a forked child could inherit a held lock).
-    gui = any(m in sys.modules for m in ("PySide6.QtCore", "PyQt5.QtCore", "PyQt6.QtCore"))
-    method = "fork" if not gui and threading.active_count() == 1 and "fork" in mp.get_all_start_methods() else "spawn"
+    method = "fork" if fork_is_safe() else "spawn"
     ctx = mp.get_context(method)
     if method == "fork":
         _init_worker(state)  # inherited by the forked workers: nothing to pickle
