@@ -5,25 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.gui.test_review_dock import make_store, press
+from tests.gui.test_review_dock import press, store_path, window  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.gui
 
 
 @pytest.fixture
-def app(make_napari_viewer, tmp_path, demo_db, demo_bank, demo_site, qtbot):
-    from reviewer.app.main_window import ReviewerApp
-    from reviewer.app.recent import RecentSites
-
-    store = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site)
-    viewer = make_napari_viewer(show=True)
-    made = ReviewerApp(viewer, db=store, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
-    made.start_review("ann", "annotator")
-    qwin = viewer.window._qt_window
-    qwin.activateWindow()
-    qtbot.waitUntil(qwin.isActiveWindow, timeout=5000)
-    yield made
-    made.close()
+def app(window):  # noqa: F811 - the fixture imported above
+    """ann's review window (test_review_dock's window fixture), on the first item of her queue."""
+    return window("ann", "annotator")
 
 
 def test_the_next_two_items_come_with_their_trajectories(app, qtbot):

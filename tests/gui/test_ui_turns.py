@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.gui.conftest import wait_frame
-from tests.gui.test_review_dock import BANK, make_store, wait_evidence  # noqa: F401 - the review dock's store
+from tests.gui.test_review_dock import BANK, store_path, wait_evidence, window  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.gui
 
@@ -36,16 +36,9 @@ def test_first_open_keeps_the_canvas_size(reviewer_app, demo_site, qtbot):
 
 
 @pytest.fixture
-def review_window(make_napari_viewer, tmp_path, demo_db, demo_bank, demo_site, qtbot):
-    from reviewer.app.main_window import ReviewerApp
-    from reviewer.app.recent import RecentSites
-
-    store_path = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site)
-    viewer = make_napari_viewer(show=True)
-    app = ReviewerApp(viewer, db=store_path, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
-    app.start_review("ann", "annotator")
-    yield app
-    app.close()
+def review_window(window):  # noqa: F811 - the fixture imported above
+    """ann's review window (test_review_dock's window fixture)."""
+    return window("ann", "annotator")
 
 
 def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
