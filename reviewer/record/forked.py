@@ -45,7 +45,12 @@ def fork_is_safe() -> bool:
     """Whether a process pool may fork this process. Fork is cheapest, but not under a GUI or other
     threads: a forked child could inherit a lock another thread holds, and wait on it forever."""
     gui = any(m in sys.modules for m in GUI_MODULES)
-    return not gui and threading.active_count() == 1 and "fork" in mp.get_all_start_methods()
+    return not gui and other_threads() == 0 and "fork" in mp.get_all_start_methods()
+
+
+def other_threads() -> int:
+    """Threads alive besides this one (a library's idle pool counts: its lock could be held at the fork)."""
+    return threading.active_count() - 1
 
 
 def copies_for(n_items: int, processes: int) -> int:
