@@ -35,7 +35,7 @@ from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.site import Site
-from reviewer.record.tiff import direct_image, read_window
+from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
 
 logger = logging.getLogger(__name__)
 
@@ -174,38 +174,15 @@ def tiff_extent(fh, size: int) -> int | None:
     return tiff_need(first, size, read)
 
 
-class _Layout:
-    """The binary layout of one TIFF flavour (byte order; classic or BigTIFF), compiled once: a file's
-    check is a few unpacks of these, not a format string built per directory entry."""
-
-    __slots__ = ("bo", "count", "entry", "offset", "entry_size")
-
-    def __init__(self, bo: str, big: bool) -> None:
-        self.bo = bo
-        self.count = struct.Struct(bo + ("Q" if big else "H"))  # entries in a directory
-        self.entry = struct.Struct(bo + ("HHQQ" if big else "HHII"))  # tag, type, count, value or offset
-        self.offset = struct.Struct(bo + ("Q" if big else "I"))  # the next directory's offset
-        self.entry_size = self.entry.size
-
-
-_LAYOUTS = {(bo, big): _Layout(bo, big) for bo in "<>" for big in (False, True)}
-
-
 def tiff_need(first: bytes, size: int, read) -> int | None:
     """tiff_extent from the file's first bytes (`first`) and read(offset, n) for anything beyond them.
 
     Every directory's end, every tag value stored outside its entry, and every strip's or tile's
     offset + byte count (a block of count 0 is sparse: not written) is a byte the file must hold."""
-    if len(first) < 8 or first[:2] not in (b"II", b"MM"):
+    head = tiff_header(first)
+    if head is None:
         return None
-    bo = "<" if first[:2] == b"II" else ">"
-    version = struct.unpack_from(bo + "H", first, 2)[0]
-    if version == 42:
-        lay, ifd, need = _LAYOUTS[bo, False], struct.unpack_from(bo + "I", first, 4)[0], 8
-    elif version == 43 and len(first) >= 16:
-        lay, ifd, need = _LAYOUTS[bo, True], struct.unpack_from(bo + "Q", first, 8)[0], 16
-    else:
-        return None
+    lay, ifd, need = head
     cnt_size, entry_size, off_size = lay.count.size, lay.entry_size, lay.offset.size
     seen: set[int] = set()
     while ifd and ifd not in seen and len(seen) < 64:
@@ -235,7 +212,7 @@ def tiff_need(first: bytes, size: int, read) -> int | None:
     return need
 
 
-def _entries_need(lay: _Layout, raw: bytes, n: int, need: int) -> tuple[int, dict[int, tuple[int, int, int]]]:
+def _entries_need(lay: TiffLayout, raw: bytes, n: int, need: int) -> tuple[int, dict[int, tuple[int, int, int]]]:
     """(the bytes a directory's out-of-entry tag values reach, at least `need`; its strip/tile arrays as
     (type, count, offset), offset -1 - i when the values sit in entry i itself)."""
     arrays: dict[int, tuple[int, int, int]] = {}
@@ -261,7 +238,7 @@ def _blocks_end(offsets: tuple[int, ...], counts: tuple[int, ...]) -> int:
 _VALUE_CODES = {3: "H", 4: "I", 16: "Q"}  # SHORT, LONG, LONG8: the types strip/tile arrays are written in
 
 
-def _tiff_values(lay: _Layout, spec: tuple[int, int, int], raw: bytes, read):
+def _tiff_values(lay: TiffLayout, spec: tuple[int, int, int], raw: bytes, read):
     typ, count, where = spec
     code = _VALUE_CODES.get(typ)
     if code is None or count > 1_000_000:

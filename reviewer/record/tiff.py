@@ -58,6 +58,37 @@ class DirectImage:
     pixel_is_point: bool  # (transform is then GDAL's default: half a pixel up-left of the tie point)
 
 
+class TiffLayout:
+    """The binary layout of one TIFF flavour (byte order; classic or BigTIFF), compiled once: a file's
+    check is a few unpacks of these, not a format string built per directory entry."""
+
+    __slots__ = ("bo", "count", "entry", "offset", "entry_size")
+
+    def __init__(self, bo: str, big: bool) -> None:
+        self.bo = bo
+        self.count = struct.Struct(bo + ("Q" if big else "H"))  # entries in a directory
+        self.entry = struct.Struct(bo + ("HHQQ" if big else "HHII"))  # tag, type, count, value or offset
+        self.offset = struct.Struct(bo + ("Q" if big else "I"))  # the next directory's offset
+        self.entry_size = self.entry.size
+
+
+_LAYOUTS = {(bo, big): TiffLayout(bo, big) for bo in "<>" for big in (False, True)}
+
+
+def tiff_header(first: bytes) -> tuple[TiffLayout, int, int] | None:
+    """(the file's layout, its first directory's offset, the header's length) from its first bytes; None
+    when they do not start a classic or Big TIFF (the check's walk and the direct decode both start here)."""
+    if len(first) < 8 or first[:2] not in (b"II", b"MM"):
+        return None
+    bo = "<" if first[:2] == b"II" else ">"
+    version = struct.unpack_from(bo + "H", first, 2)[0]
+    if version == 42:
+        return _LAYOUTS[bo, False], struct.unpack_from(bo + "I", first, 4)[0], 8
+    if version == 43 and len(first) >= 16:
+        return _LAYOUTS[bo, True], struct.unpack_from(bo + "Q", first, 8)[0], 16
+    return None
+
+
 def direct_image(first: bytes, size: int, read) -> DirectImage | None:
     """The image of a TIFF whose first bytes are `first` (read(offset, n): bytes beyond them), when it is
     one this module decodes; else None. The file's extent is checked already (check.check_path)."""
@@ -72,36 +103,28 @@ def direct_image(first: bytes, size: int, read) -> DirectImage | None:
 
 def _first_directory(first: bytes, read) -> dict[int, tuple] | None:
     """The wanted tags of the first directory, each as its tuple of values (ASCII as one bytes value)."""
-    if len(first) < 16 or first[:2] not in (b"II", b"MM"):
+    head = tiff_header(first) if len(first) >= 16 else None
+    if head is None:
         return None
-    bo = "<" if first[:2] == b"II" else ">"
-    version = struct.unpack_from(bo + "H", first, 2)[0]
-    if version == 42:
-        ifd, cnt, entry, off_size = struct.unpack_from(bo + "I", first, 4)[0], "H", "HHI", 4
-    elif version == 43:
-        ifd, cnt, entry, off_size = struct.unpack_from(bo + "Q", first, 8)[0], "Q", "HHQ", 8
-    else:
-        return None
-    cnt_size = struct.calcsize(bo + cnt)
-    n = struct.unpack(bo + cnt, read(ifd, cnt_size))[0]
+    lay, ifd, _ = head
+    bo, off_size, entry_size = lay.bo, lay.offset.size, lay.entry_size
+    n = lay.count.unpack(read(ifd, lay.count.size))[0]
     if n > 4096:
         return None
-    entry_size = struct.calcsize(bo + entry) + off_size
-    raw = read(ifd + cnt_size, n * entry_size)
+    raw = read(ifd + lay.count.size, n * entry_size)
     tags: dict[int, tuple] = {}
-    for i in range(n):
-        tag, typ, count = struct.unpack_from(bo + entry, raw, i * entry_size)
+    for i, (tag, typ, count, value) in enumerate(lay.entry.iter_unpack(raw)):
         if tag not in _WANTED:
             continue
         if typ not in _TYPES or count > 4_000_000:
             return None
         code, width = _TYPES[typ]
         nbytes = width * count
-        value_at = i * entry_size + entry_size - off_size
         if nbytes <= off_size:
+            value_at = i * entry_size + entry_size - off_size
             data = raw[value_at : value_at + nbytes]
         else:
-            data = read(struct.unpack_from(bo + ("I" if off_size == 4 else "Q"), raw, value_at)[0], nbytes)
+            data = read(value, nbytes)
         if len(data) < nbytes:
             return None
         tags[tag] = (data,) if typ == 2 else struct.unpack_from(f"{bo}{count}{code}", data)
