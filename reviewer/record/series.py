@@ -18,16 +18,16 @@ import numpy as np
 
 from reviewer.errors import Cancelled, NoSceneError, ReviewerError
 from reviewer.record.catalog import catalog
-from reviewer.record.decode import Grid, flag_array, read_quality, read_scene
+from reviewer.record.decode import Grid, flag_array, read_quality
 from reviewer.record.scan import Scene, SceneIndex
 from reviewer.record.stack import (
     SceneCache,
     Stack,
     composite_bands,
-    harmonize,
-    normalized_difference,
+    composite_channels,
     read_bands,
     read_composite,
+    scene_values,
 )
 from reviewer.record.stretch import composites
 
@@ -143,15 +143,11 @@ def _both_masks(scene: Scene, name: str, grid: Grid, harmonized: bool) -> np.nda
     if quality is not None and "fill" not in default:  # (no product does) the fill-only read is not a subset
         return np.stack([_values_of(scene, name, grid, mask, harmonized) for mask in (None, ("fill",))])
     names = composite_bands(name, scene) if name in composites() else [name]
-    data = read_scene(scene, product, names, grid, mask=("fill",), overlay_flags=default)
-    bands = [data.bands[n] for n in names]
-    if harmonized:
-        bands = [harmonize(b, n, scene.sensor) for b, n in zip(bands, names, strict=True)]
-    two = name in composites() and "index" in composites()[name] and len(names) == 2
-    fill_only = normalized_difference(bands[0], bands[1]) if two else bands[0]
+    bands, flags = scene_values(scene, names, grid, mask=("fill",), harmonized=harmonized, flags=default)
+    fill_only = (composite_channels(name, names, bands) if name in composites() else bands)[0]
     out = np.stack([fill_only, fill_only])
     for flag in default:
-        out[0][data.flags[flag]] = np.nan
+        out[0][flags[flag]] = np.nan
     return out
 
 

@@ -161,18 +161,39 @@ def read_bands(
     """(len(names), y, x) float32 physical values of one scene, masked to NaN, optionally harmonized to OLI."""
 
     def read() -> np.ndarray:
-        data = read_scene(scene, scene.product_spec, names, grid, mask=mask)
-        out = np.stack([data.bands[n] for n in names])
-        if harmonized:
-            for i, n in enumerate(names):
-                out[i] = harmonize(out[i], n, scene.sensor)
-        return out
+        return scene_values(scene, names, grid, mask=mask, harmonized=harmonized)[0]
 
     if cache is None:
         return read()
     mask_key = tuple(sorted(mask)) if mask is not None else None
     key = (scene.files_root, scene.key, tuple(names), mask_key, harmonized, grid.shape)
     return cache.get_or_read(key, read)
+
+
+def scene_values(
+    scene: Scene,
+    names: Sequence[str],
+    grid: Grid,
+    *,
+    mask: Iterable[str] | None = None,
+    harmonized: bool = False,
+    flags: Iterable[str] = (),
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """read_bands' values (uncached) and, from the same read of the quality layer, the pixels of the quality
+    `flags` asked for (a trajectory masks a date both ways from one read)."""
+    data = read_scene(scene, scene.product_spec, names, grid, mask=mask, overlay_flags=flags)
+    out = np.stack([data.bands[n] for n in names])
+    if harmonized:
+        for i, n in enumerate(names):
+            out[i] = harmonize(out[i], n, scene.sensor)
+    return out, data.flags
+
+
+def composite_channels(composite: str, names: Sequence[str], values: np.ndarray) -> np.ndarray:
+    """(c, y, x) channels of a composite from its bands' values (names from composite_bands)."""
+    if "index" in composites()[composite] and len(names) == 2:
+        return normalized_difference(values[0], values[1])[None]
+    return values
 
 
 def normalized_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -195,10 +216,9 @@ def read_composite(
     names = composite_bands(composite, scene)
     if names is None:
         raise RecordError(f"scene {scene.scene_id} ({scene.label}) has no bands for the {composite} composite")
-    values = read_bands(scene, names, grid, mask=mask, harmonized=harmonized, cache=cache)
-    if "index" in composites()[composite] and len(names) == 2:
-        return normalized_difference(values[0], values[1])[None]
-    return values
+    return composite_channels(
+        composite, names, read_bands(scene, names, grid, mask=mask, harmonized=harmonized, cache=cache)
+    )
 
 
 @dataclass

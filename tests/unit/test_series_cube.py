@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from reviewer.record import series
+from reviewer.record import stack as stack_module
 from reviewer.record.series import CUBE_BYTES_PER_PIXEL, series_cube, trajectory
 from tests.sites import make_site
 
@@ -25,13 +26,13 @@ def stack(tmp_path_factory):
 def reads(monkeypatch):
     """The scenes whose files the trajectory opens, in order (one entry per read of a scene)."""
     seen: list[str] = []
-    real = series.read_scene
+    real = stack_module.read_scene  # (every read of a scene's files for a series goes through stack.py)
 
     def counting(scene, *args, **kwargs):
         seen.append(scene.scene_id)
         return real(scene, *args, **kwargs)
 
-    monkeypatch.setattr(series, "read_scene", counting)
+    monkeypatch.setattr(stack_module, "read_scene", counting)
     return seen
 
 
