@@ -56,6 +56,13 @@ def region_mask(region, site) -> tuple[np.ndarray, np.ndarray]:
     return np.ones((h, w), bool), ring
 
 
+def sensor_filter(index, sensors) -> tuple[str, ...]:
+    """The sensors of `sensors` the site's record has, in their order; () when that is all of them (no filter)."""
+    labels = {sc.label for sc in index.record_scenes()}
+    kept = tuple(x for x in sensors if x in labels)
+    return () if set(kept) == labels else kept
+
+
 def view_years(view) -> tuple[int, int] | None:
     """The years the view spans: first to last of its dates and periods."""
     years = [int(d[:4]) for d in view.dates] + [y for p in view.periods for y in p]
@@ -245,9 +252,7 @@ class EvidenceLoader(QObject):
         """(sensors, years, months, max_cloud, pair method, chip months): what the prepared stack and docks
         depend on; for another site's `index`, the filters it opens with (none)."""
         st = self.session.state
-        labels = {sc.label for sc in (index or self.session.index).record_scenes()}
-        sensors = tuple(x for x in self.sensors if x in labels)
-        sensors = () if set(sensors) == labels else sensors
+        sensors = sensor_filter(index or self.session.index, self.sensors)
         if index is not None:
             return (sensors, None, (), 1.0, st.pair_method, tuple(st.chip_months))
         return (sensors, st.years, tuple(st.months), st.max_cloud, st.pair_method, tuple(st.chip_months))
@@ -293,7 +298,7 @@ class EvidenceLoader(QObject):
         self._series_item[skey] = key
         self._warm_stop.set()  # a cube warming ahead gives way: queued again behind this series
         harmonized = self._harmonized()
-        cube = getattr(self.app.trajectory, "cube", None)
+        cube = self.app.trajectory.cube
 
         def stop() -> bool:  # asked before each scene: a prefetched series waits while an item is shown
             if skey != self._series_wanted:
@@ -540,7 +545,7 @@ class EvidenceLoader(QObject):
     def _warm_later(self, questions) -> None:
         """The cube's warming for these questions' stacks and indices (each distinct one once), queued behind the
         series asked for; a series asked for later goes before it (what it read stays in the cube)."""
-        cube = getattr(self.app.trajectory, "cube", None)
+        cube = self.app.trajectory.cube
         wanted = (self._warm_stack(q) for q in questions) if cube is not None else ()
         distinct = {(id(w[0]), *w[1:]): w for w in wanted if w is not None}  # (a SceneIndex does not hash)
         self._warm = list(distinct.values())
@@ -550,7 +555,7 @@ class EvidenceLoader(QObject):
         """(Re)queue the warming at the end of the series worker's queue; the warming queued before stops."""
         self._warm_stop.set()
         stop = self._warm_stop = threading.Event()
-        cube = getattr(self.app.trajectory, "cube", None)
+        cube = self.app.trajectory.cube
         for index, name, sensors in self._warm:
             self._traj_pool.submit(self._warm_job, cube, index, name, sensors, stop)
 
@@ -569,9 +574,7 @@ class EvidenceLoader(QObject):
         index = next((ix for ix in known if ix is not None and str(Path(ix.site.dir).resolve()) == site_key), None)
         if index is None:  # (a site not opened yet: its items' series are read once it is)
             return None
-        labels = {sc.label for sc in index.record_scenes()}
-        sensors = tuple(sorted(x for x in (question.get("sensors") or ()) if x in labels))
-        return index, view.index, (() if set(sensors) == labels else sensors)
+        return index, view.index, sensor_filter(index, sorted(question.get("sensors") or ()))
 
     def _warm_job(self, cube, index, name: str, sensors: tuple, stop: threading.Event) -> None:
         """Series worker: the scenes of the stack the question will show read into the cube."""
