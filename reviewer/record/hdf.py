@@ -111,23 +111,14 @@ FULL_ROWS = 0.25
 
 
 @lru_cache(maxsize=1)
-def _pyhdf():
-    """(pyhdf.hdfext, pyhdf.SD.SDC), imported once on first use (an import statement in each HDF4 call
-    cost a few microseconds of a granule's scan)."""
-    from pyhdf import hdfext
-    from pyhdf.SD import SDC
-
-    return hdfext, SDC
-
-
-@lru_cache(maxsize=1)
 def _c():
-    """pyhdf's compiled layer (pyhdf._hdfext) and the HDF4 number types numpy can hold. Each function of
-    pyhdf.hdfext only hands its arguments on to it: a granule's scan makes a dozen such calls."""
-    from pyhdf import _hdfext
+    """(pyhdf's compiled layer pyhdf._hdfext, the HDF4 number types numpy can hold, pyhdf.hdfext for its
+    SWIG buffers), imported once on first use. Each function of pyhdf.hdfext only hands its arguments on to
+    the compiled layer: a granule's scan makes a dozen such calls."""
+    from pyhdf import _hdfext, hdfext
     from pyhdf.SD import SDC
 
-    return _hdfext, frozenset(SDC.equivNumericTypes)
+    return _hdfext, frozenset(SDC.equivNumericTypes), hdfext
 
 
 def _hdf4_open(path: str, mtime: int | None = None) -> int:
@@ -222,7 +213,7 @@ def _hdf4_text_attr(sid: int, name: str) -> bytes | None:
     if status < 0:
         return None
     if not _TEXT_BUF or _TEXT_BUF[1] < n:
-        _TEXT_BUF[:] = [_pyhdf()[0].array_byte(max(n, 65536)), max(n, 65536)]
+        _TEXT_BUF[:] = [_c()[2].array_byte(max(n, 65536)), max(n, 65536)]
     buf = _TEXT_BUF[0]
     if c.SDreadattr(sid, index, buf) < 0:
         return None
@@ -235,7 +226,7 @@ def _hdf4_text_attr(sid: int, name: str) -> bytes | None:
 @lru_cache(maxsize=1)
 def _dims():
     """The one buffer SDgetinfo writes a layer's dimensions into (used under _HDF4 only)."""
-    hdfext = _pyhdf()[0]
+    hdfext = _c()[2]
     return hdfext.array_int32(hdfext.H4_MAX_VAR_DIMS)
 
 
@@ -248,7 +239,7 @@ def _hdf4_read(path: str, layer: str, window, mtime: int | None = None) -> np.nd
 
 def _sds_read(sid: int, layer: str, window) -> np.ndarray:
     """_hdf4_read of an open granule (call under _HDF4)."""
-    c, numeric = _c()
+    c, numeric, _ = _c()
     index = c.SDnametoindex(sid, layer)
     if index < 0:
         raise KeyError(f"no layer '{layer}'")
