@@ -11,9 +11,11 @@ setting arrays on the docks, with one canvas slice.
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,11 +58,43 @@ def region_mask(region, site) -> tuple[np.ndarray, np.ndarray]:
     return np.ones((h, w), bool), ring
 
 
-def sensor_filter(index, sensors) -> tuple[str, ...]:
-    """The sensors of `sensors` the site's record has, in their order; () when that is all of them (no filter)."""
-    labels = {sc.label for sc in index.record_scenes()}
+def sensor_filter(labels: frozenset[str], sensors) -> tuple[str, ...]:
+    """The sensors of `sensors` the site's record has (`labels`: its record's sensors), in their order; () when that
+    is all of them (no filter)."""
     kept = tuple(x for x in sensors if x in labels)
     return () if set(kept) == labels else kept
+
+
+class ViewMemo:
+    """What the loader works out again and again from the same inputs, kept for the window's life (bounded): each
+    question's evidence view (its schema check, ~3 ms, ran for every upcoming item at every item change) and each
+    site index's record sensors (a pass over ~1,000 scenes)."""
+
+    VIEWS = 512
+    INDEXES = 8
+
+    def __init__(self) -> None:
+        self._views: OrderedDict[str, Any] = OrderedDict()  # the question's JSON -> its EvidenceView (frozen)
+        self._labels: OrderedDict[int, tuple[Any, frozenset[str]]] = OrderedDict()  # id(index) -> (index, sensors)
+
+    def view(self, question: dict[str, Any]):
+        """The question's EvidenceView (raises ReviewerError as `evidence_view` does)."""
+        key = json.dumps(question, sort_keys=True, default=str)
+        view = self._views.get(key)
+        if view is None:
+            view = self._views[key] = evidence_view(question)
+            while len(self._views) > self.VIEWS:
+                self._views.popitem(last=False)
+        return view
+
+    def labels(self, index) -> frozenset[str]:
+        """The sensors of the index's record."""
+        kept = self._labels.get(id(index))
+        if kept is None or kept[0] is not index:  # (an id reused by another index after the first was dropped)
+            kept = self._labels[id(index)] = (index, frozenset(sc.label for sc in index.record_scenes()))
+            while len(self._labels) > self.INDEXES:
+                self._labels.popitem(last=False)
+        return kept[1]
 
 
 def view_years(view) -> tuple[int, int] | None:
@@ -96,6 +130,7 @@ class EvidenceLoader(QObject):
         self._pending: tuple[str, Any, str] | None = None  # waiting for its site to open
         self._finishing: str | None = None  # the item whose site change ends in a later event-loop turn
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened ahead of time
+        self.memo = ViewMemo()
         self._prefetch_cancel = threading.Event()
         self._prepared: dict[str, Prepared] = {}  # item key -> its evidence prepared in the worker
         self._preparing: str | None = None  # the item shown whose evidence the worker is preparing now
@@ -162,7 +197,7 @@ class EvidenceLoader(QObject):
             return ""
         self.key, self.problem = key, ""
         try:
-            view = evidence_view(question)
+            view = self.memo.view(question)
         except ReviewerError as exc:
             return self._fail(key, f"no evidence view: {exc}")
         self.view = view
@@ -174,7 +209,7 @@ class EvidenceLoader(QObject):
         self.sensors = tuple(question.get("sensors") or ())
         index = self.session.index
         if index is not None and Path(index.site.dir).resolve() == Path(folder).resolve():
-            self._apply(key, view)
+            self._apply(key, view, same_site=True)
             return ""
         self._pending = (key, view, folder)
         ready = self._indexes.pop(str(Path(folder).resolve()), None)
@@ -226,14 +261,15 @@ class EvidenceLoader(QObject):
         if key == self.key:
             self._apply(key, view)
 
-    def _apply(self, key: str, view) -> None:
+    def _apply(self, key: str, view, *, same_site: bool = False) -> None:
         """Show the item's evidence: from what `prefetch` prepared when it is there and still fits the stack's
-        filters, else prepared now in the evidence worker (the same steps, only later)."""
+        filters, else prepared now in the evidence worker (the same steps, only later). On the `same_site` as the item
+        before, prepared ahead, all of it in this turn (see `_show_prepared`)."""
         s = self.session
         want = self._wanted_for(view)
         ready = self._prepared.get(key)
         if ready is not None and ready.index is s.index and ready.filters == want:
-            self._show_prepared(ready)
+            self._show_prepared(ready, one_turn=same_site)
             return
         self._preparing = key
         self._submit_prepare(key, view, want, trajectory=False)
@@ -252,7 +288,7 @@ class EvidenceLoader(QObject):
         """(sensors, years, months, max_cloud, pair method, chip months): what the prepared stack and docks
         depend on; for another site's `index`, the filters it opens with (none)."""
         st = self.session.state
-        sensors = sensor_filter(index or self.session.index, self.sensors)
+        sensors = sensor_filter(self.memo.labels(index or self.session.index), self.sensors)
         if index is not None:
             return (sensors, None, (), 1.0, st.pair_method, tuple(st.chip_months))
         return (sensors, st.years, tuple(st.months), st.max_cloud, st.pair_method, tuple(st.chip_months))
@@ -399,12 +435,14 @@ class EvidenceLoader(QObject):
     #: shot is a posted event, run before the paint, so two turns and their paints made one block again)
     TURN_MS = 1
 
-    def _show_prepared(self, p: Prepared) -> None:
+    def _show_prepared(self, p: Prepared, *, one_turn: bool = False) -> None:
         """The UI thread's share of an item change: set what the worker prepared (stack, frame, pair, chips,
-        trajectory) with one canvas slice, one stack hand-over to the docks and no re-reading, in two event-loop
-        turns, each painted before the next (one turn and its paint held the UI 150-240 ms): the canvas (date and
-        region) now, the docks (Stack, Pair, Chips, the trajectory and its period) next. The item counts as shown
-        once the second turn ran (`_finishing`)."""
+        trajectory) with one canvas slice, one stack hand-over to the docks and no re-reading. With `one_turn` (the
+        next item on the same site, prepared ahead) all of it in this turn, painted once: each paint of the window
+        costs 15-35 ms here (Xvfb, software GL), and the item is on screen only once all of it is. Else (a site
+        changed in this item change: its turns are long) in two event-loop turns, each painted before the next: the
+        canvas (date and region) now, the docks (Stack, Pair, Chips, the trajectory and its period) next. The item
+        counts as shown once the docks' turn ran (`_finishing`)."""
         s, st, view = self.session, self.session.state, p.view
         self._errors_at = len(s.reporter.messages)
         st.locked = False
@@ -415,8 +453,11 @@ class EvidenceLoader(QObject):
         st.locked = True  # the item's stretch stays while the reviewer looks around (syncs the Stack dock)
         if p.ring is not None:
             self._draw_region(p.ring)
-        self._finishing = p.key
         self._turn = turn = object()  # a later item's change drops this one's remaining turns
+        if one_turn:
+            self._show_docks(p)
+            return
+        self._finishing = p.key
         self._after_paint(turn, p, self._show_docks)
 
     def _after_paint(self, turn, p: Prepared, step) -> None:
@@ -434,9 +475,9 @@ class EvidenceLoader(QObject):
         QTimer.singleShot(self.TURN_MS, run)
 
     def _show_docks(self, p: Prepared) -> None:
-        """Second turn: the Stack dock (sensor boxes, count, stretch line), the pair, the chip strip, the period shaded
-        and the trajectory drawn; the item is shown. (A third turn for the trajectory cost one more paint of the
-        window, ~20 ms here, for blocks already under the first turn's.)"""
+        """The docks' share: the Stack dock (sensor boxes, count, stretch line), the pair, the chip strip, the period
+        shaded and the trajectory drawn; the item is shown. (A turn of its own for the trajectory cost one more paint
+        of the window, ~20 ms here.)"""
         app, st = self.app, self.session.state
         self._sync_sensor_checks()
         app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
@@ -563,7 +604,7 @@ class EvidenceLoader(QObject):
         """(site index, index name, sensors) of a question whose site is open, or was opened ahead or for an item
         prepared, else None."""
         try:
-            view = evidence_view(question)
+            view = self.memo.view(question)
         except ReviewerError:
             return None
         folder = self.site_dir(question.get("site"))
@@ -574,7 +615,7 @@ class EvidenceLoader(QObject):
         index = next((ix for ix in known if ix is not None and str(Path(ix.site.dir).resolve()) == site_key), None)
         if index is None:  # (a site not opened yet: its items' series are read once it is)
             return None
-        return index, view.index, sensor_filter(index, sorted(question.get("sensors") or ()))
+        return index, view.index, sensor_filter(self.memo.labels(index), sorted(question.get("sensors") or ()))
 
     def _warm_job(self, cube, index, name: str, sensors: tuple, stop: threading.Event) -> None:
         """Series worker: the scenes of the stack the question will show read into the cube."""
@@ -607,7 +648,7 @@ class EvidenceLoader(QObject):
 
     def _prefetch_one(self, question: dict[str, Any], key: str | None, *, full: bool = True) -> None:
         try:
-            view = evidence_view(question)
+            view = self.memo.view(question)
         except ReviewerError:
             return
         folder = self.site_dir(question.get("site"))

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qtpy.QtCore import QObject, Signal
+from qtpy.QtCore import QObject, QTimer, Signal
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.frames import FrameArray
@@ -48,6 +48,7 @@ PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is rea
 PLACEHOLDER_RESOLUTION = 30.0
 GLYPH_HOLD_MS = 250  # glyph preloading waits while the user steps through dates
 CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
+NEIGHBOURS_LATER_MS = 300  # a new stack's (a review item's) neighbouring dates are read ahead after this long
 
 OVERLAY_COLORS = {
     None: (0, 0, 0, 0),
@@ -129,6 +130,10 @@ class StackSession(QObject):
         self.cache = cache or SceneCache(max_bytes=1024 * 2**20)
         self.prefetcher = Prefetcher()
         self.prefetcher.enabled = prefetch
+        # a new stack's neighbouring dates are read a little later: read at once, their readers held the GIL and a
+        # CPU while the stack's first date (a review item's evidence) was being painted
+        self._neighbours_later = QTimer(singleShot=True, interval=NEIGHBOURS_LATER_MS)
+        self._neighbours_later.timeout.connect(self._read_neighbours)
         self.recent = recent
         self.index: SceneIndex | None = None
         self.stack: Stack | None = None
@@ -357,7 +362,6 @@ class StackSession(QObject):
             self.rebuild_stack(keep_date=None)
             self.announce(index)
             return
-        from qtpy.QtCore import QTimer
 
         def stack_turn() -> None:
             if alive(self) and self.index is index:
@@ -385,7 +389,6 @@ class StackSession(QObject):
     def _boundary_later(self, index: SceneIndex) -> None:
         """The site's boundary drawn in the next event-loop turn (a prepared stack shown at once: the two in one turn
         held the UI 70-240 ms); the boundary of the site shown before is hidden meanwhile."""
-        from qtpy.QtCore import QTimer
 
         if self.boundary_layer is not None and self.boundary_layer in self.viewer.layers:
             self.boundary_layer.opacity = 0.0  # (`_draw_boundary` shows it again)
@@ -851,7 +854,6 @@ class StackSession(QObject):
     def _fit_date_label(self) -> None:
         """The slider's date label sized again once the slider is laid out: napari caps it at a fifth of the slider's
         width when its text changes, and the slider first shown in this turn has no width yet ("201")."""
-        from qtpy.QtCore import QTimer
 
         qt_dims = getattr(getattr(self.viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001 - napari's slider
         qt_dims = getattr(qt_dims, "dims", None)
@@ -887,7 +889,19 @@ class StackSession(QObject):
         self._caption_when_settled()
         self.glyphs.hold(GLYPH_HOLD_MS)
         self._emit_status(self._pointer)
-        comp, stack = self.state.composite, self.stack
+        if caption_now:  # another stack: its neighbouring dates are read once it is painted (see NEIGHBOURS_LATER_MS)
+            self.prefetcher.cancel()
+            self._neighbours_later.start()
+        else:
+            self._neighbours_later.stop()
+            self._read_neighbours()
+
+    def _read_neighbours(self) -> None:
+        """The dates around the shown one read ahead into the cache (stepping then shows them without disk)."""
+        stack = self.stack
+        if stack is None or not len(stack):
+            return
+        comp, i = self.state.composite, int(np.clip(self.state.current, 0, len(stack) - 1))
         self.prefetcher.schedule(lambda j: self.read_frame(stack, comp, j), i, len(stack), self._direction)
         if self.state.overlay:
             self.prefetcher.schedule(lambda j: self._read_codes(stack, j), i, len(stack), self._direction)
@@ -1096,6 +1110,7 @@ class StackSession(QObject):
         return run_in_thread(work, on_done=done, on_error=lambda exc: self.reporter.error(exc, context="export"))
 
     def close(self) -> None:
+        self._neighbours_later.stop()
         self.prefetcher.shutdown()
         self._reader.shutdown(wait=False, cancel_futures=True)
         self.cancel_open()
