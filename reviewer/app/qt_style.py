@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qtpy.QtCore import QPoint, QRect, QSize, Qt
-from qtpy.QtWidgets import QAbstractSpinBox, QLayout
+from qtpy.QtWidgets import QAbstractSpinBox, QLabel, QLayout
 
 #: napari's stylesheet gives every spin box min-width 70px plus 10px padding a side (~130 px with its +/-
 #: buttons): three stretch columns of those made the Stack dock 600 px wide
@@ -14,6 +14,43 @@ def compact(spin: QAbstractSpinBox) -> QAbstractSpinBox:
     """A spin box only as wide as its value and buttons need."""
     spin.setStyleSheet(COMPACT_SPIN)
     return spin
+
+
+class RichCaption(QLabel):
+    """A word-wrapped rich-text caption that asks for no repaint of its own when a layout measures it.
+
+    Qt builds a rich label's document lazily and measures its height for a width by re-laying the document out
+    to that width and back, and each re-layout asks for the label's repaint. The trajectory's caption, set once
+    per review item, was measured by its dock's layouts after the window's paint (at the dock's width and at
+    its one-row width), which painted the window once more (~20 ms under Xvfb) for a caption already shown.
+    Here the caption's document is built and its size hints kept when the text is set, and heights for a
+    width are measured on a hidden twin (same text, font and style), whose re-layouts paint nothing; and the
+    caption's own document is laid out again when it is resized, not in its paint (where the re-layout's
+    repaint request was queued, and painted the window once more)."""
+
+    def __init__(self, text: str = "", parent=None) -> None:
+        super().__init__(parent)
+        self._twin = QLabel(self)  # a child: the dock's font and style sheet reach it as they reach the caption
+        self._twin.hide()
+        for label in (self, self._twin):
+            label.setTextFormat(Qt.RichText)
+            label.setWordWrap(True)
+        self.setText(text)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt override
+        if text == self.text():
+            return
+        super().setText(text)
+        self._twin.setText(text)
+        self.sizeHint()  # QLabel keeps both hints until the text, font or style changes
+        self.minimumSizeHint()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return self._twin.heightForWidth(width)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        QLabel.heightForWidth(self, self.width())  # lays the document out at the new width
 
 
 class FlowLayout(QLayout):

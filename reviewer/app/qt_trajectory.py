@@ -13,12 +13,11 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from qtpy.QtCore import Qt
+from qtpy.QtGui import QPainter, QPicture
 from qtpy.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFileDialog,
-    QLabel,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -27,7 +26,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import Progress, alive, run_in_thread, when_settled
-from reviewer.app.qt_style import FlowLayout, compact
+from reviewer.app.qt_style import FlowLayout, RichCaption, compact
 from reviewer.app.session import StackSession
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
@@ -122,6 +121,7 @@ class QtTrajectoryPlot(QWidget):
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "year")
+        self._labels: tuple[str, str] | None = None  # (value axis label, title) shown
         for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
             self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
@@ -136,9 +136,7 @@ class QtTrajectoryPlot(QWidget):
         self.plot.addItem(self.errors)
         self.plot.setMinimumHeight(120)  # a narrow dock scrolls rather than crush the plot under wrapped rows
         layout.addWidget(self.plot, 1)
-        self.info = QLabel("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
-        self.info.setTextFormat(Qt.RichText)
-        self.info.setWordWrap(True)
+        self.info = RichCaption("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         # two lines kept whatever the text: a caption of one line then two re-laid the dock out and repainted the
         # plot a second time for every review item
         self.info.setMinimumHeight(2 * self.info.fontMetrics().lineSpacing() + 4)
@@ -261,6 +259,7 @@ class QtTrajectoryPlot(QWidget):
         self._worker = True  # busy, with no worker of its own
         self.progress.setVisible(False)
         self.info.setText(text)
+        self.layout().activate()  # the caption's lines now, not after the window's next paint
         return self._cancel
 
     def show_series(self, series: Trajectory, harmonized: bool, *, partial: str = "") -> None:
@@ -388,11 +387,10 @@ class QtTrajectoryPlot(QWidget):
             self.errors.setData(x=x[ok], y=y[ok], height=2 * spread[ok], beam=0)
         n_masked = int(masked.sum())
         where = s.where
-        self.plot.setLabel(
-            "left",
+        self._set_labels(
             self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series,
+            self.shown_as(),
         )
-        self.plot.setTitle(self.shown_as(), size="9pt", color="#d0d0d0")
         # the sensors' key lives in this line, so no legend covers a point
         key = " ".join(
             f"<span style='color:{colors.get(label, '#cccccc')}'>&#9679;</span> {html.escape(label)}"
@@ -404,6 +402,46 @@ class QtTrajectoryPlot(QWidget):
         )
         self._update_cursor()
         self._update_period()
+        self._settle_view()
+
+    def _settle_view(self) -> None:
+        """The dock laid out (the caption's lines, the plot's height), the plot's axes and view box placed in it, the
+        y range fitted to the points drawn, the view's transform set and the axes' ticks drawn, all now rather
+        than in or after the window's next paint: pyqtgraph defers the range, the transform and the ticks to the
+        paint (ViewBox.prepareForPaint, AxisItem.paint, which widens or narrows the axis to its tick labels) and
+        Qt the layouts to later events, and each, done after or during the paint, moved or re-dirtied the plot
+        already drawn and cost the window one more paint per review item (~20-35 ms under Xvfb)."""
+        self.layout().activate()
+        for _ in range(2):  # a second time when the new tick labels resized an axis
+            self.plot.getPlotItem().layout.activate()
+            self.plot.getViewBox().prepareForPaint()
+            if not self._draw_ticks():
+                break
+
+    def _draw_ticks(self) -> bool:
+        """Each shown axis's ticks and labels drawn into the picture its paint replays; True if one of them took
+        another width or height for its tick labels (the plot is then laid out again)."""
+        resized = False
+        for side in ("left", "bottom"):
+            axis = self.plot.getAxis(side)
+            size = (axis.maximumWidth(), axis.maximumHeight())
+            picture = QPicture()
+            painter = QPainter(picture)
+            try:
+                axis.paint(painter, None, None)
+            finally:
+                painter.end()
+            resized |= (axis.maximumWidth(), axis.maximumHeight()) != size
+        return resized
+
+    def _set_labels(self, left: str, title: str) -> None:
+        """The value axis's label and the plot's title, set only when they change: pyqtgraph re-lays the plot out at
+        every set, even of the same text, which cost the window one more paint per review item (~25 ms here)."""
+        if (left, title) == self._labels:
+            return
+        self._labels = (left, title)
+        self.plot.setLabel("left", left)
+        self.plot.setTitle(title, size="9pt", color="#d0d0d0")
 
     def _hide_scatters(self, items: dict) -> None:
         """Scatters of sensors the series drawn now lacks: emptied and hidden, kept for a later series."""
