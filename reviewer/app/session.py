@@ -240,7 +240,10 @@ class StackSession(QObject):
         # nothing of the placeholder said before a site: no layer active (napari's status line read its grey
         # value under the cursor) and no scale bar (it measured the 16 px placeholder: "5 m")
         self.viewer.layers.selection.clear()
-        self.viewer.canvas.overlays.scale_bar.visible = False
+        # the scale bar and a caption drawn unseen, so their shaders compile now (the caption's, first drawn with the
+        # first site's date, held that paint 65-90 ms); `_show_overlays` shows them with the first site
+        self.viewer.canvas.overlays.scale_bar.opacity = 0.0
+        self.text.opacity, self.text.text = 0.0, "0"
         self._warm_layers = True
         # the date slider's row kept empty until a site's dates fill it: its first showing resized the canvas (a GL
         # resize and a whole-window re-layout in the open's first paint)
@@ -435,6 +438,7 @@ class StackSession(QObject):
             self._remove_layer(OVERLAY_LAYER)
             self.image_layer = self.overlay_layer = None
             self._warm_layers = False
+            self._show_overlays()
             if self.index.record_scenes():
                 self.reporter.info(f"no scene matches the filters with {composites()[st.composite]['label']} bands")
             self.text.text = f"{self.index.site.name}: no scene matches the filters"
@@ -656,7 +660,7 @@ class StackSession(QObject):
                 )
             )
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
-            self.viewer.canvas.overlays.scale_bar.visible = True  # hidden while only the placeholder was there
+            self._show_overlays()
             if first:
                 self.viewer.reset_view()
         self._label_time_axis(min(self.state.current, len(self.stack) - 1))
@@ -691,8 +695,15 @@ class StackSession(QObject):
         self.viewer.reset_view()
         layer.opacity = 1.0
         self.viewer.layers.selection.active = layer
-        self.viewer.canvas.overlays.scale_bar.visible = True
+        self._show_overlays()
         self._fit_date_label()
+
+    def _show_overlays(self) -> None:
+        """The scale bar and the caption seen: unseen while only the start-up placeholder was there (the scale bar
+        measured its 16 px)."""
+        bar = self.viewer.canvas.overlays.scale_bar
+        bar.visible, bar.opacity = True, 1.0
+        self.text.opacity = 1.0
 
     def _show_overlay(self) -> None:
         from napari.utils.colormaps import DirectLabelColormap

@@ -617,8 +617,13 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     slider = viewer.window._qt_viewer.dims.slider_widgets[0]
     qtbot.wait(100)
     assert not slider.isVisible()
-    # nothing of the placeholder is said before a site: no scale bar, no layer whose value the status line reads
-    assert not viewer.canvas.overlays.scale_bar.visible and viewer.layers.selection.active is None
+    # nothing of the placeholder is said before a site: no scale bar or caption seen (drawn fully transparent, so
+    # their shaders are compiled before the first site), no layer whose value the status line reads
+    bar, caption = viewer.canvas.overlays.scale_bar, viewer.canvas.overlays.text
+    assert not (bar.visible and bar.opacity > 0) and not (
+        caption.visible and caption.opacity > 0 and caption.text.strip()
+    )
+    assert viewer.layers.selection.active is None
     app.open_site(demo_site)
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
     wait_frame(app, qtbot)
@@ -639,6 +644,7 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     text = label.text().strip()
     assert text == f"{scene.date.isoformat()} {scene.label}"
     assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
-    assert viewer.canvas.overlays.scale_bar.visible and viewer.layers.selection.active is s.image_layer
+    assert bar.visible and bar.opacity == 1.0 and viewer.layers.selection.active is s.image_layer
+    assert caption.visible and caption.opacity == 1.0 and caption.text.startswith(scene.date.isoformat())
     # the placeholder's boundary layer now draws the site's boundary, seen
     assert s.boundary_layer is not None and s.boundary_layer.opacity > 0 and len(s.boundary_layer.data) >= 1
