@@ -1,0 +1,105 @@
+"""The trajectory dock shows a review item's series completely in the turn that hands it over (range, axis
+label, title, caption), as the next paint draws it, and keeps it after the events that follow; its caption
+is measured like any word-wrapped rich label. Series here are made by hand so the expected ranges and counts
+can be read off them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from qtpy.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from reviewer.app.qt_style import RichCaption
+from reviewer.record.series import Trajectory
+
+pytestmark = pytest.mark.gui
+
+
+def hand_series(stack, name: str, values: list[float], masked: list[bool]) -> Trajectory:
+    """A region series over the first scenes of the stack with the given values (no spread: the error bars,
+    which count in the y range, are then the points themselves)."""
+    s = Trajectory(name=name, where="region of 16 pixels")
+    for i, (v, m) in enumerate(zip(values, masked, strict=True)):
+        s.append(i, stack.scenes[i], v, 0.0, m, 16)
+    return s
+
+
+def show_item(traj, series: Trajectory, mask: np.ndarray) -> None:
+    """What the review's docks turn does for an item whose series was read ahead."""
+    traj.set_region(mask, series.name)
+    traj.expect_series(f"reading {series.name} over the region...")
+    traj.show_series(series, False)
+
+
+def left_label_offset(traj) -> float:
+    """How far (px) the value axis's label sits from the middle of the axis, along it."""
+    axis = traj.plot.getAxis("left")
+    return abs(axis.label.sceneBoundingRect().center().y() - axis.sceneBoundingRect().center().y())
+
+
+def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qtbot):
+    app, s = opened, opened.session
+    traj = app.trajectory
+    app.docks["Trajectory"].raise_()
+    mask = np.zeros(s.index.site.shape, bool)
+    mask[4:8, 4:8] = True
+    ndvi = hand_series(s.stack, "ndvi", [0.10, 0.20, 0.30, 0.25], [False, False, False, True])
+    mndwi = hand_series(s.stack, "mndwi", [-0.50, 0.40, 0.90], [False, False, False])
+    vb = traj.plot.getViewBox()
+    x_range = vb.viewRange()[0]
+
+    show_item(traj, ndvi, mask)  # no event processed yet: what the next paint draws
+    low, high = vb.viewRange()[1]
+    # the four values (the masked one drawn hollow) with a margin a side for the padding (at most 10% of the
+    # 0.2 span) and the points' radius: at most a quarter of the span
+    assert 0.05 <= low <= 0.10 and 0.30 <= high <= 0.35, (low, high)
+    assert traj.plot.getAxis("left").labelText == "NDVI"
+    assert traj.plot.getPlotItem().titleLabel.text == "as recorded (no cross-sensor harmonisation)"
+    assert "3 clear, 1 masked observations" in traj.info.text()
+
+    show_item(traj, mndwi, mask)
+    low, high = vb.viewRange()[1]
+    assert -0.85 <= low <= -0.50 and 0.90 <= high <= 1.25, (low, high)  # span 1.4: a quarter is 0.35
+    assert traj.plot.getAxis("left").labelText == "MNDWI"
+    assert "3 clear, 0 masked observations" in traj.info.text()
+    qtbot.wait(150)  # the layouts, the paint and the cursor's settling: the item stays as shown
+    assert vb.viewRange()[1] == pytest.approx([low, high])
+    assert vb.viewRange()[0] == pytest.approx(x_range)  # the record's years, not re-ranged to the points
+    assert vb.autoRangeEnabled()[1]  # the next item's values re-range y again
+
+    show_item(traj, ndvi, mask)
+    qtbot.wait(150)
+    assert 0.05 <= vb.viewRange()[1][0] <= 0.10
+    # the shorter label is centred on the axis again, not left where the longer one ended
+    assert left_label_offset(traj) <= 1.5
+
+
+def test_rich_caption_is_as_tall_as_a_label_with_its_text(qtbot):
+    """The caption's heights for a width come from its hidden twin: they must be a word-wrapped rich QLabel's
+    for the same text in the same place, more lines when narrower, and the caption shown whole in a layout."""
+    box = QWidget()
+    qtbot.addWidget(box)
+    layout = QVBoxLayout(box)
+    caption = RichCaption("short")
+    reference = QLabel()
+    reference.setTextFormat(caption.textFormat())
+    reference.setWordWrap(True)
+    layout.addWidget(caption)
+    layout.addWidget(reference)
+    text = (
+        "ndvi at region of 169 pixels, as recorded (no cross-sensor harmonisation): 61 clear, 6 masked "
+        "observations (hollow). <span style='color:#1f77b4'>&#9679;</span> TM "
+        "<span style='color:#ff7f0e'>&#9679;</span> ETM+"
+    )
+    caption.setText(text)
+    reference.setText(text)
+    heights = {w: caption.heightForWidth(w) for w in (160, 320, 900)}
+    assert heights == {w: reference.heightForWidth(w) for w in heights}
+    line = caption.fontMetrics().lineSpacing()
+    assert heights[160] >= heights[320] + line and heights[320] >= heights[900] + line, heights
+    box.resize(320, 400)
+    box.show()
+    qtbot.waitExposed(box)
+    assert caption.height() >= caption.heightForWidth(caption.width())
+    caption.setText("one line")  # measured anew, not the longer text's height
+    assert caption.heightForWidth(320) < heights[320]
