@@ -31,7 +31,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import alive
-from reviewer.app.qt_style import compact
+from reviewer.app.qt_style import RichCaption, compact
 from reviewer.app.session import StackSession
 from reviewer.record.stretch import Stretch, composites
 
@@ -189,9 +189,8 @@ class QtStackControls(QWidget):
         srow.addWidget(self.reset_button, 0, 1)
         srow.addWidget(self.percentile_button, 1, 0, 1, 2)
         dl.addLayout(srow)
-        self.stretch_source = QLabel("")
-        self.stretch_source.setWordWrap(True)
-        self.stretch_source.setTextFormat(Qt.RichText)
+        # measured by the dock's layout at each item without asking for its own repaint after the window's
+        self.stretch_source = RichCaption("")
         dl.addWidget(self.stretch_source)
         self.overlay_check = QCheckBox("Quality overlay (O)")
         self.overlay_check.toggled.connect(self._on_overlay_toggled)
