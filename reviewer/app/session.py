@@ -64,6 +64,8 @@ OVERLAY_COLORS = {
 #: scipy.ndimage and napari's histogram via the image layer): imported in the open worker instead, where
 #: they do not hold the UI thread (~1 s the first time a site opened, 'longest UI block, opening')
 WARM_MODULES = (
+    "sqlite_utils",  # the store (imported by the first open's worker: ~100 ms, its file reads starving the UI thread)
+    "rasterio.warp",
     "pandas",
     "scipy.ndimage",
     "napari.components.histogram",
