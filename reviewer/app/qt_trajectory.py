@@ -345,6 +345,7 @@ class QtTrajectoryPlot(QWidget):
             )
             self._update_cursor()
             self._update_period()
+            self._settle_view()
             return
         colors = catalog().sensor_colors
         x = s.decimal_years()
@@ -412,6 +413,8 @@ class QtTrajectoryPlot(QWidget):
         Qt the layouts to later events, and each, done after or during the paint, moved or re-dirtied the plot
         already drawn and cost the window one more paint per review item (~20-35 ms under Xvfb)."""
         self.layout().activate()
+        if not self.plot.isVisible():  # no paint to spare; and an axis drawn unshown could keep an empty picture
+            return
         for _ in range(2):  # a second time when the new tick labels resized an axis
             self.plot.getPlotItem().layout.activate()
             self.plot.getViewBox().prepareForPaint()
