@@ -5,6 +5,7 @@ by the `StackSession`."""
 
 from __future__ import annotations
 
+import contextlib
 import weakref
 
 
@@ -104,3 +105,15 @@ def one_layer_update_per_date(viewer) -> None:
     update = getattr(viewer, "_update_layers", None)  # noqa: SLF001 - napari's own layer update
     if emitter is not None and update is not None:
         emitter.disconnect(update)
+
+
+def status_from_the_status_line(viewer) -> None:
+    """napari's status bar no longer works out the layer value under the cursor (its status thread, on every cursor
+    move and every date or item change): the reviewer's Status line says the date, sensor, scene and the pixel's
+    values. Its answer came back after the window's paint, and the status bar's new text and layout then asked for a
+    second paint of the window (15-30 ms here) for each review item."""
+    window = getattr(viewer, "window", None)
+    checker = getattr(getattr(window, "_qt_window", None), "status_thread", None)  # noqa: SLF001 - napari's window
+    if checker is not None:
+        with contextlib.suppress(TypeError, ValueError):  # (not connected: nothing to do)
+            viewer.cursor.events.position.disconnect(checker.trigger_status_update)

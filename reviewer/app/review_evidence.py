@@ -488,6 +488,7 @@ class EvidenceLoader(QObject):
         if self._finishing == p.key:
             self._finishing = None
         self.applied.emit(p.key, "")
+        settle_layouts()
 
     def _set_state(self, p: Prepared) -> None:
         """The view state says what the prepared item shows, without the handlers that would re-read it."""
@@ -883,6 +884,14 @@ def show_pair(pair, p: Prepared) -> None:
     """The pair dock shows the prepared panels (or why they could not be read)."""
     if p.pair is not None:
         pair.show_panels(*p.pair, p.panels, p.pair_error)
+
+
+def settle_layouts() -> None:
+    """The layouts the item change asked for (status bar, docks, plot) done now, before the window paints: Qt ran
+    them after the paint, whose moved and resized widgets then asked for a second paint (~15-30 ms here)."""
+    from qtpy.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def show_chips(chips, p: Prepared, stretch) -> None:

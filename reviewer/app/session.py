@@ -26,6 +26,7 @@ from reviewer.app.napari_draws import (
     keep_mesh_shaders,
     one_layer_update_per_date,
     place_overlays_before_draw,
+    status_from_the_status_line,
 )
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
@@ -200,6 +201,7 @@ class StackSession(QObject):
         place_overlays_before_draw(viewer)
         keep_mesh_shaders()
         one_layer_update_per_date(viewer)
+        status_from_the_status_line(viewer)
         self.thumbnails = Thumbnails(viewer)
         self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"
