@@ -426,6 +426,9 @@ class AnnotatorPanel(QWidget):
         view = self.view
         if view is None:
             return
+        if self.loader.changing():  # (another site's item still showing: its workers would slow its last paints)
+            self._prefetch_later()
+            return
         ahead, at = [], view["item"]  # the next items in my order: two prepared, the series of the rest read ahead
         while len(ahead) < 2 + SERIES_AHEAD:
             r = self._next_open(at)

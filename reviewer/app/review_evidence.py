@@ -212,22 +212,42 @@ class EvidenceLoader(QObject):
             self._apply(key, view, same_site=True)
             return ""
         self._pending = (key, view, folder)
-        ready = self._indexes.pop(str(Path(folder).resolve()), None)
+        site_key = str(Path(folder).resolve())
+        ready = self._indexes.pop(site_key, None)
         prepared = self._prepared.get(key)
         if ready is not None and prepared is not None and prepared.index is ready:
             self._pending = None  # the site indexed and the item prepared ahead: one stack shown, no disk
-            self._set_state(prepared)
-            self.session.show_index(ready, stack=(prepared.stack, prepared.current))
-            self._finish_site(key, ready, prepared)
+            self._finishing = key
+            self._open_prepared_later(key, site_key, ready, prepared)
         elif ready is not None:
             self.session.show_index(ready, in_turns=True)  # indexed ahead of time: no disk on the UI thread
         else:
             self.session.open_site(folder)
         return ""
 
+    def _open_prepared_later(self, key: str, site_key: str, index, prepared: Prepared) -> None:
+        """Another site's index and the item's evidence, prepared ahead, shown from the next event-loop turn on: the
+        key's turn shows the question (what the reviewer reads first) and is painted, and the new site's stack,
+        which napari takes with a new number of dates (~30-50 ms here), has a turn of its own (the two and their paint
+        held the UI ~120 ms)."""
+        from qtpy.QtCore import QTimer
+
+        def open_site() -> None:
+            if self.closed or self.key != key:  # another item came first: the index stays ready for its site
+                self._indexes.setdefault(site_key, index)
+                if self._finishing == key:
+                    self._finishing = None
+                return
+            self._set_state(prepared)
+            self.session.show_index(index, stack=(prepared.stack, prepared.current))
+            self._finish_site(key, index, prepared)
+
+        QTimer.singleShot(self.TURN_MS, open_site)
+
     def _finish_site(self, key: str, index, prepared: Prepared) -> None:
-        """The rest of a site change in two more event-loop turns (each well under 100 ms, where one turn held the
-        UI 0.3-1.8 s): the docks take the site, then the item's pair, chips, trajectory and region."""
+        """The rest of a site change in three more event-loop turns, each painted before the next (each well under
+        100 ms, where one turn held the UI 0.3-1.8 s): the site's boundary, the docks take the site, then the item's
+        pair, chips, trajectory and region."""
         from qtpy.QtCore import QTimer
 
         self._finishing = key
@@ -235,6 +255,7 @@ class EvidenceLoader(QObject):
         def docks() -> None:
             if not self.closed and self.session.index is index:
                 self.session.announce(index)  # also when another item came meanwhile: the docks follow the site
+                settle_layouts()
             if not self.closed and self.key == key and self.session.index is index:
                 QTimer.singleShot(self.TURN_MS, evidence)
             else:
@@ -245,7 +266,10 @@ class EvidenceLoader(QObject):
             if not self.closed and self.key == key and self.session.index is index:
                 self._show_prepared(prepared)
 
-        QTimer.singleShot(self.TURN_MS, docks)  # 1 ms, not 0: the site's first paint comes first (see TURN_MS)
+        def after_boundary() -> None:  # the site's boundary draws in this turn (StackSession._boundary_later)
+            QTimer.singleShot(self.TURN_MS, docks)  # (the two in one turn held the UI ~100-120 ms with its paint)
+
+        QTimer.singleShot(self.TURN_MS, after_boundary)  # 1 ms, not 0: the site's first paint comes first (TURN_MS)
 
     def _fail(self, key: str, text: str) -> str:
         self.problem = text
@@ -488,6 +512,7 @@ class EvidenceLoader(QObject):
         if self._finishing == p.key:
             self._finishing = None
         self.applied.emit(p.key, "")
+        self.session.read_neighbours_later()  # (not while the item's turns ran: the readers slowed their paints)
         settle_layouts()
 
     def _set_state(self, p: Prepared) -> None:
@@ -541,6 +566,10 @@ class EvidenceLoader(QObject):
             s.viewer.layers.selection.active = s.image_layer
 
     # ------------------------------------------------------------------ shown, prefetch
+
+    def changing(self) -> bool:
+        """An item change is under way: its site opening, its evidence being prepared, or its later turns to run."""
+        return self._pending is not None or self._preparing is not None or self._finishing is not None
 
     def shown(self, *, trajectory: bool = True) -> bool:
         """The current item's evidence is fully on screen: canvas, pair, chips and (unless told) trajectory."""

@@ -911,6 +911,11 @@ class StackSession(QObject):
             self._neighbours_later.stop()
             self._read_neighbours()
 
+    def read_neighbours_later(self) -> None:
+        """The shown date's neighbours read NEIGHBOURS_LATER_MS from now (again, if they were to be read sooner)."""
+        if self._neighbours_later.isActive():
+            self._neighbours_later.start()
+
     def _read_neighbours(self) -> None:
         """The dates around the shown one read ahead into the cache (stepping then shows them without disk)."""
         stack = self.stack

@@ -42,9 +42,10 @@ def review_window(window):  # noqa: F811 - the fixture imported above
 
 
 def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
-    """N pressed twice before the event loop runs, the first of the two prepared ahead: the canvas takes it in its
-    key's turn, but the docks that follow in a later turn draw only the item the reviewer stopped on (the one passed
-    over is never drawn there late, over it), and they show its evidence view (pair dates, period, stretch)."""
+    """N pressed twice before the event loop runs, the first of the two prepared ahead: it is shown whole in its
+    key's turn (same site), the second's docks may follow in a later turn, and what the docks draw last is the item
+    the reviewer stopped on (the one passed over is never drawn there late, over it), with its evidence view (pair
+    dates, period, stretch)."""
     app = review_window
     panel, loader, st = app.review.annotator, app.review.loader, app.state
     wait_evidence(app, qtbot, timeout=60000)
@@ -64,7 +65,7 @@ def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
     assert app.review.key("N") and panel.view["item"] == third
     wait_evidence(app, qtbot, timeout=60000)
     qtbot.wait(200)  # a turn left over from the item passed over would have run by now
-    assert drawn == [third]
+    assert drawn[-1] == third and set(drawn[:-1]) <= {second}, drawn
     view = loader.view
     assert loader.key == third and view is not None
     from reviewer.app.review_evidence import evidence_view, view_years
