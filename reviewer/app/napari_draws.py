@@ -107,13 +107,25 @@ def one_layer_update_per_date(viewer) -> None:
         emitter.disconnect(update)
 
 
-def status_from_the_status_line(viewer) -> None:
-    """napari's status bar no longer works out the layer value under the cursor (its status thread, on every cursor
-    move and every date or item change): the reviewer's Status line says the date, sensor, scene and the pixel's
-    values. Its answer came back after the window's paint, and the status bar's new text and layout then asked for a
-    second paint of the window (15-30 ms here) for each review item."""
+def status_with_the_paint(viewer):
+    """napari's status bar (the layer value under the cursor) follows the pointer as napari has it, in its status
+    thread, but not a new date or review item shown under a pointer that did not move: that answer came back after
+    the window's paint, and the status bar's new text and layout asked for a second paint (15-30 ms here) for each
+    item. Returns what brings the status bar up to date now, in the turn that changed what is shown (napari's own
+    `update_status_from_cursor`; a no-op when the pointer is not over the canvas)."""
     window = getattr(viewer, "window", None)
     checker = getattr(getattr(window, "_qt_window", None), "status_thread", None)  # noqa: SLF001 - napari's window
-    if checker is not None:
-        with contextlib.suppress(TypeError, ValueError):  # (not connected: nothing to do)
-            viewer.cursor.events.position.disconnect(checker.trigger_status_update)
+    if checker is None:
+        return lambda: None
+    with contextlib.suppress(TypeError, ValueError):  # (not connected: nothing to do)
+        viewer.cursor.events.position.disconnect(checker.trigger_status_update)
+    last: list[tuple | None] = [None]
+
+    def moved(_event=None) -> None:
+        where = tuple(viewer.cursor.position[d] for d in viewer.dims.displayed if d < len(viewer.cursor.position))
+        if where != last[0]:
+            last[0] = where
+            checker.trigger_status_update()
+
+    viewer.cursor.events.position.connect(moved)
+    return viewer.update_status_from_cursor

@@ -513,6 +513,7 @@ class EvidenceLoader(QObject):
             self._finishing = None
         self.applied.emit(p.key, "")
         self.session.read_neighbours_later()  # (not while the item's turns ran: the readers slowed their paints)
+        self.session.update_status_bar()
         settle_layouts()
 
     def _set_state(self, p: Prepared) -> None:

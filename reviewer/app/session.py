@@ -26,7 +26,7 @@ from reviewer.app.napari_draws import (
     keep_mesh_shaders,
     one_layer_update_per_date,
     place_overlays_before_draw,
-    status_from_the_status_line,
+    status_with_the_paint,
 )
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
@@ -201,7 +201,8 @@ class StackSession(QObject):
         place_overlays_before_draw(viewer)
         keep_mesh_shaders()
         one_layer_update_per_date(viewer)
-        status_from_the_status_line(viewer)
+        #: brings napari's status bar up to date in this turn (the review dock calls it as an item is shown)
+        self.update_status_bar = status_with_the_paint(viewer)
         self.thumbnails = Thumbnails(viewer)
         self.who = ""  # who is working (review), shown in the window title
         viewer.title = "EarthRecord Reviewer"

@@ -1,15 +1,16 @@
 """Issue 10: what the user sees while the UI work of a site open or an item change is spread over event-loop turns.
 The canvas keeps its size while the first site opens (the date slider takes the row kept for it: a resize was a
 synchronous repaint of the whole canvas); an item change whose docks follow in a later turn never draws the docks
-of an item the reviewer already left.
+of an item the reviewer already left; napari's status bar says the value of the item shown under the pointer.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.gui.conftest import wait_frame
-from tests.gui.test_review_dock import BANK, store_path, wait_evidence, window  # noqa: F401 - fixtures
+from tests.gui.test_review_dock import BANK, press, store_path, wait_evidence, window  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.gui
 
@@ -75,3 +76,23 @@ def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
     assert st.period == view_years(view)
     if len(view.panels) >= 2:
         assert st.pair == (view.panels[0], view.panels[-1])
+
+
+def test_status_bar_gives_the_value_of_the_item_shown(review_window, qtbot):
+    """napari's status bar gives the image value under the pointer; when the next item shows another date under a
+    pointer that stays put, it gives that date's value, worked out in the item's own turn (napari's status thread
+    answered after the window's paint, which then painted the window a second time)."""
+    app = review_window
+    s, viewer = app.session, app.viewer
+    wait_evidence(app, qtbot, timeout=60000)
+    res = s.index.site.resolution
+    row, col = 10, 20
+    viewer.mouse_over_canvas = True
+    viewer.cursor.position = (float(s.state.current), row * res, col * res)  # the pointer over pixel (10, 20)
+    for _ in range(2):
+        press(qtbot, app, "N")
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+        rgb = np.asarray(s.image_layer.data[s.state.current])[row, col]  # napari's value: the RGB shown there
+        value = f"[{', '.join(str(int(v)) for v in rgb)}]"
+        assert isinstance(viewer.status, dict) and viewer.status["value"] == value, (viewer.status, value)
+        assert viewer.status["coords"].startswith(f"[{s.state.current:.2f}"), viewer.status
