@@ -119,3 +119,11 @@ def when_settled(func: Callable[[], Any], delay_ms: int, parent: QObject | None 
 
     handler.timer = timer  # keep the timer alive with the handler
     return handler
+
+
+def settle_layouts() -> None:
+    """The layouts this turn asked for (status bar, docks, plot, the date slider) done now, before the window paints:
+    Qt ran them after the paint, whose moved and resized widgets then asked for a second paint (~15-30 ms under Xvfb)."""
+    from qtpy.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from qtpy.QtCore import QObject, Signal
 
-from reviewer.app.jobs import run_in_thread
+from reviewer.app.jobs import run_in_thread, settle_layouts
 from reviewer.errors import Cancelled, ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -914,14 +914,6 @@ def show_pair(pair, p: Prepared) -> None:
     """The pair dock shows the prepared panels (or why they could not be read)."""
     if p.pair is not None:
         pair.show_panels(*p.pair, p.panels, p.pair_error)
-
-
-def settle_layouts() -> None:
-    """The layouts the item change asked for (status bar, docks, plot) done now, before the window paints: Qt ran
-    them after the paint, whose moved and resized widgets then asked for a second paint (~15-30 ms here)."""
-    from qtpy.QtCore import QCoreApplication, QEvent
-
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
 
 def show_chips(chips, p: Prepared, stretch) -> None:
