@@ -40,6 +40,9 @@ def left_label_offset(traj) -> float:
 def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qtbot):
     app, s = opened, opened.session
     traj = app.trajectory
+    first_year = min(sc.year for sc in s.index.record_scenes())
+    # the site's docks filled in (the trajectory's, which resets the plot for the site, in the open's last turn)
+    qtbot.waitUntil(lambda: app.settled and traj.period_from.minimum() == first_year, timeout=30000)
     app.docks["Trajectory"].raise_()
     mask = np.zeros(s.index.site.shape, bool)
     mask[4:8, 4:8] = True
