@@ -569,8 +569,12 @@ class EvidenceLoader(QObject):
     # ------------------------------------------------------------------ shown, prefetch
 
     def changing(self) -> bool:
-        """An item change is under way: its site opening, its evidence being prepared, or its later turns to run."""
-        return self._pending is not None or self._preparing is not None or self._finishing is not None
+        """The item shown is still coming up: its site opening, its evidence being prepared, or its later turns to
+        run (what an item left meanwhile still had to do does not count)."""
+        key = self.key
+        if key is None:
+            return False
+        return (self._pending is not None and self._pending[0] == key) or key in (self._preparing, self._finishing)
 
     def shown(self, *, trajectory: bool = True) -> bool:
         """The current item's evidence is fully on screen: canvas, pair, chips and (unless told) trajectory."""
