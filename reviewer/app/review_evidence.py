@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from qtpy.QtCore import QObject, Signal
 
-from reviewer.app.jobs import run_in_thread, settle_layouts
+from reviewer.app.jobs import next_turn, run_in_thread, settle_layouts
 from reviewer.errors import Cancelled, ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -230,7 +230,6 @@ class EvidenceLoader(QObject):
         key's turn shows the question (what the reviewer reads first) and is painted, and the new site's stack,
         which napari takes with a new number of dates (~30-50 ms here), has a turn of its own (the two and their paint
         held the UI ~120 ms)."""
-        from qtpy.QtCore import QTimer
 
         def open_site() -> None:
             if self.closed or self.key != key:  # another item came first: the index stays ready for its site
@@ -242,22 +241,19 @@ class EvidenceLoader(QObject):
             self.session.show_index(index, stack=(prepared.stack, prepared.current))
             self._finish_site(key, index, prepared)
 
-        QTimer.singleShot(self.TURN_MS, open_site)
+        next_turn(open_site)
 
     def _finish_site(self, key: str, index, prepared: Prepared) -> None:
         """The rest of a site change in three more event-loop turns, each painted before the next (each well under
         100 ms, where one turn held the UI 0.3-1.8 s): the site's boundary, the docks take the site, then the item's
         pair, chips, trajectory and region."""
-        from qtpy.QtCore import QTimer
-
         self._finishing = key
 
         def docks() -> None:
             if not self.closed and self.session.index is index:
                 self.session.announce(index)  # also when another item came meanwhile: the docks follow the site
-                settle_layouts()
             if not self.closed and self.key == key and self.session.index is index:
-                QTimer.singleShot(self.TURN_MS, evidence)
+                next_turn(evidence)
             else:
                 self._finishing = None
 
@@ -266,10 +262,9 @@ class EvidenceLoader(QObject):
             if not self.closed and self.key == key and self.session.index is index:
                 self._show_prepared(prepared)
 
-        def after_boundary() -> None:  # the site's boundary draws in this turn (StackSession._boundary_later)
-            QTimer.singleShot(self.TURN_MS, docks)  # (the two in one turn held the UI ~100-120 ms with its paint)
-
-        QTimer.singleShot(self.TURN_MS, after_boundary)  # 1 ms, not 0: the site's first paint comes first (TURN_MS)
+        # the site's boundary draws in the first of these turns (StackSession._boundary_later): the docks' site next
+        # (the two in one turn held the UI ~100-120 ms with its paint)
+        next_turn(lambda: next_turn(docks))
 
     def _fail(self, key: str, text: str) -> str:
         self.problem = text
@@ -455,10 +450,6 @@ class EvidenceLoader(QObject):
             return
         self.app.trajectory.show_series(so_far, self._harmonized(), partial=f"(reading: {done} of {total} scenes)")
 
-    #: the item change's later turns run on 1 ms timers: Qt paints what the turn before changed first (a 0 ms single
-    #: shot is a posted event, run before the paint, so two turns and their paints made one block again)
-    TURN_MS = 1
-
     def _show_prepared(self, p: Prepared, *, one_turn: bool = False) -> None:
         """The UI thread's share of an item change: set what the worker prepared (stack, frame, pair, chips,
         trajectory) with one canvas slice, one stack hand-over to the docks and no re-reading. With `one_turn` (the
@@ -487,7 +478,6 @@ class EvidenceLoader(QObject):
     def _after_paint(self, turn, p: Prepared, step) -> None:
         """`step(p)` in a later event-loop turn, unless another item's change began meanwhile or the dock moved on to
         another item (whose evidence loads in a later turn still)."""
-        from qtpy.QtCore import QTimer
 
         def run() -> None:
             if self.closed or self._turn is not turn or self.key != p.key or self.wanted not in (None, p.key):
@@ -496,7 +486,7 @@ class EvidenceLoader(QObject):
                 return
             step(p)
 
-        QTimer.singleShot(self.TURN_MS, run)
+        next_turn(run)
 
     def _show_docks(self, p: Prepared) -> None:
         """The docks' share: the Stack dock (sensor boxes, count, stretch line), the pair, the chip strip, the period

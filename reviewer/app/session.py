@@ -20,7 +20,7 @@ from qtpy.QtCore import QObject, QTimer, Signal
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.frames import FrameArray
 from reviewer.app.glyphs import PRINTABLE, GlyphWarmer
-from reviewer.app.jobs import Prefetcher, Progress, alive, run_in_thread, settle_layouts, when_settled
+from reviewer.app.jobs import Prefetcher, Progress, alive, next_turn, run_in_thread, when_settled
 from reviewer.app.napari_draws import (
     Thumbnails,
     keep_mesh_shaders,
@@ -378,24 +378,21 @@ class StackSession(QObject):
                     self.rebuild_stack(keep_date=None)
                 finally:
                     self._unveil_later = False
-                settle_layouts()
-                QTimer.singleShot(1, unveil_turn)
+                next_turn(unveil_turn)
 
         def unveil_turn() -> None:
             if alive(self) and self.index is index:
                 self._unveil()
-                settle_layouts()
-                QTimer.singleShot(1, docks_turn)
+                next_turn(docks_turn)
 
         def docks_turn() -> None:
             if alive(self) and self.index is index:
                 self.announce(index)
-                settle_layouts()
 
         self._scale_image()  # napari's scale setter (~20-40 ms) in this turn, not in the stack's
         if len(usable) > 1:
             self._show_slider()
-        QTimer.singleShot(1, stack_turn)
+        next_turn(stack_turn)
 
     def _boundary_later(self, index: SceneIndex) -> None:
         """The site's boundary drawn in the next event-loop turn (a prepared stack shown at once: the two in one turn
@@ -408,7 +405,7 @@ class StackSession(QObject):
             if alive(self) and self.index is index:
                 self._draw_boundary()
 
-        QTimer.singleShot(1, draw)
+        next_turn(draw)
 
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
