@@ -169,10 +169,11 @@ class QtTrajectoryPlot(QWidget):
         self.period_to.setValue(max(years))
         self.where = None
         self.series = None
-        self._draw()
-        # an empty plot already spans the record's years (decimal years, not a scaled default axis)
+        # an empty plot already spans the record's years (decimal years, not a scaled default axis); set before the
+        # draw settles the view (set after it, the range was fitted in the paint, which cost the window one more)
         self.plot.setXRange(min(years), max(years) + 1, padding=0.02)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
+        self._draw()
 
     def _on_series_changed(self, name: str) -> None:
         self.state.series = name

@@ -384,12 +384,14 @@ class EvidenceLoader(QObject):
 
     def _wait_quiet(self, cancel: threading.Event | None = None) -> None:
         """Worker: wait while an item is being shown and painted (prefetch readers holding the GIL and the CPUs made
-        the key's turn and its paint slower), unless cancelled; the wanted item's own reads never wait."""
+        the key's turn and its paint slower): for `QUIET_S` after its key, for as long as it is still coming up
+        (another site's item takes 5-6 turns, ~0.3-0.5 s here) and for its last paint; unless cancelled. The wanted
+        item's own reads never wait."""
         while not self._closed and not (cancel is not None and cancel.is_set()):
             left = self._quiet_until - time.monotonic()
-            if left <= 0:
+            if left <= 0 and not self.changing():
                 return
-            time.sleep(min(left, 0.05))
+            time.sleep(min(left, 0.05) if left > 0 else 0.02)
 
     def _emit(self, signal, payload) -> None:
         try:
@@ -501,6 +503,7 @@ class EvidenceLoader(QObject):
         self._show_trajectory(p)
         if self._finishing == p.key:
             self._finishing = None
+            self._quiet_until = max(self._quiet_until, time.monotonic() + QUIET_PAINT_S)  # its paint still to come
         self.applied.emit(p.key, "")
         self.session.read_neighbours_later()  # (not while the item's turns ran: the readers slowed their paints)
         self.session.update_status_bar()
@@ -697,7 +700,7 @@ class EvidenceLoader(QObject):
             waiting.append(then)
             return
         self._indexing[site_key] = [then]
-        db = self.session.db
+        db, cancel = self.session.db, self._prefetch_cancel
 
         def indexed(ix) -> None:
             self._indexes[site_key] = ix
@@ -712,6 +715,7 @@ class EvidenceLoader(QObject):
             from reviewer.record.scan import open_index
             from reviewer.store import Store
 
+            self._wait_quiet(cancel)  # (indexing a site walks its scenes in Python: the GIL, through the item's paints)
             with Store(db) as store:
                 ix = open_index(folder, store)
             ix.site.boundary_geometries()
@@ -766,6 +770,7 @@ class EvidenceLoader(QObject):
 
 SERIES_KEPT = 32  # trajectories of recent items kept (a MODIS series takes seconds to read)
 QUIET_S = 0.3  # how long prefetch work waits once an item is being shown: its key's turn and paint
+QUIET_PAINT_S = 0.1  # ... and after the last of a site change's turns, for that turn's paint
 
 
 @dataclass
