@@ -251,16 +251,18 @@ class QtTrajectoryPlot(QWidget):
 
     # ------------------------------------------------------------------ compute (worker) and draw
 
-    def expect_series(self, text: str) -> threading.Event:
+    def expect_series(self, text: str = "") -> threading.Event:
         """A series read elsewhere (a review item's, by its evidence worker) is coming: the plot's own read stops and
-        the plot is busy until `show_series` or `series_failed`. Returns the event set once the plot reads anew
+        the plot is busy until `show_series` or `series_failed`, its caption saying `text` meanwhile (none: the
+        series is shown in this turn, and its caption with it). Returns the event set once the plot reads anew
         (another pixel, index or harmonisation asked for): the series expected is stale then."""
         self._cancel.set()
         self._cancel = threading.Event()
         self._worker = True  # busy, with no worker of its own
         self.progress.setVisible(False)
-        self.info.setText(text)
-        self.layout().activate()  # the caption's lines now, not after the window's next paint
+        if text:
+            self.info.setText(text)
+            self.layout().activate()  # the caption's lines now, not after the window's next paint
         return self._cancel
 
     def show_series(self, series: Trajectory, harmonized: bool, *, partial: str = "") -> None:

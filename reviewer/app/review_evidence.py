@@ -527,9 +527,10 @@ class EvidenceLoader(QObject):
         if p.mask is None:
             return
         traj.set_region(p.mask, p.view.index)
-        self._traj_cancel = traj.expect_series(f"reading {p.view.index} over the region ({len(p.stack)} scenes)...")
         skey = p.series_key(self._harmonized())
         series = self._series.get(skey)
+        reading = "" if series is not None else f"reading {p.view.index} over the region ({len(p.stack)} scenes)..."
+        self._traj_cancel = traj.expect_series(reading)  # (a series read ahead: drawn now, its caption laid out once)
         self._shown_prepared = p
         if series is not None:
             self._series_wanted = None

@@ -882,7 +882,9 @@ class StackSession(QObject):
         re-layout the window at every step)."""
         s = self.stack.scenes[i]
         label = f"{s.date.isoformat()} {s.label}"
-        self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
+        labels = (label.ljust(self._label_width), "row", "col")
+        if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
+            self.viewer.dims.axis_labels = labels
         return label
 
     def _on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
