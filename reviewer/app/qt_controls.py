@@ -233,6 +233,7 @@ class QtStackControls(QWidget):
             item.setToolTip(path)
             self.recent_list.addItem(item)
         self.recent_list.setVisible(bool(recent))
+        self.recent_list.doItemsLayout()  # now: on the list's own timer it came after a site change's paint, one more
 
     def _on_open_clicked(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open site folder (with site.json)")
@@ -273,6 +274,7 @@ class QtStackControls(QWidget):
         try:
             for cb in self.sensor_checks.values():
                 self.sensor_layout.removeWidget(cb)
+                cb.hide()  # gone in this turn (deleted later)
                 cb.deleteLater()
             self.sensor_checks.clear()
             from reviewer.record.series import coverage
@@ -283,6 +285,7 @@ class QtStackControls(QWidget):
                 cb.setChecked(True)
                 cb.toggled.connect(self._on_sensors_edited)
                 self.sensor_layout.addWidget(cb, k // 3, k % 3)
+                cb.show()  # now: a layout shows a new child on a queued call, re-laid out after the site's paint
                 self.sensor_checks[label] = cb
             years = [s.year for s in index.record_scenes()] or [2000]
             for sb in (self.year_from, self.year_to):

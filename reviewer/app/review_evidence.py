@@ -462,12 +462,14 @@ class EvidenceLoader(QObject):
         counts as shown once the docks' turn ran (`_finishing`)."""
         s, st, view = self.session, self.session.state, p.view
         self._errors_at = len(s.reporter.messages)
-        st.locked = False
+        with st.events.locked.blocker():  # (the Stack dock shows the lock with the item's stack, in `_show_docks`)
+            st.locked = False
         s.keep_stretch(view.composite, view.stretch)  # the composite's stretch is the item's
         self._set_state(p)
         if s.stack is not p.stack:
             s.show_stack(p.stack, p.current, announce=False)
-        st.locked = True  # the item's stretch stays while the reviewer looks around (syncs the Stack dock)
+        with st.events.locked.blocker():
+            st.locked = True  # the item's stretch stays while the reviewer looks around
         if p.ring is not None:
             self._draw_region(p.ring)
         self._turn = turn = object()  # a later item's change drops this one's remaining turns
