@@ -1,6 +1,6 @@
 """Review dock benchmark (standalone, not collected by pytest). Run under Xvfb:
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/bench_review_dock.py [--items 16]
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python tests/bench/bench_review_dock.py [--items 30]
 
 On the GUI demo site (900 scenes: Landsat, Sentinel-2, MODIS, VIIRS; 64 x 64 px) and its generated bank
 (seed 5), both made once into /tmp/bench/review:
@@ -194,11 +194,11 @@ def print_items(title: str, ours: dict[str, list], base: dict[str, list]) -> Non
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--items", type=int, default=16)
+    parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--decisions", type=int, default=200)
     args = parser.parse_args(argv)
     ROOT.mkdir(parents=True, exist_ok=True)
-    load0 = os.getloadavg()
+    load0, steal0 = os.getloadavg(), cpu_steal()
     with_pf = next_item_run(prepare(), args.items, prefetch=True)
     without = next_item_run(prepare(), args.items, prefetch=False)
     two_pf = next_item_run(prepare(two_sites=True), args.items, prefetch=True)
@@ -256,7 +256,21 @@ def main(argv: list[str] | None = None) -> int:
         f"load average (1, 5, 15 min) at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
         f"at end {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f} ({os.cpu_count()} CPUs)"
     )
+    steal1 = cpu_steal()
+    if steal0 is not None and steal1 is not None and steal1[1] > steal0[1]:
+        share = (steal1[0] - steal0[0]) / (steal1[1] - steal0[1])
+        print(f"CPU time the virtual machine's host took meanwhile (steal): {100 * share:.1f}%")
     return 0
+
+
+def cpu_steal() -> tuple[int, int] | None:
+    """(steal, total) clock ticks of all CPUs so far, from /proc/stat (Linux), else None: a virtual machine's CPUs
+    lost to its host, one reason these figures move between runs."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    return (fields[7] if len(fields) > 7 else 0), sum(fields)
 
 
 if __name__ == "__main__":
