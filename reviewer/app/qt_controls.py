@@ -108,7 +108,8 @@ class QtStackControls(QWidget):
         self.sensor_box = QWidget()
         self.sensor_layout = QGridLayout(self.sensor_box)
         self.sensor_layout.setContentsMargins(0, 0, 0, 0)
-        self.sensor_checks: dict[str, QCheckBox] = {}
+        self.sensor_checks: dict[str, QCheckBox] = {}  # the site's sensors' boxes, in their order
+        self._sensor_boxes: dict[str, QCheckBox] = {}  # every box made so far, by sensor
         fl.addRow("Sensors", self.sensor_box)
         yrow = QHBoxLayout()
         self.year_from = QSpinBox()
@@ -272,21 +273,9 @@ class QtStackControls(QWidget):
         self._fill_recent()
         self._updating = True
         try:
-            for cb in self.sensor_checks.values():
-                self.sensor_layout.removeWidget(cb)
-                cb.hide()  # gone in this turn (deleted later)
-                cb.deleteLater()
-            self.sensor_checks.clear()
             from reviewer.record.series import coverage
 
-            labels = list(coverage(index).sensors)
-            for k, label in enumerate(labels):
-                cb = QCheckBox(label)
-                cb.setChecked(True)
-                cb.toggled.connect(self._on_sensors_edited)
-                self.sensor_layout.addWidget(cb, k // 3, k % 3)
-                cb.show()  # now: a layout shows a new child on a queued call, re-laid out after the site's paint
-                self.sensor_checks[label] = cb
+            self._show_sensor_boxes(list(coverage(index).sensors))
             years = [s.year for s in index.record_scenes()] or [2000]
             for sb in (self.year_from, self.year_to):
                 sb.setRange(min(years), max(years))
@@ -297,6 +286,25 @@ class QtStackControls(QWidget):
             self.cloud_slider.setValue(100)
         finally:
             self._updating = False
+
+    def _show_sensor_boxes(self, labels: list[str]) -> None:
+        """One ticked box per sensor of the site, three to a row. A sensor's box is made once and kept for the next
+        site with it (hidden meanwhile): a new box is polished with the style sheet as it is shown (~1 ms each), in
+        the site change's turn (a layout's own showing of a new child came a turn later and re-laid the dock out
+        after its paint, one more paint)."""
+        for cb in self.sensor_checks.values():
+            self.sensor_layout.removeWidget(cb)
+            cb.hide()
+        self.sensor_checks = {}
+        for k, label in enumerate(labels):
+            cb = self._sensor_boxes.get(label)
+            if cb is None:
+                cb = self._sensor_boxes[label] = QCheckBox(label)
+                cb.toggled.connect(self._on_sensors_edited)
+            cb.setChecked(True)
+            self.sensor_layout.addWidget(cb, k // 3, k % 3)
+            cb.show()
+            self.sensor_checks[label] = cb
 
     def show_sensors(self, chosen) -> None:
         """Tick the sensor boxes of `chosen` (all when empty) without editing the filters: the state already says

@@ -648,3 +648,36 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     assert caption.visible and caption.opacity == 1.0 and caption.text.startswith(scene.date.isoformat())
     # the placeholder's boundary layer now draws the site's boundary, seen
     assert s.boundary_layer is not None and s.boundary_layer.opacity > 0 and len(s.boundary_layer.data) >= 1
+
+
+def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path):
+    """Opening another site shows its sensors' boxes only, all ticked; back on the first site its boxes are there
+    again (kept from before), and unticking one filters the stack."""
+    from tests.sites import make_site
+
+    app, s = opened, opened.session
+    demo_dir, first = s.index.site.dir, {sc.label for sc in s.index.record_scenes()}
+    assert {"TM", "OLI", "MODIS Terra"} <= first  # the demo site: Landsat, Sentinel-2, MODIS, VIIRS
+
+    def boxes() -> dict[str, bool]:
+        shown = app.controls.sensor_checks.items()
+        return {label: cb.isChecked() for label, cb in shown if cb.isVisibleTo(app.controls)}
+
+    qtbot.waitUntil(lambda: set(boxes()) == first, timeout=60000)  # the docks take the site after its first frame
+    assert all(boxes().values())
+    small = make_site(tmp_path / "small", "landsat_small", seed=1)  # Landsat only
+    app.open_site(small)
+    qtbot.waitUntil(lambda: s.index.site.dir != demo_dir and "MODIS Terra" not in boxes(), timeout=60000)
+    second = {sc.label for sc in s.index.record_scenes()}
+    assert "MODIS Terra" not in second and set(boxes()) == second and all(boxes().values())
+    others = [cb for label, cb in app.controls._sensor_boxes.items() if label not in second]  # noqa: SLF001
+    assert others and not any(cb.isVisibleTo(app.controls) for cb in others)  # the demo site's other boxes: hidden
+
+    app.open_site(demo_dir)
+    qtbot.waitUntil(lambda: s.index.site.dir == demo_dir and set(boxes()) == first, timeout=60000)
+    assert all(boxes().values())
+    wait_frame(app, qtbot)
+    app.controls.sensor_checks["TM"].setChecked(False)  # the user unticks a box
+    assert s.stack is not None and len(s.stack) and "TM" not in {sc.label for sc in s.stack.scenes}
+    app.controls.sensor_checks["TM"].setChecked(True)
+    assert "TM" in {sc.label for sc in s.stack.scenes}
