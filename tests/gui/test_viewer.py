@@ -650,7 +650,7 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     assert s.boundary_layer is not None and s.boundary_layer.opacity > 0 and len(s.boundary_layer.data) >= 1
 
 
-def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path):
+def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path, shots):
     """Opening another site shows its sensors' boxes only, all ticked; back on the first site its boxes are there
     again (kept from before), and unticking one filters the stack."""
     from tests.sites import make_site
@@ -672,11 +672,13 @@ def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path):
     assert "MODIS Terra" not in second and set(boxes()) == second and all(boxes().values())
     others = [cb for label, cb in app.controls._sensor_boxes.items() if label not in second]  # noqa: SLF001
     assert others and not any(cb.isVisibleTo(app.controls) for cb in others)  # the demo site's other boxes: hidden
+    app.controls.grab().save(str(shots / "08_sensor_boxes_small_site.png"))
 
     app.open_site(demo_dir)
     qtbot.waitUntil(lambda: s.index.site.dir == demo_dir and set(boxes()) == first, timeout=60000)
     assert all(boxes().values())
     wait_frame(app, qtbot)
+    app.controls.grab().save(str(shots / "08_sensor_boxes_back.png"))
     app.controls.sensor_checks["TM"].setChecked(False)  # the user unticks a box
     assert s.stack is not None and len(s.stack) and "TM" not in {sc.label for sc in s.stack.scenes}
     app.controls.sensor_checks["TM"].setChecked(True)
