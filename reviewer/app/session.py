@@ -668,6 +668,7 @@ class StackSession(QObject):
             self._show_overlays()
             if first:
                 self.viewer.reset_view()
+        self._label_time_axis(min(self.state.current, len(self.stack) - 1))
         if not self._warm_layers and self.viewer.layers.selection.active is not self.image_layer:
             self.viewer.layers.selection.active = self.image_layer  # (the placeholder's: when it is shown)
         return sliced
@@ -881,7 +882,9 @@ class StackSession(QObject):
         re-layout the window at every step)."""
         s = self.stack.scenes[i]
         label = f"{s.date.isoformat()} {s.label}"
-        self.viewer.dims.axis_labels = (label.ljust(self._label_width), "row", "col")
+        labels = (label.ljust(self._label_width), "row", "col")
+        if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
+            self.viewer.dims.axis_labels = labels
         return label
 
     def _on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
