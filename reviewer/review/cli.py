@@ -216,6 +216,53 @@ def _agreement(args: argparse.Namespace) -> int:
     return 0
 
 
+def _quality(args: argparse.Namespace) -> int:
+    from reviewer.review.quality import quality_report, quality_settings, write_quality_csv
+
+    with _store(args) as store:
+        out = quality_report(store, args.bank, user=args.user, mace=args.mace)
+    if args.csv:
+        out["csv"] = [str(p) for p in write_quality_csv(out, args.csv)]
+    if args.json:
+        _print(out, True)
+        return 0
+    heads = ("reliab.", "sens.", "spec.", "gold", "outcome", "median s", "skips", "undos")
+    echo(f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads))
+    for a in out["annotators"]:
+        gold = f"{_fmt(a['gold_accuracy'])}/{a['gold_decided']}" if a["gold_decided"] else "-"
+        cells = (
+            _fmt(a["reliability"]),
+            _fmt(a["sensitivity"]),
+            _fmt(a["specificity"]),
+            gold,
+            _fmt(a["outcome_agreement"]),
+            _fmt(a["median_seconds"]),
+            _fmt(a["skip_share"]),
+            _fmt(a["undo_share"]),
+        )
+        echo(f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells))
+    ranked = sorted(
+        (i for i in out["items"] if i["posterior_acceptable"] is not None), key=lambda i: i["posterior_acceptable"]
+    )
+    low, high = quality_settings().uncertain_posterior
+    uncertain = [i for i in ranked if low <= i["posterior_acceptable"] <= high]
+    echo(
+        f"{len(ranked)} items with decisions; {len(uncertain)} with an uncertain posterior ({low} to {high}) "
+        "that the reference is acceptable"
+    )
+    for i in uncertain[:10]:
+        diff = f", difficulty {_fmt(i['difficulty'])}" if i["difficulty"] is not None else ""
+        echo(
+            f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted{diff})"
+        )
+    for name, m in out["models"].items():
+        if not m.get("ran"):
+            echo(f"{name}: not run ({m.get('why', '')})")
+    for path in out.get("csv", []):
+        echo(f"wrote {path}")
+    return 0
+
+
 # ----------------------------------------------------------------------------- stage 2
 
 
@@ -500,6 +547,15 @@ def _register_stage1(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", metavar="DIR", help="also write the figures as CSV files")
     _common(p)
     p.set_defaults(func=_agreement)
+
+    p = sub.add_parser(
+        "quality", help="annotator reliability (Dawid-Skene), gold accuracy, item posteriors and difficulty (GLAD)"
+    )
+    p.add_argument("bank")
+    p.add_argument("--csv", metavar="DIR", help="also write annotators.csv and items.csv")
+    p.add_argument("--mace", action="store_true", help="also fit MACE (a second opinion on each annotator; slower)")
+    _common(p)
+    p.set_defaults(func=_quality)
 
 
 def _register_stage2(sub: argparse._SubParsersAction) -> None:

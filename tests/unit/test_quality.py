@@ -1,0 +1,129 @@
+"""Annotator reliability and item posteriors (`reviewer review quality`): crowd-kit's models on stage-1 verdicts.
+
+The simulation has a known truth and known annotator accuracies; the store test's figures are counted by hand.
+"""
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_review_workflow import BANK, _store
+
+from reviewer.cli import main
+from reviewer.review import api
+from reviewer.review.quality import quality_settings, reliability
+
+ACCURACY = {"ann_a": 0.95, "ann_b": 0.8, "ann_c": 0.6}
+
+
+def _simulate(n=200, seed=30, prevalence=0.8):
+    """3 annotators of known accuracy judge n items whose reference is acceptable with probability `prevalence`."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n) < prevalence
+    decisions = []
+    for i, acceptable in enumerate(truth):
+        for name, acc in ACCURACY.items():
+            says_acceptable = acceptable if rng.random() < acc else not acceptable
+            verdict = "accept" if says_acceptable else "flag"
+            decisions.append((f"q{i:03d}", name, verdict, [] if says_acceptable else ["wrong_reference"]))
+    return truth, decisions
+
+
+#: 30 EM steps (crowd-kit's pandas steps cost about 0.1 s each here whatever the size); GLAD is tested on fewer items
+FAST = dataclasses.replace(quality_settings(), ds_iterations=30, glad_max_decisions=0)
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    truth, decisions = _simulate()
+    return truth, decisions, reliability(decisions, settings=FAST)
+
+
+def test_reliabilities_rank_the_annotators_and_posteriors_beat_majority_vote(simulated):
+    truth, decisions, out = simulated
+    rel = {name: a["reliability"] for name, a in out["annotators"].items()}
+    assert sorted(rel, key=rel.get, reverse=True) == ["ann_a", "ann_b", "ann_c"]
+    for name, acc in ACCURACY.items():  # each within 0.07 of the accuracy it was simulated with
+        assert abs(rel[name] - acc) < 0.07, (name, rel[name])
+    posterior = np.array([out["items"][f"q{i:03d}"]["posterior_acceptable"] for i in range(len(truth))])
+    votes = np.array([sum(d[2] == "accept" for d in decisions[3 * i : 3 * i + 3]) for i in range(len(truth))])
+    majority_right = ((votes >= 2) == truth).mean()
+    model_right = ((posterior >= 0.5) == truth).mean()
+    assert model_right > majority_right
+    # majority vote errs where ann_a alone is right against the two others; Dawid-Skene trusts ann_a there
+    assert model_right >= 0.9
+
+
+def test_figures_match_crowd_kit_called_directly(simulated):
+    from crowdkit.aggregation import GLAD, DawidSkene
+
+    truth, decisions, out = simulated
+    s = FAST
+    df = pd.DataFrame([(i, w, v) for i, w, v, _ in decisions], columns=["task", "worker", "label"])
+    ds = DawidSkene(n_iter=s.ds_iterations, tol=s.ds_tol).fit(df)
+    for i in range(len(truth)):
+        assert out["items"][f"q{i:03d}"]["posterior_acceptable"] == pytest.approx(ds.probas_.loc[f"q{i:03d}", "accept"])
+    for name, a in out["annotators"].items():
+        spec = ds.errors_.loc[(name, "accept"), "accept"]
+        sens = ds.errors_.loc[(name, "flag"), "flag"]
+        assert a["specificity"] == pytest.approx(spec) and a["sensitivity"] == pytest.approx(sens)
+        assert a["reliability"] == pytest.approx(ds.priors_["accept"] * spec + ds.priors_["flag"] * sens)
+    # GLAD: difficulty is 1/beta of the paper, crowd-kit's exp(-betas_); on the first 20 items to stay quick
+    few = [d for d in decisions if int(d[0][1:]) < 20]
+    small = reliability(few, settings=dataclasses.replace(FAST, glad_max_decisions=1000))
+    glad = GLAD(n_iter=s.glad_iterations).fit(df[df.task.isin({d[0] for d in few})])
+    for item, beta in glad.betas_.items():
+        assert small["items"][item]["difficulty"] == pytest.approx(np.exp(-beta), rel=1e-6)
+    assert {n: a["glad_ability"] for n, a in small["annotators"].items()} == pytest.approx(glad.alphas_.to_dict())
+
+
+def test_gold_verdicts_are_fixed_and_an_unknown_verdict_is_refused():
+    decisions = [("g1", "a", "accept", []), ("g1", "b", "flag", ["other"]), ("q1", "a", "accept", [])]
+    out = reliability(decisions, {"g1": "flag"}, settings=FAST)
+    assert out["items"]["g1"]["posterior_acceptable"] < 1e-9  # the gold verdict, whatever the votes
+    assert out["models"]["dawid_skene"]["gold_fixed"] == 1
+    from reviewer.errors import ReviewError
+
+    with pytest.raises(ReviewError, match="neither 'accept' nor 'flag'"):
+        reliability([("q1", "a", "skip", [])])
+
+
+def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_path, capsys):
+    """6 items, ann and bob on each (k=2); hand-counted figures."""
+    store = _store(tmp_path, n=6)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    for i in range(6):
+        api.decide(store, f"q{i:03d}", user="ann", verdict="accept", seconds=10.0 + i)
+    api.decide(store, "q000", user="bob", verdict="skip")
+    api.undo(store, BANK, user="bob")  # takes back the skip: not an undo of a verdict
+    api.decide(store, "q000", user="bob", verdict="flag", reasons=["wrong_reference"], seconds=4.0)
+    api.undo(store, BANK, user="bob")
+    reasons = {0: ["wrong_reference"], 1: ["ambiguous_evidence"]}
+    for i in range(6):
+        verdict = "flag" if i in reasons else "accept"
+        api.decide(store, f"q{i:03d}", user="bob", verdict=verdict, reasons=reasons.get(i), seconds=2.0)
+    api.adjudicate(store, "q000", user="eve", verdict="reject", reasons=["wrong_reference"], rationale="wrong")
+    api.adjudicate(store, "q001", user="eve", verdict="accept", rationale="fine")
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json", "--csv", str(tmp_path / "q")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {a["annotator"]: a for a in out["annotators"]}
+    # outcomes: q000 rejected (flag), q001 accepted, q002-q005 consensus (accept)
+    assert rows["ann"]["outcome_decided"] == 6 and rows["ann"]["outcome_agreement"] == pytest.approx(5 / 6)
+    assert rows["bob"]["outcome_agreement"] == pytest.approx(5 / 6)
+    assert rows["ann"]["median_seconds"] == pytest.approx(12.5)
+    # bob: 7 accept/flag decisions made (the first flag undone) and 1 skip -> skip share 1/8, undo share 1/7
+    assert rows["bob"]["skip_share"] == pytest.approx(1 / 8) and rows["bob"]["undo_share"] == pytest.approx(1 / 7)
+    assert rows["ann"]["skip_share"] == 0 and rows["ann"]["undo_share"] == 0
+    items = {i["item"]: i for i in out["items"]}
+    assert items["q000"]["outcome"] == "flag" and items["q000"]["accepts"] == 1
+    assert 0 <= items["q000"]["posterior_acceptable"] < items["q003"]["posterior_acceptable"] <= 1
+    head = (tmp_path / "q" / "annotators.csv").read_text().splitlines()[0].split(",")
+    assert head[:3] == ["annotator", "decisions", "reliability"] and "reliability_ambiguous_evidence" in head
+    assert len((tmp_path / "q" / "items.csv").read_text().splitlines()) == 7
+    # an annotator may not see everyone's figures
+    assert main(["--db", db, "review", "quality", BANK, "--user", "ann"]) == 2
+    assert "only expert or maintainer" in capsys.readouterr().err
