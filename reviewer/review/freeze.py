@@ -93,6 +93,9 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
                     "rationale": final["rationale"] if final else None,
                 }
             )
+    from reviewer.review.quality import item_provenance
+
+    provenance = item_provenance(store, bank, [i.qid for i in items if i.state in KEPT])
     n_events, last_hash = verify_chain(store)
     agreement = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
     return {
@@ -123,6 +126,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
             for r in progress(store, bank, user=viewer)
         ],
         "events": {"count": n_events, "last_hash": last_hash},
+        "items": provenance,
     }
 
 

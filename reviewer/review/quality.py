@@ -17,6 +17,7 @@ figures are the same as crowd-kit's on the names. Core: no Qt; pandas and crowd-
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import warnings
@@ -459,3 +460,84 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
+
+
+# ----------------------------------------------------------------------------- per-item provenance for qc.json
+
+#: how an item was settled, in the order they are checked (qc.json items.*.settled; `score --subset`)
+SETTLED = ("corrected", "drafted-then-corrected", "adjudicated", "unanimous")
+
+
+def _has_confidence(store: Any) -> bool:
+    return any(r[1] == "confidence" for r in store.db.execute("PRAGMA table_info(decisions)"))
+
+
+def stage1_agreement(verdicts: Sequence[str]) -> float | None:
+    """The share of agreeing pairs among an item's stage-1 verdicts; None with fewer than 2."""
+    n = len(verdicts)
+    if n < 2:
+        return None
+    same = sum(c * (c - 1) for c in (verdicts.count("accept"), verdicts.count("flag")))
+    return same / (n * (n - 1))
+
+
+def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Per item, how it was settled, the stage-1 verdicts and agreement, the Dawid-Skene posterior that its reference
+    is acceptable, the confidence levels given on it, and how many people decided on it (counted, never named).
+
+    settled: corrected (an expert corrected it in stage 2), drafted-then-corrected (its AI draft was corrected by a
+    reviewer before stage 1), adjudicated (an annotator flagged it and an expert or the stage-2 rule settled it),
+    unanimous (every annotator accepted it at stage 1; an audit that accepted it does not change that).
+    """
+    from reviewer.review.api import stage1_table
+    from reviewer.review.ledger import EFFECTIVE
+
+    table = stage1_table(store, bank)
+    gold_rows, gold = _gold_table(store, bank)
+    posterior = reliability(table + gold_rows, gold, dataclasses.replace(quality_settings(), glad_max_decisions=0))
+    verdicts: dict[str, list[str]] = {}
+    for item, _, verdict, _ in table:
+        verdicts.setdefault(item, []).append(verdict)
+    conf_col = "d.confidence" if _has_confidence(store) else "NULL"
+    decided: dict[str, dict[str, Any]] = {}
+    for qid, user, stage, verdict, conf in store.db.execute(
+        f"SELECT i.qid, d.user, d.stage, d.verdict, {conf_col} FROM decisions d JOIN items i ON i.id = d.item "
+        f"WHERE i.bank = ? AND i.gold = 0 AND d.verdict NOT IN ('retract', 'skip') AND {EFFECTIVE} ORDER BY d.id",
+        [bank],
+    ):
+        row = decided.setdefault(qid, {"people": set(), "stage2": None, "confidence": {}})
+        row["people"].add(user)
+        if stage == 2:
+            row["stage2"] = verdict
+        if conf:
+            row["confidence"][conf] = row["confidence"].get(conf, 0) + 1
+    drafted = {
+        r[0]
+        for r in store.db.execute(
+            "SELECT DISTINCT i.qid FROM events e JOIN items i ON i.id = e.item WHERE i.bank = ? "
+            "AND e.action = 'draft_correct'",
+            [bank],
+        )
+    }
+    levels = quality_settings().confidence
+    out = {}
+    for qid in qids:
+        d = decided.get(qid, {"people": set(), "stage2": None, "confidence": {}})
+        v = verdicts.get(qid, [])
+        if d["stage2"] == "correct":
+            settled = "corrected"
+        elif qid in drafted:
+            settled = "drafted-then-corrected"
+        elif "flag" in v:
+            settled = "adjudicated"
+        else:
+            settled = "unanimous"
+        p = posterior["items"].get(qid, {}).get("posterior_acceptable")
+        out[qid] = {
+            "settled": settled,
+            "stage1": {"decisions": len(v), "accepts": v.count("accept"), "agreement": stage1_agreement(v)},
+            "posterior_acceptable": None if p is None else round(p, 6),
+            "confidence": {c: d["confidence"][c] for c in levels if c in d["confidence"]},
+            "people": len(d["people"]),
+        }
+    return out
