@@ -182,11 +182,12 @@ def reliability(
     settings: QualitySettings | None = None,
     *,
     mace: bool = False,
+    reasons: bool = True,
 ) -> dict[str, Any]:
     """The models' figures for stage-1 decisions (item, annotator, verdict, flag reasons); the later decision of an
     annotator on an item counts. `gold`: {item: known verdict} of gold items among them. MACE runs only when asked
     (`mace`): it assumes a uniform truth, so on banks where most references are acceptable it can rank annotators
-    differently from Dawid-Skene and the gold items; it is a second opinion.
+    differently from Dawid-Skene and the gold items; it is a second opinion. `reasons`: also the per-reason model.
 
     {"annotators": {name: {reliability, sensitivity, specificity, per_reason, mace_competence, glad_ability}},
      "items": {item: {posterior_acceptable, difficulty}}, "models": {what ran, with which settings, or why not}}.
@@ -221,7 +222,10 @@ def reliability(
             "mace_competence": None,
             "glad_ability": None,
         }
-    _per_reason(out, latest, settings)
+    if reasons:
+        _per_reason(out, latest, settings)
+    else:
+        out["models"]["per_reason"] = {"ran": False, "why": "not asked for"}
     n = len(rows)
     if not mace:
         out["models"]["mace"] = {"ran": False, "why": "not asked for (--mace)"}
@@ -494,7 +498,8 @@ def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dic
 
     table = stage1_table(store, bank)
     gold_rows, gold = _gold_table(store, bank)
-    posterior = reliability(table + gold_rows, gold, dataclasses.replace(quality_settings(), glad_max_decisions=0))
+    no_glad = dataclasses.replace(quality_settings(), glad_max_decisions=0)
+    posterior = reliability(table + gold_rows, gold, no_glad, reasons=False)
     verdicts: dict[str, list[str]] = {}
     for item, _, verdict, _ in table:
         verdicts.setdefault(item, []).append(verdict)
