@@ -204,6 +204,7 @@ def _agreement(args: argparse.Namespace) -> int:
     keys = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
     echo(f"{'table':<22} " + " ".join(f"{k[:12]:>12}" for k in keys))
     tables = [("accept / flag", out["overall"])] + list(out["per_reason"].items())
+    tables += [(f"task {task}", figs) for task, figs in out.get("per_task", {}).items()]
     for name, figs in tables:
         echo(f"{name:<22} " + " ".join(f"{_fmt(figs.get(k)):>12}" for k in keys))
     for pair in out["overall"].get("cohen", []):

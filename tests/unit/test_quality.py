@@ -127,3 +127,34 @@ def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_pat
     # an annotator may not see everyone's figures
     assert main(["--db", db, "review", "quality", BANK, "--user", "ann"]) == 2
     assert "only expert or maintainer" in capsys.readouterr().err
+
+
+def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
+    """Two trend and two quantify questions; annotators split on one trend question only."""
+    import bank_factory as bf
+    from test_review_workflow import _write
+
+    from reviewer.bank.store import import_bank
+    from reviewer.store import Store
+
+    store = Store(tmp_path / "review.sqlite")
+    api.add_user(store, "mia", "maintainer")
+    for a in ("ann", "bob"):
+        api.add_user(store, a, "annotator", by="mia")
+    questions = [bf.trend_question("t1"), bf.trend_question("t2"), bf.number_question("n1"), bf.number_question("n2")]
+    import_bank(store, _write(tmp_path / "bank", questions), user="mia")
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    plan = {"t1": ("accept", "accept"), "t2": ("accept", "flag"), "n1": ("flag", "flag"), "n2": ("accept", "accept")}
+    for qid, verdicts in plan.items():
+        for user, v in zip(("ann", "bob"), verdicts, strict=True):
+            api.decide(store, qid, user=user, verdict=v, reasons=["wrong_reference"] if v == "flag" else None)
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "review", "agreement", BANK, "--user", "mia", "--csv", str(tmp_path / "csv")]) == 0
+    text = capsys.readouterr().out
+    assert "task quantify" in text and "task trend" in text
+    rows = (tmp_path / "csv" / "per_task.csv").read_text().splitlines()
+    assert rows[0] == "task,figure,value,note"
+    # trend: agree on t1, not t2 -> 0.5; quantify: agree on both -> 1
+    assert "trend,percent_agreement,0.5," in rows and "quantify,percent_agreement,1.0," in rows
+    assert "quantify,items,2," in rows
