@@ -132,6 +132,8 @@ class Store:
         self._depth = 0
         #: the last event hash written in the open transaction (the event chain's head), else None
         self.chain_head: str | None = None
+        #: seals of decisions written in the open transaction that the next event is to carry (ledger.py)
+        self.pending_seals: dict[int, str] = {}
         try:
             conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -289,6 +291,7 @@ class Store:
                 conn.execute(f"ROLLBACK TO {name}")
                 conn.execute(f"RELEASE {name}")
                 self.chain_head = None  # the rolled-back part may have written events
+                self.pending_seals.clear()
                 raise
             else:
                 conn.execute(f"RELEASE {name}")
@@ -301,6 +304,7 @@ class Store:
             raise StoreError(describe(exc), path=self.path) from exc
         self._depth = 1
         self.chain_head = None
+        self.pending_seals.clear()
         try:
             yield self.db
             conn.execute("COMMIT")
@@ -313,6 +317,7 @@ class Store:
         finally:
             self._depth = 0
             self.chain_head = None
+            self.pending_seals.clear()
 
     def copy_to(self, target: str | Path) -> None:
         """A consistent copy of the store in a new file, through SQLite's backup API (never a file copy: see

@@ -12,7 +12,16 @@ from typing import Any
 from reviewer.errors import ReviewError
 from reviewer.review.drafts import draft_queue, draft_view, review_draft
 from reviewer.review.items import history
-from reviewer.review.ledger import EFFECTIVE, add_user, find_item, get_user, list_users, require_bank, verify_chain
+from reviewer.review.ledger import (
+    EFFECTIVE,
+    add_user,
+    find_item,
+    get_user,
+    list_users,
+    require_bank,
+    verify_chain,
+    verify_log,
+)
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
     annotator_queue,
@@ -56,6 +65,7 @@ __all__ = [
     "status",
     "undo",
     "verify_chain",
+    "verify_log",
 ]
 
 

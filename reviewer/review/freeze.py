@@ -22,6 +22,7 @@ from reviewer.review.ledger import (
     require_bank,
     set_state,
     verify_chain,
+    verify_decisions,
 )
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import progress, settings
@@ -94,6 +95,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
                 }
             )
     n_events, last_hash = verify_chain(store)
+    verify_decisions(store)  # a decision edited behind the tool's back is not frozen into a bank
     agreement = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
     return {
         "bank": bank,

@@ -1,7 +1,10 @@
 """Users, the append-only event log and item look-ups: the low-level faces every review module uses.
 
 Events are written inside the caller's transaction, with the change they record, and chained by hash
-(each event's hash covers the previous one), so a store whose log was tampered with shows it.
+(each event's hash covers the previous one), so a store whose log was tampered with shows it. The chain
+also covers what was decided: each decision's seal (the sha256 of its own fields and of the text of the
+item version it judged) rides in the event of its transaction (`detail.seals`), so a decision edited,
+added or deleted behind the tool's back (its triggers dropped) no longer matches the log (`verify_log`).
 """
 
 from __future__ import annotations
@@ -103,6 +106,9 @@ def record_event(
         if store.chain_head
         else conn.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
     )
+    if store.pending_seals:  # the decisions of this change, sealed into the chain by this event
+        detail = {**(detail or {}), "seals": {str(k): v for k, v in store.pending_seals.items()}}
+        store.pending_seals.clear()
     row = {
         "at": now(),
         "user": user,
@@ -170,6 +176,7 @@ def write_decision(
         ],
     )
     decision_id = int(cur.lastrowid)
+    store.pending_seals[decision_id] = _seals(store, "WHERE d.id = ?", [decision_id])[decision_id]
     if store.db.execute("SELECT 1 FROM packages WHERE kind = 'self'").fetchone():
         from reviewer.review.packages import sign_decision
 
@@ -189,6 +196,70 @@ def write_decision(
     return decision_id
 
 
+_SEALED_COLS = (
+    "id",
+    "item",
+    "version",
+    "user",
+    "stage",
+    "verdict",
+    "reasons",
+    "comment",
+    "correction",
+    "rationale",
+    "view",
+    "seconds",
+    "retracts",
+    "created",
+)
+
+
+def _seals(store: Store, where: str = "", args: list[Any] | None = None) -> dict[int, str]:
+    """decision id -> its seal: sha256 of its own fields and of the text of the item version it judged."""
+    cols = ", ".join(f"d.{c}" for c in _SEALED_COLS)
+    rows = store.db.execute(
+        f"SELECT {cols}, v.json FROM decisions d LEFT JOIN item_versions v ON v.item = d.item "
+        f"AND v.version = d.version {where} ORDER BY d.id",
+        args or [],
+    ).fetchall()
+    out = {}
+    for r in rows:
+        body = dict(zip(_SEALED_COLS, r[: len(_SEALED_COLS)], strict=True))
+        body["item_version_sha256"] = sha256_text(r[-1]) if r[-1] is not None else None
+        out[int(r[0])] = sha256_text(dumps(body) or "")
+    return out
+
+
+def verify_decisions(store: Store) -> tuple[int, int]:
+    """(decisions sealed and intact, decisions older than seals); ReviewError naming the first decision that
+    no longer matches its seal in the log, was added without one, or is gone."""
+    logged: dict[int, tuple[int, str]] = {}
+    for event_id, detail in store.db.execute(
+        "SELECT id, detail FROM events WHERE detail LIKE '%\"seals\"%' ORDER BY id"
+    ).fetchall():
+        for decision, seal in (json.loads(detail).get("seals") or {}).items():
+            logged[int(decision)] = (event_id, seal)
+    actual = _seals(store)
+    first_sealed = min(logged, default=None)
+    for decision_id, seal in actual.items():
+        if decision_id in logged:
+            event_id, expected = logged[decision_id]
+            if seal != expected:
+                raise ReviewError(
+                    f"decision {decision_id}: its fields or the item version it judged no longer match the seal in "
+                    f"event {event_id} (edited behind the tool's back)"
+                )
+        elif first_sealed is not None and decision_id > first_sealed:
+            raise ReviewError(f"decision {decision_id}: not in the audit log (added behind the tool's back)")
+    missing = sorted(set(logged) - set(actual))
+    if missing:
+        raise ReviewError(
+            f"decision {missing[0]}: sealed in event {logged[missing[0]][0]} but no longer in the store (deleted)"
+        )
+    unsealed = sum(1 for d in actual if d not in logged)
+    return len(actual) - unsealed, unsealed
+
+
 def verify_chain(store: Store) -> tuple[int, str]:
     """(event count, last hash); ReviewError at the first event whose hash does not follow."""
     prev = GENESIS
@@ -201,6 +272,18 @@ def verify_chain(store: Store) -> tuple[int, str]:
         prev = r["hash"]
         n += 1
     return n, prev
+
+
+def verify_log(store: Store) -> dict[str, Any]:
+    """The whole audit check: SQLite's integrity check, the event chain, every decision against its seal.
+    ReviewError at the first thing that does not hold."""
+    problems = [r[0] for r in store.db.execute("PRAGMA integrity_check").fetchall()]
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise ReviewError(f"the store file is damaged (SQLite integrity check: {shown})")
+    events, head = verify_chain(store)
+    sealed, unsealed = verify_decisions(store)
+    return {"events": events, "head": head, "decisions_sealed": sealed, "decisions_before_seals": unsealed}
 
 
 # ----------------------------------------------------------------------------- items
