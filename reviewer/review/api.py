@@ -15,12 +15,15 @@ from reviewer.review.items import history
 from reviewer.review.ledger import (
     EFFECTIVE,
     add_user,
+    bind_login,
     find_item,
     get_user,
     list_users,
+    login_bindings,
     require_bank,
     verify_chain,
     verify_log,
+    working_profiles,
 )
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
@@ -44,6 +47,7 @@ __all__ = [
     "apply_audit",
     "apply_rule",
     "assign",
+    "bind_login",
     "decide",
     "draft_queue",
     "draft_view",
@@ -51,6 +55,7 @@ __all__ = [
     "find_item",
     "history",
     "list_users",
+    "login_bindings",
     "my_items",
     "next_item",
     "open_item",
@@ -66,6 +71,7 @@ __all__ = [
     "undo",
     "verify_chain",
     "verify_log",
+    "working_profiles",
 ]
 
 

@@ -147,7 +147,7 @@ def _unchanged_since(store: Store, bank: str, version: str) -> bool:
 
 def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str | None) -> dict[str, Any]:
     """Freeze the reviewed bank as `version` into the folder `out`; returns the manifest."""
-    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, sha256_bytes
+    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, refuse_occupied_folder, sha256_bytes
     from reviewer.bank.store import latest_rows, store_version
     from reviewer.fileio import check_output_folder, write_folder
 
@@ -163,6 +163,7 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
             )
         files = _stored(store, bank, version)  # the same state: the same bytes
         refuse_frozen_folder(out, unless_bytes=files[MANIFEST])
+        refuse_occupied_folder(out, files)
         write_folder(out, files, last=[MANIFEST])
         return json.loads(files[MANIFEST])
     missing = undecided(store, bank)
@@ -196,6 +197,7 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
         where=out,
     )
     refuse_frozen_folder(out)
+    refuse_occupied_folder(out, files)
     with store.transaction():
         members = [(i.id, i.version) for i in kept]
         store_version(

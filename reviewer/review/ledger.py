@@ -51,20 +51,73 @@ def user_name(name: str | None) -> str:
     return name
 
 
-def get_user(store: Store, name: str | None) -> User:
-    name = user_name(name)
+def os_login() -> str:
+    """The OS account this process runs as (its effective uid, not $USER, which anyone can set)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):  # no pwd module (Windows) or a uid without a passwd entry (containers)
+        import getpass
+
+        return getpass.getuser()
+
+
+def login_bindings(store: Store) -> dict[str, set[str]]:
+    """profile -> the OS logins bound to it now (latest row of each pair); empty: the store is one seat."""
+    held: dict[tuple[str, str], bool] = {}
+    for user, login, bound in store.db.execute("SELECT user, login, bound FROM user_logins ORDER BY id"):
+        held[(user, login)] = bool(bound)
+    out: dict[str, set[str]] = {}
+    for (user, login), bound in held.items():
+        if bound:
+            out.setdefault(user, set()).add(login)
+    return out
+
+
+def find_user(store: Store, name: str) -> User:
+    """Another person's profile (an annotator to assign, an expert to allow); no login check."""
     row = store.db.execute("SELECT name, role FROM users WHERE name = ?", [name]).fetchone()
     if row is None:
         raise ReviewError(f"unknown user {name!r} (add one with `reviewer users add NAME --role ROLE`)")
     return User(row[0], row[1])
 
 
+def get_user(store: Store, name: str | None) -> User:
+    """The person acting (--user or REVIEWER_USER). Once the store binds profiles to OS logins, this
+    process's login must be bound to the profile it names."""
+    user = find_user(store, user_name(name))
+    bindings = login_bindings(store)
+    if bindings:
+        login = os_login()
+        if login not in bindings.get(user.name, set()):
+            raise ReviewError(
+                f"OS login {login!r} may not act as {user.name!r} in this store (its profiles are bound to logins); "
+                f"a maintainer can allow it: reviewer users bind {user.name} --login {login}"
+            )
+    return user
+
+
+def working_profiles(store: Store) -> list[dict[str, Any]]:
+    """The profiles this process's OS login may act as: all of them in a one-seat store."""
+    users = list_users(store)
+    bindings = login_bindings(store)
+    if not bindings:
+        return users
+    login = os_login()
+    return [u for u in users if login in bindings.get(u["name"], set())]
+
+
 def list_users(store: Store) -> list[dict[str, Any]]:
-    return list(store.db.query("SELECT name, role, created FROM users ORDER BY name"))
+    bindings = login_bindings(store)
+    rows = list(store.db.query("SELECT name, role, created FROM users ORDER BY name"))
+    for r in rows:
+        r["logins"] = sorted(bindings.get(r["name"], set()))
+    return rows
 
 
-def add_user(store: Store, name: str, role: str, *, by: str | None = None) -> User:
-    """Add a local profile. Once a maintainer exists, only a maintainer may add users."""
+def add_user(store: Store, name: str, role: str, *, by: str | None = None, logins: list[str] | None = None) -> User:
+    """Add a local profile (bound to `logins`, if given). Once a maintainer exists, only a maintainer may add users."""
     if role not in ROLES:
         raise ReviewError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
@@ -79,7 +132,50 @@ def add_user(store: Store, name: str, role: str, *, by: str | None = None) -> Us
             raise ReviewError(f"user {name!r} exists already")
         db.execute("INSERT INTO users (name, role, created) VALUES (?, ?, ?)", [name, role, now()])
         record_event(store, actor.name if actor else None, "user_add", after=role, detail={"name": name})
+        for login in logins or []:
+            _bind(store, actor.name if actor else name, name, login, bound=True)
+        _refuse_lockout(store, actor.name if actor else name)
     return User(name, role)
+
+
+def bind_login(store: Store, name: str, login: str, *, by: str | None, bound: bool = True) -> None:
+    """A maintainer binds (or unbinds) an OS login to a profile. The first binding of a store must leave the
+    maintainer making it able to act (their own profile bound to their own login), so nobody locks the
+    store's maintainers out by accident."""
+    with store.transaction():
+        actor = get_user(store, by)
+        workflow().require("users_add", actor.role, actor.name)
+        person = find_user(store, name)
+        _bind(store, actor.name, person.name, login, bound=bound)
+        _refuse_lockout(store, actor.name)
+
+
+def _refuse_lockout(store: Store, actor: str) -> None:
+    """Inside the change's transaction: refuse a binding change after which the person making it could no
+    longer act (the store binds logins, and theirs is not bound to their profile)."""
+    bindings = login_bindings(store)
+    me = os_login()
+    if bindings and me not in bindings.get(actor, set()):
+        raise ReviewError(
+            f"this would lock you out: OS login {me!r} would not be bound to {actor!r}; "
+            f"bind yourself first: reviewer users bind {actor} --login {me} --user {actor}"
+        )
+
+
+def _bind(store: Store, actor: str, name: str, login: str, *, bound: bool) -> None:
+    login = login.strip()
+    if not login or len(login) > 256:
+        raise ReviewError(f"login {login!r}: an OS account name, 1-256 characters")
+    held = login in login_bindings(store).get(name, set())
+    if held == bound:
+        raise ReviewError(f"login {login!r} is {'already' if bound else 'not'} bound to {name!r}")
+    store.db.execute(
+        "INSERT INTO user_logins (user, login, bound, by, at) VALUES (?, ?, ?, ?, ?)",
+        [name, login, int(bound), actor, now()],
+    )
+    record_event(
+        store, actor, "user_bind" if bound else "user_unbind", after=login, detail={"name": name, "login": login}
+    )
 
 
 # ----------------------------------------------------------------------------- events
