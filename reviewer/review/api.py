@@ -12,7 +12,19 @@ from typing import Any
 from reviewer.errors import ReviewError
 from reviewer.review.drafts import draft_queue, draft_view, review_draft
 from reviewer.review.items import history
-from reviewer.review.ledger import EFFECTIVE, add_user, find_item, get_user, list_users, require_bank, verify_chain
+from reviewer.review.ledger import (
+    EFFECTIVE,
+    add_user,
+    bind_login,
+    find_item,
+    get_user,
+    list_users,
+    login_bindings,
+    require_bank,
+    verify_chain,
+    verify_log,
+    working_profiles,
+)
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
     annotator_queue,
@@ -35,6 +47,7 @@ __all__ = [
     "apply_audit",
     "apply_rule",
     "assign",
+    "bind_login",
     "decide",
     "draft_queue",
     "draft_view",
@@ -42,6 +55,7 @@ __all__ = [
     "find_item",
     "history",
     "list_users",
+    "login_bindings",
     "my_items",
     "next_item",
     "open_item",
@@ -56,6 +70,8 @@ __all__ = [
     "status",
     "undo",
     "verify_chain",
+    "verify_log",
+    "working_profiles",
 ]
 
 

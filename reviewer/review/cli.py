@@ -54,20 +54,40 @@ def _users_add(args: argparse.Namespace) -> int:
     from reviewer.review.api import add_user
 
     with _store(args) as store:
-        u = add_user(store, args.name, args.role, by=args.user)
-    echo(f"added {u.role} {u.name}")
+        u = add_user(store, args.name, args.role, by=args.user, logins=args.login)
+    bound = f", bound to OS login {', '.join(args.login)}" if args.login else ""
+    echo(f"added {u.role} {u.name}{bound}")
+    return 0
+
+
+def _users_bind(args: argparse.Namespace) -> int:
+    from reviewer.review.api import bind_login
+
+    with _store(args) as store:
+        for login in args.login:
+            bind_login(store, args.name, login, by=args.user, bound=args.users_verb == "bind")
+    echo(f"{args.name}: {'bound to' if args.users_verb == 'bind' else 'no longer bound to'} {', '.join(args.login)}")
     return 0
 
 
 def _users_list(args: argparse.Namespace) -> int:
-    from reviewer.review.api import list_users
+    from reviewer.review.api import list_users, login_bindings
 
     with _store(args) as store:
         rows = list_users(store)
+        bound = bool(login_bindings(store))
+    mode = (
+        "profiles bound to OS logins: each process may act only as the profiles of its login"
+        if bound
+        else "one seat: no profile is bound to an OS login, so whoever runs the tool may name any profile"
+    )
     if args.json:
-        _print(rows, True)
-    for r in [] if args.json else rows:
-        echo(f"{r['name']:<20} {r['role']:<11} {r['created']}")
+        _print({"mode": "bound" if bound else "one_seat", "users": rows}, True)
+        return 0
+    echo(f"mode: {mode}")
+    for r in rows:
+        logins = ", ".join(r["logins"]) if r["logins"] else "-"
+        echo(f"{r['name']:<20} {r['role']:<11} {r['created']}  logins: {logins}")
     return 0
 
 
@@ -421,11 +441,16 @@ def _log(args: argparse.Namespace) -> int:
 
 
 def _verify_log(args: argparse.Namespace) -> int:
-    from reviewer.review.api import verify_chain
+    from reviewer.review.api import verify_log
 
     with _store(args) as store:
-        n, head = verify_chain(store)
-    echo(f"{n} events, chain intact, last hash {head}")
+        found = verify_log(store)
+    older = found["decisions_before_seals"]
+    echo(
+        f"integrity check ok; {found['events']} events, chain intact, last hash {found['head']}; "
+        f"{found['decisions_sealed']} decisions match their seals in the log"
+        + (f" ({older} written before seals, not checked)" if older else "")
+    )
     return 0
 
 
@@ -476,8 +501,25 @@ def _register_users(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name")
     p.add_argument("--role", required=True, choices=["annotator", "expert", "maintainer"])
     p.add_argument("--user", help="the maintainer adding them (default: REVIEWER_USER)")
+    p.add_argument(
+        "--login",
+        action="append",
+        default=[],
+        metavar="OS_LOGIN",
+        help="an OS account allowed to act as this profile (repeat for several); once a store binds any "
+        "profile, every process must run under a login bound to the profile it names",
+    )
     p.set_defaults(func=_users_add)
-    p = sub.add_parser("list", help="list users and roles")
+    for verb, what in (
+        ("bind", "allow an OS login to act as a profile"),
+        ("unbind", "take an OS login's binding back"),
+    ):
+        p = sub.add_parser(verb, help=f"maintainer: {what}")
+        p.add_argument("name")
+        p.add_argument("--login", action="append", required=True, metavar="OS_LOGIN")
+        p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+        p.set_defaults(func=_users_bind)
+    p = sub.add_parser("list", help="list users, roles and bound OS logins, and whether the store binds logins")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_users_list)
 
@@ -640,6 +682,8 @@ def _register_maintainer(sub: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_log)
 
-    p = sub.add_parser("verify-log", help="check the event log's hash chain")
+    p = sub.add_parser(
+        "verify-log", help="check the store's integrity, the event log's hash chain and every decision against its seal"
+    )
     p.add_argument("--user")
     p.set_defaults(func=_verify_log)

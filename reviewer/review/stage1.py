@@ -23,6 +23,7 @@ from reviewer.review.ledger import (
     Item,
     User,
     find_item,
+    find_user,
     frozen_in,
     get_user,
     item_by_id,
@@ -151,7 +152,7 @@ def _import_gold(store: Store, bank: str, gold: list[dict[str, Any]], user: str)
 def _annotators(store: Store, names: list[str]) -> list[User]:
     users = []
     for name in dict.fromkeys(n.strip() for n in names if n.strip()):
-        u = get_user(store, name)
+        u = find_user(store, name)
         if not workflow().allowed("annotate", u.role):
             raise ReviewError(f"user {u.name} is {u.role}: cannot review in stage 1")
         users.append(u)

@@ -18,6 +18,7 @@ from reviewer.review.ledger import (
     Item,
     User,
     find_item,
+    find_user,
     get_user,
     items_of,
     question,
@@ -220,7 +221,7 @@ def allow(store: Store, key: str, expert: str, *, user: str | None, reason: str,
     workflow().require("allow", actor.role, actor.name)
     if not reason.strip():
         raise ReviewError("an allowance needs a reason")
-    target = get_user(store, expert)
+    target = find_user(store, expert)
     with store.transaction() as db:
         item = find_item(store, key, bank)
         db.execute(

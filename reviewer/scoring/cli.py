@@ -54,32 +54,30 @@ def _failure_sections(args: argparse.Namespace) -> list:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from reviewer.progress import StderrProgress
     from reviewer.scoring.api import score
 
     sections = _failure_sections(args)
-
-    def progress(fraction: float, message: str) -> None:
-        if args.progress:
-            echo(f"\r{fraction * 100:5.1f}% {message:<30}", end="", err=True)
-
-    scores = score(
-        args.bank,
-        args.runs,
-        args.out,
-        passes=args.passes,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        lenient=args.lenient,
-        progress=progress,
-        models=args.models.split(",") if args.models else None,
-        report=not args.no_report,
-        draft=args.draft,
-        rescore_from=args.rescore_from,
-        sections=sections,
-        subset=args.subset,
-    )
-    if args.progress:
-        echo(err=True)
+    bar = StderrProgress("score") if args.progress else nullcontext()
+    with bar:
+        scores = score(
+            args.bank,
+            args.runs,
+            args.out,
+            passes=args.passes,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            lenient=args.lenient,
+            progress=bar.update if isinstance(bar, StderrProgress) else None,
+            models=args.models.split(",") if args.models else None,
+            report=not args.no_report,
+            draft=args.draft,
+            rescore_from=args.rescore_from,
+            sections=sections,
+            subset=args.subset,
+        )
     for problem in scores["problems"]["bad_lines"]:
         where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]
         echo(f"skipped {where}: {problem['field'] + ': ' if problem['field'] else ''}{problem['message']}", err=True)

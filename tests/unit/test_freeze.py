@@ -199,3 +199,24 @@ def test_score_refuses_a_bank_that_is_not_frozen_unless_draft(tmp_path, capsys):
     )
     bank = json.loads((tmp_path / "r3" / "scores.json").read_text())["bank"]
     assert (bank["frozen"], bank["draft"]) == (True, False)
+
+
+def test_freeze_never_writes_beside_someone_elses_files(tmp_path, capsys):
+    store = _reviewed(tmp_path)
+    _adjudicate_all(store)
+    db = str(tmp_path / "review.sqlite")
+    mine = tmp_path / "my-folder"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes\n")
+    code = main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(mine), "--user", "mia"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
+    assert str(mine) in err and "notes.txt" in err
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]  # nothing added
+    assert _state(store, "q000") != "frozen"  # and nothing frozen in the store
+    # an empty folder is fine; the same frozen bank written again into its own folder changes nothing
+    (tmp_path / "empty").mkdir()
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "empty"), "--user", "mia"]) == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "empty").iterdir()}
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "empty"), "--user", "mia"]) == 0
+    assert {p.name: p.read_bytes() for p in (tmp_path / "empty").iterdir()} == before
