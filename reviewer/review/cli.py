@@ -161,8 +161,10 @@ def _decide(args: argparse.Namespace) -> int:
             version=args.version,
             view=_json_arg(args.view, "--view"),
             bank=args.bank,
+            confidence=args.confidence,
         )
     why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
+    why += f", {out['confidence']} confidence" if out.get("confidence") else ""
     _print(out, args.json, f"{out['item']} v{out['version']}: {out['verdict']}{why} saved (decision {out['decision']})")
     return 0
 
@@ -304,6 +306,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
             version=args.version,
             view=_json_arg(args.view, "--view"),
             bank=args.bank,
+            confidence=args.confidence,
         )
     new = f", new version {out['new_version']}" if out["new_version"] else ""
     _print(out, args.json, f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})")
@@ -360,6 +363,8 @@ def _show(args: argparse.Namespace) -> int:
         line = f"  {d['annotator']}: {d['verdict']}"
         if d["reasons"]:
             line += f" ({', '.join(d['reasons'])})"
+        if d.get("confidence"):
+            line += f" [{d['confidence']} confidence]"
         if d["comment"]:
             line += f" - {d['comment']}"
         if d["correction"]:
@@ -562,6 +567,7 @@ def _register_stage1(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds", type=float, help="time spent (default: since `review next` showed it)")
     p.add_argument("--version", type=int, help="the item version you judged (refused if no longer current)")
     p.add_argument("--view", metavar="JSON", help="the evidence view the decision rests on")
+    p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
     p.add_argument("--bank")
     _common(p)
     _package(p)
@@ -616,6 +622,7 @@ def _register_stage2(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--reject", metavar="REASON[,REASON]", help="reject reasons from the codebook")
     g.add_argument("--correct", metavar="JSON", help="the corrected parts (a new item version)")
     p.add_argument("--rationale", required=True)
+    p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
     p.add_argument("--version", type=int)
     p.add_argument("--view", metavar="JSON")
     p.add_argument("--bank")

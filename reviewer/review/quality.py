@@ -100,6 +100,17 @@ def quality_settings() -> QualitySettings:
     )
 
 
+def check_confidence(value: str | None, *, item: str = "") -> str | None:
+    """A decision's confidence: one of the levels of assets/review/quality.json, or None (not given)."""
+    if value is None:
+        return None
+    levels = quality_settings().confidence
+    if value not in levels:
+        where = f"item {item}: " if item else ""
+        raise ReviewError(f"{where}confidence must be one of {', '.join(levels)}, not {value!r}")
+    return value
+
+
 # ----------------------------------------------------------------------------- the models
 
 

@@ -158,3 +158,54 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     # trend: agree on t1, not t2 -> 0.5; quantify: agree on both -> 1
     assert "trend,percent_agreement,0.5," in rows and "quantify,percent_agreement,1.0," in rows
     assert "quantify,items,2," in rows
+
+
+def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accept(tmp_path, capsys):
+    store = _store(tmp_path, n=3)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    api.set_rule(store, BANK, user="mia", audit_share=0.0)  # no random audit: only the confidence routes
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+
+    def decide(item, user, *extra):
+        return main(["--db", db, "review", "decide", item, "--user", user, *extra])
+
+    assert decide("q000", "ann", "--accept", "--confidence", "low") == 0
+    assert "accept, low confidence saved" in capsys.readouterr().out
+    assert decide("q000", "bob", "--accept", "--confidence", "high") == 0
+    assert decide("q001", "ann", "--accept", "--confidence", "medium") == 0
+    assert decide("q001", "bob", "--accept") == 0
+    assert decide("q002", "ann", "--accept", "--confidence", "sure") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "confidence must be one of low, medium, high, not 'sure'" in err
+    from reviewer.store import Store
+
+    with Store(tmp_path / "review.sqlite") as store:
+        stored = store.db.execute(
+            "SELECT i.qid, d.user, d.confidence FROM decisions d JOIN items i ON i.id = d.item ORDER BY d.id"
+        ).fetchall()
+        assert stored == [
+            ("q000", "ann", "low"),
+            ("q000", "bob", "high"),
+            ("q001", "ann", "medium"),
+            ("q001", "bob", None),
+        ]
+        # the unanimous accept with a low-confidence decision goes to an expert; the other one does not
+        audit = dict(store.db.execute("SELECT qid, audit FROM items WHERE qid IN ('q000', 'q001')").fetchall())
+        assert audit == {"q000": 1, "q001": 0}
+        why = store.db.execute(
+            "SELECT e.detail FROM events e JOIN items i ON i.id = e.item WHERE i.qid = 'q000' AND e.action = 'route_consensus'"
+        ).fetchone()[0]
+        assert "low-confidence" in json.loads(why)["why_audit"]
+        view = api.expert_view(store, "q000", user="eve")
+        assert [(d["annotator"], d["confidence"]) for d in view["stage1"]] == [
+            ("annotator 1", "low"),
+            ("annotator 2", "high"),
+        ]
+        assert '"ann"' not in json.dumps(view)
+    assert main(["--db", db, "review", "show", "q000", "--user", "eve"]) == 0
+    assert "annotator 1: accept [low confidence]" in capsys.readouterr().out
+    assert main(["--db", db, "review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "fine",
+                 "--confidence", "high"]) == 0  # fmt: skip
+    with Store(tmp_path / "review.sqlite") as store:
+        assert store.db.execute("SELECT confidence FROM decisions WHERE stage = 2").fetchone()[0] == "high"
