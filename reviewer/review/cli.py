@@ -402,14 +402,55 @@ def _rule(args: argparse.Namespace) -> int:
             audit_share=args.audit_share,
             adjudicate_share=args.adjudicate_share,
             rest_rule=args.rest,
+            route_uncertain=None if args.route_uncertain is None else args.route_uncertain == "on",
         )
         out = apply_rule(store, args.bank, user=args.user) if args.apply else None
     echo(
         f"{args.bank}: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
-        f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}"
+        f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}, "
+        f"route uncertain {'on' if cfg.get('route_uncertain') else 'off'}"
     )
     if out:
         echo(f"applied '{out['rule']}' to {out['applied']} of {out['outside_sample']} flagged items outside the sample")
+    return 0
+
+
+def _route(args: argparse.Namespace) -> int:
+    from reviewer.review.quality import route
+
+    with _store(args) as store:
+        out = route(store, args.bank, user=args.user, apply=args.apply)
+    if args.json:
+        _print(out, True)
+        return 0
+    low, high = out["uncertain_posterior"]
+    setting = "on" if out["route_uncertain"] else "off (`review rule BANK --route-uncertain on`)"
+    echo(f"{args.bank}: routing by the reliability model is {setting}")
+    echo(f"{len(out['uncertain'])} consensus item(s) with a posterior between {low} and {high} not yet with an expert")
+    for i in out["uncertain"]:
+        echo(
+            f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted)"
+        )
+    if args.apply:
+        echo(f"sent {out['sent']} item(s) to an expert")
+    for w in out["weak_annotators"]:
+        echo(f"{w['annotator']}: {w['why']}; {len(w['open_items'])} open item(s)")
+        if w["open_items"]:
+            echo(
+                f"  reassign with: reviewer review reassign {args.bank} --from {w['annotator']} --to USER --reason TEXT"
+            )
+    if not out["weak_annotators"]:
+        echo("no annotator under the reliability or gold thresholds")
+    return 0
+
+
+def _reassign(args: argparse.Namespace) -> int:
+    from reviewer.review.quality import reassign
+
+    with _store(args) as store:
+        out = reassign(store, args.bank, source=args.source, target=args.target, reason=args.reason, user=args.user)
+    kept = f"; {len(out['kept'])} kept (already {out['to']}'s)" if out["kept"] else ""
+    _print(out, args.json, f"moved {len(out['moved'])} open item(s) from {out['from']} to {out['to']}{kept}")
     return 0
 
 
@@ -681,8 +722,32 @@ def _register_maintainer(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--adjudicate-share", type=float)
     p.add_argument("--rest", choices=["reject", "accept", "open"])
     p.add_argument("--apply", action="store_true", help="apply the rule to flagged items outside the sample now")
+    p.add_argument(
+        "--route-uncertain",
+        choices=["on", "off"],
+        help="route by the reliability model: consensus items with an uncertain posterior go to an expert "
+        "(`review route BANK --apply`; thresholds in assets/review/quality.json)",
+    )
     _common(p, json_out=False)
     p.set_defaults(func=_rule)
+
+    p = sub.add_parser(
+        "route",
+        help="maintainer: consensus items with an uncertain posterior, and annotators under the quality thresholds "
+        "with their open items",
+    )
+    p.add_argument("bank")
+    p.add_argument("--apply", action="store_true", help="send the uncertain items to an expert (each an event)")
+    _common(p)
+    p.set_defaults(func=_route)
+
+    p = sub.add_parser("reassign", help="maintainer: move an annotator's open items in a bank to another annotator")
+    p.add_argument("bank")
+    p.add_argument("--from", dest="source", required=True, metavar="USER")
+    p.add_argument("--to", dest="target", required=True, metavar="USER")
+    p.add_argument("--reason", required=True)
+    _common(p)
+    p.set_defaults(func=_reassign)
 
     p = sub.add_parser("log", help="an item's versions and events, in order")
     p.add_argument("item")

@@ -557,3 +557,130 @@ def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dic
             "people": len(d["people"]),
         }
     return out
+
+
+# ----------------------------------------------------------------------------- routing by these figures
+
+
+def weak_annotators(report: dict[str, Any], settings: QualitySettings | None = None) -> list[dict[str, Any]]:
+    """Annotators under the reliability threshold, or under the gold-accuracy threshold on enough gold items."""
+    s = settings or quality_settings()
+    out = []
+    for a in report["annotators"]:
+        why = []
+        if a["reliability"] is not None and a["reliability"] < s.min_reliability:
+            why.append(f"reliability {a['reliability']:.2f} under {s.min_reliability}")
+        if a["gold_decided"] >= s.min_gold_items and a["gold_accuracy"] < s.min_gold_accuracy:
+            why.append(
+                f"gold accuracy {a['gold_accuracy']:.2f} on {a['gold_decided']} gold items under {s.min_gold_accuracy}"
+            )
+        if why:
+            out.append({"annotator": a["annotator"], "reliability": a["reliability"], "gold_accuracy": a["gold_accuracy"],
+                        "gold_decided": a["gold_decided"], "why": "; ".join(why)})  # fmt: skip
+    return out
+
+
+def open_items(store: Any, bank: str, user: str) -> list[str]:
+    """A user's assigned items in a bank they have not decided yet (open, item still in stage 1), in their order."""
+    return [
+        r[0]
+        for r in store.db.execute(
+            "SELECT i.qid FROM assignments a JOIN items i ON i.id = a.item WHERE a.user = ? AND i.bank = ? "
+            "AND a.open = 1 AND i.state = 'in_review' ORDER BY a.rank",
+            [user, bank],
+        )
+    ]
+
+
+def route(store: Any, bank: str, *, user: str | None, apply: bool = False) -> dict[str, Any]:
+    """Routing by the reliability model (maintainer).
+
+    Consensus-accepted items whose posterior that the reference is acceptable lies in the uncertain band go to an
+    expert (their audit flag, one event each `route_uncertain`) -- with `apply` and only when the bank's setting is on
+    (`reviewer review rule BANK --route-uncertain on`). Annotators under the reliability or gold threshold are listed
+    with their open items, to reassign (`reassign`); nobody's decisions change.
+    """
+    from reviewer.review.ledger import get_user, item_by_id, record_event
+    from reviewer.review.rules import workflow
+    from reviewer.review.stage1 import settings as bank_settings
+
+    actor = get_user(store, user)
+    workflow().require("settings", actor.role, actor.name)
+    s = quality_settings()
+    report = quality_report(store, bank, user=actor.name)
+    cfg = bank_settings(store, bank) or {}
+    low, high = s.uncertain_posterior
+    uncertain = [
+        i
+        for i in report["items"]
+        if i["state"] == "consensus_accepted"
+        and i["posterior_acceptable"] is not None
+        and low <= i["posterior_acceptable"] <= high
+    ]
+    audited = dict(store.db.execute("SELECT qid, audit FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall())
+    todo = [i for i in uncertain if not audited.get(i["item"])]
+    out: dict[str, Any] = {
+        "bank": bank,
+        "route_uncertain": bool(cfg.get("route_uncertain")),
+        "uncertain_posterior": [low, high],
+        "uncertain": [{k: i[k] for k in ("item", "posterior_acceptable", "accepts", "decisions")} for i in todo],
+        "sent": 0,
+        "weak_annotators": [
+            {**w, "open_items": open_items(store, bank, w["annotator"])} for w in weak_annotators(report, s)
+        ],
+    }
+    if apply and todo:
+        if not cfg.get("route_uncertain"):
+            raise ReviewError(
+                f"routing by the reliability model is off for bank {bank}: "
+                f"`reviewer review rule {bank} --route-uncertain on` first"
+            )
+        with store.transaction() as db:
+            ids = dict(db.execute("SELECT qid, id FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall())
+            for i in todo:
+                item = item_by_id(store, ids[i["item"]])
+                if item.state != "consensus_accepted" or item.audit:
+                    continue  # changed since the model ran
+                db.execute("UPDATE items SET audit = 1 WHERE id = ?", [item.id])
+                record_event(store, actor.name, "route_uncertain", bank=bank, item=item.id, version=item.version,
+                             before="audit 0", after="audit 1",
+                             detail={"posterior_acceptable": i["posterior_acceptable"], "band": [low, high]})  # fmt: skip
+                out["sent"] += 1
+    return out
+
+
+def reassign(store: Any, bank: str, *, source: str, target: str, reason: str, user: str | None) -> dict[str, Any]:
+    """Move a user's open items in a bank (assigned, not decided by them, still in stage 1) to another annotator
+    (maintainer). Items the target already has stay. Each move is an event; no decision changes."""
+    from reviewer.review.ledger import get_user, now, record_event
+    from reviewer.review.rules import workflow
+
+    actor = get_user(store, user)
+    workflow().require("assign", actor.role, actor.name)
+    to = get_user(store, target)
+    get_user(store, source)
+    if not workflow().allowed("annotate", to.role):
+        raise ReviewError(f"user {to.name} is {to.role}: cannot review in stage 1")
+    if to.name == source:
+        raise ReviewError("reassign to someone else")
+    if not reason.strip():
+        raise ReviewError("a reassignment needs a reason")
+    moved, kept = [], []
+    with store.transaction() as db:
+        base = db.execute("SELECT coalesce(max(rank), 0) FROM assignments WHERE user = ?", [to.name]).fetchone()[0]
+        for qid in open_items(store, bank, source):
+            item_id, version = db.execute(
+                "SELECT id, current_version FROM items WHERE bank = ? AND qid = ?", [bank, qid]
+            ).fetchone()
+            if db.execute("SELECT 1 FROM assignments WHERE item = ? AND user = ?", [item_id, to.name]).fetchone():
+                kept.append(qid)
+                continue
+            db.execute("DELETE FROM assignments WHERE item = ? AND user = ?", [item_id, source])
+            db.execute(
+                "INSERT INTO assignments (item, user, rank, created) VALUES (?, ?, ?, ?)",
+                [item_id, to.name, float(int(base) + 1 + len(moved)), now()],
+            )
+            record_event(store, actor.name, "reassign", bank=bank, item=item_id, version=version, before=source,
+                         after=to.name, detail={"reason": reason})  # fmt: skip
+            moved.append(qid)
+    return {"bank": bank, "from": source, "to": to.name, "moved": moved, "kept": kept}

@@ -65,8 +65,10 @@ def set_rule(
     audit_share: float | None = None,
     adjudicate_share: float | None = None,
     rest_rule: str | None = None,
+    route_uncertain: bool | None = None,
 ) -> dict[str, Any]:
-    """Change the stage-2 settings of a bank (maintainer); the change is an event."""
+    """Change the stage-2 settings of a bank (maintainer); the change is an event. `route_uncertain`: route by the
+    reliability model (`reviewer review route`)."""
     actor = get_user(store, user)
     workflow().require("settings", actor.role, actor.name)
     for name, value in (("audit_share", audit_share), ("adjudicate_share", adjudicate_share)):
@@ -82,7 +84,12 @@ def set_rule(
             raise ReviewError(f"bank {bank!r} has not been assigned yet (`reviewer review assign`)")
         change = {
             k: v
-            for k, v in (("audit_share", audit_share), ("adjudicate_share", adjudicate_share), ("rest_rule", rest_rule))
+            for k, v in (
+                ("audit_share", audit_share),
+                ("adjudicate_share", adjudicate_share),
+                ("rest_rule", rest_rule),
+                ("route_uncertain", None if route_uncertain is None else int(route_uncertain)),
+            )
             if v is not None
         }
         if change:

@@ -209,3 +209,54 @@ def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accep
                  "--confidence", "high"]) == 0  # fmt: skip
     with Store(tmp_path / "review.sqlite") as store:
         assert store.db.execute("SELECT confidence FROM decisions WHERE stage = 2").fetchone()[0] == "high"
+
+
+def test_routing_by_the_model_sends_uncertain_items_and_lists_weak_annotators(tmp_path, capsys, monkeypatch):
+    import reviewer.review.quality as quality
+
+    # every posterior counts as uncertain and every annotator as under the threshold: the routing itself is tested
+    wide = dataclasses.replace(quality_settings(), uncertain_posterior=(0.0, 1.0), min_reliability=1.01)
+    monkeypatch.setattr(quality, "quality_settings", lambda: wide)
+    store = _store(tmp_path, n=4)
+    api.add_user(store, "cat", "annotator", by="mia")
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    api.set_rule(store, BANK, user="mia", audit_share=0.0)
+    for qid in ("q000", "q001"):
+        for user in ("ann", "bob"):
+            api.decide(store, qid, user=user, verdict="accept")
+    api.decide(store, "q002", user="ann", verdict="flag", reasons=["other"])
+    bob_before = store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0]
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "review", "route", BANK, "--user", "mia", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [i["item"] for i in out["uncertain"]] == ["q000", "q001"] and out["route_uncertain"] is False
+    weak = {w["annotator"]: sorted(w["open_items"]) for w in out["weak_annotators"]}
+    assert weak == {"ann": ["q003"], "bob": ["q002", "q003"]}
+    # applying needs the stage-2 setting on; nothing changed
+    assert main(["--db", db, "review", "route", BANK, "--user", "mia", "--apply"]) == 2
+    assert "routing by the reliability model is off" in capsys.readouterr().err
+    assert main(["--db", db, "review", "rule", BANK, "--user", "mia", "--route-uncertain", "on"]) == 0
+    assert "route uncertain on" in capsys.readouterr().out
+    assert main(["--db", db, "review", "route", BANK, "--user", "mia", "--apply"]) == 0
+    assert "sent 2 item(s) to an expert" in capsys.readouterr().out
+    assert main(["--db", db, "review", "reassign", BANK, "--from", "bob", "--to", "cat", "--reason", "low reliability",
+                 "--user", "mia"]) == 0  # fmt: skip
+    assert "moved 2 open item(s) from bob to cat" in capsys.readouterr().out
+    from reviewer.store import Store
+
+    with Store(tmp_path / "review.sqlite") as store:
+        assert [q["item"] for q in api.queue(store, BANK, user="eve")] == ["rb/q000", "rb/q001"]  # sent to an expert
+        events = store.db.execute(
+            "SELECT action, before, after FROM events WHERE action IN ('route_uncertain', 'reassign', 'settings') "
+            "ORDER BY id"
+        ).fetchall()
+        assert events[-5:] == [
+            ("settings", '{"route_uncertain": 0}', '{"route_uncertain": 1}'),
+            ("route_uncertain", "audit 0", "audit 1"),
+            ("route_uncertain", "audit 0", "audit 1"),
+            ("reassign", "bob", "cat"),
+            ("reassign", "bob", "cat"),
+        ]
+        assert sorted(i["id"] for i in api.my_items(store, BANK, user="cat")) == ["q002", "q003"]
+        assert store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0] == bob_before
