@@ -239,7 +239,7 @@ def reliability(
         out["models"]["per_reason"] = {"ran": False, "why": "not asked for"}
     n = len(rows)
     if not mace:
-        out["models"]["mace"] = {"ran": False, "why": "not asked for (--mace)"}
+        out["models"]["mace"] = {"ran": False, "why": "add --mace to fit it"}
     elif n <= settings.mace_max_decisions:
         _mace(out, rows, settings)
     else:
