@@ -738,6 +738,7 @@ def fig_paired_matrix(scores: dict[str, Any]) -> Figure:
                     ha="center",
                     va="center",
                     fontsize=7,
+                    color="white" if abs(diff[i, j]) > 0.6 * lim else "black",  # readable on the darkest cells
                     fontweight="bold" if sure[i, j] else "normal",
                 )
                 if sure[i, j]:
