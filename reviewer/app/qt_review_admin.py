@@ -163,6 +163,10 @@ class MaintainerPanel(QWidget):
         layout.addWidget(self._assign_box())
         for box in self._status_boxes():
             layout.addWidget(box)
+        from reviewer.app.qt_quality import QualityBox
+
+        self.quality = QualityBox(self.store.path, self.user)  # the annotator quality table and plot (issue 30)
+        layout.addWidget(self.quality)
         layout.addWidget(self._rule_box())
         layout.addWidget(self._drafts_box())
         layout.addWidget(self._freeze_box())
@@ -455,6 +459,7 @@ class MaintainerPanel(QWidget):
 
     def start(self, bank: str) -> None:
         self.bank = bank
+        self.quality.set_bank(bank)
         self.refresh()
 
     def refresh(self) -> None:
