@@ -165,22 +165,25 @@ def dawid_skene(
     return ds, items, raters
 
 
-def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, FLAG)) -> dict[str, dict[str, float]]:
+def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, FLAG)) -> dict[str, dict[str, Any]]:
     """Reliability (accuracy at the fitted prevalence), sensitivity and specificity per annotator from the
-    confusion matrices: errors_.loc[(worker, observed), true] = P(observed | true)."""
+    confusion matrices: errors_.loc[(worker, observed), true] = P(observed | true). A rate whose true class never
+    occurred (no flag at all: no sensitivity) is None."""
     good, bad = labels
     prior = ds.priors_.reindex(list(labels), fill_value=0.0)
     errors = ds.errors_
     out = {}
     for w, name in enumerate(raters):
 
-        def p(observed: int, true: int, w: int = w) -> float:
+        def p(observed: int, true: int, w: int = w) -> float | None:
+            if true not in errors.columns or prior[true] == 0:
+                return None
             key = (w, observed)
-            return float(errors.loc[key, true]) if key in errors.index and true in errors.columns else 0.0
+            return float(errors.loc[key, true]) if key in errors.index else 0.0
 
         spec, sens = p(good, good), p(bad, bad)
         out[name] = {
-            "reliability": float(prior[good] * spec + prior[bad] * sens),
+            "reliability": float(sum(prior[c] * r for c, r in ((good, spec), (bad, sens)) if r is not None)),
             "sensitivity": sens,
             "specificity": spec,
         }

@@ -72,11 +72,20 @@ def test_figures_match_crowd_kit_called_directly(simulated):
         assert a["reliability"] == pytest.approx(ds.priors_["accept"] * spec + ds.priors_["flag"] * sens)
     # GLAD: difficulty is 1/beta of the paper, crowd-kit's exp(-betas_); on the first 20 items to stay quick
     few = [d for d in decisions if int(d[0][1:]) < 20]
-    small = reliability(few, settings=dataclasses.replace(FAST, glad_max_decisions=1000))
+    small = reliability(few, settings=dataclasses.replace(FAST, glad_max_decisions=1000), mace=True)
     glad = GLAD(n_iter=s.glad_iterations).fit(df[df.task.isin({d[0] for d in few})])
     for item, beta in glad.betas_.items():
         assert small["items"][item]["difficulty"] == pytest.approx(np.exp(-beta), rel=1e-6)
     assert {n: a["glad_ability"] for n, a in small["annotators"].items()} == pytest.approx(glad.alphas_.to_dict())
+    # MACE: competence is the posterior of "not spamming", spamming_[:, 1], workers in order of first appearance
+    from crowdkit.aggregation import MACE
+
+    sub = df[df.task.isin({d[0] for d in few})]
+    mace = MACE(n_restarts=s.mace_restarts, n_iter=s.mace_iterations, random_state=0).fit(sub)
+    order = list(pd.unique(sub["worker"]))
+    assert {n: small["annotators"][n]["mace_competence"] for n in order} == pytest.approx(
+        dict(zip(order, mace.spamming_[:, 1], strict=True))
+    )
 
 
 def test_gold_verdicts_are_fixed_and_an_unknown_verdict_is_refused():
@@ -260,3 +269,9 @@ def test_routing_by_the_model_sends_uncertain_items_and_lists_weak_annotators(tm
         ]
         assert sorted(i["id"] for i in api.my_items(store, BANK, user="cat")) == ["q002", "q003"]
         assert store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0] == bob_before
+
+
+def test_all_accepted_has_no_sensitivity():
+    out = reliability([("q1", "a", "accept", []), ("q1", "b", "accept", []), ("q2", "a", "accept", [])], settings=FAST)
+    assert out["annotators"]["a"]["sensitivity"] is None and out["annotators"]["a"]["reliability"] == pytest.approx(1.0)
+    assert out["items"]["q1"]["posterior_acceptable"] == pytest.approx(1.0)
