@@ -81,7 +81,7 @@ class QualityBox(QGroupBox):
         self.table.setSortingEnabled(True)
         self.table.setMinimumHeight(120)
         layout.addWidget(self.table)
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = pg.PlotWidget()  # the dark background of the app's other plots
         self.plot.setFixedHeight(200)
         self.plot.setLabel("bottom", "gold accuracy")
         self.plot.setLabel("left", "reliability")
@@ -156,7 +156,7 @@ class QualityBox(QGroupBox):
             line = pg.InfiniteLine(
                 pos=y if y is not None else x,
                 angle=0 if y is not None else 90,
-                pen=pg.mkPen("#d62728", width=1, style=Qt.PenStyle.DashLine),
+                pen=pg.mkPen("#ff6b6b", width=1, style=Qt.PenStyle.DashLine),
             )
             self.plot.addItem(line)
         at: dict[tuple[float, float], list[str]] = {}  # annotators at the same point share one label
@@ -166,12 +166,12 @@ class QualityBox(QGroupBox):
             gold = a["gold_accuracy"]
             x = gold if gold is not None else 0.0  # no gold items: drawn on the axis, hollow
             at.setdefault((round(x, 3), round(a["reliability"], 3)), []).append(a["annotator"])
-            brush = pg.mkBrush("#1f77b4") if gold is not None else pg.mkBrush(None)
+            brush = pg.mkBrush("#6baed6") if gold is not None else pg.mkBrush(None)
             self.plot.addItem(
-                pg.ScatterPlotItem([x], [a["reliability"]], size=10, brush=brush, pen=pg.mkPen("#1f77b4"))
+                pg.ScatterPlotItem([x], [a["reliability"]], size=10, brush=brush, pen=pg.mkPen("#6baed6"))
             )
         for (x, y), names in at.items():
-            label = pg.TextItem(", ".join(names), color="#333333", anchor=(0, 1))
+            label = pg.TextItem(", ".join(names), color="#dddddd", anchor=(0, 1))
             label.setPos(x, y)
             self.plot.addItem(label)
         hollow = any(a["gold_accuracy"] is None for a in rows)

@@ -211,7 +211,7 @@ class MaintainerPanel(QWidget):
         self.states = QLabel("")
         v.addWidget(self.progress)
         v.addWidget(self.states)
-        agreement_box = QGroupBox("Agreement (stage 1, accept / flag, and per reason)")
+        agreement_box = QGroupBox("Agreement (stage 1, accept / flag, per reason and per task)")
         v = QVBoxLayout(agreement_box)
         self.agreement = _table(("table", *AGREEMENT_KEYS))
         self.cohen = QLabel("")
@@ -482,6 +482,7 @@ class MaintainerPanel(QWidget):
             self.seed.setValue(int(cfg["seed"]))
         self._draft_counts()
         tables = [("accept / flag", report["overall"]), *report["per_reason"].items()]
+        tables += [(f"task {task}", figs) for task, figs in report.get("per_task", {}).items()]
         _fill(self.agreement, [[name, *(fmt(figs.get(k)) for k in AGREEMENT_KEYS)] for name, figs in tables])
         self.cohen.setText(
             "; ".join(
