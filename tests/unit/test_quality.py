@@ -132,6 +132,7 @@ def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_pat
     assert 0 <= items["q000"]["posterior_acceptable"] < items["q003"]["posterior_acceptable"] <= 1
     head = (tmp_path / "q" / "annotators.csv").read_text().splitlines()[0].split(",")
     assert head[:3] == ["annotator", "decisions", "reliability"] and "reliability_ambiguous_evidence" in head
+    assert head[-3:] == ["confidence_low", "confidence_medium", "confidence_high"]
     assert len((tmp_path / "q" / "items.csv").read_text().splitlines()) == 7
     # an annotator may not see everyone's figures
     assert main(["--db", db, "review", "quality", BANK, "--user", "ann"]) == 2
@@ -212,6 +213,9 @@ def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accep
             ("annotator 2", "high"),
         ]
         assert '"ann"' not in json.dumps(view)
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json"]) == 0
+    rows = {a["annotator"]: a["confidence"] for a in json.loads(capsys.readouterr().out)["annotators"]}
+    assert rows == {"ann": {"low": 1, "medium": 1, "high": 0}, "bob": {"low": 0, "medium": 0, "high": 1}}
     assert main(["--db", db, "review", "show", "q000", "--user", "eve"]) == 0
     assert "annotator 1: accept [low confidence]" in capsys.readouterr().out
     assert main(["--db", db, "review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "fine",
