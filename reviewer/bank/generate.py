@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
@@ -621,7 +622,7 @@ def tree_cover_change(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
-    for k, (y1, y2) in enumerate([(max(ys[0], 2001), ys[-1]), (ys[0] + 2, ys[len(ys) // 2])]):
+    for k, (y1, y2) in enumerate([(ER.not_before(_t(name), ys[0]), ys[-1]), (ys[0] + 2, ys[len(ys) // 2])]):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
         change = {}
         first = [y for y in (y1, y1 + 1, y1 + 2) if y in ys]
@@ -713,7 +714,7 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
     """A visual-reference candidate: the AI draft and human review set the reference; methods give a draft."""
     th = _thr(name)
     ys = s.years
-    y1, y2 = max(ys[0] + 2, 2001), ys[-1]
+    y1, y2 = ER.not_before(_t(name), ys[0] + 2), ys[-1]
     _, loss_year = _loss_maps(s, y1, y2, 0.75, th["loss_drop"], s.regions["site"])
     lost = loss_year > 0
     if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
@@ -722,7 +723,10 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
     region = max(quads, key=quads.get)
     ndvi = float(np.nanmedian(s.comp("ndvi_h", y2)[lost]))
     mndwi = float(np.nanmedian(s.comp("mndwi_h", y2)[lost]))
-    draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
+    if math.isfinite(ndvi) and math.isfinite(mndwi):
+        draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
+    else:
+        draft = None  # no clear view of the loss area in y2: the methods give no draft
     c = Candidate(
         name,
         {"y1": y1, "y2": y2, "region": REGION_NAMES[region]},
@@ -731,17 +735,17 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
         extra={
             "pending_reason": "visual reference: set by human review of an AI-drafted visual "
             "interpretation of the imagery",
-            "draft_ndvi": round(ndvi, 3),
+            "draft_ndvi": round(ndvi, 3) if math.isfinite(ndvi) else None,
         },
     )
-    c.methods = {"cover": {"ndvi_mndwi_rule": draft}}
+    c.methods = {"cover": {"ndvi_mndwi_rule": draft} if draft else {}}
     return [c]
 
 
 def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
-    y1, y2 = max(ys[0] + 2, 2001), ys[-1]
+    y1, y2 = ER.not_before(_t(name), ys[0] + 2), ys[-1]
     c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
     est = {}
     for drop_t in _sweep(name)["loss_drop"]:
@@ -749,8 +753,12 @@ def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
         est[f"ndvi_drop>{drop_t}"] = float((loss_year > 0).sum()) * s.pixel_area_km2
     c.methods = {"area": est}
     if s.hansen_lossyear is not None:
+        # lossyear counts years since the product's base year; it covers loss from its first year on
+        product = ER.rules_of(_t(name))["product"]
+        base, first = product["value_base_year"], product["first_year"]
         ly = s.hansen_lossyear.astype(np.int32)
-        area = float(((ly >= y1 - 2000) & (ly <= y2 - 2000) & (ly > 0)).sum()) * s.pixel_area_km2
+        lo = max(y1, first) - base
+        area = float(((ly >= lo) & (ly <= y2 - base) & (ly > 0)).sum()) * s.pixel_area_km2
         c.reference_override = {"area": round(area, 4)}
         c.extra["product"] = {"name": "Hansen GFC lossyear", "file": s.hansen_path, "area_km2": round(area, 4)}
     else:
@@ -763,7 +771,7 @@ def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
 def ndvi_share(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
-    y1, y2 = max(ys[0], 2001), ys[-1]
+    y1, y2 = ER.not_before(_t(name), ys[0]), ys[-1]
     yrs = s.years_between(y1, y2)
     # each cube (years x pixels of one index) is loaded when its turn comes, so one is in memory at a time
     cubes: dict[str, tuple[list[int], Callable[[], np.ndarray]]] = {
@@ -812,7 +820,7 @@ def lowest_greenness(s: SiteSeries, name: str) -> list[Candidate]:
     growing = {y: np.mean([s.precip[(y, m)] for m in range(4, 10) if (y, m) in s.precip]) for y in annual}
     have_base = [y for y in base_years if y in annual]
     out = []
-    for y1, y2 in dict.fromkeys([(max(ys[0], 2001), ys[-1]), (ys[0], ys[-1])]):
+    for y1, y2 in dict.fromkeys([(ER.not_before(_t(name), ys[0]), ys[-1]), (ys[0], ys[-1])]):
         c = Candidate(
             name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2), extra={"vegetated_pixels": int(veg.sum())}
         )
@@ -1064,8 +1072,27 @@ def finish(
     site_bbox: tuple[float, float, float, float] | None = None,
 ) -> tuple[dict | None, str | None]:
     """The question of a candidate, or (None, reason) when it must be dropped. `site_bbox` (the site grid's
-    [west, south, east, north]) places a central-square region of the evidence view in the site's CRS."""
+    [west, south, east, north]) places a central-square region of the evidence view in the site's CRS.
+    A question holding a value that is not finite anywhere is dropped (JSON has no NaN; a bank never does)."""
+    q, reason = _finish(c, site_id, number, seed, gen_cfg, site_bbox=site_bbox)
+    if q is not None:
+        bad = nonfinite_paths(q)
+        if bad:
+            return None, f"not a finite value at {', '.join(bad[:3])}"
+    return q, reason
+
+
+def _finish(
+    c: Candidate,
+    site_id: str,
+    number: int,
+    seed: int,
+    gen_cfg: dict[str, Any],
+    *,
+    site_bbox: tuple[float, float, float, float] | None = None,
+) -> tuple[dict | None, str | None]:
     tpl = _t(c.template)
+    c.methods = _finite_methods(c.methods)
     params = candidate_params(c)
     rng = np.random.default_rng([seed, number, sum(map(ord, c.template))])
     fields = json.loads(json.dumps(tpl["fields"]))
@@ -1239,19 +1266,73 @@ def _evidence(
 
 
 def _jsonable(v: Any) -> Any:
+    """A JSON value of `v`: numpy scalars as Python numbers, floats rounded, NaN and infinity as null (JSON has
+    neither; a bank file never holds them)."""
     if isinstance(v, dict):
         return {str(k): _jsonable(x) for k, x in v.items()}
     if isinstance(v, list | tuple):
         return [_jsonable(x) for x in v]
     if isinstance(v, np.generic):
-        return v.item()
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
     return _round(v)
+
+
+def _finite_methods(methods: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The methods' values without the ones that are not a value (NaN, infinity, None): a method that found
+    nothing to measure (an all-cloud year, an empty region) gives no value rather than a NaN."""
+
+    def ok(v: Any) -> bool:
+        if isinstance(v, np.generic):
+            v = v.item()
+        return v is not None and not (isinstance(v, float) and not math.isfinite(v))
+
+    return {k: {m: v for m, v in d.items() if ok(v)} for k, d in methods.items()}
+
+
+def nonfinite_paths(v: Any, path: str = "") -> list[str]:
+    """Where a JSON-to-be value holds NaN or infinity (dotted paths); empty when it holds none."""
+    if isinstance(v, dict):
+        return [p for k, x in v.items() for p in nonfinite_paths(x, f"{path}.{k}" if path else str(k))]
+    if isinstance(v, list | tuple):
+        return [p for i, x in enumerate(v) for p in nonfinite_paths(x, f"{path}[{i}]")]
+    if isinstance(v, float | np.floating) and not math.isfinite(float(v)):
+        return [path]
+    return []
 
 
 def site_record(index) -> dict[str, Any]:
     doc = dict(index.site.doc)
     keep = ("id", "name", "kind", "theme", "role", "bbox", "crs", "boundary", "resolution", "shape")
     return {k: doc[k] for k in keep if k in doc}
+
+
+def run_compute(series: SiteSeries, name: str) -> list[Candidate]:
+    """A template's candidates. Empty or all-cloud years make NaN medians and means on purpose (a method with
+    nothing to measure gives no value, and finish leaves it out), so numpy's warnings about them are not shown."""
+    import warnings
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = COMPUTE[_t(name)["compute"]](series, name)
+        for c in out:
+            _apply_evidence_rules(series, c)
+    return out
+
+
+def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
+    """A candidate whose compared periods lack clear imagery (templates.json `evidence_rules`) becomes an
+    insufficient-evidence question naming what is missing, whatever its methods made of the gaps."""
+    if c.insufficient is not None:
+        return
+    tpl = _t(c.template)
+    names = {v: k for k, v in REGION_NAMES.items()}
+    region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    missing = ER.missing_evidence(series, tpl, c.params, c.period, region)
+    if missing:
+        c.insufficient = {"missing": missing, "rule": ER.rules_of(tpl)}
+        c.drop = None
 
 
 def _questions(
@@ -1270,7 +1351,7 @@ def _questions(
     for k, name in enumerate(names):
         if progress is not None:
             progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
-        for c in COMPUTE[_t(name)["compute"]](series, name):
+        for c in run_compute(series, name):
             number += 1
             if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
                 c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
