@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from reviewer.bank import consistency
 from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
@@ -63,6 +64,16 @@ def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> d
                     path=path,
                     field=f"templates.{name}.evidence.{key}",
                 )
+        names = {f["name"] for f in tpl["fields"]}
+        cons = tpl.get("consistency", {})
+        side = cons.get("one_side", {})
+        used = [*cons.get("bounds", {}), *cons.get("max_half_width", {}), *side.get("of", [])]
+        used += [side["field"]] if "field" in side else []
+        for f in used:
+            if f not in names:
+                raise SchemaError(
+                    f"consistency names {f!r}, not a field", path=path, field=f"templates.{name}.consistency"
+                )
         if tpl["conclusion"] not in {f["name"] for f in tpl["fields"]}:
             raise SchemaError(
                 f"conclusion {tpl['conclusion']!r} is not one of the fields", path=path, field=f"templates.{name}"
@@ -79,9 +90,20 @@ def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> d
 
 
 @cache
+def _templates_doc() -> dict[str, Any]:
+    doc = json.loads(TEMPLATES_PATH.read_text(encoding="utf-8"))
+    check_templates(doc, path=TEMPLATES_PATH)
+    return doc
+
+
 def templates() -> dict[str, dict[str, Any]]:
     """templates.json, validated on load."""
-    return check_templates(json.loads(TEMPLATES_PATH.read_text(encoding="utf-8")), path=TEMPLATES_PATH)
+    return _templates_doc()["templates"]
+
+
+def rules_doc() -> dict[str, dict[str, Any]]:
+    """The consistency rules of templates.json by reason code (reviewer.bank.consistency)."""
+    return _templates_doc()["consistency_rules"]
 
 
 @dataclass
@@ -174,7 +196,10 @@ def _water_area(s: SiteSeries, year: int, method: str) -> float:
     return M.area_above(img, thr, s.pixel_area_km2, inside=s.inside, min_valid=0.8)
 
 
-WATER_METHODS = ("ndwi:h:0", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
+#: Water area methods (index:reflectance:threshold). NDWI is read from unharmonized reflectance only: the Roy et
+#: al. transform is a land regression whose NIR intercept (+0.041) lifts TM/ETM+ water above its green band, so a
+#: harmonized NDWI sees no water before OLI (the break check measures that offset; see README)
+WATER_METHODS = ("mndwi:r:otsu", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
 
 
 def _periods(s: SiteSeries, periods: list[tuple[int, int]], min_years: int = 2) -> list[tuple[int, int]]:
@@ -1149,6 +1174,12 @@ def _finish(
     _reference_from(c, tpl, reference, prov)
     if ranges:
         q["reference_range"] = ranges
+        consistency.clamp_ranges(q, tpl)
+    q["provenance"] = prov
+    broken = consistency.problems(q)
+    if broken:
+        code, text = broken[0]
+        return None, f"{code}: {text}"
     accept = {}
     if cfield["type"] == "category" and concl in reference:
         accept[concl] = []
@@ -1363,6 +1394,7 @@ def _questions(
                         "period": list(c.period),
                         "params": _jsonable({k: v for k, v in c.params.items() if k != "options"}),
                         "reason": reason,
+                        "rule": _rule_code(reason),
                         "methods": _jsonable(c.methods),
                     }
                 )
@@ -1373,6 +1405,16 @@ def _questions(
             else:
                 report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
     return questions
+
+
+def _rule_code(reason: str | None) -> str:
+    """The consistency rule's reason code a drop reason starts with, else the kind of drop."""
+    code = (reason or "").split(":", 1)[0]
+    if code in rules_doc():
+        return code
+    if reason and reason.startswith("not a finite value"):
+        return "not_finite"
+    return "method"
 
 
 def _report_json(report: GenerationReport, seed: int, balance: float | None, gen_cfg: dict[str, Any]) -> str:
