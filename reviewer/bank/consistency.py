@@ -177,7 +177,8 @@ def _one_side(q: dict[str, Any], spec: dict[str, Any] | None, ref: dict[str, Any
     else:
         # a derived number (relative change): its range spans the reference and every method's value
         methods = (q.get("provenance") or {}).get("methods") or {}
-        names = set.intersection(*(set(methods.get(k, {})) for k in spec["of"])) if methods else set()
+        per = [methods.get(k) if isinstance(methods.get(k), dict) else {} for k in spec["of"]]
+        names = set(per[0]).intersection(per[1])
         vals = [_derived(spec, {k: methods[k][m] for k in spec["of"]}) for m in sorted(names)]
         vals = [v for v in [*vals, _derived(spec, ref)] if v is not None]
         if not vals:
@@ -215,7 +216,8 @@ def _agreement(q: dict[str, Any]) -> list[tuple[str, str]]:
     if value is None or is_insufficient(value):
         return []
     prov = q.get("provenance") or {}
-    votes = [v for v in (prov.get("methods") or {}).get(concl, {}).values() if v is not None]
+    per = (prov.get("methods") or {}).get(concl)
+    votes = [v for v in per.values() if v is not None] if isinstance(per, dict) else []
     if not votes:
         return []
     need = float((prov.get("config") or {}).get("min_agreement", DEFAULT_MIN_AGREEMENT))

@@ -75,3 +75,153 @@ def test_every_template_copes_with_an_all_missing_record(sparse):
                 assert not definite or q["reference_source"] == "withheld_product", (name, q["reference"])
                 if q["class"] == "insufficient":
                     assert q["reference"][q["conclusion"]] == INSUFFICIENT
+
+
+# ----------------------------------------------------------------------------- consistency rules
+
+
+def _question(template, reference, ranges, methods, **over):
+    """A generated-looking question of a template (fields from templates.json), with the values the issue
+    reports reaching reviewers."""
+    from reviewer.bank.generate import templates
+
+    tpl = templates()[template]
+    q = {
+        "class": tpl["class"],
+        "conclusion": tpl["conclusion"],
+        "fields": tpl["fields"],
+        "reference_source": tpl["reference_source"],
+        "reference": reference,
+        "reference_range": ranges,
+        "provenance": {"template": template, "methods": methods, "config": {"min_agreement": 0.75}},
+    }
+    q.update(over)
+    return q
+
+
+def _codes(q):
+    from reviewer.bank.consistency import problems
+
+    return [code for code, _ in problems(q)]
+
+
+def test_the_issues_contradictions_are_caught_each_by_its_rule():
+    from reviewer.bank.consistency import clamp_ranges
+    from reviewer.bank.generate import templates
+
+    # a share in percent with the range [-0.7025, 2.352]: a share below 0 is no answer; the range is cut to 0
+    share = _question("regional_statistics.ndvi_share", {"share": 0.81}, {"share": [-0.7025, 2.352]}, {})
+    # (and it reaches 1.54 points above 0.81: more than the 1-point floor and 75% of the share)
+    assert _codes(share) == ["within_bounds", "range_too_wide"]
+    clamp_ranges(share, templates()["regional_statistics.ndvi_share"])
+    assert share["reference_range"]["share"] == [0, 2.352]
+    share["reference_range"]["share"] = [0, 1.81]
+    assert _codes(share) == []
+    # a direction "increase" whose slope range crosses zero
+    slope = {"a:ols": -0.001054, "b:ols": 0.03, "c:ols": 0.07307}
+    trend = _question(
+        "trend.greenness_trend",
+        {"direction": "increase", "slope": 0.03},
+        {"slope": [-0.001054, 0.07307]},
+        {"direction": dict.fromkeys(slope, "increase"), "slope": slope},
+    )
+    assert _codes(trend) == ["conclusion_one_side"]
+    # methods that disagree on the direction (2 of 4 = 50% < 75%)
+    split = dict(zip(slope, ["increase", "increase", "no significant change"], strict=True))
+    trend2 = _question(
+        "trend.greenness_trend",
+        {"direction": "increase", "slope": 0.03},
+        {"slope": [0.02, 0.04]},
+        {"direction": split, "slope": {}},
+    )
+    assert _codes(trend2) == ["methods_agree"]
+    # a 1985 water area of 0.7848 km2 with the range [0.01619, 0.8241]: one method found almost no water
+    water = _question(
+        "quantify.water_area",
+        {"area_start": 0.7848, "area_end": 1.2, "direction": "up"},
+        {"area_start": [0.01619, 0.8241], "area_end": [1.14, 1.26]},
+        {},
+    )
+    assert _codes(water) == ["range_too_wide"]
+    # detect: "yes" (changed by more than 5%) needs the whole change range beyond +-5
+    detect = _question(
+        "detect.tree_cover_change",
+        {"changed": "yes", "change": -7.469},
+        {"change": [-12.0, -4.9]},
+        {},
+    )
+    detect["provenance"]["params"] = {"share": 5}
+    assert _codes(detect) == ["conclusion_one_side"]
+    detect["reference_range"]["change"] = [-9.0, -6.6]
+    assert _codes(detect) == []
+
+
+def test_every_kept_reference_of_the_demo_bank_passes_the_rules(demo, sparse):
+    """Over all candidates of the demo and the sparse bank: what is kept passes every rule; what a rule dropped
+    is listed in dropped.jsonl with the rule's code."""
+    from reviewer.bank.consistency import problems
+    from reviewer.bank.generate import rules_doc
+
+    for bank in (demo, sparse):
+        kept = [q for q in bank["bank"].questions if q["class"] != "insufficient"]
+        assert kept
+        for q in kept:
+            assert problems(q) == [], (q["provenance"]["template"], q["reference"], q.get("reference_range"))
+        for line in (bank["out"] / "dropped.jsonl").read_text().splitlines():
+            d = json.loads(line)
+            assert d["rule"] in (*rules_doc(), "method", "not_finite", "balance"), d
+            if d["rule"] in rules_doc():
+                assert d["reason"].startswith(d["rule"] + ": ")
+
+
+def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_path):
+    """Review time: the expert's (or annotator's suggested) correction is checked by the same rules."""
+    from reviewer.bank.io import write_bank
+    from reviewer.bank.store import import_bank
+    from reviewer.errors import ReviewError
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    q = next(
+        q
+        for q in demo["bank"].questions
+        if q["provenance"]["template"] == "trend.water_trend" and q["reference"].get("direction") == "increase"
+    )
+    lo, hi = q["reference_range"]["slope"]
+    assert lo > 0  # kept because its whole slope range is above 0
+    write_bank(tmp_path / "b", "rb", "1", [q], demo["bank"].sites, [], created="2026-12-03T12:00:00Z")
+    store = Store(tmp_path / "r.sqlite")
+    api.add_user(store, "mia", "maintainer")
+    api.add_user(store, "ann", "annotator", by="mia")
+    import_bank(store, tmp_path / "b", user="mia")
+    api.assign(store, "rb", annotators=["ann"], k=1, seed=1, user="mia")
+    with pytest.raises(ReviewError, match="breaks rule conclusion_one_side.*slope range"):
+        api.decide(
+            store,
+            q["id"],
+            user="ann",
+            verdict="flag",
+            reasons=["wrong_reference"],
+            correction={"reference": {"direction": "decrease"}},
+        )
+    with pytest.raises(ReviewError, match="breaks rule methods_agree"):
+        api.decide(
+            store,
+            q["id"],
+            user="ann",
+            verdict="flag",
+            reasons=["wrong_reference"],
+            correction={
+                "reference": {"direction": "decrease", "slope": -0.07},
+                "reference_range": {"slope": [-0.1, -0.05]},
+            },
+        )
+    # a correction the rules allow goes through
+    api.decide(
+        store,
+        q["id"],
+        user="ann",
+        verdict="flag",
+        reasons=["wrong_reference"],
+        correction={"reference": {"slope": round((lo + hi) / 2, 5)}},
+    )
