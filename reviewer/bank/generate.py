@@ -230,7 +230,10 @@ def water_area_pair(s: SiteSeries, name: str) -> list[Candidate]:
     # every year with too few clear observations gives an insufficient-evidence twin
     thin = [y for y in ys if s.clear_obs["water"].get(y, 0) < th["min_obs_year"]]
     for y in thin[:2]:
-        pairs.append((y, min(ys[-1], y + 10)) if y + 10 <= ys[-1] else (max(ys[0], y - 10), y))
+        # compared with the year 10 years on (or back), else the record's farther end; never with itself
+        other = y + 10 if y + 10 <= ys[-1] else y - 10 if y - 10 >= ys[0] else max(ys, key=lambda x: abs(x - y))
+        if other != y:
+            pairs.append((min(y, other), max(y, other)))
     out = []
     for y1, y2 in dict.fromkeys(pairs):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y1) + s.sensors(y2, y2))
@@ -1206,6 +1209,18 @@ def _fill_text(c: Candidate, tpl: dict[str, Any], fields: list[dict[str, Any]], 
             c.params[f"{f['name']}_options"] = natural
     phr = int(rng.integers(len(tpl["phrasings"])))
     return _fill(tpl["phrasings"][phr], {**tpl["thresholds"], **c.params}), phr
+
+
+def phrasings_of(q: dict[str, Any]) -> list[str]:
+    """Every phrasing of a generated question's template filled with its parameters (the options named in the
+    template's natural order): what a reviewer could be shown for it under any seed."""
+    tpl = _t(q["provenance"]["template"])
+    params = dict(q["provenance"].get("params") or {})
+    fields = sorted(tpl["fields"], key=lambda f: f["name"] != tpl["conclusion"])
+    for f in fields:
+        if f["type"] == "category":
+            params.setdefault("options", _options_text(list(f["options"])))
+    return [_fill(p, {**tpl["thresholds"], **params}) for p in tpl["phrasings"]]
 
 
 def _combine_methods(

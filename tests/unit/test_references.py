@@ -225,3 +225,42 @@ def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_p
         reasons=["wrong_reference"],
         correction={"reference": {"slope": round((lo + hi) / 2, 5)}},
     )
+
+
+# ----------------------------------------------------------------------------- question text
+
+#: how each field unit is written in a question's text (any one of the spellings)
+UNIT_SPELLINGS = {
+    "km2": ("km2",),
+    "km2/yr": ("km2/yr", "km2 per year"),
+    "NDVI/yr": ("NDVI units per year",),
+    "%": ("%", "percent"),
+    "% of site": ("% of the site", "percent of the site"),
+    "days": ("days",),
+    "years": ("years",),
+}
+
+
+def test_every_phrasing_reads_right_on_the_demo_banks(demo, sparse):
+    """Every phrasing of every template, filled with each demo question's parameters: no placeholder left, no
+    year stated twice in a row ("in 2012 and in 2012"), every year inside the question's period (the ERA5-Land
+    1991-2020 normal aside), and every numeric field's unit named."""
+    import re
+
+    from reviewer.bank.generate import phrasings_of
+
+    seen = set()
+    for bank in (demo, sparse):
+        for q in bank["bank"].questions:
+            p0, p1 = int(q["period"]["start"][:4]), int(q["period"]["end"][:4])
+            seen.add(q["provenance"]["template"])
+            for text in phrasings_of(q):
+                assert "{" not in text and "}" not in text, text
+                assert not re.search(r"\b(\d{4})\b\D{1,12}\b\1\b", text), text
+                years = [int(y) for y in re.findall(r"(?<![\d.])(\d{4})(?![\d.])", text)]
+                normal = "1991-2020" in text
+                assert all(p0 <= y <= p1 for y in years if not (normal and y in (1991, 2020))), (text, p0, p1)
+                for f in q["fields"]:
+                    if f["type"] == "number":
+                        assert any(s in text for s in UNIT_SPELLINGS[f["unit"]]), (f["unit"], text)
+    assert len(seen) >= 12  # all templates but the snow one (its own test site) appear
