@@ -139,6 +139,8 @@ class GenerationReport:
     spilled: int = 0
     #: parts of the record's pass (Landsat years, runs of MODIS/VIIRS composites) run as cluster tasks
     tasks: int = 0
+    #: the cross-sensor break check: items checked, within the offset (marked or dropped), close to it
+    sensor_break: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
         tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
@@ -149,7 +151,18 @@ class GenerationReport:
             "budget"
             + (f" ({_size(self.spilled)} of series frames in files)" if self.spilled else "")
             + (f"; the record read as {self.tasks} tasks of the cluster" if self.tasks else "")
+            + _break_summary(self.sensor_break)
         )
+
+
+def _break_summary(b: dict[str, Any]) -> str:
+    if not b.get("checked"):
+        return ""
+    what = "marked for an expert" if b.get("mode") == "mark" else "dropped"
+    return (
+        f"; cross-sensor break check: {b['checked']} item(s) span a sensor change, {b['within']} within the "
+        f"sensors' offset ({what}), {b['close']} close to it, {b['unknown']} with no overlap to measure"
+    )
 
 
 def _size(n: int) -> str:
@@ -1390,9 +1403,11 @@ def _questions(
     gen_cfg: dict[str, Any],
     site_bbox: tuple[float, float, float, float] | None,
     progress: Callable[[float, str], None] | None,
+    breaks: Any = None,
 ) -> list[dict[str, Any]]:
     """Every template's candidates finished into questions, numbered in template order; the dropped ones and
-    the counts go into `report`."""
+    the counts go into `report`. `breaks` (a sensor_break.BreakCheck) checks kept items spanning a sensor
+    change."""
     questions, number = [], 0
     for k, name in enumerate(names):
         if progress is not None:
@@ -1402,6 +1417,9 @@ def _questions(
             if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
                 c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
             q, reason = finish(c, site_id, number, seed, gen_cfg, site_bbox=site_bbox)
+            if q is not None and breaks is not None and q["class"] != "insufficient":
+                reason = _check_break(breaks, series, c, q, report)
+                q = None if reason else q
             if q is None:
                 report.dropped.append(
                     {
@@ -1422,6 +1440,41 @@ def _questions(
     return questions
 
 
+def _check_break(
+    breaks: Any, series: SiteSeries, c: Candidate, q: dict[str, Any], report: GenerationReport
+) -> str | None:
+    """The break check of a kept question, stored in its provenance; the drop reason when the setting drops
+    items within the sensors' offset (else they are marked for an expert)."""
+    from reviewer.bank import sensor_break as SB
+
+    tpl = _t(c.template)
+    names = {v: k for k, v in REGION_NAMES.items()}
+    region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    with np.errstate(all="ignore"):
+        doc = SB.assess(breaks, series, tpl, ER.compared_periods(tpl, c.params, c.period), region)
+    if doc is None:
+        return None
+    b = report.sensor_break
+    b.setdefault("mode", breaks.mode)
+    for k in ("checked", "within", "close", "unknown"):
+        b.setdefault(k, 0)
+    b["checked"] += 1
+    b["unknown"] += doc["beyond_offset"] is None
+    if doc["beyond_offset"] is False:
+        b["within"] += 1
+        if breaks.mode == "drop":
+            return (
+                f"sensor_break: the change {doc['change']} of {doc['index']} lies within the {doc['sensors'][0]} to "
+                f"{doc['sensors'][1]} offset {doc['offset']['harmonized']['offset']} +- {doc['margin']}"
+            )
+        doc["marked"] = True
+        doc["needs_expert"] = "the change lies within the offset between the sensors it spans"
+    elif doc.get("close"):
+        b["close"] += 1
+    q["provenance"]["sensor_break"] = _jsonable(doc)
+    return None
+
+
 def _rule_code(reason: str | None) -> str:
     """The consistency rule's reason code a drop reason starts with, else the kind of drop."""
     code = (reason or "").split(":", 1)[0]
@@ -1429,6 +1482,8 @@ def _rule_code(reason: str | None) -> str:
         return code
     if reason and reason.startswith("not a finite value"):
         return "not_finite"
+    if reason and reason.startswith("sensor_break:"):
+        return "sensor_break"
     return "method"
 
 
@@ -1449,6 +1504,7 @@ def _report_json(report: GenerationReport, seed: int, balance: float | None, gen
                 "memory_budget_bytes": report.memory_budget,
                 "spilled_bytes": report.spilled,
                 "cluster_tasks": report.tasks,
+                "sensor_break": report.sensor_break,
                 "seed": seed,
                 "balance": balance,
                 "config": gen_cfg,
@@ -1478,6 +1534,7 @@ def generate(
     threads: int | None = None,
     runner: Any = None,
     split_above: float = 0.0,
+    sensor_break: str | None = None,
 ) -> GenerationReport:
     """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
     `balance`: keep no conclusion value of a template more than this many times as often as the next
@@ -1485,7 +1542,8 @@ def generate(
     series stays under (frames beyond it go to files; the questions are the same); the report says the peak.
     `threads` and `runner` (a dask client whose workers take the site's years as tasks, when the site has at
     least `split_above` Landsat scene-megapixels) only change how the record is read (build_series), never
-    what is written."""
+    what is written. `sensor_break`: what to do with an item whose change lies within the offset between the
+    sensors it spans: "mark" it for an expert, "drop" it, or "off" (no check); default templates.json's."""
     from reviewer.bank.spill import DEFAULT_BUDGET, MemoryMeter
 
     with MemoryMeter() as meter:
@@ -1505,6 +1563,7 @@ def generate(
             memory or DEFAULT_BUDGET,
             meter,
             {"threads": threads, "runner": runner, "split_above": split_above},
+            sensor_break or _templates_doc()["sensor_break"]["on_break"],
         )
     report.peak_memory = max(report.peak_memory, meter.peak)
     return report
@@ -1526,6 +1585,7 @@ def _generate(
     memory,
     meter,
     reading,
+    on_break="mark",
 ) -> GenerationReport:
     t0 = time.perf_counter()
     if tasks:
@@ -1556,7 +1616,13 @@ def _generate(
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
     report.memory_budget, report.spilled, report.tasks = memory, series.store.on_disk, series.tasks
-    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
+    breaks = None
+    if on_break != "off":
+        from reviewer.bank.sensor_break import BreakCheck
+
+        breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
+    gen_cfg["sensor_break"] = on_break
+    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
     if balance is not None:
         from reviewer.bank.balance import balance_questions
 
