@@ -121,13 +121,16 @@ def stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]
 
 
 def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path | None = None) -> dict[str, Any]:
-    """Agreement of stage 1 overall and per flag reason, and gold accuracy per annotator."""
-    from reviewer.review.agreement import agreement_report, write_csv
+    """Agreement of stage 1 overall, per flag reason and per task, and gold accuracy per annotator."""
+    from reviewer.review.agreement import agreement_report, per_task_report, write_csv
 
     actor = get_user(store, user)
     workflow().require("see_all", actor.role, actor.name)
     require_bank(store, bank)
-    report = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
+    table = stage1_table(store, bank)
+    report = agreement_report(table, codebook().flag_codes("annotator"))
+    task_of = dict(store.db.execute("SELECT qid, task FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall())
+    report["per_task"] = per_task_report(table, task_of)
     report["gold"] = [
         {k: r[k] for k in ("user", "gold_decided", "gold_correct", "gold_accuracy")}
         for r in progress(store, bank, user=actor.name)

@@ -94,6 +94,9 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
                     "rationale": final["rationale"] if final else None,
                 }
             )
+    from reviewer.review.quality import item_provenance
+
+    provenance = item_provenance(store, bank, [i.qid for i in items if i.state in KEPT])
     n_events, last_hash = verify_chain(store)
     verify_decisions(store)  # a decision edited behind the tool's back is not frozen into a bank
     agreement = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
@@ -125,6 +128,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
             for r in progress(store, bank, user=viewer)
         ],
         "events": {"count": n_events, "last_hash": last_hash},
+        "items": provenance,
     }
 
 

@@ -245,6 +245,7 @@ def write_decision(
     before: str | None = None,
     detail: dict[str, Any] | None = None,
     created: str | None = None,
+    confidence: str | None = None,
 ) -> int:
     """Append one decision on the item's current version and, unless `action` is None (the caller's own
     event covers it), its event; call inside a transaction. Returns the decision id.
@@ -254,7 +255,7 @@ def write_decision(
     """
     cur = store.db.execute(
         "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, rationale, view, "
-        "seconds, retracts, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "seconds, retracts, created, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             item.id,
             item.version,
@@ -269,6 +270,7 @@ def write_decision(
             seconds,
             retracts,
             created or now(),
+            confidence,
         ],
     )
     decision_id = int(cur.lastrowid)

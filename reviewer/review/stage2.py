@@ -119,6 +119,7 @@ def expert_view(store: Store, key: str, *, user: str | None, bank: str | None = 
                 "comment": d["comment"],
                 "correction": d["correction"],
                 "seconds": d["seconds"],
+                "confidence": d["confidence"],
             }
             for i, d in enumerate(made, start=1)
         ],
@@ -138,10 +139,15 @@ def adjudicate(
     view: dict[str, Any] | None = None,
     version: int | None = None,
     bank: str | None = None,
+    confidence: str | None = None,
 ) -> dict[str, Any]:
-    """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version)."""
+    """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version); `confidence`
+    is the expert's own low / medium / high, or None."""
+    from reviewer.review.quality import check_confidence
+
     actor = get_user(store, user)
     workflow().require("adjudicate", actor.role, actor.name)
+    confidence = check_confidence(confidence, item=key)
     if verdict not in ("accept", "reject", "correct"):
         raise ReviewError(f"adjudication is accept, reject or correct, not {verdict!r}")
     with store.transaction():
@@ -191,7 +197,8 @@ def adjudicate(
             correction=correction,
             rationale=rationale,
             view=view,
-            detail={"reasons": codes, "rationale": rationale},
+            detail={"reasons": codes, "rationale": rationale, "confidence": confidence},
+            confidence=confidence,
         )
         new_version = None
         if verdict == "correct":

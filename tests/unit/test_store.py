@@ -20,7 +20,7 @@ def test_new_store_gets_every_migration_once(tmp_path):
     Store(path).close()
     Store(path).close()  # reopening applies nothing again
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == len(migrations()) == 7
+    assert con.execute("PRAGMA user_version").fetchone()[0] == len(migrations()) == 8
     assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -97,7 +97,7 @@ def test_store_of_version_0_1_is_upgraded_keeping_its_questions(tmp_path):
         v = store.db.execute("SELECT json, sha256 FROM item_versions").fetchone()
         assert v[0] == q and v[1] == "sha256:" + hashlib.sha256(q.encode()).hexdigest()
         assert store.db.execute("SELECT count(*) FROM bank_items").fetchone()[0] == 1
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 7
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 8
 
 
 @pytest.mark.parametrize(
