@@ -81,12 +81,12 @@ def cmd_site_init(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from reviewer.fileio import check_output_file, read_bounded
-    from reviewer.record.render import render_dates
+    from reviewer.fileio import read_bounded
+    from reviewer.record.render import check_png, render_dates
     from reviewer.record.scan import open_index
     from reviewer.record.stretch import Stretch
 
-    check_output_file(args.out)  # before any work: a folder or a read-only place is refused
+    check_png(args.out)  # before any work: another extension, a folder or a read-only place is refused
     stretch = None
     if args.stretch:
         text = args.stretch
@@ -109,6 +109,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         method=args.composite_method,
         sensors=args.sensor,
         percentiles=args.percentiles,
+        width=args.width,
     )
     if args.json:
         json.dump(result, sys.stdout, indent=1)
@@ -136,6 +137,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer.record.render import render_dates
     from reviewer.record.scan import open_index
 
+    if args.render:
+        from reviewer.record.render import check_png
+
+        check_png(args.render)
     site_dir = ensure_demo_site()
     echo(site_dir)  # only the path on stdout, so `$(reviewer demo)` is the site folder
     if args.render:
@@ -221,7 +226,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--percentiles", action="store_true", help="stretch from whole-stack percentiles instead of the fixed default"
     )
     p.add_argument("--sensor", action="append", help="only these sensors (TM, ETM+, OLI, OLI-2, MSI ...)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the PNG to write (its name ends in .png)")
+    p.add_argument(
+        "--width", type=integer(1, 100000), default=None,
+        help="pixels across each panel; each band is read at that size (default: the panel's width, ~350 px)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the stretch and scenes used")
     p.set_defaults(func=cmd_render)
 
