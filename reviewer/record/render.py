@@ -387,7 +387,9 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
                 )
     can = showable_composites(index)
     where = f" of the sensors {', '.join(sensors)}" if sensors else ""
-    hint = f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
+    hint = (
+        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
+    )
     return f"the record of {index.site.id} has no scene{where} with {composite} bands{hint}"
 
 
