@@ -33,9 +33,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 0
     echo(f"{'date':10}  {'sensor':11}  {'tier':4}  {'loc':8}  {'valid%':>6}  {'clear%':>6}  {'cloud%':>6}  scene")
     for s in index.scenes:
+        if s.extra.get("outside_site"):
+            fractions = f"{'outside the site':>22}"
+        else:
+            fractions = f"{_pct(s.valid_fraction):>6}  {_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}"
         echo(
-            f"{s.date.isoformat():10}  {s.label:11}  {s.tier or '-':4}  {(s.location or '-'):8}  {_pct(s.valid_fraction):>6}  "
-            f"{_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}  {s.scene_id}{'' if s.record else '  (withheld reference)'}"
+            f"{s.date.isoformat():10}  {s.label:11}  {s.tier or '-':4}  {(s.location or '-'):8}  {fractions}  "
+            f"{s.scene_id}{'' if s.record else '  (withheld reference)'}"
         )
     summary = index.summary()
     echo(
@@ -54,14 +58,33 @@ def cmd_scan(args: argparse.Namespace) -> int:
         echo(f"\n{len(copies)} other cop{'y' if len(copies) == 1 else 'ies'} of bands not used:")
         for p in copies:
             echo(f"  {p.path}: {p.reason}")
+    outside = [s for s in index.scenes if s.extra.get("outside_site")]
+    if outside:
+        echo(f"\n{len(outside)} scene(s) outside the site (not used): their footprints miss the site's box")
     if not index.site.placed:
         from reviewer.record.site import NO_SITE_HINT
 
+        _echo_places(args.site_dir)
         echo(
             "\nno site.json: valid/clear fractions are over each scene's own extent, not a site grid; "
             + NO_SITE_HINT.format(dir=args.site_dir)
         )
     return 0
+
+
+def _echo_places(site_dir: str) -> None:
+    """A folder without site.json whose scenes cover places that do not overlap: each group and its box."""
+    from reviewer.record.siteinit import footprints, place_groups
+
+    prints, _ = footprints(site_dir)
+    groups = place_groups(prints)
+    if len(groups) < 2:
+        return
+    echo(f"\nthese scenes cover {len(groups)} places that do not overlap (a site is one place):")
+    for members, (w, s, e, n) in groups:
+        sensors = ", ".join(sorted({f.family for f in members}))
+        echo(f"  {len(members):3} scene(s) [{sensors}] at lon {w:.3f}..{e:.3f}, lat {s:.3f}..{n:.3f}")
+    echo(f"  make a site of one of them with: reviewer site init {site_dir} --bbox W S E N")
 
 
 def cmd_site_init(args: argparse.Namespace) -> int:

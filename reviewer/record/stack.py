@@ -380,7 +380,7 @@ def open_stack(
     tiers = set(tiers) if tiers else None
     chosen = []
     for s in index.scenes:
-        if not s.record:
+        if not s.record or s.extra.get("outside_site"):
             continue
         if sensors and s.label not in sensors and s.sensor not in sensors:
             continue
