@@ -121,6 +121,7 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
     from rasterio.warp import transform as warp_transform
 
     rows, cols = grid.shape
+    _check_lookup_fits(rows, cols)
     t = grid.transform
     r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
     rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
@@ -144,6 +145,22 @@ def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int
         and (cc == np.arange(cols)[None, :]).all()
     )
     return _PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
+
+
+def _check_lookup_fits(rows: int, cols: int) -> None:
+    """The lookup's coordinates take ~64 bytes a pixel while it is made: refused when that is more than the
+    memory free (a whole tile onto a grid not aligned with it), before the machine runs out."""
+    import psutil
+
+    need = rows * cols * 64
+    free = psutil.virtual_memory().available
+    if need > free * 0.8:
+        from reviewer.errors import MemoryBudgetError
+
+        raise MemoryBudgetError(
+            f"placing a file on a grid of {cols} x {rows} px needs about {need / 2**30:.1f} GB, more than the "
+            f"{free / 2**30:.1f} GB of memory free; read a smaller area (site init --bbox) or at a smaller width"
+        )
 
 
 # ----------------------------------------------------------------------------- truncated files
@@ -341,12 +358,25 @@ def decimated_shape(pmap: _PixelMap, grid: Grid) -> tuple[int, int] | None:
     return max(1, math.ceil(rows / k)), max(1, math.ceil(cols / k))
 
 
+#: {(id of a lookup, read shape): (the lookup, its decimated twin)}: the bands of a date, and the dates of
+#: one tile, share a lookup (a viewer steps through a stack with it)
+_DECIMATED: dict[tuple[int, tuple[int, int]], tuple[_PixelMap, _PixelMap]] = {}
+
+
 def _decimated_map(pmap: _PixelMap, shape: tuple[int, int]) -> _PixelMap:
     """pmap's lookup into its window read at `shape` instead (each file pixel to the decimated pixel over it)."""
+    key = (id(pmap), shape)
+    hit = _DECIMATED.get(key)
+    if hit is not None and hit[0] is pmap:
+        return hit[1]
     (r0, r1), (c0, c1) = pmap.window
     rows = pmap.rows * shape[0] // (r1 - r0)
     cols = pmap.cols * shape[1] // (c1 - c0)
-    return _PixelMap(((0, shape[0]), (0, shape[1])), rows, cols, pmap.inside)
+    out = _PixelMap(((0, shape[0]), (0, shape[1])), rows, cols, pmap.inside)
+    if len(_DECIMATED) >= 16:
+        _DECIMATED.clear()
+    _DECIMATED[key] = (pmap, out)
+    return out
 
 
 def _window_on_grid(window: np.ndarray, pmap: _PixelMap, fill: float | None) -> np.ndarray:

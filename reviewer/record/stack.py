@@ -245,7 +245,9 @@ READ_BYTES_PER_PIXEL = 16
 LOOKUP_BYTES_PER_PIXEL = 64
 
 
-def check_read_fits(grid: Grid, n_bands: int, *, site: str = "the site", resolution: float | None = None) -> None:
+def check_read_fits(
+    grid: Grid, n_bands: int, *, site: str = "the site", resolution: float | None = None, width_hint: bool = True
+) -> None:
     """Refuse, before reading, a read of `n_bands` bands (and the quality layer) onto `grid` that would not fit
     in the memory this machine has free: one error naming the grid's size, suggesting a smaller site or width."""
     import psutil
@@ -256,11 +258,12 @@ def check_read_fits(grid: Grid, n_bands: int, *, site: str = "the site", resolut
     if need <= free * 0.8:
         return
     km = f" ({cols * resolution / 1000:.0f} x {rows * resolution / 1000:.0f} km)" if resolution else ""
+    width = "give a smaller --width, or " if width_hint else ""
     raise MemoryBudgetError(
         f"{site} read at {cols} x {rows} px{km} needs about {need / 2**30:.1f} GB, more than the "
-        f"{free / 2**30:.1f} GB of memory free; give a smaller --width, or make a smaller site with "
+        f"{free / 2**30:.1f} GB of memory free; {width}make a smaller site with "
         "`reviewer site init DIR --bbox W S E N --force`",
-        field="width",
+        field="width" if width_hint else "bbox",
     )
 
 
