@@ -33,6 +33,7 @@ CORE = {
     "reviewer.schemas",
     "reviewer.fileio",
     "reviewer.console",
+    "reviewer.progress",
     "reviewer.argtypes",
 }
 ON_TOP = {"reviewer.app", "reviewer.cli"}  # reviewer.cli only dispatches (importlib) to each package's verbs
