@@ -146,4 +146,3 @@ def make_task(
             "sandbox": sandbox_kind,
         },
     )
-

@@ -57,7 +57,7 @@ def submission_problems(question: dict[str, Any], given: dict[str, Any]) -> list
             out.append(f"{name}: not an answer field (the fields are {', '.join(fields)})")
     for name, f in fields.items():
         if name not in given or given[name] is None:
-            out.append(f"{name}: missing (give a value or \"{INSUFFICIENT}\")")
+            out.append(f'{name}: missing (give a value or "{INSUFFICIENT}")')
             continue
         problem = value_problem(f, given[name], lenient_case=True)
         if problem:

@@ -104,7 +104,7 @@ def k8s_values(folder: Path | None, out_dir: Path, records_root: Path | None) ->
     service = doc["services"]["default"]
     if folder is None:
         service.pop("volumeMounts", None)
-        doc.pop("volumes", None)
+        service.pop("volumes", None)
     else:
         if records_root is None:
             raise RunError("--sandbox k8s needs --records-root: the folder the records claim holds")

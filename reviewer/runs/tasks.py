@@ -42,15 +42,16 @@ class Records:
                 raise RunError(f"not an altered record of `reviewer alter` ({exc})", path=report) from None
             for kept in doc.get("kept") or []:
                 rec.pairs[kept["pair"]["id"]] = Path(folder).resolve()
-        if store is not None and bank is not None:
-            for s in bank.sites:
-                if s["id"] in rec.sites:
-                    continue
+        todo = [s["id"] for s in bank.sites if s["id"] not in rec.sites] if bank is not None else []
+        if todo and store is not None:
+            if callable(store):
+                store = store()
+            for sid in todo:
                 row = store.db.execute(
-                    "SELECT site_dir FROM sites WHERE site_id = ? ORDER BY scanned_at DESC LIMIT 1", [s["id"]]
+                    "SELECT site_dir FROM sites WHERE site_id = ? ORDER BY scanned_at DESC LIMIT 1", [sid]
                 ).fetchone()
                 if row and Path(row[0]).is_dir():
-                    rec.sites[s["id"]] = Path(row[0])
+                    rec.sites[sid] = Path(row[0])
         return rec
 
 
