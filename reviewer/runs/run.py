@@ -152,6 +152,7 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None) -> dict[
             retry_attempts=opts.retry_attempts,
             retry_wait=5,
             fail_on_error=False,
+            log_buffer=1,  # every finished sample is on disk at once: a killed run loses no finished work
             display=_display(opts),
             log_level="warning",
         )

@@ -118,6 +118,34 @@ def test_an_endless_loop_hits_the_message_limit_and_is_a_run_with_error(site, tm
     assert all(r["messages"] >= 8 for r in runs)
 
 
+def test_closed_book_screening_of_candidates_then_audit(site, tmp_path, capsys):
+    """Before freeze: a draft bank run in the closed book, then `reviewer audit` lists the question the model
+    answers right in all 3 passes without the record (q1); q2's answer (50 km2, range 95-105) is wrong."""
+    from runs_agents import right_answer
+
+    from reviewer.runs.run import RunOptions, run_bank
+
+    _, sid = site
+    bank = make_bank(tmp_path / "candidates", sid, frozen=False)
+    out = tmp_path / "screen"
+    opts = RunOptions(
+        bank=str(bank),
+        model="mockllm/model",
+        out=str(out),
+        conditions=["closed_book"],
+        passes=3,
+        sandbox="local",
+        draft=True,
+        display="none",
+    )
+    answer = {"q1": right_answer("q1"), "q2": right_answer("q2") | {"area": 50.0}}
+    run_bank(opts, model=mock_model(lambda q, closed: [("submit", answer[q])]))
+    assert main(["audit", str(bank), str(out / "runs.jsonl"), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {q["id"]: q["rules"] for q in doc["questions"]} == {"q1": ["closed_book_right"]}
+    assert doc["questions"][0]["evidence"][0]["summary"].startswith("mockllm/model: right in all 3 closed-book passes")
+
+
 def test_a_bank_that_is_not_frozen_or_changed_is_refused(site, tmp_path, capsys):
     folder, sid = site
     draft = make_bank(tmp_path / "draft", sid, frozen=False)
