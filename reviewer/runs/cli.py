@@ -63,9 +63,40 @@ def _run(args: argparse.Namespace) -> int:
 
         return Store(getattr(args, "db", None))
 
+    if args.progress_json:
+        return _run_json(opts, store)
     summary = run_bank(opts, store=store)
     echo("\n".join(summary_lines(summary)))
     echo(f"runs written to {summary['runs_file']} (logs: {args.out}/logs)")
+    return 0
+
+
+def _run_json(opts, store) -> int:
+    """--progress-json: one JSON line per finished sample ({"progress": {done, total, message}}) and the summary
+    last ({"summary": ...}), for the app's process; a `cancel` line on stdin stops the run (finished samples kept)."""
+    import _thread
+    import json
+    import sys
+    import threading
+
+    from reviewer.runs.run import run_bank
+
+    def emit(doc: dict) -> None:
+        sys.stdout.write(json.dumps(doc) + "\n")
+        sys.stdout.flush()
+
+    def listen() -> None:
+        for line in sys.stdin:
+            if line.strip() == "cancel":
+                _thread.interrupt_main()
+                return
+
+    threading.Thread(target=listen, daemon=True).start()
+    opts.display = "none"
+    summary = run_bank(
+        opts, store=store, progress=lambda d, t, m: emit({"progress": {"done": d, "total": t, "message": m}})
+    )
+    emit({"summary": summary})
     return 0
 
 
@@ -94,4 +125,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--site", action="append", metavar="DIR", help="a site record folder (default: the store's scans)")
     p.add_argument("--altered", action="append", metavar="DIR", help="an altered record of `reviewer alter`")
     p.add_argument("--records-root", metavar="DIR", help="k8s: the folder the records volume claim holds")
+    p.add_argument("--progress-json", action="store_true", help="JSON lines on stdout (the app's process)")
     p.set_defaults(func=_run)

@@ -114,12 +114,15 @@ def _display(opts: RunOptions) -> str:
     return "rich" if sys.stdout.isatty() else "plain"
 
 
-def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None) -> dict[str, Any]:
+def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None, progress: Any = None) -> dict[str, Any]:
     """Run the model on the bank (Inspect eval_set into RUNS_DIR/logs), then write runs.jsonl and summary.json.
 
-    `model` is an Inspect Model to use instead of the name (tests: mockllm with scripted outputs).
+    `model` is an Inspect Model to use instead of the name (tests: mockllm with scripted outputs); `progress` is
+    called as progress(done, total, message) once before the start and after every finished sample.
     """
     from inspect_ai import eval_set
+
+    from reviewer.runs import progress as hook
 
     bank = open_bank(opts.bank, draft=opts.draft)
     work = _check_out(opts, bank)
@@ -142,6 +145,17 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None) -> dict[
         make_task(bank, c, u, sandbox_kind=opts.sandbox, limits=limits, work=work, records_root=root)
         for c, u in planned.items()
     ]
+    total = sum(len(u) for u in planned.values()) * opts.passes
+    done = [0]
+    if progress is not None:
+        progress(0, total, f"starting {len(tasks)} task(s): {', '.join(planned)}")
+
+        def one(condition: str, sample: str, k: int) -> None:
+            done[0] += 1
+            progress(done[0], total, f"{condition} {sample} pass {k}")
+
+        hook.follow(one)
+    cancelled = False
     try:
         eval_set(
             tasks,
@@ -157,10 +171,13 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None) -> dict[
             log_level="warning",
         )
     except KeyboardInterrupt:
-        raise
+        cancelled = True  # the runs finished so far are kept (written below); a second run continues
     except Exception as exc:  # noqa: BLE001 - whatever stopped Inspect, the runs made so far are written below
         logger.warning("Inspect stopped: %s", exc)
+    finally:
+        hook.follow(None)
     runs, summary = collect(work / LOGS, opts.model, planned, opts.passes)
+    summary["cancelled"] = cancelled
     summary["bank"] = {"name": bank.name, "version": bank.version, "sha256": bank.sha256, "frozen": bank.frozen}
     write_runs(work, runs)
     atomic_write(work / SUMMARY_FILE, (json.dumps(summary, indent=1) + "\n").encode("utf-8"))
