@@ -266,3 +266,39 @@ def test_dockerfile_builds(tmp_path):
         pytest.skip("Docker engine not available here: the sandbox image's build is not tested")
     done = subprocess.run([docker, "build", "-t", "earthrecord-sandbox:test", str(SANDBOX_DIR)], timeout=3600)
     assert done.returncode == 0
+
+
+def test_the_sandbox_shows_the_record_as_delivered_without_withheld_files(tmp_path):
+    """Withheld reference products (Hansen GFC, MCD64A1), a synthetic site's truth and the alteration report are
+    never linked into the local sandbox and are masked in the docker one; the record's own files are there."""
+    import yaml
+
+    from reviewer.runs.sandbox import docker_compose, link_record
+
+    rec = tmp_path / "site"
+    shown = [
+        "site.json",
+        "landsat/LC08_L2SP_190026_20200401_20200410_02_T1/LC08_L2SP_190026_20200401_20200410_02_T1_SR_B4.TIF",
+        "notes.txt",
+    ]
+    hidden = [
+        "truth.json",
+        "truth_masks.npz",
+        "alter_report.json",
+        "gfc/Hansen_GFC-2023-v1.11_lossyear_50N_010E.tif",
+        "modis/MCD64A1.A2020153.h18v04.061.2021309103000_Burn_Date.tif",
+    ]
+    for rel in shown + hidden:
+        (rec / rel).parent.mkdir(parents=True, exist_ok=True)
+        (rec / rel).write_bytes(b"x")
+    work = tmp_path / "work"
+    work.mkdir()
+    assert link_record(rec, work) == 3
+    linked = sorted(str(p.relative_to(work / "record")) for p in (work / "record").rglob("*") if p.is_symlink())
+    assert linked == sorted(shown)
+    compose = yaml.safe_load(docker_compose(rec, tmp_path / "sb").read_text())["services"]["default"]
+    assert compose["network_mode"] == "none" and (compose["cpus"], compose["mem_limit"]) == (4, "24g")
+    assert compose["volumes"][0] == f"{rec}:/work/record:ro"
+    assert sorted(v.split(":")[1] for v in compose["volumes"][1:]) == sorted(f"/work/record/{h}" for h in hidden)
+    closed = yaml.safe_load(docker_compose(None, tmp_path / "sb").read_text())["services"]["default"]
+    assert "volumes" not in closed
