@@ -26,6 +26,7 @@ CORE = {
     "reviewer.bank",
     "reviewer.review",
     "reviewer.drafting",
+    "reviewer.runs",
     "reviewer.scoring",
     "reviewer.failures",
     "reviewer.store",
