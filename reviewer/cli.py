@@ -28,6 +28,7 @@ VERB_MODULES = (
     "reviewer.review.cli",
     "reviewer.review.audit_cli",
     "reviewer.drafting.cli",
+    "reviewer.runs.cli",
     "reviewer.failures.cli",
     "reviewer.app.cli",
 )
@@ -70,6 +71,9 @@ def _report(exc: BaseException, verbose: bool) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="reviewer", description=__doc__.splitlines()[0])
+    from reviewer import __version__
+
+    parser.add_argument("--version", action="version", version=f"reviewer (EarthRecord Reviewer) {__version__}")
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log debug messages (and GDAL's), show a bug's traceback"

@@ -54,6 +54,7 @@ def _generate(args: argparse.Namespace) -> int:
                 balance=args.balance,
                 memory=args.memory,
                 progress=bar.update,
+                sensor_break=args.sensor_break,
             )
     finally:
         if store is not None:
@@ -229,6 +230,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="RATIO",
         help="keep no conclusion of a template more than RATIO times as often as the next (e.g. 1.5; surplus "
         "drawn with the seed, listed in dropped.jsonl); default: keep every candidate",
+    )
+    p.add_argument(
+        "--sensor-break",
+        dest="sensor_break",
+        choices=("mark", "drop", "off"),
+        help="an item whose change lies within the offset between the sensors it spans (TM/ETM+/OLI/MSI, measured "
+        "at its region in the years both flew): mark it for an expert, drop it, or skip the check (default: "
+        "templates.json sensor_break.on_break, mark)",
     )
     p.set_defaults(func=_generate)
 

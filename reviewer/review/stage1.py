@@ -406,6 +406,11 @@ def check_correction(correction: dict[str, Any], q: dict[str, Any], item: Item) 
     problems = record_problems(fixed, "question")
     if problems:
         raise ReviewError(f"item {item.key}: the corrected question is not valid: {problems[0][0]}: {problems[0][1]}")
+    from reviewer.bank.consistency import new_problems
+
+    broken = new_problems(q, fixed)
+    if broken:
+        raise ReviewError(f"item {item.key}: the corrected reference breaks rule {broken[0][0]}: {broken[0][1]}")
     return fixed
 
 
