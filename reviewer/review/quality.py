@@ -165,22 +165,25 @@ def dawid_skene(
     return ds, items, raters
 
 
-def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, FLAG)) -> dict[str, dict[str, float]]:
+def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, FLAG)) -> dict[str, dict[str, Any]]:
     """Reliability (accuracy at the fitted prevalence), sensitivity and specificity per annotator from the
-    confusion matrices: errors_.loc[(worker, observed), true] = P(observed | true)."""
+    confusion matrices: errors_.loc[(worker, observed), true] = P(observed | true). A rate whose true class never
+    occurred (no flag at all: no sensitivity) is None."""
     good, bad = labels
     prior = ds.priors_.reindex(list(labels), fill_value=0.0)
     errors = ds.errors_
     out = {}
     for w, name in enumerate(raters):
 
-        def p(observed: int, true: int, w: int = w) -> float:
+        def p(observed: int, true: int, w: int = w) -> float | None:
+            if true not in errors.columns or prior[true] == 0:
+                return None
             key = (w, observed)
-            return float(errors.loc[key, true]) if key in errors.index and true in errors.columns else 0.0
+            return float(errors.loc[key, true]) if key in errors.index else 0.0
 
         spec, sens = p(good, good), p(bad, bad)
         out[name] = {
-            "reliability": float(prior[good] * spec + prior[bad] * sens),
+            "reliability": float(sum(prior[c] * r for c, r in ((good, spec), (bad, sens)) if r is not None)),
             "sensitivity": sens,
             "specificity": spec,
         }
@@ -390,6 +393,15 @@ def quality_report(store: Any, bank: str, *, user: str | None, mace: bool = Fals
     models = reliability(table + gold_rows, gold, mace=mace)
     outcomes = item_outcomes(store, bank)
     activity = _activity(store, bank)
+    confidence: dict[str, dict[str, int]] = {}
+    if _has_confidence(store):
+        for name, level, n in store.db.execute(
+            "SELECT d.user, d.confidence, count(*) FROM decisions d JOIN items i ON i.id = d.item WHERE i.bank = ? "
+            "AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND d.confidence IS NOT NULL "
+            "AND NOT EXISTS (SELECT 1 FROM decisions r WHERE r.retracts = d.id) GROUP BY d.user, d.confidence",
+            [bank],
+        ):
+            confidence.setdefault(name, {})[level] = n
     agree: dict[str, list[int]] = {}
     per_item: dict[str, list[str]] = {}
     for item, rater, verdict, _ in table:
@@ -422,6 +434,7 @@ def quality_report(store: Any, bank: str, *, user: str | None, mace: bool = Fals
                 "median_seconds": p["median_seconds"],
                 "skip_share": act["skips"] / seen if seen else None,
                 "undo_share": act["undos"] / act["made"] if act["made"] else None,
+                "confidence": {c: confidence.get(name, {}).get(c, 0) for c in quality_settings().confidence},
             }
         )
     items = []
@@ -444,18 +457,21 @@ def quality_report(store: Any, bank: str, *, user: str | None, mace: bool = Fals
 
 def write_quality_csv(report: dict[str, Any], folder: Path) -> list[Path]:
     """annotators.csv and items.csv (one row each, the columns of ANNOTATOR_COLUMNS / ITEM_COLUMNS; per-reason
-    figures as reliability_<reason> columns), written atomically into `folder`."""
+    figures as reliability_<reason> columns, decisions per confidence level as confidence_<level>), written
+    atomically into `folder`."""
     from reviewer.bank.io import atomic_write
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     reasons = sorted({r for a in report["annotators"] for r in a["per_reason"]})
-    head = [*ANNOTATOR_COLUMNS, *(f"reliability_{r}" for r in reasons)]
+    levels = quality_settings().confidence
+    head = [*ANNOTATOR_COLUMNS, *(f"reliability_{r}" for r in reasons), *(f"confidence_{c}" for c in levels)]
     rows = [head]
     for a in report["annotators"]:
         rows.append(
             [_cell(a[c]) for c in ANNOTATOR_COLUMNS]
             + [_cell(a["per_reason"].get(r, {}).get("reliability")) for r in reasons]
+            + [_cell(a.get("confidence", {}).get(c)) for c in levels]
         )
     paths = []
     for name, table in (

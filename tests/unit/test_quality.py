@@ -72,11 +72,20 @@ def test_figures_match_crowd_kit_called_directly(simulated):
         assert a["reliability"] == pytest.approx(ds.priors_["accept"] * spec + ds.priors_["flag"] * sens)
     # GLAD: difficulty is 1/beta of the paper, crowd-kit's exp(-betas_); on the first 20 items to stay quick
     few = [d for d in decisions if int(d[0][1:]) < 20]
-    small = reliability(few, settings=dataclasses.replace(FAST, glad_max_decisions=1000))
+    small = reliability(few, settings=dataclasses.replace(FAST, glad_max_decisions=1000), mace=True)
     glad = GLAD(n_iter=s.glad_iterations).fit(df[df.task.isin({d[0] for d in few})])
     for item, beta in glad.betas_.items():
         assert small["items"][item]["difficulty"] == pytest.approx(np.exp(-beta), rel=1e-6)
     assert {n: a["glad_ability"] for n, a in small["annotators"].items()} == pytest.approx(glad.alphas_.to_dict())
+    # MACE: competence is the posterior of "not spamming", spamming_[:, 1], workers in order of first appearance
+    from crowdkit.aggregation import MACE
+
+    sub = df[df.task.isin({d[0] for d in few})]
+    mace = MACE(n_restarts=s.mace_restarts, n_iter=s.mace_iterations, random_state=0).fit(sub)
+    order = list(pd.unique(sub["worker"]))
+    assert {n: small["annotators"][n]["mace_competence"] for n in order} == pytest.approx(
+        dict(zip(order, mace.spamming_[:, 1], strict=True))
+    )
 
 
 def test_gold_verdicts_are_fixed_and_an_unknown_verdict_is_refused():
@@ -123,6 +132,7 @@ def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_pat
     assert 0 <= items["q000"]["posterior_acceptable"] < items["q003"]["posterior_acceptable"] <= 1
     head = (tmp_path / "q" / "annotators.csv").read_text().splitlines()[0].split(",")
     assert head[:3] == ["annotator", "decisions", "reliability"] and "reliability_ambiguous_evidence" in head
+    assert head[-3:] == ["confidence_low", "confidence_medium", "confidence_high"]
     assert len((tmp_path / "q" / "items.csv").read_text().splitlines()) == 7
     # an annotator may not see everyone's figures
     assert main(["--db", db, "review", "quality", BANK, "--user", "ann"]) == 2
@@ -203,6 +213,9 @@ def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accep
             ("annotator 2", "high"),
         ]
         assert '"ann"' not in json.dumps(view)
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json"]) == 0
+    rows = {a["annotator"]: a["confidence"] for a in json.loads(capsys.readouterr().out)["annotators"]}
+    assert rows == {"ann": {"low": 1, "medium": 1, "high": 0}, "bob": {"low": 0, "medium": 0, "high": 1}}
     assert main(["--db", db, "review", "show", "q000", "--user", "eve"]) == 0
     assert "annotator 1: accept [low confidence]" in capsys.readouterr().out
     assert main(["--db", db, "review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "fine",
@@ -260,3 +273,9 @@ def test_routing_by_the_model_sends_uncertain_items_and_lists_weak_annotators(tm
         ]
         assert sorted(i["id"] for i in api.my_items(store, BANK, user="cat")) == ["q002", "q003"]
         assert store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0] == bob_before
+
+
+def test_all_accepted_has_no_sensitivity():
+    out = reliability([("q1", "a", "accept", []), ("q1", "b", "accept", []), ("q2", "a", "accept", [])], settings=FAST)
+    assert out["annotators"]["a"]["sensitivity"] is None and out["annotators"]["a"]["reliability"] == pytest.approx(1.0)
+    assert out["items"]["q1"]["posterior_acceptable"] == pytest.approx(1.0)
