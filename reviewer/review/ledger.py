@@ -309,6 +309,7 @@ _SEALED_COLS = (
     "seconds",
     "retracts",
     "created",
+    "confidence",
 )
 
 

@@ -73,6 +73,12 @@ def test_a_flipped_verdict_is_named(store_path, capsys):
     assert "decision 2:" in err and "no longer match the seal" in err
 
 
+def test_a_changed_confidence_is_named(store_path, capsys):
+    _tamper(store_path, "UPDATE decisions SET confidence = 'high' WHERE id = 3")
+    code, _out, err = _verify(capsys, store_path)
+    assert code == 2 and "decision 3:" in err
+
+
 def test_an_edited_question_text_is_named(store_path, capsys):
     _tamper(
         store_path, """UPDATE item_versions SET json = replace(json, '"text": "', '"text": "Edited: ') WHERE item = 1"""
