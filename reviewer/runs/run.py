@@ -21,7 +21,7 @@ from reviewer.fileio import atomic_write, check_output_folder
 from reviewer.runs.agent import Limits, make_task
 from reviewer.runs.collect import RUNS_FILE, SUMMARY_FILE, collect, write_runs
 from reviewer.runs.config import RunError, provide_key, settings
-from reviewer.runs.sandbox import SANDBOXES
+from reviewer.runs.sandbox import SANDBOXES, check_available
 from reviewer.runs.tasks import CONDITIONS, Records, Unit, units
 
 logger = logging.getLogger(__name__)
@@ -127,6 +127,7 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None, progress
     bank = open_bank(opts.bank, draft=opts.draft)
     work = _check_out(opts, bank)
     planned = plan(opts, bank, store)
+    check_available(opts.sandbox)
     if model is None:
         provide_key(opts.model)
     limits = Limits(opts.passes, opts.limit_minutes, opts.limit_messages)

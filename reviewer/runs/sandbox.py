@@ -121,6 +121,26 @@ def k8s_values(folder: Path | None, out_dir: Path, records_root: Path | None) ->
     return path
 
 
+def check_available(kind: str) -> None:
+    """Refuse before any work when the sandbox's engine is not there (rather than 1,518 runs with errors)."""
+    import shutil
+    import subprocess
+
+    if kind == "docker":
+        docker = shutil.which("docker")
+        if docker is None:
+            raise RunError("--sandbox docker: the docker command is not installed (or use --sandbox local for a trial)")
+        if subprocess.run([docker, "info"], capture_output=True, timeout=60).returncode != 0:
+            raise RunError("--sandbox docker: the Docker engine is not running (docker info failed)")
+    elif kind == "k8s":
+        import importlib.util
+
+        if importlib.util.find_spec("k8s_sandbox") is None:
+            raise RunError("--sandbox k8s needs inspect-k8s-sandbox: pip install 'earthrecord-reviewer[k8s]'")
+        if shutil.which("helm") is None or shutil.which("kubectl") is None:
+            raise RunError("--sandbox k8s needs helm and kubectl on PATH, configured for your cluster")
+
+
 def sample_sandbox(kind: str, folder: Path | None, out_dir: Path, records_root: Path | None = None) -> tuple[str, Any]:
     """The Inspect sandbox spec of a sample whose record is `folder` (None: closed book)."""
     if kind == "local":

@@ -162,6 +162,19 @@ def test_a_bank_that_is_not_frozen_or_changed_is_refused(site, tmp_path, capsys)
     assert not (tmp_path / "o").exists()
 
 
+def test_a_sandbox_engine_that_is_not_there_is_refused_before_any_work(site, tmp_path, capsys, monkeypatch):
+    folder, sid = site
+    bank = make_bank(tmp_path / "bank", sid)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # no docker, helm or kubectl
+    base = ["run", str(bank), "--model", "mockllm/model", "--site", str(folder), "--out", str(tmp_path / "o")]
+    assert main([*base, "--sandbox", "docker"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--sandbox docker: the docker command is not installed" in err
+    assert main([*base, "--sandbox", "k8s"]) == 2
+    assert "--sandbox k8s needs" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
 def _blocks(value):
     """Every content block (a dict with a type) anywhere in a request's messages."""
     if isinstance(value, dict):
