@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,10 @@ def withheld(name: str) -> bool:
     return role is not None and "withheld" in role
 
 
+@lru_cache(maxsize=64)
 def record_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """(shown, withheld) files of a record folder, relative to it, in a stable order."""
+    """(shown, withheld) files of a record folder, relative to it, in a stable order (walked once per process: a
+    record does not change during a run)."""
     shown, hidden = [], []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
