@@ -215,7 +215,7 @@ class RunModelsDialog(QDialog):
     def _on_step(self, done: int, total: int, message: str) -> None:
         self.progress.setMaximum(max(total, 1))
         self.progress.setValue(done)
-        self.progress.setFormat(f"{self.current}: %v / %m runs")
+        self.progress.setFormat("%v / %m runs")
         self.message.setText(f"{self.current}: {message}")
 
     def _on_ended(self, summary: Any, error: str) -> None:

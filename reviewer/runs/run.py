@@ -21,7 +21,7 @@ from reviewer.fileio import atomic_write, check_output_folder
 from reviewer.runs.agent import Limits, make_task
 from reviewer.runs.collect import RUNS_FILE, SUMMARY_FILE, collect, write_runs
 from reviewer.runs.config import RunError, provide_key, settings
-from reviewer.runs.sandbox import SANDBOXES
+from reviewer.runs.sandbox import SANDBOXES, check_available
 from reviewer.runs.tasks import CONDITIONS, Records, Unit, units
 
 logger = logging.getLogger(__name__)
@@ -79,11 +79,17 @@ def _check_out(opts: RunOptions, bank: Bank) -> Path:
         if not marker.is_file():
             raise RunError("holds files that are not a run of `reviewer run`; give an empty or new folder", path=out)
         before = json.loads(marker.read_text(encoding="utf-8"))
-        for key, now in (("bank_sha256", bank.sha256), ("model", opts.model), ("passes", opts.passes)):
+        asked = (
+            ("bank_sha256", bank.sha256),
+            ("model", opts.model),
+            ("passes", opts.passes),
+            ("conditions", sorted(opts.conditions)),
+        )
+        for key, now in asked:
             if before.get(key) != now:
                 raise RunError(
-                    f"holds a run with another {key.replace('_', ' ')} ({before.get(key)!r}, now {now!r}); "
-                    "give another folder",
+                    f"holds a run whose {key.replace('_', ' ')} is {before.get(key)!r}, not {now!r}; give another "
+                    "folder (a second run into the same folder continues the same run)",
                     path=out,
                 )
     return out
@@ -127,6 +133,7 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None, progress
     bank = open_bank(opts.bank, draft=opts.draft)
     work = _check_out(opts, bank)
     planned = plan(opts, bank, store)
+    check_available(opts.sandbox)
     if model is None:
         provide_key(opts.model)
     limits = Limits(opts.passes, opts.limit_minutes, opts.limit_messages)
@@ -139,7 +146,7 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None, progress
         "bank_version": bank.version,
         "bank_sha256": bank.sha256,
         "options": asdict(opts),
-    } | {"model": opts.model, "passes": opts.passes}
+    } | {"model": opts.model, "passes": opts.passes, "conditions": sorted(opts.conditions)}
     atomic_write(work / MARKER, (json.dumps(marker, indent=1) + "\n").encode("utf-8"))
     tasks = [
         make_task(bank, c, u, sandbox_kind=opts.sandbox, limits=limits, work=work, records_root=root)
@@ -156,6 +163,7 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None, progress
 
         hook.follow(one)
     cancelled = False
+    stopped = None
     try:
         eval_set(
             tasks,
@@ -173,11 +181,13 @@ def run_bank(opts: RunOptions, *, model: Any = None, store: Any = None, progress
     except KeyboardInterrupt:
         cancelled = True  # the runs finished so far are kept (written below); a second run continues
     except Exception as exc:  # noqa: BLE001 - whatever stopped Inspect, the runs made so far are written below
-        logger.warning("Inspect stopped: %s", exc)
+        stopped = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        logger.warning("Inspect stopped: %s", stopped)
     finally:
         hook.follow(None)
     runs, summary = collect(work / LOGS, opts.model, planned, opts.passes)
     summary["cancelled"] = cancelled
+    summary["stopped"] = stopped
     summary["bank"] = {"name": bank.name, "version": bank.version, "sha256": bank.sha256, "frozen": bank.frozen}
     write_runs(work, runs)
     atomic_write(work / SUMMARY_FILE, (json.dumps(summary, indent=1) + "\n").encode("utf-8"))

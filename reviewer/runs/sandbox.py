@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,10 @@ def withheld(name: str) -> bool:
     return role is not None and "withheld" in role
 
 
+@lru_cache(maxsize=64)
 def record_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """(shown, withheld) files of a record folder, relative to it, in a stable order."""
+    """(shown, withheld) files of a record folder, relative to it, in a stable order (walked once per process: a
+    record does not change during a run)."""
     shown, hidden = [], []
     for root, dirs, files in os.walk(folder):
         dirs.sort()
@@ -119,6 +122,26 @@ def k8s_values(folder: Path | None, out_dir: Path, records_root: Path | None) ->
     out_dir.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(doc, sort_keys=False), encoding="utf-8")
     return path
+
+
+def check_available(kind: str) -> None:
+    """Refuse before any work when the sandbox's engine is not there (rather than 1,518 runs with errors)."""
+    import shutil
+    import subprocess
+
+    if kind == "docker":
+        docker = shutil.which("docker")
+        if docker is None:
+            raise RunError("--sandbox docker: the docker command is not installed (or use --sandbox local for a trial)")
+        if subprocess.run([docker, "info"], capture_output=True, timeout=60).returncode != 0:
+            raise RunError("--sandbox docker: the Docker engine is not running (docker info failed)")
+    elif kind == "k8s":
+        import importlib.util
+
+        if importlib.util.find_spec("k8s_sandbox") is None:
+            raise RunError("--sandbox k8s needs inspect-k8s-sandbox: pip install 'earthrecord-reviewer[k8s]'")
+        if shutil.which("helm") is None or shutil.which("kubectl") is None:
+            raise RunError("--sandbox k8s needs helm and kubectl on PATH, configured for your cluster")
 
 
 def sample_sandbox(kind: str, folder: Path | None, out_dir: Path, records_root: Path | None = None) -> tuple[str, Any]:

@@ -15,6 +15,7 @@ import pytest
 from runs_agents import KEY, MessagesStandIn, honest_steps, make_bank, mock_model
 
 from reviewer.cli import main
+from reviewer.runs.config import RunError
 from reviewer.schemas import problems
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -116,6 +117,12 @@ def test_an_endless_loop_hits_the_message_limit_and_is_a_run_with_error(site, tm
         (2, None, "message limit of 8 reached before a valid answer"),
     ]
     assert all(r["messages"] >= 8 for r in runs)
+    # the same folder with other conditions is refused, and its runs file is left as it was
+    before = (out / "runs.jsonl").read_bytes()
+    opts.conditions = ["record"]
+    with pytest.raises(RunError, match=r"whose conditions is \['closed_book'\], not \['record'\]"):
+        run_bank(opts, model=mock_model(lambda q, closed: [("bash", {"command": "echo again"})]))
+    assert (out / "runs.jsonl").read_bytes() == before
 
 
 def test_closed_book_screening_of_candidates_then_audit(site, tmp_path, capsys):
@@ -159,6 +166,19 @@ def test_a_bank_that_is_not_frozen_or_changed_is_refused(site, tmp_path, capsys)
     assert main(["run", str(frozen), *args[2:]]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "sha256" in err and "questions.jsonl" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_sandbox_engine_that_is_not_there_is_refused_before_any_work(site, tmp_path, capsys, monkeypatch):
+    folder, sid = site
+    bank = make_bank(tmp_path / "bank", sid)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))  # no docker, helm or kubectl
+    base = ["run", str(bank), "--model", "mockllm/model", "--site", str(folder), "--out", str(tmp_path / "o")]
+    assert main([*base, "--sandbox", "docker"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--sandbox docker: the docker command is not installed" in err
+    assert main([*base, "--sandbox", "k8s"]) == 2
+    assert "--sandbox k8s needs" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
 
 
