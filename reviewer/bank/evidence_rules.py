@@ -101,3 +101,26 @@ def missing_evidence(
                 )
                 out.append(entry)
     return out
+
+
+def missing_years(series: Any, counts: dict[str, int], needed: int, season: str) -> list[dict[str, Any]]:
+    """The years of a template's own per-year count (clear_observations_per_year) below `needed`, as entries
+    like missing_evidence's: an insufficient-evidence question says which year and sensors lack imagery."""
+    out = []
+    for y, have in sorted(counts.items()):
+        if have >= needed:
+            continue
+        year = int(y)
+        sensors = series.sensors(year, year)
+        out.append(
+            {
+                "period": [year, year],
+                "season": season,
+                "clear_observations": int(have),
+                "needed": needed,
+                "sensors": sensors,
+                "text": f"{year}: {have} clear Landsat observation{'s' if have != 1 else ''} "
+                f"({', '.join(sensors) or 'no Landsat sensor in the record'}; {season} months), {needed} needed",
+            }
+        )
+    return out
