@@ -1412,6 +1412,8 @@ def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
     """A candidate whose compared periods lack clear imagery (templates.json `evidence_rules`) becomes an
     insufficient-evidence question naming what is missing, whatever its methods made of the gaps."""
     tpl = _t(c.template)
+    if c.period[0] > c.period[1]:
+        return  # a record too short for the template's windows: dropped as such, not asked
     if c.insufficient is not None:
         # the template's own count said so: name the years (and sensors) that lack imagery
         counts = c.insufficient.get("clear_observations_per_year")
