@@ -388,3 +388,18 @@ def test_a_record_with_gaps_gets_insufficient_evidence_where_it_lacks_imagery(ga
         tpl = templates()[d["template"]]
         periods = compared_periods(tpl, d["params"], tuple(d["period"]))
         assert not any(in_gap(*p) for p in periods) or not tpl.get("evidence_rules"), d
+
+
+def test_the_focus_view_puts_the_offset_next_to_the_change(demo):
+    """The review dock's focus view (qt_review.question_html) shows an item's change next to the sensors' offset,
+    with a warning when the change is within it."""
+    from reviewer.app.review_sensor_break import sensor_break_html
+
+    for q in demo["bank"].questions:
+        b = q["provenance"].get("sensor_break")
+        text = sensor_break_html(q)
+        if b is None:
+            assert text == ""
+            continue
+        assert f"{b['change']:+.3f}" in text and f"{b['offset']['harmonized']['offset']:+.3f}" in text
+        assert ("within the sensors' offset" in text) == (b["beyond_offset"] is False)
