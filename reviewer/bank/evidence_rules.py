@@ -124,3 +124,27 @@ def missing_years(series: Any, counts: dict[str, int], needed: int, season: str)
             }
         )
     return out
+
+
+def product_years(product: dict[str, Any]) -> tuple[int, int | None]:
+    """The years a reference product covers: its rule's first_year / last_year, else the catalogue's
+    (reviewer/record/products.json first_date / last_date)."""
+    from reviewer.record.catalog import catalog
+
+    spec = catalog().products.get(product["id"])
+    first = product.get("first_year") or (spec.first_date.year if spec and spec.first_date else None)
+    last = product.get("last_year") or (spec.last_date.year if spec and getattr(spec, "last_date", None) else None)
+    return int(first or 0), (int(last) if last else None)
+
+
+def product_gap(tpl: dict[str, Any], period: tuple[int, int]) -> str | None:
+    """Why the template's reference product cannot answer for the period (it covers other years), or None."""
+    product = rules_of(tpl).get("product")
+    if not product:
+        return None
+    first, last = product_years(product)
+    lo, hi = period
+    if hi < first or (last is not None and lo > last):
+        span = f"{first}-{last}" if last else f"{first} on"
+        return f"the reference product {product['id']} covers {span}, not {lo}-{hi}"
+    return None

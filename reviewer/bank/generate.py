@@ -1414,6 +1414,10 @@ def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
     tpl = _t(c.template)
     if c.period[0] > c.period[1]:
         return  # a record too short for the template's windows: dropped as such, not asked
+    gap = ER.product_gap(tpl, c.period)
+    if gap:
+        c.drop, c.insufficient = gap, None  # the product, not the record, lacks these years: not asked
+        return
     if c.insufficient is not None:
         # the template's own count said so: name the years (and sensors) that lack imagery
         counts = c.insufficient.get("clear_observations_per_year")

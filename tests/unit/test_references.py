@@ -403,3 +403,16 @@ def test_the_focus_view_puts_the_offset_next_to_the_change(demo):
             continue
         assert f"{b['change']:+.3f}" in text and f"{b['offset']['harmonized']['offset']:+.3f}" in text
         assert ("within the sensors' offset" in text) == (b["beyond_offset"] is False)
+
+
+def test_reference_products_only_for_the_years_they_cover():
+    """Hansen GFC loss starts in 2001 (lossyear 1 = 2001, Hansen et al. 2013); WorldCover's first map is 2020
+    (the catalogue's first_date): a template resting on either is not asked about years before them."""
+    from reviewer.bank.evidence_rules import product_gap
+    from reviewer.bank.generate import templates
+
+    loss, crops = templates()["quantify.forest_loss_product"], templates()["season.crop_peak"]
+    assert "covers 2001 on" in product_gap(loss, (1990, 2000))
+    assert product_gap(loss, (2001, 2020)) is None
+    assert "esa_worldcover covers 2020 on" in product_gap(crops, (2007, 2016))
+    assert product_gap(crops, (2011, 2020)) is None
