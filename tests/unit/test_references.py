@@ -416,3 +416,23 @@ def test_reference_products_only_for_the_years_they_cover():
     assert product_gap(loss, (2001, 2020)) is None
     assert "esa_worldcover covers 2020 on" in product_gap(crops, (2007, 2016))
     assert product_gap(crops, (2011, 2020)) is None
+
+
+def test_a_record_without_imagery_answers_nothing_from_imagery(sparse, tmp_path):
+    """The issue's ERA5-Land-only site: no question gets a definite answer (no "0.0 km2 of tree cover lost"),
+    each says no Landsat sensor saw its periods, and the balance baselines have nothing to score."""
+    import shutil
+
+    from reviewer.bank.generate import generate
+    from reviewer.bank.io import load_bank
+
+    site = tmp_path / "site"
+    shutil.copytree(sparse["site"], site, ignore=shutil.ignore_patterns("landsat", "sentinel2", "modis", "viirs"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        report = generate(site, tmp_path / "out", seed=0)
+    qs = load_bank(tmp_path / "out").questions
+    assert qs and report.insufficient == len(qs)
+    for q in qs:
+        assert q["reference"][q["conclusion"]] == INSUFFICIENT and q["sensors"] == []
+        assert "no Landsat sensor in the record" in q["evidence"]["note"]
