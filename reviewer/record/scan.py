@@ -618,7 +618,7 @@ def scan_site(
     problems = skipped + bundle_problems + problems
     grid = Grid.of_site(site) if site.placed else None
     if grid is not None:  # each scene's quality layer is read onto the whole site grid
-        from reviewer.record.stack import check_read_fits
+        from reviewer.record.decode import check_read_fits
 
         check_read_fits(grid, 0, site=f"site {site.id}", resolution=site.resolution, width_hint=False)
     inside = site.boundary_mask if site.placed else None
