@@ -307,22 +307,33 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     except RecordError as exc:
         logger.warning("skipped %s: %s", scene.scene_id, exc)
         return None
-    raw = np.stack([data.bands[b] for b in BANDS])
+    # in place on the decoded bands (no stacked or masked copies): a whole Landsat scene's bands are 235 MB
+    # each, and each copy of six of them was 1.4 GB more at the peak
+    raw_b = {b: data.bands[b] for b in BANDS}
+    del data.bands
     # Surface reflectance below the valid range (negative: dark water, mostly TM/ETM+ NIR/SWIR) is masked by
     # the decoder; where the quality layer calls the pixel clear and the pixel's other bands are dark, it is
     # clipped to 0 instead, so open water stays visible to the water methods.
     if data.masked is not None and data.out_of_range:
-        dark = ~data.masked & (np.nanmax(np.where(np.isfinite(raw), raw, 0.0), axis=0) < cfg.dark_clip)
-        for i in range(raw.shape[0]):
-            hole = np.isnan(raw[i]) & dark
-            raw[i][hole] = 0.0
-    raw_b = {b: raw[i] for i, b in enumerate(BANDS)}
-    harm_b = {b: harmonize(raw[i].copy(), b, scene.sensor) for i, b in enumerate(BANDS)}
+        brightest = np.zeros(inside.shape, np.float32)
+        for v in raw_b.values():
+            np.maximum(brightest, np.where(np.isfinite(v), v, np.float32(0.0)), out=brightest)
+        dark = ~data.masked & (brightest < cfg.dark_clip)
+        del brightest
+        for v in raw_b.values():
+            v[np.isnan(v) & dark] = 0.0
+        del dark
+    # a new array, or `v` itself where the sensor is not harmonized (masked once below, the same mask)
+    harm_b = {b: harmonize(v, b, scene.sensor) for b, v in raw_b.items()}
     bright = harm_b["blue"] > cfg.bright_blue
-    valid = np.isfinite(raw).all(0) & ~bright & inside
-    for d in (raw_b, harm_b):
-        for b in d:
-            d[b] = np.where(valid, d[b], np.nan).astype(np.float32)
+    valid = inside & ~bright
+    del bright
+    for v in raw_b.values():
+        valid &= np.isfinite(v)
+    invalid = ~valid
+    for v in {id(v): v for d in (raw_b, harm_b) for v in d.values()}.values():  # (each array once)
+        v[invalid] = np.nan
+    del invalid
     return {
         "scene": scene,
         "h": indices(harm_b),

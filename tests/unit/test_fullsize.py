@@ -244,3 +244,24 @@ def test_out_must_be_png_and_version(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and __version__ in capsys.readouterr().out
+
+
+def test_numpy_warnings_never_reach_the_terminal(tmp_path):
+    """A verb whose numpy work warns (the median of an all-NaN pixel) prints no RuntimeWarning and no source
+    line (a real process: pytest would catch the warning itself); with -v it is logged."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from reviewer import cli; import reviewer.record.cli as rc; "
+        "rc.cmd_scan = lambda a: int(np.isnan(np.nanmedian(np.array([np.nan])))) - 1; "
+        "sys.exit(cli.main(sys.argv[1:]))"
+    )
+    for verbose in ([], ["-v"]):
+        run = subprocess.run(
+            [sys.executable, "-c", code, *verbose, "--db", str(tmp_path / "db"), "scan", str(tmp_path)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0
+        assert ("All-NaN slice" in run.stderr) == bool(verbose), run.stderr
+        assert "np.nanmedian" not in run.stderr  # never the source line
