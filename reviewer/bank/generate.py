@@ -1418,7 +1418,13 @@ def _generate(
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
     report.memory_budget, report.spilled, report.tasks = memory, series.store.on_disk, series.tasks
-    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
+    # a record of nothing the methods read ends here (series.nothing_read, logged): their per-pixel work on an
+    # empty series took minutes on a Sentinel-2 tile
+    questions = (
+        []
+        if series.nothing_read
+        else _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
+    )
     if balance is not None:
         from reviewer.bank.balance import balance_questions
 

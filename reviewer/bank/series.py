@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -79,8 +79,10 @@ def indices(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:
     """The truth-independent site grid: four quadrants and the central square (40-60% of each side)."""
     h, w = shape
-    rr, cc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-    north, west = rr < h / 2, cc < w / 2
+    # a column of rows and a row of columns, broadcast: the meshgrid's two int64 grids were 2 GB on a
+    # Sentinel-2 tile's 10 m grid, before anything was read
+    rr, cc = np.arange(h)[:, None], np.arange(w)[None, :]
+    north, west = np.broadcast_to(rr < h / 2, shape), np.broadcast_to(cc < w / 2, shape)
     out = {
         "north-west": north & west,
         "north-east": north & ~west,
@@ -201,6 +203,8 @@ class SiteSeries:
     #: the dask client a split site's per-pixel work goes to (None: this process)
     runner: Any = field(default=None, repr=False)
     seconds: float = 0.0
+    #: why the pass read nothing the reference methods use (None: it read something)
+    nothing_read: str | None = None
     #: where the composite and NBR frames live: memory up to the run's budget, then files
     store: FrameStore = field(default_factory=_empty_store, repr=False)
 
@@ -464,6 +468,11 @@ def build_series(
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
     tick = _Ticker(sum(len(v) for v in to_read.values()), progress, cancel)
     series.runner = runner
+    series.nothing_read = _nothing_read(index, series, to_read)
+    if series.nothing_read:  # no empty composites of every year made (5 GB of NaN frames on a 10 m tile)
+        logger.warning("%s", series.nothing_read)
+        series.seconds = time.perf_counter() - t0
+        return series
     with ThreadPoolExecutor(max_workers=threads or cfg.workers) as pool:
         _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick, runner)
         _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick, runner)
@@ -479,6 +488,21 @@ def build_series(
         progress(0.8, f"read {series.scenes_read} scenes")
     logger.info("series of %s: %d scenes read in %.1f s", site.id, series.scenes_read, series.seconds)
     return series
+
+
+def _nothing_read(index: SceneIndex, series: SiteSeries, to_read: dict[str, list[Scene]]) -> str | None:
+    """Why the pass read nothing the reference methods use (None when it read something): the record's
+    scenes by sensor, and what the methods read."""
+    if any(to_read.values()) or series.worldcover is not None or series.hansen_lossyear is not None:
+        return None
+    have = Counter(s.label for s in index.scenes if s.record)
+    listed = ", ".join(f"{n} {label}" for label, n in have.most_common()) or "no scene"
+    return (
+        f"nothing of the record of {index.site.id} is read by the reference methods (its record: {listed}); they "
+        f"read Landsat TM/ETM+/OLI Level-2 ({', '.join(series.config.tiers)}, at least "
+        f"{series.config.min_scene_clear:.0%} clear), MODIS/VIIRS NDVI, MOD10A1/MYD10A1 snow, ERA5-Land "
+        "precipitation, WorldCover and Hansen loss year"
+    )
 
 
 def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], cfg: SeriesConfig) -> SiteSeries:

@@ -110,8 +110,6 @@ def step_scan(site: str) -> dict:
 
 
 def step_generate(site: str, out: str) -> dict:
-    from reviewer.bank.generate import generate_site  # noqa: F401 - imports before the clock
-
     cmd = [sys.executable, "-m", "reviewer.cli", "--db", str(Path(out) / "bench.db"), "generate", site]
     t = time.perf_counter()
     run = subprocess.run([*cmd, "--out", str(Path(out) / "candidates")], capture_output=True, text=True, check=False)

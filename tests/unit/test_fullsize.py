@@ -265,3 +265,21 @@ def test_numpy_warnings_never_reach_the_terminal(tmp_path):
         assert run.returncode == 0
         assert ("All-NaN slice" in run.stderr) == bool(verbose), run.stderr
         assert "np.nanmedian" not in run.stderr  # never the source line
+
+
+def test_generate_on_a_record_of_nothing_it_reads_ends_at_once_saying_why(real_dir, tmp_path, caplog):
+    """A Sentinel-2-only site (the methods read Landsat, MODIS/VIIRS, ERA5-Land ...): no per-pixel work on an
+    empty series (on a 10,980 px tile it took 272 s and ran out of memory), zero questions, the reason logged."""
+    import logging
+
+    folder = tmp_path / "s2"
+    folder.mkdir()
+    for band in ("B04", "SCL"):
+        name = f"T29UNU_20221005T115411_{band}_60m.jp2"
+        (folder / name).symlink_to(real_dir / "stactools-sentinel2" / name)
+    assert main(["site", "init", str(folder)]) == 0
+    with caplog.at_level(logging.WARNING, logger="reviewer.bank.series"):
+        code = main(["--db", str(tmp_path / "db"), "generate", str(folder), "--out", str(tmp_path / "out")])
+    report = json.loads(next((tmp_path / "out").glob("*report*.json")).read_text())
+    assert code == 0 and report["questions"] == 0 and report["scenes_read"] == 0
+    assert any("nothing of the record" in r.message and "1 MSI" in r.message for r in caplog.records)
