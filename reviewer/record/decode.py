@@ -419,11 +419,11 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
 
 def decimated_shape(pmap: _PixelMap, grid: Grid) -> tuple[int, int] | None:
     """The shape to read a file's window at when the grid is at least twice as coarse as the file (a render
-    or a viewer at display size): about two file pixels per grid pixel, so a read holds about the output's
+    or a viewer at display size): about one file pixel per grid pixel, so a read holds about the output's
     pixels and GDAL serves it from a COG's overviews where the file has them. None: read at full resolution."""
     (r0, r1), (c0, c1) = pmap.window
     rows, cols = r1 - r0, c1 - c0
-    k = min(rows / max(1, grid.shape[0]), cols / max(1, grid.shape[1])) / 2
+    k = min(rows / max(1, grid.shape[0]), cols / max(1, grid.shape[1]))
     if k < 2:
         return None
     return max(1, math.ceil(rows / k)), max(1, math.ceil(cols / k))
