@@ -423,8 +423,8 @@ def render_dates(
     if not len(stack):
         raise NoSceneError(_no_scene_reason(index, composite, sensors))
     rows, cols = stack.grid.shape
-    explicit = width is not None
-    width = min(cols, width) if explicit else default_width(len(dates), rows, cols)
+    asked = width  # the panels are drawn this wide (a small site's pixels upsampled, nearest neighbour)
+    width = min(cols, width) if asked is not None else default_width(len(dates), rows, cols)  # read this wide
     stack = stack.at_width(width)
     spec = composites()[composite]
     check_read_fits(
@@ -451,7 +451,7 @@ def render_dates(
         logger.info("%s", line)
     path = render_panels(
         panels, stretch, pixel_size_m=index.site.resolution * cols / stack.grid.shape[1], out=out, title=title,
-        notes=warnings, width_px=stack.grid.shape[1] if explicit else None,
+        notes=warnings, width_px=asked,
     )  # fmt: skip
     return {
         "out": str(path),

@@ -284,3 +284,19 @@ def test_generate_on_a_record_of_nothing_it_reads_ends_at_once_saying_why(real_d
     report = json.loads(next((tmp_path / "out").glob("*report*.json")).read_text())
     assert code == 0 and report["questions"] == 0 and report["scenes_read"] == 0
     assert any("nothing of the record" in r.message and "1 MSI" in r.message for r in caplog.records)
+
+
+def test_a_small_site_is_drawn_at_the_panel_width_asked(tmp_path, capsys):
+    """Reading at min(native, width) must not shrink the figure: a 64 px site is drawn ~350 px wide by
+    default (nearest-neighbour upsampling, as before) and ~600 px wide with --width 600 (it was 64 px)."""
+    site = _big_scene(tmp_path / "small", size=64)
+    widths = {}
+    for extra in ([], ["--width", "600"]):
+        out = tmp_path / f"p{len(extra)}.png"
+        code, _, err = _run(
+            capsys, "render", str(site), "--date", "2021", *extra, "--out", str(out), db=tmp_path / "db"
+        )
+        assert code == 0, err
+        with rasterio.open(out) as png:
+            widths[len(extra)] = png.width
+    assert widths[0] >= 352 and 600 <= widths[2] < 700
