@@ -1676,7 +1676,13 @@ def _generate(
 
         breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
     gen_cfg["sensor_break"] = on_break
-    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
+    # a record of nothing the methods read ends here (series.nothing_read, logged): their per-pixel work on an
+    # empty series took minutes on a Sentinel-2 tile
+    questions = (
+        []
+        if series.nothing_read
+        else _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
+    )
     if balance is not None:
         from reviewer.bank.balance import balance_questions
 
