@@ -546,19 +546,16 @@ class EvidenceLoader(QObject):
         self.app.controls.show_sensors(self.session.state.sensors)
 
     def _draw_region(self, ring: np.ndarray) -> None:
-        """The region on the canvas, its one polygon's vertices edited in place (napari's data and shape_type
-        setters rebuilt the layer: ~130 ms and ~50 ms per item); kept when the next item has the same region."""
+        """The region on the canvas through napari's public data setter (kept when the next item has the same
+        region)."""
         s = self.session
         layer = s.region_shapes_layer()
-        if len(layer.data) == 1 and layer.shape_type == ["polygon"]:
-            if not np.array_equal(np.asarray(layer.data[0])[:, -2:], ring):
-                with layer.events.set_data.blocker():
-                    layer._data_view.edit(0, np.asarray(ring, float))  # noqa: SLF001 - as napari's vertex drag
-                layer.refresh()
-        else:
+        ring = np.asarray(ring, float)
+        same = len(layer.data) == 1 and layer.shape_type == ["polygon"]
+        if not (same and np.array_equal(np.asarray(layer.data[0])[:, -2:], ring)):
             if len(layer.data):
                 layer.data = []
-            layer.add(np.asarray(ring, float), shape_type="polygon")
+            layer.add(ring, shape_type="polygon")
         if s.image_layer is not None and s.viewer.layers.selection.active is not s.image_layer:
             s.viewer.layers.selection.active = s.image_layer
 
@@ -581,7 +578,7 @@ class EvidenceLoader(QObject):
             return True
         if self._pending is not None or self._preparing is not None or self._finishing is not None or self.view is None:
             return False
-        if app._busy or s.glyphs.pending or not s.frame_shown():
+        if app._busy or not s.frame_shown():
             return False
         if trajectory and app.trajectory.busy:
             return False
