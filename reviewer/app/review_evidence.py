@@ -25,6 +25,7 @@ import numpy as np
 from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.jobs import next_turn, run_in_thread, settle_layouts
+from reviewer.app.review_model import EvidenceFocus, evidence_focus
 from reviewer.errors import Cancelled, ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -131,6 +132,7 @@ class EvidenceLoader(QObject):
         self._finishing: str | None = None  # the item whose site change ends in a later event-loop turn
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened ahead of time
         self.memo = ViewMemo()
+        self._focus: dict[str, EvidenceFocus] = {}  # item -> the dates its evidence opens on (review_model)
         self._prefetch_cancel = threading.Event()
         self._prepared: dict[str, Prepared] = {}  # item key -> its evidence prepared in the worker
         self._preparing: str | None = None  # the item shown whose evidence the worker is preparing now
@@ -201,6 +203,7 @@ class EvidenceLoader(QObject):
         except ReviewerError as exc:
             return self._fail(key, f"no evidence view: {exc}")
         self.view = view
+        self._focus[key] = evidence_focus(question, view)
         folder = self.site_dir(question.get("site"))
         if folder is None:
             return self._fail(key, f"site {question.get('site')!r} is not in this store (scan its folder once)")
@@ -318,6 +321,7 @@ class EvidenceLoader(QObject):
         index = index or self.session.index
         read = self.session.read_frame  # marks the frame as read for the canvas
         cancel = self._prefetch_cancel
+        focus = self._focus.get(key) or EvidenceFocus(None, None)
 
         def job() -> None:
             if trajectory:
@@ -325,7 +329,7 @@ class EvidenceLoader(QObject):
                 if cancel.is_set():
                     return
             try:
-                ready = prepare_evidence(key, index, view, want, read)
+                ready = prepare_evidence(key, index, view, want, read, focus)
             except Exception as exc:  # noqa: BLE001 - shown on the UI thread
                 logger.debug("evidence of %s not prepared", key, exc_info=True)
                 self._emit(self.prepared_ready, (key, None, exc))
@@ -526,9 +530,10 @@ class EvidenceLoader(QObject):
         """The cached series when prefetch read it, else read now in the trajectory worker (no progress bar:
         its synchronous repaints held the UI ~70 ms each)."""
         traj = self.app.trajectory
-        if p.mask is None:
+        if p.mask is None:  # no region: the last item's series must not stay, and the plot says why
+            traj.no_series("this question names no region to plot: click a pixel on the canvas for its trajectory")
             return
-        traj.set_region(p.mask, p.view.index)
+        traj.set_region(p.mask, item_series_name(p.view))
         skey = p.series_key(self._harmonized())
         series = self._series.get(skey)
         reading = "" if series is not None else f"reading {p.view.index} over the region ({len(p.stack)} scenes)..."
@@ -734,6 +739,7 @@ class EvidenceLoader(QObject):
             if done.mask is not None:  # (its series kept if read or being read, else started again)
                 self._start_series((key, done))
             return
+        self._focus[key] = evidence_focus(question, view)
         sensors, self.sensors = self.sensors, tuple(question.get("sensors") or ())
         try:
             want = self._wanted_for(view, index)
@@ -814,9 +820,11 @@ def item_stack(index, view, want: tuple, cache):
     )
 
 
-def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
-    """Worker: the item's stack with its filters, the date it opens on read, the pair's panels resolved and
-    stretched, the chip strip over its period read and stretched, its region's mask and ring."""
+def prepare_evidence(key: str, index, view, want: tuple, read, focus: EvidenceFocus | None = None) -> Prepared:
+    """Worker: the item's stack with its filters, the date it opens on read (`focus`: the dates the question turns
+    on), the pair's panels resolved and stretched, the chip strip over its period read and stretched, its region's
+    mask and ring."""
+    focus = focus or EvidenceFocus(None, None)
     from reviewer.app.qt_chips import CHIP_PX, NODATA_RGB
     from reviewer.record.render import resolve_panel
     from reviewer.record.series import clearest_per_year
@@ -835,15 +843,17 @@ def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
     best = clearest_per_year(stack)
     if view.dates:
         out.current = stack.nearest(_date(view.dates[-1]))
-    elif view.periods:
-        y = view.periods[-1][0]
+    elif focus.year is not None:
+        y = focus.year
         out.current = best.get(y, stack.nearest(_date(f"{int(y):04d}-07-01")))
     try:
         stretch.apply(read(stack, comp, out.current))  # read for the canvas; the colour map made once
     except ReviewerError:
         pass  # the canvas says so when it shows the date
-    if len(view.panels) >= 2:
-        out.pair = (view.panels[0], view.panels[-1])
+    # the pair is always the item's: its view's two panels, else the years the question turns on
+    pair = (view.panels[0], view.panels[-1]) if len(view.panels) >= 2 else focus.pair
+    if pair is not None:
+        out.pair = pair
         try:
             out.panels = [resolve_panel(stack, p, comp, method=pair_method) for p in out.pair]
         except ReviewerError as exc:
@@ -907,6 +917,16 @@ def joined(a, b):
     for f in SERIES_LISTS:
         getattr(a, f).extend(getattr(b, f))
     return a
+
+
+def item_series_name(view) -> str | None:
+    """What the trajectory plots for an item: its view's index, else the index its composite shows (an NBR image
+    came with the NDVI trajectory left from the item before), else what the plot has."""
+    from reviewer.record.series import series_names
+
+    if view.index:
+        return view.index
+    return view.composite if view.composite in series_names() else None
 
 
 def show_pair(pair, p: Prepared) -> None:

@@ -194,3 +194,44 @@ def first_mode(work: QueueWork) -> str | None:
     if work.maintain:
         return "maintain"
     return have[0] if have else None
+
+
+@dataclass(frozen=True)
+class EvidenceFocus:
+    """Where an item's evidence opens: the year the canvas shows first and the pair of years compared, both on
+    the dates the question turns on (never simply the stack's first date)."""
+
+    year: int | None
+    pair: tuple[str, str] | None
+
+
+def evidence_focus(question: Mapping[str, Any], view: Any) -> EvidenceFocus:
+    """The dates the question turns on. A view with dates or two periods names them (its last one opens: the
+    'after'); else the year a year-valued reference names (the event a 'when did ...' question asks about: the pair
+    is the year before and that year); else the question's period, opening on its last year, the pair its first
+    and last year."""
+    period = _question_span(question, view)
+    if view.dates:
+        return EvidenceFocus(None, None)  # the view's own dates (its pair, its last date opens)
+    if len(view.periods) >= 2:
+        return EvidenceFocus(int(view.periods[-1][0]), None)
+    reference = question.get("reference") or {}
+    for f in question.get("fields") or []:
+        value = reference.get(f.get("name"))
+        if f.get("type") == "year" and isinstance(value, int) and (period is None or period[0] <= value <= period[1]):
+            before = max(value - 1, period[0]) if period else value - 1
+            return EvidenceFocus(value, (str(before), str(value)) if before != value else None)
+    if period is None:
+        return EvidenceFocus(None, None)
+    return EvidenceFocus(period[1], (str(period[0]), str(period[1])) if period[0] != period[1] else None)
+
+
+def _question_span(question: Mapping[str, Any], view: Any) -> tuple[int, int] | None:
+    if view.periods:
+        years = [int(y) for p in view.periods for y in p]
+        return min(years), max(years)
+    p = question.get("period") or {}
+    try:
+        return int(str(p["start"])[:4]), int(str(p["end"])[:4])
+    except (KeyError, TypeError, ValueError):
+        return None

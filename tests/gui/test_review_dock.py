@@ -186,6 +186,7 @@ def expected_panels(session, view):
 
 def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, shots):
     from reviewer.app.review_evidence import region_mask
+    from reviewer.app.review_model import evidence_focus
     from reviewer.bank.evidence import evidence_for
     from reviewer.record.series import clearest_per_year
 
@@ -197,6 +198,14 @@ def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, sh
         view = evidence_for(panel.view["question"])
         # the slider steps through every date of the item's stack, the canvas shows the date it is on
         assert app.viewer.dims.nsteps[0] == len(s.stack) and int(app.viewer.dims.current_step[0]) == s.state.current
+        # the evidence opens on the dates the question turns on, and the pair is the item's own (it had kept the
+        # item before's dates on a strip item); the trajectory plots the item's index
+        focus = evidence_focus(panel.view["question"], view)
+        if not view.dates and focus.year is not None:
+            assert abs(s.current_scene.date.year - focus.year) <= 1, (s.current_scene.date, focus)
+        if len(view.panels) < 2 and focus.pair is not None:
+            assert s.state.pair == focus.pair
+        assert s.state.series == (view.index or s.state.series)
         if view.view not in checked:
             checked.add(view.view)
             assert s.state.composite == view.composite

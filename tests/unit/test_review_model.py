@@ -99,3 +99,30 @@ def test_each_role_opens_on_the_queue_that_has_work() -> None:
     assert first_mode(QueueWork(annotate=None, adjudicate=0, maintain=True)) == "maintain"
     assert first_mode(QueueWork(annotate=0, adjudicate=0)) == "annotate"
     assert first_mode(QueueWork(annotate=5)) == "annotate"
+
+
+def test_evidence_opens_on_the_dates_the_question_turns_on() -> None:
+    from types import SimpleNamespace
+
+    from reviewer.app.review_model import EvidenceFocus, evidence_focus
+
+    def view(dates=(), periods=()):
+        return SimpleNamespace(dates=tuple(dates), periods=tuple(periods))
+
+    fire = {
+        "period": {"start": "1984-01-01", "end": "2024-12-31"},
+        "fields": [{"name": "year", "type": "year"}],
+        "reference": {"year": 2003},
+    }
+    # a strip over 1984-2024 asking when the fire was: the fire year, compared with the year before (not 1984)
+    assert evidence_focus(fire, view(periods=[(1984, 2024)])) == EvidenceFocus(2003, ("2002", "2003"))
+    # a change over a period: its last year opens, the pair is its first and last year
+    change = {"period": {"start": "1995", "end": "2005"}, "fields": [{"name": "changed", "type": "category"}]}
+    assert evidence_focus(change, view(periods=[(1995, 2005)])) == EvidenceFocus(2005, ("1995", "2005"))
+    # two periods: the second (the 'after') opens, the view's own pair stays
+    assert evidence_focus(change, view(periods=[(1995, 1995), (1997, 1997)])) == EvidenceFocus(1997, None)
+    # dates named by the view: the view decides
+    assert evidence_focus(change, view(dates=["2001-05-02", "2002-05-02"])) == EvidenceFocus(None, None)
+    # a reference year outside the period is not a turning point
+    odd = {**fire, "reference": {"year": 1950}}
+    assert evidence_focus(odd, view(periods=[(1984, 2024)])) == EvidenceFocus(2024, ("1984", "2024"))
