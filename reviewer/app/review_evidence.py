@@ -14,7 +14,6 @@ import dataclasses
 import json
 import logging
 import threading
-import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qtpy.QtCore import QObject, Signal
+from qtpy.QtCore import QObject, QTimer, Signal
 
 from reviewer.app.jobs import next_turn, run_in_thread, settle_layouts
 from reviewer.app.review_model import EvidenceFocus, evidence_focus
@@ -145,7 +144,13 @@ class EvidenceLoader(QObject):
         self._shown_prepared: Prepared | None = None
         self._upcoming: list[str] = []  # the items prefetched, nearest first (the next one, the one after)
         self._indexing: dict[str, list] = {}  # site folder -> what waits for its index being opened ahead
-        self._quiet_until = 0.0  # (time.monotonic) prefetch work waits till then: an item is being shown
+        # prefetch work runs while this is set: the UI thread clears it as an item starts coming up and sets it once
+        # the item is on screen and its paint had its time (`_hold_prefetch`); workers only wait on it
+        self._quiet = threading.Event()
+        self._quiet.set()
+        self._quiet_timer = QTimer(self)
+        self._quiet_timer.setSingleShot(True)
+        self._quiet_timer.timeout.connect(self._release_prefetch)
         self._warm_stop = threading.Event()  # set: the series cube's warming for later items stops
         self._warm: list[tuple] = []  # (site index, index name, sensors) whose series grids to read ahead
         # own single threads (not Qt's global pool of two, which a long MODIS series would hold)
@@ -198,6 +203,7 @@ class EvidenceLoader(QObject):
         if self.closed:
             return ""
         self.key, self.problem = key, ""
+        self._hold_prefetch(QUIET_S)  # prefetch work gives way while this item comes up
         try:
             view = self.memo.view(question)
         except ReviewerError as exc:
@@ -386,16 +392,27 @@ class EvidenceLoader(QObject):
         if self._warm:
             self._queue_warm()
 
+    def _hold_prefetch(self, seconds: float) -> None:
+        """UI thread: prefetch work waits at least `seconds` from now (prefetch readers holding the GIL and the CPUs
+        made the key's turn and its paint slower), and for as long as the item shown is still coming up."""
+        self._quiet.clear()
+        if not self._quiet_timer.isActive() or self._quiet_timer.remainingTime() < seconds * 1000:
+            self._quiet_timer.start(int(seconds * 1000))
+
+    def _release_prefetch(self) -> None:
+        """UI thread: the hold is over unless the item shown is still coming up (another site's item takes a few
+        turns): then it is checked again a little later."""
+        if self.changing():
+            self._quiet_timer.start(int(QUIET_PAINT_S * 1000))
+        else:
+            self._quiet.set()
+
     def _wait_quiet(self, cancel: threading.Event | None = None) -> None:
-        """Worker: wait while an item is being shown and painted (prefetch readers holding the GIL and the CPUs made
-        the key's turn and its paint slower): for `QUIET_S` after its key, for as long as it is still coming up
-        (another site's item takes 5-6 turns, ~0.3-0.5 s here) and for its last paint; unless cancelled. The wanted
+        """Worker: wait until the UI thread lets prefetch work run (`_quiet`), unless cancelled or closed. The wanted
         item's own reads never wait."""
         while not self._closed and not (cancel is not None and cancel.is_set()):
-            left = self._quiet_until - time.monotonic()
-            if left <= 0 and not self.changing():
+            if self._quiet.wait(0.05):
                 return
-            time.sleep(min(left, 0.05) if left > 0 else 0.02)
 
     def _emit(self, signal, payload) -> None:
         try:
@@ -509,7 +526,7 @@ class EvidenceLoader(QObject):
         self._show_trajectory(p)
         if self._finishing == p.key:
             self._finishing = None
-            self._quiet_until = max(self._quiet_until, time.monotonic() + QUIET_PAINT_S)  # its paint still to come
+            self._hold_prefetch(QUIET_PAINT_S)  # its paint still to come
         self.applied.emit(p.key, "")
         self.session.read_neighbours_later()  # (not while the item's turns ran: the readers slowed their paints)
         self.session.update_status_bar()
@@ -604,7 +621,7 @@ class EvidenceLoader(QObject):
         self._prefetch_cancel.set()
         self._upcoming = []
         if question is None:
-            self._quiet_until = time.monotonic() + QUIET_S
+            self._hold_prefetch(QUIET_S)
             return  # (the series being read are kept or stopped once the upcoming items are known)
         items = [(question, key), *then] if self.prefetch_enabled and not self.closed else []
         self._stop_series_but({k for _q, k in items if k is not None})
