@@ -47,11 +47,10 @@ ANNOTATOR_KEYS = (
     ("N / P", "next / previous item"),
 )
 EXPERT_KEYS = (
-    ("A", "accept: saved with the rationale typed, else the rationale field opens for it"),
-    ("1-9, R", "pick the reject reason, then reject (with the rationale, else the field opens)"),
-    ("Enter", "in the rationale field: save the verdict it was opened for"),
-    ("Esc", "leave the rationale field (the text stays); again: drop the verdict"),
-    ("E", "correct: form with rationale and the diff"),
+    ("A", "accept (asks for the rationale if none is typed)"),
+    ("1-9, R", "pick the reject reason; reject"),
+    ("Enter / Esc", "in the rationale: save / leave the field"),
+    ("E", "correct (form with the diff)"),
     ("N / P", "next / previous item"),
 )
 MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}

@@ -122,9 +122,14 @@ class ExpertPanel(QWidget):
             b.clicked.connect(lambda _=False, key=key: self.key(key))
             row.addWidget(b)
         layout.addLayout(row)
+        self.evidence_label = QLabel("")
+        self.evidence_label.setWordWrap(True)
+        self.evidence_label.setStyleSheet(BAD_STYLE)
+        layout.addWidget(self.evidence_label)
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
+        dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
         )
@@ -266,6 +271,7 @@ class ExpertPanel(QWidget):
         self.reject_combo.blockSignals(False)
         self.keys.reset([code for _label, code in reasons])
         self.rationale.clear()  # a rationale belongs to the item it was typed for
+        self.evidence_label.setText("")
 
     def _on_reason_picked(self, index: int) -> None:
         if 0 <= index < len(self.keys.reasons):
@@ -355,6 +361,11 @@ class ExpertPanel(QWidget):
         if act.kind == "step":
             return self.step(act.by)
         return False
+
+    def _on_evidence(self, key: str, problem: str) -> None:
+        """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""
+        if self.view is not None and key == self.view["item"]:
+            self.evidence_label.setText(f"evidence: {problem} (you can still decide)" if problem else "")
 
     def _hint(self, text: str) -> None:
         self.saved.setText(html.escape(text))
