@@ -188,7 +188,7 @@ class ReviewerApp:
         x = min(max(qwin.frameGeometry().x(), avail.x()), avail.right() + 1 - w - dw)
         y = min(max(qwin.frameGeometry().y(), avail.y()), avail.bottom() + 1 - h - dh)
         qwin.move(max(x, avail.x()), max(y, avail.y()))
-        qwin.resizeDocks([self.docks["Trajectory"]], [min(340, int(h * 0.36))], Qt.Vertical)
+        qwin.resizeDocks([self.docks["Trajectory"]], [min(360, int(h * 0.42))], Qt.Vertical)  # plot >= 150 px
         # the Stack dock as wide as its controls (and a scroll bar) need, so only its height scrolls
         need = self.controls.minimumSizeHint().width() + SCROLL_BAR_ALLOWANCE
         qwin.resizeDocks([self.docks["Stack"]], [max(min(440, int(w * 0.3)), min(need, int(w * 0.4)))], Qt.Horizontal)

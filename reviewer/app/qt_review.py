@@ -53,6 +53,26 @@ EXPERT_KEYS = (
     ("E", "correct (form with the diff)"),
     ("N / P", "next / previous item"),
 )
+#: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
+ANNOTATOR_KEYS_SHORT = (
+    ("A", "accept"),
+    ("F, 1-4", "flag"),
+    ("C", "comment"),
+    ("E", "correct"),
+    ("Space", "skip"),
+    ("Backspace", "undo"),
+    ("N / P", "next / previous"),
+    ("F1", "all keys"),
+)
+EXPERT_KEYS_SHORT = (
+    ("A", "accept"),
+    ("1-9, R", "reject"),
+    ("Enter", "save"),
+    ("Esc", "leave the rationale"),
+    ("E", "correct"),
+    ("N / P", "next / previous"),
+    ("F1", "all keys"),
+)
 MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}
 STATE_FILTERS = {"all": None, "undecided": (None, "skip"), "accepted": ("accept",), "flagged": ("flag",)}
 OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
@@ -79,11 +99,14 @@ def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
     return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
 
 
-def keys_label(keys: tuple[tuple[str, str], ...]) -> QLabel:
-    """The line under a dock that lists its keys (the review, adjudication and coding docks)."""
+def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], ...] | None = None) -> QLabel:
+    """The line under a dock that lists its keys (the review, adjudication and coding docks); `full`: what each
+    does at length, in its tooltip (and in F1)."""
     label = QLabel(keys_html(keys))
     label.setWordWrap(True)
     label.setStyleSheet("color: #aaa")
+    if full:
+        label.setToolTip("<br>".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in full))
     return label
 
 
@@ -351,7 +374,7 @@ class AnnotatorPanel(QWidget):
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
-        layout.addWidget(keys_label(ANNOTATOR_KEYS))
+        layout.addWidget(keys_label(ANNOTATOR_KEYS_SHORT, ANNOTATOR_KEYS))
         self.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(self._load_evidence, self)
         from reviewer.app.jobs import when_settled

@@ -28,6 +28,7 @@ from qtpy.QtWidgets import (
 from reviewer.app.qt_review import (
     BAD_STYLE,
     EXPERT_KEYS,
+    EXPERT_KEYS_SHORT,
     HINT_STYLE,
     OK_STYLE,
     item_drafts,
@@ -133,7 +134,7 @@ class ExpertPanel(QWidget):
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
         )
-        layout.addWidget(keys_label(EXPERT_KEYS))
+        layout.addWidget(keys_label(EXPERT_KEYS_SHORT, EXPERT_KEYS))
 
     def show_evidence(self) -> None:
         """Its item's evidence in the viewer (only while this mode is in front: the other mode's item stays)."""

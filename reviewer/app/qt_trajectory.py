@@ -134,7 +134,7 @@ class QtTrajectoryPlot(QWidget):
             x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120)
         )
         self.plot.addItem(self.errors)
-        self.plot.setMinimumHeight(120)  # a narrow dock scrolls rather than crush the plot under wrapped rows
+        self.plot.setMinimumHeight(150)  # a narrow dock scrolls rather than crush the plot under wrapped rows
         layout.addWidget(self.plot, 1)
         self.info = RichCaption("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         # two lines kept whatever the text: a caption of one line then two re-laid the dock out and repainted the

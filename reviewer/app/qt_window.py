@@ -45,10 +45,10 @@ def napari_docks(viewer) -> list[QDockWidget]:
 
 
 def fit_slider_labels(viewer) -> None:
-    """Keep napari's date-slider counts ("456 | 899") whole: napari sizes them with the dims bar's font, but its
-    style sheet draws them larger, so with ~900 dates "899" showed as "89". The labels are found by the object
-    name napari's own style sheet selects them by (`slice_label`), through Qt's API, and re-sized whenever the
-    number of dates changes."""
+    """Keep napari's date-slider counts ("456 | 899") and date label whole: napari sizes the counts with the dims
+    bar's font, but its style sheet draws them larger, so with ~900 dates "899" showed as "89", and the date label
+    before the slider row had a width. The labels are found by the object names napari's own style sheet selects
+    them by (`slice_label`, `axis_label`), through Qt's API, and re-sized whenever the dates change."""
     from qtpy.QtCore import QTimer
 
     def fit() -> None:
@@ -60,11 +60,19 @@ def fit_slider_labels(viewer) -> None:
             margins = label.contentsMargins()
             extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
             label.setFixedWidth(label.fontMetrics().horizontalAdvance("8" * digits) + extra)
+        # the date label left of the slider ("2016-10-01 ETM+"): napari sizes it before the slider has its width
+        # (then at most a fifth of 0 px: "201"); as wide as its text, at most a third of the slider's row
+        for label in window.findChildren(QWidget, "axis_label"):
+            row = label.parentWidget().width() if label.parentWidget() is not None else 0
+            want = label.fontMetrics().horizontalAdvance(label.text().rstrip()) + 16
+            if row > 0:
+                label.setFixedWidth(min(want, row // 3))
 
     def later(_event=None) -> None:
         fit()  # now, before the next paint
         QTimer.singleShot(0, fit)  # and after napari's own resize of the same labels (a no-op if unchanged)
+        QTimer.singleShot(200, fit)  # and once the slider row is laid out (its width known)
 
-    for name in ("range", "ndim"):
+    for name in ("range", "ndim", "axis_labels"):
         getattr(viewer.dims.events, name).connect(later)
     later()
