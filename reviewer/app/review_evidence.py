@@ -569,12 +569,14 @@ class EvidenceLoader(QObject):
 
     def _draw_region(self, ring: np.ndarray) -> None:
         """The region on the canvas through napari's public data setter (kept when the next item has the same
-        region)."""
+        region; one rebuild of the layer when it changes, where the private in-place edit had none)."""
         s = self.session
         layer = s.region_shapes_layer()
         ring = np.asarray(ring, float)
         same = len(layer.data) == 1 and layer.shape_type == ["polygon"]
-        if not (same and np.array_equal(np.asarray(layer.data[0])[:, -2:], ring)):
+        if same and not np.array_equal(np.asarray(layer.data[0])[:, -2:], ring):
+            layer.data = [ring]  # one polygon for another: its type and colours are kept (one rebuild)
+        elif not same:
             if len(layer.data):
                 layer.data = []
             layer.add(ring, shape_type="polygon")
