@@ -159,6 +159,7 @@ class ExpertPanel(QWidget):
         if mode == self.mode:
             return
         self.mode = mode
+        self.keys.needs_rationale = mode != "drafts"  # a draft's review takes a rationale if one is typed
         self.table.setVisible(mode != "drafts")  # a draft has no stage-1 decisions
         if self.mode_combo.currentData() != mode:
             self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))

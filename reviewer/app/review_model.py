@@ -123,6 +123,7 @@ class ExpertKeys:
     rationale: str = ""
     typing: bool = False
     reasons: tuple[str, ...] = ()
+    needs_rationale: bool = True  # an adjudication needs one; an AI draft's review takes one if typed
 
     def reset(self, reasons: Sequence[str]) -> None:
         """A new item: nothing pending, its own reasons (the first picked), an empty rationale."""
@@ -161,7 +162,7 @@ class ExpertKeys:
         reason = self.reason if verdict == "reject" else None
         if verdict == "reject" and reason is None:
             return KeyAction("say", message="no reject reason to pick for this item")
-        if not self.rationale.strip():
+        if self.needs_rationale and not self.rationale.strip():
             self.pending = verdict
             return KeyAction("ask_rationale", verdict=verdict, reason=reason, message=self._hint())
         self.pending = None

@@ -69,6 +69,14 @@ def test_expert_adjudicates_by_keys_with_a_typed_rationale() -> None:
     assert keys.pending is None
 
 
+def test_an_ai_drafts_review_saves_at_once_without_a_rationale() -> None:
+    keys = ExpertKeys(needs_rationale=False)
+    keys.reset(["misread_imagery", "beyond_the_imagery"])
+    assert (keys.key("A").kind, keys.key("2").kind) == ("save", "pick_reason")
+    out = keys.key("R")
+    assert (out.kind, out.verdict, out.reason) == ("save", "reject", "beyond_the_imagery")
+
+
 def test_expert_rejects_with_a_reason_by_keys_and_esc_leaves_the_field() -> None:
     keys = ExpertKeys()
     keys.reset(["wrong_reference", "ambiguous", "unanswerable"])
