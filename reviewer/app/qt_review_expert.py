@@ -103,7 +103,7 @@ class ExpertPanel(QWidget):
         for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents if col in FITTED else QHeaderView.Stretch)
         split.addWidget(self.table)
-        split.setSizes([110, 300, 150])
+        split.setSizes([80, 240, 100])  # the rationale, reasons, buttons and keys below stay on a 768 px screen
         layout.addWidget(split, 1)
         self.rationale = RationaleEdit(self.key)
         self.rationale.setPlaceholderText("rationale: Enter saves, Esc leaves")
@@ -345,6 +345,7 @@ class ExpertPanel(QWidget):
             return saved
         if act.kind == "ask_rationale":
             self.rationale.setFocus()
+            self._show_in_dock(self.rationale)
             self._hint(act.message)
             return True
         if act.kind == "leave_field":
@@ -368,6 +369,17 @@ class ExpertPanel(QWidget):
         """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""
         if self.view is not None and key == self.view["item"]:
             self.evidence_label.setText(f"evidence: {problem} (you can still decide)" if problem else "")
+
+    def _show_in_dock(self, widget) -> None:
+        """Scroll the dock (a short screen) so that `widget` and the hint under it are seen."""
+        from qtpy.QtWidgets import QScrollArea
+
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            area.ensureWidgetVisible(self.saved)
+            area.ensureWidgetVisible(widget)
 
     def _hint(self, text: str) -> None:
         self.saved.setText(html.escape(text))
