@@ -11,6 +11,22 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 REAL = Path(os.environ.get("EARTHRECORD_REAL_DATA", REPO.parent / "shared" / "data" / "real"))
 
+#: the per-user folders (recent sites, settings, caches) of everything the tests run, never the user's own
+XDG_VARS = ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME")
+
+
+def pytest_configure(config) -> None:
+    """Point the XDG folders (platformdirs reads them for the app's recent sites and caches; napari for its
+    settings) at a temporary folder before any test imports the app: a test run never writes into the user's
+    own ~/.config or ~/.cache (a pytest folder's site once showed up in a user's recent sites)."""
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix="reviewer-tests-home-"))
+    for name in XDG_VARS:
+        os.environ[name] = str(home / name.lower())
+    os.environ.pop("REVIEWER_RECENT_FILE", None)
+    config.reviewer_test_home = home
+
 
 @pytest.fixture(scope="session")
 def real_dir() -> Path:
@@ -25,3 +41,11 @@ def write_site_json(site_dir: Path, **doc) -> Path:
     site_dir.mkdir(parents=True, exist_ok=True)
     (site_dir / "site.json").write_text(json.dumps(base))
     return site_dir
+
+
+def pytest_unconfigure(config) -> None:
+    import shutil
+
+    home = getattr(config, "reviewer_test_home", None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)

@@ -1,44 +1,62 @@
-"""Dock widgets: each attaches to the viewer's one reviewer session (created on first use)."""
+"""Dock widgets of napari's Plugins menu: each attaches to the viewer's one reviewer session (created on first use).
+
+napari gives a dock widget its viewer by the `napari_viewer` parameter of the widget class's `__init__` (a factory
+function's own parameters are not looked at: `add_plugin_dock_widget` failed with "missing 1 required positional
+argument: 'viewer'"). The viewer comes as napari's public-only proxy, so these docks use napari's public API only.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import napari
+from qtpy.QtWidgets import QVBoxLayout, QWidget
 
 
-def _session(viewer: napari.viewer.Viewer):
-    from reviewer.app.layers import session_for
+class _SessionDock(QWidget):
+    """A dock holding one of the reviewer's panels over the viewer's reviewer session."""
 
-    return session_for(viewer)
+    def make(self, session) -> QWidget:
+        raise NotImplementedError
 
+    def __init__(self, napari_viewer) -> None:
+        from reviewer.app.layers import session_for
 
-def make_stack_widget(viewer: napari.viewer.Viewer):
-    from reviewer.app.qt_controls import QtStackControls
-
-    return QtStackControls(_session(viewer))
-
-
-def make_trajectory_widget(viewer: napari.viewer.Viewer):
-    from reviewer.app.qt_trajectory import QtTrajectoryPlot
-
-    return QtTrajectoryPlot(_session(viewer))
-
-
-def make_coverage_widget(viewer: napari.viewer.Viewer):
-    from reviewer.app.qt_coverage import QtCoveragePlot
-
-    return QtCoveragePlot(_session(viewer))
+        super().__init__()
+        self.session = session_for(napari_viewer)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.panel = self.make(self.session)
+        layout.addWidget(self.panel)
 
 
-def make_chips_widget(viewer: napari.viewer.Viewer):
-    from reviewer.app.qt_chips import QtChipStrip
+class StackDock(_SessionDock):
+    def make(self, session) -> QWidget:
+        from reviewer.app.qt_controls import QtStackControls
 
-    return QtChipStrip(_session(viewer))
+        return QtStackControls(session)
 
 
-def make_pair_widget(viewer: napari.viewer.Viewer):
-    from reviewer.app.qt_pair import QtPairView
+class TrajectoryDock(_SessionDock):
+    def make(self, session) -> QWidget:
+        from reviewer.app.qt_trajectory import QtTrajectoryPlot
 
-    return QtPairView(_session(viewer))
+        return QtTrajectoryPlot(session)
+
+
+class CoverageDock(_SessionDock):
+    def make(self, session) -> QWidget:
+        from reviewer.app.qt_coverage import QtCoveragePlot
+
+        return QtCoveragePlot(session)
+
+
+class ChipsDock(_SessionDock):
+    def make(self, session) -> QWidget:
+        from reviewer.app.qt_chips import QtChipStrip
+
+        return QtChipStrip(session)
+
+
+class PairDock(_SessionDock):
+    def make(self, session) -> QWidget:
+        from reviewer.app.qt_pair import QtPairView
+
+        return QtPairView(session)

@@ -12,6 +12,8 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
+from reviewer.app.qt_wheel import guard_wheel, mark_own
+from reviewer.app.qt_window import canvas_widget, fit_slider_labels, main_window, napari_docks
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
@@ -107,6 +109,8 @@ class ReviewerApp:
             prefetch=prefetch,
             async_slicing=async_slicing,
         )
+        viewer.title = "EarthRecord Reviewer"
+        guard_wheel()
         self._busy = False
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
@@ -128,13 +132,13 @@ class ReviewerApp:
         if scoring:
             self._add_scoring_panel()
         self.bind_keys()
+        fit_slider_labels(viewer)
         # the image and boundary layers made now, while the user picks a site: the first of each held the open ~1.3 s
         if warm_canvas:
             self.session.warm_canvas()
         self._raise_default_docks()
         self._add_menu()
         self.show_napari_docks(False)  # napari's layer list and controls mean nothing to an annotator
-        fit_slider_labels(viewer)
         self.fit_to_screen()
 
     # ------------------------------------------------------------------ layout
@@ -150,6 +154,7 @@ class ReviewerApp:
         also kept in `self.docks[name]`."""
         if form is None:
             form = area in ("left", "right")
+        mark_own(widget)  # the wheel scrolls it unless a value widget in it has the focus (qt_wheel)
         content = DockScroll(widget, natural_height=form) if scroll else widget
         dock = self.viewer.window.add_dock_widget(
             content, name=name, area=area, tabify=tabify, add_vertical_stretch=False
@@ -164,7 +169,7 @@ class ReviewerApp:
         frame inside that area; the right and bottom docks get a share of the window that fits both."""
         from qtpy.QtCore import Qt
 
-        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - napari has no public resize
+        qwin = main_window(self.viewer)
         if qwin is None:
             return
         screen = qwin.screen()
@@ -183,7 +188,7 @@ class ReviewerApp:
         x = min(max(qwin.frameGeometry().x(), avail.x()), avail.right() + 1 - w - dw)
         y = min(max(qwin.frameGeometry().y(), avail.y()), avail.bottom() + 1 - h - dh)
         qwin.move(max(x, avail.x()), max(y, avail.y()))
-        qwin.resizeDocks([self.docks["Trajectory"]], [min(340, int(h * 0.36))], Qt.Vertical)
+        qwin.resizeDocks([self.docks["Trajectory"]], [min(360, int(h * 0.42))], Qt.Vertical)  # plot >= 150 px
         # the Stack dock as wide as its controls (and a scroll bar) need, so only its height scrolls
         need = self.controls.minimumSizeHint().width() + SCROLL_BAR_ALLOWANCE
         qwin.resizeDocks([self.docks["Stack"]], [max(min(440, int(w * 0.3)), min(need, int(w * 0.4)))], Qt.Horizontal)
@@ -193,7 +198,7 @@ class ReviewerApp:
         wide as the dock is tall), when the user asks for that dock."""
         from qtpy.QtCore import Qt
 
-        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - resizeDocks is Qt's
+        qwin = main_window(self.viewer)
         dock = self.docks.get(name)
         if qwin is None or dock is None or dock.height() >= share * qwin.height():
             return
@@ -201,10 +206,10 @@ class ReviewerApp:
 
     def _add_menu(self) -> None:
         """A Reviewer menu: napari's layer list and controls come back from here (hidden by default)."""
-        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - the menu bar is Qt's
-        if qwin is None:
+        bar = getattr(self.viewer.window, "main_menu", None)  # napari's menu bar
+        if bar is None:
             return
-        menu = qwin.menuBar().addMenu("&Reviewer")
+        menu = bar.addMenu("&Reviewer")
         self.napari_docks_action = menu.addAction("napari layer list and controls")
         self.napari_docks_action.setCheckable(True)
         self.napari_docks_action.setToolTip("show napari's own layer list and layer controls (for napari users)")
@@ -228,12 +233,8 @@ class ReviewerApp:
 
     def show_napari_docks(self, on: bool) -> None:
         """Show or hide napari's layer controls and layer list (the Reviewer menu's check follows)."""
-        qt_viewer = getattr(self.viewer.window, "_qt_viewer", None)  # noqa: SLF001 - napari's own docks
-        for name in ("dockLayerControls", "dockLayerList"):
-            napari_dock = getattr(qt_viewer, name, None)
-            if napari_dock is not None:
-                napari_dock.setVisible(bool(on))
-        self.session.thumbnails.show(on)  # the list's thumbnails are drawn only while it shows
+        for napari_dock in napari_docks(self.viewer):
+            napari_dock.setVisible(bool(on))
         action = getattr(self, "napari_docks_action", None)
         if action is not None and action.isChecked() != bool(on):
             action.blockSignals(True)
@@ -255,7 +256,7 @@ class ReviewerApp:
             f"{self.session.index.site.name} ({self.session.index.site.id})" if self.session.index else None
         )
         self.show_napari_docks(False)  # the review dock takes their column
-        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - shortcuts need the window
+        qwin = main_window(self.viewer)
         if qwin is not None:
             self.review.install_keys(qwin)
             try:
@@ -265,7 +266,7 @@ class ReviewerApp:
             except AttributeError:
                 pass
         # P is 'previous item' while reviewing: the pair view moves to Shift+P
-        self.viewer.bind_key("Shift-P", lambda viewer: self._on_pair_key(), overwrite=True)
+        self.viewer.bind_key("Shift-P", lambda viewer: self.show_pair(), overwrite=True)
         return self.review
 
     def _repaint_window(self, _index=None) -> None:
@@ -274,15 +275,15 @@ class ReviewerApp:
         if getattr(self, "_painted_once", False):
             return
         self._painted_once = True
-        qwin = getattr(self.viewer.window, "_qt_window", None)  # noqa: SLF001 - no public handle
+        qwin = main_window(self.viewer)
         if qwin is not None and alive(qwin):
             qwin.update()  # queued, not synchronous: a full repaint blocked a site change 0.6-0.7 s
 
     @property
     def settled(self) -> bool:
-        """True when no background work is still to land on the UI thread (site open, glyphs, chips,
+        """True when no background work is still to land on the UI thread (site open, chips,
         trajectory): what a user sees a moment after a site opened; benchmarks start from here."""
-        return not (self._busy or self.session.glyphs.pending or self.chips.busy or self.trajectory.busy)
+        return not (self._busy or self.chips.busy or self.trajectory.busy)
 
     def _add_scoring_panel(self) -> None:
         try:
@@ -321,7 +322,7 @@ class ReviewerApp:
             "Right": lambda viewer: s._on_next_date(),
             "Shift-Left": lambda viewer: s._on_prev_year(),
             "Shift-Right": lambda viewer: s._on_next_year(),
-            "P": lambda viewer: self._on_pair_key(),
+            "P": lambda viewer: self.show_pair(),
             "S": lambda viewer: s.toggle_lock(),
             "O": lambda viewer: setattr(self.state, "overlay", not self.state.overlay),
             "F1": lambda viewer: self._on_help_key(),
@@ -334,7 +335,7 @@ class ReviewerApp:
 
         action_manager.unbind_shortcut("napari:orient_plane_normal_along_view_direction")
 
-    def _on_pair_key(self):
+    def show_pair(self):
         """P: show the pair view (the remembered pair, else the first date and the shown date)."""
         dock = self.docks["Pair"]
         dock.show()
@@ -349,8 +350,7 @@ class ReviewerApp:
     def _on_help_key(self):
         from reviewer.app.qt_help import show_help
 
-        window = self.viewer.window
-        self._help = show_help(window._qt_window, return_focus=window._qt_viewer.canvas.native)  # noqa: SLF001
+        self._help = show_help(main_window(self.viewer), return_focus=canvas_widget(self.viewer))
         return self._help
 
     def close(self, wait_ms: int = 15000) -> None:
@@ -392,38 +392,6 @@ class ReviewerApp:
         return worker
 
 
-def fit_slider_labels(viewer) -> None:
-    """Keep napari's date-slider counts ("456 | 899") whole: napari sizes them with the dims bar's font, but
-    they are drawn in the stylesheet's larger font, so with ~900 dates "899" showed as "89". Re-size them
-    with their own font whenever the number of dates or the labels change."""
-    from qtpy.QtCore import QTimer
-
-    qt_dims = getattr(getattr(viewer.window, "_qt_viewer", None), "dims", None)  # noqa: SLF001 - napari's slider
-    if qt_dims is None:
-        return
-
-    def fit() -> None:
-        if not alive(qt_dims):
-            return
-        digits = max([len(str(max(int(n) - 1, 0))) for n in viewer.dims.nsteps] or [1])
-        for slider in getattr(qt_dims, "slider_widgets", []):
-            for label in (slider.curslice_label, slider.totslice_label):
-                fm = label.fontMetrics()
-                margins = label.contentsMargins()
-                extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
-                label.setFixedWidth(fm.horizontalAdvance("8" * digits) + extra)
-
-    def later(event=None) -> None:
-        fit()  # now, so the labels are sized before the next paint (deferred, a second paint followed each change)
-        QTimer.singleShot(0, fit)  # and after napari's own resize of the same labels (no change: no re-layout)
-
-    for name in ("range", "ndim", "axis_labels"):
-        emitter = getattr(viewer.dims.events, name, None)
-        if emitter is not None:
-            emitter.connect(later)
-    later()
-
-
 def launch(
     site_dir: str | Path | None = None,
     *,
@@ -451,7 +419,6 @@ def launch(
         app.open_demo()
     elif site_dir:
         app.open_site(site_dir)
-    viewer._reviewer_app = app  # keep the docks' controller alive with the viewer
     napari.run()
     app.close()
     return 0

@@ -247,9 +247,9 @@ class QtStackControls(QWidget):
 
     def _on_help_clicked(self) -> None:
         from reviewer.app.qt_help import show_help
+        from reviewer.app.qt_window import canvas_widget
 
-        canvas = self.session.viewer.window._qt_viewer.canvas.native  # noqa: SLF001 - keys go back to the canvas
-        self._help = show_help(self, return_focus=canvas)
+        self._help = show_help(self, return_focus=canvas_widget(self.session.viewer))
 
     def _on_indexing(self, fraction: float, message: str) -> None:
         self.progress.setValue(int(1000 * fraction))

@@ -57,6 +57,11 @@ def _j(value: Any) -> str:
     return html.escape(json.dumps(value, ensure_ascii=False))
 
 
+def _known(value) -> str:
+    """A figure the run may not have recorded: 'not given', never 'None'."""
+    return "not given" if value is None else str(value)
+
+
 def statement_html(s: dict[str, Any], labels: dict[str, str]) -> str:
     """One statement of a report; a candidate one shaded, the words the keyword passes matched in bold, and the
     passes it matched after it."""
@@ -103,7 +108,7 @@ def view_html(view: dict[str, Any]) -> str:
         parts.append(f"<br>&nbsp;&nbsp;reference {e(k)}: {_j(f['reference'])}{e(r)}")
     verdict = "right" if view["right"] else "wrong"
     parts.append(
-        f"</p><p>answer: <b>{_j(view['answer'])}</b> ({verdict}), confidence <b>{e(str(view['confidence']))}</b>"
+        f"</p><p>answer: <b>{_j(view['answer'])}</b> ({verdict}), confidence <b>{e(_known(view['confidence']))}</b>"
     )
     for k, v in view["answer_fields"].items():
         parts.append(f"<br>&nbsp;&nbsp;answer {e(k)}: {_j(v)}")
@@ -113,15 +118,17 @@ def view_html(view: dict[str, Any]) -> str:
         parts.append(f"<p><b>{'method summary' if name == 'method' else 'caveats'}</b></p><ul>{items}</ul>")
     others = [
         f"<li>pass {o['pass']}: {_j(o['conclusion'])} ({'right' if o['right'] else 'wrong'}), "
-        f"confidence {e(str(o['confidence']))}</li>"
+        f"confidence {e(_known(o['confidence']))}</li>"
         for o in view["other_passes"]
     ]
     parts.append("<p><b>the same model's other passes</b></p><ul>" + ("".join(others) or "<li>(none)</li>") + "</ul>")
     w = view["work"]
-    parts.append(
-        f"<p>work: {e(str(w['tool_calls']))} tool calls, {e(str(w['minutes']))} minutes, "
-        f"{e(str(w['image_views']))} images viewed</p>"
-    )
+    work = [
+        f"{w[key]} {what}"
+        for key, what in (("tool_calls", "tool calls"), ("minutes", "minutes"), ("image_views", "images viewed"))
+        if w.get(key) is not None
+    ]
+    parts.append(f"<p>work: {e(', '.join(work) or 'not recorded by the run')}</p>")
     if view["my_code"]:
         note = f" ({view['my_code']['note']})" if view["my_code"]["note"] else ""
         parts.append(f"<p><b>your code</b>: {e(view['my_code']['code'] + note)}</p>")
@@ -405,12 +412,9 @@ class FailuresDock(QWidget):
         self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
 
     def _leave_note(self) -> None:
-        canvas = getattr(getattr(self.app, "viewer", None), "window", None)
-        target = getattr(getattr(canvas, "_qt_viewer", None), "canvas", None)  # noqa: SLF001 - keys go there
-        if target is not None:
-            target.native.setFocus()
-        else:
-            self.setFocus()
+        from reviewer.app.qt_window import give_keys_to_canvas
+
+        give_keys_to_canvas(getattr(self.app, "viewer", None), fallback=self)
 
     # ------------------------------------------------------------------ keys
 
@@ -448,7 +452,9 @@ def install_failures_dock(app, set_path: str | Path, user: str, role: str, *, st
     app.session.who = f"{user} ({role})"
     app.viewer.title = app.session.window_title(f"coding {doc['id']}")
     app.show_napari_docks(False)  # the coding dock takes their column
-    qwin = getattr(app.viewer.window, "_qt_window", None)  # noqa: SLF001 - shortcuts need the window
+    from reviewer.app.qt_window import main_window
+
+    qwin = main_window(app.viewer)
     if qwin is not None:
         dock.install_keys(qwin)
         try:
@@ -456,7 +462,7 @@ def install_failures_dock(app, set_path: str | Path, user: str, role: str, *, st
         except AttributeError:
             pass
     # P is 'previous run' while coding: the pair view moves to Shift+P
-    app.viewer.bind_key("Shift-P", lambda viewer: app._on_pair_key(), overwrite=True)  # noqa: SLF001
+    app.viewer.bind_key("Shift-P", lambda viewer: app.show_pair(), overwrite=True)
     return dock
 
 
@@ -505,7 +511,6 @@ def launch_failures(
     install_failures_dock(app, set_path, *who, store=store)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
-    viewer._reviewer_app = app  # keep the docks' controller alive with the viewer
     napari.run()
     close_failures_dock(app)
     app.close()

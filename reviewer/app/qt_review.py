@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.app.review_sensor_break import sensor_break_html
 from reviewer.review import api
 
@@ -47,19 +48,41 @@ ANNOTATOR_KEYS = (
     ("N / P", "next / previous item"),
 )
 EXPERT_KEYS = (
-    ("A", "accept (with the rationale typed in the dock)"),
-    ("R", "reject with the reason picked (and the rationale)"),
-    ("E", "correct: form with rationale and the diff"),
+    ("A", "accept (asks for the rationale if none is typed)"),
+    ("1-9, R", "pick the reject reason; reject"),
+    ("Enter / Esc", "in the rationale: save / leave the field"),
+    ("E", "correct (form with the diff)"),
     ("N / P", "next / previous item"),
+)
+#: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
+ANNOTATOR_KEYS_SHORT = (
+    ("A", "accept"),
+    ("F, 1-4", "flag"),
+    ("C", "comment"),
+    ("E", "correct"),
+    ("Space", "skip"),
+    ("Backspace", "undo"),
+    ("N / P", "next / previous"),
+    ("F1", "all keys"),
+)
+EXPERT_KEYS_SHORT = (
+    ("A", "accept"),
+    ("1-9, R", "reject"),
+    ("Enter", "save"),
+    ("Esc", "leave the rationale"),
+    ("E", "correct"),
+    ("N / P", "next / previous"),
+    ("F1", "all keys"),
 )
 MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}
 STATE_FILTERS = {"all": None, "undecided": (None, "skip"), "accepted": ("accept",), "flagged": ("flag",)}
 OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
+HINT_STYLE = "color: #e0c060"
 #: the next item's evidence is prepared this long after an item shows: workers started with the item held the GIL
 #: while the UI thread changed the docks and painted them (2-3 x slower); the annotator reads for seconds anyway
 PREFETCH_DELAY_MS = 250
 SERIES_AHEAD = 6  # items past the next two whose series grids are read ahead (a small site's; EvidenceLoader.prefetch)
-SHORTCUT_KEYS = ("A", "F", "1", "2", "3", "4", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
+SHORTCUT_KEYS = ("A", "F", *"123456789", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
 
 
 def soon(func, parent) -> Any:
@@ -77,11 +100,14 @@ def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
     return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
 
 
-def keys_label(keys: tuple[tuple[str, str], ...]) -> QLabel:
-    """The line under a dock that lists its keys (the review, adjudication and coding docks)."""
+def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], ...] | None = None) -> QLabel:
+    """The line under a dock that lists its keys (the review, adjudication and coding docks); `full`: what each
+    does at length, in its tooltip (and in F1)."""
     label = QLabel(keys_html(keys))
     label.setWordWrap(True)
     label.setStyleSheet("color: #aaa")
+    if full:
+        label.setToolTip("<br>".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in full))
     return label
 
 
@@ -97,12 +123,12 @@ def window_keys(window: QWidget, keys: tuple[str, ...], on_key: Callable[[str], 
 
 
 def neighbour(ids: list[str], current: str | None, by: int) -> str | None:
-    """The id `by` places from `current` in a queue, held at its ends (the first or last when `current` is not in
-    it): what N / P go to."""
-    if not ids:
-        return None
-    cur = ids.index(current) if current in ids else -by
-    return ids[max(0, min(len(ids) - 1, cur + by))]
+    """The id `by` places from `current` in a queue, held at its ends: what N / P go to (`ReviewQueue` also keeps
+    the place of an item that left the list)."""
+    queue = ReviewQueue()
+    queue.set_items(ids)
+    queue.show(current)
+    return queue.neighbour(by)
 
 
 def draft_html(drafts: dict[str, Any] | None) -> str:
@@ -243,6 +269,7 @@ class ReviewDock(QWidget):
             self.maintainer = MaintainerPanel(self)
             self.tabs.addTab(self.maintainer, "Maintain")
         self.bank_combo.currentTextChanged.connect(self._on_bank)
+        self.tabs.currentChanged.connect(self._on_tab)
         self._shortcuts = []
         for name in api.review_banks(store, user=user):
             self.bank_combo.addItem(name)
@@ -260,6 +287,30 @@ class ReviewDock(QWidget):
         if bank:
             for p in self.panels():
                 p.start(bank)
+            self.open_on_work()
+
+    def open_on_work(self) -> None:
+        """Bring the mode with work to the front (`first_mode`): an expert with nothing to annotate opens on the
+        items waiting for adjudication, with that item's evidence in the viewer."""
+        from reviewer.app.review_model import QueueWork, first_mode
+
+        work = QueueWork(
+            annotate=progress(self.annotator.rows).left if self.annotator else None,
+            adjudicate=len(self.expert.rows) if self.expert else None,
+            maintain=self.maintainer is not None,
+        )
+        panel = {"annotate": self.annotator, "adjudicate": self.expert, "maintain": self.maintainer}.get(
+            first_mode(work)
+        )
+        if panel is not None and self.tabs.currentWidget() is not panel:
+            self.tabs.setCurrentWidget(panel)  # its evidence follows (_on_tab)
+
+    def _on_tab(self, _index: int) -> None:
+        """The mode brought to the front shows its own item's evidence (not the other mode's)."""
+        panel = self.tabs.currentWidget()
+        show = getattr(panel, "show_evidence", None)
+        if show is not None:
+            show()
 
     def install_keys(self, window: QWidget) -> None:
         """Window-wide keys (not while typing in a text field: Qt gives those keys to the field)."""
@@ -286,6 +337,7 @@ class AnnotatorPanel(QWidget):
         self.comment: str | None = None
         self.flagging: list[str] | None = None  # reasons picked after F
         self.dialog = None
+        self.queue = ReviewQueue()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         filters = QHBoxLayout()
@@ -303,6 +355,7 @@ class AnnotatorPanel(QWidget):
         layout.addLayout(filters)
         self.progress = QProgressBar()
         self.progress.setFormat("%v of %m done")
+        self.progress.setToolTip("what you still have to decide (an item someone else closed counts as done)")
         layout.addWidget(self.progress)
         split = QSplitter(Qt.Vertical)
         self.list = QListWidget()
@@ -323,7 +376,7 @@ class AnnotatorPanel(QWidget):
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
-        layout.addWidget(keys_label(ANNOTATOR_KEYS))
+        layout.addWidget(keys_label(ANNOTATOR_KEYS_SHORT, ANNOTATOR_KEYS))
         self.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(self._load_evidence, self)
         from reviewer.app.jobs import when_settled
@@ -355,10 +408,10 @@ class AnnotatorPanel(QWidget):
 
     def refresh(self) -> None:
         self.rows = api.my_items(self.store, self.bank, user=self.user)
-        done = sum(r["mine"] in ("accept", "flag") for r in self.rows)
-        self.progress.setRange(0, max(len(self.rows), 1))
-        self.progress.setValue(done)
-        self.progress.setFormat(f"{done} of {len(self.rows)} done")
+        mine = progress(self.rows)
+        self.progress.setRange(0, max(mine.total, 1))
+        self.progress.setValue(mine.done)
+        self.progress.setFormat(mine.text())
         self._fill_list()
 
     def _fill_list(self) -> None:
@@ -373,6 +426,7 @@ class AnnotatorPanel(QWidget):
         ]
         self.list.blockSignals(True)
         keys = [r["item"] for r in self.shown_rows]
+        self.queue.set_items(keys)
         same = self.list.count() == len(keys) and all(
             self.list.item(k).data(Qt.UserRole) == key for k, key in enumerate(keys)
         )
@@ -403,17 +457,26 @@ class AnnotatorPanel(QWidget):
 
     def _show_view(self, view: dict[str, Any]) -> None:
         self.view = view
+        self.queue.show(view["item"])
         self.comment = None
         self.flagging = None
         self._pending_text()
         self.focus.setHtml(question_html(view["question"], view.get("your_decision"), item_drafts(self, view)))
         self._fill_list()
         self.evidence_label.setText("")
+        if self.dock.tabs.currentWidget() is not self:
+            return  # the mode behind keeps its item; its evidence comes when it is brought to the front
         self.loader.wanted = view["item"]
         if self.loader.ready(view["item"]):
             self._load_evidence()  # prepared ahead: shown in this turn, painted once with the dock
         else:
             self._load_soon()
+
+    def show_evidence(self) -> None:
+        """This mode came to the front: its item's evidence in the viewer."""
+        if self.view is not None:
+            self.loader.wanted = self.view["item"]
+            self._load_evidence()
 
     def _load_evidence(self) -> None:
         """The shown item's evidence, and the next one's prefetched (keys pressed in a burst load once)."""
@@ -452,7 +515,8 @@ class AnnotatorPanel(QWidget):
 
     def _done(self) -> None:
         self.view = None
-        self.focus.setHtml("<h3>Nothing left to review in this bank.</h3>")
+        self.queue.show(None)
+        self.focus.setHtml(f"<h3>Nothing left to review in this bank.</h3><p>{progress(self.rows).text()}</p>")
         self._fill_list()
 
     def _next_open(self, after: str | None) -> dict[str, Any] | None:
@@ -468,8 +532,9 @@ class AnnotatorPanel(QWidget):
         return None
 
     def step(self, by: int) -> None:
-        target = neighbour([r["item"] for r in self.shown_rows], self.view and self.view["item"], by)
-        if target is not None:
+        """N / P: exactly one item in the list's order (`ReviewQueue`), held at its ends."""
+        target = self.queue.step(by)
+        if target is not None and (self.view is None or target != self.view["item"]):
             self.show_item(target)
 
     # ------------------------------------------------------------------ decisions
@@ -572,6 +637,7 @@ class AnnotatorPanel(QWidget):
         return bool(action()) if action else False
 
     def _start_flag(self) -> bool:
+        self.saved.setText("")  # the last item's 'saved' line would read as this one's
         self.flagging = []
         self._pending_text()
         return True

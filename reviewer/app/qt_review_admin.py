@@ -171,7 +171,8 @@ class MaintainerPanel(QWidget):
         layout.addWidget(self._drafts_box())
         layout.addWidget(self._freeze_box())
         layout.addWidget(self._log_box())
-        annot = [u["name"] for u in api.list_users(self.store) if u["role"] in ("annotator", "expert")]
+        # the annotators, not the experts (an expert adjudicates what annotators decided; add one here by hand)
+        annot = [u["name"] for u in api.list_users(self.store) if u["role"] == "annotator"]
         self.annotators.setText(",".join(u for u in annot if u != self.user))
 
     def _assign_box(self) -> QGroupBox:

@@ -11,6 +11,7 @@ from qtpy.QtCore import Qt
 from qtpy.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -27,16 +28,36 @@ from qtpy.QtWidgets import (
 from reviewer.app.qt_review import (
     BAD_STYLE,
     EXPERT_KEYS,
+    EXPERT_KEYS_SHORT,
+    HINT_STYLE,
     OK_STYLE,
     item_drafts,
     keys_label,
-    neighbour,
     question_html,
     soon,
 )
+from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
-COLUMNS = ("annotator", "verdict", "reasons", "comment", "suggested correction", "seconds")
+COLUMNS = ("annotator", "verdict", "reasons", "comment", "correction", "s")
+#: columns as wide as their words (the rest share the room left, their text wrapped, whole in the tooltip)
+FITTED = (0, 1, 5)
+
+
+class RationaleEdit(QLineEdit):
+    """The rationale field: Enter and Esc go to the expert's keys (`ExpertKeys`) when the window's shortcuts do
+    not take them first."""
+
+    def __init__(self, on_key) -> None:
+        super().__init__()
+        self._on_key = on_key
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        key = {Qt.Key_Return: "Return", Qt.Key_Enter: "Return", Qt.Key_Escape: "Escape"}.get(event.key())
+        if key is not None and self._on_key(key):
+            event.accept()
+            return
+        super().keyPressEvent(event)
 
 
 class ExpertPanel(QWidget):
@@ -50,6 +71,8 @@ class ExpertPanel(QWidget):
         self.view: dict[str, Any] | None = None
         self.dialog = None
         self.mode = "adjudicate"
+        self.queue = ReviewQueue()
+        self.keys = ExpertKeys()
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -72,30 +95,52 @@ class ExpertPanel(QWidget):
         split.addWidget(self.focus)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.horizontalHeaderItem(5).setToolTip("seconds the annotator took")
+        self.table.horizontalHeaderItem(4).setToolTip("the correction the annotator suggested")
+        self.table.setWordWrap(True)
+        self.table.verticalHeader().setVisible(False)
+        header = self.table.horizontalHeader()
+        for col in range(len(COLUMNS)):
+            header.setSectionResizeMode(col, QHeaderView.ResizeToContents if col in FITTED else QHeaderView.Stretch)
         split.addWidget(self.table)
-        split.setSizes([110, 300, 150])
+        split.setSizes([80, 240, 100])  # the rationale, reasons, buttons and keys below stay on a 768 px screen
         layout.addWidget(split, 1)
+        self.rationale = RationaleEdit(self.key)
+        self.rationale.setPlaceholderText("rationale: Enter saves, Esc leaves")
+        self.rationale.setToolTip(
+            "needed for every adjudication: type it, Enter saves the verdict, Esc leaves the field"
+        )
+        layout.addWidget(self.rationale)
         row = QHBoxLayout()
-        self.rationale = QLineEdit()
-        self.rationale.setPlaceholderText("rationale (needed for every adjudication)")
-        row.addWidget(self.rationale, 2)
         self.reject_combo = QComboBox()
+        self.reject_combo.setToolTip("reject reason: 1-9 pick it by key")
+        self.reject_combo.currentIndexChanged.connect(self._on_reason_picked)
+        self.reject_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.reject_combo.setMinimumContentsLength(8)  # shrinks with the dock; the list shows whole reasons
         row.addWidget(self.reject_combo, 1)
-        layout.addLayout(row)
-        row = QHBoxLayout()
         for text, key in (("Accept (A)", "A"), ("Reject (R)", "R"), ("Correct... (E)", "E")):
             b = QPushButton(text)
             b.clicked.connect(lambda _=False, key=key: self.key(key))
             row.addWidget(b)
         layout.addLayout(row)
+        self.evidence_label = QLabel("")
+        self.evidence_label.setWordWrap(True)
+        self.evidence_label.setStyleSheet(BAD_STYLE)
+        layout.addWidget(self.evidence_label)
         self.saved = QLabel("")
         self.saved.setWordWrap(True)
         layout.addWidget(self.saved)
+        dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
         )
-        layout.addWidget(keys_label(EXPERT_KEYS))
+        layout.addWidget(keys_label(EXPERT_KEYS_SHORT, EXPERT_KEYS))
+
+    def show_evidence(self) -> None:
+        """Its item's evidence in the viewer (only while this mode is in front: the other mode's item stays)."""
+        if self.view is not None and self.dock.tabs.currentWidget() is self:
+            self.dock.loader.wanted = self.view["item"]
+            self._load_soon()
 
     def start(self, bank: str) -> None:
         self.bank = bank
@@ -114,6 +159,7 @@ class ExpertPanel(QWidget):
         if mode == self.mode:
             return
         self.mode = mode
+        self.keys.needs_rationale = mode != "drafts"  # a draft's review takes a rationale if one is typed
         self.table.setVisible(mode != "drafts")  # a draft has no stage-1 decisions
         if self.mode_combo.currentData() != mode:
             self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
@@ -131,6 +177,7 @@ class ExpertPanel(QWidget):
             it = QListWidgetItem(f"{r['id']}   {r['kind']}  ({r['flags']} of {r['decisions']} flagged)")
             it.setData(Qt.UserRole, r["item"])
             self.list.addItem(it)
+        self.queue.set_items([r["item"] for r in self.rows])
 
     def _refresh_drafts(self) -> None:
         q = api.draft_queue(self.store, self.bank, user=self.user)
@@ -145,6 +192,7 @@ class ExpertPanel(QWidget):
             it = QListWidgetItem(f"{r['item'].split('/', 1)[-1]}   {r['what']}")
             it.setData(Qt.UserRole, r["item"])
             self.list.addItem(it)
+        self.queue.set_items([r["item"] for r in self.rows])
 
     def show_item(self, key: str) -> None:
         if self.mode == "drafts":
@@ -168,15 +216,16 @@ class ExpertPanel(QWidget):
                 "" if d["seconds"] is None else f"{d['seconds']:.0f}",
             )
             for j, text in enumerate(cells):
-                self.table.setItem(i, j, QTableWidgetItem(text))
-        self.reject_combo.clear()
-        for r in view["reject_reasons"]:
-            self.reject_combo.addItem(r["label"], r["code"])
+                cell = QTableWidgetItem(text)
+                cell.setToolTip(text)
+                self.table.setItem(i, j, cell)
+        self.table.resizeRowsToContents()
+        self._set_reasons([(r["label"], r["code"]) for r in view["reject_reasons"]])
+        self.queue.show(key)
         for k in range(self.list.count()):
             if self.list.item(k).data(Qt.UserRole) == key:
                 self.list.setCurrentRow(k)
-        self.dock.loader.wanted = view["item"]
-        self._load_soon()
+        self.show_evidence()
 
     def _show_draft(self, key: str) -> None:
         try:
@@ -187,14 +236,12 @@ class ExpertPanel(QWidget):
         self.view = view
         self.focus.setHtml(question_html(view["question"], drafts=item_drafts(self, view)))
         self.table.setRowCount(0)
-        self.reject_combo.clear()
-        for r in view["reasons"]:
-            self.reject_combo.addItem(f"{r['label']} (→ {r['route']})", r["code"])
+        self._set_reasons([(f"{r['label']} (→ {r['route']})", r["code"]) for r in view["reasons"]])
+        self.queue.show(key)
         for k in range(self.list.count()):
             if self.list.item(k).data(Qt.UserRole) == key:
                 self.list.setCurrentRow(k)
-        self.dock.loader.wanted = view["item"]
-        self._load_soon()
+        self.show_evidence()
 
     def review_draft(self, verdict: str, *, reason=None, correction=None, rationale: str | None = None) -> bool:
         """Accept, correct or reject (with a reason whose route sends the item to a redraft or to a reference set
@@ -217,6 +264,21 @@ class ExpertPanel(QWidget):
         self._next_after_save()
         return True
 
+    def _set_reasons(self, reasons: list[tuple[str, str]]) -> None:
+        """The item's reject reasons, numbered for the 1-9 keys; a new item starts with nothing pending."""
+        self.reject_combo.blockSignals(True)
+        self.reject_combo.clear()
+        for n, (label, code) in enumerate(reasons, 1):
+            self.reject_combo.addItem(f"{n} {label}" if n < 10 else label, code)
+        self.reject_combo.blockSignals(False)
+        self.keys.reset([code for _label, code in reasons])
+        self.rationale.clear()  # a rationale belongs to the item it was typed for
+        self.evidence_label.setText("")
+
+    def _on_reason_picked(self, index: int) -> None:
+        if 0 <= index < len(self.keys.reasons):
+            self.keys.reason = self.keys.reasons[index]
+
     def _next_after_save(self) -> None:
         self.rationale.clear()
         self.refresh()
@@ -224,6 +286,8 @@ class ExpertPanel(QWidget):
             self.show_item(self.rows[0]["item"])
         else:
             self.view = None
+            self.list.clear()
+            self.table.setRowCount(0)
             self.focus.setHtml("<h3>Nothing left here.</h3>")
 
     def adjudicate(self, verdict: str, *, reasons=None, correction=None, rationale: str | None = None) -> bool:
@@ -261,22 +325,65 @@ class ExpertPanel(QWidget):
         return self.dialog
 
     def step(self, by: int) -> bool:
-        target = neighbour([r["item"] for r in self.rows], self.view and self.view["item"], by)
-        if target is None:
+        target = self.queue.step(by)
+        if target is None or (self.view is not None and target == self.view["item"]):
             return False
         self.show_item(target)
         return True
 
     def key(self, key: str) -> bool:
-        if key == "A":
-            return self.adjudicate("accept")
-        if key == "R":
-            return self.adjudicate("reject", reasons=[self.reject_combo.currentData()])
-        if key == "E" and self.view is not None:
+        """One key of the expert's mode: what it does is decided by `ExpertKeys` (no Qt), done here."""
+        self.keys.typing = self.rationale.hasFocus()
+        self.keys.rationale = self.rationale.text()
+        if self.view is None and key not in ("N", "P"):
+            return False
+        act = self.keys.key(key)
+        if act.kind == "save":
+            saved = self.adjudicate(act.verdict, reasons=[act.reason] if act.reason else None)
+            if saved and self.rationale.hasFocus():
+                self.list.setFocus()  # the next item's keys are verdicts again, not text
+            return saved
+        if act.kind == "ask_rationale":
+            self.rationale.setFocus()
+            self._show_in_dock(self.rationale)
+            self._hint(act.message)
+            return True
+        if act.kind == "leave_field":
+            self.list.setFocus()
+            self._hint(act.message)
+            return True
+        if act.kind == "pick_reason":
+            self.reject_combo.setCurrentIndex(self.keys.reasons.index(act.reason))
+            self._hint(act.message)
+            return True
+        if act.kind in ("say", "cancel"):
+            self._hint(act.message)
+            return True
+        if act.kind == "correct":
             return bool(self.ask_correction())
-        if key in ("N", "P"):
-            return self.step(1 if key == "N" else -1)
+        if act.kind == "step":
+            return self.step(act.by)
         return False
+
+    def _on_evidence(self, key: str, problem: str) -> None:
+        """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""
+        if self.view is not None and key == self.view["item"]:
+            self.evidence_label.setText(f"evidence: {problem} (you can still decide)" if problem else "")
+
+    def _show_in_dock(self, widget) -> None:
+        """Scroll the dock (a short screen) so that `widget` and the hint under it are seen."""
+        from qtpy.QtWidgets import QScrollArea
+
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            area.ensureWidgetVisible(self.saved)
+            area.ensureWidgetVisible(widget)
+
+    def _hint(self, text: str) -> None:
+        self.saved.setText(html.escape(text))
+        self.saved.setStyleSheet(HINT_STYLE)
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.saved.setText(html.escape(text))

@@ -134,7 +134,7 @@ class QtTrajectoryPlot(QWidget):
             x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120)
         )
         self.plot.addItem(self.errors)
-        self.plot.setMinimumHeight(120)  # a narrow dock scrolls rather than crush the plot under wrapped rows
+        self.plot.setMinimumHeight(150)  # a narrow dock scrolls rather than crush the plot under wrapped rows
         layout.addWidget(self.plot, 1)
         self.info = RichCaption("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         # two lines kept whatever the text: a caption of one line then two re-laid the dock out and repainted the
@@ -275,6 +275,15 @@ class QtTrajectoryPlot(QWidget):
         if partial:
             self.info.setText(f"{self.info.text()} {html.escape(partial)}")
 
+    def no_series(self, why: str) -> None:
+        """Nothing to plot for the item shown, and why (the series of the item before is not left on the plot)."""
+        self._cancel.set()
+        self._worker = None
+        self.where = None
+        self.series = None
+        self._draw()
+        self.info.setText(html.escape(why))
+
     def series_failed(self, exc: BaseException) -> None:
         """The series expected could not be read: said in the plot and the message area."""
         self._worker = None
@@ -344,7 +353,7 @@ class QtTrajectoryPlot(QWidget):
             self.info.setText(
                 "Click a pixel on the canvas (or draw a polygon) to plot its trajectory."
                 if s is None
-                else f"no observation of {self.state.series} here"
+                else self._why_empty()
             )
             self._update_cursor()
             self._update_period()
@@ -407,6 +416,18 @@ class QtTrajectoryPlot(QWidget):
         self._update_cursor()
         self._update_period()
         self._settle_view()
+
+    def _why_empty(self) -> str:
+        """Why a series has no point: every date masked there, or no scene of the stack covers it."""
+        stack = self.session.stack
+        n = len(stack) if stack is not None else 0
+        where = "this region" if self.where and self.where[0] == "region" else "this pixel"
+        return (
+            f"no observation of {self.state.series.upper()} over {where}: none of the {n} scenes of the stack has a "
+            "valid pixel there (outside their footprint, or no data on every date)"
+            if n
+            else f"no scene in the stack: no {self.state.series.upper()} to plot"
+        )
 
     def _settle_view(self) -> None:
         """The dock laid out (the caption's lines, the plot's height), the plot's axes and view box placed in it, the

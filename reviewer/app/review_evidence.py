@@ -14,7 +14,6 @@ import dataclasses
 import json
 import logging
 import threading
-import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -22,9 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qtpy.QtCore import QObject, Signal
+from qtpy.QtCore import QObject, QTimer, Signal
 
 from reviewer.app.jobs import next_turn, run_in_thread, settle_layouts
+from reviewer.app.review_model import EvidenceFocus, evidence_focus
 from reviewer.errors import Cancelled, ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -131,6 +131,7 @@ class EvidenceLoader(QObject):
         self._finishing: str | None = None  # the item whose site change ends in a later event-loop turn
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened ahead of time
         self.memo = ViewMemo()
+        self._focus: dict[str, EvidenceFocus] = {}  # item -> the dates its evidence opens on (review_model)
         self._prefetch_cancel = threading.Event()
         self._prepared: dict[str, Prepared] = {}  # item key -> its evidence prepared in the worker
         self._preparing: str | None = None  # the item shown whose evidence the worker is preparing now
@@ -143,7 +144,13 @@ class EvidenceLoader(QObject):
         self._shown_prepared: Prepared | None = None
         self._upcoming: list[str] = []  # the items prefetched, nearest first (the next one, the one after)
         self._indexing: dict[str, list] = {}  # site folder -> what waits for its index being opened ahead
-        self._quiet_until = 0.0  # (time.monotonic) prefetch work waits till then: an item is being shown
+        # prefetch work runs while this is set: the UI thread clears it as an item starts coming up and sets it once
+        # the item is on screen and its paint had its time (`_hold_prefetch`); workers only wait on it
+        self._quiet = threading.Event()
+        self._quiet.set()
+        self._quiet_timer = QTimer(self)
+        self._quiet_timer.setSingleShot(True)
+        self._quiet_timer.timeout.connect(self._release_prefetch)
         self._warm_stop = threading.Event()  # set: the series cube's warming for later items stops
         self._warm: list[tuple] = []  # (site index, index name, sensors) whose series grids to read ahead
         # own single threads (not Qt's global pool of two, which a long MODIS series would hold)
@@ -196,11 +203,13 @@ class EvidenceLoader(QObject):
         if self.closed:
             return ""
         self.key, self.problem = key, ""
+        self._hold_prefetch(QUIET_S)  # prefetch work gives way while this item comes up
         try:
             view = self.memo.view(question)
         except ReviewerError as exc:
             return self._fail(key, f"no evidence view: {exc}")
         self.view = view
+        self._focus[key] = evidence_focus(question, view)
         folder = self.site_dir(question.get("site"))
         if folder is None:
             return self._fail(key, f"site {question.get('site')!r} is not in this store (scan its folder once)")
@@ -318,6 +327,7 @@ class EvidenceLoader(QObject):
         index = index or self.session.index
         read = self.session.read_frame  # marks the frame as read for the canvas
         cancel = self._prefetch_cancel
+        focus = self._focus.get(key) or EvidenceFocus(None, None)
 
         def job() -> None:
             if trajectory:
@@ -325,7 +335,7 @@ class EvidenceLoader(QObject):
                 if cancel.is_set():
                     return
             try:
-                ready = prepare_evidence(key, index, view, want, read)
+                ready = prepare_evidence(key, index, view, want, read, focus)
             except Exception as exc:  # noqa: BLE001 - shown on the UI thread
                 logger.debug("evidence of %s not prepared", key, exc_info=True)
                 self._emit(self.prepared_ready, (key, None, exc))
@@ -382,16 +392,27 @@ class EvidenceLoader(QObject):
         if self._warm:
             self._queue_warm()
 
+    def _hold_prefetch(self, seconds: float) -> None:
+        """UI thread: prefetch work waits at least `seconds` from now (prefetch readers holding the GIL and the CPUs
+        made the key's turn and its paint slower), and for as long as the item shown is still coming up."""
+        self._quiet.clear()
+        if not self._quiet_timer.isActive() or self._quiet_timer.remainingTime() < seconds * 1000:
+            self._quiet_timer.start(int(seconds * 1000))
+
+    def _release_prefetch(self) -> None:
+        """UI thread: the hold is over unless the item shown is still coming up (another site's item takes a few
+        turns): then it is checked again a little later."""
+        if self.changing():
+            self._quiet_timer.start(int(QUIET_PAINT_S * 1000))
+        else:
+            self._quiet.set()
+
     def _wait_quiet(self, cancel: threading.Event | None = None) -> None:
-        """Worker: wait while an item is being shown and painted (prefetch readers holding the GIL and the CPUs made
-        the key's turn and its paint slower): for `QUIET_S` after its key, for as long as it is still coming up
-        (another site's item takes 5-6 turns, ~0.3-0.5 s here) and for its last paint; unless cancelled. The wanted
+        """Worker: wait until the UI thread lets prefetch work run (`_quiet`), unless cancelled or closed. The wanted
         item's own reads never wait."""
         while not self._closed and not (cancel is not None and cancel.is_set()):
-            left = self._quiet_until - time.monotonic()
-            if left <= 0 and not self.changing():
+            if self._quiet.wait(0.05):
                 return
-            time.sleep(min(left, 0.05) if left > 0 else 0.02)
 
     def _emit(self, signal, payload) -> None:
         try:
@@ -505,7 +526,7 @@ class EvidenceLoader(QObject):
         self._show_trajectory(p)
         if self._finishing == p.key:
             self._finishing = None
-            self._quiet_until = max(self._quiet_until, time.monotonic() + QUIET_PAINT_S)  # its paint still to come
+            self._hold_prefetch(QUIET_PAINT_S)  # its paint still to come
         self.applied.emit(p.key, "")
         self.session.read_neighbours_later()  # (not while the item's turns ran: the readers slowed their paints)
         self.session.update_status_bar()
@@ -526,9 +547,10 @@ class EvidenceLoader(QObject):
         """The cached series when prefetch read it, else read now in the trajectory worker (no progress bar:
         its synchronous repaints held the UI ~70 ms each)."""
         traj = self.app.trajectory
-        if p.mask is None:
+        if p.mask is None:  # no region: the last item's series must not stay, and the plot says why
+            traj.no_series("this question names no region to plot: click a pixel on the canvas for its trajectory")
             return
-        traj.set_region(p.mask, p.view.index)
+        traj.set_region(p.mask, item_series_name(p.view))
         skey = p.series_key(self._harmonized())
         series = self._series.get(skey)
         reading = "" if series is not None else f"reading {p.view.index} over the region ({len(p.stack)} scenes)..."
@@ -546,19 +568,18 @@ class EvidenceLoader(QObject):
         self.app.controls.show_sensors(self.session.state.sensors)
 
     def _draw_region(self, ring: np.ndarray) -> None:
-        """The region on the canvas, its one polygon's vertices edited in place (napari's data and shape_type
-        setters rebuilt the layer: ~130 ms and ~50 ms per item); kept when the next item has the same region."""
+        """The region on the canvas through napari's public data setter (kept when the next item has the same
+        region; one rebuild of the layer when it changes, where the private in-place edit had none)."""
         s = self.session
         layer = s.region_shapes_layer()
-        if len(layer.data) == 1 and layer.shape_type == ["polygon"]:
-            if not np.array_equal(np.asarray(layer.data[0])[:, -2:], ring):
-                with layer.events.set_data.blocker():
-                    layer._data_view.edit(0, np.asarray(ring, float))  # noqa: SLF001 - as napari's vertex drag
-                layer.refresh()
-        else:
+        ring = np.asarray(ring, float)
+        same = len(layer.data) == 1 and layer.shape_type == ["polygon"]
+        if same and not np.array_equal(np.asarray(layer.data[0])[:, -2:], ring):
+            layer.data = [ring]  # one polygon for another: its type and colours are kept (one rebuild)
+        elif not same:
             if len(layer.data):
                 layer.data = []
-            layer.add(np.asarray(ring, float), shape_type="polygon")
+            layer.add(ring, shape_type="polygon")
         if s.image_layer is not None and s.viewer.layers.selection.active is not s.image_layer:
             s.viewer.layers.selection.active = s.image_layer
 
@@ -581,7 +602,7 @@ class EvidenceLoader(QObject):
             return True
         if self._pending is not None or self._preparing is not None or self._finishing is not None or self.view is None:
             return False
-        if app._busy or s.glyphs.pending or not s.frame_shown():
+        if app._busy or not s.frame_shown():
             return False
         if trajectory and app.trajectory.busy:
             return False
@@ -602,7 +623,7 @@ class EvidenceLoader(QObject):
         self._prefetch_cancel.set()
         self._upcoming = []
         if question is None:
-            self._quiet_until = time.monotonic() + QUIET_S
+            self._hold_prefetch(QUIET_S)
             return  # (the series being read are kept or stopped once the upcoming items are known)
         items = [(question, key), *then] if self.prefetch_enabled and not self.closed else []
         self._stop_series_but({k for _q, k in items if k is not None})
@@ -737,6 +758,7 @@ class EvidenceLoader(QObject):
             if done.mask is not None:  # (its series kept if read or being read, else started again)
                 self._start_series((key, done))
             return
+        self._focus[key] = evidence_focus(question, view)
         sensors, self.sensors = self.sensors, tuple(question.get("sensors") or ())
         try:
             want = self._wanted_for(view, index)
@@ -817,9 +839,11 @@ def item_stack(index, view, want: tuple, cache):
     )
 
 
-def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
-    """Worker: the item's stack with its filters, the date it opens on read, the pair's panels resolved and
-    stretched, the chip strip over its period read and stretched, its region's mask and ring."""
+def prepare_evidence(key: str, index, view, want: tuple, read, focus: EvidenceFocus | None = None) -> Prepared:
+    """Worker: the item's stack with its filters, the date it opens on read (`focus`: the dates the question turns
+    on), the pair's panels resolved and stretched, the chip strip over its period read and stretched, its region's
+    mask and ring."""
+    focus = focus or EvidenceFocus(None, None)
     from reviewer.app.qt_chips import CHIP_PX, NODATA_RGB
     from reviewer.record.render import resolve_panel
     from reviewer.record.series import clearest_per_year
@@ -838,15 +862,17 @@ def prepare_evidence(key: str, index, view, want: tuple, read) -> Prepared:
     best = clearest_per_year(stack)
     if view.dates:
         out.current = stack.nearest(_date(view.dates[-1]))
-    elif view.periods:
-        y = view.periods[-1][0]
+    elif focus.year is not None:
+        y = focus.year
         out.current = best.get(y, stack.nearest(_date(f"{int(y):04d}-07-01")))
     try:
         stretch.apply(read(stack, comp, out.current))  # read for the canvas; the colour map made once
     except ReviewerError:
         pass  # the canvas says so when it shows the date
-    if len(view.panels) >= 2:
-        out.pair = (view.panels[0], view.panels[-1])
+    # the pair is always the item's: its view's two panels, else the years the question turns on
+    pair = (view.panels[0], view.panels[-1]) if len(view.panels) >= 2 else focus.pair
+    if pair is not None:
+        out.pair = pair
         try:
             out.panels = [resolve_panel(stack, p, comp, method=pair_method) for p in out.pair]
         except ReviewerError as exc:
@@ -910,6 +936,16 @@ def joined(a, b):
     for f in SERIES_LISTS:
         getattr(a, f).extend(getattr(b, f))
     return a
+
+
+def item_series_name(view) -> str | None:
+    """What the trajectory plots for an item: its view's index, else the index its composite shows (an NBR image
+    came with the NDVI trajectory left from the item before), else what the plot has."""
+    from reviewer.record.series import series_names
+
+    if view.index:
+        return view.index
+    return view.composite if view.composite in series_names() else None
 
 
 def show_pair(pair, p: Prepared) -> None:

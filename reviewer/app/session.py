@@ -6,7 +6,6 @@ step with the `ViewState` model. The docks talk to this object and to the model,
 from __future__ import annotations
 
 import datetime as dt
-import gc
 import logging
 import threading
 from collections import OrderedDict
@@ -19,15 +18,7 @@ from qtpy.QtCore import QObject, QTimer, Signal
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.frames import FrameArray
-from reviewer.app.glyphs import PRINTABLE, GlyphWarmer
 from reviewer.app.jobs import Prefetcher, Progress, alive, next_turn, run_in_thread, when_settled
-from reviewer.app.napari_draws import (
-    Thumbnails,
-    keep_mesh_shaders,
-    one_layer_update_per_date,
-    place_overlays_before_draw,
-    status_with_the_paint,
-)
 from reviewer.app.state import ViewState
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.scan import Scene, SceneIndex
@@ -47,7 +38,6 @@ PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is rea
 #: the start-up layers' pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
 #: napari's scale setters (~20-60 ms each for the image and the boundary)
 PLACEHOLDER_RESOLUTION = 30.0
-GLYPH_HOLD_MS = 250  # glyph preloading waits while the user steps through dates
 CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
 NEIGHBOURS_LATER_MS = 300  # a new stack's (a review item's) neighbouring dates are read ahead after this long
 
@@ -70,7 +60,6 @@ WARM_MODULES = (
     "pandas",
     "scipy.ndimage",
     "napari.components.histogram",
-    "napari.layers.shapes._shapes_models",
     "OpenGL.arrays.lists",
 )
 
@@ -122,7 +111,7 @@ class StackSession(QObject):
         db: str | Path | None = None,
         cache: SceneCache | None = None,
         prefetch: bool = True,
-        async_slicing: bool = False,
+        async_slicing: bool | None = None,
         recent=None,
     ) -> None:
         super().__init__()
@@ -173,9 +162,11 @@ class StackSession(QObject):
         # deadlock against the UI thread (a Qt disconnect waiting for the GIL while the UI thread holds
         # the GIL inside a Qt connect; seen about one run in five). Reads still happen in our prefetch
         # workers (numpy only, no Qt), so the UI thread slices from the cache.
-        from napari.settings import get_settings
+        # (None: napari's setting as the user has it; the plugin's docks change nothing outside themselves)
+        if async_slicing is not None:
+            from napari.settings import get_settings
 
-        get_settings().experimental.async_ = bool(async_slicing)
+            get_settings().experimental.async_ = bool(async_slicing)
         s = self.state.events
         s.current.connect(self._on_current_changed)
         s.composite.connect(self._on_composite_changed)
@@ -186,28 +177,25 @@ class StackSession(QObject):
         viewer.dims.events.current_step.connect(self._on_dims_step)
         viewer.mouse_move_callbacks.append(self._on_mouse_move)
         viewer.mouse_drag_callbacks.append(self._on_mouse_press)
-        overlays = viewer.canvas.overlays
-        overlays.scale_bar.visible = True
-        overlays.scale_bar.box = True
-        self.text = overlays.text
+        self.text = viewer.canvas.overlays.text
         self._caption = ""
         self._caption_when_settled = when_settled(self._show_caption, CAPTION_DELAY_MS, self)
-        self.glyphs = GlyphWarmer(viewer, self)
-        self.glyphs.warm(PRINTABLE)
-        self.text.visible = True
-        self.text.font_size = 10
-        self.text.position = "top_left"
-        self.text.box = True
-        place_overlays_before_draw(viewer)
-        keep_mesh_shaders()
-        one_layer_update_per_date(viewer)
         #: brings napari's status bar up to date in this turn (the review dock calls it as an item is shown)
-        self.update_status_bar = status_with_the_paint(viewer)
-        self.thumbnails = Thumbnails(viewer)
+        self.update_status_bar = viewer.update_status_from_cursor
         self.who = ""  # who is working (review), shown in the window title
-        viewer.title = "EarthRecord Reviewer"
+        self._canvas_dressed = False
         # the modules and colour tables the first site and review item need, while the user picks a site
         threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
+
+    def dress_canvas(self) -> None:
+        """The scale bar and the date caption on napari's canvas: set when the session first shows something of its
+        own (a site, the app's start-up layers), never merely by making the session (a plugin dock in plain napari)."""
+        if self._canvas_dressed:
+            return
+        self._canvas_dressed = True
+        bar = self.viewer.canvas.overlays.scale_bar
+        bar.visible, bar.box = True, True
+        self.text.visible, self.text.font_size, self.text.position, self.text.box = True, 10, "top_left", True
 
     def warm_canvas(self) -> None:
         """Make the image and boundary layers before any site opens, drawn once unseen (opacity 0), so opening a site
@@ -216,30 +204,27 @@ class StackSession(QObject):
         layer another ~0.3 s. The placeholder has one date, so no slider shows before a site."""
         if self.image_layer is not None or self.index is not None:
             return
-        self.image_layer = self.thumbnails.quiet(
-            self.viewer.add_image(
-                np.full((1, 16, 16, 3), PLACEHOLDER_GREY, np.uint8),
-                rgb=True,
-                name=IMAGE_LAYER,
-                scale=(1.0, PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
-                units=("pixel", "m", "m"),
-                contrast_limits=(0, 255),
-                cache=False,
-                opacity=0.0,
-            )
+        self.dress_canvas()
+        self.image_layer = self.viewer.add_image(
+            np.full((1, 16, 16, 3), PLACEHOLDER_GREY, np.uint8),
+            rgb=True,
+            name=IMAGE_LAYER,
+            scale=(1.0, PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
+            units=("pixel", "m", "m"),
+            contrast_limits=(0, 255),
+            cache=False,
+            opacity=0.0,
         )
         ring = np.array([[0.0, 0.0], [0.0, 16.0], [16.0, 16.0]])
-        self.boundary_layer = self.thumbnails.quiet(
-            self.viewer.add_shapes(
-                [ring],
-                shape_type="path",
-                edge_color="yellow",
-                edge_width=0.1,
-                name=BOUNDARY_LAYER,
-                scale=(PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
-                units=("m", "m"),  # as the site's (mixed units hide the scale bar and raise a warning)
-                opacity=0.0,
-            )
+        self.boundary_layer = self.viewer.add_shapes(
+            [ring],
+            shape_type="path",
+            edge_color="yellow",
+            edge_width=0.1,
+            name=BOUNDARY_LAYER,
+            scale=(PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
+            units=("m", "m"),  # as the site's (mixed units hide the scale bar and raise a warning)
+            opacity=0.0,
         )
         self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
         # nothing of the placeholder said before a site: no layer active (napari's status line read its grey
@@ -252,9 +237,6 @@ class StackSession(QObject):
         self._warm_layers = True
         # the date slider's row kept empty until a site's dates fill it: its first showing resized the canvas (a GL
         # resize and a whole-window re-layout in the open's first paint)
-        qt_dims = getattr(getattr(self.viewer.window, "_qt_viewer", None), "dims", None)  # noqa: SLF001 - napari's
-        if qt_dims is not None:
-            qt_dims.setMinimumHeight(qt_dims.SLIDERHEIGHT)
 
     def keep_stretch(self, composite: str, stretch: Stretch) -> None:
         """The stretch a composite comes back with when the user switches to it again (a review item's stored one)."""
@@ -298,12 +280,10 @@ class StackSession(QObject):
         self.reporter.forget()
         self.busy.emit(True)
         self.indexing.emit(0.0, f"opening {site_dir}")
-        self.glyphs.pause()  # glyph work on the UI thread slowed the open worker by ~0.5 s (the GIL)
 
         def done(index: SceneIndex) -> None:
             self._open_worker = None
             self.busy.emit(False)
-            self.glyphs.resume()
             progress.deleteLater()
             if not cancel.is_set():
                 self.show_index(index, in_turns=True)
@@ -311,7 +291,6 @@ class StackSession(QObject):
         def failed(exc: BaseException) -> None:
             self._open_worker = None
             self.busy.emit(False)
-            self.glyphs.resume()
             self.indexing.emit(1.0, "")
             self.reporter.error(exc, context="cannot open the site")
 
@@ -334,6 +313,7 @@ class StackSession(QObject):
         the event loop, for the same reason (one turn held the UI 0.7-1.1 s). The turns are 1 ms timers, not 0 ms ones:
         Qt ran a chain of 0 ms single shots as posted events in one go, with no timer or input in between."""
         self.indexing.emit(1.0, f"{len(index.scenes)} scenes")
+        self.dress_canvas()
         usable = index.record_scenes()
         if not usable:
             first = f" (first: {index.problems[0].path}: {index.problems[0].reason})" if index.problems else ""
@@ -358,9 +338,6 @@ class StackSession(QObject):
             self.state.max_cloud = 1.0
             self.state.current = 0
         self.state.site_dir = str(index.site.dir)
-        # the characters this site's captions use go to the front of the glyph queue
-        labels = "".join(sorted({s.label for s in usable}) + [c["label"] for c in composites().values()])
-        self.glyphs.warm("0123456789-" + labels + index.site.name, first=True)
         if stack is not None:
             self._boundary_later(index)
             self.show_stack(*stack, announce=False)
@@ -390,8 +367,6 @@ class StackSession(QObject):
                 self.announce(index)
 
         self._scale_image()  # napari's scale setter (~20-40 ms) in this turn, not in the stack's
-        if len(usable) > 1:
-            self._show_slider()
         next_turn(stack_turn)
 
     def _boundary_later(self, index: SceneIndex) -> None:
@@ -410,10 +385,6 @@ class StackSession(QObject):
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
         self.site_opened.emit(index)
-        # Opening a site makes ~10^5 long-lived objects (scenes, layers, docks); the next full collection
-        # walked them all on the UI thread (170 ms, mid-stepping). Frozen objects are still freed by
-        # reference counting; only cyclic garbage among them waits.
-        gc.freeze()
 
     # ------------------------------------------------------------------ the stack and its layers
 
@@ -653,16 +624,14 @@ class StackSession(QObject):
         else:
             sliced = True
             first = self.image_layer is None
-            self.image_layer = self.thumbnails.quiet(
-                self.viewer.add_image(
-                    data,
-                    rgb=True,
-                    name=IMAGE_LAYER,
-                    scale=scale,
-                    units=("pixel", "m", "m"),
-                    contrast_limits=(0, 255),
-                    cache=False,
-                )
+            self.image_layer = self.viewer.add_image(
+                data,
+                rgb=True,
+                name=IMAGE_LAYER,
+                scale=scale,
+                units=("pixel", "m", "m"),
+                contrast_limits=(0, 255),
+                cache=False,
             )
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
             self._show_overlays()
@@ -672,17 +641,6 @@ class StackSession(QObject):
         if not self._warm_layers and self.viewer.layers.selection.active is not self.image_layer:
             self.viewer.layers.selection.active = self.image_layer  # (the placeholder's: when it is shown)
         return sliced
-
-    def _show_slider(self) -> None:
-        """The date slider shown now if it is hidden (before the first site), in the row kept for it: napari showed it
-        in the stack's turn, in a row it had just let shrink (its height follows the sliders shown: none), so the canvas
-        was resized twice, each time painted there and then (~30-50 ms more in the longest block). It shows its range
-        from the next turn on."""
-        qt_dims = getattr(getattr(self.viewer.window, "_qt_viewer", None), "dims", None)  # noqa: SLF001 - napari's
-        sliders = getattr(qt_dims, "slider_widgets", None) or []
-        if sliders and not sliders[0].isVisible():
-            qt_dims.setMinimumHeight(qt_dims.SLIDERHEIGHT)  # as napari sets it for one slider shown
-            sliders[0].show()
 
     def _scale_image(self) -> None:
         """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""
@@ -701,7 +659,6 @@ class StackSession(QObject):
         layer.opacity = 1.0
         self.viewer.layers.selection.active = layer
         self._show_overlays()
-        self._fit_date_label()
 
     def _show_overlays(self) -> None:
         """The scale bar and the caption seen: unseen while only the start-up placeholder was there (the scale bar
@@ -724,16 +681,14 @@ class StackSession(QObject):
             else:
                 layer.data = data
         else:
-            self.overlay_layer = self.thumbnails.quiet(
-                self.viewer.add_labels(
-                    data,
-                    name=OVERLAY_LAYER,
-                    scale=scale,
-                    units=("pixel", "m", "m"),
-                    opacity=0.7,
-                    colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
-                    cache=False,
-                )
+            self.overlay_layer = self.viewer.add_labels(
+                data,
+                name=OVERLAY_LAYER,
+                scale=scale,
+                units=("pixel", "m", "m"),
+                opacity=0.7,
+                colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
+                cache=False,
             )
             if self.image_layer is not None:
                 self.viewer.layers.selection.active = self.image_layer
@@ -782,16 +737,14 @@ class StackSession(QObject):
                 old.opacity = BOUNDARY_OPACITY
             self.boundary_layer = old
             return
-        self.boundary_layer = self.thumbnails.quiet(
-            self.viewer.add_shapes(
-                inside,
-                shape_type="path",
-                edge_color="yellow",
-                edge_width=max(h, w) / 250.0,
-                name=BOUNDARY_LAYER,
-                scale=self._scale(),
-                units=("m", "m"),
-            )
+        self.boundary_layer = self.viewer.add_shapes(
+            inside,
+            shape_type="path",
+            edge_color="yellow",
+            edge_width=max(h, w) / 250.0,
+            name=BOUNDARY_LAYER,
+            scale=self._scale(),
+            units=("m", "m"),
         )
         if self.image_layer is not None:
             self.viewer.layers.selection.active = self.image_layer
@@ -803,16 +756,14 @@ class StackSession(QObject):
     def region_shapes_layer(self):
         """The Shapes layer where the user draws a polygon for the trajectory (created on demand)."""
         if self.region_layer is None or self.region_layer not in self.viewer.layers:
-            self.region_layer = self.thumbnails.quiet(
-                self.viewer.add_shapes(
-                    name=REGION_LAYER,
-                    ndim=2,
-                    scale=self._scale(),
-                    units=("m", "m"),
-                    edge_color="cyan",
-                    face_color=[0, 1, 1, 0.15],
-                    edge_width=max(self.index.site.shape) / 200.0 if self.index else 1.0,
-                )
+            self.region_layer = self.viewer.add_shapes(
+                name=REGION_LAYER,
+                ndim=2,
+                scale=self._scale(),
+                units=("m", "m"),
+                edge_color="cyan",
+                face_color=[0, 1, 1, 0.15],
+                edge_width=max(self.index.site.shape) / 200.0 if self.index else 1.0,
             )
         return self.region_layer
 
@@ -867,16 +818,6 @@ class StackSession(QObject):
             self._direction = 1 if i > self.state.current else -1
             self.state.current = i
 
-    def _fit_date_label(self) -> None:
-        """The slider's date label sized again once the slider is laid out: napari caps it at a fifth of the slider's
-        width when its text changes, and the slider first shown in this turn has no width yet ("201")."""
-
-        qt_dims = getattr(getattr(self.viewer, "window", None), "_qt_viewer", None)  # noqa: SLF001 - napari's slider
-        qt_dims = getattr(qt_dims, "dims", None)
-        resize = getattr(qt_dims, "_resize_axis_labels", None)  # noqa: SLF001 - napari's own sizing of the label
-        if resize is not None:
-            QTimer.singleShot(0, lambda: alive(qt_dims) and resize())
-
     def _label_time_axis(self, i: int) -> str:
         """Label the slider with date i's date and sensor (padded to one width, so the label does not
         re-layout the window at every step)."""
@@ -905,7 +846,6 @@ class StackSession(QObject):
             # detaches the caption's box, and re-attaching it recompiled its shader at the next draw (~40 ms)
             self.text.text = " " * len(self.text.text)
         self._caption_when_settled()
-        self.glyphs.hold(GLYPH_HOLD_MS)
         self._emit_status(self._pointer)
         if caption_now:  # another stack: its neighbouring dates are read once it is painted (see NEIGHBOURS_LATER_MS)
             self.prefetcher.cancel()
@@ -932,15 +872,10 @@ class StackSession(QObject):
     def _show_caption(self) -> None:
         caption = self._caption
 
-        def show() -> None:
-            if caption == self._caption:
-                if self.text.text != caption:
-                    self.text.text = caption
-                if not self.text.visible:
-                    self.text.visible = True
-
-        # new characters are typeset first, a slice at a time, so the caption never blocks the UI
-        self.glyphs.when_loaded(caption, show)
+        if self.text.text != caption:
+            self.text.text = caption
+        if not self.text.visible:
+            self.text.visible = True
 
     # ------------------------------------------------------------------ navigation (keys, docks)
 

@@ -167,6 +167,13 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
         "reason": "say the region",
     }
     assert json.loads(view)["composite"]  # the evidence view the decision rests on is on record
+    # N / P in a burst (no event-loop turn between the presses) move exactly one item each, in the list's order,
+    # held at its start (twelve P presses had moved five items)
+    press(qtbot, app, *["P"] * 12)
+    assert panel.view["id"] == order[0]
+    press(qtbot, app, "N", "N", "N")
+    assert panel.view["id"] == order[3]
+    assert panel.progress.value() == 4 and "4 of" in panel.progress.format()
 
 
 def expected_panels(session, view):
@@ -179,6 +186,7 @@ def expected_panels(session, view):
 
 def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, shots):
     from reviewer.app.review_evidence import region_mask
+    from reviewer.app.review_model import evidence_focus
     from reviewer.bank.evidence import evidence_for
     from reviewer.record.series import clearest_per_year
 
@@ -190,6 +198,14 @@ def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, sh
         view = evidence_for(panel.view["question"])
         # the slider steps through every date of the item's stack, the canvas shows the date it is on
         assert app.viewer.dims.nsteps[0] == len(s.stack) and int(app.viewer.dims.current_step[0]) == s.state.current
+        # the evidence opens on the dates the question turns on, and the pair is the item's own (it had kept the
+        # item before's dates on a strip item); the trajectory plots the item's index
+        focus = evidence_focus(panel.view["question"], view)
+        if not view.dates and focus.year is not None:
+            assert abs(s.current_scene.date.year - focus.year) <= 1, (s.current_scene.date, focus)
+        if len(view.panels) < 2 and focus.pair is not None:
+            assert s.state.pair == focus.pair
+        assert s.state.series == (view.index or s.state.series)
         if view.view not in checked:
             checked.add(view.view)
             assert s.state.composite == view.composite
@@ -287,7 +303,9 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     app = window("eve", "expert")
     expert = app.review.expert
     assert app.review.annotator is not None and app.review.tabs.count() == 2
-    app.review.tabs.setCurrentWidget(expert)
+    # nothing for eve to annotate: she opens on the Adjudicate tab, with its first item's evidence
+    assert app.review.tabs.currentWidget() is expert
+    assert app.review.loader.wanted == expert.view["item"]
     assert [r["kind"] for r in expert.rows[:2]] == ["split", "split"]
     assert {r["id"] for r in expert.rows[:2]} == {order[0], order[1]}
     assert expert.table.rowCount() == 2
@@ -296,11 +314,21 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     wait_evidence(app, qtbot, trajectory=False)  # a MODIS item: its trajectory reads ~800 scenes
     app.viewer.screenshot(str(shots / "13_review_expert.png"), canvas_only=False, flash=False)
     split_first = expert.view["id"]
-    press(qtbot, app, "A")  # no rationale yet: refused by the core, said in the dock
-    assert "NOT saved" in expert.saved.text() and "rationale" in expert.saved.text()
-    expert.rationale.setText("the imagery is clear enough")
+    # keyboard only: A asks for the rationale (the field takes the keyboard, the dock says Enter saves, Esc leaves);
+    # the letters typed there are text, never verdicts; Enter saves the accept
     press(qtbot, app, "A")
-    assert "saved: accept" in expert.saved.text()
+    assert expert.rationale.hasFocus() and "Enter saves" in expert.saved.text()
+    qtbot.keyClicks(expert.rationale, "the imagery is clear enough, a real burn scar")
+    assert expert.view["id"] == split_first and expert.rationale.text().endswith("a real burn scar")
+    qtbot.keyClick(expert.rationale, Qt.Key_Return)
+    assert "saved: accept" in expert.saved.text(), expert.saved.text()
+    with Store(store_path) as store:
+        rationale = store.db.execute(
+            "SELECT d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? AND d.stage = 2",
+            [split_first],
+        ).fetchone()[0]
+    assert rationale == "the imagery is clear enough, a real burn scar"
+    assert expert.rationale.text() == ""  # the next item starts with an empty rationale
     second = expert.view
     press(qtbot, app, "E")
     form = expert.dialog
@@ -319,7 +347,30 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert "new version 2" in expert.saved.text(), expert.saved.text()
     with Store(store_path) as store:
         states = dict(store.db.execute("SELECT qid, state FROM items").fetchall())
+        # the expert's correction did not undo the annotators' progress (it had gone from n to n - 1)
+        from reviewer.app.review_model import progress
+
+        assert [progress(api.my_items(store, BANK, user=u)).done for u in ("ann", "bob")] == [n, n]
     assert states[split_first] == "accepted" and states[second["id"]] == "corrected"
+    # reject with a reason, by keys: 1-9 pick the reason, R asks for the rationale, Esc leaves the field, R saves
+    third = expert.view
+    codes = [expert.reject_combo.itemData(i) for i in range(expert.reject_combo.count())]
+    press(qtbot, app, "2")
+    assert expert.reject_combo.currentData() == codes[1]
+    press(qtbot, app, "R")
+    assert expert.rationale.hasFocus()
+    qtbot.keyClicks(expert.rationale, "two readings")
+    qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    assert not expert.rationale.hasFocus() and expert.view is third
+    press(qtbot, app, "R")
+    assert "saved: reject" in expert.saved.text(), expert.saved.text()
+    with Store(store_path) as store:
+        reasons, why = store.db.execute(
+            "SELECT d.reasons, d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? "
+            "AND d.stage = 2",
+            [third["id"]],
+        ).fetchone()
+    assert (json.loads(reasons), why) == ([codes[1]], "two readings")
     app.close()
 
     app = window("mia", "maintainer")
@@ -343,6 +394,30 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     )
     prog = {admin.progress.item(i, 0).text(): admin.progress.item(i, 2).text() for i in range(2)}
     assert prog == {"ann": str(n), "bob": str(n)}  # assigned
+    assert admin.annotators.text() == "ann,bob"  # the Assign field names the annotators, not the expert
+    # the wheel over an unfocused spin box scrolls the dock, it does not change the rule (1.00 had become 0.50)
+    from qtpy.QtCore import QPoint, QPointF
+    from qtpy.QtGui import QWheelEvent
+    from qtpy.QtWidgets import QApplication
+
+    spin = admin.adjudicate_share
+    before = spin.value()
+
+    def wheel() -> None:
+        at = QPointF(5, 5)
+        QApplication.sendEvent(
+            spin,
+            QWheelEvent(at, QPointF(spin.mapToGlobal(QPoint(5, 5))), QPoint(0, 0), QPoint(0, -120),
+                        Qt.NoButton, Qt.NoModifier, Qt.NoScrollPhase, False),
+        )  # fmt: skip
+
+    wheel()
+    assert spin.value() == before
+    spin.setFocus()
+    qtbot.waitUntil(spin.hasFocus, timeout=2000)
+    wheel()  # focused (clicked or tabbed to): the wheel changes it
+    assert spin.value() != before
+    spin.setValue(before)
     admin.item_edit.setText(second["id"])
     assert admin.show_log()
     assert "adjudicate_correct" in admin.log.toPlainText() and "version 2 (corrected by eve)" in admin.log.toPlainText()

@@ -101,7 +101,7 @@ def test_pair_view_same_stretch(opened, qtbot, shots):
     s.jump_to_index(len(s.stack) - 1)
     wait_frame(app, qtbot)
     app.docks["Pair"].raise_()
-    app._on_pair_key()
+    app.show_pair()
     pair = app.pair
     qtbot.waitUntil(lambda: len(pair.rgbs) == 2, timeout=30000)
     a, b = s.state.pair
@@ -374,33 +374,14 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     qtbot.waitUntil(s.frame_shown, timeout=10000)
 
 
-def test_caption_follows_the_date_with_glyphs_typeset_first(opened, qtbot):
-    """The canvas caption names the date once stepping pauses; its characters were put in the font atlas
-    in idle slices first (a caption of new characters used to block the UI for ~300 ms)."""
+def test_caption_follows_the_date(opened, qtbot):
+    """The canvas caption names the date and sensor once stepping pauses."""
     s = opened.session
     for _ in range(3):
         s._on_next_date()
     scene = s.current_scene
     qtbot.waitUntil(lambda: s.text.text.startswith(scene.date.isoformat()), timeout=5000)
     assert scene.label in s.text.text
-    assert all(s.glyphs.loaded(ch) for ch in s.text.text)
-    # glyph work waits while the user steps, and text the user waits for is loaded first
-    s.glyphs.warm("ÆØÞ")
-    s.glyphs.hold(10_000)
-    qtbot.wait(200)
-    assert not s.glyphs.loaded("Æ")
-    shown = []
-    s.glyphs.when_loaded("Æ", lambda: shown.append(True))
-    qtbot.waitUntil(lambda: shown == [True], timeout=5000)
-    assert s.glyphs.loaded("Æ")
-    # paused while a site opens: a step's short hold running out does not restart it; resume does
-    s.glyphs.pause()
-    s.glyphs.warm("Ð")
-    s.glyphs.hold(10)
-    qtbot.wait(200)
-    assert not s.glyphs.loaded("Ð")
-    s.glyphs.resume()
-    qtbot.waitUntil(lambda: s.glyphs.loaded("Ð"), timeout=5000)
 
 
 def test_boundary_in_other_crs_is_drawn(opened):
@@ -430,10 +411,10 @@ def test_plugin_reader_and_widgets(make_napari_viewer, demo_site, demo_db, tmp_p
     frame = np.asarray(data[0])
     assert frame.dtype == np.uint8 and frame.std() > 0
     viewer = make_napari_viewer()
-    from reviewer_napari._widget import make_coverage_widget, make_stack_widget
+    from reviewer_napari._widget import CoverageDock, StackDock
 
-    w = make_stack_widget(viewer)
-    assert make_coverage_widget(viewer).session is w.session
+    w = StackDock(viewer)
+    assert CoverageDock(viewer).session is w.session
 
 
 def test_every_key_in_the_help_dialog_does_what_it_says(opened, qtbot):
@@ -497,7 +478,7 @@ def test_pair_fields_show_whole_dates_and_titles_follow_a_equals_shown(opened, q
     app, s = opened, opened.session
     pair = app.pair
     app.docks["Pair"].raise_()
-    app._on_pair_key()
+    app.show_pair()
     qtbot.waitUntil(lambda: len(pair.rgbs) == 2, timeout=30000)
     text = pair.a_edit.text()
     assert len(text) == 10 and pair.a_edit.width() >= pair.a_edit.fontMetrics().horizontalAdvance(text)
@@ -552,7 +533,7 @@ def test_pair_panels_use_the_docks_width(opened, qtbot, shots):
     dock's width and most of its height, and the image fills its view's height (a square site)."""
     app = opened
     pair = app.pair
-    app._on_pair_key()
+    app.show_pair()
     qtbot.waitUntil(lambda: len(pair.rgbs) == 2, timeout=30000)
     qtbot.wait(100)
     dock = app.docks["Pair"]

@@ -1,0 +1,78 @@
+"""The Qt widgets of napari's window that the app needs, reached through napari's public attributes and Qt's
+own API only (napari's `window.main_menu` is the window's menu bar; no private napari names)."""
+
+from __future__ import annotations
+
+from qtpy.QtWidgets import QDockWidget, QMainWindow, QWidget
+
+#: napari's own docks (their object names), hidden while a review or coding dock takes their column
+NAPARI_DOCKS = ("layer controls", "layer list")
+
+
+def main_window(viewer) -> QMainWindow | None:
+    """The QMainWindow napari's viewer lives in (the menu bar's window), or None without a Qt window."""
+    menu = getattr(getattr(viewer, "window", None), "main_menu", None)
+    try:
+        window = menu.window() if menu is not None else None
+    except RuntimeError:  # the window is gone (a dims event after it closed)
+        return None
+    return window if isinstance(window, QMainWindow) else None
+
+
+def canvas_widget(viewer) -> QWidget | None:
+    """The canvas's native widget in the window's centre (where napari's key bindings listen), or None."""
+    from qtpy.QtOpenGLWidgets import QOpenGLWidget
+
+    window = main_window(viewer)
+    centre = window.centralWidget() if window is not None else None
+    found = centre.findChildren(QOpenGLWidget) if centre is not None else []
+    return found[0] if found else None
+
+
+def give_keys_to_canvas(viewer, fallback: QWidget | None = None) -> None:
+    """Keyboard focus back to the canvas (napari's keys), or to `fallback` when there is none."""
+    target = canvas_widget(viewer) or fallback
+    if target is not None:
+        target.setFocus()
+
+
+def napari_docks(viewer) -> list[QDockWidget]:
+    """napari's layer list and layer controls docks (empty when napari made none)."""
+    window = main_window(viewer)
+    if window is None:
+        return []
+    return [d for d in window.findChildren(QDockWidget) if d.objectName() in NAPARI_DOCKS]
+
+
+def fit_slider_labels(viewer) -> None:
+    """Keep napari's date-slider counts ("456 | 899") and date label whole: napari sizes the counts with the dims
+    bar's font, but its style sheet draws them larger, so with ~900 dates "899" showed as "89", and the date label
+    before the slider row had a width. The labels are found by the object names napari's own style sheet selects
+    them by (`slice_label`, `axis_label`), through Qt's API, and re-sized whenever the dates change."""
+    from qtpy.QtCore import QTimer
+
+    def fit() -> None:
+        window = main_window(viewer)
+        if window is None:
+            return
+        digits = max([len(str(max(int(n) - 1, 0))) for n in viewer.dims.nsteps] or [1])
+        for label in window.findChildren(QWidget, "slice_label"):
+            margins = label.contentsMargins()
+            extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
+            label.setFixedWidth(label.fontMetrics().horizontalAdvance("8" * digits) + extra)
+        # the date label left of the slider ("2016-10-01 ETM+"): napari sizes it before the slider has its width
+        # (then at most a fifth of 0 px: "201"); as wide as its text, at most a third of the slider's row
+        for label in window.findChildren(QWidget, "axis_label"):
+            row = label.parentWidget().width() if label.parentWidget() is not None else 0
+            want = label.fontMetrics().horizontalAdvance(label.text().rstrip()) + 16
+            if row > 0:
+                label.setFixedWidth(min(want, row // 3))
+
+    def later(_event=None) -> None:
+        fit()  # now, before the next paint
+        QTimer.singleShot(0, fit)  # and after napari's own resize of the same labels (a no-op if unchanged)
+        QTimer.singleShot(200, fit)  # and once the slider row is laid out (its width known)
+
+    for name in ("range", "ndim", "axis_labels"):
+        getattr(viewer.dims.events, name).connect(later)
+    later()

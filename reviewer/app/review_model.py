@@ -1,0 +1,238 @@
+"""The review session's rules as plain evented Python (psygnal, which napari brings): no Qt here, so every rule is
+tested without a display (tests/unit/test_review_model.py), and the review dock's widgets only subscribe and call.
+
+- `ReviewQueue`: the list a person works through, the item shown and where it stands; N / P go exactly one item
+  in the list's order, also when the shown item has just left a filtered list.
+- `Progress` / `progress`: what the person still has to do; an item someone else closed (adjudicated, corrected)
+  counts as done for them, so the count never goes backwards when another person acts.
+- `ExpertKeys`: what a key does in the expert's mode: A / R save at once with a rationale typed, else ask for it;
+  Enter in the rationale field saves the verdict asked for, Esc leaves the field, 1-9 pick the reject reason.
+- `first_mode`: the mode a role opens on (the first of its queues that has work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from psygnal import evented
+
+#: an annotator's verdicts that settle an item for them (a skip brings it back at the end)
+DECIDED = ("accept", "flag")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far one person is through their queue: `left` is what they still have to do."""
+
+    total: int
+    left: int
+
+    @property
+    def done(self) -> int:
+        return self.total - self.left
+
+    def text(self) -> str:
+        if not self.total:
+            return "nothing assigned to you in this bank"
+        if not self.left:
+            return f"all {self.total} done: nothing left for you to review"
+        return f"{self.done} of {self.total} done, {self.left} left"
+
+
+def still_to_do(row: Mapping[str, Any]) -> bool:
+    """An annotator's row (reviewer.review.api.my_items) they can still decide: open and not decided by them."""
+    return bool(row.get("open")) and row.get("mine") not in DECIDED
+
+
+def progress(rows: Iterable[Mapping[str, Any]]) -> Progress:
+    """The annotator's progress over their rows. An item closed by someone else (an expert's correction makes a new
+    version, on which the annotator has no decision) is not open any more: done for them, not undone."""
+    rows = list(rows)
+    return Progress(total=len(rows), left=sum(still_to_do(r) for r in rows))
+
+
+@evented
+@dataclass
+class ReviewQueue:
+    """The ids of the list shown, in its order, and the item shown.
+
+    `position` is where the shown item stands (or stood, when a filter or a decision took it out of the list): N
+    then goes to the item now in its place, P to the one before, so a key always moves exactly one item and
+    never wraps to the list's start.
+    """
+
+    items: tuple[str, ...] = ()
+    current: str | None = None
+    position: int = 0
+
+    def set_items(self, items: Sequence[str]) -> None:
+        self.items = tuple(items)
+        if self.current in self.items:
+            self.position = self.items.index(self.current)
+
+    def show(self, item: str | None) -> None:
+        self.current = item
+        if item in self.items:
+            self.position = self.items.index(item)
+
+    def neighbour(self, by: int) -> str | None:
+        """The item `by` places from the one shown (held at the list's ends); None for an empty list."""
+        if not self.items:
+            return None
+        last = len(self.items) - 1
+        if self.current in self.items:
+            at = self.items.index(self.current) + by
+        else:  # the shown item left the list: the item now in its place is the next one
+            at = self.position + (by if by < 0 else by - 1)
+        return self.items[max(0, min(last, at))]
+
+    def step(self, by: int) -> str | None:
+        """Move `by` items and return the item to show (the same one at an end of the list)."""
+        target = self.neighbour(by)
+        if target is not None:
+            self.show(target)
+        return target
+
+
+@dataclass(frozen=True)
+class KeyAction:
+    """What a key asks for: `kind` is one of save, ask_rationale, leave_field, pick_reason, correct, step, say,
+    cancel, none; `verdict`, `reason`, `by` and `message` as the kind needs."""
+
+    kind: str
+    verdict: str | None = None
+    reason: str | None = None
+    by: int = 0
+    message: str = ""
+
+
+NOTHING = KeyAction("none")
+
+
+@evented
+@dataclass
+class ExpertKeys:
+    """The expert's keys (adjudication and AI-draft review). `typing`: the rationale field has the keyboard (Qt
+    gives it every printable key then; only Enter and Esc reach the dock). `reasons`: the reject reasons' codes in
+    the order shown (1-9 pick one)."""
+
+    pending: str | None = None  # the verdict asked for, waiting for its rationale
+    reason: str | None = None
+    rationale: str = ""
+    typing: bool = False
+    reasons: tuple[str, ...] = ()
+    needs_rationale: bool = True  # an adjudication needs one; an AI draft's review takes one if typed
+
+    def reset(self, reasons: Sequence[str]) -> None:
+        """A new item: nothing pending, its own reasons (the first picked), an empty rationale."""
+        self.pending, self.rationale, self.reasons = None, "", tuple(reasons)
+        self.reason = self.reasons[0] if self.reasons else None
+
+    def key(self, key: str) -> KeyAction:
+        if self.typing:
+            if key == "Escape":
+                return KeyAction("leave_field", message=self._hint())
+            if key == "Return":
+                if self.pending is None:
+                    return KeyAction("leave_field", message="rationale kept: now A accept, R reject or E correct")
+                return self._save(self.pending)
+            return NOTHING
+        if key in ("A", "R"):
+            return self._save("accept" if key == "A" else "reject")
+        if key == "Return" and self.pending is not None:
+            return self._save(self.pending)
+        if key.isdigit() and key != "0":
+            n = int(key)
+            if n > len(self.reasons):
+                return KeyAction("say", message=f"no reject reason {n} (1-{len(self.reasons)})")
+            self.reason = self.reasons[n - 1]
+            return KeyAction("pick_reason", reason=self.reason, message=f"reject reason: {self.reason} (R rejects)")
+        if key == "E":
+            return KeyAction("correct")
+        if key in ("N", "P"):
+            return KeyAction("step", by=1 if key == "N" else -1)
+        if key == "Escape" and self.pending is not None:
+            self.pending = None
+            return KeyAction("cancel", message="nothing saved")
+        return NOTHING
+
+    def _save(self, verdict: str) -> KeyAction:
+        reason = self.reason if verdict == "reject" else None
+        if verdict == "reject" and reason is None:
+            return KeyAction("say", message="no reject reason to pick for this item")
+        if self.needs_rationale and not self.rationale.strip():
+            self.pending = verdict
+            return KeyAction("ask_rationale", verdict=verdict, reason=reason, message=self._hint())
+        self.pending = None
+        return KeyAction("save", verdict=verdict, reason=reason)
+
+    def _hint(self) -> str:
+        if self.pending is None:
+            return "A accept, R reject (1-9 pick the reason), E correct"
+        what = self.pending + (f" ({self.reason})" if self.pending == "reject" else "")
+        return f"{what}: type the rationale, Enter saves, Esc leaves the field"
+
+
+@dataclass
+class QueueWork:
+    """How much each of a person's modes has waiting, to choose the one they open on."""
+
+    annotate: int | None = None  # None: the role has no such mode
+    adjudicate: int | None = None
+    maintain: bool = False
+    order: tuple[str, ...] = field(default=("annotate", "adjudicate"))
+
+
+def first_mode(work: QueueWork) -> str | None:
+    """The mode a person opens on: the first of their queues with work in it; a maintainer's own dock when they
+    have no queue with work; else the first mode they have."""
+    have = [m for m in work.order if getattr(work, m) is not None]
+    for mode in have:
+        if getattr(work, mode):
+            return mode
+    if work.maintain:
+        return "maintain"
+    return have[0] if have else None
+
+
+@dataclass(frozen=True)
+class EvidenceFocus:
+    """Where an item's evidence opens: the year the canvas shows first and the pair of years compared, both on
+    the dates the question turns on (never simply the stack's first date)."""
+
+    year: int | None
+    pair: tuple[str, str] | None
+
+
+def evidence_focus(question: Mapping[str, Any], view: Any) -> EvidenceFocus:
+    """The dates the question turns on. A view with dates or two periods names them (its last one opens: the
+    'after'); else the year a year-valued reference names (the event a 'when did ...' question asks about: the pair
+    is the year before and that year); else the question's period, opening on its last year, the pair its first
+    and last year."""
+    period = _question_span(question, view)
+    if view.dates:
+        return EvidenceFocus(None, None)  # the view's own dates (its pair, its last date opens)
+    if len(view.periods) >= 2:
+        return EvidenceFocus(int(view.periods[-1][0]), None)
+    reference = question.get("reference") or {}
+    for f in question.get("fields") or []:
+        value = reference.get(f.get("name"))
+        if f.get("type") == "year" and isinstance(value, int) and (period is None or period[0] <= value <= period[1]):
+            before = max(value - 1, period[0]) if period else value - 1
+            return EvidenceFocus(value, (str(before), str(value)) if before != value else None)
+    if period is None:
+        return EvidenceFocus(None, None)
+    return EvidenceFocus(period[1], (str(period[0]), str(period[1])) if period[0] != period[1] else None)
+
+
+def _question_span(question: Mapping[str, Any], view: Any) -> tuple[int, int] | None:
+    if view.periods:
+        years = [int(y) for p in view.periods for y in p]
+        return min(years), max(years)
+    p = question.get("period") or {}
+    try:
+        return int(str(p["start"])[:4]), int(str(p["end"])[:4])
+    except (KeyError, TypeError, ValueError):
+        return None

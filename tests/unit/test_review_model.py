@@ -1,0 +1,136 @@
+"""The review session's rules without a display (reviewer.app.review_model imports no Qt)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from reviewer.app.review_model import ExpertKeys, Progress, QueueWork, ReviewQueue, first_mode, progress
+
+
+def test_the_model_imports_no_qt() -> None:
+    code = (
+        "import sys, reviewer.app.review_model; "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('qtpy', 'PySide6', 'PyQt5', 'PyQt6', 'napari')]; "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True).returncode == 0
+
+
+def test_n_and_p_move_exactly_one_item_in_list_order() -> None:
+    q = ReviewQueue()
+    q.set_items([f"b/q{i}" for i in range(1, 6)])
+    q.show("b/q3")
+    assert [q.step(-1) for _ in range(4)] == ["b/q2", "b/q1", "b/q1", "b/q1"]  # held at the start, never wraps
+    assert [q.step(1) for _ in range(6)] == ["b/q2", "b/q3", "b/q4", "b/q5", "b/q5", "b/q5"]
+
+
+def test_after_the_shown_item_leaves_a_filtered_list_n_takes_the_one_in_its_place() -> None:
+    q = ReviewQueue()
+    q.set_items(["q1", "q2", "q3", "q4"])
+    q.show("q3")
+    q.set_items(["q1", "q2", "q4"])  # q3 decided: the 'undecided' filter drops it
+    assert q.neighbour(1) == "q4"
+    assert q.neighbour(-1) == "q2"
+    q.set_items(["q1", "q2"])  # and q4 too: N stays at the end, it does not wrap to q1
+    assert q.neighbour(1) == "q2"
+
+
+def test_progress_counts_what_is_left_and_never_goes_back_when_another_person_acts() -> None:
+    rows = [{"open": True, "mine": None} for _ in range(26)]
+    for r in rows[:5]:
+        r["mine"] = "accept"
+    assert progress(rows) == Progress(26, 21)
+    # an expert corrects one of them: a new version, on which ann has no decision, and the item is closed
+    rows[0] = {"open": False, "mine": None}
+    # and adjudicates one ann had not reached yet
+    rows[10] = {"open": False, "mine": None}
+    assert progress(rows).done == 6
+    assert progress(rows).left == 20
+    # a skip is still to do
+    rows[11] = {"open": True, "mine": "skip"}
+    assert progress(rows).left == 20
+    for r in rows:
+        if r["open"]:
+            r["mine"] = "flag"
+    assert progress(rows).text() == "all 26 done: nothing left for you to review"
+
+
+def test_expert_adjudicates_by_keys_with_a_typed_rationale() -> None:
+    keys = ExpertKeys()
+    keys.reset(["wrong_reference", "ambiguous"])
+    ask = keys.key("A")  # no rationale yet: the field is asked for, nothing is saved
+    assert (ask.kind, ask.verdict) == ("ask_rationale", "accept")
+    assert "Enter saves" in ask.message and "Esc" in ask.message
+    keys.typing, keys.rationale = True, "the burn scar is visible in both dates"
+    assert keys.key("A").kind == "none"  # typed into the field by Qt, never a verdict
+    saved = keys.key("Return")
+    assert (saved.kind, saved.verdict) == ("save", "accept")
+    assert keys.pending is None
+
+
+def test_an_ai_drafts_review_saves_at_once_without_a_rationale() -> None:
+    keys = ExpertKeys(needs_rationale=False)
+    keys.reset(["misread_imagery", "beyond_the_imagery"])
+    assert (keys.key("A").kind, keys.key("2").kind) == ("save", "pick_reason")
+    out = keys.key("R")
+    assert (out.kind, out.verdict, out.reason) == ("save", "reject", "beyond_the_imagery")
+
+
+def test_expert_rejects_with_a_reason_by_keys_and_esc_leaves_the_field() -> None:
+    keys = ExpertKeys()
+    keys.reset(["wrong_reference", "ambiguous", "unanswerable"])
+    assert keys.key("2").reason == "ambiguous"
+    assert keys.key("9").kind == "say"
+    assert keys.reason == "ambiguous"
+    keys.typing = True
+    keys.rationale = "two readings of the question"
+    left = keys.key("Escape")
+    assert left.kind == "leave_field"
+    keys.typing = False
+    out = keys.key("R")
+    assert (out.kind, out.verdict, out.reason) == ("save", "reject", "ambiguous")
+    # Enter in the field with nothing asked for leaves it (so the next key is a verdict), saving nothing
+    keys.typing = True
+    assert keys.key("Return").kind == "leave_field"
+    # Esc outside the field drops a verdict waiting for its rationale
+    keys.typing, keys.rationale = False, ""
+    assert keys.key("R").kind == "ask_rationale"
+    assert keys.key("Escape").kind == "cancel" and keys.pending is None
+    assert keys.key("N").by == 1 and keys.key("P").by == -1
+
+
+def test_each_role_opens_on_the_queue_that_has_work() -> None:
+    # the expert with nothing to annotate and four items to adjudicate
+    assert first_mode(QueueWork(annotate=0, adjudicate=4)) == "adjudicate"
+    assert first_mode(QueueWork(annotate=3, adjudicate=4)) == "annotate"
+    assert first_mode(QueueWork(annotate=None, adjudicate=0, maintain=True)) == "maintain"
+    assert first_mode(QueueWork(annotate=0, adjudicate=0)) == "annotate"
+    assert first_mode(QueueWork(annotate=5)) == "annotate"
+
+
+def test_evidence_opens_on_the_dates_the_question_turns_on() -> None:
+    from types import SimpleNamespace
+
+    from reviewer.app.review_model import EvidenceFocus, evidence_focus
+
+    def view(dates=(), periods=()):
+        return SimpleNamespace(dates=tuple(dates), periods=tuple(periods))
+
+    fire = {
+        "period": {"start": "1984-01-01", "end": "2024-12-31"},
+        "fields": [{"name": "year", "type": "year"}],
+        "reference": {"year": 2003},
+    }
+    # a strip over 1984-2024 asking when the fire was: the fire year, compared with the year before (not 1984)
+    assert evidence_focus(fire, view(periods=[(1984, 2024)])) == EvidenceFocus(2003, ("2002", "2003"))
+    # a change over a period: its last year opens, the pair is its first and last year
+    change = {"period": {"start": "1995", "end": "2005"}, "fields": [{"name": "changed", "type": "category"}]}
+    assert evidence_focus(change, view(periods=[(1995, 2005)])) == EvidenceFocus(2005, ("1995", "2005"))
+    # two periods: the second (the 'after') opens, the view's own pair stays
+    assert evidence_focus(change, view(periods=[(1995, 1995), (1997, 1997)])) == EvidenceFocus(1997, None)
+    # dates named by the view: the view decides
+    assert evidence_focus(change, view(dates=["2001-05-02", "2002-05-02"])) == EvidenceFocus(None, None)
+    # a reference year outside the period is not a turning point
+    odd = {**fire, "reference": {"year": 1950}}
+    assert evidence_focus(odd, view(periods=[(1984, 2024)])) == EvidenceFocus(2024, ("1984", "2024"))
