@@ -28,6 +28,7 @@ VERB_MODULES = (
     "reviewer.review.cli",
     "reviewer.review.audit_cli",
     "reviewer.drafting.cli",
+    "reviewer.runs.cli",
     "reviewer.failures.cli",
     "reviewer.app.cli",
 )

@@ -26,6 +26,7 @@ CORE = {
     "reviewer.bank",
     "reviewer.review",
     "reviewer.drafting",
+    "reviewer.runs",
     "reviewer.scoring",
     "reviewer.failures",
     "reviewer.store",
@@ -33,6 +34,7 @@ CORE = {
     "reviewer.schemas",
     "reviewer.fileio",
     "reviewer.console",
+    "reviewer.progress",
     "reviewer.argtypes",
 }
 ON_TOP = {"reviewer.app", "reviewer.cli"}  # reviewer.cli only dispatches (importlib) to each package's verbs
