@@ -50,13 +50,15 @@ DRIVER = textwrap.dedent(
             win.activateWindow()
             if win.isActiveWindow():
                 state["window"] = win
-                print("READY", flush=True)
+                sys.stdout.write("READY\n")
+                sys.stdout.flush()
             return
         if state["waiting"]:
             line = saved_line(win)
             if line and line != state["last"]:
                 state["last"], state["waiting"] = line, False
-                print("SAVED", line, flush=True)
+                sys.stdout.write("SAVED " + line + "\n")  # one write: never split by a log line
+                sys.stdout.flush()
             return
         if state.get("pending") is None:
             try:
@@ -97,12 +99,12 @@ class AppProcess:
             "XDG_CONFIG_HOME": str(home / "config"),  # the app's own state (recent sites) never in the user's
             "XDG_DATA_HOME": str(home / "data"),
         }
-        self.user = user
+        self.user, self.home = user, home
         self.proc = subprocess.Popen(
             [sys.executable, "-c", DRIVER, "--db", str(db), "--user", user],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=open(home / "stderr.log", "a"),  # noqa: SIM115 - the child's log, read back on a failure
             text=True,
             cwd=REPO,
             env=env,
@@ -124,7 +126,10 @@ class AppProcess:
             self.seen.append(line)
             if line.startswith(prefix):
                 return line
-        raise AssertionError(f"{self.user}'s app never printed {prefix!r}; it printed:\n" + "\n".join(self.seen[-40:]))
+        log = (self.home / "stderr.log").read_text(errors="replace")[-4000:]
+        raise AssertionError(
+            f"{self.user}'s app never printed {prefix!r}; it printed {self.seen[-10:]}; its log:\n{log}"
+        )
 
     def press(self, key: str) -> tuple[str, str, int]:
         """Press a decision key; (verdict, question id, decision number) as the dock said it was saved."""

@@ -333,12 +333,15 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     press(qtbot, app, "E")
     form = expert.dialog
     field = next(f for f in second["question"]["fields"] if f["name"] in second["question"]["reference"])
-    old = second["question"]["reference"][field["name"]]
     new = "2013" if field["type"] == "year" else "0.5" if field["type"] == "number" else None
-    if new is None:  # a category: pick another option
-        new = next(o for o in field["options"] if o != old)
-    form.set_value("reference", field["name"], new)
-    assert f"reference.{field['name']}: " in form.diff.text() and "-&gt;" in form.diff.text()
+    if new is None:
+        # a category conclusion: its methods back only the stored option, and a correction against them is refused
+        # (issue 28's consistency rules at review time): the expert corrects the wording instead
+        form.text.setPlainText(second["question"]["text"] + " (reworded by the expert)")
+        assert "text" in form.diff.text() and "-&gt;" in form.diff.text()
+    else:
+        form.set_value("reference", field["name"], new)
+        assert f"reference.{field['name']}: " in form.diff.text() and "-&gt;" in form.diff.text()
     form.why.setText("bob is right")
     if field["type"] == "number":  # keep the range around the new value
         form.set_value("lo", field["name"], "0.45")
