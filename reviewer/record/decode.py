@@ -33,58 +33,15 @@ from reviewer.errors import (
 )
 from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
+from reviewer.record.grid import Grid
+from reviewer.record.grid import PixelMap as _PixelMap
+from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
-from reviewer.record.site import Site
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
 
 logger = logging.getLogger(__name__)
 
 _INT_DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32"}
-
-
-@dataclass(frozen=True)
-class Grid:
-    """Where to put pixels: a CRS, an affine transform and a (rows, cols) shape."""
-
-    crs: object
-    transform: object
-    shape: tuple[int, int]
-    #: (row, col) of this grid's first pixel in the grid `transform` places: a window of the site grid
-    #: (a trajectory reads one pixel) whose pixels land exactly where the whole grid's would
-    origin: tuple[int, int] = (0, 0)
-
-    def _key(self) -> tuple:
-        """(CRS as text, transform, shape, origin), made once: the site-grid lookups are cached by grid, and
-        hashing or comparing a CRS costs up to ~1 ms (each read of a date looks its grid up)."""
-        key = self.__dict__.get("_cached_key")
-        if key is None:
-            key = (str(self.crs), tuple(self.transform), tuple(self.shape), tuple(self.origin))
-            object.__setattr__(self, "_cached_key", key)
-            object.__setattr__(self, "_hash", hash(key))
-        return key
-
-    def __hash__(self) -> int:
-        h = self.__dict__.get("_hash")
-        if h is None:
-            self._key()
-            h = self.__dict__["_hash"]
-        return h
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, Grid):
-            return NotImplemented
-        return hash(self) == hash(other) and self._key() == other._key()
-
-    def window(self, rows: tuple[int, int], cols: tuple[int, int]) -> Grid:
-        """The pixels rows[0]:rows[1], cols[0]:cols[1] of this grid, as a grid of their own."""
-        (r0, r1), (c0, c1) = rows, cols
-        return Grid(self.crs, self.transform, (r1 - r0, c1 - c0), (self.origin[0] + r0, self.origin[1] + c0))
-
-    @classmethod
-    def of_site(cls, site: Site) -> Grid:
-        return cls(site.crs, site.transform, site.shape)
 
 
 def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
@@ -95,53 +52,6 @@ def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
         and (src.height, src.width) == tuple(grid.shape)
         and src.transform.almost_equals(grid.transform, precision=1e-6)
     )
-
-
-@dataclass(frozen=True)
-class _PixelMap:
-    """For each site-grid pixel, the source pixel (row, col) inside a read window, or -1 outside the file."""
-
-    window: tuple[tuple[int, int], tuple[int, int]] | None
-    rows: np.ndarray
-    cols: np.ndarray
-    inside: np.ndarray
-    plain: bool = False  # the site grid is the window itself (same CRS, cell size and alignment)
-
-
-@lru_cache(maxsize=64)
-def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int], grid: Grid) -> _PixelMap:
-    """Nearest-neighbour lookup from the site grid to a file's grid, computed once per distinct file grid.
-
-    Files of one product and tile share a grid, so a four-decade stack warps with one index per pixel
-    and reads only the window of the file that covers the site (GDAL's warper re-plans every file).
-    """
-    from affine import Affine
-    from rasterio.warp import transform as warp_transform
-
-    rows, cols = grid.shape
-    t = grid.transform
-    r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
-    rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
-    xs = t.c + cc * t.a + rr * t.b
-    ys = t.f + cc * t.d + rr * t.e
-    if rasterio.crs.CRS.from_wkt(src_crs_wkt) != grid.crs:
-        qx, qy = warp_transform(grid.crs, rasterio.crs.CRS.from_wkt(src_crs_wkt), xs.ravel(), ys.ravel())
-        xs, ys = np.asarray(qx).reshape(rows, cols), np.asarray(qy).reshape(rows, cols)
-    c, r = ~Affine(*src_transform[:6]) @ (xs, ys)
-    r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
-    inside = (r >= 0) & (r < src_shape[0]) & (c >= 0) & (c < src_shape[1])
-    if not inside.any():
-        return _PixelMap(None, r, c, inside)
-    r0, r1 = int(r[inside].min()), int(r[inside].max()) + 1
-    c0, c1 = int(c[inside].min()), int(c[inside].max()) + 1
-    rr, cc = np.where(inside, r - r0, 0), np.where(inside, c - c0, 0)
-    plain = bool(
-        inside.all()
-        and (r1 - r0, c1 - c0) == (rows, cols)
-        and (rr == np.arange(rows)[:, None]).all()
-        and (cc == np.arange(cols)[None, :]).all()
-    )
-    return _PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
 
 
 # ----------------------------------------------------------------------------- truncated files

@@ -1,0 +1,121 @@
+"""Grids shared by the record's readers: the site grid pixels land on, a file's own grid, and the lookup
+from one to the other.
+
+decode (GeoTIFF), hdf (HDF4/HDF5), netcdf and grib all place pixels through these, so each reader imports
+this module rather than another reader (no cycles inside reviewer.record). rasterio is imported only when
+a lookup is computed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from reviewer.record.site import Site
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Where to put pixels: a CRS, an affine transform and a (rows, cols) shape."""
+
+    crs: object
+    transform: object
+    shape: tuple[int, int]
+    #: (row, col) of this grid's first pixel in the grid `transform` places: a window of the site grid
+    #: (a trajectory reads one pixel) whose pixels land exactly where the whole grid's would
+    origin: tuple[int, int] = (0, 0)
+
+    def _key(self) -> tuple:
+        """(CRS as text, transform, shape, origin), made once: the site-grid lookups are cached by grid, and
+        hashing or comparing a CRS costs up to ~1 ms (each read of a date looks its grid up)."""
+        key = self.__dict__.get("_cached_key")
+        if key is None:
+            key = (str(self.crs), tuple(self.transform), tuple(self.shape), tuple(self.origin))
+            object.__setattr__(self, "_cached_key", key)
+            object.__setattr__(self, "_hash", hash(key))
+        return key
+
+    def __hash__(self) -> int:
+        h = self.__dict__.get("_hash")
+        if h is None:
+            self._key()
+            h = self.__dict__["_hash"]
+        return h
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Grid):
+            return NotImplemented
+        return hash(self) == hash(other) and self._key() == other._key()
+
+    def window(self, rows: tuple[int, int], cols: tuple[int, int]) -> Grid:
+        """The pixels rows[0]:rows[1], cols[0]:cols[1] of this grid, as a grid of their own."""
+        (r0, r1), (c0, c1) = rows, cols
+        return Grid(self.crs, self.transform, (r1 - r0, c1 - c0), (self.origin[0] + r0, self.origin[1] + c0))
+
+    @classmethod
+    def of_site(cls, site: Site) -> Grid:
+        return cls(site.crs, site.transform, site.shape)
+
+
+@dataclass(frozen=True)
+class GridInfo:
+    """An HDF-EOS grid: CRS (WKT), affine transform as a 6-tuple, (rows, cols), and the tile it is."""
+
+    crs_wkt: str
+    transform: tuple[float, float, float, float, float, float]
+    shape: tuple[int, int]
+    tile: str | None
+
+
+@dataclass(frozen=True)
+class PixelMap:
+    """For each site-grid pixel, the source pixel (row, col) inside a read window, or -1 outside the file."""
+
+    window: tuple[tuple[int, int], tuple[int, int]] | None
+    rows: np.ndarray
+    cols: np.ndarray
+    inside: np.ndarray
+    plain: bool = False  # the site grid is the window itself (same CRS, cell size and alignment)
+
+
+@lru_cache(maxsize=64)
+def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int], grid: Grid) -> PixelMap:
+    """Nearest-neighbour lookup from the site grid to a file's grid, computed once per distinct file grid.
+
+    Files of one product and tile share a grid, so a four-decade stack warps with one index per pixel
+    and reads only the window of the file that covers the site (GDAL's warper re-plans every file).
+    """
+    from affine import Affine
+    from rasterio.crs import CRS
+    from rasterio.warp import transform as warp_transform
+
+    rows, cols = grid.shape
+    t = grid.transform
+    r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
+    rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
+    xs = t.c + cc * t.a + rr * t.b
+    ys = t.f + cc * t.d + rr * t.e
+    if CRS.from_wkt(src_crs_wkt) != grid.crs:
+        qx, qy = warp_transform(grid.crs, CRS.from_wkt(src_crs_wkt), xs.ravel(), ys.ravel())
+        xs, ys = np.asarray(qx).reshape(rows, cols), np.asarray(qy).reshape(rows, cols)
+    c, r = ~Affine(*src_transform[:6]) @ (xs, ys)
+    r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
+    inside = (r >= 0) & (r < src_shape[0]) & (c >= 0) & (c < src_shape[1])
+    if not inside.any():
+        return PixelMap(None, r, c, inside)
+    r0, r1 = int(r[inside].min()), int(r[inside].max()) + 1
+    c0, c1 = int(c[inside].min()), int(c[inside].max()) + 1
+    rr, cc = np.where(inside, r - r0, 0), np.where(inside, c - c0, 0)
+    plain = bool(
+        inside.all()
+        and (r1 - r0, c1 - c0) == (rows, cols)
+        and (rr == np.arange(rows)[:, None]).all()
+        and (cc == np.arange(cols)[None, :]).all()
+    )
+    return PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
