@@ -22,9 +22,9 @@ logger = logging.getLogger(__name__)
 #: Modules that define `register(subparsers)`; a module that is missing is skipped.
 VERB_MODULES = (
     "reviewer.record.cli",
-    "reviewer.bank.cli",
-    "reviewer.bank.gen_cli",
-    "reviewer.scoring.cli",
+    "reviewer.review.bank_cli",
+    "reviewer.review.gen_cli",
+    "reviewer.failures.score_cli",
     "reviewer.review.cli",
     "reviewer.review.audit_cli",
     "reviewer.drafting.cli",

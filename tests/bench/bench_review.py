@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 import bank_factory as bf  # noqa: E402
 
 from reviewer.bank.io import write_bank  # noqa: E402
-from reviewer.bank.store import import_bank  # noqa: E402
 from reviewer.review import api  # noqa: E402
+from reviewer.review.banks import import_bank  # noqa: E402
 from reviewer.store import Store  # noqa: E402
 
 _SCRIPT = Path(sys.executable).with_name("reviewer")

@@ -1,4 +1,8 @@
-"""`reviewer generate` and `reviewer alter`: candidate questions and instrument/placebo pairs from a site record."""
+"""`reviewer generate` and `reviewer alter`: candidate questions and instrument/placebo pairs from a site record.
+
+In review, above bank and scoring: `generate --store` imports the candidates into the review store and every
+run prints the answer balance (scoring).
+"""
 # ruff: noqa: T201
 
 from __future__ import annotations
@@ -33,27 +37,23 @@ def _generate(args: argparse.Namespace) -> int:
         from reviewer.errors import BankError
 
         raise BankError("--split is for a run on a cluster: give --workers N or --scheduler ADDRESS", field="split")
-    store = None
+    report = generate(
+        args.site_dir[0],
+        args.out,
+        tasks=args.tasks or None,
+        seed=args.seed,
+        balance=args.balance,
+        memory=args.memory,
+        progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
+    )
     if args.store:
+        from reviewer.review.banks import import_bank
         from reviewer.store import Store
 
-        store = Store(args.db)
-    try:
-        report = generate(
-            args.site_dir[0],
-            args.out,
-            tasks=args.tasks or None,
-            seed=args.seed,
-            store=store,
-            balance=args.balance,
-            memory=args.memory,
-            progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
-        )
-    finally:
-        if store is not None:
-            store.close()
+        with Store(args.db) as store:
+            import_bank(store, args.out)
     echo(report.summary())
-    from reviewer.bank.cli import balance_summary
+    from reviewer.review.bank_cli import balance_summary
 
     for line in balance_summary(args.out):
         echo(line)

@@ -1,4 +1,8 @@
-"""`reviewer score BANK_DIR RUNS.jsonl ... --out REPORT_DIR`: score agent runs on a frozen bank."""
+"""`reviewer score BANK_DIR RUNS.jsonl ... --out REPORT_DIR`: score agent runs on a frozen bank.
+
+The verb joins scoring and failures (`--failures` adds a coded failure set's section to the report), so it
+lives in failures, above both; the scoring it calls is reviewer.scoring.api.
+"""
 # ruff: noqa: T201
 
 from __future__ import annotations
