@@ -15,6 +15,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
+from reviewer import __version__
 from reviewer.errors import ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,7 @@ def _report(exc: BaseException, verbose: bool) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="reviewer", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log debug messages (and GDAL's), show a bug's traceback"
