@@ -388,15 +388,14 @@ def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) 
 
 
 @lru_cache(maxsize=512)
-def _mtd_offsets(mtd_path: str) -> tuple[dict[str, float], float, str | None, str | None]:
-    """BOA_ADD_OFFSET per band id, the quantification value, the spacecraft and the processing baseline
-    from MTD_MSIL2A.xml."""
+def _mtd_offsets(mtd_path: str, quant: float) -> tuple[dict[str, float], float, str | None, str | None]:
+    """BOA_ADD_OFFSET per band id, the quantification value (`quant`, the catalogue's, when the file has
+    none), the spacecraft and the processing baseline from MTD_MSIL2A.xml."""
     try:
         root = ET.parse(mtd_path).getroot()
     except (ET.ParseError, OSError) as exc:
         raise UnreadableFileError(f"cannot parse metadata ({exc})", path=mtd_path) from exc
     offsets: dict[str, float] = {}
-    quant = 10000.0
     spacecraft = baseline = None
     for el in root.iter():
         tag = el.tag.split("}")[-1]
@@ -455,7 +454,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
         return {}
     mtd = find_metadata(band_path, rule["metadata"], stop)
     if mtd is not None:
-        offsets, quant, spacecraft, baseline = _mtd_offsets(str(mtd))
+        offsets, quant, spacecraft, baseline = _mtd_offsets(str(mtd), float(rule["quantification"]))
         band_id = str(rule.get("band_ids", {}).get(band, ""))  # the band's place in the metadata's list
         if offsets:
             out = {"offset": offsets.get(band_id, 0.0), "quantification": quant, "offset_source": mtd.name}
@@ -468,7 +467,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
         if spacecraft and spacecraft in mapping:
             out["platform"] = mapping[spacecraft]
         return out
-    quant = float(rule.get("quantification", 10000))
+    quant = float(rule["quantification"])
     baseline = _baseline_in_path(rule, band_path, stop)
     if baseline:
         source = f"processing baseline {baseline} (SAFE folder name)"
@@ -479,7 +478,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
             offset = float(step["offset"])
     return {
         "offset": offset,
-        "quantification": float(rule.get("quantification", 10000)),
+        "quantification": quant,
         "offset_source": "acquisition date",
     }
 
