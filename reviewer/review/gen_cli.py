@@ -128,11 +128,9 @@ class _Bars:
 
 
 def _alter(args: argparse.Namespace) -> int:
-    from reviewer.bank.alter import REPORT, alter_record
+    from reviewer.bank.alter import REPORT, Alteration, alter_record
 
-    result = alter_record(
-        args.site_dir,
-        args.out,
+    alteration = Alteration(
         satellite=args.satellite,
         variable=args.variable,
         scale=args.scale,
@@ -141,6 +139,11 @@ def _alter(args: argparse.Namespace) -> int:
         date_to=args.date_to,
         drop_clear=args.drop_clear,
         seed=args.seed,
+    )
+    result = alter_record(
+        args.site_dir,
+        args.out,
+        alteration,
         question=args.question,
         bank=args.bank,
         dry_run=args.dry_run,
