@@ -75,7 +75,7 @@ def _field_schema(f: dict[str, Any], period: tuple[int, int]) -> dict[str, Any]:
 def reply_schema(question: dict[str, Any]) -> dict[str, Any]:
     """draft_reply.schema.json with one required answer property per field of the question."""
     schema = copy.deepcopy(_base_reply_schema())
-    period = _years(question)
+    period = period_years(question)
     answer = schema["properties"]["answer"]
     answer["properties"] = {f["name"]: _field_schema(f, period) for f in question["fields"]}
     answer["required"] = [f["name"] for f in question["fields"]]
@@ -84,7 +84,7 @@ def reply_schema(question: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _years(question: dict[str, Any]) -> tuple[int, int]:
+def period_years(question: dict[str, Any]) -> tuple[int, int]:
     return int(question["period"]["start"][:4]), int(question["period"]["end"][:4])
 
 
@@ -123,7 +123,7 @@ def item_text(
     question: dict[str, Any], site: dict[str, Any], view: EvidenceView, images: list[Image], p: Prompt
 ) -> str:
     """The per-item part of the prompt: the question, its fields, the site facts and the images' labels."""
-    y0, y1 = _years(question)
+    y0, y1 = period_years(question)
     region = {"site": "the whole site", "quadrant": f"the {view.region.quadrant} quadrant"}.get(
         view.region.kind, "the polygon " + json.dumps([list(c) for c in view.region.coordinates])
     )

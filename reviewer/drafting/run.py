@@ -132,7 +132,7 @@ def draft_one(
     """Render, request, check (one more request with the validation error if the reply is invalid): the draft
     record. InvalidReply when the second reply fails too; it is never stored."""
     limits = settings()["images"]
-    job.images = render_evidence(index, job.view, D._years(job.question), limits)
+    job.images = render_evidence(index, job.view, D.period_years(job.question), limits)
     job.params = D.build_params(job, site, model=model)
     t0 = time.perf_counter()
     message = call(client, job.params, cancel)
@@ -400,7 +400,7 @@ def draft_bank_batch(
             try:
                 job = job_of(store, item, sites)
                 index = sites.index(job.question["site"])
-                job.images = render_evidence(index, job.view, D._years(job.question), settings()["images"])
+                job.images = render_evidence(index, job.view, D.period_years(job.question), settings()["images"])
             except ReviewerError as exc:
                 summary.outcomes.append(Outcome(item.key, "failed", str(exc)))
                 continue

@@ -245,7 +245,8 @@ def _sds_read(sid: int, layer: str, window) -> np.ndarray:
         start, count, cols = _sds_window(shape, window)
         if any(s < 0 or n <= 0 or s + n > d for s, n, d in zip(start, count, shape, strict=True)):
             raise OSError(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
-        data = np.asarray(c._SDreaddata_0(sds, data_type, start, count, [1] * rank))
+        # the C reader SDS.get itself calls: the SDS wrapper and its slicing cost more than a site window's read
+        data = np.asarray(c._SDreaddata_0(sds, data_type, start, count, [1] * rank))  # noqa: SLF001 - see above
     finally:
         c.SDendaccess(sds)
     return data if cols is None else np.ascontiguousarray(data[..., cols])
