@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 if TYPE_CHECKING:
+    from affine import Affine
+
     from reviewer.record.site import Site
 
 
@@ -22,8 +24,8 @@ if TYPE_CHECKING:
 class Grid:
     """Where to put pixels: a CRS, an affine transform and a (rows, cols) shape."""
 
-    crs: object
-    transform: object
+    crs: Any  # a rasterio CRS
+    transform: Affine
     shape: tuple[int, int]
     #: (row, col) of this grid's first pixel in the grid `transform` places: a window of the site grid
     #: (a trajectory reads one pixel) whose pixels land exactly where the whole grid's would

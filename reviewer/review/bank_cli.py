@@ -40,7 +40,7 @@ def balance_summary(folder: str | os.PathLike) -> list[str]:
     from reviewer.bank.io import load_bank
     from reviewer.scoring.metrics import answer_balance, balance_lines
 
-    return ["answer balance:", *balance_lines(answer_balance(load_bank(folder)))]
+    return ["answer balance:", *balance_lines(answer_balance(load_bank(os.fspath(folder))))]
 
 
 def _import(args: argparse.Namespace) -> int:
