@@ -94,10 +94,15 @@ def _global_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def verb_of(argv: Sequence[str]) -> str | None:
-    """The verb asked for (the first word after the global options), or None."""
-    known, rest = _global_options(_Parser(prog="reviewer", add_help=False)).parse_known_args(list(argv))
-    del known
-    return rest[0] if rest and not rest[0].startswith("-") else None
+    """The verb asked for: the first word that is neither a global option nor --db's value (a verb's own
+    options, e.g. `review decide --version N`, come after it and are not looked at), or None."""
+    words = iter(argv)
+    for word in words:
+        if word == "--db":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:

@@ -95,3 +95,19 @@ def test_a_verb_imports_only_its_own_package():
     others = {"reviewer.record.cli", "reviewer.review.gen_cli", "reviewer.drafting.cli", "reviewer.failures.cli"}
     assert not loaded & others, sorted(loaded & others)
     assert not {m for m in loaded if m.startswith("reviewer.bank.")}, "the review verbs' parser needs no bank module"
+
+
+@pytest.mark.parametrize(
+    ("argv", "verb"),
+    [
+        (["--db", "x.sqlite", "freeze", "rb", "--version", "2"], "freeze"),  # the verb's own --version
+        (["-v", "--db=x.sqlite", "review", "decide", "rb/q1", "--accept"], "review"),
+        (["--db", "review", "scan", "site"], "scan"),  # --db's value is not the verb
+        (["--version"], None),
+        ([], None),
+    ],
+)
+def test_the_verb_is_the_first_word_after_the_global_options(argv, verb):
+    from reviewer.cli import verb_of
+
+    assert verb_of(argv) == verb
