@@ -434,7 +434,7 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
                         problems[layer] = f"has no layer '{layer}'"
                         continue
                     ds[ds.shape[0] - 1 : ds.shape[0], :]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file name it as damaged
             problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
     return problems
 
