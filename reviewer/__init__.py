@@ -1,6 +1,5 @@
 """EarthRecord Reviewer: build, review, freeze and score a land-change question bank."""
 
-from importlib.resources import files
 from pathlib import Path
 
 __version__ = "0.1.0"
@@ -8,13 +7,26 @@ __version__ = "0.1.0"
 #: The name of the tool's per-user folders (platformdirs: data, config, cache).
 APP_NAME = "earthrecord-reviewer"
 
+#: The source checkout this package sits in, when it sits in one (schemas/, db/, assets/ are its top-level
+#: folders, DESIGN.md section 3); None for an installed wheel.
+_ROOT = Path(__file__).resolve().parent.parent
+_CHECKOUT: Path | None = _ROOT if (_ROOT / "pyproject.toml").is_file() else None
+
 
 def _resource_dir(name: str) -> Path:
-    """A folder of the package's data (reviewer/resources/<name>), found through importlib.resources so that
-    a wheel or pipx install finds it as the source tree does; the tool needs it as files on disk."""
-    found = files(__name__).joinpath("resources", name)
+    """The folder of the tool's data called `name` (schemas, db, assets): the checkout's own top-level folder
+    when running from one (an editable install, PYTHONPATH), else the package data an installed wheel ships as
+    reviewer._<name> (setup.py), found through importlib.resources."""
+    if _CHECKOUT is not None and (_CHECKOUT / name).is_dir():
+        return _CHECKOUT / name
+    from importlib.resources import files
+
+    found = files(f"{__name__}._{name}")
+    if not isinstance(found, Path):  # a data package has no __init__.py: the folder its entries are in
+        entry = next(iter(found.iterdir()), None)
+        found = entry.parent if isinstance(entry, Path) else found
     if not isinstance(found, Path) or not found.is_dir():
-        raise ImportError(f"reviewer: package data {name}/ missing from {found} (a broken or zipped install)")
+        raise ImportError(f"reviewer: package data {name}/ missing ({found}): a broken or zipped install")
     return found
 
 

@@ -1,6 +1,7 @@
 """The package installs like any other: a wheel in a fresh virtual environment, outside the source tree.
 
-The wheel is built from a copy of the source (pyproject, README, reviewer/, plugins/) and installed with
+The wheel is built from a copy of the source (pyproject, setup.py, README, reviewer/, plugins/ and the
+top-level schemas/, db/, assets/, which it ships as the data packages reviewer._schemas etc.) and installed with
 `pip install --no-deps` into a new venv in a temporary folder. Installing every dependency again (napari,
 PySide6, rasterio...) would take minutes, so the new venv reads them from the venv running this test: a
 .pth file names that venv's site-packages (derived from sys.executable, whatever venv it is). That folder
@@ -44,7 +45,9 @@ def installed(tmp_path_factory) -> tuple[Path, dict[str, str], Path]:
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
     for name in ("reviewer", "plugins"):
         shutil.copytree(ROOT / name, src / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("schemas", "db", "assets"):  # the top-level data folders the wheel ships as reviewer._<name>
+        shutil.copytree(ROOT / name, src / name, ignore=ignore)
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(ROOT / name, src / name)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env.update(HOME=str(tmp / "home"), XDG_DATA_HOME=str(tmp / "data"), XDG_CACHE_HOME=str(tmp / "cache"))
@@ -80,12 +83,17 @@ def test_the_wheel_holds_the_package_data(installed):
     venv = str(tmp / "venv")
     # the installed copy, not the source tree this test runs from
     assert where.startswith(venv) and not where.startswith(str(ROOT)), where
-    for folder in (schemas, db, assets):
-        assert folder.startswith(venv), folder
+    # the package data of the wheel (reviewer/_schemas, ...), found through importlib.resources
+    installed = Path(where).parent
+    assert (schemas, db, assets) == tuple(str(installed / f"_{n}") for n in ("schemas", "db", "assets"))
     assert dialect == "https://json-schema.org/draft/2020-12/schema"
-    src = {p.relative_to(ROOT / "reviewer" / "resources") for p in (ROOT / "reviewer" / "resources").rglob("*.*")}
-    shipped = {p.relative_to(Path(schemas).parent) for p in Path(schemas).parent.rglob("*.*")}
-    assert src <= shipped, f"missing from the wheel: {sorted(map(str, src - shipped))}"
+    for name in ("schemas", "db", "assets"):
+        src = {p.relative_to(ROOT / name) for p in (ROOT / name).rglob("*.*")}
+        shipped = {p.relative_to(installed / f"_{name}") for p in (installed / f"_{name}").rglob("*.*")}
+        assert src and src <= shipped, f"missing from the wheel: {sorted(map(str, src - shipped))}"
+    # and every package of the source tree (a new one is found without being listed)
+    for init in (ROOT / "reviewer").rglob("__init__.py"):
+        assert (installed / init.parent.relative_to(ROOT / "reviewer") / "__init__.py").is_file(), init
 
 
 def test_a_first_session_with_the_installed_console_script(installed, tmp_path):
