@@ -29,6 +29,7 @@ VERB_MODULES = (
     "reviewer.review.cli",
     "reviewer.review.audit_cli",
     "reviewer.drafting.cli",
+    "reviewer.runs.cli",
     "reviewer.failures.cli",
     "reviewer.app.cli",
 )
@@ -44,6 +45,7 @@ VERBS = {
     **dict.fromkeys(("users", "freeze", "review", "package"), "reviewer.review.cli"),
     "audit": "reviewer.review.audit_cli",
     "draft": "reviewer.drafting.cli",
+    "run": "reviewer.runs.cli",
     "failures": "reviewer.failures.cli",
     "gui": "reviewer.app.cli",
 }
@@ -85,7 +87,7 @@ def _report(exc: BaseException, verbose: bool) -> int:
 
 
 def _global_options(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action="version", version=f"reviewer (EarthRecord Reviewer) {__version__}")
     parser.add_argument("--db", help="review store (SQLite file); default: user data directory")
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log debug messages (and GDAL's), show a bug's traceback"

@@ -57,6 +57,10 @@ class NoSceneError(RecordError, LookupError):
     """Raised when no scene matches a requested date, year or filter."""
 
 
+class MemoryBudgetError(RecordError):
+    """Raised before a read that would not fit in the memory free (a whole tile at full resolution)."""
+
+
 class SiteError(ReviewerError, ValueError):
     """Raised when a site folder or its site.json is not usable."""
 

@@ -9,6 +9,16 @@ opening a new store at the same time wait for each other instead of failing.
 Every write goes through `Store.transaction()` (BEGIN IMMEDIATE: the write lock is taken at the
 start, so two writers queue on the busy timeout instead of failing with 'database is locked'
 half-way), and a transaction that returned is on disk (synchronous=FULL).
+
+**The one rule of this module: a store file (and a review package, which is a store too) is only ever
+touched through SQLite.** Never open, read, copy or hash it with plain file calls while this process
+may hold a connection to it. SQLite knows that another connection is alive through POSIX advisory
+locks, and on POSIX closing *any* descriptor of a file releases every lock the process holds on it:
+one `open(path).read(16)` and close by a second `Store` let another process take the file for unused,
+delete its WAL under the first connection (`store.sqlite-wal (deleted)`), and every write after that
+was lost. SQLite itself keeps one lock table per file for all the connections of a process, so
+`Store` objects may be opened and closed freely in any thread; the header is recognised through
+SQLite (`_recognise`), and a copy of a store is made with SQLite's backup API (`Store.copy_to`).
 """
 
 from __future__ import annotations
@@ -122,6 +132,8 @@ class Store:
         self._depth = 0
         #: the last event hash written in the open transaction (the event chain's head), else None
         self.chain_head: str | None = None
+        #: seals of decisions written in the open transaction that the next event is to carry (ledger.py)
+        self.pending_seals: dict[int, str] = {}
         try:
             conn = self._connect()
         except sqlite3.DatabaseError as exc:
@@ -138,7 +150,8 @@ class Store:
             self._prepare(conn)
             self._migrate(conn)
             return conn
-        self._refuse_non_sqlite()
+        if self.path.is_dir():  # a stat, not an open: safe while connections are open (see the module rule)
+            raise StoreError("is a folder, not a review store", path=self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:
@@ -151,25 +164,21 @@ class Store:
             raise
         return conn
 
-    def _refuse_non_sqlite(self) -> None:
-        """A file that is not SQLite at all is refused before SQLite touches it."""
-        assert self.path is not None
-        if self.path.is_dir():
-            raise StoreError("is a folder, not a review store", path=self.path)
-        try:
-            with open(self.path, "rb") as fh:
-                header = fh.read(16)
-        except FileNotFoundError:
-            return
-        if header and header != b"SQLite format 3\x00":
-            raise StoreError(
-                "is not an EarthRecord Reviewer store (not a SQLite file); nothing was changed", path=self.path
-            )
-
     def _recognise(self, conn: sqlite3.Connection) -> None:
         """Refuse, before any write, a SQLite file that is another application's or a newer tool's."""
-        # one read transaction: a consistent snapshot even while another process migrates a new store
-        conn.execute("BEGIN")
+        # one read transaction: a consistent snapshot even while another process migrates a new store;
+        # SQLite reads the header itself (a plain open of the file would drop this process's locks)
+        try:
+            conn.execute("BEGIN")
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            if "not a database" in str(exc) or "encrypted" in str(exc):
+                raise StoreError(
+                    "is not an EarthRecord Reviewer store (not a SQLite file); nothing was changed", path=self.path
+                ) from exc
+            raise
         try:
             tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             app_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -282,6 +291,7 @@ class Store:
                 conn.execute(f"ROLLBACK TO {name}")
                 conn.execute(f"RELEASE {name}")
                 self.chain_head = None  # the rolled-back part may have written events
+                self.pending_seals.clear()
                 raise
             else:
                 conn.execute(f"RELEASE {name}")
@@ -294,6 +304,7 @@ class Store:
             raise StoreError(describe(exc), path=self.path) from exc
         self._depth = 1
         self.chain_head = None
+        self.pending_seals.clear()
         try:
             yield self.db
             conn.execute("COMMIT")
@@ -306,6 +317,16 @@ class Store:
         finally:
             self._depth = 0
             self.chain_head = None
+            self.pending_seals.clear()
+
+    def copy_to(self, target: str | Path) -> None:
+        """A consistent copy of the store in a new file, through SQLite's backup API (never a file copy: see
+        the module rule; a file copy also misses what is still in the WAL)."""
+        out = sqlite3.connect(target)
+        try:
+            self.db.conn.backup(out)
+        finally:
+            out.close()
 
     def close(self) -> None:
         self.db.close()

@@ -163,6 +163,10 @@ class MaintainerPanel(QWidget):
         layout.addWidget(self._assign_box())
         for box in self._status_boxes():
             layout.addWidget(box)
+        from reviewer.app.qt_quality import QualityBox
+
+        self.quality = QualityBox(self.store.path, self.user)  # the annotator quality table and plot (issue 30)
+        layout.addWidget(self.quality)
         layout.addWidget(self._rule_box())
         layout.addWidget(self._drafts_box())
         layout.addWidget(self._freeze_box())
@@ -207,7 +211,7 @@ class MaintainerPanel(QWidget):
         self.states = QLabel("")
         v.addWidget(self.progress)
         v.addWidget(self.states)
-        agreement_box = QGroupBox("Agreement (stage 1, accept / flag, and per reason)")
+        agreement_box = QGroupBox("Agreement (stage 1, accept / flag, per reason and per task)")
         v = QVBoxLayout(agreement_box)
         self.agreement = _table(("table", *AGREEMENT_KEYS))
         self.cohen = QLabel("")
@@ -455,6 +459,7 @@ class MaintainerPanel(QWidget):
 
     def start(self, bank: str) -> None:
         self.bank = bank
+        self.quality.set_bank(bank)
         self.refresh()
 
     def refresh(self) -> None:
@@ -477,6 +482,7 @@ class MaintainerPanel(QWidget):
             self.seed.setValue(int(cfg["seed"]))
         self._draft_counts()
         tables = [("accept / flag", report["overall"]), *report["per_reason"].items()]
+        tables += [(f"task {task}", figs) for task, figs in report.get("per_task", {}).items()]
         _fill(self.agreement, [[name, *(fmt(figs.get(k)) for k in AGREEMENT_KEYS)] for name, figs in tables])
         self.cohen.setText(
             "; ".join(

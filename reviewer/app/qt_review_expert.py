@@ -161,7 +161,7 @@ class ExpertPanel(QWidget):
         for i, d in enumerate(view["stage1"]):
             cells = (
                 d["annotator"],
-                d["verdict"],
+                d["verdict"] + (f" ({d['confidence']} confidence)" if d.get("confidence") else ""),
                 ", ".join(d["reasons"]),
                 d["comment"] or "",
                 json.dumps(d["correction"], ensure_ascii=False) if d["correction"] else "",

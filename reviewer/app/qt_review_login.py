@@ -36,7 +36,7 @@ class WhoDialog(QDialog):
 def who_is_working(store, given: str | None = None, *, ask: bool = True) -> tuple[str, str] | None:
     """(name, role) from --user, REVIEWER_USER or the dialog; None when the store has no users or the
     dialog was cancelled. An unknown given name raises the core's ReviewError."""
-    users = api.list_users(store)
+    users = api.working_profiles(store)  # once logins are bound: only the profiles of this OS login
     name = given or os.environ.get(USER_ENV)
     if name:
         for u in users:

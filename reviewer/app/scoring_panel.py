@@ -88,6 +88,8 @@ class ScoringPanel(QWidget):
         self.runs_label = QLabel("no run files")
         runs_btn = QPushButton("Run files…")
         runs_btn.clicked.connect(self._pick_runs)
+        models_btn = QPushButton("Run models…")  # reviewer run through Inspect, then scored here (qt_run_models)
+        models_btn.clicked.connect(self.open_run_models)
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText("report folder")
         out_btn = QPushButton("Output…")
@@ -108,7 +110,7 @@ class ScoringPanel(QWidget):
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a narrow dock puts the labels above their fields
         form.addRow("Bank", _row(self.bank_edit, bank_btn))
-        form.addRow("Runs", _row(self.runs_label, runs_btn))
+        form.addRow("Runs", _row(self.runs_label, runs_btn, models_btn))
         form.addRow("Report", _row(self.out_edit, out_btn))
         form.addRow("Passes / resamples / seed", _row(self.passes_spin, self.bootstrap_spin, self.seed_spin))
         form.addRow("", self.draft_check)
@@ -154,6 +156,13 @@ class ScoringPanel(QWidget):
         self.run_files = [str(r) for r in runs]
         self.runs_label.setText(", ".join(Path(r).name for r in self.run_files) or "no run files")
         self.out_edit.setText(str(out))
+
+    def open_run_models(self) -> Any:
+        from reviewer.app.qt_run_models import RunModelsDialog
+
+        self.run_models = RunModelsDialog(self, self)
+        self.run_models.show()
+        return self.run_models
 
     def _pick_bank(self) -> None:
         folder = QFileDialog.getExistingDirectory(self, "Bank folder")

@@ -37,7 +37,7 @@ def compute(series: Any, template: str) -> list[Any]:
     """The template's candidates on a series (reviewer.bank.series.SiteSeries), as generation computes them."""
     from reviewer.bank import generate as G
 
-    return G.COMPUTE[G.templates()[template]["compute"]](series, template)
+    return G.run_compute(series, template)
 
 
 def candidate_params(candidate: Any) -> dict[str, Any]:

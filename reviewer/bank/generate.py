@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from reviewer.bank import consistency
+from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
@@ -62,6 +64,16 @@ def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> d
                     path=path,
                     field=f"templates.{name}.evidence.{key}",
                 )
+        names = {f["name"] for f in tpl["fields"]}
+        cons = tpl.get("consistency", {})
+        side = cons.get("one_side", {})
+        used = [*cons.get("bounds", {}), *cons.get("max_half_width", {}), *side.get("of", [])]
+        used += [side["field"]] if "field" in side else []
+        for f in used:
+            if f not in names:
+                raise SchemaError(
+                    f"consistency names {f!r}, not a field", path=path, field=f"templates.{name}.consistency"
+                )
         if tpl["conclusion"] not in {f["name"] for f in tpl["fields"]}:
             raise SchemaError(
                 f"conclusion {tpl['conclusion']!r} is not one of the fields", path=path, field=f"templates.{name}"
@@ -78,9 +90,20 @@ def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> d
 
 
 @cache
+def _templates_doc() -> dict[str, Any]:
+    doc = json.loads(TEMPLATES_PATH.read_text(encoding="utf-8"))
+    check_templates(doc, path=TEMPLATES_PATH)
+    return doc
+
+
 def templates() -> dict[str, dict[str, Any]]:
     """templates.json, validated on load."""
-    return check_templates(json.loads(TEMPLATES_PATH.read_text(encoding="utf-8")), path=TEMPLATES_PATH)
+    return _templates_doc()["templates"]
+
+
+def rules_doc() -> dict[str, dict[str, Any]]:
+    """The consistency rules of templates.json by reason code (reviewer.bank.consistency)."""
+    return _templates_doc()["consistency_rules"]
 
 
 @dataclass
@@ -116,6 +139,8 @@ class GenerationReport:
     spilled: int = 0
     #: parts of the record's pass (Landsat years, runs of MODIS/VIIRS composites) run as cluster tasks
     tasks: int = 0
+    #: the cross-sensor break check: items checked, within the offset (marked or dropped), close to it
+    sensor_break: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
         tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
@@ -126,7 +151,18 @@ class GenerationReport:
             "budget"
             + (f" ({_size(self.spilled)} of series frames in files)" if self.spilled else "")
             + (f"; the record read as {self.tasks} tasks of the cluster" if self.tasks else "")
+            + _break_summary(self.sensor_break)
         )
+
+
+def _break_summary(b: dict[str, Any]) -> str:
+    if not b.get("checked"):
+        return ""
+    what = "marked for an expert" if b.get("mode") == "mark" else "dropped"
+    return (
+        f"; cross-sensor break check: {b['checked']} item(s) span a sensor change, {b['within']} within the "
+        f"sensors' offset ({what}), {b['close']} close to it, {b['unknown']} with no overlap to measure"
+    )
 
 
 def _size(n: int) -> str:
@@ -173,7 +209,10 @@ def _water_area(s: SiteSeries, year: int, method: str) -> float:
     return M.area_above(img, thr, s.pixel_area_km2, inside=s.inside, min_valid=0.8)
 
 
-WATER_METHODS = ("ndwi:h:0", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
+#: Water area methods (index:reflectance:threshold). NDWI is read from unharmonized reflectance only: the Roy et
+#: al. transform is a land regression whose NIR intercept (+0.041) lifts TM/ETM+ water above its green band, so a
+#: harmonized NDWI sees no water before OLI (the break check measures that offset; see README)
+WATER_METHODS = ("mndwi:r:otsu", "mndwi:h:0", "mndwi:h:otsu", "ndwi:r:0", "mndwi:r:0")
 
 
 def _periods(s: SiteSeries, periods: list[tuple[int, int]], min_years: int = 2) -> list[tuple[int, int]]:
@@ -204,7 +243,10 @@ def water_area_pair(s: SiteSeries, name: str) -> list[Candidate]:
     # every year with too few clear observations gives an insufficient-evidence twin
     thin = [y for y in ys if s.clear_obs["water"].get(y, 0) < th["min_obs_year"]]
     for y in thin[:2]:
-        pairs.append((y, min(ys[-1], y + 10)) if y + 10 <= ys[-1] else (max(ys[0], y - 10), y))
+        # compared with the year 10 years on (or back), else the record's farther end; never with itself
+        other = y + 10 if y + 10 <= ys[-1] else y - 10 if y - 10 >= ys[0] else max(ys, key=lambda x: abs(x - y))
+        if other != y:
+            pairs.append((min(y, other), max(y, other)))
     out = []
     for y1, y2 in dict.fromkeys(pairs):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y1) + s.sensors(y2, y2))
@@ -621,7 +663,7 @@ def tree_cover_change(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     out = []
-    for k, (y1, y2) in enumerate([(max(ys[0], 2001), ys[-1]), (ys[0] + 2, ys[len(ys) // 2])]):
+    for k, (y1, y2) in enumerate([(ER.not_before(_t(name), ys[0]), ys[-1]), (ys[0] + 2, ys[len(ys) // 2])]):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
         change = {}
         first = [y for y in (y1, y1 + 1, y1 + 2) if y in ys]
@@ -713,7 +755,7 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
     """A visual-reference candidate: the AI draft and human review set the reference; methods give a draft."""
     th = _thr(name)
     ys = s.years
-    y1, y2 = max(ys[0] + 2, 2001), ys[-1]
+    y1, y2 = ER.not_before(_t(name), ys[0] + 2), ys[-1]
     _, loss_year = _loss_maps(s, y1, y2, 0.75, th["loss_drop"], s.regions["site"])
     lost = loss_year > 0
     if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
@@ -722,7 +764,10 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
     region = max(quads, key=quads.get)
     ndvi = float(np.nanmedian(s.comp("ndvi_h", y2)[lost]))
     mndwi = float(np.nanmedian(s.comp("mndwi_h", y2)[lost]))
-    draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
+    if math.isfinite(ndvi) and math.isfinite(mndwi):
+        draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
+    else:
+        draft = None  # no clear view of the loss area in y2: the methods give no draft
     c = Candidate(
         name,
         {"y1": y1, "y2": y2, "region": REGION_NAMES[region]},
@@ -731,17 +776,17 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
         extra={
             "pending_reason": "visual reference: set by human review of an AI-drafted visual "
             "interpretation of the imagery",
-            "draft_ndvi": round(ndvi, 3),
+            "draft_ndvi": round(ndvi, 3) if math.isfinite(ndvi) else None,
         },
     )
-    c.methods = {"cover": {"ndvi_mndwi_rule": draft}}
+    c.methods = {"cover": {"ndvi_mndwi_rule": draft} if draft else {}}
     return [c]
 
 
 def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
-    y1, y2 = max(ys[0] + 2, 2001), ys[-1]
+    y1, y2 = ER.not_before(_t(name), ys[0] + 2), ys[-1]
     c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
     est = {}
     for drop_t in _sweep(name)["loss_drop"]:
@@ -749,8 +794,12 @@ def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
         est[f"ndvi_drop>{drop_t}"] = float((loss_year > 0).sum()) * s.pixel_area_km2
     c.methods = {"area": est}
     if s.hansen_lossyear is not None:
+        # lossyear counts years since the product's base year; it covers loss from its first year on
+        product = ER.rules_of(_t(name))["product"]
+        base, first = product["value_base_year"], product["first_year"]
         ly = s.hansen_lossyear.astype(np.int32)
-        area = float(((ly >= y1 - 2000) & (ly <= y2 - 2000) & (ly > 0)).sum()) * s.pixel_area_km2
+        lo = max(y1, first) - base
+        area = float(((ly >= lo) & (ly <= y2 - base) & (ly > 0)).sum()) * s.pixel_area_km2
         c.reference_override = {"area": round(area, 4)}
         c.extra["product"] = {"name": "Hansen GFC lossyear", "file": s.hansen_path, "area_km2": round(area, 4)}
     else:
@@ -763,7 +812,7 @@ def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
 def ndvi_share(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
-    y1, y2 = max(ys[0], 2001), ys[-1]
+    y1, y2 = ER.not_before(_t(name), ys[0]), ys[-1]
     yrs = s.years_between(y1, y2)
     # each cube (years x pixels of one index) is loaded when its turn comes, so one is in memory at a time
     cubes: dict[str, tuple[list[int], Callable[[], np.ndarray]]] = {
@@ -812,7 +861,7 @@ def lowest_greenness(s: SiteSeries, name: str) -> list[Candidate]:
     growing = {y: np.mean([s.precip[(y, m)] for m in range(4, 10) if (y, m) in s.precip]) for y in annual}
     have_base = [y for y in base_years if y in annual]
     out = []
-    for y1, y2 in dict.fromkeys([(max(ys[0], 2001), ys[-1]), (ys[0], ys[-1])]):
+    for y1, y2 in dict.fromkeys([(ER.not_before(_t(name), ys[0]), ys[-1]), (ys[0], ys[-1])]):
         c = Candidate(
             name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2), extra={"vegetated_pixels": int(veg.sum())}
         )
@@ -1064,8 +1113,27 @@ def finish(
     site_bbox: tuple[float, float, float, float] | None = None,
 ) -> tuple[dict | None, str | None]:
     """The question of a candidate, or (None, reason) when it must be dropped. `site_bbox` (the site grid's
-    [west, south, east, north]) places a central-square region of the evidence view in the site's CRS."""
+    [west, south, east, north]) places a central-square region of the evidence view in the site's CRS.
+    A question holding a value that is not finite anywhere is dropped (JSON has no NaN; a bank never does)."""
+    q, reason = _finish(c, site_id, number, seed, gen_cfg, site_bbox=site_bbox)
+    if q is not None:
+        bad = nonfinite_paths(q)
+        if bad:
+            return None, f"not a finite value at {', '.join(bad[:3])}"
+    return q, reason
+
+
+def _finish(
+    c: Candidate,
+    site_id: str,
+    number: int,
+    seed: int,
+    gen_cfg: dict[str, Any],
+    *,
+    site_bbox: tuple[float, float, float, float] | None = None,
+) -> tuple[dict | None, str | None]:
     tpl = _t(c.template)
+    c.methods = _finite_methods(c.methods)
     params = candidate_params(c)
     rng = np.random.default_rng([seed, number, sum(map(ord, c.template))])
     fields = json.loads(json.dumps(tpl["fields"]))
@@ -1122,6 +1190,12 @@ def finish(
     _reference_from(c, tpl, reference, prov)
     if ranges:
         q["reference_range"] = ranges
+        consistency.clamp_ranges(q, tpl)
+    q["provenance"] = prov
+    broken = consistency.problems(q)
+    if broken:
+        code, text = broken[0]
+        return None, f"{code}: {text}"
     accept = {}
     if cfield["type"] == "category" and concl in reference:
         accept[concl] = []
@@ -1148,6 +1222,18 @@ def _fill_text(c: Candidate, tpl: dict[str, Any], fields: list[dict[str, Any]], 
             c.params[f"{f['name']}_options"] = natural
     phr = int(rng.integers(len(tpl["phrasings"])))
     return _fill(tpl["phrasings"][phr], {**tpl["thresholds"], **c.params}), phr
+
+
+def phrasings_of(q: dict[str, Any]) -> list[str]:
+    """Every phrasing of a generated question's template filled with its parameters (the options named in the
+    template's natural order): what a reviewer could be shown for it under any seed."""
+    tpl = _t(q["provenance"]["template"])
+    params = dict(q["provenance"].get("params") or {})
+    fields = sorted(tpl["fields"], key=lambda f: f["name"] != tpl["conclusion"])
+    for f in fields:
+        if f["type"] == "category":
+            params.setdefault("options", _options_text(list(f["options"])))
+    return [_fill(p, {**tpl["thresholds"], **params}) for p in tpl["phrasings"]]
 
 
 def _combine_methods(
@@ -1239,19 +1325,73 @@ def _evidence(
 
 
 def _jsonable(v: Any) -> Any:
+    """A JSON value of `v`: numpy scalars as Python numbers, floats rounded, NaN and infinity as null (JSON has
+    neither; a bank file never holds them)."""
     if isinstance(v, dict):
         return {str(k): _jsonable(x) for k, x in v.items()}
     if isinstance(v, list | tuple):
         return [_jsonable(x) for x in v]
     if isinstance(v, np.generic):
-        return v.item()
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
     return _round(v)
+
+
+def _finite_methods(methods: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The methods' values without the ones that are not a value (NaN, infinity, None): a method that found
+    nothing to measure (an all-cloud year, an empty region) gives no value rather than a NaN."""
+
+    def ok(v: Any) -> bool:
+        if isinstance(v, np.generic):
+            v = v.item()
+        return v is not None and not (isinstance(v, float) and not math.isfinite(v))
+
+    return {k: {m: v for m, v in d.items() if ok(v)} for k, d in methods.items()}
+
+
+def nonfinite_paths(v: Any, path: str = "") -> list[str]:
+    """Where a JSON-to-be value holds NaN or infinity (dotted paths); empty when it holds none."""
+    if isinstance(v, dict):
+        return [p for k, x in v.items() for p in nonfinite_paths(x, f"{path}.{k}" if path else str(k))]
+    if isinstance(v, list | tuple):
+        return [p for i, x in enumerate(v) for p in nonfinite_paths(x, f"{path}[{i}]")]
+    if isinstance(v, float | np.floating) and not math.isfinite(float(v)):
+        return [path]
+    return []
 
 
 def site_record(index) -> dict[str, Any]:
     doc = dict(index.site.doc)
     keep = ("id", "name", "kind", "theme", "role", "bbox", "crs", "boundary", "resolution", "shape")
     return {k: doc[k] for k in keep if k in doc}
+
+
+def run_compute(series: SiteSeries, name: str) -> list[Candidate]:
+    """A template's candidates. Empty or all-cloud years make NaN medians and means on purpose (a method with
+    nothing to measure gives no value, and finish leaves it out), so numpy's warnings about them are not shown."""
+    import warnings
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        out = COMPUTE[_t(name)["compute"]](series, name)
+        for c in out:
+            _apply_evidence_rules(series, c)
+    return out
+
+
+def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
+    """A candidate whose compared periods lack clear imagery (templates.json `evidence_rules`) becomes an
+    insufficient-evidence question naming what is missing, whatever its methods made of the gaps."""
+    if c.insufficient is not None:
+        return
+    tpl = _t(c.template)
+    names = {v: k for k, v in REGION_NAMES.items()}
+    region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    missing = ER.missing_evidence(series, tpl, c.params, c.period, region)
+    if missing:
+        c.insufficient = {"missing": missing, "rule": ER.rules_of(tpl)}
+        c.drop = None
 
 
 def _questions(
@@ -1263,18 +1403,23 @@ def _questions(
     gen_cfg: dict[str, Any],
     site_bbox: tuple[float, float, float, float] | None,
     progress: Callable[[float, str], None] | None,
+    breaks: Any = None,
 ) -> list[dict[str, Any]]:
     """Every template's candidates finished into questions, numbered in template order; the dropped ones and
-    the counts go into `report`."""
+    the counts go into `report`. `breaks` (a sensor_break.BreakCheck) checks kept items spanning a sensor
+    change."""
     questions, number = [], 0
     for k, name in enumerate(names):
         if progress is not None:
             progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
-        for c in COMPUTE[_t(name)["compute"]](series, name):
+        for c in run_compute(series, name):
             number += 1
             if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
                 c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
             q, reason = finish(c, site_id, number, seed, gen_cfg, site_bbox=site_bbox)
+            if q is not None and breaks is not None and q["class"] != "insufficient":
+                reason = _check_break(breaks, series, c, q, report)
+                q = None if reason else q
             if q is None:
                 report.dropped.append(
                     {
@@ -1282,6 +1427,7 @@ def _questions(
                         "period": list(c.period),
                         "params": _jsonable({k: v for k, v in c.params.items() if k != "options"}),
                         "reason": reason,
+                        "rule": _rule_code(reason),
                         "methods": _jsonable(c.methods),
                     }
                 )
@@ -1292,6 +1438,53 @@ def _questions(
             else:
                 report.by_task[q["task"]] = report.by_task.get(q["task"], 0) + 1
     return questions
+
+
+def _check_break(
+    breaks: Any, series: SiteSeries, c: Candidate, q: dict[str, Any], report: GenerationReport
+) -> str | None:
+    """The break check of a kept question, stored in its provenance; the drop reason when the setting drops
+    items within the sensors' offset (else they are marked for an expert)."""
+    from reviewer.bank import sensor_break as SB
+
+    tpl = _t(c.template)
+    names = {v: k for k, v in REGION_NAMES.items()}
+    region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    with np.errstate(all="ignore"):
+        doc = SB.assess(breaks, series, tpl, ER.compared_periods(tpl, c.params, c.period), region)
+    if doc is None:
+        return None
+    b = report.sensor_break
+    b.setdefault("mode", breaks.mode)
+    for k in ("checked", "within", "close", "unknown"):
+        b.setdefault(k, 0)
+    b["checked"] += 1
+    b["unknown"] += doc["beyond_offset"] is None
+    if doc["beyond_offset"] is False:
+        b["within"] += 1
+        if breaks.mode == "drop":
+            return (
+                f"sensor_break: the change {doc['change']} of {doc['index']} lies within the {doc['sensors'][0]} to "
+                f"{doc['sensors'][1]} offset {doc['offset']['harmonized']['offset']} +- {doc['margin']}"
+            )
+        doc["marked"] = True
+        doc["needs_expert"] = "the change lies within the offset between the sensors it spans"
+    elif doc.get("close"):
+        b["close"] += 1
+    q["provenance"]["sensor_break"] = _jsonable(doc)
+    return None
+
+
+def _rule_code(reason: str | None) -> str:
+    """The consistency rule's reason code a drop reason starts with, else the kind of drop."""
+    code = (reason or "").split(":", 1)[0]
+    if code in rules_doc():
+        return code
+    if reason and reason.startswith("not a finite value"):
+        return "not_finite"
+    if reason and reason.startswith("sensor_break:"):
+        return "sensor_break"
+    return "method"
 
 
 def _report_json(report: GenerationReport, seed: int, balance: float | None, gen_cfg: dict[str, Any]) -> str:
@@ -1311,6 +1504,7 @@ def _report_json(report: GenerationReport, seed: int, balance: float | None, gen
                 "memory_budget_bytes": report.memory_budget,
                 "spilled_bytes": report.spilled,
                 "cluster_tasks": report.tasks,
+                "sensor_break": report.sensor_break,
                 "seed": seed,
                 "balance": balance,
                 "config": gen_cfg,
@@ -1340,6 +1534,7 @@ def generate(
     threads: int | None = None,
     runner: Any = None,
     split_above: float = 0.0,
+    sensor_break: str | None = None,
 ) -> GenerationReport:
     """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
     `balance`: keep no conclusion value of a template more than this many times as often as the next
@@ -1347,7 +1542,8 @@ def generate(
     series stays under (frames beyond it go to files; the questions are the same); the report says the peak.
     `threads` and `runner` (a dask client whose workers take the site's years as tasks, when the site has at
     least `split_above` Landsat scene-megapixels) only change how the record is read (build_series), never
-    what is written."""
+    what is written. `sensor_break`: what to do with an item whose change lies within the offset between the
+    sensors it spans: "mark" it for an expert, "drop" it, or "off" (no check); default templates.json's."""
     from reviewer.bank.spill import DEFAULT_BUDGET, MemoryMeter
 
     with MemoryMeter() as meter:
@@ -1367,6 +1563,7 @@ def generate(
             memory or DEFAULT_BUDGET,
             meter,
             {"threads": threads, "runner": runner, "split_above": split_above},
+            sensor_break or _templates_doc()["sensor_break"]["on_break"],
         )
     report.peak_memory = max(report.peak_memory, meter.peak)
     return report
@@ -1388,6 +1585,7 @@ def _generate(
     memory,
     meter,
     reading,
+    on_break="mark",
 ) -> GenerationReport:
     t0 = time.perf_counter()
     if tasks:
@@ -1418,7 +1616,13 @@ def _generate(
     site_id = index.site.id
     report = GenerationReport(site_id, str(out_dir), series_seconds=series.seconds, scenes_read=series.scenes_read)
     report.memory_budget, report.spilled, report.tasks = memory, series.store.on_disk, series.tasks
-    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress)
+    breaks = None
+    if on_break != "off":
+        from reviewer.bank.sensor_break import BreakCheck
+
+        breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
+    gen_cfg["sensor_break"] = on_break
+    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
     if balance is not None:
         from reviewer.bank.balance import balance_questions
 

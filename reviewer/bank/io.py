@@ -609,6 +609,25 @@ def refuse_frozen_folder(folder: Path, *, unless_bytes: bytes | None = None) -> 
         raise BankError("holds a frozen bank, which is immutable; write to a new folder", path=folder)
 
 
+def refuse_occupied_folder(folder: Path, files: dict[str, bytes]) -> None:
+    """The tool never writes into a folder holding someone else's files: `folder` must be new, empty, or hold
+    exactly these files with these bytes already (writing the same frozen bank again changes nothing)."""
+    if not folder.is_dir():
+        return
+    other = []
+    for entry in sorted(folder.iterdir()):
+        if entry.name not in files or not entry.is_file() or entry.is_symlink():
+            other.append(entry.name)
+        elif entry.stat().st_size != len(files[entry.name]) or entry.read_bytes() != files[entry.name]:
+            other.append(entry.name)
+    if other:
+        shown = ", ".join(other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
+        raise BankError(
+            f"holds other files ({shown}); a bank is written into a new or empty folder, nothing was written",
+            path=folder,
+        )
+
+
 def write_bank(
     folder: str | Path,
     name: str,

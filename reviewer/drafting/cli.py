@@ -29,14 +29,6 @@ def _http_client() -> Any:
     return None
 
 
-def _bar(done: int, total: int, message: str) -> None:
-    width = 30
-    filled = int(width * done / total) if total else width
-    text = f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {message[:60]:<60}"
-    sys.stderr.write(text)
-    sys.stderr.flush()
-
-
 def _json_line(doc: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -101,7 +93,12 @@ def _run(args: argparse.Namespace) -> int:
     folders = _sites(args.site)
     client = make_client(http_client=_http_client())  # no key: one error line, before anything is read
     cancel = threading.Event()
-    progress = None if args.json or args.no_progress else _bar
+    from contextlib import nullcontext
+
+    from reviewer.progress import StderrProgress
+
+    bar = nullcontext() if args.json or args.no_progress or args.progress_json else StderrProgress("drafts")
+    progress = bar.count if isinstance(bar, StderrProgress) else None
     if args.progress_json:
         progress = _json_progress
         _listen_for_cancel(cancel)
@@ -115,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=progress,
         cancel=cancel,
     )
-    with Store(args.db) if args.db else Store() as store:
+    with Store(args.db) if args.db else Store() as store, bar:
         try:
             if args.batch:
                 summary = draft_bank_batch(store, args.bank, client, poll_s=args.poll, **common)
@@ -124,12 +121,9 @@ def _run(args: argparse.Namespace) -> int:
                     store, args.bank, client, concurrency=args.concurrency, second_opinion=args.second_opinion, **common
                 )
         except KeyboardInterrupt:
-            if progress is _bar:
-                sys.stderr.write("\n")
+            bar.__exit__(None, None, None)
             echo("cancelled: the drafts finished so far are stored; run the same command again to resume", err=True)
             return 130
-    if progress is _bar:
-        sys.stderr.write("\n")
     doc = summary.to_json()
     if args.progress_json:
         _json_line({"summary": doc})

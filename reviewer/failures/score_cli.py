@@ -16,8 +16,10 @@ from reviewer.scoring import BOOTSTRAP_RESAMPLES
 
 def _summary(scores: dict) -> list[str]:
     k = scores["passes"]
+    sub = scores.get("subset")
+    on = f" (subset {sub['name']}: {sub['questions']} of {sub['of']} questions)" if sub else ""
     lines = [
-        f"bank {scores['bank']['name']} {scores['bank']['version']}: {scores['questions']['scored']} "
+        f"bank {scores['bank']['name']} {scores['bank']['version']}{on}: {scores['questions']['scored']} "
         f"computable and recognition questions, {len(scores['models'])} models, {scores['runs']['scored']} runs"
     ]
     width = max([len(m) for m in scores["models"]] + [16])
@@ -57,31 +59,30 @@ def _failure_sections(args: argparse.Namespace) -> list:
 
 
 def _score(args: argparse.Namespace) -> int:
+    from contextlib import nullcontext
+
+    from reviewer.progress import StderrProgress
     from reviewer.scoring.api import score
 
     sections = _failure_sections(args)
-
-    def progress(fraction: float, message: str) -> None:
-        if args.progress:
-            echo(f"\r{fraction * 100:5.1f}% {message:<30}", end="", err=True)
-
-    scores = score(
-        args.bank,
-        args.runs,
-        args.out,
-        passes=args.passes,
-        bootstrap=args.bootstrap,
-        seed=args.seed,
-        lenient=args.lenient,
-        progress=progress,
-        models=args.models.split(",") if args.models else None,
-        report=not args.no_report,
-        draft=args.draft,
-        rescore_from=args.rescore_from,
-        sections=sections,
-    )
-    if args.progress:
-        echo(err=True)
+    bar = StderrProgress("score") if args.progress else nullcontext()
+    with bar:
+        scores = score(
+            args.bank,
+            args.runs,
+            args.out,
+            passes=args.passes,
+            bootstrap=args.bootstrap,
+            seed=args.seed,
+            lenient=args.lenient,
+            progress=bar.update if isinstance(bar, StderrProgress) else None,
+            models=args.models.split(",") if args.models else None,
+            report=not args.no_report,
+            draft=args.draft,
+            rescore_from=args.rescore_from,
+            sections=sections,
+            subset=args.subset,
+        )
     for problem in scores["problems"]["bad_lines"]:
         where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]
         echo(f"skipped {where}: {problem['field'] + ': ' if problem['field'] else ''}{problem['message']}", err=True)
@@ -127,6 +128,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="SET",
         help="a failure-coding set of these runs (reviewer failures): its Tab. 13 and "
         "C.5 counts join the report (maintainer: --user)",
+    )
+    p.add_argument(
+        "--subset",
+        choices=["unanimous", "adjudicated", "corrected", "high-agreement"],
+        help="score only the questions the review settled that way (the frozen bank's qc.json); the report says "
+        "which subset and its size",
     )
     p.add_argument("--user", help="with --failures: the maintainer (default: REVIEWER_USER)")
     p.add_argument("--progress", action="store_true", help="show progress on stderr")

@@ -33,9 +33,13 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 0
     echo(f"{'date':10}  {'sensor':11}  {'tier':4}  {'loc':8}  {'valid%':>6}  {'clear%':>6}  {'cloud%':>6}  scene")
     for s in index.scenes:
+        if s.extra.get("outside_site"):
+            fractions = f"{'outside the site':>22}"
+        else:
+            fractions = f"{_pct(s.valid_fraction):>6}  {_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}"
         echo(
-            f"{s.date.isoformat():10}  {s.label:11}  {s.tier or '-':4}  {(s.location or '-'):8}  {_pct(s.valid_fraction):>6}  "
-            f"{_pct(s.clear_fraction):>6}  {_pct(s.cloud_fraction):>6}  {s.scene_id}{'' if s.record else '  (withheld reference)'}"
+            f"{s.date.isoformat():10}  {s.label:11}  {s.tier or '-':4}  {(s.location or '-'):8}  {fractions}  "
+            f"{s.scene_id}{'' if s.record else '  (withheld reference)'}"
         )
     summary = index.summary()
     echo(
@@ -54,14 +58,33 @@ def cmd_scan(args: argparse.Namespace) -> int:
         echo(f"\n{len(copies)} other cop{'y' if len(copies) == 1 else 'ies'} of bands not used:")
         for p in copies:
             echo(f"  {p.path}: {p.reason}")
+    outside = [s for s in index.scenes if s.extra.get("outside_site")]
+    if outside:
+        echo(f"\n{len(outside)} scene(s) outside the site (not used): their footprints miss the site's box")
     if not index.site.placed:
         from reviewer.record.site import NO_SITE_HINT
 
+        _echo_places(args.site_dir)
         echo(
             "\nno site.json: valid/clear fractions are over each scene's own extent, not a site grid; "
             + NO_SITE_HINT.format(dir=args.site_dir)
         )
     return 0
+
+
+def _echo_places(site_dir: str) -> None:
+    """A folder without site.json whose scenes cover places that do not overlap: each group and its box."""
+    from reviewer.record.siteinit import footprints, place_groups
+
+    prints, _ = footprints(site_dir)
+    groups = place_groups(prints)
+    if len(groups) < 2:
+        return
+    echo(f"\nthese scenes cover {len(groups)} places that do not overlap (a site is one place):")
+    for members, (w, s, e, n) in groups:
+        sensors = ", ".join(sorted({f.family for f in members}))
+        echo(f"  {len(members):3} scene(s) [{sensors}] at lon {w:.3f}..{e:.3f}, lat {s:.3f}..{n:.3f}")
+    echo(f"  make a site of one of them with: reviewer site init {site_dir} --bbox W S E N")
 
 
 def cmd_site_init(args: argparse.Namespace) -> int:
@@ -81,12 +104,12 @@ def cmd_site_init(args: argparse.Namespace) -> int:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    from reviewer.fileio import check_output_file, read_bounded
-    from reviewer.record.render import render_dates
+    from reviewer.fileio import read_bounded
+    from reviewer.record.render import check_png, render_dates
     from reviewer.record.scan import open_index
     from reviewer.record.stretch import Stretch
 
-    check_output_file(args.out)  # before any work: a folder or a read-only place is refused
+    check_png(args.out)  # before any work: another extension, a folder or a read-only place is refused
     stretch = None
     if args.stretch:
         text = args.stretch
@@ -109,6 +132,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         method=args.composite_method,
         sensors=args.sensor,
         percentiles=args.percentiles,
+        width=args.width,
     )
     if args.json:
         json.dump(result, sys.stdout, indent=1)
@@ -136,6 +160,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from reviewer.record.render import render_dates
     from reviewer.record.scan import open_index
 
+    if args.render:
+        from reviewer.record.render import check_png
+
+        check_png(args.render)
     site_dir = ensure_demo_site()
     echo(site_dir)  # only the path on stdout, so `$(reviewer demo)` is the site folder
     if args.render:
@@ -221,7 +249,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--percentiles", action="store_true", help="stretch from whole-stack percentiles instead of the fixed default"
     )
     p.add_argument("--sensor", action="append", help="only these sensors (TM, ETM+, OLI, OLI-2, MSI ...)")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the PNG to write (its name ends in .png)")
+    p.add_argument(
+        "--width", type=integer(1, 100000), default=None,
+        help="pixels across each panel; each band is read at that size (default: the panel's width, ~350 px)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print the stretch and scenes used")
     p.set_defaults(func=cmd_render)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import operator
 import os
 import re
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import rasterio
+from rasterio.enums import Resampling
 from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 from reviewer.errors import (
@@ -226,11 +228,48 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
                 out_dtype = np.dtype(src.dtypes[0])
                 if pmap.window is None:
                     return np.full(grid.shape, fill if fill is not None else 0, dtype=out_dtype)
+                shape = decimated_shape(pmap, grid)
+                if shape is not None:  # a grid coarser than the file: read at its resolution (overviews)
+                    window = src.read(1, window=pmap.window, out_shape=shape, resampling=Resampling.nearest)
+                    return _window_on_grid(window, _decimated_map(pmap, shape), fill)
                 window = src.read(1, window=pmap.window)
     except RasterioError as exc:
         cut = truncation(path)
         raise UnreadableFileError(cut or f"cannot read raster ({_short(exc)})", path=path) from exc
     return _window_on_grid(window, pmap, fill)
+
+
+def decimated_shape(pmap: _PixelMap, grid: Grid) -> tuple[int, int] | None:
+    """The shape to read a file's window at when the grid is at least twice as coarse as the file (a render
+    or a viewer at display size): about two file pixels per grid pixel, so a read holds about the output's
+    pixels and GDAL serves it from a COG's overviews where the file has them. None: read at full resolution."""
+    (r0, r1), (c0, c1) = pmap.window
+    rows, cols = r1 - r0, c1 - c0
+    k = min(rows / max(1, grid.shape[0]), cols / max(1, grid.shape[1])) / 2
+    if k < 2:
+        return None
+    return max(1, math.ceil(rows / k)), max(1, math.ceil(cols / k))
+
+
+#: {(id of a lookup, read shape): (the lookup, its decimated twin)}: the bands of a date, and the dates of
+#: one tile, share a lookup (a viewer steps through a stack with it)
+_DECIMATED: dict[tuple[int, tuple[int, int]], tuple[_PixelMap, _PixelMap]] = {}
+
+
+def _decimated_map(pmap: _PixelMap, shape: tuple[int, int]) -> _PixelMap:
+    """pmap's lookup into its window read at `shape` instead (each file pixel to the decimated pixel over it)."""
+    key = (id(pmap), shape)
+    hit = _DECIMATED.get(key)
+    if hit is not None and hit[0] is pmap:
+        return hit[1]
+    (r0, r1), (c0, c1) = pmap.window
+    rows = pmap.rows * shape[0] // (r1 - r0)
+    cols = pmap.cols * shape[1] // (c1 - c0)
+    out = _PixelMap(((0, shape[0]), (0, shape[1])), rows, cols, pmap.inside)
+    if len(_DECIMATED) >= 16:
+        _DECIMATED.clear()
+    _DECIMATED[key] = (pmap, out)
+    return out
 
 
 def _window_on_grid(window: np.ndarray, pmap: _PixelMap, fill: float | None) -> np.ndarray:

@@ -98,6 +98,7 @@ def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int]
     from rasterio.warp import transform as warp_transform
 
     rows, cols = grid.shape
+    _check_lookup_fits(rows, cols)
     t = grid.transform
     r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
     rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
@@ -121,3 +122,19 @@ def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int]
         and (cc == np.arange(cols)[None, :]).all()
     )
     return PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
+
+
+def _check_lookup_fits(rows: int, cols: int) -> None:
+    """The lookup's coordinates take ~64 bytes a pixel while it is made: refused when that is more than the
+    memory free (a whole tile onto a grid not aligned with it), before the machine runs out."""
+    import psutil
+
+    need = rows * cols * 64
+    free = psutil.virtual_memory().available
+    if need > free * 0.8:
+        from reviewer.errors import MemoryBudgetError
+
+        raise MemoryBudgetError(
+            f"placing a file on a grid of {cols} x {rows} px needs about {need / 2**30:.1f} GB, more than the "
+            f"{free / 2**30:.1f} GB of memory free; read a smaller area (site init --bbox) or at a smaller width"
+        )

@@ -18,7 +18,7 @@ import numpy as np
 from reviewer.errors import NoSceneError, OutputError, ReviewerError
 from reviewer.fileio import atomic_write, check_output_file, os_error_text, shown
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stack import Stack, open_stack
+from reviewer.record.stack import Stack, check_read_fits, open_stack
 from reviewer.record.stretch import Stretch, composites
 
 logger = logging.getLogger(__name__)
@@ -162,8 +162,21 @@ def _wrap(text: str, chars: int) -> str:
     return "\n".join(w for line in text.splitlines() for w in textwrap.wrap(line, chars, break_long_words=True) or [""])
 
 
-def _panel_inches(n: int, h: int, w: int) -> tuple[float, float]:
-    """Panel size: its longer side 3.2 in (2.2 in strips), never below 1.6 in wide, whatever the grid."""
+DPI = 110
+
+
+def default_width(n: int, rows: int, cols: int) -> int:
+    """The panel width in pixels a render of n panels of a rows x cols site draws at by default: what
+    `render --width` defaults to, so a render reads no more pixels than its PNG shows."""
+    return min(cols, max(1, round(_panel_inches(n, rows, cols)[0] * DPI)))
+
+
+def _panel_inches(n: int, h: int, w: int, width_px: int | None = None) -> tuple[float, float]:
+    """Panel size: its longer side 3.2 in (2.2 in strips), never below 1.6 in wide, whatever the grid; with
+    `width_px` (render --width), that many pixels wide."""
+    if width_px is not None:
+        pw = width_px / DPI
+        return pw, pw * h / w
     side = 3.2 if n <= 3 else 2.2
     if w >= h:
         return side, side * h / w
@@ -180,6 +193,7 @@ def build_figure(
     highlight: int | None = None,
     columns: int | None = None,
     notes: list[str] = (),
+    width_px: int | None = None,
 ):
     """The figure of panels side by side (wrapping into rows for strips) with labels, a km scale bar
     (white on a black halo, readable on any ground), the stretch caption and any notes, none clipped."""
@@ -197,8 +211,8 @@ def build_figure(
     cols = columns or min(n, 6)
     rows = int(np.ceil(n / cols))
     h, w = panels[0].channels.shape[1:]
-    pw, ph = _panel_inches(n, h, w)
-    fig = Figure(figsize=(cols * pw + MARGIN_IN * (cols + 1), rows * (ph + 0.35) + 1.0), dpi=110)  # height: _layout
+    pw, ph = _panel_inches(n, h, w, width_px)
+    fig = Figure(figsize=(cols * pw + MARGIN_IN * (cols + 1), rows * (ph + 0.35) + 1.0), dpi=DPI)  # height: _layout
     FigureCanvasAgg(fig)  # an Agg canvas, to measure text with
     width_km = w * pixel_size_m / 1000.0
     bar_km = nice_scale_km(width_km)
@@ -237,8 +251,32 @@ def build_figure(
     if title:
         head = fig.suptitle(title, fontsize=10, y=1.0, va="top")
         _fit_text(fig, head, 0.96 * fig_w)
-    _layout(fig, footer, head if title else None, cols, (pw, ph))
+    bar = _colour_bar(fig, stretch) if stretch.is_index else None
+    _layout(fig, footer, head if title else None, cols, (pw, ph), bar)
     return fig
+
+
+COLOUR_BAR_IN = 0.55  # the colour bar's band above the footer: bar, ticks and label
+
+
+def _colour_bar(fig, stretch: Stretch):
+    """A horizontal colour bar of a single-channel composite (index, LST, ERA5 variable): its colour map over
+    the stretch's low..high, labelled with the composite and its unit (composites.json)."""
+    import matplotlib
+    from matplotlib.cm import ScalarMappable
+    from matplotlib.colors import Normalize, PowerNorm
+
+    from reviewer.record.stretch import unit_of
+
+    c = stretch.channels[0]
+    norm = Normalize(c.low, c.high) if c.gamma == 1.0 else PowerNorm(1.0 / c.gamma, c.low, c.high)
+    cax = fig.add_axes([0.2, 0.0, 0.6, 0.05])
+    mappable = ScalarMappable(norm=norm, cmap=matplotlib.colormaps[stretch.colormap or "viridis"])
+    cb = fig.colorbar(mappable, cax=cax, orientation="horizontal", extend="both")
+    unit = unit_of(stretch.composite)
+    cb.set_label(f"{composites()[stretch.composite]['label']}" + (f" ({unit})" if unit else ""), fontsize=7)
+    cax.tick_params(labelsize=6)
+    return cax
 
 
 MARGIN_IN = 0.08
@@ -246,15 +284,17 @@ MARGIN_IN = 0.08
 THIN_PANEL_PX = 40
 
 
-def _layout(fig, footer, head, cols: int, panel_in: tuple[float, float]) -> None:
+def _layout(fig, footer, head, cols: int, panel_in: tuple[float, float], bar=None) -> None:
     """Place the panels by hand between the measured (possibly wrapped) title and footer, each under its
-    measured label, and size the figure to fit them: nothing is clipped and nothing overlaps."""
+    measured label, and size the figure to fit them: nothing is clipped and nothing overlaps. A colour bar
+    (`bar`) goes between the panels and the footer."""
     renderer = fig.canvas.get_renderer()
     dpi = fig.dpi
     pw, ph = panel_in
-    axes = fig.axes
+    axes = [ax for ax in fig.axes if ax is not bar]
     rows = int(np.ceil(len(axes) / cols))
-    foot_in = (footer.get_window_extent(renderer).height + 8) / dpi
+    text_in = (footer.get_window_extent(renderer).height + 8) / dpi
+    foot_in = text_in + (COLOUR_BAR_IN if bar is not None else 0.0)
     head_in = (head.get_window_extent(renderer).height + 12) / dpi if head is not None else MARGIN_IN
     label_in = max(ax.title.get_window_extent(renderer).height for ax in axes) / dpi + 10 / 72  # + the title pad
     row_in = label_in + ph + MARGIN_IN
@@ -265,6 +305,10 @@ def _layout(fig, footer, head, cols: int, panel_in: tuple[float, float]) -> None
     # the footer a few pixels above the bottom edge: as a share of the height (0.01) it rose into the panel
     # of a tall figure (a 2000 x 96 px site: 0.01 of a 35 in figure is 38 px, the gap left for it 8 px)
     footer.set_y(3 / dpi / height)
+    if bar is not None:
+        bar_w = min(width * 0.8, max(2.4, 0.6 * width))
+        bar_bottom = text_in + 0.32  # above the footer, room below the bar for its ticks and label
+        bar.set_position([(width - bar_w) / 2 / width, bar_bottom / height, bar_w / width, 0.1 / height])
     for k, ax in enumerate(axes):
         r, c = divmod(k, cols)
         left = MARGIN_IN / 2 + c * (width - MARGIN_IN) / cols + ((width - MARGIN_IN) / cols - pw) / 2
@@ -282,12 +326,14 @@ def render_panels(
     highlight: int | None = None,
     columns: int | None = None,
     notes: list[str] = (),
+    width_px: int | None = None,
 ) -> Path:
     """Write panels side by side to a PNG (see build_figure), the stretch in the PNG's metadata."""
+    out = check_png(out)
     fig = build_figure(
-        panels, stretch, pixel_size_m=pixel_size_m, title=title, highlight=highlight, columns=columns, notes=notes
-    )
-    out = check_output_file(out)
+        panels, stretch, pixel_size_m=pixel_size_m, title=title, highlight=highlight, columns=columns, notes=notes,
+        width_px=width_px,
+    )  # fmt: skip
     buf = io.BytesIO()
     fig.savefig(
         buf,
@@ -306,6 +352,47 @@ def render_panels(
     return out
 
 
+def check_png(out: str | Path) -> Path:
+    """The output file of a render: a writable place whose name ends in .png (the bytes written are PNG)."""
+    if Path(out).suffix.lower() != ".png":
+        raise OutputError(
+            f"a render is written as PNG: name the file with .png (not {Path(out).suffix or 'no extension'})",
+            path=shown(Path(out)),
+            field="out",
+        )
+    return check_output_file(out)
+
+
+def showable_composites(index: SceneIndex) -> list[str]:
+    """The composites at least one record scene of the site has every band for."""
+    from reviewer.record.stack import composite_bands
+
+    scenes = [s for s in index.scenes if s.record]
+    return [c for c in composites() if any(composite_bands(c, s) is not None for s in scenes)]
+
+
+def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | None) -> str:
+    """Why no scene can show `composite`: a band left out as damaged (named), and what the site can show."""
+    spec = composites()[composite]
+    wanted = spec.get("bands") or spec.get("index") or [spec["band"]]
+    for s in index.scenes:
+        damaged = s.extra.get("damaged", {}) if isinstance(s.extra, dict) else {}
+        for name in wanted:
+            band = s.product_spec.band_by_name(name)
+            if band is not None and band.token not in s.files and band.token in damaged:
+                bad = damaged[band.token]
+                return (
+                    f"no scene with {composite} bands: band {band.token} ({name}) of {s.scene_id} is not readable "
+                    f"({bad['path']}: {bad['reason']})"
+                )
+    can = showable_composites(index)
+    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
+    hint = (
+        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
+    )
+    return f"the record of {index.site.id} has no scene{where} with {composite} bands{hint}"
+
+
 def render_dates(
     index: SceneIndex,
     dates: list[str],
@@ -316,18 +403,31 @@ def render_dates(
     method: str = "clearest",
     sensors: list[str] | None = None,
     percentiles: bool = False,
+    width: int | None = None,
 ) -> dict[str, Any]:
-    """The `reviewer render` verb: same extent (the site grid) and same stretch for every panel."""
+    """The `reviewer render` verb: same extent (the site) and same stretch for every panel, each read at the
+    panel's pixel width (`width`, default what the PNG draws: default_width), never the site's full grid."""
     if composite not in composites():
         raise ReviewerError(
             f"unknown composite {composite!r}; choose one of {', '.join(composites())}", field="composite"
         )
     if not dates:
         raise ReviewerError("give at least one --date", field="date")
-    check_output_file(out)
+    if width is not None and width < 1:
+        raise ReviewerError(f"--width must be at least 1 pixel, got {width}", field="width")
+    check_png(out)
     stack = open_stack(index, composite=composite, sensors=sensors)
     if not len(stack):
-        raise NoSceneError(f"the record of {index.site.id} has no scene with {composite} bands")
+        raise NoSceneError(_no_scene_reason(index, composite, sensors))
+    rows, cols = stack.grid.shape
+    explicit = width is not None
+    width = min(cols, width) if explicit else default_width(len(dates), rows, cols)
+    stack = stack.at_width(width)
+    spec = composites()[composite]
+    check_read_fits(
+        stack.grid, len(spec.get("bands") or spec.get("index") or [1]), site=f"site {index.site.id}",
+        resolution=index.site.resolution * cols / width,
+    )  # fmt: skip
     panels = [resolve_panel(stack, d, composite, method=method) for d in dates]
     if stretch is None:
         if percentiles:
@@ -346,7 +446,10 @@ def render_dates(
     warnings = saturation_warnings(panels, stretch)
     for line in warnings:
         logger.info("%s", line)
-    path = render_panels(panels, stretch, pixel_size_m=index.site.resolution, out=out, title=title, notes=warnings)
+    path = render_panels(
+        panels, stretch, pixel_size_m=index.site.resolution * cols / stack.grid.shape[1], out=out, title=title,
+        notes=warnings, width_px=stack.grid.shape[1] if explicit else None,
+    )  # fmt: skip
     return {
         "out": str(path),
         "stretch": stretch.to_json(),

@@ -573,12 +573,31 @@ def _measure_files(scene: Scene, site: Site, grid: Grid, inside, qa=None) -> Sce
     except RecordError as exc:
         rel = exc.path and os.path.relpath(exc.path, site.dir) if exc.path and os.path.isabs(exc.path) else exc.path
         return ScanProblem(rel or scene.scene_id, exc.message)
+    if site.placed and fractions["valid_fraction"] == 0.0 and _outside(scene, site, physical[0]):
+        scene.extra["outside_site"] = True  # not "cloud 100%": the scene does not reach the site
+        fractions["cloud_fraction"] = None
     if "snow_fraction" in fractions:
         scene.extra["snow_fraction"] = fractions["snow_fraction"]
     scene.valid_fraction = fractions["valid_fraction"]
     scene.clear_fraction = fractions["clear_fraction"]
     scene.cloud_fraction = fractions["cloud_fraction"]
     return scene
+
+
+def _outside(scene: Scene, site: Site, token: str) -> bool:
+    """Whether a scene's footprint (its band file's extent) misses the site's box altogether."""
+    from rasterio.warp import transform_bounds
+
+    from reviewer.record.decode import file_geometry
+
+    try:
+        crs, t, (rows, cols) = file_geometry(Path(site.dir) / scene.files[token])
+        xs, ys = (t.c, t.c + cols * t.a), (t.f, t.f + rows * t.e)
+        w, s, e, n = transform_bounds(crs, site.crs, min(xs), min(ys), max(xs), max(ys), densify_pts=21)
+    except Exception:  # noqa: BLE001 - no footprint to compare: say nothing rather than guess
+        return False
+    sw, ss, se, sn = site.bbox
+    return not (w < se and sw < e and s < sn and ss < n)
 
 
 def scan_site(
@@ -598,6 +617,10 @@ def scan_site(
     grouped, problems = _group(site.dir, files, _site_own(site))
     problems = skipped + bundle_problems + problems
     grid = Grid.of_site(site) if site.placed else None
+    if grid is not None:  # each scene's quality layer is read onto the whole site grid
+        from reviewer.record.stack import check_read_fits
+
+        check_read_fits(grid, 0, site=f"site {site.id}", resolution=site.resolution, width_hint=False)
     inside = site.boundary_mask if site.placed else None
     todo = list(grouped.values())
     results = _measure_all(todo, site, grid, inside, members, workers, progress, cancel)

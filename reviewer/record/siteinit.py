@@ -68,10 +68,81 @@ def _utm(lon: float, lat: float) -> str:
     return f"EPSG:{32600 + zone if lat >= 0 else 32700 + zone}"
 
 
-def _grid_choice(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[float, float]]:
-    """(CRS, cell size, grid origin) for the site."""
+def lonlat_bounds(fp: Footprint) -> tuple[float, float, float, float]:
+    """A footprint's (W, S, E, N) in degrees."""
     from rasterio.warp import transform_bounds
 
+    return transform_bounds(fp.crs, "EPSG:4326", *fp.bounds, densify_pts=21)
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def check_bbox(bbox_lonlat) -> None:
+    """A lon/lat box the user typed: W < E and S < N, inside -180..180 and -90..90; else one SiteError."""
+    w, s, e, n = bbox_lonlat
+    text = " ".join(f"{v:g}" for v in bbox_lonlat)
+    if not (-180 <= w <= 180 and -180 <= e <= 180 and -90 <= s <= 90 and -90 <= n <= 90):
+        raise SiteError(f"--bbox {text}: longitudes must lie in -180..180 and latitudes in -90..90", field="bbox")
+    if w >= e or s >= n:
+        what = []
+        if w > e or s > n:
+            what.append("swapped" if (w > e and s > n) else ("west > east" if w > e else "south > north"))
+        if w == e or s == n:
+            what.append("empty (zero width or height)")
+        raise SiteError(f"--bbox {text} is {', '.join(what)}: give W S E N with W < E and S < N", field="bbox")
+
+
+def place_groups(prints: list[Footprint]) -> list[tuple[list[Footprint], tuple[float, float, float, float]]]:
+    """Scenes grouped by place: footprints that overlap (directly or through others) form one group; each
+    group with its lon/lat footprint (the union of its scenes' boxes)."""
+    boxes = [lonlat_bounds(f) for f in prints]
+    parent = list(range(len(prints)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(len(prints)):
+        for j in range(i):
+            if _overlaps(boxes[i], boxes[j]):
+                parent[root(i)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(prints)):
+        groups.setdefault(root(i), []).append(i)
+    out = []
+    for members in groups.values():
+        bb = [boxes[i] for i in members]
+        union = (min(b[0] for b in bb), min(b[1] for b in bb), max(b[2] for b in bb), max(b[3] for b in bb))
+        out.append(([prints[i] for i in members], union))
+    return sorted(out, key=lambda g: -len(g[0]))
+
+
+def _nearest(prints: list[Footprint], bbox_lonlat, k: int = 3) -> str:
+    """The k scenes nearest a lon/lat box, with their distance (km, great circle between box centres)."""
+    cx, cy = (bbox_lonlat[0] + bbox_lonlat[2]) / 2, (bbox_lonlat[1] + bbox_lonlat[3]) / 2
+
+    def km(fp: Footprint) -> float:
+        w, s, e, n = lonlat_bounds(fp)
+        x, y = min(max(cx, w), e), min(max(cy, s), n)  # the footprint's point nearest the centre
+        p1, p2, dl = math.radians(cy), math.radians(y), math.radians(x - cx)
+        c = math.sin(p1) * math.sin(p2) + math.cos(p1) * math.cos(p2) * math.cos(dl)
+        return 6371.0 * math.acos(max(-1.0, min(1.0, c)))
+
+    near = sorted(prints, key=km)[:k]
+    return ", ".join(f"{f.scene_id} ({km(f):.0f} km away)" for f in near)
+
+
+def _grid_choice(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[float, float]]:
+    """(CRS, cell size, grid origin) for the site. With a lon/lat box, only the scenes it touches count:
+    a Landsat-based site takes the UTM zone of the box's centre, a Sentinel-2-only site its tile's zone."""
+    from rasterio.warp import transform_bounds
+
+    if bbox_lonlat is not None:
+        return _bbox_grid(prints, bbox_lonlat)
     for family, res in GRID_RULES:
         same = [f for f in prints if f.family == family]
         if same and (family == "landsat_c2l2" or len(same) == len(prints)):
@@ -90,6 +161,26 @@ def _grid_choice(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tupl
         )
     res = min(f.resolution_m for f in prints) if prints else 30.0
     return _utm((w + e) / 2, (s + n) / 2), res, (0.0, 0.0)
+
+
+def _bbox_grid(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[float, float]]:
+    w, s, e, n = bbox_lonlat
+    centre = _utm((w + e) / 2, (s + n) / 2)
+    if prints and all(f.family == "sentinel2_l2a" for f in prints):
+        crs = Counter(f.crs.to_string() for f in prints).most_common(1)[0][0]  # the tile's own zone
+        ref = next(f for f in prints if f.crs.to_string() == crs)
+        return crs, 10.0, (ref.transform.c, ref.transform.f)
+    landsat = [f for f in prints if f.family == "landsat_c2l2"]
+    if landsat:
+        ref = next((f for f in landsat if f.crs.to_string() == centre), None)
+        # cells aligned with a scene's own pixels where one lies in that zone, else on the zone's 30 m grid
+        return centre, 30.0, (ref.transform.c, ref.transform.f) if ref else (15.0, 15.0)
+    res = min(f.resolution_m for f in prints) if prints else 30.0
+    return centre, res, (0.0, 0.0)
+
+
+def _box_text(b) -> str:
+    return "W {:.3f} S {:.3f} E {:.3f} N {:.3f}".format(*b)
 
 
 def _snap(bounds, res: float, origin, outward: bool) -> list[float]:
@@ -120,6 +211,25 @@ def propose_site(
     if not prints and bbox_lonlat is None:
         raise SiteError(
             "no scene of the record found to take a footprint from; give --bbox W S E N (lon/lat)", path=root
+        )
+    if bbox_lonlat is not None:
+        check_bbox(bbox_lonlat)
+        touched = [f for f in prints if _overlaps(lonlat_bounds(f), bbox_lonlat)]
+        if prints and not touched:
+            raise SiteError(
+                f"--bbox {' '.join(f'{v:g}' for v in bbox_lonlat)} touches none of the {len(prints)} scenes in "
+                f"the folder; the nearest: {_nearest(prints, bbox_lonlat)}",
+                path=root,
+                field="bbox",
+            )
+        prints = touched
+    elif len(place_groups(prints)) > 1:
+        groups = place_groups(prints)
+        raise SiteError(
+            f"the {len(prints)} scenes cover {len(groups)} places that do not overlap ("
+            + "; ".join(f"{len(g)} scene(s) at {_box_text(b)}" for g, b in groups)
+            + "); give --bbox W S E N around one of them",
+            path=root,
         )
     crs, res, origin = _grid_choice(prints, bbox_lonlat)
     if bbox_lonlat is not None:

@@ -20,10 +20,10 @@ import dask
 import dask.array as da
 import numpy as np
 
-from reviewer.errors import NoSceneError, RecordError
+from reviewer.errors import MemoryBudgetError, NoSceneError, RecordError
 from reviewer.record.decode import Grid, read_scene
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stretch import Stretch, composites
+from reviewer.record.stretch import Stretch, composites, is_single
 
 logger = logging.getLogger(__name__)
 
@@ -132,6 +132,9 @@ def composite_bands(composite: str, scene: Scene) -> list[str] | None:
     """Band common names the composite needs from this scene's product, or None when it cannot be made."""
     spec = composites()[composite]
     product = scene.product_spec
+    if "index" not in spec and "bands" not in spec:  # one physical band (LST, ERA5-Land)
+        band = product.band_by_name(spec["band"])
+        return [spec["band"]] if band is not None and band.token in scene.files else None
     if "index" in spec:
         if (
             spec.get("band")
@@ -221,6 +224,49 @@ def read_composite(
     )
 
 
+def display_grid(grid: Grid, width: int | None) -> Grid:
+    """The site grid resampled to `width` pixels across (same extent, same aspect): what a render or a viewer
+    reads at display size. A width of None, or at least the grid's own, is the grid itself."""
+    rows, cols = grid.shape
+    if width is None or width >= cols:
+        return grid
+    from affine import Affine
+
+    width = max(1, int(width))
+    height = max(1, round(rows * width / cols))
+    t = grid.transform
+    scaled = Affine(t.a * cols / width, t.b, t.c, t.d, t.e * rows / height, t.f)
+    return Grid(grid.crs, scaled, (height, width))
+
+
+#: bytes a read holds per output pixel and band beyond the result: the raw DN, its decoded float32, masks
+#: and the nearest-neighbour lookup (two int64 and the float64 coordinates it is made from)
+READ_BYTES_PER_PIXEL = 16
+LOOKUP_BYTES_PER_PIXEL = 64
+
+
+def check_read_fits(
+    grid: Grid, n_bands: int, *, site: str = "the site", resolution: float | None = None, width_hint: bool = True
+) -> None:
+    """Refuse, before reading, a read of `n_bands` bands (and the quality layer) onto `grid` that would not fit
+    in the memory this machine has free: one error naming the grid's size, suggesting a smaller site or width."""
+    import psutil
+
+    rows, cols = grid.shape
+    need = rows * cols * ((n_bands + 2) * READ_BYTES_PER_PIXEL + LOOKUP_BYTES_PER_PIXEL)
+    free = psutil.virtual_memory().available
+    if need <= free * 0.8:
+        return
+    km = f" ({cols * resolution / 1000:.0f} x {rows * resolution / 1000:.0f} km)" if resolution else ""
+    width = "give a smaller --width, or " if width_hint else ""
+    raise MemoryBudgetError(
+        f"{site} read at {cols} x {rows} px{km} needs about {need / 2**30:.1f} GB, more than the "
+        f"{free / 2**30:.1f} GB of memory free; {width}make a smaller site with "
+        "`reviewer site init DIR --bbox W S E N --force`",
+        field="width" if width_hint else "bbox",
+    )
+
+
 @dataclass
 class Stack:
     """A filtered, date-ordered set of scenes of a site with lazy (time, ...) arrays over them."""
@@ -243,6 +289,12 @@ class Stack:
         """Time-axis labels: date and sensor, never an index."""
         return [f"{s.date.isoformat()} {s.label}" for s in self.scenes]
 
+    def at_width(self, width: int | None) -> Stack:
+        """The same scenes read at `width` pixels across (display_grid): a render's panels, the viewer's
+        stack and chips at their display size. Reads hold about the output's pixels, from overviews where
+        the files have them."""
+        return Stack(self.index, self.scenes, display_grid(self.grid, width), self.cache, self.harmonized)
+
     def read(self, i: int, composite: str, *, mask: Iterable[str] | None = None) -> np.ndarray:
         return read_composite(
             self.scenes[i], composite, self.grid, mask=mask, harmonized=self.harmonized, cache=self.cache
@@ -250,7 +302,7 @@ class Stack:
 
     def channels(self, composite: str) -> da.Array:
         """Lazy (t, c, y, x) float32 physical channels; nothing is read until a slice is computed."""
-        nchan = 1 if "index" in composites()[composite] else 3
+        nchan = 1 if is_single(composite) else 3
         shape = (nchan, *self.grid.shape)
         parts = [
             da.from_delayed(dask.delayed(self.read, pure=True)(i, composite), shape=shape, dtype=np.float32)
@@ -331,7 +383,7 @@ def open_stack(
     tiers = set(tiers) if tiers else None
     chosen = []
     for s in index.scenes:
-        if not s.record:
+        if not s.record or s.extra.get("outside_site"):
             continue
         if sensors and s.label not in sensors and s.sensor not in sensors:
             continue

@@ -26,6 +26,18 @@ def composite_names() -> list[str]:
     return list(composites())
 
 
+def is_single(composite: str) -> bool:
+    """One channel shown through a colour map with a colour bar: an index (NDVI ...) or one physical band
+    (land-surface temperature, ERA5-Land air temperature)."""
+    spec = composites()[composite]
+    return "index" in spec or ("band" in spec and "bands" not in spec)
+
+
+def unit_of(composite: str) -> str | None:
+    """The unit a single-channel composite's colour bar is labelled with (composites.json 'unit')."""
+    return composites()[composite].get("unit")
+
+
 @dataclass(frozen=True)
 class ChannelStretch:
     low: float
@@ -55,7 +67,7 @@ class Stretch:
 
     @property
     def is_index(self) -> bool:
-        return "index" in composites()[self.composite]
+        return is_single(self.composite)
 
     def with_channel(
         self, i: int, *, low: float | None = None, high: float | None = None, gamma: float | None = None
@@ -100,7 +112,7 @@ class Stretch:
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise SchemaError(f"not a stretch: {exc}", field="stretch") from exc
-        expected = 1 if "index" in composites()[composite] else 3
+        expected = 1 if is_single(composite) else 3
         if len(chans) != expected:
             raise SchemaError(f"{composite} needs {expected} channel(s), got {len(chans)}", field="channels")
         for c in chans:

@@ -149,8 +149,19 @@ def agreement_report(decisions: Iterable[tuple[str, str, str, Sequence[str]]], r
     return {"overall": _figures(m, raters, VERDICTS), "per_reason": per_reason}
 
 
+def per_task_report(decisions: Iterable[tuple[str, str, str, Sequence[str]]], task_of: dict[str, str]) -> dict:
+    """{task: figures of the accept/flag table of that task's items}: which templates people disagree on.
+
+    `task_of` maps each item to its task (the question's template task; items without one are under "none")."""
+    by_task: dict[str, list[Rating]] = {}
+    for item, rater, verdict, _ in decisions:
+        by_task.setdefault(task_of.get(item) or "none", []).append(Rating(item, rater, verdict))
+    return {task: agreement_figures(ratings, VERDICTS) for task, ratings in sorted(by_task.items())}
+
+
 def write_csv(report: dict, folder: Path) -> list[Path]:
-    """Write overall.csv, per_reason.csv and cohen_pairs.csv into `folder` (created if missing), one row per figure.
+    """Write overall.csv, per_reason.csv and cohen_pairs.csv into `folder` (created if missing), one row per figure;
+    with a "per_task" part (`per_task_report`), per_task.csv too (task,figure,value,note).
 
     overall.csv: figure,value,note; per_reason.csv: flag_reason,figure,value,note; cohen_pairs.csv:
     table,rater_a,rater_b,figure,value,note (table is "overall" or the flag reason). An empty value is a figure that
@@ -174,8 +185,14 @@ def write_csv(report: dict, folder: Path) -> list[Path]:
                 note = (pair["reason"] or "") if name == "kappa" else ""
                 pairs.append([table, *pair["raters"], name, _cell(pair[name]), note])
 
+    files = [("overall.csv", overall), ("per_reason.csv", per_reason), ("cohen_pairs.csv", pairs)]
+    if "per_task" in report:
+        per_task = [["task", "figure", "value", "note"]]
+        for task, figs in report["per_task"].items():
+            per_task += [[task, name, _cell(value), note] for name, value, note in _figure_rows(figs)]
+        files.append(("per_task.csv", per_task))
     paths = []
-    for name, rows in (("overall.csv", overall), ("per_reason.csv", per_reason), ("cohen_pairs.csv", pairs)):
+    for name, rows in files:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerows(rows)
         path = folder / name

@@ -12,7 +12,19 @@ from typing import Any
 from reviewer.errors import ReviewError
 from reviewer.review.drafts import draft_queue, draft_view, review_draft
 from reviewer.review.items import history
-from reviewer.review.ledger import EFFECTIVE, add_user, find_item, get_user, list_users, require_bank, verify_chain
+from reviewer.review.ledger import (
+    EFFECTIVE,
+    add_user,
+    bind_login,
+    find_item,
+    get_user,
+    list_users,
+    login_bindings,
+    require_bank,
+    verify_chain,
+    verify_log,
+    working_profiles,
+)
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import (
     annotator_queue,
@@ -35,6 +47,7 @@ __all__ = [
     "apply_audit",
     "apply_rule",
     "assign",
+    "bind_login",
     "decide",
     "draft_queue",
     "draft_view",
@@ -42,6 +55,7 @@ __all__ = [
     "find_item",
     "history",
     "list_users",
+    "login_bindings",
     "my_items",
     "next_item",
     "open_item",
@@ -56,6 +70,8 @@ __all__ = [
     "status",
     "undo",
     "verify_chain",
+    "verify_log",
+    "working_profiles",
 ]
 
 
@@ -105,13 +121,16 @@ def stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]
 
 
 def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path | None = None) -> dict[str, Any]:
-    """Agreement of stage 1 overall and per flag reason, and gold accuracy per annotator."""
-    from reviewer.review.agreement import agreement_report, write_csv
+    """Agreement of stage 1 overall, per flag reason and per task, and gold accuracy per annotator."""
+    from reviewer.review.agreement import agreement_report, per_task_report, write_csv
 
     actor = get_user(store, user)
     workflow().require("see_all", actor.role, actor.name)
     require_bank(store, bank)
-    report = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
+    table = stage1_table(store, bank)
+    report = agreement_report(table, codebook().flag_codes("annotator"))
+    task_of = dict(store.db.execute("SELECT qid, task FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall())
+    report["per_task"] = per_task_report(table, task_of)
     report["gold"] = [
         {k: r[k] for k in ("user", "gold_decided", "gold_correct", "gold_accuracy")}
         for r in progress(store, bank, user=actor.name)

@@ -31,7 +31,14 @@ from reviewer.store import Store
 RULES_PATH = RULES_DIR / "audit_rules.json"
 AUDIT_FILE = "audit.json"
 AUDIT_VERSION = "1"
-KINDS = ("agreeing_wrong", "near_range", "flipping_conclusion", "method_spread", "abstain_few_scenes")
+KINDS = (
+    "agreeing_wrong",
+    "near_range",
+    "flipping_conclusion",
+    "method_spread",
+    "abstain_few_scenes",
+    "closed_book_right",
+)
 #: the codebook codes the two actions record
 SEND_BACK_REASON = "pilot_audit"
 REMOVE_REASON = "unstable_reference"
@@ -450,7 +457,30 @@ def check_abstain_few_scenes(q, per_model, rule, ctx) -> list[dict[str, Any]]:
     return out
 
 
+def check_closed_book_right(q, per_model, rule, ctx) -> list[dict[str, Any]]:
+    """Right in every closed-book pass (at least min_passes, no harness errors): the record may not be needed."""
+    concl = q["conclusion"]
+    out = []
+    if per_model:
+        ctx.count(rule)
+    for model, runs in sorted(per_model.items()):
+        ok = _usable(runs)
+        if len(ok) < rule.parameters["min_passes"] or not all(r["_right"] for r in ok):
+            continue
+        answers = [_value(r, concl) for r in ok]
+        out.append(
+            _evidence(
+                rule,
+                model,
+                f"{model}: right in all {len(ok)} closed-book passes without the record ({', '.join(map(_show, answers))})",
+                {"field": concl, "passes": len(ok), "answers": answers, "reference": q["reference"][concl]},
+            )
+        )
+    return out
+
+
 CHECKS = {
+    "closed_book_right": check_closed_book_right,
     "agreeing_wrong": check_agreeing_wrong,
     "near_range": check_near_range,
     "flipping_conclusion": check_flipping_conclusion,
@@ -491,10 +521,16 @@ def audit(
         raise ScoringError("no run files given")
     bank = load_bank(bank_dir, verify_hashes=True)
     runset = load_runs(run_paths, bank, passes=passes, lenient=lenient)
-    used = [r for r in runset.runs if r["condition"] in rules.conditions]
+    # a rule naming its own condition (the closed-book screening) reads those runs; the others read rules.conditions
+    own = {r.parameters["condition"] for r in rules.rules if "condition" in r.parameters}
+    used = [r for r in runset.runs if r["condition"] in rules.conditions or r["condition"] in own]
     by_question: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    by_condition: dict[tuple[str, str], dict[str, list[dict[str, Any]]]] = {}
     for r in used:
-        by_question.setdefault(r["question"], {}).setdefault(r["model"], []).append(r)
+        if r["condition"] in rules.conditions:
+            by_question.setdefault(r["question"], {}).setdefault(r["model"], []).append(r)
+        if r["condition"] in own:
+            by_condition.setdefault((r["question"], r["condition"]), {}).setdefault(r["model"], []).append(r)
     ctx = _Context(bank)
     flagged_by: dict[str, int] = {r.id: 0 for r in rules.rules}
     questions = []
@@ -502,7 +538,9 @@ def audit(
         per_model = by_question.get(q["id"], {})
         evidence = []
         for rule in rules.rules:
-            evidence += CHECKS[rule.kind](q, per_model, rule, ctx)
+            cond = rule.parameters.get("condition")
+            runs_of = per_model if cond is None else by_condition.get((q["id"], cond), {})
+            evidence += CHECKS[rule.kind](q, runs_of, rule, ctx)
         if not evidence:
             continue
         fired = list(dict.fromkeys(e["rule"] for e in evidence))
@@ -546,12 +584,16 @@ def audit(
         "runs": {
             "files": [str(p) for p in run_paths],
             "models": sorted({r["model"] for r in used}),
-            "conditions": list(rules.conditions),
+            "conditions": list(dict.fromkeys([*rules.conditions, *sorted(own)])),
             "used": len(used),
             "bad_lines": len(runset.bad_lines),
         },
         "rules": {"version": rules.version, "sha256": rules.sha256, "rules": rule_rows},
-        "counts": {"questions": len(bank.questions), "answered": len(by_question), "flagged": len(questions)},
+        "counts": {
+            "questions": len(bank.questions),
+            "answered": len({r["question"] for r in used}),
+            "flagged": len(questions),
+        },
         "questions": questions,
     }
     return json.loads(json.dumps(doc, allow_nan=False))

@@ -54,20 +54,40 @@ def _users_add(args: argparse.Namespace) -> int:
     from reviewer.review.api import add_user
 
     with _store(args) as store:
-        u = add_user(store, args.name, args.role, by=args.user)
-    echo(f"added {u.role} {u.name}")
+        u = add_user(store, args.name, args.role, by=args.user, logins=args.login)
+    bound = f", bound to OS login {', '.join(args.login)}" if args.login else ""
+    echo(f"added {u.role} {u.name}{bound}")
+    return 0
+
+
+def _users_bind(args: argparse.Namespace) -> int:
+    from reviewer.review.api import bind_login
+
+    with _store(args) as store:
+        for login in args.login:
+            bind_login(store, args.name, login, by=args.user, bound=args.users_verb == "bind")
+    echo(f"{args.name}: {'bound to' if args.users_verb == 'bind' else 'no longer bound to'} {', '.join(args.login)}")
     return 0
 
 
 def _users_list(args: argparse.Namespace) -> int:
-    from reviewer.review.api import list_users
+    from reviewer.review.api import list_users, login_bindings
 
     with _store(args) as store:
         rows = list_users(store)
+        bound = bool(login_bindings(store))
+    mode = (
+        "profiles bound to OS logins: each process may act only as the profiles of its login"
+        if bound
+        else "one seat: no profile is bound to an OS login, so whoever runs the tool may name any profile"
+    )
     if args.json:
-        _print(rows, True)
-    for r in [] if args.json else rows:
-        echo(f"{r['name']:<20} {r['role']:<11} {r['created']}")
+        _print({"mode": "bound" if bound else "one_seat", "users": rows}, True)
+        return 0
+    echo(f"mode: {mode}")
+    for r in rows:
+        logins = ", ".join(r["logins"]) if r["logins"] else "-"
+        echo(f"{r['name']:<20} {r['role']:<11} {r['created']}  logins: {logins}")
     return 0
 
 
@@ -141,8 +161,10 @@ def _decide(args: argparse.Namespace) -> int:
             version=args.version,
             view=_json_arg(args.view, "--view"),
             bank=args.bank,
+            confidence=args.confidence,
         )
     why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
+    why += f", {out['confidence']} confidence" if out.get("confidence") else ""
     _print(out, args.json, f"{out['item']} v{out['version']}: {out['verdict']}{why} saved (decision {out['decision']})")
     return 0
 
@@ -204,6 +226,7 @@ def _agreement(args: argparse.Namespace) -> int:
     keys = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
     echo(f"{'table':<22} " + " ".join(f"{k[:12]:>12}" for k in keys))
     tables = [("accept / flag", out["overall"])] + list(out["per_reason"].items())
+    tables += [(f"task {task}", figs) for task, figs in out.get("per_task", {}).items()]
     for name, figs in tables:
         echo(f"{name:<22} " + " ".join(f"{_fmt(figs.get(k)):>12}" for k in keys))
     for pair in out["overall"].get("cohen", []):
@@ -211,6 +234,53 @@ def _agreement(args: argparse.Namespace) -> int:
     for g in out["gold"]:
         if g["gold_decided"]:
             echo(f"gold {g['user']}: {g['gold_correct']} of {g['gold_decided']} right")
+    for path in out.get("csv", []):
+        echo(f"wrote {path}")
+    return 0
+
+
+def _quality(args: argparse.Namespace) -> int:
+    from reviewer.review.quality import quality_report, quality_settings, write_quality_csv
+
+    with _store(args) as store:
+        out = quality_report(store, args.bank, user=args.user, mace=args.mace)
+    if args.csv:
+        out["csv"] = [str(p) for p in write_quality_csv(out, args.csv)]
+    if args.json:
+        _print(out, True)
+        return 0
+    heads = ("reliab.", "sens.", "spec.", "gold", "outcome", "median s", "skips", "undos")
+    echo(f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads))
+    for a in out["annotators"]:
+        gold = f"{_fmt(a['gold_accuracy'])}/{a['gold_decided']}" if a["gold_decided"] else "-"
+        cells = (
+            _fmt(a["reliability"]),
+            _fmt(a["sensitivity"]),
+            _fmt(a["specificity"]),
+            gold,
+            _fmt(a["outcome_agreement"]),
+            _fmt(a["median_seconds"]),
+            _fmt(a["skip_share"]),
+            _fmt(a["undo_share"]),
+        )
+        echo(f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells))
+    ranked = sorted(
+        (i for i in out["items"] if i["posterior_acceptable"] is not None), key=lambda i: i["posterior_acceptable"]
+    )
+    low, high = quality_settings().uncertain_posterior
+    uncertain = [i for i in ranked if low <= i["posterior_acceptable"] <= high]
+    echo(
+        f"{len(ranked)} items with decisions; {len(uncertain)} with an uncertain posterior ({low} to {high}) "
+        "that the reference is acceptable"
+    )
+    for i in uncertain[:10]:
+        diff = f", difficulty {_fmt(i['difficulty'])}" if i["difficulty"] is not None else ""
+        echo(
+            f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted{diff})"
+        )
+    for name, m in out["models"].items():
+        if not m.get("ran"):
+            echo(f"{name}: not run ({m.get('why', '')})")
     for path in out.get("csv", []):
         echo(f"wrote {path}")
     return 0
@@ -236,6 +306,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
             version=args.version,
             view=_json_arg(args.view, "--view"),
             bank=args.bank,
+            confidence=args.confidence,
         )
     new = f", new version {out['new_version']}" if out["new_version"] else ""
     _print(out, args.json, f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})")
@@ -292,6 +363,8 @@ def _show(args: argparse.Namespace) -> int:
         line = f"  {d['annotator']}: {d['verdict']}"
         if d["reasons"]:
             line += f" ({', '.join(d['reasons'])})"
+        if d.get("confidence"):
+            line += f" [{d['confidence']} confidence]"
         if d["comment"]:
             line += f" - {d['comment']}"
         if d["correction"]:
@@ -329,14 +402,55 @@ def _rule(args: argparse.Namespace) -> int:
             audit_share=args.audit_share,
             adjudicate_share=args.adjudicate_share,
             rest_rule=args.rest,
+            route_uncertain=None if args.route_uncertain is None else args.route_uncertain == "on",
         )
         out = apply_rule(store, args.bank, user=args.user) if args.apply else None
     echo(
         f"{args.bank}: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
-        f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}"
+        f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}, "
+        f"route uncertain {'on' if cfg.get('route_uncertain') else 'off'}"
     )
     if out:
         echo(f"applied '{out['rule']}' to {out['applied']} of {out['outside_sample']} flagged items outside the sample")
+    return 0
+
+
+def _route(args: argparse.Namespace) -> int:
+    from reviewer.review.quality import route
+
+    with _store(args) as store:
+        out = route(store, args.bank, user=args.user, apply=args.apply)
+    if args.json:
+        _print(out, True)
+        return 0
+    low, high = out["uncertain_posterior"]
+    setting = "on" if out["route_uncertain"] else "off (`review rule BANK --route-uncertain on`)"
+    echo(f"{args.bank}: routing by the reliability model is {setting}")
+    echo(f"{len(out['uncertain'])} consensus item(s) with a posterior between {low} and {high} not yet with an expert")
+    for i in out["uncertain"]:
+        echo(
+            f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted)"
+        )
+    if args.apply:
+        echo(f"sent {out['sent']} item(s) to an expert")
+    for w in out["weak_annotators"]:
+        echo(f"{w['annotator']}: {w['why']}; {len(w['open_items'])} open item(s)")
+        if w["open_items"]:
+            echo(
+                f"  reassign with: reviewer review reassign {args.bank} --from {w['annotator']} --to USER --reason TEXT"
+            )
+    if not out["weak_annotators"]:
+        echo("no annotator under the reliability or gold thresholds")
+    return 0
+
+
+def _reassign(args: argparse.Namespace) -> int:
+    from reviewer.review.quality import reassign
+
+    with _store(args) as store:
+        out = reassign(store, args.bank, source=args.source, target=args.target, reason=args.reason, user=args.user)
+    kept = f"; {len(out['kept'])} kept (already {out['to']}'s)" if out["kept"] else ""
+    _print(out, args.json, f"moved {len(out['moved'])} open item(s) from {out['from']} to {out['to']}{kept}")
     return 0
 
 
@@ -373,11 +487,16 @@ def _log(args: argparse.Namespace) -> int:
 
 
 def _verify_log(args: argparse.Namespace) -> int:
-    from reviewer.review.api import verify_chain
+    from reviewer.review.api import verify_log
 
     with _store(args) as store:
-        n, head = verify_chain(store)
-    echo(f"{n} events, chain intact, last hash {head}")
+        found = verify_log(store)
+    older = found["decisions_before_seals"]
+    echo(
+        f"integrity check ok; {found['events']} events, chain intact, last hash {found['head']}; "
+        f"{found['decisions_sealed']} decisions match their seals in the log"
+        + (f" ({older} written before seals, not checked)" if older else "")
+    )
     return 0
 
 
@@ -428,8 +547,25 @@ def _register_users(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("name")
     p.add_argument("--role", required=True, choices=["annotator", "expert", "maintainer"])
     p.add_argument("--user", help="the maintainer adding them (default: REVIEWER_USER)")
+    p.add_argument(
+        "--login",
+        action="append",
+        default=[],
+        metavar="OS_LOGIN",
+        help="an OS account allowed to act as this profile (repeat for several); once a store binds any "
+        "profile, every process must run under a login bound to the profile it names",
+    )
     p.set_defaults(func=_users_add)
-    p = sub.add_parser("list", help="list users and roles")
+    for verb, what in (
+        ("bind", "allow an OS login to act as a profile"),
+        ("unbind", "take an OS login's binding back"),
+    ):
+        p = sub.add_parser(verb, help=f"maintainer: {what}")
+        p.add_argument("name")
+        p.add_argument("--login", action="append", required=True, metavar="OS_LOGIN")
+        p.add_argument("--user", help="the maintainer (default: REVIEWER_USER)")
+        p.set_defaults(func=_users_bind)
+    p = sub.add_parser("list", help="list users, roles and bound OS logins, and whether the store binds logins")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_users_list)
 
@@ -472,6 +608,7 @@ def _register_stage1(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds", type=float, help="time spent (default: since `review next` showed it)")
     p.add_argument("--version", type=int, help="the item version you judged (refused if no longer current)")
     p.add_argument("--view", metavar="JSON", help="the evidence view the decision rests on")
+    p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
     p.add_argument("--bank")
     _common(p)
     _package(p)
@@ -501,6 +638,15 @@ def _register_stage1(sub: argparse._SubParsersAction) -> None:
     _common(p)
     p.set_defaults(func=_agreement)
 
+    p = sub.add_parser(
+        "quality", help="annotator reliability (Dawid-Skene), gold accuracy, item posteriors and difficulty (GLAD)"
+    )
+    p.add_argument("bank")
+    p.add_argument("--csv", metavar="DIR", help="also write annotators.csv and items.csv")
+    p.add_argument("--mace", action="store_true", help="also fit MACE (a second opinion on each annotator; slower)")
+    _common(p)
+    p.set_defaults(func=_quality)
+
 
 def _register_stage2(sub: argparse._SubParsersAction) -> None:
     """The experts' verbs: an item with its stage-1 decisions, and adjudication."""
@@ -517,6 +663,7 @@ def _register_stage2(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--reject", metavar="REASON[,REASON]", help="reject reasons from the codebook")
     g.add_argument("--correct", metavar="JSON", help="the corrected parts (a new item version)")
     p.add_argument("--rationale", required=True)
+    p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
     p.add_argument("--version", type=int)
     p.add_argument("--view", metavar="JSON")
     p.add_argument("--bank")
@@ -575,14 +722,40 @@ def _register_maintainer(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--adjudicate-share", type=float)
     p.add_argument("--rest", choices=["reject", "accept", "open"])
     p.add_argument("--apply", action="store_true", help="apply the rule to flagged items outside the sample now")
+    p.add_argument(
+        "--route-uncertain",
+        choices=["on", "off"],
+        help="route by the reliability model: consensus items with an uncertain posterior go to an expert "
+        "(`review route BANK --apply`; thresholds in assets/review/quality.json)",
+    )
     _common(p, json_out=False)
     p.set_defaults(func=_rule)
+
+    p = sub.add_parser(
+        "route",
+        help="maintainer: consensus items with an uncertain posterior, and annotators under the quality thresholds "
+        "with their open items",
+    )
+    p.add_argument("bank")
+    p.add_argument("--apply", action="store_true", help="send the uncertain items to an expert (each an event)")
+    _common(p)
+    p.set_defaults(func=_route)
+
+    p = sub.add_parser("reassign", help="maintainer: move an annotator's open items in a bank to another annotator")
+    p.add_argument("bank")
+    p.add_argument("--from", dest="source", required=True, metavar="USER")
+    p.add_argument("--to", dest="target", required=True, metavar="USER")
+    p.add_argument("--reason", required=True)
+    _common(p)
+    p.set_defaults(func=_reassign)
 
     p = sub.add_parser("log", help="an item's versions and events, in order")
     p.add_argument("item")
     _common(p)
     p.set_defaults(func=_log)
 
-    p = sub.add_parser("verify-log", help="check the event log's hash chain")
+    p = sub.add_parser(
+        "verify-log", help="check the store's integrity, the event log's hash chain and every decision against its seal"
+    )
     p.add_argument("--user")
     p.set_defaults(func=_verify_log)

@@ -22,6 +22,7 @@ from reviewer.review.ledger import (
     require_bank,
     set_state,
     verify_chain,
+    verify_decisions,
 )
 from reviewer.review.rules import codebook, workflow
 from reviewer.review.stage1 import progress, settings
@@ -93,7 +94,11 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
                     "rationale": final["rationale"] if final else None,
                 }
             )
+    from reviewer.review.quality import item_provenance
+
+    provenance = item_provenance(store, bank, [i.qid for i in items if i.state in KEPT])
     n_events, last_hash = verify_chain(store)
+    verify_decisions(store)  # a decision edited behind the tool's back is not frozen into a bank
     agreement = agreement_report(stage1_table(store, bank), codebook().flag_codes("annotator"))
     return {
         "bank": bank,
@@ -123,6 +128,7 @@ def qc_record(store: Store, bank: str, version: str, items: list[Item], *, viewe
             for r in progress(store, bank, user=viewer)
         ],
         "events": {"count": n_events, "last_hash": last_hash},
+        "items": provenance,
     }
 
 
@@ -145,7 +151,7 @@ def _unchanged_since(store: Store, bank: str, version: str) -> bool:
 
 def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str | None) -> dict[str, Any]:
     """Freeze the reviewed bank as `version` into the folder `out`; returns the manifest."""
-    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, sha256_bytes
+    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, refuse_occupied_folder, sha256_bytes
     from reviewer.fileio import check_output_folder, write_folder
     from reviewer.review.banks import latest_rows, store_version
 
@@ -161,6 +167,7 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
             )
         files = _stored(store, bank, version)  # the same state: the same bytes
         refuse_frozen_folder(out, unless_bytes=files[MANIFEST])
+        refuse_occupied_folder(out, files)
         write_folder(out, files, last=[MANIFEST])
         return json.loads(files[MANIFEST])
     missing = undecided(store, bank)
@@ -194,6 +201,7 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
         where=out,
     )
     refuse_frozen_folder(out)
+    refuse_occupied_folder(out, files)
     with store.transaction():
         members = [(i.id, i.version) for i in kept]
         store_version(

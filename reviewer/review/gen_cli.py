@@ -8,6 +8,9 @@ run prints the answer balance (scoring).
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+from typing import Any
 
 from reviewer.argtypes import integer, open_fraction, positive_float
 from reviewer.bank.model import TASKS
@@ -37,15 +40,19 @@ def _generate(args: argparse.Namespace) -> int:
         from reviewer.errors import BankError
 
         raise BankError("--split is for a run on a cluster: give --workers N or --scheduler ADDRESS", field="split")
-    report = generate(
-        args.site_dir[0],
-        args.out,
-        tasks=args.tasks or None,
-        seed=args.seed,
-        balance=args.balance,
-        memory=args.memory,
-        progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
-    )
+    from reviewer.progress import StderrProgress
+
+    with StderrProgress(f"generate {Path(args.site_dir[0]).name}", lines_when_redirected=args.verbose) as bar:
+        report = generate(
+            args.site_dir[0],
+            args.out,
+            tasks=args.tasks or None,
+            seed=args.seed,
+            balance=args.balance,
+            memory=args.memory,
+            progress=bar.update,
+            sensor_break=args.sensor_break,
+        )
     if args.store:
         from reviewer.review.banks import import_bank
         from reviewer.store import Store
@@ -89,7 +96,15 @@ def _generate_many(args: argparse.Namespace) -> int:
 
 
 class _Bars:
-    """rich progress bars on stderr: one per site and one overall (plain lines when stderr is not a terminal)."""
+    """rich progress bars on stderr: one per site and one overall; with stderr redirected, the overall progress
+    as a plain line now and then (reviewer.progress)."""
+
+    def __new__(cls, names: list[str]) -> Any:
+        if not sys.stderr.isatty():
+            from reviewer.progress import StderrProgress
+
+            return _PlainBars(StderrProgress("all sites"), len(names))
+        return super().__new__(cls)
 
     def __init__(self, names: list[str]) -> None:
         from rich.console import Console
@@ -125,6 +140,23 @@ class _Bars:
             if n in self.tasks:
                 self.progress.update(self.tasks[n], msg=msg[:60])
         self.progress.update(self.overall, completed=sum(fractions.values()))
+
+
+class _PlainBars:
+    """_Bars' face over plain lines: the share of sites done."""
+
+    def __init__(self, lines: Any, n_sites: int) -> None:
+        self.lines, self.n_sites = lines, max(n_sites, 1)
+
+    def __enter__(self) -> _PlainBars:
+        self.lines.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.lines.__exit__(*exc)
+
+    def update(self, fractions: dict[str, float], message: str) -> None:
+        self.lines.update(sum(fractions.values()) / self.n_sites, message)
 
 
 def _alter(args: argparse.Namespace) -> int:
@@ -201,6 +233,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="RATIO",
         help="keep no conclusion of a template more than RATIO times as often as the next (e.g. 1.5; surplus "
         "drawn with the seed, listed in dropped.jsonl); default: keep every candidate",
+    )
+    p.add_argument(
+        "--sensor-break",
+        dest="sensor_break",
+        choices=("mark", "drop", "off"),
+        help="an item whose change lies within the offset between the sensors it spans (TM/ETM+/OLI/MSI, measured "
+        "at its region in the years both flew): mark it for an expert, drop it, or skip the check (default: "
+        "templates.json sensor_break.on_break, mark)",
     )
     p.set_defaults(func=_generate)
 

@@ -1,7 +1,10 @@
 """Users, the append-only event log and item look-ups: the low-level faces every review module uses.
 
 Events are written inside the caller's transaction, with the change they record, and chained by hash
-(each event's hash covers the previous one), so a store whose log was tampered with shows it.
+(each event's hash covers the previous one), so a store whose log was tampered with shows it. The chain
+also covers what was decided: each decision's seal (the sha256 of its own fields and of the text of the
+item version it judged) rides in the event of its transaction (`detail.seals`), so a decision edited,
+added or deleted behind the tool's back (its triggers dropped) no longer matches the log (`verify_log`).
 """
 
 from __future__ import annotations
@@ -48,20 +51,73 @@ def user_name(name: str | None) -> str:
     return name
 
 
-def get_user(store: Store, name: str | None) -> User:
-    name = user_name(name)
+def os_login() -> str:
+    """The OS account this process runs as (its effective uid, not $USER, which anyone can set)."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except (ImportError, KeyError):  # no pwd module (Windows) or a uid without a passwd entry (containers)
+        import getpass
+
+        return getpass.getuser()
+
+
+def login_bindings(store: Store) -> dict[str, set[str]]:
+    """profile -> the OS logins bound to it now (latest row of each pair); empty: the store is one seat."""
+    held: dict[tuple[str, str], bool] = {}
+    for user, login, bound in store.db.execute("SELECT user, login, bound FROM user_logins ORDER BY id"):
+        held[(user, login)] = bool(bound)
+    out: dict[str, set[str]] = {}
+    for (user, login), bound in held.items():
+        if bound:
+            out.setdefault(user, set()).add(login)
+    return out
+
+
+def find_user(store: Store, name: str) -> User:
+    """Another person's profile (an annotator to assign, an expert to allow); no login check."""
     row = store.db.execute("SELECT name, role FROM users WHERE name = ?", [name]).fetchone()
     if row is None:
         raise ReviewError(f"unknown user {name!r} (add one with `reviewer users add NAME --role ROLE`)")
     return User(row[0], row[1])
 
 
+def get_user(store: Store, name: str | None) -> User:
+    """The person acting (--user or REVIEWER_USER). Once the store binds profiles to OS logins, this
+    process's login must be bound to the profile it names."""
+    user = find_user(store, user_name(name))
+    bindings = login_bindings(store)
+    if bindings:
+        login = os_login()
+        if login not in bindings.get(user.name, set()):
+            raise ReviewError(
+                f"OS login {login!r} may not act as {user.name!r} in this store (its profiles are bound to logins); "
+                f"a maintainer can allow it: reviewer users bind {user.name} --login {login}"
+            )
+    return user
+
+
+def working_profiles(store: Store) -> list[dict[str, Any]]:
+    """The profiles this process's OS login may act as: all of them in a one-seat store."""
+    users = list_users(store)
+    bindings = login_bindings(store)
+    if not bindings:
+        return users
+    login = os_login()
+    return [u for u in users if login in bindings.get(u["name"], set())]
+
+
 def list_users(store: Store) -> list[dict[str, Any]]:
-    return list(store.db.query("SELECT name, role, created FROM users ORDER BY name"))
+    bindings = login_bindings(store)
+    rows = list(store.db.query("SELECT name, role, created FROM users ORDER BY name"))
+    for r in rows:
+        r["logins"] = sorted(bindings.get(r["name"], set()))
+    return rows
 
 
-def add_user(store: Store, name: str, role: str, *, by: str | None = None) -> User:
-    """Add a local profile. Once a maintainer exists, only a maintainer may add users."""
+def add_user(store: Store, name: str, role: str, *, by: str | None = None, logins: list[str] | None = None) -> User:
+    """Add a local profile (bound to `logins`, if given). Once a maintainer exists, only a maintainer may add users."""
     if role not in ROLES:
         raise ReviewError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
@@ -76,7 +132,50 @@ def add_user(store: Store, name: str, role: str, *, by: str | None = None) -> Us
             raise ReviewError(f"user {name!r} exists already")
         db.execute("INSERT INTO users (name, role, created) VALUES (?, ?, ?)", [name, role, now()])
         record_event(store, actor.name if actor else None, "user_add", after=role, detail={"name": name})
+        for login in logins or []:
+            _bind(store, actor.name if actor else name, name, login, bound=True)
+        _refuse_lockout(store, actor.name if actor else name)
     return User(name, role)
+
+
+def bind_login(store: Store, name: str, login: str, *, by: str | None, bound: bool = True) -> None:
+    """A maintainer binds (or unbinds) an OS login to a profile. The first binding of a store must leave the
+    maintainer making it able to act (their own profile bound to their own login), so nobody locks the
+    store's maintainers out by accident."""
+    with store.transaction():
+        actor = get_user(store, by)
+        workflow().require("users_add", actor.role, actor.name)
+        person = find_user(store, name)
+        _bind(store, actor.name, person.name, login, bound=bound)
+        _refuse_lockout(store, actor.name)
+
+
+def _refuse_lockout(store: Store, actor: str) -> None:
+    """Inside the change's transaction: refuse a binding change after which the person making it could no
+    longer act (the store binds logins, and theirs is not bound to their profile)."""
+    bindings = login_bindings(store)
+    me = os_login()
+    if bindings and me not in bindings.get(actor, set()):
+        raise ReviewError(
+            f"this would lock you out: OS login {me!r} would not be bound to {actor!r}; "
+            f"bind yourself first: reviewer users bind {actor} --login {me} --user {actor}"
+        )
+
+
+def _bind(store: Store, actor: str, name: str, login: str, *, bound: bool) -> None:
+    login = login.strip()
+    if not login or len(login) > 256:
+        raise ReviewError(f"login {login!r}: an OS account name, 1-256 characters")
+    held = login in login_bindings(store).get(name, set())
+    if held == bound:
+        raise ReviewError(f"login {login!r} is {'already' if bound else 'not'} bound to {name!r}")
+    store.db.execute(
+        "INSERT INTO user_logins (user, login, bound, by, at) VALUES (?, ?, ?, ?, ?)",
+        [name, login, int(bound), actor, now()],
+    )
+    record_event(
+        store, actor, "user_bind" if bound else "user_unbind", after=login, detail={"name": name, "login": login}
+    )
 
 
 # ----------------------------------------------------------------------------- events
@@ -103,6 +202,9 @@ def record_event(
         if store.chain_head
         else conn.execute("SELECT hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
     )
+    if store.pending_seals:  # the decisions of this change, sealed into the chain by this event
+        detail = {**(detail or {}), "seals": {str(k): v for k, v in store.pending_seals.items()}}
+        store.pending_seals.clear()
     row = {
         "at": now(),
         "user": user,
@@ -143,6 +245,7 @@ def write_decision(
     before: str | None = None,
     detail: dict[str, Any] | None = None,
     created: str | None = None,
+    confidence: str | None = None,
 ) -> int:
     """Append one decision on the item's current version and, unless `action` is None (the caller's own
     event covers it), its event; call inside a transaction. Returns the decision id.
@@ -152,7 +255,7 @@ def write_decision(
     """
     cur = store.db.execute(
         "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, rationale, view, "
-        "seconds, retracts, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "seconds, retracts, created, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             item.id,
             item.version,
@@ -167,9 +270,11 @@ def write_decision(
             seconds,
             retracts,
             created or now(),
+            confidence,
         ],
     )
     decision_id = int(cur.lastrowid)
+    store.pending_seals[decision_id] = _seals(store, "WHERE d.id = ?", [decision_id])[decision_id]
     if store.db.execute("SELECT 1 FROM packages WHERE kind = 'self'").fetchone():
         from reviewer.review.packages import sign_decision
 
@@ -189,6 +294,71 @@ def write_decision(
     return decision_id
 
 
+_SEALED_COLS = (
+    "id",
+    "item",
+    "version",
+    "user",
+    "stage",
+    "verdict",
+    "reasons",
+    "comment",
+    "correction",
+    "rationale",
+    "view",
+    "seconds",
+    "retracts",
+    "created",
+    "confidence",
+)
+
+
+def _seals(store: Store, where: str = "", args: list[Any] | None = None) -> dict[int, str]:
+    """decision id -> its seal: sha256 of its own fields and of the text of the item version it judged."""
+    cols = ", ".join(f"d.{c}" for c in _SEALED_COLS)
+    rows = store.db.execute(
+        f"SELECT {cols}, v.json FROM decisions d LEFT JOIN item_versions v ON v.item = d.item "
+        f"AND v.version = d.version {where} ORDER BY d.id",
+        args or [],
+    ).fetchall()
+    out = {}
+    for r in rows:
+        body = dict(zip(_SEALED_COLS, r[: len(_SEALED_COLS)], strict=True))
+        body["item_version_sha256"] = sha256_text(r[-1]) if r[-1] is not None else None
+        out[int(r[0])] = sha256_text(dumps(body) or "")
+    return out
+
+
+def verify_decisions(store: Store) -> tuple[int, int]:
+    """(decisions sealed and intact, decisions older than seals); ReviewError naming the first decision that
+    no longer matches its seal in the log, was added without one, or is gone."""
+    logged: dict[int, tuple[int, str]] = {}
+    for event_id, detail in store.db.execute(
+        "SELECT id, detail FROM events WHERE detail LIKE '%\"seals\"%' ORDER BY id"
+    ).fetchall():
+        for decision, seal in (json.loads(detail).get("seals") or {}).items():
+            logged[int(decision)] = (event_id, seal)
+    actual = _seals(store)
+    first_sealed = min(logged, default=None)
+    for decision_id, seal in actual.items():
+        if decision_id in logged:
+            event_id, expected = logged[decision_id]
+            if seal != expected:
+                raise ReviewError(
+                    f"decision {decision_id}: its fields or the item version it judged no longer match the seal in "
+                    f"event {event_id} (edited behind the tool's back)"
+                )
+        elif first_sealed is not None and decision_id > first_sealed:
+            raise ReviewError(f"decision {decision_id}: not in the audit log (added behind the tool's back)")
+    missing = sorted(set(logged) - set(actual))
+    if missing:
+        raise ReviewError(
+            f"decision {missing[0]}: sealed in event {logged[missing[0]][0]} but no longer in the store (deleted)"
+        )
+    unsealed = sum(1 for d in actual if d not in logged)
+    return len(actual) - unsealed, unsealed
+
+
 def verify_chain(store: Store) -> tuple[int, str]:
     """(event count, last hash); ReviewError at the first event whose hash does not follow."""
     prev = GENESIS
@@ -201,6 +371,18 @@ def verify_chain(store: Store) -> tuple[int, str]:
         prev = r["hash"]
         n += 1
     return n, prev
+
+
+def verify_log(store: Store) -> dict[str, Any]:
+    """The whole audit check: SQLite's integrity check, the event chain, every decision against its seal.
+    ReviewError at the first thing that does not hold."""
+    problems = [r[0] for r in store.db.execute("PRAGMA integrity_check").fetchall()]
+    if problems != ["ok"]:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise ReviewError(f"the store file is damaged (SQLite integrity check: {shown})")
+    events, head = verify_chain(store)
+    sealed, unsealed = verify_decisions(store)
+    return {"events": events, "head": head, "decisions_sealed": sealed, "decisions_before_seals": unsealed}
 
 
 # ----------------------------------------------------------------------------- items

@@ -41,7 +41,7 @@ from typing import Any
 
 from reviewer import __version__
 from reviewer.errors import ReviewError
-from reviewer.review.ledger import User, get_user, now, record_event, require_bank
+from reviewer.review.ledger import User, find_user, get_user, now, record_event, require_bank
 from reviewer.store import Store, sha256_text
 
 #: the columns of a decision, as signed
@@ -219,7 +219,7 @@ def export_package(
     actor = get_user(store, user)
     _require_maintainer(actor)
     require_bank(store, bank)
-    person = get_user(store, annotator)
+    person = find_user(store, annotator)
     if not workflow().allowed("annotate", person.role):
         raise ReviewError(f"user {person.name} is {person.role}: has no stage-1 items to take away in a package")
     target = check_output_file(out)

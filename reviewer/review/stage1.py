@@ -23,6 +23,7 @@ from reviewer.review.ledger import (
     Item,
     User,
     find_item,
+    find_user,
     frozen_in,
     get_user,
     item_by_id,
@@ -33,6 +34,7 @@ from reviewer.review.ledger import (
     set_state,
     write_decision,
 )
+from reviewer.review.quality import check_confidence
 from reviewer.review.rules import codebook, workflow
 from reviewer.store import Store
 
@@ -63,8 +65,10 @@ def set_rule(
     audit_share: float | None = None,
     adjudicate_share: float | None = None,
     rest_rule: str | None = None,
+    route_uncertain: bool | None = None,
 ) -> dict[str, Any]:
-    """Change the stage-2 settings of a bank (maintainer); the change is an event."""
+    """Change the stage-2 settings of a bank (maintainer); the change is an event. `route_uncertain`: route by the
+    reliability model (`reviewer review route`)."""
     actor = get_user(store, user)
     workflow().require("settings", actor.role, actor.name)
     for name, value in (("audit_share", audit_share), ("adjudicate_share", adjudicate_share)):
@@ -80,7 +84,12 @@ def set_rule(
             raise ReviewError(f"bank {bank!r} has not been assigned yet (`reviewer review assign`)")
         change = {
             k: v
-            for k, v in (("audit_share", audit_share), ("adjudicate_share", adjudicate_share), ("rest_rule", rest_rule))
+            for k, v in (
+                ("audit_share", audit_share),
+                ("adjudicate_share", adjudicate_share),
+                ("rest_rule", rest_rule),
+                ("route_uncertain", None if route_uncertain is None else int(route_uncertain)),
+            )
             if v is not None
         }
         if change:
@@ -151,7 +160,7 @@ def _import_gold(store: Store, bank: str, gold: list[dict[str, Any]], user: str)
 def _annotators(store: Store, names: list[str]) -> list[User]:
     users = []
     for name in dict.fromkeys(n.strip() for n in names if n.strip()):
-        u = get_user(store, name)
+        u = find_user(store, name)
         if not workflow().allowed("annotate", u.role):
             raise ReviewError(f"user {u.name} is {u.role}: cannot review in stage 1")
         users.append(u)
@@ -295,7 +304,7 @@ def _plan(
 
 def _own_decision(store: Store, item: Item, user: str) -> dict[str, Any] | None:
     row = store.db.execute(
-        "SELECT d.id, d.verdict, d.reasons, d.comment, d.correction, d.created FROM decisions d "
+        "SELECT d.id, d.verdict, d.reasons, d.comment, d.correction, d.created, d.confidence FROM decisions d "
         f"WHERE d.item = ? AND d.version = ? AND d.user = ? AND d.stage = 1 AND d.verdict != 'retract' AND {EFFECTIVE} "
         "ORDER BY d.id DESC LIMIT 1",
         [item.id, item.version, user],
@@ -309,6 +318,7 @@ def _own_decision(store: Store, item: Item, user: str) -> dict[str, Any] | None:
         "comment": row[3],
         "correction": json.loads(row[4]) if row[4] else None,
         "at": row[5],
+        "confidence": row[6],
     }
 
 
@@ -396,6 +406,11 @@ def check_correction(correction: dict[str, Any], q: dict[str, Any], item: Item) 
     problems = record_problems(fixed, "question")
     if problems:
         raise ReviewError(f"item {item.key}: the corrected question is not valid: {problems[0][0]}: {problems[0][1]}")
+    from reviewer.bank.consistency import new_problems
+
+    broken = new_problems(q, fixed)
+    if broken:
+        raise ReviewError(f"item {item.key}: the corrected reference breaks rule {broken[0][0]}: {broken[0][1]}")
     return fixed
 
 
@@ -445,8 +460,11 @@ def decide(
     version: int | None = None,
     bank: str | None = None,
     created: str | None = None,
+    confidence: str | None = None,
 ) -> dict[str, Any]:
     """Record one annotator's stage-1 decision (accept, flag with reasons, or skip), durably.
+
+    `confidence`: the annotator's own low / medium / high (assets/review/quality.json), or None.
 
     Returns what the annotator may see: the decision id, item and version (not the item's state).
     `created` is the time a decision made elsewhere was made (a review package's, merged on import):
@@ -460,6 +478,7 @@ def decide(
         view = check_view(view)
     if verdict not in (*VERDICTS, "skip"):
         raise ReviewError(f"a stage-1 decision is accept, flag or skip, not {verdict!r}")
+    confidence = check_confidence(confidence, item=key)
     with store.transaction() as db:
         item = find_item(store, key, bank)
         require_writable(store, item, version)
@@ -492,13 +511,21 @@ def decide(
             correction=correction,
             view=view,
             seconds=seconds,
-            detail={"reasons": codes, "correction": correction is not None},
+            detail={"reasons": codes, "correction": correction is not None, "confidence": confidence},
             created=created,
+            confidence=confidence,
         )
         _mark(store, item.id, actor.name, open_=verdict not in VERDICTS, skipped=verdict == "skip")
         if verdict in VERDICTS:
             _route(store, item, actor)
-    return {"decision": decision_id, "item": item.key, "version": item.version, "verdict": verdict, "reasons": codes}
+    return {
+        "decision": decision_id,
+        "item": item.key,
+        "version": item.version,
+        "verdict": verdict,
+        "reasons": codes,
+        "confidence": confidence,
+    }
 
 
 def stage1_decisions(store: Store, item: Item) -> list[dict[str, Any]]:
@@ -510,7 +537,7 @@ def stage1_decisions(store: Store, item: Item) -> list[dict[str, Any]]:
             "correction": json.loads(r["correction"]) if r["correction"] else None,
         }
         for r in store.db.query(
-            "SELECT d.id, d.user, d.verdict, d.reasons, d.comment, d.correction, d.seconds, d.created "
+            "SELECT d.id, d.user, d.verdict, d.reasons, d.comment, d.correction, d.seconds, d.created, d.confidence "
             "FROM decisions d WHERE d.item = ? AND d.version = ? AND d.stage = 1 "
             f"AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} ORDER BY d.id",
             [item.id, item.version],
@@ -539,12 +566,18 @@ def _route(store: Store, item: Item, actor: User) -> None:
         return
     cfg = settings(store, item.bank) or {"seed": 0, "audit_share": 0.1}
     if all(d["verdict"] == "accept" for d in made):
+        from reviewer.review.quality import quality_settings
+
+        q = quality_settings()
         draft = needs_reference(store, item)
-        audit = draft or draw(cfg["seed"], "audit", item.bank, item.qid) < cfg["audit_share"]
+        unsure = q.low_confidence_to_expert and any(d["confidence"] == q.confidence[0] for d in made)
+        audit = draft or unsure or draw(cfg["seed"], "audit", item.bank, item.qid) < cfg["audit_share"]
         store.db.execute("UPDATE items SET audit = ? WHERE id = ?", [int(audit), item.id])
         detail = {"decisions": [d["id"] for d in made], "audit": audit}
         if draft:
             detail["why_audit"] = "visual reference still a draft"
+        elif unsure:
+            detail["why_audit"] = f"a unanimous accept with a {q.confidence[0]}-confidence decision"
         set_state(store, item, "route_consensus", actor.role, actor.name, detail=detail)
     else:
         set_state(store, item, "route_flagged", actor.role, actor.name, detail={"decisions": [d["id"] for d in made]})

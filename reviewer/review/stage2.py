@@ -18,6 +18,7 @@ from reviewer.review.ledger import (
     Item,
     User,
     find_item,
+    find_user,
     get_user,
     items_of,
     question,
@@ -118,6 +119,7 @@ def expert_view(store: Store, key: str, *, user: str | None, bank: str | None = 
                 "comment": d["comment"],
                 "correction": d["correction"],
                 "seconds": d["seconds"],
+                "confidence": d["confidence"],
             }
             for i, d in enumerate(made, start=1)
         ],
@@ -137,10 +139,15 @@ def adjudicate(
     view: dict[str, Any] | None = None,
     version: int | None = None,
     bank: str | None = None,
+    confidence: str | None = None,
 ) -> dict[str, Any]:
-    """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version)."""
+    """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version); `confidence`
+    is the expert's own low / medium / high, or None."""
+    from reviewer.review.quality import check_confidence
+
     actor = get_user(store, user)
     workflow().require("adjudicate", actor.role, actor.name)
+    confidence = check_confidence(confidence, item=key)
     if verdict not in ("accept", "reject", "correct"):
         raise ReviewError(f"adjudication is accept, reject or correct, not {verdict!r}")
     with store.transaction():
@@ -190,7 +197,8 @@ def adjudicate(
             correction=correction,
             rationale=rationale,
             view=view,
-            detail={"reasons": codes, "rationale": rationale},
+            detail={"reasons": codes, "rationale": rationale, "confidence": confidence},
+            confidence=confidence,
         )
         new_version = None
         if verdict == "correct":
@@ -220,7 +228,7 @@ def allow(store: Store, key: str, expert: str, *, user: str | None, reason: str,
     workflow().require("allow", actor.role, actor.name)
     if not reason.strip():
         raise ReviewError("an allowance needs a reason")
-    target = get_user(store, expert)
+    target = find_user(store, expert)
     with store.transaction() as db:
         item = find_item(store, key, bank)
         db.execute(

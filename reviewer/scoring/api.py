@@ -59,8 +59,11 @@ def compute_scores(
     cancel: Callable[[], bool] | None = None,
     draft: bool = False,
     rescore_from: str | Path | None = None,
+    subset: str | None = None,
 ) -> dict[str, Any]:
     """Every number of the evaluation as the scores.json dict; writes nothing.
+
+    `subset` (reviewer.scoring.subset.SUBSETS) scores only the questions the review settled that way (qc.json).
 
     A bank that is not frozen is refused unless `draft` (its scores are not comparable with others).
     `rescore_from` names the bank the runs were made on: they are scored on this one without a rerun
@@ -97,6 +100,12 @@ def compute_scores(
         )
     else:
         runset = load_runs(run_paths, bank, passes=passes, lenient=lenient, models=models, cancel=cancel)
+    subset_info = None
+    if subset is not None:
+        from reviewer.scoring.subset import restrict_runs, subset_bank
+
+        bank, subset_info = subset_bank(bank, subset)
+        runset = restrict_runs(runset, bank)
     report(0.15, "judging and counting")
     scored = compute(
         bank,
@@ -125,6 +134,8 @@ def compute_scores(
         "baselines": scored["baselines"],
         "regression": regression,
         "pairs": scored["pairs"],
+        # every pair of models on the same questions, with the bootstrap's shared resamples (metrics.paired_comparisons)
+        "paired": scored["paired"],
         "questions": scored["questions"],
         "runs": {
             "files": [str(p) for p in run_paths],
@@ -144,6 +155,8 @@ def compute_scores(
     }
     if rescored is not None:
         scores["rescored"] = rescored
+    if subset_info is not None:
+        scores["subset"] = subset_info
     return _clean(scores)
 
 
@@ -163,6 +176,7 @@ def score(
     draft: bool = False,
     rescore_from: str | Path | None = None,
     sections: Sequence[Any] = (),
+    subset: str | None = None,
 ) -> dict[str, Any]:
     """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
 
@@ -185,6 +199,7 @@ def score(
         cancel=cancel,
         draft=draft,
         rescore_from=rescore_from,
+        subset=subset,
     )
     out = Path(out_dir)
     if progress:

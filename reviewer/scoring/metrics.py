@@ -186,6 +186,45 @@ def percentile_ci(means: np.ndarray) -> np.ndarray:
     return np.percentile(means, [2.5, 97.5], axis=0) * 100.0
 
 
+def paired_comparisons(right: np.ndarray, means: np.ndarray, models: list[str]) -> list[dict[str, Any]]:
+    """Every pair of models on the same questions: the difference in pass^k (points, first minus second), its 95%
+    paired bootstrap interval, and the discordant counts.
+
+    `right` is (questions, models) 0/1 per question; `means` (resamples, models) the bootstrap means of those columns
+    from `bootstrap_means`, whose resamples every column shares: a pair's difference on a resample is the difference
+    of its two columns there, so every pair is compared on the same resampled question sets. McNemar's exact test
+    (statsmodels) on the discordant questions is given beside it.
+    """
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    n = right.shape[0]
+    out = []
+    for a in range(len(models)):
+        for b in range(a + 1, len(models)):
+            ra, rb = right[:, a].astype(bool), right[:, b].astype(bool)
+            a_only, b_only = int((ra & ~rb).sum()), int((~ra & rb).sum())
+            ci = None
+            if len(means) and n:
+                lo, hi = np.percentile(means[:, a] - means[:, b], [2.5, 97.5]) * 100.0
+                ci = [float(lo), float(hi)]
+            table = [[int((ra & rb).sum()), a_only], [b_only, int((~ra & ~rb).sum())]]
+            out.append(
+                {
+                    "a": models[a],
+                    "b": models[b],
+                    "questions": n,
+                    "difference": pct(ra.sum() - rb.sum(), n),
+                    "ci": ci,
+                    "a_only": a_only,
+                    "b_only": b_only,
+                    "both": table[0][0],
+                    "neither": table[1][1],
+                    "mcnemar_p": float(mcnemar(table, exact=True).pvalue) if a_only + b_only else None,
+                }
+            )
+    return out
+
+
 # ----------------------------------------------------------------------------- record metrics
 
 
@@ -493,6 +532,7 @@ def compute(
             "work": work_block(rec, m, qt),
         }
         out_models[model] = block
+    paired = paired_comparisons(x[:, : len(models)], means[:, : len(models)], models)
     pairs = pair_blocks(bank, qt, cubes, models, base_right)
     for model in models:
         out_models[model]["pairs"] = pairs["models"][model]
@@ -512,6 +552,7 @@ def compute(
         "models": out_models,
         "baselines": baselines,
         "pairs": pairs["by_pair"],
+        "paired": paired,
         "questions": question_counts(qt),
         "_qt": qt,
         "_cubes": cubes,

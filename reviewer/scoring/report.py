@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch, Rectangle
 
@@ -105,6 +106,7 @@ def tables(scores: dict[str, Any]) -> list[Table]:
         _transitions(scores),
         _results_by_pair(scores),
         _results_by_role_sensors(scores),
+        _paired(scores),
         _problems(scores),
     ]
 
@@ -503,6 +505,45 @@ def _problems(scores: dict[str, Any]) -> Table:
     return t
 
 
+def _paired(scores: dict[str, Any]) -> Table:
+    """Extra: every pair of models on the same questions (metrics.paired_comparisons)."""
+    pk = _pass_name(scores)
+    b = scores["bootstrap"]
+    t = Table(
+        "paired",
+        "Paired comparisons of models",
+        f"Difference in {pk} (points, first model minus second) on the same scored questions, with a 95% paired "
+        f"bootstrap interval over questions ({b['resamples']} resamples, seed {b['seed']}, the same resamples for "
+        "every pair); questions only the first / only the second got right; McNemar's exact p on those.",
+        [
+            "First",
+            "Second",
+            "Questions",
+            "Difference",
+            "95% interval",
+            "Only first right",
+            "Only second right",
+            "McNemar p",
+        ],
+        empty="fewer than two models",
+    )
+    for p in scores.get("paired") or []:
+        ci = p["ci"]
+        t.rows.append(
+            [
+                p["a"],
+                p["b"],
+                p["questions"],
+                _signed(p["difference"]),
+                f"[{_signed(ci[0])}, {_signed(ci[1])}]" if ci else "–",
+                p["a_only"],
+                p["b_only"],
+                "–" if p["mcnemar_p"] is None else f"{p['mcnemar_p']:.3g}",
+            ]
+        )
+    return t
+
+
 def _ordered_pairs(scores: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """Instrument pairs grouped by altered satellite and variable, then placebo pairs."""
     items = list(scores["pairs"].items())
@@ -667,6 +708,50 @@ def fig_pair_grid(scores: dict[str, Any]) -> Figure:
     return fig
 
 
+def fig_paired_matrix(scores: dict[str, Any]) -> Figure:
+    """Row model minus column model in pass^k (points), models in report order; a cell whose 95% paired interval
+    excludes 0 is outlined and its number bold."""
+    names = list(scores["models"])
+    index = {n: i for i, n in enumerate(names)}
+    n = len(names)
+    diff = np.full((n, n), np.nan)
+    sure = np.zeros((n, n), dtype=bool)
+    for p in scores.get("paired") or []:
+        i, j = index[p["a"]], index[p["b"]]
+        if p["difference"] is None:
+            continue
+        diff[i, j], diff[j, i] = p["difference"], -p["difference"]
+        ci = p["ci"]
+        sure[i, j] = sure[j, i] = bool(ci) and (ci[0] > 0 or ci[1] < 0)
+    side = 0.55 * n + 2.2
+    fig = Figure(figsize=(side + 1.0, side))
+    ax = fig.subplots()
+    lim = max(1.0, float(np.nanmax(np.abs(diff)))) if n > 1 and not np.all(np.isnan(diff)) else 1.0
+    im = ax.imshow(np.ma.masked_invalid(diff), cmap="RdBu", vmin=-lim, vmax=lim)
+    for i in range(n):
+        for j in range(n):
+            if i != j and not np.isnan(diff[i, j]):
+                ax.text(
+                    j,
+                    i,
+                    f"{diff[i, j]:+.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=7,
+                    color="white" if abs(diff[i, j]) > 0.6 * lim else "black",  # readable on the darkest cells
+                    fontweight="bold" if sure[i, j] else "normal",
+                )
+                if sure[i, j]:
+                    ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.2))
+    ax.set_xticks(range(n), names, rotation=60, ha="right", fontsize=8)
+    ax.set_yticks(range(n), names, fontsize=8)
+    ax.set_xlabel("second model")
+    ax.set_ylabel("first model")
+    fig.colorbar(im, ax=ax, shrink=0.8, label="difference (points)")
+    fig.tight_layout()
+    return fig
+
+
 #: figure name -> (maker, caption); {pk} in a caption is the pass^k name with the actual k
 FIGURES = {
     "pass3": (fig_pass3, "{pk} per model with 95% bootstrap intervals; baselines as dashed lines."),
@@ -678,6 +763,11 @@ FIGURES = {
     "pair_grid": (
         fig_pair_grid,
         "Outcome of each model-pair case; columns grouped by altered satellite, then placebo.",
+    ),
+    "paired_matrix": (
+        fig_paired_matrix,
+        "{pk} of the row model minus the column model on the same questions (points); outlined and bold where "
+        "the 95% paired bootstrap interval excludes 0.",
     ),
 }
 
@@ -693,6 +783,8 @@ def write_figures(scores: dict[str, Any], out: Path) -> dict[str, bytes]:
     pngs = {}
     for name, (make, _) in FIGURES.items():
         if name == "pair_grid" and not scores["pairs"]:
+            continue
+        if name == "paired_matrix" and len(scores["models"]) < 2:
             continue
         fig = make(scores)
         for ext in ("png", "svg"):
@@ -741,6 +833,12 @@ def write_report(scores: dict[str, Any], out: str | Path, *, sections: Sequence[
         f"{scores['questions']['total']} questions, {len(scores['models'])} models, {scores['passes']} passes, "
         f"{scores['bootstrap']['resamples']} bootstrap resamples (seed {scores['bootstrap']['seed']})."
     )
+    sub = scores.get("subset")
+    if sub:  # a subset: say which and how many of the bank's questions
+        facts = (
+            f"subset {sub['name']} (the questions the review settled that way, qc.json): {sub['questions']} of "
+            f"{sub['of']} questions; " + facts
+        )
     intro = f"Bank {bank['name']} version {bank['version']} ({bank['sha256']}), {facts}"
     md_intro = (
         f"Bank **{md_escape(bank['name'])}** version {md_escape(bank['version'])} ({md_escape(bank['sha256'])}), "

@@ -225,6 +225,7 @@ def test_the_rules_are_data_validated_on_load():
         "flipping_conclusion",
         "method_spread",
         "abstain_few_scenes",
+        "closed_book_right",
     ]
     assert all(r.description and r.parameters for r in rules.rules)
     doc = json.loads(RULES_PATH.read_text())
@@ -331,19 +332,22 @@ def test_flagged_exactly_the_built_cases(pilot):
 def test_the_scoring_fixture_worked_by_hand(tmp_path):
     """make_bank/all_runs of the scoring tests: A is right everywhere; B flips on q1, is wrong on q5 in all
     three passes on one answer; C flips on q2 (104 inside, 106 above) and q3 (2013 then 2012), is wrong on
-    q4 on one answer and abstains on q1 (no scene count for it in the bank)."""
+    q4 on one answer and abstains on q1 (no scene count for it in the bank). B's closed book: q1 increase and q3
+    2012 in all three passes, both the reference (screened: closed_book_right); q2 50 and q4 decrease are wrong."""
     bank = make_bank(tmp_path / "bank")
     doc = audit(bank, [_runs_file(tmp_path / "runs.jsonl", all_runs())])
     assert {q["id"]: q["rules"] for q in doc["questions"]} == {
-        "q1": ["flipping_conclusion"],
+        "q1": ["flipping_conclusion", "closed_book_right"],
         "q2": ["flipping_conclusion"],
-        "q3": ["flipping_conclusion"],
+        "q3": ["flipping_conclusion", "closed_book_right"],
         "q4": ["agreeing_wrong"],
         "q5": ["agreeing_wrong"],
     }
     assert [e["model"] for e in _evidence(doc, "q5", "agreeing_wrong")] == ["B"]
+    assert [e["details"]["answers"] for e in _evidence(doc, "q3", "closed_book_right")] == [[2012, 2012, 2012]]
     assert [e["model"] for e in _evidence(doc, "q2", "flipping_conclusion")] == ["C"]
-    assert doc["runs"]["used"] == 44 and doc["runs"]["models"] == ["A", "B", "C"]  # record runs only
+    # the 44 record runs and B's 12 closed-book runs (read by the closed-book screening only)
+    assert doc["runs"]["used"] == 44 + 12 and doc["runs"]["models"] == ["A", "B", "C"]
 
 
 def test_cli_table_json_and_audit_json(pilot, capsys):

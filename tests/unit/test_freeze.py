@@ -93,6 +93,16 @@ def test_freeze_writes_accepted_and_corrected_items_with_qc(tmp_path, capsys):
     assert qc["agreement"]["overall"]["percent_agreement"] == agreement["overall"]["percent_agreement"] == 0.5
     assert qc["agreement"]["overall"]["gwet_ac1"] == agreement["overall"]["gwet_ac1"]
     assert qc["events"]["count"] == events_before
+    # per item: how it was settled (q000 both accepted; q002 corrected by eve; q003 split, eve accepted), the
+    # stage-1 agreement (share of agreeing pairs: 1 pair of 2 annotators), people who decided (counted, not named)
+    items = qc["items"]
+    assert set(items) == {"q000", "q002", "q003"}
+    assert [items[q]["settled"] for q in ("q000", "q002", "q003")] == ["unanimous", "corrected", "adjudicated"]
+    assert items["q000"]["stage1"] == {"decisions": 2, "accepts": 2, "agreement": 1.0}
+    assert items["q003"]["stage1"] == {"decisions": 2, "accepts": 1, "agreement": 0.0}
+    assert [items[q]["people"] for q in ("q000", "q002", "q003")] == [2, 3, 3]
+    assert items["q000"]["posterior_acceptable"] > items["q003"]["posterior_acceptable"]
+    assert "ann" not in json.dumps(items) and "eve" not in json.dumps(items)
     assert {_state(store, q) for q in ("q000", "q002", "q003")} == {"frozen"} and _state(store, "q001") == "rejected"
     assert main(["verify", str(out)]) == 0
     assert capsys.readouterr().out.startswith("OK ")
@@ -189,3 +199,24 @@ def test_score_refuses_a_bank_that_is_not_frozen_unless_draft(tmp_path, capsys):
     )
     bank = json.loads((tmp_path / "r3" / "scores.json").read_text())["bank"]
     assert (bank["frozen"], bank["draft"]) == (True, False)
+
+
+def test_freeze_never_writes_beside_someone_elses_files(tmp_path, capsys):
+    store = _reviewed(tmp_path)
+    _adjudicate_all(store)
+    db = str(tmp_path / "review.sqlite")
+    mine = tmp_path / "my-folder"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("my notes\n")
+    code = main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(mine), "--user", "mia"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1
+    assert str(mine) in err and "notes.txt" in err
+    assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]  # nothing added
+    assert _state(store, "q000") != "frozen"  # and nothing frozen in the store
+    # an empty folder is fine; the same frozen bank written again into its own folder changes nothing
+    (tmp_path / "empty").mkdir()
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "empty"), "--user", "mia"]) == 0
+    before = {p.name: p.read_bytes() for p in (tmp_path / "empty").iterdir()}
+    assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "empty"), "--user", "mia"]) == 0
+    assert {p.name: p.read_bytes() for p in (tmp_path / "empty").iterdir()} == before

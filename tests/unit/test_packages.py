@@ -101,8 +101,9 @@ def _decisions(store):
 
 
 def _events(store):
+    """The item events in order; decision seals left out (they cover each decision's own time, which differs)."""
     return [
-        (r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+        (r[0], r[1], r[2], r[3], r[4], r[5], {k: v for k, v in json.loads(r[6] or "{}").items() if k != "seals"})
         for r in store.db.execute(
             "SELECT e.action, e.user, i.qid, e.version, e.before, e.after, e.detail FROM events e "
             "JOIN items i ON i.id = e.item ORDER BY e.id"

@@ -61,7 +61,10 @@ def test_cli_writes_scores_tables_report_and_figures(report, capsys):
     parser = Parser()
     parser.feed(html)
     imgs = [a["src"] for t, a in parser.tags if t == "img"]
-    assert len(imgs) == 3 and all(src.startswith("data:image/png;base64,") for src in imgs)
+    # pass3, computed_vs_mapping, pair_grid and the paired-comparison matrix
+    assert len(imgs) == 4 and all(src.startswith("data:image/png;base64,") for src in imgs)
+    paired = (out / "tables" / "paired.csv").read_text().splitlines()
+    assert paired[1].startswith("A,B,4,+50.0,") and paired[2] == 'A,C,4,+100.0,"[+100.0, +100.0]",4,0,0.125'
     assert sum(t == "table" for t, _ in parser.tags) >= 11
     assert "figures/pass3.png" in (out / "report.md").read_text()
 

@@ -78,11 +78,16 @@ def test_site_init_from_landsat_common_footprint(real_dir, tmp_path, capsys):
 
 def test_site_init_with_lonlat_box_and_existing_site_kept(real_dir, tmp_path, capsys):
     folder = _downloads(real_dir, tmp_path / "dl")
-    main(["site", "init", str(folder), "--bbox", "147.0", "-37.9", "147.1", "-37.8"])
+    # inside both scenes (lon 148.49..151.19, lat -35.63..-33.60; a box at 147 E, 37.9 S missed them and
+    # was accepted before: a box touching no scene is refused now)
+    main(["site", "init", str(folder), "--bbox", "149.0", "-35.0", "149.1", "-34.9"])
     doc = json.loads((folder / "site.json").read_text())
     w, s, e, n = doc["bbox"]
-    # 0.1 deg x 0.1 deg at 37.85 S is about 8.8 km x 11.1 km: the box snapped outwards to 30 m cells
-    assert 8700 < e - w < 9000 and 11000 < n - s < 11300
+    # 0.1 deg x 0.1 deg at 34.95 S is about 9.1 km x 11.1 km: the box snapped outwards to 30 m cells, in the
+    # UTM zone of its centre: floor((149.05 + 180) / 6) + 1 = 55, south. 2 deg east of the zone's central
+    # meridian the grid converges ~1.2 deg, so the box's UTM bounds are ~11.1 km x sin(1.2 deg) = 0.23 km wider
+    # and ~9.1 km x sin(1.2 deg) = 0.19 km taller
+    assert doc["crs"] == "EPSG:32755" and 9300 < e - w < 9450 and 11200 < n - s < 11350
     index = scan_site(folder)  # and the site scans: both scenes on its 30 m grid
     assert index.site.placed and [s.scene_id for s in index.scenes] == [TM, ETM]
     code = main(["site", "init", str(folder)])

@@ -20,7 +20,7 @@ def test_new_store_gets_every_migration_once(tmp_path):
     Store(path).close()
     Store(path).close()  # reopening applies nothing again
     con = sqlite3.connect(path)
-    assert con.execute("PRAGMA user_version").fetchone()[0] == len(migrations()) == 6
+    assert con.execute("PRAGMA user_version").fetchone()[0] == len(migrations()) == 8
     assert con.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
     assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
@@ -97,7 +97,7 @@ def test_store_of_version_0_1_is_upgraded_keeping_its_questions(tmp_path):
         v = store.db.execute("SELECT json, sha256 FROM item_versions").fetchone()
         assert v[0] == q and v[1] == "sha256:" + hashlib.sha256(q.encode()).hexdigest()
         assert store.db.execute("SELECT count(*) FROM bank_items").fetchone()[0] == 1
-        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 6
+        assert store.db.execute("PRAGMA user_version").fetchone()[0] == 8
 
 
 @pytest.mark.parametrize(
@@ -109,6 +109,8 @@ def test_store_of_version_0_1_is_upgraded_keeping_its_questions(tmp_path):
         "DELETE FROM decisions",
         "UPDATE item_versions SET json = '{}'",
         "DELETE FROM item_versions",
+        "UPDATE user_logins SET login = 'eve'",
+        "DELETE FROM user_logins",
     ],
 )
 def test_append_only_tables_refuse_changes_in_sqlite_itself(tmp_path, sql):
@@ -125,12 +127,14 @@ def test_append_only_tables_refuse_changes_in_sqlite_itself(tmp_path, sql):
                 "INSERT INTO decisions (item, version, user, stage, verdict, created) VALUES (1, 1, 'ann', 1, 'flag', 'now')"
             )
             db.execute("INSERT INTO events (at, action, tool_version, hash) VALUES ('now', 'x', '0', 'h')")
+            db.execute("INSERT INTO user_logins (user, login, bound, at) VALUES ('ann', 'ann', 1, 'now')")
     con = sqlite3.connect(path)  # plain SQL, not the tool: the triggers still hold
     with pytest.raises(sqlite3.IntegrityError, match="append-only|immutable"):
         con.execute(sql)
     con.rollback()
-    counts = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("events", "decisions", "item_versions")]
-    assert counts == [1, 1, 1]
+    tables = ("events", "decisions", "item_versions", "user_logins")
+    counts = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables]
+    assert counts == [1, 1, 1, 1]
 
 
 def test_foreign_keys_are_enforced(tmp_path):

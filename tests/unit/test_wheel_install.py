@@ -103,7 +103,7 @@ def test_a_first_session_with_the_installed_console_script(installed, tmp_path):
     def reviewer_(*argv: str) -> str:
         return _run([exe, *argv], env=env, cwd=tmp_path).stdout
 
-    assert reviewer_("--version").strip() == f"reviewer {reviewer.__version__}"
+    assert reviewer_("--version").strip() == f"reviewer (EarthRecord Reviewer) {reviewer.__version__}"
     site = tmp_path / "site"
     small = ["--size", "32", "--start", "2019", "--end", "2020", "--scenes-per-year", "2"]
     assert "wrote the demo site" in reviewer_("demo-site", *small, str(site))

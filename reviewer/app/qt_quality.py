@@ -1,0 +1,180 @@
+"""The maintainer's quality table: per annotator the figures of `reviewer review quality` (reviewer.review.quality),
+sortable by any column, and a small plot of reliability against gold accuracy. Computing runs in a worker (crowd-kit's
+Dawid-Skene takes seconds) with its own store connection; the figures come back on the UI thread."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyqtgraph as pg
+from qtpy.QtCore import Qt
+from qtpy.QtWidgets import (
+    QAbstractItemView,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+)
+
+from reviewer.app.jobs import alive
+
+#: (column header, key of a quality_report annotator row)
+COLUMNS = (
+    ("annotator", "annotator"),
+    ("done", "decisions"),
+    ("reliability", "reliability"),
+    ("sensitivity", "sensitivity"),
+    ("specificity", "specificity"),
+    ("gold", "gold_accuracy"),
+    ("gold n", "gold_decided"),
+    ("outcome", "outcome_agreement"),
+    ("median s", "median_seconds"),
+    ("skips", "skip_share"),
+    ("undos", "undo_share"),
+)
+
+
+class _Cell(QTableWidgetItem):
+    """A cell that sorts by its number (None last), not by its text."""
+
+    def __init__(self, value: Any) -> None:
+        text = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+        super().__init__(text)
+        self.value = value
+        if not isinstance(value, str):
+            self.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        a, b = self.value, getattr(other, "value", None)
+        if a is None or b is None:
+            return b is None and a is not None
+        return a < b
+
+
+class QualityBox(QGroupBox):
+    """Annotator reliability (Dawid-Skene), gold accuracy, agreement with the outcome, pace; the thresholds of
+    assets/review/quality.json drawn on the plot."""
+
+    def __init__(self, store_path: Any, user: str | None) -> None:
+        super().__init__("Annotator quality (Dawid-Skene over the stage-1 verdicts)")
+        self.store_path, self.user = store_path, user
+        self.bank: str | None = None
+        self.report: dict[str, Any] | None = None
+        layout = QVBoxLayout(self)
+        row = QHBoxLayout()
+        self.compute = QPushButton("Compute")
+        self.compute.setToolTip("fit the reliability model on this bank's decisions (a few seconds)")
+        self.compute.clicked.connect(self.start_compute)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        row.addWidget(self.compute)
+        row.addWidget(self.message, 1)
+        layout.addLayout(row)
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setHorizontalHeaderLabels([c for c, _ in COLUMNS])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSortingEnabled(True)
+        self.table.setMinimumHeight(120)
+        layout.addWidget(self.table)
+        self.plot = pg.PlotWidget()  # the dark background of the app's other plots
+        self.plot.setFixedHeight(200)
+        self.plot.setLabel("bottom", "gold accuracy")
+        self.plot.setLabel("left", "reliability")
+        self.plot.setXRange(-0.05, 1.05)
+        self.plot.setYRange(0, 1.15)  # room for the labels above a point at 1
+        self.plot.showGrid(x=True, y=True, alpha=0.2)
+        layout.addWidget(self.plot)
+
+    def set_bank(self, bank: str | None) -> None:
+        if bank != self.bank:
+            self.bank, self.report = bank, None
+            self.table.setRowCount(0)
+            self.plot.clear()
+            self.message.setText("Compute fits the model on this bank's decisions")
+
+    def start_compute(self) -> bool:
+        from reviewer.app.jobs import run_in_thread
+        from reviewer.review.quality import quality_report
+        from reviewer.store import Store
+
+        if not self.bank:
+            self.message.setText("no bank")
+            return False
+        path, bank, user = self.store_path, self.bank, self.user
+
+        def work() -> dict[str, Any]:
+            with Store(path) as store:  # its own connection: SQLite connections stay in their thread
+                return quality_report(store, bank, user=user)
+
+        def failed(exc: BaseException) -> None:
+            if alive(self.compute):
+                self.compute.setEnabled(True)
+                self.message.setText(f"not computed: {exc}")
+
+        self.compute.setEnabled(False)
+        self.message.setText(f"fitting the model on {bank}...")
+        self.worker = run_in_thread(work, on_done=self.show_report, on_error=failed)
+        return True
+
+    def show_report(self, report: dict[str, Any]) -> None:
+        if not alive(self.compute):
+            return
+        from reviewer.review.quality import quality_settings, weak_annotators
+
+        self.compute.setEnabled(True)
+        self.report = report
+        rows = report["annotators"]
+        self.table.setSortingEnabled(False)
+        self.table.setRowCount(len(rows))
+        for i, a in enumerate(rows):
+            for j, (_, key) in enumerate(COLUMNS):
+                self.table.setItem(i, j, _Cell(a[key]))
+        self.table.setSortingEnabled(True)
+        self.table.resizeColumnsToContents()
+        s = quality_settings()
+        weak = weak_annotators(report, s)
+        low, high = s.uncertain_posterior
+        uncertain = sum(
+            1
+            for i in report["items"]
+            if i["posterior_acceptable"] is not None and low <= i["posterior_acceptable"] <= high
+        )
+        said = f"{len(rows)} annotators, {uncertain} item(s) with an uncertain posterior"
+        if weak:
+            said += "; under the thresholds: " + ", ".join(w["annotator"] for w in weak) + " (review route)"
+        self.message.setText(said)
+        self._plot(rows, s)
+
+    def _plot(self, rows: list[dict[str, Any]], s: Any) -> None:
+        self.plot.clear()
+        for y, x in ((s.min_reliability, None), (None, s.min_gold_accuracy)):
+            line = pg.InfiniteLine(
+                pos=y if y is not None else x,
+                angle=0 if y is not None else 90,
+                pen=pg.mkPen("#ff6b6b", width=1, style=Qt.PenStyle.DashLine),
+            )
+            self.plot.addItem(line)
+        at: dict[tuple[float, float], list[str]] = {}  # annotators at the same point share one label
+        for a in rows:
+            if a["reliability"] is None:
+                continue
+            gold = a["gold_accuracy"]
+            x = gold if gold is not None else 0.0  # no gold items: drawn on the axis, hollow
+            at.setdefault((round(x, 3), round(a["reliability"], 3)), []).append(a["annotator"])
+            brush = pg.mkBrush("#6baed6") if gold is not None else pg.mkBrush(None)
+            self.plot.addItem(
+                pg.ScatterPlotItem([x], [a["reliability"]], size=10, brush=brush, pen=pg.mkPen("#6baed6"))
+            )
+        for (x, y), names in at.items():
+            label = pg.TextItem(", ".join(names), color="#dddddd", anchor=(0, 1))
+            label.setPos(x, y)
+            self.plot.addItem(label)
+        hollow = any(a["gold_accuracy"] is None for a in rows)
+        self.plot.setTitle(
+            "dashed: thresholds (quality.json)" + ("; hollow at 0: no gold items decided" if hollow else ""), size="8pt"
+        )

@@ -1,0 +1,103 @@
+"""Evidence rules: a candidate states a definite answer only when the record holds the imagery it rests on.
+
+Each template's `evidence_rules` (templates.json, schemas/templates.schema.json) say how many clear Landsat
+observations each compared period needs (the question's years, its two periods, windows of years at its ends,
+or its whole period), in which season, and what share of the question's region must be seen clear in each
+compared period. A candidate that fails them becomes an insufficient-evidence question, whose provenance (and
+evidence view) says which period and which sensors lack what: the record really lacks the data there. The
+rules also give the first year a template may ask about (`not_before`: the epoch of the reference product
+it compares against, e.g. Hansen loss from 2001).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: what a Landsat clear observation is counted from (reviewer.bank.series clear_obs keys)
+SEASONS = ("all", "growing", "water")
+
+
+def rules_of(tpl: dict[str, Any]) -> dict[str, Any]:
+    return tpl.get("evidence_rules", {})
+
+
+def not_before(tpl: dict[str, Any], default: int) -> int:
+    """The first year the template may ask about: its `not_before` rule, or `default` (the record's start)."""
+    nb = rules_of(tpl).get("not_before")
+    return max(default, int(nb)) if nb is not None else default
+
+
+def compared_periods(tpl: dict[str, Any], params: dict[str, Any], period: tuple[int, int]) -> list[tuple[int, int]]:
+    """The periods a candidate compares, by its rule's `compared`: its two years, its two periods (a1-a2,
+    b1-b2), windows of `window` years at the period's ends, or the whole period."""
+    rule = rules_of(tpl).get("clear_obs", {})
+    how = rule.get("compared", "period")
+    y1, y2 = period
+    if how == "years":
+        return list(dict.fromkeys([(params.get("y1", y1),) * 2, (params.get("y2", y2),) * 2]))
+    if how == "periods" and all(k in params for k in ("a1", "a2", "b1", "b2")):
+        return [(params["a1"], params["a2"]), (params["b1"], params["b2"])]
+    if how == "windows":
+        w = int(rule.get("window", 3)) - 1
+        a, b = params.get("y1", y1), params.get("y2", y2)
+        return [(a, min(a + w, b)), (max(b - w, a), b)]
+    return [(y1, y2)]
+
+
+def _label(lo: int, hi: int) -> str:
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def missing_evidence(
+    series: Any, tpl: dict[str, Any], params: dict[str, Any], period: tuple[int, int], region: str | None
+) -> list[dict[str, Any]]:
+    """What the record lacks for the candidate under its template's rules: one entry per compared period that
+    has too few clear observations or too little of the region seen clear (empty when the evidence suffices)."""
+    rules = rules_of(tpl)
+    rule = rules.get("clear_obs")
+    if not rule:
+        return []
+    season, need = rule.get("season", "all"), int(rule.get("min", 1))
+    counts = series.clear_obs.get(season, {})
+    share_needed = rules.get("region_clear_share")
+    mask = series.regions.get(region or "site", series.inside) & series.inside
+    out = []
+    for lo, hi in compared_periods(tpl, params, period):
+        have = sum(counts.get(y, 0) for y in range(lo, hi + 1))
+        sensors = series.sensors(lo, hi)
+        entry = {
+            "period": [lo, hi],
+            "season": season,
+            "clear_observations": int(have),
+            "needed": need,
+            "sensors": sensors,
+        }
+        if have < need:
+            entry["text"] = (
+                f"{_label(lo, hi)}: {have} clear Landsat observation{'s' if have != 1 else ''} "
+                f"({', '.join(sensors) or 'no Landsat sensor in the record'}; {season} months), {need} needed"
+            )
+            out.append(entry)
+            continue
+        if share_needed and mask.any():
+            years = [y for y in series.years if lo <= y <= hi]
+            seen = np.zeros(series.shape, bool)
+            for y in years:
+                seen |= np.isfinite(series.comp(rules.get("composite", "ndvi_h"), y))
+            share = float((seen & mask).sum() / mask.sum())
+            if share < share_needed:
+                entry.update(
+                    {
+                        "region": region or "site",
+                        "region_clear_share": round(share, 3),
+                        "region_clear_needed": share_needed,
+                    }
+                )
+                entry["text"] = (
+                    f"{_label(lo, hi)}: {share:.0%} of the {region or 'site'} seen clear by "
+                    f"{', '.join(sensors) or 'Landsat'}, {share_needed:.0%} needed"
+                )
+                out.append(entry)
+    return out

@@ -1,0 +1,61 @@
+"""The maintainer's annotator-quality table and plot (reviewer.app.qt_quality) under Xvfb, on a small store of
+known decisions: Compute by the keyboard, the figures of the core in the table, sorting by a column, the plot.
+Screenshots go to /tmp/reviewer-gui-shots (REVIEWER_SHOTS)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from qtpy.QtCore import Qt
+
+pytestmark = pytest.mark.gui
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+
+
+def _store(tmp_path: Path) -> Path:
+    """10 items, ann / bob / cat on each: ann and bob always agree, cat flags 4 items they accepted."""
+    from test_review_workflow import _store as make
+
+    store = make(tmp_path, n=10, annotators=("ann", "bob", "cat"))
+    from reviewer.review import api
+
+    api.assign(store, "rb", annotators=["ann", "bob", "cat"], k=3, seed=1, user="mia")
+    for i in range(10):
+        qid = f"q{i:03d}"
+        bad = i in (0, 1)
+        for user in ("ann", "bob", "cat"):
+            flag = bad if user != "cat" else (bad or i in (2, 3, 4, 5))
+            api.decide(store, qid, user=user, verdict="flag" if flag else "accept",
+                       reasons=["wrong_reference"] if flag else None, seconds=5.0 + i)  # fmt: skip
+    store.close()
+    return tmp_path / "review.sqlite"
+
+
+def test_quality_table_and_plot(qtbot, tmp_path, shots):
+    from reviewer.app.qt_quality import QualityBox
+
+    box = QualityBox(_store(tmp_path), "mia")
+    qtbot.addWidget(box)
+    box.resize(900, 520)
+    box.show()
+    box.set_bank("rb")
+    box.compute.setFocus()
+    qtbot.keyClick(box.compute, Qt.Key_Space)
+    qtbot.waitUntil(lambda: box.report is not None, timeout=120000)
+    t = box.table
+    names = [t.item(r, 0).text() for r in range(t.rowCount())]
+    assert sorted(names) == ["ann", "bob", "cat"]
+    rel = {t.item(r, 0).text(): float(t.item(r, 2).text()) for r in range(t.rowCount())}
+    assert rel["cat"] < rel["ann"] and rel["cat"] < rel["bob"]  # the one who disagrees is the least reliable
+    assert t.item(0, 8).text() != "-"  # median seconds
+    t.sortItems(2, Qt.SortOrder.AscendingOrder)  # as a click on the reliability header does
+    assert t.item(0, 0).text() == "cat"
+    t.sortItems(2, Qt.SortOrder.DescendingOrder)
+    assert t.item(2, 0).text() == "cat"
+    assert "3 annotators" in box.message.text()
+    assert len(box.plot.listDataItems()) == 3  # one point per annotator
+    qtbot.wait(200)
+    box.grab().save(str(shots / "30_quality_box.png"))

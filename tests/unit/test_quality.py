@@ -1,0 +1,281 @@
+"""Annotator reliability and item posteriors (`reviewer review quality`): crowd-kit's models on stage-1 verdicts.
+
+The simulation has a known truth and known annotator accuracies; the store test's figures are counted by hand.
+"""
+
+import dataclasses
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from test_review_workflow import BANK, _store
+
+from reviewer.cli import main
+from reviewer.review import api
+from reviewer.review.quality import quality_settings, reliability
+
+ACCURACY = {"ann_a": 0.95, "ann_b": 0.8, "ann_c": 0.6}
+
+
+def _simulate(n=200, seed=30, prevalence=0.8):
+    """3 annotators of known accuracy judge n items whose reference is acceptable with probability `prevalence`."""
+    rng = np.random.default_rng(seed)
+    truth = rng.random(n) < prevalence
+    decisions = []
+    for i, acceptable in enumerate(truth):
+        for name, acc in ACCURACY.items():
+            says_acceptable = acceptable if rng.random() < acc else not acceptable
+            verdict = "accept" if says_acceptable else "flag"
+            decisions.append((f"q{i:03d}", name, verdict, [] if says_acceptable else ["wrong_reference"]))
+    return truth, decisions
+
+
+#: 30 EM steps (crowd-kit's pandas steps cost about 0.1 s each here whatever the size); GLAD is tested on fewer items
+FAST = dataclasses.replace(quality_settings(), ds_iterations=30, glad_max_decisions=0)
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    truth, decisions = _simulate()
+    return truth, decisions, reliability(decisions, settings=FAST)
+
+
+def test_reliabilities_rank_the_annotators_and_posteriors_beat_majority_vote(simulated):
+    truth, decisions, out = simulated
+    rel = {name: a["reliability"] for name, a in out["annotators"].items()}
+    assert sorted(rel, key=rel.get, reverse=True) == ["ann_a", "ann_b", "ann_c"]
+    for name, acc in ACCURACY.items():  # each within 0.07 of the accuracy it was simulated with
+        assert abs(rel[name] - acc) < 0.07, (name, rel[name])
+    posterior = np.array([out["items"][f"q{i:03d}"]["posterior_acceptable"] for i in range(len(truth))])
+    votes = np.array([sum(d[2] == "accept" for d in decisions[3 * i : 3 * i + 3]) for i in range(len(truth))])
+    majority_right = ((votes >= 2) == truth).mean()
+    model_right = ((posterior >= 0.5) == truth).mean()
+    assert model_right > majority_right
+    # majority vote errs where ann_a alone is right against the two others; Dawid-Skene trusts ann_a there
+    assert model_right >= 0.9
+
+
+def test_figures_match_crowd_kit_called_directly(simulated):
+    from crowdkit.aggregation import GLAD, DawidSkene
+
+    truth, decisions, out = simulated
+    s = FAST
+    df = pd.DataFrame([(i, w, v) for i, w, v, _ in decisions], columns=["task", "worker", "label"])
+    ds = DawidSkene(n_iter=s.ds_iterations, tol=s.ds_tol).fit(df)
+    for i in range(len(truth)):
+        assert out["items"][f"q{i:03d}"]["posterior_acceptable"] == pytest.approx(ds.probas_.loc[f"q{i:03d}", "accept"])
+    for name, a in out["annotators"].items():
+        spec = ds.errors_.loc[(name, "accept"), "accept"]
+        sens = ds.errors_.loc[(name, "flag"), "flag"]
+        assert a["specificity"] == pytest.approx(spec) and a["sensitivity"] == pytest.approx(sens)
+        assert a["reliability"] == pytest.approx(ds.priors_["accept"] * spec + ds.priors_["flag"] * sens)
+    # GLAD: difficulty is 1/beta of the paper, crowd-kit's exp(-betas_); on the first 20 items to stay quick
+    few = [d for d in decisions if int(d[0][1:]) < 20]
+    small = reliability(few, settings=dataclasses.replace(FAST, glad_max_decisions=1000), mace=True)
+    glad = GLAD(n_iter=s.glad_iterations).fit(df[df.task.isin({d[0] for d in few})])
+    for item, beta in glad.betas_.items():
+        assert small["items"][item]["difficulty"] == pytest.approx(np.exp(-beta), rel=1e-6)
+    assert {n: a["glad_ability"] for n, a in small["annotators"].items()} == pytest.approx(glad.alphas_.to_dict())
+    # MACE: competence is the posterior of "not spamming", spamming_[:, 1], workers in order of first appearance
+    from crowdkit.aggregation import MACE
+
+    sub = df[df.task.isin({d[0] for d in few})]
+    mace = MACE(n_restarts=s.mace_restarts, n_iter=s.mace_iterations, random_state=0).fit(sub)
+    order = list(pd.unique(sub["worker"]))
+    assert {n: small["annotators"][n]["mace_competence"] for n in order} == pytest.approx(
+        dict(zip(order, mace.spamming_[:, 1], strict=True))
+    )
+
+
+def test_gold_verdicts_are_fixed_and_an_unknown_verdict_is_refused():
+    decisions = [("g1", "a", "accept", []), ("g1", "b", "flag", ["other"]), ("q1", "a", "accept", [])]
+    out = reliability(decisions, {"g1": "flag"}, settings=FAST)
+    assert out["items"]["g1"]["posterior_acceptable"] < 1e-9  # the gold verdict, whatever the votes
+    assert out["models"]["dawid_skene"]["gold_fixed"] == 1
+    from reviewer.errors import ReviewError
+
+    with pytest.raises(ReviewError, match="neither 'accept' nor 'flag'"):
+        reliability([("q1", "a", "skip", [])])
+
+
+def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_path, capsys):
+    """6 items, ann and bob on each (k=2); hand-counted figures."""
+    store = _store(tmp_path, n=6)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    for i in range(6):
+        api.decide(store, f"q{i:03d}", user="ann", verdict="accept", seconds=10.0 + i)
+    api.decide(store, "q000", user="bob", verdict="skip")
+    api.undo(store, BANK, user="bob")  # takes back the skip: not an undo of a verdict
+    api.decide(store, "q000", user="bob", verdict="flag", reasons=["wrong_reference"], seconds=4.0)
+    api.undo(store, BANK, user="bob")
+    reasons = {0: ["wrong_reference"], 1: ["ambiguous_evidence"]}
+    for i in range(6):
+        verdict = "flag" if i in reasons else "accept"
+        api.decide(store, f"q{i:03d}", user="bob", verdict=verdict, reasons=reasons.get(i), seconds=2.0)
+    api.adjudicate(store, "q000", user="eve", verdict="reject", reasons=["wrong_reference"], rationale="wrong")
+    api.adjudicate(store, "q001", user="eve", verdict="accept", rationale="fine")
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json", "--csv", str(tmp_path / "q")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {a["annotator"]: a for a in out["annotators"]}
+    # outcomes: q000 rejected (flag), q001 accepted, q002-q005 consensus (accept)
+    assert rows["ann"]["outcome_decided"] == 6 and rows["ann"]["outcome_agreement"] == pytest.approx(5 / 6)
+    assert rows["bob"]["outcome_agreement"] == pytest.approx(5 / 6)
+    assert rows["ann"]["median_seconds"] == pytest.approx(12.5)
+    # bob: 7 accept/flag decisions made (the first flag undone) and 1 skip -> skip share 1/8, undo share 1/7
+    assert rows["bob"]["skip_share"] == pytest.approx(1 / 8) and rows["bob"]["undo_share"] == pytest.approx(1 / 7)
+    assert rows["ann"]["skip_share"] == 0 and rows["ann"]["undo_share"] == 0
+    items = {i["item"]: i for i in out["items"]}
+    assert items["q000"]["outcome"] == "flag" and items["q000"]["accepts"] == 1
+    assert 0 <= items["q000"]["posterior_acceptable"] < items["q003"]["posterior_acceptable"] <= 1
+    head = (tmp_path / "q" / "annotators.csv").read_text().splitlines()[0].split(",")
+    assert head[:3] == ["annotator", "decisions", "reliability"] and "reliability_ambiguous_evidence" in head
+    assert head[-3:] == ["confidence_low", "confidence_medium", "confidence_high"]
+    assert len((tmp_path / "q" / "items.csv").read_text().splitlines()) == 7
+    # an annotator may not see everyone's figures
+    assert main(["--db", db, "review", "quality", BANK, "--user", "ann"]) == 2
+    assert "only expert or maintainer" in capsys.readouterr().err
+
+
+def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
+    """Two trend and two quantify questions; annotators split on one trend question only."""
+    import bank_factory as bf
+    from test_review_workflow import _write
+
+    from reviewer.review.banks import import_bank
+    from reviewer.store import Store
+
+    store = Store(tmp_path / "review.sqlite")
+    api.add_user(store, "mia", "maintainer")
+    for a in ("ann", "bob"):
+        api.add_user(store, a, "annotator", by="mia")
+    questions = [bf.trend_question("t1"), bf.trend_question("t2"), bf.number_question("n1"), bf.number_question("n2")]
+    import_bank(store, _write(tmp_path / "bank", questions), user="mia")
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    plan = {"t1": ("accept", "accept"), "t2": ("accept", "flag"), "n1": ("flag", "flag"), "n2": ("accept", "accept")}
+    for qid, verdicts in plan.items():
+        for user, v in zip(("ann", "bob"), verdicts, strict=True):
+            api.decide(store, qid, user=user, verdict=v, reasons=["wrong_reference"] if v == "flag" else None)
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "review", "agreement", BANK, "--user", "mia", "--csv", str(tmp_path / "csv")]) == 0
+    text = capsys.readouterr().out
+    assert "task quantify" in text and "task trend" in text
+    rows = (tmp_path / "csv" / "per_task.csv").read_text().splitlines()
+    assert rows[0] == "task,figure,value,note"
+    # trend: agree on t1, not t2 -> 0.5; quantify: agree on both -> 1
+    assert "trend,percent_agreement,0.5," in rows and "quantify,percent_agreement,1.0," in rows
+    assert "quantify,items,2," in rows
+
+
+def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accept(tmp_path, capsys):
+    store = _store(tmp_path, n=3)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    api.set_rule(store, BANK, user="mia", audit_share=0.0)  # no random audit: only the confidence routes
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+
+    def decide(item, user, *extra):
+        return main(["--db", db, "review", "decide", item, "--user", user, *extra])
+
+    assert decide("q000", "ann", "--accept", "--confidence", "low") == 0
+    assert "accept, low confidence saved" in capsys.readouterr().out
+    assert decide("q000", "bob", "--accept", "--confidence", "high") == 0
+    assert decide("q001", "ann", "--accept", "--confidence", "medium") == 0
+    assert decide("q001", "bob", "--accept") == 0
+    assert decide("q002", "ann", "--accept", "--confidence", "sure") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "confidence must be one of low, medium, high, not 'sure'" in err
+    from reviewer.store import Store
+
+    with Store(tmp_path / "review.sqlite") as store:
+        stored = store.db.execute(
+            "SELECT i.qid, d.user, d.confidence FROM decisions d JOIN items i ON i.id = d.item ORDER BY d.id"
+        ).fetchall()
+        assert stored == [
+            ("q000", "ann", "low"),
+            ("q000", "bob", "high"),
+            ("q001", "ann", "medium"),
+            ("q001", "bob", None),
+        ]
+        # the unanimous accept with a low-confidence decision goes to an expert; the other one does not
+        audit = dict(store.db.execute("SELECT qid, audit FROM items WHERE qid IN ('q000', 'q001')").fetchall())
+        assert audit == {"q000": 1, "q001": 0}
+        why = store.db.execute(
+            "SELECT e.detail FROM events e JOIN items i ON i.id = e.item WHERE i.qid = 'q000' AND e.action = 'route_consensus'"
+        ).fetchone()[0]
+        assert "low-confidence" in json.loads(why)["why_audit"]
+        view = api.expert_view(store, "q000", user="eve")
+        assert [(d["annotator"], d["confidence"]) for d in view["stage1"]] == [
+            ("annotator 1", "low"),
+            ("annotator 2", "high"),
+        ]
+        assert '"ann"' not in json.dumps(view)
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json"]) == 0
+    rows = {a["annotator"]: a["confidence"] for a in json.loads(capsys.readouterr().out)["annotators"]}
+    assert rows == {"ann": {"low": 1, "medium": 1, "high": 0}, "bob": {"low": 0, "medium": 0, "high": 1}}
+    assert main(["--db", db, "review", "show", "q000", "--user", "eve"]) == 0
+    assert "annotator 1: accept [low confidence]" in capsys.readouterr().out
+    assert main(["--db", db, "review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "fine",
+                 "--confidence", "high"]) == 0  # fmt: skip
+    with Store(tmp_path / "review.sqlite") as store:
+        assert store.db.execute("SELECT confidence FROM decisions WHERE stage = 2").fetchone()[0] == "high"
+
+
+def test_routing_by_the_model_sends_uncertain_items_and_lists_weak_annotators(tmp_path, capsys, monkeypatch):
+    import reviewer.review.quality as quality
+
+    # every posterior counts as uncertain and every annotator as under the threshold: the routing itself is tested
+    wide = dataclasses.replace(quality_settings(), uncertain_posterior=(0.0, 1.0), min_reliability=1.01)
+    monkeypatch.setattr(quality, "quality_settings", lambda: wide)
+    store = _store(tmp_path, n=4)
+    api.add_user(store, "cat", "annotator", by="mia")
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    api.set_rule(store, BANK, user="mia", audit_share=0.0)
+    for qid in ("q000", "q001"):
+        for user in ("ann", "bob"):
+            api.decide(store, qid, user=user, verdict="accept")
+    api.decide(store, "q002", user="ann", verdict="flag", reasons=["other"])
+    bob_before = store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0]
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    assert main(["--db", db, "review", "route", BANK, "--user", "mia", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [i["item"] for i in out["uncertain"]] == ["q000", "q001"] and out["route_uncertain"] is False
+    weak = {w["annotator"]: sorted(w["open_items"]) for w in out["weak_annotators"]}
+    assert weak == {"ann": ["q003"], "bob": ["q002", "q003"]}
+    # applying needs the stage-2 setting on; nothing changed
+    assert main(["--db", db, "review", "route", BANK, "--user", "mia", "--apply"]) == 2
+    assert "routing by the reliability model is off" in capsys.readouterr().err
+    assert main(["--db", db, "review", "rule", BANK, "--user", "mia", "--route-uncertain", "on"]) == 0
+    assert "route uncertain on" in capsys.readouterr().out
+    assert main(["--db", db, "review", "route", BANK, "--user", "mia", "--apply"]) == 0
+    assert "sent 2 item(s) to an expert" in capsys.readouterr().out
+    assert main(["--db", db, "review", "reassign", BANK, "--from", "bob", "--to", "cat", "--reason", "low reliability",
+                 "--user", "mia"]) == 0  # fmt: skip
+    assert "moved 2 open item(s) from bob to cat" in capsys.readouterr().out
+    from reviewer.store import Store
+
+    with Store(tmp_path / "review.sqlite") as store:
+        assert [q["item"] for q in api.queue(store, BANK, user="eve")] == ["rb/q000", "rb/q001"]  # sent to an expert
+        events = store.db.execute(
+            "SELECT action, before, after FROM events WHERE action IN ('route_uncertain', 'reassign', 'settings') "
+            "ORDER BY id"
+        ).fetchall()
+        assert events[-5:] == [
+            ("settings", '{"route_uncertain": 0}', '{"route_uncertain": 1}'),
+            ("route_uncertain", "audit 0", "audit 1"),
+            ("route_uncertain", "audit 0", "audit 1"),
+            ("reassign", "bob", "cat"),
+            ("reassign", "bob", "cat"),
+        ]
+        assert sorted(i["id"] for i in api.my_items(store, BANK, user="cat")) == ["q002", "q003"]
+        assert store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0] == bob_before
+
+
+def test_all_accepted_has_no_sensitivity():
+    out = reliability([("q1", "a", "accept", []), ("q1", "b", "accept", []), ("q2", "a", "accept", [])], settings=FAST)
+    assert out["annotators"]["a"]["sensitivity"] is None and out["annotators"]["a"]["reliability"] == pytest.approx(1.0)
+    assert out["items"]["q1"]["posterior_acceptable"] == pytest.approx(1.0)
