@@ -132,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # GDAL/PROJ messages reach logging through rasterio's logger; the tool names the real cause itself
     logging.getLogger("rasterio").setLevel(logging.DEBUG if args.verbose else logging.CRITICAL)
+    # numpy's RuntimeWarnings (an all-NaN median of a cloudy pixel...) and other library warnings go to
+    # logging too, shown with -v only: never source lines on a user's terminal
+    logging.captureWarnings(True)
+    logging.getLogger("py.warnings").setLevel(logging.DEBUG if args.verbose else logging.CRITICAL)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1

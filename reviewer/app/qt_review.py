@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.review_sensor_break import sensor_break_html
 from reviewer.review import api
 
 logger = logging.getLogger(__name__)
@@ -185,6 +186,7 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
         f"sensors {e(', '.join(q.get('sensors') or []) or '-')}"
         f"{' (spans several sensors)' if q.get('multi_sensor') else ''}</p>"
     )
+    parts.append(sensor_break_html(q))
     parts.append(draft_html(drafts))
     if mine:
         why = f" ({', '.join(mine['reasons'])})" if mine.get("reasons") else ""

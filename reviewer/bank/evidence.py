@@ -84,6 +84,10 @@ class EvidenceView:
     periods: tuple[tuple[int, int], ...] = ()  # [y0, y1] year ranges (a year is [y, y])
     region: Region = field(default_factory=Region)
     index: str | None = None  # the index plotted on the trajectory
+    #: what the reviewer should see first: why the reference is what it is (or which period lacks imagery)
+    note: str | None = None
+    #: the reference methods' values per field (field -> method -> value), shown beside the imagery
+    values: dict[str, dict[str, Any]] | None = field(default=None, hash=False, compare=False)
 
     @property
     def panels(self) -> list[str]:
@@ -101,6 +105,10 @@ class EvidenceView:
         doc["region"] = self.region.to_json()
         if self.index is not None:
             doc["index"] = self.index
+        if self.note:
+            doc["note"] = self.note
+        if self.values:
+            doc["values"] = self.values
         return doc
 
     @classmethod
@@ -131,7 +139,15 @@ class EvidenceView:
         if index is not None and index not in index_names():
             raise SchemaError(f"unknown index {index!r}; known: {', '.join(index_names())}", field="evidence.index")
         return cls(
-            composite, stretch, view, dates, periods, Region.from_json(doc.get("region", {"kind": "site"})), index
+            composite,
+            stretch,
+            view,
+            dates,
+            periods,
+            Region.from_json(doc.get("region", {"kind": "site"})),
+            index,
+            doc.get("note"),
+            doc.get("values"),
         )
 
 
@@ -193,6 +209,12 @@ def _periods(rule: str, params: dict[str, Any], period: tuple[int, int], referen
         return [[p.get("y1", y1)] * 2, [p.get("y2", y2)] * 2]
     if rule == "periods" and {"a1", "a2", "b1", "b2"} <= set(p):
         return [[p["a1"], p["a2"]], [p["b1"], p["b2"]]]
+    if rule == "event_and_recovery":
+        fall, years = reference.get("fall_year"), reference.get("years")
+        if isinstance(fall, int) and isinstance(years, int | float) and not isinstance(fall, bool):
+            back = min(y2, fall + max(1, round(years)))
+            return [[max(y1, fall - 1)] * 2, [min(y2, fall + 1)] * 2, [back, back]]
+        return [[y1, y2]]
     if rule == "around_reference_year":
         year = reference.get("year")
         if isinstance(year, int) and not isinstance(year, bool):

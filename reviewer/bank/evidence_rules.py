@@ -101,3 +101,50 @@ def missing_evidence(
                 )
                 out.append(entry)
     return out
+
+
+def missing_years(series: Any, counts: dict[str, int], needed: int, season: str) -> list[dict[str, Any]]:
+    """The years of a template's own per-year count (clear_observations_per_year) below `needed`, as entries
+    like missing_evidence's: an insufficient-evidence question says which year and sensors lack imagery."""
+    out = []
+    for y, have in sorted(counts.items()):
+        if have >= needed:
+            continue
+        year = int(y)
+        sensors = series.sensors(year, year)
+        out.append(
+            {
+                "period": [year, year],
+                "season": season,
+                "clear_observations": int(have),
+                "needed": needed,
+                "sensors": sensors,
+                "text": f"{year}: {have} clear Landsat observation{'s' if have != 1 else ''} "
+                f"({', '.join(sensors) or 'no Landsat sensor in the record'}; {season} months), {needed} needed",
+            }
+        )
+    return out
+
+
+def product_years(product: dict[str, Any]) -> tuple[int, int | None]:
+    """The years a reference product covers: its rule's first_year / last_year, else the catalogue's
+    (reviewer/record/products.json first_date / last_date)."""
+    from reviewer.record.catalog import catalog
+
+    spec = catalog().products.get(product["id"])
+    first = product.get("first_year") or (spec.first_date.year if spec and spec.first_date else None)
+    last = product.get("last_year") or (spec.last_date.year if spec and getattr(spec, "last_date", None) else None)
+    return int(first or 0), (int(last) if last else None)
+
+
+def product_gap(tpl: dict[str, Any], period: tuple[int, int]) -> str | None:
+    """Why the template's reference product cannot answer for the period (it covers other years), or None."""
+    product = rules_of(tpl).get("product")
+    if not product:
+        return None
+    first, last = product_years(product)
+    lo, hi = period
+    if hi < first or (last is not None and lo > last):
+        span = f"{first}-{last}" if last else f"{first} on"
+        return f"the reference product {product['id']} covers {span}, not {lo}-{hi}"
+    return None

@@ -1321,7 +1321,35 @@ def _evidence(
         region=region,
         site_bbox=site_bbox,
     )
-    return view.to_json()
+    doc = view.to_json()
+    note = _decision_note(c, tpl, reference)
+    if note:
+        doc["note"] = note
+    values = {k: {m: _round(v) for m, v in d.items()} for k, d in c.methods.items() if d and k in reference}
+    if values and c.insufficient is None:
+        doc["values"] = _jsonable(values)
+    return doc
+
+
+def _decision_note(c: Candidate, tpl: dict[str, Any], reference: dict[str, Any]) -> str:
+    """What the reviewer should see first: which periods lack imagery, or what the methods say of the conclusion."""
+    if c.insufficient is not None:
+        missing = c.insufficient.get("missing") or []
+        if missing:
+            return "insufficient evidence: " + "; ".join(m["text"] for m in missing)
+        return "insufficient evidence: too few clear observations (see provenance.observations)"
+    concl = tpl["conclusion"]
+    votes = c.methods.get(concl) or {}
+    value = reference.get(concl)
+    if c.reference_override and concl in c.reference_override:
+        product = (c.extra.get("product") or {}).get("name", "the reference product")
+        return f"{concl} {value}: from {product}; the imagery methods give {sorted(votes.values())}"
+    if value is None or not votes:
+        return ""
+    if isinstance(value, int | float) and not isinstance(value, bool) and concl not in ("year", "month"):
+        return f"{concl} {value}: the median of {len(votes)} methods"
+    agree = sum(1 for v in votes.values() if v == value)
+    return f"{concl} '{value}': {agree} of {len(votes)} methods agree"
 
 
 def _jsonable(v: Any) -> Any:
@@ -1383,9 +1411,21 @@ def run_compute(series: SiteSeries, name: str) -> list[Candidate]:
 def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
     """A candidate whose compared periods lack clear imagery (templates.json `evidence_rules`) becomes an
     insufficient-evidence question naming what is missing, whatever its methods made of the gaps."""
-    if c.insufficient is not None:
-        return
     tpl = _t(c.template)
+    if c.period[0] > c.period[1]:
+        return  # a record too short for the template's windows: dropped as such, not asked
+    gap = ER.product_gap(tpl, c.period)
+    if gap:
+        c.drop, c.insufficient = gap, None  # the product, not the record, lacks these years: not asked
+        return
+    if c.insufficient is not None:
+        # the template's own count said so: name the years (and sensors) that lack imagery
+        counts = c.insufficient.get("clear_observations_per_year")
+        if counts and "missing" not in c.insufficient:
+            rule = ER.rules_of(tpl).get("clear_obs", {})
+            needed = c.insufficient.get("needed_per_year", 1)
+            c.insufficient["missing"] = ER.missing_years(series, counts, needed, rule.get("season", "all"))
+        return
     names = {v: k for k, v in REGION_NAMES.items()}
     region = c.extra.get("region") or names.get(str(c.params.get("region")))
     missing = ER.missing_evidence(series, tpl, c.params, c.period, region)
@@ -1472,6 +1512,20 @@ def _check_break(
     elif doc.get("close"):
         b["close"] += 1
     q["provenance"]["sensor_break"] = _jsonable(doc)
+    if doc.get("offset") and doc.get("change") is not None:
+        off = doc["offset"]["harmonized"]
+        verdict = (
+            "WITHIN the sensors' offset: check with an expert"
+            if doc["beyond_offset"] is False
+            else "close to the sensors' offset"
+            if doc.get("close")
+            else "beyond the sensors' offset"
+        )
+        line = (
+            f"{doc['index']} change {doc['change']:+.3f} at the {doc['region']} from {doc['sensors'][0]} to "
+            f"{doc['sensors'][1]}; their offset there {off['offset']:+.3f} +- {off['spread']:.3f}: {verdict}"
+        )
+        q["evidence"]["note"] = "; ".join(x for x in (q["evidence"].get("note"), line) if x)
     return None
 
 
@@ -1622,7 +1676,13 @@ def _generate(
 
         breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
     gen_cfg["sensor_break"] = on_break
-    questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
+    # a record of nothing the methods read ends here (series.nothing_read, logged): their per-pixel work on an
+    # empty series took minutes on a Sentinel-2 tile
+    questions = (
+        []
+        if series.nothing_read
+        else _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
+    )
     if balance is not None:
         from reviewer.bank.balance import balance_questions
 

@@ -77,11 +77,14 @@ class BreakCheck:
             }
         return out
 
+    def _index(self, scene: Any, index_name: str, grid: Any, harmonized: bool) -> np.ndarray:
+        return _index_of(self, scene, index_name, grid, harmonized)
+
     def _measure(self, early: str, late: str, region: np.ndarray, index_name: str) -> dict | None:
         """One overlap: pairs of acquisitions at most `max_days` apart, compared on the region's pixels clear in
         both (clouds, shadows and ETM+ SLC-off gaps differ between the two dates)."""
         from reviewer.record.decode import Grid
-        from reviewer.record.stack import composite_bands, read_composite
+        from reviewer.record.stack import composite_bands
 
         o = self.overlap(early, late)
         if o is None or not region.any():
@@ -111,9 +114,7 @@ class BreakCheck:
         for scale, harmonized in (("raw", False), ("harmonized", True)):
             diffs, years = [], set()
             for d, a, b in pairs:
-                va, vb = (
-                    read_composite(sc, index_name, grid, harmonized=harmonized, cache=self.cube)[0] for sc in (a, b)
-                )
+                va, vb = (self._index(sc, index_name, grid, harmonized) for sc in (a, b))
                 both = region & np.isfinite(va) & np.isfinite(vb)
                 if both.sum() >= need:
                     diffs.append(float(vb[both].mean() - va[both].mean()))
@@ -131,6 +132,18 @@ class BreakCheck:
                 "years": sorted(years),
             }
         return out
+
+
+def _index_of(check: BreakCheck, scene: Any, index_name: str, grid: Any, harmonized: bool) -> np.ndarray:
+    """The scene's index on the site grid, raw or harmonized, from one read of its bands (kept in the check's
+    cache for every region and both scales)."""
+    from reviewer.record.stack import composite_bands, composite_channels, harmonize, read_bands
+
+    names = composite_bands(index_name, scene)
+    bands = read_bands(scene, names, grid, cache=check.cube)
+    if harmonized:
+        bands = np.stack([harmonize(bands[i], n, scene.sensor) for i, n in enumerate(names)])
+    return composite_channels(index_name, names, bands)[0]
 
 
 def _concurrent(early: list, late: list, max_days: int) -> list[tuple]:

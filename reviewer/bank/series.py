@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-from collections import defaultdict, deque
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -79,8 +79,10 @@ def indices(bands: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def quadrant_masks(shape: tuple[int, int]) -> dict[str, np.ndarray]:
     """The truth-independent site grid: four quadrants and the central square (40-60% of each side)."""
     h, w = shape
-    rr, cc = np.meshgrid(np.arange(h), np.arange(w), indexing="ij")
-    north, west = rr < h / 2, cc < w / 2
+    # a column of rows and a row of columns, broadcast: the meshgrid's two int64 grids were 2 GB on a
+    # Sentinel-2 tile's 10 m grid, before anything was read
+    rr, cc = np.arange(h)[:, None], np.arange(w)[None, :]
+    north, west = np.broadcast_to(rr < h / 2, shape), np.broadcast_to(cc < w / 2, shape)
     out = {
         "north-west": north & west,
         "north-east": north & ~west,
@@ -201,6 +203,8 @@ class SiteSeries:
     #: the dask client a split site's per-pixel work goes to (None: this process)
     runner: Any = field(default=None, repr=False)
     seconds: float = 0.0
+    #: why the pass read nothing the reference methods use (None: it read something)
+    nothing_read: str | None = None
     #: where the composite and NBR frames live: memory up to the run's budget, then files
     store: FrameStore = field(default_factory=_empty_store, repr=False)
 
@@ -307,22 +311,33 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     except RecordError as exc:
         logger.warning("skipped %s: %s", scene.scene_id, exc)
         return None
-    raw = np.stack([data.bands[b] for b in BANDS])
+    # in place on the decoded bands (no stacked or masked copies): a whole Landsat scene's bands are 235 MB
+    # each, and each copy of six of them was 1.4 GB more at the peak
+    raw_b = {b: data.bands[b] for b in BANDS}
+    del data.bands
     # Surface reflectance below the valid range (negative: dark water, mostly TM/ETM+ NIR/SWIR) is masked by
     # the decoder; where the quality layer calls the pixel clear and the pixel's other bands are dark, it is
     # clipped to 0 instead, so open water stays visible to the water methods.
     if data.masked is not None and data.out_of_range:
-        dark = ~data.masked & (np.nanmax(np.where(np.isfinite(raw), raw, 0.0), axis=0) < cfg.dark_clip)
-        for i in range(raw.shape[0]):
-            hole = np.isnan(raw[i]) & dark
-            raw[i][hole] = 0.0
-    raw_b = {b: raw[i] for i, b in enumerate(BANDS)}
-    harm_b = {b: harmonize(raw[i].copy(), b, scene.sensor) for i, b in enumerate(BANDS)}
+        brightest = np.zeros(inside.shape, np.float32)
+        for v in raw_b.values():
+            np.maximum(brightest, np.where(np.isfinite(v), v, np.float32(0.0)), out=brightest)
+        dark = ~data.masked & (brightest < cfg.dark_clip)
+        del brightest
+        for v in raw_b.values():
+            v[np.isnan(v) & dark] = 0.0
+        del dark
+    # a new array, or `v` itself where the sensor is not harmonized (masked once below, the same mask)
+    harm_b = {b: harmonize(v, b, scene.sensor) for b, v in raw_b.items()}
     bright = harm_b["blue"] > cfg.bright_blue
-    valid = np.isfinite(raw).all(0) & ~bright & inside
-    for d in (raw_b, harm_b):
-        for b in d:
-            d[b] = np.where(valid, d[b], np.nan).astype(np.float32)
+    valid = inside & ~bright
+    del bright
+    for v in raw_b.values():
+        valid &= np.isfinite(v)
+    invalid = ~valid
+    for v in {id(v): v for d in (raw_b, harm_b) for v in d.values()}.values():  # (each array once)
+        v[invalid] = np.nan
+    del invalid
     return {
         "scene": scene,
         "h": indices(harm_b),
@@ -453,6 +468,11 @@ def build_series(
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
     tick = _Ticker(sum(len(v) for v in to_read.values()), progress, cancel)
     series.runner = runner
+    series.nothing_read = _nothing_read(index, series, to_read)
+    if series.nothing_read:  # no empty composites of every year made (5 GB of NaN frames on a 10 m tile)
+        logger.warning("%s", series.nothing_read)
+        series.seconds = time.perf_counter() - t0
+        return series
     with ThreadPoolExecutor(max_workers=threads or cfg.workers) as pool:
         _read_landsat(series, to_read["landsat"], pool, grid, crop_core, tick, runner)
         _read_coarse(series, to_read["coarse"], pool, grid, crop_core, tick, runner)
@@ -468,6 +488,21 @@ def build_series(
         progress(0.8, f"read {series.scenes_read} scenes")
     logger.info("series of %s: %d scenes read in %.1f s", site.id, series.scenes_read, series.seconds)
     return series
+
+
+def _nothing_read(index: SceneIndex, series: SiteSeries, to_read: dict[str, list[Scene]]) -> str | None:
+    """Why the pass read nothing the reference methods use (None when it read something): the record's
+    scenes by sensor, and what the methods read."""
+    if any(to_read.values()) or series.worldcover is not None or series.hansen_lossyear is not None:
+        return None
+    have = Counter(s.label for s in index.scenes if s.record)
+    listed = ", ".join(f"{n} {label}" for label, n in have.most_common()) or "no scene"
+    return (
+        f"nothing of the record of {index.site.id} is read by the reference methods (its record: {listed}); they "
+        f"read Landsat TM/ETM+/OLI Level-2 ({', '.join(series.config.tiers)}, at least "
+        f"{series.config.min_scene_clear:.0%} clear), MODIS/VIIRS NDVI, MOD10A1/MYD10A1 snow, ERA5-Land "
+        "precipitation, WorldCover and Hansen loss year"
+    )
 
 
 def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], cfg: SeriesConfig) -> SiteSeries:

@@ -98,9 +98,12 @@ def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int]
     from rasterio.warp import transform as warp_transform
 
     rows, cols = grid.shape
-    _check_lookup_fits(rows, cols)
     t = grid.transform
+    src = Affine(*src_transform[:6])
     r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
+    if t.b == t.d == src.b == src.d == 0 and CRS.from_wkt(src_crs_wkt) == grid.crs:
+        return _separable_map(src, src_shape, grid)
+    _check_lookup_fits(rows, cols)
     rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
     xs = t.c + cc * t.a + rr * t.b
     ys = t.f + cc * t.d + rr * t.e
@@ -120,6 +123,38 @@ def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int]
         and (r1 - r0, c1 - c0) == (rows, cols)
         and (rr == np.arange(rows)[:, None]).all()
         and (cc == np.arange(cols)[None, :]).all()
+    )
+    return PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
+
+
+def _separable_map(src, src_shape: tuple[int, int], grid: Grid) -> PixelMap:
+    """pixel_map of two north-up grids in one CRS: a pixel's source row depends on its row alone and its
+    column on its column, so the lookup is a column of rows and a row of columns (broadcast when used), the
+    same pixels as the full lookup, to the bit, without its ~64 bytes a pixel (a Sentinel-2 tile's 20 m
+    SCL onto its 10 m grid took 7.7 GB)."""
+    rows, cols = grid.shape
+    t = grid.transform
+    r_off, c_off = grid.origin
+    ycentre = np.arange(r_off, r_off + rows) + 0.5
+    xcentre = np.arange(c_off, c_off + cols) + 0.5
+    xs, ys = t.c + xcentre * t.a, t.f + ycentre * t.e
+    inv = ~src
+    c, _ = inv @ (xs, np.full(cols, ys[0]))  # (b = d = 0: the other coordinate adds an exact 0)
+    _, r = inv @ (np.full(rows, xs[0]), ys)
+    r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
+    r_in, c_in = (r >= 0) & (r < src_shape[0]), (c >= 0) & (c < src_shape[1])
+    inside = r_in[:, None] & c_in[None, :]
+    if not (r_in.any() and c_in.any()):
+        return PixelMap(None, r[:, None], c[None, :], inside)
+    r0, r1 = int(r[r_in].min()), int(r[r_in].max()) + 1
+    c0, c1 = int(c[c_in].min()), int(c[c_in].max()) + 1
+    rr, cc = np.where(r_in, r - r0, 0)[:, None], np.where(c_in, c - c0, 0)[None, :]
+    plain = bool(
+        r_in.all()
+        and c_in.all()
+        and (r1 - r0, c1 - c0) == (rows, cols)
+        and (rr[:, 0] == np.arange(rows)).all()
+        and (cc[0] == np.arange(cols)).all()
     )
     return PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
 

@@ -618,9 +618,10 @@ def scan_site(
     problems = skipped + bundle_problems + problems
     grid = Grid.of_site(site) if site.placed else None
     if grid is not None:  # each scene's quality layer is read onto the whole site grid
-        from reviewer.record.stack import check_read_fits
+        from reviewer.record.decode import check_read_fits
 
-        check_read_fits(grid, 0, site=f"site {site.id}", resolution=site.resolution, width_hint=False)
+        # (a lookup onto a grid not aligned with a file's checks its own size: _pixel_map)
+        check_read_fits(grid, 0, site=f"site {site.id}", resolution=site.resolution, width_hint=False, lookup=False)
     inside = site.boundary_mask if site.placed else None
     todo = list(grouped.values())
     results = _measure_all(todo, site, grid, inside, members, workers, progress, cancel)

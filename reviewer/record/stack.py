@@ -20,8 +20,8 @@ import dask
 import dask.array as da
 import numpy as np
 
-from reviewer.errors import MemoryBudgetError, NoSceneError, RecordError
-from reviewer.record.decode import Grid, read_scene
+from reviewer.errors import NoSceneError, RecordError
+from reviewer.record.decode import Grid, check_read_fits, read_scene  # noqa: F401 - check_read_fits: public here too
 from reviewer.record.scan import Scene, SceneIndex
 from reviewer.record.stretch import Stretch, composites, is_single
 
@@ -237,34 +237,6 @@ def display_grid(grid: Grid, width: int | None) -> Grid:
     t = grid.transform
     scaled = Affine(t.a * cols / width, t.b, t.c, t.d, t.e * rows / height, t.f)
     return Grid(grid.crs, scaled, (height, width))
-
-
-#: bytes a read holds per output pixel and band beyond the result: the raw DN, its decoded float32, masks
-#: and the nearest-neighbour lookup (two int64 and the float64 coordinates it is made from)
-READ_BYTES_PER_PIXEL = 16
-LOOKUP_BYTES_PER_PIXEL = 64
-
-
-def check_read_fits(
-    grid: Grid, n_bands: int, *, site: str = "the site", resolution: float | None = None, width_hint: bool = True
-) -> None:
-    """Refuse, before reading, a read of `n_bands` bands (and the quality layer) onto `grid` that would not fit
-    in the memory this machine has free: one error naming the grid's size, suggesting a smaller site or width."""
-    import psutil
-
-    rows, cols = grid.shape
-    need = rows * cols * ((n_bands + 2) * READ_BYTES_PER_PIXEL + LOOKUP_BYTES_PER_PIXEL)
-    free = psutil.virtual_memory().available
-    if need <= free * 0.8:
-        return
-    km = f" ({cols * resolution / 1000:.0f} x {rows * resolution / 1000:.0f} km)" if resolution else ""
-    width = "give a smaller --width, or " if width_hint else ""
-    raise MemoryBudgetError(
-        f"{site} read at {cols} x {rows} px{km} needs about {need / 2**30:.1f} GB, more than the "
-        f"{free / 2**30:.1f} GB of memory free; {width}make a smaller site with "
-        "`reviewer site init DIR --bbox W S E N --force`",
-        field="width" if width_hint else "bbox",
-    )
 
 
 @dataclass

@@ -89,6 +89,7 @@ def _generate_many(args: argparse.Namespace) -> int:
             seed=args.seed,
             balance=args.balance,
             memory=args.memory,
+            sensor_break=args.sensor_break,
         )
     for line in report.lines():
         echo(line)

@@ -244,3 +244,59 @@ def test_out_must_be_png_and_version(tmp_path, capsys):
     with pytest.raises(SystemExit) as done:
         main(["--version"])
     assert done.value.code == 0 and __version__ in capsys.readouterr().out
+
+
+def test_numpy_warnings_never_reach_the_terminal(tmp_path):
+    """A verb whose numpy work warns (the median of an all-NaN pixel) prints no RuntimeWarning and no source
+    line (a real process: pytest would catch the warning itself); with -v it is logged."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, numpy as np; from reviewer import cli; import reviewer.record.cli as rc; "
+        "rc.cmd_scan = lambda a: int(np.isnan(np.nanmedian(np.array([np.nan])))) - 1; "
+        "sys.exit(cli.main(sys.argv[1:]))"
+    )
+    for verbose in ([], ["-v"]):
+        run = subprocess.run(
+            [sys.executable, "-c", code, *verbose, "--db", str(tmp_path / "db"), "scan", str(tmp_path)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert run.returncode == 0
+        assert ("All-NaN slice" in run.stderr) == bool(verbose), run.stderr
+        assert "np.nanmedian" not in run.stderr  # never the source line
+
+
+def test_generate_on_a_record_of_nothing_it_reads_ends_at_once_saying_why(real_dir, tmp_path, caplog):
+    """A Sentinel-2-only site (the methods read Landsat, MODIS/VIIRS, ERA5-Land ...): no per-pixel work on an
+    empty series (on a 10,980 px tile it took 272 s and ran out of memory), zero questions, the reason logged."""
+    import logging
+
+    folder = tmp_path / "s2"
+    folder.mkdir()
+    for band in ("B04", "SCL"):
+        name = f"T29UNU_20221005T115411_{band}_60m.jp2"
+        (folder / name).symlink_to(real_dir / "stactools-sentinel2" / name)
+    with rasterio.open(folder / "T29UNU_20221005T115411_SCL_60m.jp2") as d:  # the tile at 60 m: a light test
+        write_site_json(folder, bbox=list(d.bounds), crs=d.crs.to_string(), resolution=60)
+    with caplog.at_level(logging.WARNING, logger="reviewer.bank.series"):
+        code = main(["--db", str(tmp_path / "db"), "generate", str(folder), "--out", str(tmp_path / "out")])
+    report = json.loads(next((tmp_path / "out").glob("*report*.json")).read_text())
+    assert code == 0 and report["questions"] == 0 and report["scenes_read"] == 0
+    assert any("nothing of the record" in r.message and "1 MSI" in r.message for r in caplog.records)
+
+
+def test_a_small_site_is_drawn_at_the_panel_width_asked(tmp_path, capsys):
+    """Reading at min(native, width) must not shrink the figure: a 64 px site is drawn ~350 px wide by
+    default (nearest-neighbour upsampling, as before) and ~600 px wide with --width 600 (it was 64 px)."""
+    site = _big_scene(tmp_path / "small", size=64)
+    widths = {}
+    for extra in ([], ["--width", "600"]):
+        out = tmp_path / f"p{len(extra)}.png"
+        code, _, err = _run(
+            capsys, "render", str(site), "--date", "2021", *extra, "--out", str(out), db=tmp_path / "db"
+        )
+        assert code == 0, err
+        with rasterio.open(out) as png:
+            widths[len(extra)] = png.width
+    assert widths[0] >= 352 and 600 <= widths[2] < 700

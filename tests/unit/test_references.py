@@ -328,3 +328,111 @@ def test_items_spanning_a_sensor_change_carry_the_check(demo):
     assert report["checked"] == len(spanning)
     assert report["within"] == sum(q["provenance"]["sensor_break"]["beyond_offset"] is False for q in spanning)
     assert "cross-sensor break check" in demo["report"].summary()
+
+
+# ----------------------------------------------------------------------------- records with gaps
+
+
+@pytest.fixture(scope="session")
+def gappy(sparse, tmp_path_factory):
+    """The sparse site with a sensor missing (no ETM+ scene) and a period with no scene at all (2016-2017)."""
+    import shutil
+
+    from reviewer.bank.generate import generate
+    from reviewer.bank.io import load_bank
+
+    site = tmp_path_factory.mktemp("gappy") / "site"
+    shutil.copytree(sparse["site"], site)
+    for scene in (site / "landsat").iterdir():
+        year = int(scene.name.split("_")[3][:4])
+        if scene.name.startswith("LE07") or year in (2016, 2017):
+            shutil.rmtree(scene)
+    out = site.parent / "candidates"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        generate(site, out, seed=0)
+    dropped = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
+    return {"site": site, "bank": load_bank(out), "dropped": dropped}
+
+
+def test_a_record_with_gaps_gets_insufficient_evidence_where_it_lacks_imagery(gappy):
+    """Every template's candidates: a compared period inside the gap is never answered nor dropped, it becomes an
+    insufficient-evidence question whose provenance and view name the period and that no Landsat sensor saw it;
+    the ETM+ left out is named by no kept question."""
+    from reviewer.bank.evidence_rules import compared_periods
+    from reviewer.bank.generate import templates
+
+    def in_gap(lo, hi):
+        return 2016 <= lo and hi <= 2017
+
+    marked = 0
+    for q in gappy["bank"].questions:
+        prov = q["provenance"]
+        tpl = templates()[prov["template"]]
+        periods = compared_periods(tpl, prov["params"], (int(q["period"]["start"][:4]), int(q["period"]["end"][:4])))
+        assert "ETM+" not in q["sensors"]
+        if q["class"] != "insufficient":
+            assert not any(in_gap(*p) for p in periods), (prov["template"], periods)
+        else:
+            missing = prov["observations"]["missing"]
+            assert missing and all(m["clear_observations"] < m["needed"] for m in missing)
+            gap = [m for m in missing if in_gap(*m["period"])]
+            if any(in_gap(*p) for p in periods):
+                assert gap, (prov["template"], periods, missing)
+            if gap:
+                marked += 1
+                assert all(m["clear_observations"] == 0 and m["sensors"] == [] for m in gap)
+                assert "no Landsat sensor in the record" in q["evidence"]["note"]
+    assert marked >= 2
+    for d in gappy["dropped"]:
+        tpl = templates()[d["template"]]
+        periods = compared_periods(tpl, d["params"], tuple(d["period"]))
+        assert not any(in_gap(*p) for p in periods) or not tpl.get("evidence_rules"), d
+
+
+def test_the_focus_view_puts_the_offset_next_to_the_change(demo):
+    """The review dock's focus view (qt_review.question_html) shows an item's change next to the sensors' offset,
+    with a warning when the change is within it."""
+    from reviewer.app.review_sensor_break import sensor_break_html
+
+    for q in demo["bank"].questions:
+        b = q["provenance"].get("sensor_break")
+        text = sensor_break_html(q)
+        if b is None:
+            assert text == ""
+            continue
+        assert f"{b['change']:+.3f}" in text and f"{b['offset']['harmonized']['offset']:+.3f}" in text
+        assert ("within the sensors' offset" in text) == (b["beyond_offset"] is False)
+
+
+def test_reference_products_only_for_the_years_they_cover():
+    """Hansen GFC loss starts in 2001 (lossyear 1 = 2001, Hansen et al. 2013); WorldCover's first map is 2020
+    (the catalogue's first_date): a template resting on either is not asked about years before them."""
+    from reviewer.bank.evidence_rules import product_gap
+    from reviewer.bank.generate import templates
+
+    loss, crops = templates()["quantify.forest_loss_product"], templates()["season.crop_peak"]
+    assert "covers 2001 on" in product_gap(loss, (1990, 2000))
+    assert product_gap(loss, (2001, 2020)) is None
+    assert "esa_worldcover covers 2020 on" in product_gap(crops, (2007, 2016))
+    assert product_gap(crops, (2011, 2020)) is None
+
+
+def test_a_record_without_imagery_answers_nothing_from_imagery(sparse, tmp_path):
+    """The issue's ERA5-Land-only site: no question gets a definite answer (no "0.0 km2 of tree cover lost"),
+    each says no Landsat sensor saw its periods, and the balance baselines have nothing to score."""
+    import shutil
+
+    from reviewer.bank.generate import generate
+    from reviewer.bank.io import load_bank
+
+    site = tmp_path / "site"
+    shutil.copytree(sparse["site"], site, ignore=shutil.ignore_patterns("landsat", "sentinel2", "modis", "viirs"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        report = generate(site, tmp_path / "out", seed=0)
+    qs = load_bank(tmp_path / "out").questions
+    assert qs and report.insufficient == len(qs)
+    for q in qs:
+        assert q["reference"][q["conclusion"]] == INSUFFICIENT and q["sensors"] == []
+        assert "no Landsat sensor in the record" in q["evidence"]["note"]

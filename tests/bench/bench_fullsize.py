@@ -1,0 +1,222 @@
+"""Full-size downloads (issue 31): render, scan and generate on a whole Landsat scene and a whole Sentinel-2
+tile, each figure next to a plain rasterio read of the same pixels measured in the same run.
+
+Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate]. The scenes are built once under
+BENCH_CACHE (fullsize_scenes.py; ~0.9 GB of disk). Each measured step runs in a fresh process, so its peak
+memory (ru_maxrss) is its own; times are wall-clock of the step alone (imports and the scan before a render
+are not in them).
+
+Targets (issue 31): render of one date at the default width under 1 GB and within 2x of the plain read at
+the same output shape; a 1,000 px box at full resolution within 1.5x of the plain read; generate on the
+20-date scene under its budget and within 5x of a plain read of every band and quality layer it uses; scan
+within 1.5x of a plain read of the quality layers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from tests.bench.fullsize_scenes import (  # noqa: E402
+    LS_BANDS,
+    LS_SHAPE,
+    build_landsat,
+    build_s2,
+    cache_dir,
+)
+
+RESULTS: list[tuple[str, float, float, float | None, str]] = []
+
+
+def child(step: str, *args: str) -> dict:
+    """Run one step in a fresh interpreter; it prints {"seconds": ..., "peak_mb": ...} (and extras)."""
+    env = dict(os.environ, PYTHONPATH=f"{ROOT}:{ROOT / 'plugins'}")
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", step, *args], capture_output=True, text=True, env=env, check=False
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"step {step} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+# ----------------------------------------------------------------------------- the steps (in the child)
+
+
+def _peak_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _band_files(folder: Path, names: list[str]) -> list[Path]:
+    files = []
+    for n in names:
+        found = sorted(folder.rglob(f"*{n}"))
+        if not found:
+            raise SystemExit(f"no {n} under {folder}")
+        files.append(found[0])
+    return files
+
+
+def step_plain(files: str, width: str, window: str) -> dict:
+    """A plain rasterio read of the files: decimated to `width` px across (overviews), or a window."""
+    import rasterio
+    from rasterio.windows import Window
+
+    paths = files.split(",")
+    t = time.perf_counter()
+    for p in paths:
+        with rasterio.open(p) as d:
+            if window != "-":
+                c0, r0, n = (int(v) for v in window.split(":"))
+                d.read(1, window=Window(c0, r0, n, n))
+            elif width != "-":
+                w = min(int(width), d.width)
+                d.read(1, out_shape=(max(1, round(d.height * w / d.width)), w))
+            else:
+                d.read(1)
+    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb()}
+
+
+def step_render(site: str, date: str, width: str) -> dict:
+    from reviewer.record.render import render_dates
+    from reviewer.record.scan import scan_site
+
+    index = scan_site(site)
+    out = Path(cache_dir()) / "out" / f"{Path(site).name}.png"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    import matplotlib.figure  # noqa: F401
+    import rasterio  # noqa: F401 - imports before the clock
+
+    base = _peak_mb()
+    t = time.perf_counter()
+    result = render_dates(index, [date], "truecolor", out, width=None if width == "-" else int(width))
+    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb(), "before_mb": base, "out": result["out"]}
+
+
+def step_scan(site: str) -> dict:
+    from reviewer.record.scan import scan_site
+
+    t = time.perf_counter()
+    index = scan_site(site)
+    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb(), "scenes": len(index.scenes)}
+
+
+def step_generate(site: str, out: str) -> dict:
+    cmd = [sys.executable, "-m", "reviewer.cli", "--db", str(Path(out) / "bench.db"), "generate", site]
+    t = time.perf_counter()
+    run = subprocess.run([*cmd, "--out", str(Path(out) / "candidates")], capture_output=True, text=True, check=False)
+    import resource
+
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    tail = (run.stdout + run.stderr).strip().splitlines()[-6:]
+    return {"seconds": time.perf_counter() - t, "peak_mb": peak, "rc": run.returncode, "tail": tail}
+
+
+# ----------------------------------------------------------------------------- the bench (in the parent)
+
+
+def _site(folder: Path, bbox_px: int | None = None) -> Path:
+    """site.json over the whole scene (site init), or a bbox_px square box in its middle, 30 m cells."""
+    if bbox_px is None:
+        if not (folder / "site.json").exists():
+            subprocess.run(
+                [sys.executable, "-m", "reviewer.cli", "site", "init", str(folder)],
+                check=True,
+                capture_output=True,
+                env=dict(os.environ, PYTHONPATH=f"{ROOT}:{ROOT / 'plugins'}"),
+            )
+        return folder
+    box = folder.parent / f"{folder.name}_box{bbox_px}"
+    box.mkdir(exist_ok=True)
+    for scene in folder.iterdir():
+        if scene.is_dir() and not (box / scene.name).exists():
+            (box / scene.name).symlink_to(scene)
+    from tests.bench.fullsize_scenes import LS_ORIGIN
+
+    r0, c0 = (LS_SHAPE[0] - bbox_px) // 2, (LS_SHAPE[1] - bbox_px) // 2
+    w, n = LS_ORIGIN[0] + 30 * c0, LS_ORIGIN[1] - 30 * r0
+    doc = {"id": box.name, "name": box.name, "bbox": [w, n - 30 * bbox_px, w + 30 * bbox_px, n], "crs": "EPSG:32618"}
+    doc.update(resolution=30, kind="region", theme="region", role="region")
+    (box / "site.json").write_text(json.dumps(doc))
+    return box
+
+
+def row(name: str, got: dict, base: dict, target: float | None, note: str = "") -> None:
+    ratio = got["seconds"] / base["seconds"] if base["seconds"] else float("inf")
+    RESULTS.append((name, got["seconds"], base["seconds"], target, note))
+    ok = "" if target is None else ("  ok" if ratio <= target else f"  OVER {target}x")
+    print(
+        f"{name:44} {got['seconds']:8.2f} s  (plain read {base['seconds']:6.2f} s, {ratio:5.2f}x{ok})  "
+        f"peak {got['peak_mb']:7.0f} MB (plain {base['peak_mb']:5.0f} MB){'  ' + note if note else ''}",
+        flush=True,
+    )
+
+
+def main() -> None:
+    root = cache_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    landsat = build_landsat(root)
+    safe, cog = build_s2(root)
+    print(f"scenes under {root} ({time.perf_counter() - t:.0f} s to check/build)", flush=True)
+
+    # render: one date of the whole Landsat scene at the default width (352 px)
+    site = _site(landsat)
+    rgb = _band_files(landsat, ["SR_B4.TIF", "SR_B3.TIF", "SR_B2.TIF", "QA_PIXEL.TIF", "QA_RADSAT.TIF"])
+    files = ",".join(map(str, rgb))
+    got = child("render", str(site), "2021-07-18", "-")
+    base = child("plain", files, "352", "-")
+    row("render Landsat scene, default width", got, base, 2.0, "peak target < 1024 MB")
+    # a 1,000 px box of it at full resolution
+    box = _site(landsat, 1000)
+    got = child("render", str(box), "2021-07-18", "1000")
+    c0, r0 = (LS_SHAPE[1] - 1000) // 2, (LS_SHAPE[0] - 1000) // 2
+    base = child("plain", files, "-", f"{c0}:{r0}:1000")
+    row("render 1,000 px box at full resolution", got, base, 1.5)
+    # Sentinel-2: SAFE (JPEG2000) and Element84 COGs, default width
+    for name, folder, ext in (("SAFE JP2", safe, ".jp2"), ("Element84 COG", cog, ".tif")):
+        site = _site(folder)
+        names = [f"B04{'_10m' if ext == '.jp2' else ''}{ext}", f"B03{'_10m' if ext == '.jp2' else ''}{ext}"]
+        names += [f"B02{'_10m' if ext == '.jp2' else ''}{ext}", f"SCL{'_20m' if ext == '.jp2' else ''}{ext}"]
+        s2files = ",".join(map(str, _band_files(folder, names)))
+        got = child("render", str(site), "2023-06-01", "-")
+        base = child("plain", s2files, "352", "-")
+        row(f"render Sentinel-2 tile ({name}), default width", got, base, 2.0, "peak target < 1024 MB")
+        got = child("scan", str(site))
+        base = child("plain", s2files.split(",")[-1], "-", "-")
+        row(f"scan Sentinel-2 tile ({name})", got, base, 1.5)
+    got = child("scan", str(_site(landsat)))
+    base = child("plain", str(rgb[3]), "-", "-")
+    row("scan Landsat scene (1 date)", got, base, 1.5)
+    if "--generate" not in sys.argv:
+        print("generate on the 20-date scene: run with --generate (it takes 10+ minutes and, as of issue 31, more "
+              "memory than its 2 GB budget: ~6 GB resident)")  # fmt: skip
+    else:
+        site20 = _site(root / "landsat20")
+        got = child("scan", str(site20))
+        one = child("plain", str(rgb[3]), "-", "-")
+        base = {"seconds": 20 * one["seconds"], "peak_mb": one["peak_mb"]}
+        row("scan Landsat 20 dates", got, base, 1.5, "plain: 20 x one QA_PIXEL read (hard links)")
+        every = _band_files(landsat, [f"{b}.TIF" for b in LS_BANDS] + ["QA_PIXEL.TIF", "QA_RADSAT.TIF"])
+        one = child("plain", ",".join(map(str, every)), "-", "-")
+        base = {"seconds": 20 * one["seconds"], "peak_mb": one["peak_mb"]}
+        out = root / "out" / "generate"
+        out.mkdir(parents=True, exist_ok=True)
+        got = child("generate", str(site20), str(out))
+        row("generate Landsat 20 dates (budget 2 GB)", got, base, 5.0, f"rc {got['rc']}: {' | '.join(got['tail'])}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        result = globals()[f"step_{sys.argv[2]}"](*sys.argv[3:])
+        print(json.dumps(result, default=str))
+    else:
+        main()
