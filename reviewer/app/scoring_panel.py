@@ -33,6 +33,7 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.qt_style import compact
 from reviewer.errors import Cancelled, ReviewerError
+from reviewer.scoring import BOOTSTRAP_RESAMPLES
 from reviewer.scoring.api import score
 
 logger = logging.getLogger(__name__)
@@ -99,7 +100,7 @@ class ScoringPanel(QWidget):
         self.bootstrap_spin = QSpinBox()
         self.bootstrap_spin.setRange(0, 1_000_000)
         self.bootstrap_spin.setSingleStep(1000)
-        self.bootstrap_spin.setValue(10000)
+        self.bootstrap_spin.setValue(BOOTSTRAP_RESAMPLES)
         self.seed_spin = QSpinBox()
         self.seed_spin.setRange(0, 2**31 - 1)
         self.draft_check = QCheckBox("score a draft (bank not frozen)")

@@ -22,7 +22,7 @@ import math
 import os
 import shutil
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -188,18 +188,30 @@ def _bands_for(scene: Scene, variable: str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class _Alteration:
-    """What alter_record was asked to change (the dates parsed)."""
+class Alteration:
+    """What to change in a record (`reviewer alter`'s options): exactly one of `scale` (a satellite's
+    `variable` multiplied, an instrument pair), `replace_with` (a satellite's scenes removed so another
+    stands in) or `drop_clear` (a share of the clear scenes removed at random, a placebo pair), between
+    `date_from` and `date_to` (YYYY or YYYY-MM-DD, inclusive)."""
 
-    satellite: str | None
-    variable: str
-    scale: float | None
-    replace_with: str | None
-    lo: dt.date | None
-    hi: dt.date | None
-    drop_clear: float | None
-    seed: int
-    clear_threshold: float
+    satellite: str | None = None
+    variable: str = "sr"
+    scale: float | None = None
+    replace_with: str | None = None
+    date_from: str | None = None
+    date_to: str | None = None
+    drop_clear: float | None = None
+    seed: int = 0
+    #: the clear fraction above which a scene counts as clear (placebo)
+    clear_threshold: float = 0.5
+
+    @cached_property
+    def lo(self) -> dt.date | None:
+        return _date(self.date_from)
+
+    @cached_property
+    def hi(self) -> dt.date | None:
+        return _date(self.date_to, end=True)
 
     @property
     def placebo(self) -> bool:
@@ -212,24 +224,17 @@ class _Alteration:
 def alter_record(
     site_dir: str | Path,
     out_dir: str | Path,
+    a: Alteration,
     *,
-    satellite: str | None = None,
-    variable: str = "sr",
-    scale: float | None = None,
-    replace_with: str | None = None,
-    date_from: str | None = None,
-    date_to: str | None = None,
-    drop_clear: float | None = None,
-    seed: int = 0,
-    question: str | None = None,
     bank: str | Path | None = None,
-    clear_threshold: float = 0.5,
+    question: str | None = None,
     pair_id: str | None = None,
     dry_run: bool = False,
     cache: OriginalsCache | None = None,
     memory: int | None = None,
 ) -> AlterResult:
-    """Write the altered copy, check it against bank questions and keep the pairs that pass.
+    """Write the copy of the record altered as `a` says, check it against bank questions and keep the pairs
+    that pass.
 
     With `bank` and no `question`, every bank question whose reference methods rely on the altered
     satellite (placebo: whose period holds a removed scene) is checked; with `question`, only that one.
@@ -241,22 +246,12 @@ def alter_record(
     """
     site_dir = Path(site_dir).resolve()
     out = Path(out_dir)
-    _refuse_bad_request(satellite, scale, replace_with, drop_clear, bank, question)
+    _refuse_bad_request(a, bank, question)
     b = _open_bank(bank, question, dry_run)
     check_output_folder(out)
     if out.exists() and any(out.iterdir()):
         raise BankError("output folder is not empty", path=out)
-    a = _Alteration(
-        satellite,
-        variable,
-        scale,
-        replace_with,
-        _date(date_from),
-        _date(date_to, end=True),
-        drop_clear,
-        seed,
-        clear_threshold,
-    )
+    satellite, variable, scale = a.satellite, a.variable, a.scale
     cache = ORIGINALS if cache is None else cache
     index = cache.index(site_dir)
     altered, removed, alteration, kind = _plan(index, a)
@@ -303,15 +298,10 @@ def alter_record(
     return result
 
 
-def _refuse_bad_request(
-    satellite: str | None,
-    scale: float | None,
-    replace_with: str | None,
-    drop_clear: float | None,
-    bank: str | Path | None,
-    question: str | None,
-) -> None:
+def _refuse_bad_request(a: Alteration, bank: str | Path | None, question: str | None) -> None:
     """Refuse, before anything is read or written, a request that names no single alteration or no question."""
+    satellite, scale, replace_with, drop_clear = a.satellite, a.scale, a.replace_with, a.drop_clear
+    _ = (a.lo, a.hi)  # a date that is not one is refused here, before anything is read or written
     modes = [scale is not None, replace_with is not None, drop_clear is not None]
     if sum(modes) != 1:
         raise BankError("give exactly one of --scale, --replace-with or --drop-clear")
@@ -354,7 +344,7 @@ def _open_bank(bank: str | Path | None, question: str | None, dry_run: bool) -> 
     return b
 
 
-def _plan(index: SceneIndex, a: _Alteration) -> tuple[dict[str, Any], list[Scene], str, str]:
+def _plan(index: SceneIndex, a: Alteration) -> tuple[dict[str, Any], list[Scene], str, str]:
     """The files to rewrite (relative path -> band spec to scale, or None to remove), the removed scenes, the
     alteration and the pair kind."""
     platform = satellites().get(a.satellite or "", None)
@@ -429,7 +419,7 @@ def _write_copy(
     return written
 
 
-def _pair_base(a: _Alteration, kind: str, alteration: str, n_written: int, n_removed: int) -> dict[str, Any]:
+def _pair_base(a: Alteration, kind: str, alteration: str, n_written: int, n_removed: int) -> dict[str, Any]:
     """The fields every pair of this alteration shares."""
     return {
         "kind": kind,
@@ -442,24 +432,12 @@ def _pair_base(a: _Alteration, kind: str, alteration: str, n_written: int, n_rem
         "fraction": a.drop_clear,
         "seed": a.seed if kind == "placebo" else None,
         "replacement": a.replace_with,
-        "description": _describe(
-            kind,
-            alteration,
-            a.satellite,
-            a.variable,
-            a.scale,
-            a.replace_with,
-            a.lo,
-            a.hi,
-            a.drop_clear,
-            n_written,
-            n_removed,
-        ),
+        "description": _describe(a, kind, alteration, n_written, n_removed),
     }
 
 
 def _questions_to_check(
-    b: Any, question: str | None, kind: str, a: _Alteration, removed: list[Scene], result: AlterResult
+    b: Any, question: str | None, kind: str, a: Alteration, removed: list[Scene], result: AlterResult
 ) -> list[str]:
     """The named question, or every bank question the alteration could concern (a note in result when none)."""
     if question is not None:
@@ -608,7 +586,16 @@ def _concerns(
     return not listed or bool(listed & set(q["sensors"]))
 
 
-def _describe(kind, alteration, satellite, variable, scale, replace_with, lo, hi, frac, n_files, n_removed) -> str:
+def _describe(a: Alteration, kind: str, alteration: str, n_files: int, n_removed: int) -> str:
+    satellite, variable, scale, replace_with, lo, hi, frac = (
+        a.satellite,
+        a.variable,
+        a.scale,
+        a.replace_with,
+        a.lo,
+        a.hi,
+        a.drop_clear,
+    )
     when = f"from {lo.isoformat() if lo else 'the start'}" + (f" to {hi.isoformat()}" if hi else "")
     if alteration == "scale":
         return f"{satellite} {variable} scaled by {scale} {when} ({n_files} files rewritten)"

@@ -525,6 +525,15 @@ def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], 
     return series
 
 
+def _class_value(product_id: str, name: str) -> int:
+    """The pixel value of a named class of a class map in the catalogue (WorldCover's cropland is 40)."""
+    for band in catalog().products[product_id].raw["bands"].values():
+        for value, label in band.get("classes", {}).items():
+            if label == name:
+                return int(value)
+    raise KeyError(f"{product_id} has no class {name!r} in products.json")
+
+
 def _read_products(series: SiteSeries, site_dir: Path, grid: Grid, parts: frozenset[str]) -> np.ndarray | None:
     """WorldCover and the Hansen loss year into the series; returns the crop core (WorldCover cropland eroded by
     4 pixels, or all of it when erosion leaves none) the crop NDVI is read over, None without cropland."""
@@ -534,7 +543,8 @@ def _read_products(series: SiteSeries, site_dir: Path, grid: Grid, parts: frozen
     series.worldcover = wc
     hansen, hansen_path = _read_product(site_dir, files.get(ids[1]), grid)
     series.hansen_lossyear, series.hansen_path = hansen, hansen_path
-    crop = wc == 40 if wc is not None and (wc == 40).any() else None
+    cropland = _class_value(ids[0], "cropland")
+    crop = wc == cropland if wc is not None and (wc == cropland).any() else None
     series.crop_mask = crop
     crop_core = ndimage.binary_erosion(crop, iterations=4) if crop is not None else None
     if crop_core is not None and not crop_core.any():

@@ -75,7 +75,7 @@ def _field_schema(f: dict[str, Any], period: tuple[int, int]) -> dict[str, Any]:
 def reply_schema(question: dict[str, Any]) -> dict[str, Any]:
     """draft_reply.schema.json with one required answer property per field of the question."""
     schema = copy.deepcopy(_base_reply_schema())
-    period = _years(question)
+    period = period_years(question)
     answer = schema["properties"]["answer"]
     answer["properties"] = {f["name"]: _field_schema(f, period) for f in question["fields"]}
     answer["required"] = [f["name"] for f in question["fields"]]
@@ -84,7 +84,7 @@ def reply_schema(question: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _years(question: dict[str, Any]) -> tuple[int, int]:
+def period_years(question: dict[str, Any]) -> tuple[int, int]:
     return int(question["period"]["start"][:4]), int(question["period"]["end"][:4])
 
 
@@ -123,7 +123,7 @@ def item_text(
     question: dict[str, Any], site: dict[str, Any], view: EvidenceView, images: list[Image], p: Prompt
 ) -> str:
     """The per-item part of the prompt: the question, its fields, the site facts and the images' labels."""
-    y0, y1 = _years(question)
+    y0, y1 = period_years(question)
     region = {"site": "the whole site", "quadrant": f"the {view.region.quadrant} quadrant"}.get(
         view.region.kind, "the polygon " + json.dumps([list(c) for c in view.region.coordinates])
     )
@@ -223,21 +223,30 @@ def add_usage(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
 # ----------------------------------------------------------------------------- the stored draft
 
 
+@dataclass(frozen=True)
+class ModelCall:
+    """How a reply was obtained, for its provenance: the model, the API's request id, the token usage, the
+    seconds it took, the requests made (2 when the first reply did not validate) and its batch, if any."""
+
+    model: str
+    request_id: str | None
+    usage: dict[str, int]
+    latency_s: float
+    attempts: int
+    batch_id: str | None = None
+
+
 def draft_record(
     job: Job,
     reply: dict[str, Any],
+    call: ModelCall,
     *,
-    model: str,
-    request_id: str | None,
-    usage: dict[str, int],
-    latency_s: float,
-    attempts: int,
-    batch_id: str | None = None,
     image_records: list[dict[str, Any]] | None = None,
     p: Prompt | None = None,
 ) -> dict[str, Any]:
     """The draft with its provenance, as kept in the new version's provenance.draft (checked: draft.schema.json)."""
     p = p or prompt()
+    model, usage, batch_id = call.model, call.usage, call.batch_id
     prov: dict[str, Any] = {
         "model": model,
         "prompt_version": p.version,
@@ -245,13 +254,13 @@ def draft_record(
         "images": image_records if image_records is not None else [im.record() for im in job.images],
         "stretch": job.view.stretch.to_json(),
         "evidence": job.view.to_json(),
-        "request_id": request_id,
+        "request_id": call.request_id,
         "usage": usage,
         "cost_usd": cost_usd(model, usage, batch=batch_id is not None),
-        "latency_s": round(latency_s, 3),
+        "latency_s": round(call.latency_s, 3),
         "created": dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "mode": "batch" if batch_id else "messages",
-        "attempts": attempts,
+        "attempts": call.attempts,
     }
     if batch_id:
         prov["batch_id"] = batch_id

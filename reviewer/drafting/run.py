@@ -132,7 +132,7 @@ def draft_one(
     """Render, request, check (one more request with the validation error if the reply is invalid): the draft
     record. InvalidReply when the second reply fails too; it is never stored."""
     limits = settings()["images"]
-    job.images = render_evidence(index, job.view, D._years(job.question), limits)
+    job.images = render_evidence(index, job.view, D.period_years(job.question), limits)
     job.params = D.build_params(job, site, model=model)
     t0 = time.perf_counter()
     message = call(client, job.params, cancel)
@@ -149,15 +149,8 @@ def draft_one(
             reply = D.check_reply(D.reply_of(message), job.question, names)
         except D.InvalidReply as second:
             raise D.InvalidReply(f"invalid twice: {first}; then {second}", field=second.field) from second
-    return D.draft_record(
-        job,
-        reply,
-        model=model,
-        request_id=getattr(message, "_request_id", None),
-        usage=usage,
-        latency_s=time.perf_counter() - t0,
-        attempts=attempts,
-    )
+    request_id = getattr(message, "_request_id", None)  # the anthropic SDK's documented request id attribute
+    return D.draft_record(job, reply, D.ModelCall(model, request_id, usage, time.perf_counter() - t0, attempts))
 
 
 # ----------------------------------------------------------------------------- choosing and preparing items
@@ -400,7 +393,7 @@ def draft_bank_batch(
             try:
                 job = job_of(store, item, sites)
                 index = sites.index(job.question["site"])
-                job.images = render_evidence(index, job.view, D._years(job.question), settings()["images"])
+                job.images = render_evidence(index, job.view, D.period_years(job.question), settings()["images"])
             except ReviewerError as exc:
                 summary.outcomes.append(Outcome(item.key, "failed", str(exc)))
                 continue
@@ -482,17 +475,8 @@ def _collect(
         try:
             reply = D.check_reply(D.reply_of(message), q, [r["name"] for r in meta["images"]])
             usage = D.usage_of(message)
-            record = D.draft_record(
-                job,
-                reply,
-                model=sent["model"],
-                request_id=message.id,
-                usage=usage,
-                latency_s=time.time() - sent["sent"],
-                attempts=1,
-                batch_id=sent["batch_id"],
-                image_records=meta["images"],
-            )
+            made = D.ModelCall(sent["model"], message.id, usage, time.time() - sent["sent"], 1, sent["batch_id"])
+            record = D.draft_record(job, reply, made, image_records=meta["images"])
             version = D.store_draft(store, job, record, user=user)
         except D.InvalidReply as exc:
             summary.outcomes.append(Outcome(meta["key"], "invalid", f"the model's reply did not validate: {exc}"))

@@ -8,6 +8,7 @@ coder (or a dock) reads is `run_view`: it never holds an LLM code, quote or flag
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from reviewer.errors import ReviewError
@@ -42,23 +43,27 @@ def latest(store: Store, set_id: str, run: str, kind: str, coder: str | None = N
     return rows[0] if rows else None
 
 
+@dataclass(frozen=True)
+class FailureCode:
+    """One code given to a run: the code, who gave it (`kind` 'expert' or 'llm', the `coder`'s name or model)
+    and what came with it (an expert's note; an LLM's quote, whether it was unsure, and its provenance)."""
+
+    code: str
+    kind: str
+    coder: str
+    note: str | None = None
+    quote: str | None = None
+    uncertain: bool | None = None
+    provenance: dict[str, Any] | None = None
+
+
 def insert_code(
-    store: Store,
-    set_id: str,
-    run: dict[str, Any],
-    code: str,
-    *,
-    kind: str,
-    coder: str,
-    event_user: str | None,
-    note: str | None = None,
-    quote: str | None = None,
-    uncertain: bool | None = None,
-    provenance: dict[str, Any] | None = None,
+    store: Store, set_id: str, run: dict[str, Any], entry: FailureCode, *, event_user: str | None
 ) -> dict[str, Any]:
     """Append one code and its event in one transaction; the row and the code it replaced."""
     from reviewer.review.ledger import dumps, now, record_event
 
+    code, kind, coder, uncertain = entry.code, entry.kind, entry.coder, entry.uncertain
     scheme = scheme_of(run)
     codebook().schemes[scheme].check(code)
     with store.transaction() as db:
@@ -73,10 +78,10 @@ def insert_code(
                 code,
                 kind,
                 coder,
-                note,
-                quote,
+                entry.note,
+                entry.quote,
                 None if uncertain is None else int(uncertain),
-                dumps(provenance),
+                dumps(entry.provenance),
                 prev["id"] if prev else None,
                 now(),
             ],
@@ -103,7 +108,8 @@ def code_run(
     run = run_of(doc, run_id)
     code = codebook().schemes[scheme_of(run)].by_key(code) or code  # a key picks its code, as in the panel
     note = (note or "").strip() or None
-    return insert_code(store, doc["id"], run, code, kind="expert", coder=actor.name, event_user=actor.name, note=note)
+    entry = FailureCode(code, "expert", actor.name, note=note)
+    return insert_code(store, doc["id"], run, entry, event_user=actor.name)
 
 
 def history(store: Store, set_id: str, run_id: str, *, kind: str = "expert") -> list[dict[str, Any]]:

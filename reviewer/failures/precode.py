@@ -19,7 +19,7 @@ from typing import Any
 from reviewer.drafting.config import Prompt, load_prompt
 from reviewer.errors import Cancelled, DraftingError, ReviewerError
 from reviewer.failures.codebook import FAILURES_DIR, codebook, mark
-from reviewer.failures.coding import insert_code, latest, require_role, scheme_of
+from reviewer.failures.coding import FailureCode, insert_code, latest, require_role, scheme_of
 
 PROMPT_FILE = "precode-1.json"
 #: codes whose meaning is that the report has nothing to quote
@@ -207,10 +207,10 @@ def precode_set(
             except ReviewerError as exc:
                 outcomes.append({"run": run["id"], "status": "failed", "message": str(exc)})
                 continue
-            insert_code(
-                store, doc["id"], run, r["code"], kind="llm", coder=model, event_user=actor.name,
-                quote=r["quote"] or None, uncertain=r["uncertain"], provenance=r["provenance"],
-            )  # fmt: skip
+            entry = FailureCode(
+                r["code"], "llm", model, quote=r["quote"] or None, uncertain=r["uncertain"], provenance=r["provenance"]
+            )
+            insert_code(store, doc["id"], run, entry, event_user=actor.name)
             outcomes.append({"run": run["id"], "status": "precoded", "message": r["code"]})
     counts = {
         s: sum(o["status"] == s for o in outcomes) for s in ("precoded", "skipped", "invalid", "failed", "not_done")

@@ -35,58 +35,15 @@ from reviewer.errors import (
 )
 from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
+from reviewer.record.grid import Grid
+from reviewer.record.grid import PixelMap as _PixelMap
+from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
-from reviewer.record.site import Site
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
 
 logger = logging.getLogger(__name__)
 
 _INT_DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32"}
-
-
-@dataclass(frozen=True)
-class Grid:
-    """Where to put pixels: a CRS, an affine transform and a (rows, cols) shape."""
-
-    crs: object
-    transform: object
-    shape: tuple[int, int]
-    #: (row, col) of this grid's first pixel in the grid `transform` places: a window of the site grid
-    #: (a trajectory reads one pixel) whose pixels land exactly where the whole grid's would
-    origin: tuple[int, int] = (0, 0)
-
-    def _key(self) -> tuple:
-        """(CRS as text, transform, shape, origin), made once: the site-grid lookups are cached by grid, and
-        hashing or comparing a CRS costs up to ~1 ms (each read of a date looks its grid up)."""
-        key = self.__dict__.get("_cached_key")
-        if key is None:
-            key = (str(self.crs), tuple(self.transform), tuple(self.shape), tuple(self.origin))
-            object.__setattr__(self, "_cached_key", key)
-            object.__setattr__(self, "_hash", hash(key))
-        return key
-
-    def __hash__(self) -> int:
-        h = self.__dict__.get("_hash")
-        if h is None:
-            self._key()
-            h = self.__dict__["_hash"]
-        return h
-
-    def __eq__(self, other: object) -> bool:
-        if self is other:
-            return True
-        if not isinstance(other, Grid):
-            return NotImplemented
-        return hash(self) == hash(other) and self._key() == other._key()
-
-    def window(self, rows: tuple[int, int], cols: tuple[int, int]) -> Grid:
-        """The pixels rows[0]:rows[1], cols[0]:cols[1] of this grid, as a grid of their own."""
-        (r0, r1), (c0, c1) = rows, cols
-        return Grid(self.crs, self.transform, (r1 - r0, c1 - c0), (self.origin[0] + r0, self.origin[1] + c0))
-
-    @classmethod
-    def of_site(cls, site: Site) -> Grid:
-        return cls(site.crs, site.transform, site.shape)
 
 
 def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
@@ -97,105 +54,6 @@ def _same_grid(src: rasterio.DatasetReader, grid: Grid) -> bool:
         and (src.height, src.width) == tuple(grid.shape)
         and src.transform.almost_equals(grid.transform, precision=1e-6)
     )
-
-
-@dataclass(frozen=True)
-class _PixelMap:
-    """For each site-grid pixel, the source pixel (row, col) inside a read window, or -1 outside the file."""
-
-    window: tuple[tuple[int, int], tuple[int, int]] | None
-    rows: np.ndarray
-    cols: np.ndarray
-    inside: np.ndarray
-    plain: bool = False  # the site grid is the window itself (same CRS, cell size and alignment)
-
-
-@lru_cache(maxsize=64)
-def _pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int], grid: Grid) -> _PixelMap:
-    """Nearest-neighbour lookup from the site grid to a file's grid, computed once per distinct file grid.
-
-    Files of one product and tile share a grid, so a four-decade stack warps with one index per pixel
-    and reads only the window of the file that covers the site (GDAL's warper re-plans every file).
-    """
-    from affine import Affine
-    from rasterio.warp import transform as warp_transform
-
-    rows, cols = grid.shape
-    t = grid.transform
-    src = Affine(*src_transform[:6])
-    r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
-    if t.b == t.d == src.b == src.d == 0 and rasterio.crs.CRS.from_wkt(src_crs_wkt) == grid.crs:
-        return _separable_map(src, src_shape, grid)
-    _check_lookup_fits(rows, cols)
-    rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
-    xs = t.c + cc * t.a + rr * t.b
-    ys = t.f + cc * t.d + rr * t.e
-    if rasterio.crs.CRS.from_wkt(src_crs_wkt) != grid.crs:
-        qx, qy = warp_transform(grid.crs, rasterio.crs.CRS.from_wkt(src_crs_wkt), xs.ravel(), ys.ravel())
-        xs, ys = np.asarray(qx).reshape(rows, cols), np.asarray(qy).reshape(rows, cols)
-    c, r = ~Affine(*src_transform[:6]) @ (xs, ys)
-    r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
-    inside = (r >= 0) & (r < src_shape[0]) & (c >= 0) & (c < src_shape[1])
-    if not inside.any():
-        return _PixelMap(None, r, c, inside)
-    r0, r1 = int(r[inside].min()), int(r[inside].max()) + 1
-    c0, c1 = int(c[inside].min()), int(c[inside].max()) + 1
-    rr, cc = np.where(inside, r - r0, 0), np.where(inside, c - c0, 0)
-    plain = bool(
-        inside.all()
-        and (r1 - r0, c1 - c0) == (rows, cols)
-        and (rr == np.arange(rows)[:, None]).all()
-        and (cc == np.arange(cols)[None, :]).all()
-    )
-    return _PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
-
-
-def _separable_map(src, src_shape: tuple[int, int], grid: Grid) -> _PixelMap:
-    """_pixel_map of two north-up grids in one CRS: a pixel's source row depends on its row alone and its
-    column on its column, so the lookup is a column of rows and a row of columns (broadcast when used), the
-    same pixels as the full lookup, to the bit, without its ~64 bytes a pixel (a Sentinel-2 tile's 20 m
-    SCL onto its 10 m grid took 7.7 GB)."""
-    rows, cols = grid.shape
-    t = grid.transform
-    r_off, c_off = grid.origin
-    ycentre = np.arange(r_off, r_off + rows) + 0.5
-    xcentre = np.arange(c_off, c_off + cols) + 0.5
-    xs, ys = t.c + xcentre * t.a, t.f + ycentre * t.e
-    inv = ~src
-    c, _ = inv @ (xs, np.full(cols, ys[0]))  # (b = d = 0: the other coordinate adds an exact 0)
-    _, r = inv @ (np.full(rows, xs[0]), ys)
-    r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
-    r_in, c_in = (r >= 0) & (r < src_shape[0]), (c >= 0) & (c < src_shape[1])
-    inside = r_in[:, None] & c_in[None, :]
-    if not (r_in.any() and c_in.any()):
-        return _PixelMap(None, r[:, None], c[None, :], inside)
-    r0, r1 = int(r[r_in].min()), int(r[r_in].max()) + 1
-    c0, c1 = int(c[c_in].min()), int(c[c_in].max()) + 1
-    rr, cc = np.where(r_in, r - r0, 0)[:, None], np.where(c_in, c - c0, 0)[None, :]
-    plain = bool(
-        r_in.all()
-        and c_in.all()
-        and (r1 - r0, c1 - c0) == (rows, cols)
-        and (rr[:, 0] == np.arange(rows)).all()
-        and (cc[0] == np.arange(cols)).all()
-    )
-    return _PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
-
-
-def _check_lookup_fits(rows: int, cols: int) -> None:
-    """The lookup's coordinates take ~64 bytes a pixel while it is made: refused when that is more than the
-    memory free (a whole tile onto a grid not aligned with it), before the machine runs out."""
-    import psutil
-
-    need = rows * cols * 64
-    free = psutil.virtual_memory().available
-    if need > free * 0.8:
-        from reviewer.errors import MemoryBudgetError
-
-        raise MemoryBudgetError(
-            f"placing a file on a grid of {cols} x {rows} px needs about {need / 2**30:.1f} GB, more than the "
-            f"{free / 2**30:.1f} GB of memory free; read a smaller area (site init --bbox) or at a smaller width"
-        )
 
 
 #: bytes a read holds per output pixel and band beyond the result: the raw DN, its decoded float32, masks
@@ -605,15 +463,14 @@ def mask_from_flags(qa: np.ndarray, quality: QualitySpec, flags: Iterable[str]) 
 
 
 @lru_cache(maxsize=512)
-def _mtd_offsets(mtd_path: str) -> tuple[dict[str, float], float, str | None, str | None]:
-    """BOA_ADD_OFFSET per band id, the quantification value, the spacecraft and the processing baseline
-    from MTD_MSIL2A.xml."""
+def _mtd_offsets(mtd_path: str, quant: float) -> tuple[dict[str, float], float, str | None, str | None]:
+    """BOA_ADD_OFFSET per band id, the quantification value (`quant`, the catalogue's, when the file has
+    none), the spacecraft and the processing baseline from MTD_MSIL2A.xml."""
     try:
         root = ET.parse(mtd_path).getroot()
     except (ET.ParseError, OSError) as exc:
         raise UnreadableFileError(f"cannot parse metadata ({exc})", path=mtd_path) from exc
     offsets: dict[str, float] = {}
-    quant = 10000.0
     spacecraft = baseline = None
     for el in root.iter():
         tag = el.tag.split("}")[-1]
@@ -672,7 +529,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
         return {}
     mtd = find_metadata(band_path, rule["metadata"], stop)
     if mtd is not None:
-        offsets, quant, spacecraft, baseline = _mtd_offsets(str(mtd))
+        offsets, quant, spacecraft, baseline = _mtd_offsets(str(mtd), float(rule["quantification"]))
         band_id = str(rule.get("band_ids", {}).get(band, ""))  # the band's place in the metadata's list
         if offsets:
             out = {"offset": offsets.get(band_id, 0.0), "quantification": quant, "offset_source": mtd.name}
@@ -685,7 +542,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
         if spacecraft and spacecraft in mapping:
             out["platform"] = mapping[spacecraft]
         return out
-    quant = float(rule.get("quantification", 10000))
+    quant = float(rule["quantification"])
     baseline = _baseline_in_path(rule, band_path, stop)
     if baseline:
         source = f"processing baseline {baseline} (SAFE folder name)"
@@ -696,7 +553,7 @@ def radiometric_offset(product: Product, band: str, date, band_path: Path, stop:
             offset = float(step["offset"])
     return {
         "offset": offset,
-        "quantification": float(rule.get("quantification", 10000)),
+        "quantification": quant,
         "offset_source": "acquisition date",
     }
 

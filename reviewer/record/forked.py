@@ -137,7 +137,7 @@ def _run_chunk(start: int, stop: int) -> list:
     fails on one (this process measures the chunk, its error raised here in full)."""
     try:
         return [_JOB(i) for i in range(start, stop)]
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - any failure of the job in the copy: the parent runs the chunk itself and raises it
         return None
 
 

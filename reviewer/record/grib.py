@@ -116,7 +116,7 @@ def grib_grid(file: str, mtime_ns: int):
     """The regular lon/lat grid (WGS84) of the file's first message, as the netCDF reader gives it."""
     from rasterio.crs import CRS
 
-    from reviewer.record.hdf import GridInfo
+    from reviewer.record.grid import GridInfo
 
     found = messages(file, mtime_ns)
     if not found:

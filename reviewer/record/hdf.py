@@ -4,7 +4,7 @@ the file's own StructMetadata.0; and ERA5-Land netCDF from the CDS (h5py: netCDF
 
 A layer is addressed as `<file>::<layer name>` (the SDS name as distributed, e.g. `250m 16 days NDVI`),
 or `<file>::<variable>@<time index>` for netCDF. Reads go through the same nearest-neighbour site-grid
-lookup as GeoTIFFs (decode._pixel_map), reading only the window that covers the site.
+lookup as GeoTIFFs (grid.pixel_map), reading only the window that covers the site.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ import threading
 from collections import OrderedDict
 from contextlib import contextmanager
 from ctypes import string_at
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
 from reviewer.errors import UnreadableFileError
+from reviewer.record.grid import GridInfo, pixel_map
 
 SEP = "::"
 #: the MODIS/VIIRS sinusoidal tiling: 36 x 18 tiles of 1111950.5197665 m from (-20015109.354, 10007554.677)
@@ -52,16 +52,6 @@ def container_format(name: str) -> str | None:
     if lower.endswith((".grib", ".grib1", ".grib2", ".grb", ".grb2")):
         return "grib"
     return None
-
-
-@dataclass(frozen=True)
-class GridInfo:
-    """An HDF-EOS grid: CRS (WKT), affine transform as a 6-tuple, (rows, cols), and the tile it is."""
-
-    crs_wkt: str
-    transform: tuple[float, float, float, float, float, float]
-    shape: tuple[int, int]
-    tile: str | None
 
 
 _NUM = r"[-+]?\d+(?:\.\d*)?(?:[eE][-+]?\d+)?"
@@ -255,7 +245,8 @@ def _sds_read(sid: int, layer: str, window) -> np.ndarray:
         start, count, cols = _sds_window(shape, window)
         if any(s < 0 or n <= 0 or s + n > d for s, n, d in zip(start, count, shape, strict=True)):
             raise OSError(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
-        data = np.asarray(c._SDreaddata_0(sds, data_type, start, count, [1] * rank))
+        # the C reader SDS.get itself calls: the SDS wrapper and its slicing cost more than a site window's read
+        data = np.asarray(c._SDreaddata_0(sds, data_type, start, count, [1] * rank))  # noqa: SLF001 - see above
     finally:
         c.SDendaccess(sds)
     return data if cols is None else np.ascontiguousarray(data[..., cols])
@@ -364,20 +355,18 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
     return _layer_on_grid(file, layer, fmt, info, grid, nodata, mtime)
 
 
-#: [(GridInfo, site Grid, their decode._pixel_map)] of the last layer read onto a grid
+#: [(GridInfo, site Grid, their grid.pixel_map)] of the last layer read onto a grid
 _LAST_LOOKUP: list = [(None, None, None)]
 
 
 def _site_lookup(info: GridInfo, grid):
-    """decode._pixel_map of a file's grid onto `grid`, the last one kept by identity: the granules of one
+    """grid.pixel_map of a file's grid onto `grid`, the last one kept by identity: the granules of one
     tile share one GridInfo (see _sid_grid), and the lookup's own cache hashed and compared the site grid
     and the file grid's CRS text for every granule of a scan or a trajectory."""
     hit = _LAST_LOOKUP[0]  # (one tuple: read and replaced whole, whatever thread reads)
     if hit[0] is info and hit[1] is grid:
         return hit[2]
-    from reviewer.record.decode import _pixel_map
-
-    pmap = _pixel_map(info.crs_wkt, info.transform, info.shape, grid)
+    pmap = pixel_map(info.crs_wkt, info.transform, info.shape, grid)
     _LAST_LOOKUP[0] = (info, grid, pmap)
     return pmap
 
@@ -445,7 +434,7 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
                         problems[layer] = f"has no layer '{layer}'"
                         continue
                     ds[ds.shape[0] - 1 : ds.shape[0], :]
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file name it as damaged
             problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
     return problems
 

@@ -71,7 +71,7 @@ def nc_grid(file: str, mtime_ns: int):
     """The lon/lat grid (WGS84 when the file names no CRS) of the file's first variable."""
     import rasterio
 
-    from reviewer.record.hdf import GridInfo
+    from reviewer.record.grid import GridInfo
 
     var = variables(file, mtime_ns)[0]
     with rasterio.Env(), warnings.catch_warnings():

@@ -92,7 +92,7 @@ def read_item(path: Path, local: set[Path]) -> ItemScene | str:
 def _offset(product: Product, props: dict[str, Any], date: dt.date) -> dict[str, Any]:
     rule = product.raw.get("radiometric_offset") or {}
     stac = product.raw["stac"]
-    quant = float(rule.get("quantification", 10000))
+    quant = float(rule["quantification"])  # the catalogue's (products.json): a STAC item does not state it
     baseline = props.get(stac["baseline_property"])
     if props.get(stac.get("offset_applied_property", "")) is True:
         return {"offset": 0.0, "quantification": quant, "offset_source": "STAC item (offset already applied)"}

@@ -7,8 +7,10 @@ paradox). Gwet's AC1 corrects for chance differently and stays high, so the repo
 Which library computes which figure:
 
 - percent agreement: here (the share of agreeing rater pairs per item, averaged over items with 2+ ratings);
-- Cohen's kappa per annotator pair: `statsmodels.stats.inter_rater.cohens_kappa` on the pair's contingency table;
-- Fleiss' kappa: `statsmodels.stats.inter_rater.fleiss_kappa` on the item x category count table, restricted to the
+- Cohen's kappa per annotator pair: `agreement.metrics.cohens_kappa` (Conger's generalisation, which for two raters is
+  Cohen's) on the pair's items x category counts and the two raters' marginals;
+- Fleiss' kappa: `agreement.metrics.scotts_pi` (the multi-rater Scott's pi, which is Fleiss' kappa when every item has
+  the same number of ratings) on the item x category count table, restricted to the
   items with the modal number of ratings (Fleiss needs the same number per item);
 - Krippendorff's alpha (nominal, missing ratings allowed): `krippendorff.alpha` on the raters x items matrix with NaN;
 - Gwet's AC1 (multi-rater, missing ratings allowed, Gwet 2008 / Handbook 2014): `agreement.metrics.gwets_gamma` on
@@ -17,7 +19,11 @@ Which library computes which figure:
 The count tables are built here with `np.bincount` once per table (statsmodels' `aggregate_raters` and `agreement`'s
 `pivot_table_frequency` would do the same with a per-item loop, resp. a dense ratings x items one-hot matrix).
 
-This module is core: no Qt, napari or pyqtgraph, and numpy, statsmodels, krippendorff and agreement are imported inside
+Both equal statsmodels' `cohens_kappa` and `fleiss_kappa(method="fleiss")` to 1e-15 (test_agreement checks it);
+statsmodels itself is not used here because importing it loads pandas and scipy.stats, most of a cold
+`reviewer review agreement`'s time.
+
+This module is core: no Qt, napari or pyqtgraph, and numpy, krippendorff and agreement are imported inside
 the functions so that importing it (and so starting the CLI) stays cheap.
 """
 
@@ -340,9 +346,13 @@ def _cohen(m, rated, a: int, b: int, raters: list[str], q: int) -> dict[str, Any
     elif np.any((table.sum(axis=1) == n) & (table.sum(axis=0) == n)):  # chance agreement 1: both used one category
         pair["reason"] = ONE_CATEGORY
     else:
-        from statsmodels.stats.inter_rater import cohens_kappa
+        from agreement.metrics import cohens_kappa
 
-        pair["kappa"] = float(cohens_kappa(table, return_results=False))
+        answers = np.zeros((n, q))  # items x categories: how many of the two chose each
+        np.add.at(answers, (np.arange(n), m[both, a]), 1)
+        np.add.at(answers, (np.arange(n), m[both, b]), 1)
+        marginals = np.stack([table.sum(axis=1), table.sum(axis=0)]).astype(float)  # raters x categories
+        pair["kappa"] = float(cohens_kappa(answers, marginals))
     return pair
 
 
@@ -371,9 +381,9 @@ def _fleiss(c, n) -> dict[str, Any]:
     elif np.count_nonzero(table.sum(axis=0)) < 2:
         out["_reason"] = ONE_CATEGORY
     else:
-        from statsmodels.stats.inter_rater import fleiss_kappa
+        from agreement.metrics import scotts_pi
 
-        out["fleiss_kappa"] = float(fleiss_kappa(table, method="fleiss"))
+        out["fleiss_kappa"] = float(scotts_pi(table.astype(float)))
     return out
 
 

@@ -152,8 +152,8 @@ def _unchanged_since(store: Store, bank: str, version: str) -> bool:
 def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str | None) -> dict[str, Any]:
     """Freeze the reviewed bank as `version` into the folder `out`; returns the manifest."""
     from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, refuse_occupied_folder, sha256_bytes
-    from reviewer.bank.store import latest_rows, store_version
     from reviewer.fileio import check_output_folder, write_folder
+    from reviewer.review.banks import latest_rows, store_version
 
     actor = get_user(store, user)
     workflow().require("freeze", actor.role, actor.name)

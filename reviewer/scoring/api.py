@@ -18,6 +18,7 @@ from reviewer import __version__
 from reviewer.bank.io import load_bank
 from reviewer.errors import Cancelled, ScoringError
 from reviewer.fileio import atomic_write, check_output_folder, output_folder
+from reviewer.scoring import BOOTSTRAP_RESAMPLES
 from reviewer.scoring.metrics import compute
 from reviewer.scoring.regression import difficulty_regression, regression_frame
 from reviewer.scoring.runs import load_runs
@@ -50,7 +51,7 @@ def compute_scores(
     run_paths: Sequence[str | Path],
     *,
     passes: int = 3,
-    bootstrap: int = 10000,
+    bootstrap: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
     lenient: bool = False,
     models: Collection[str] | None = None,
@@ -164,7 +165,7 @@ def score(
     run_paths: Sequence[str | Path],
     out_dir: str | Path,
     passes: int = 3,
-    bootstrap: int = 10000,
+    bootstrap: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
     lenient: bool = False,
     progress: Progress | None = None,

@@ -20,6 +20,7 @@ from scipy.stats import rankdata
 from reviewer.bank.io import Bank
 from reviewer.bank.model import INSUFFICIENT
 from reviewer.errors import Cancelled
+from reviewer.scoring import BOOTSTRAP_RESAMPLES
 from reviewer.scoring.judge import Judge, value_key
 from reviewer.scoring.runs import RunSet
 
@@ -475,7 +476,7 @@ def compute(
     bank: Bank,
     runset: RunSet,
     *,
-    bootstrap: int = 10000,
+    bootstrap: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
     cancel: Callable[[], bool] | None = None,
     progress: Callable[[float, str], None] | None = None,

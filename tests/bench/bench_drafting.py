@@ -31,10 +31,10 @@ from drafting_fake import KEY, FakeAPI, serve_in_process  # noqa: E402
 from heartbeat import Heartbeat  # noqa: E402
 
 from reviewer.bank.io import write_bank  # noqa: E402
-from reviewer.bank.store import import_bank  # noqa: E402
 from reviewer.drafting import run as RUN  # noqa: E402
 from reviewer.drafting.images import Image  # noqa: E402
 from reviewer.review import api  # noqa: E402
+from reviewer.review.banks import import_bank  # noqa: E402
 from reviewer.store import Store  # noqa: E402
 
 

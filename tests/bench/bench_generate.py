@@ -91,7 +91,7 @@ def landsat_scenes(site: Path) -> int:
 
 
 def bench_sizes(sizes: list[tuple[int, int]], memory: str, tmp: Path) -> None:
-    from reviewer.bank.gen_cli import memory_size
+    from reviewer.review.gen_cli import memory_size
 
     budget = memory_size(memory)
     rows = []

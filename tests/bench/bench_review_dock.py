@@ -42,9 +42,9 @@ def prepare(two_sites: bool = False) -> Path:
     """The site, its scanned index and the generated bank (once), and a fresh store with ann's queue. With
     `two_sites`, a second small site (seed 1, no MODIS) and a bank of both sites' questions (TWO_BANK)."""
     from reviewer.bank.generate import generate
-    from reviewer.bank.store import import_bank
     from reviewer.record.scan import open_index
     from reviewer.review import api
+    from reviewer.review.banks import import_bank
     from reviewer.store import Store
     from tests.sites import make_site
 

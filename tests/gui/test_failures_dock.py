@@ -221,7 +221,7 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
 def test_the_check_mode_is_blind_to_the_llm_codes(window, qtbot, set_path, store_path, shots):
     from reviewer.errors import ReviewError
     from reviewer.failures.check import check_view, draw_check
-    from reviewer.failures.coding import insert_code
+    from reviewer.failures.coding import FailureCode, insert_code
     from reviewer.failures.sample import load_set
     from reviewer.store import Store
 
@@ -229,8 +229,8 @@ def test_the_check_mode_is_blind_to_the_llm_codes(window, qtbot, set_path, store
     with Store(store_path) as store:
         for r in doc["runs"]:
             code = "analysis" if r["part"] == "steps" else "reports_break"
-            insert_code(store, doc["id"], r, code, kind="llm", coder=LLM_MODEL, event_user="mia", quote=LLM_QUOTE,
-                        uncertain=r["id"] == "s002")  # fmt: skip
+            entry = FailureCode(code, "llm", LLM_MODEL, quote=LLM_QUOTE, uncertain=r["id"] == "s002")
+            insert_code(store, doc["id"], r, entry, event_user="mia")
         drawn = draw_check(store, doc, "steps", seed=1, user="mia", per_code=1)
         with pytest.raises(ReviewError, match="not in the check sample"):
             outside = next(r["id"] for r in doc["runs"] if r["part"] == "steps" and r["id"] not in

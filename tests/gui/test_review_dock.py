@@ -26,8 +26,8 @@ def make_store(
 ) -> Path:
     """A store with the demo site's index, users mia (maintainer), ann and bob (annotators), eve (expert),
     the demo bank imported and assigned to ann and bob with k = 2."""
-    from reviewer.bank.store import import_bank
     from reviewer.review import api
+    from reviewer.review.banks import import_bank
     from reviewer.store import Store
 
     shutil.copy(demo_db, path)

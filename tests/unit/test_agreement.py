@@ -398,3 +398,49 @@ def test_importing_the_module_loads_no_heavy_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cohen_and_fleiss_equal_statsmodels(seed):
+    """agreement's Conger kappa (two raters) and Scott's pi (same ratings per item) are statsmodels' Cohen's and
+    Fleiss' kappa: random tables of three raters with missing ratings, every pair and the modal items."""
+    import numpy as np
+    from statsmodels.stats.inter_rater import cohens_kappa, fleiss_kappa
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(8, 60))
+    truth = rng.random(n) < 0.7
+    columns = {}
+    for r in "ABC":
+        agree = rng.random(n) < 0.8
+        rated = rng.random(n) < 0.85
+        columns[r] = "".join("." if not rated[i] else ("a" if truth[i] == agree[i] else "f") for i in range(n))
+    figs = agreement_figures(table(columns), categories=VERDICTS)
+    code = {"a": 0, "f": 1}
+    for p in figs["cohen"]:
+        a, b = p["raters"]
+        both = [(code[x], code[y]) for x, y in zip(columns[a], columns[b], strict=True) if "." not in (x, y)]
+        t = np.zeros((2, 2))
+        for x, y in both:
+            t[x, y] += 1
+        if p["kappa"] is not None:
+            assert p["kappa"] == pytest.approx(cohens_kappa(t, return_results=False), abs=1e-12)
+    rows = [[r[i] for r in columns.values() if r[i] != "."] for i in range(n)]
+    size = figs["fleiss_ratings_per_item"]
+    counts = np.array([[row.count("a"), row.count("f")] for row in rows if len(row) == size and size >= 2])
+    if figs["fleiss_kappa"] is not None:
+        assert figs["fleiss_kappa"] == pytest.approx(fleiss_kappa(counts, method="fleiss"), abs=1e-12)
+
+
+def test_the_report_loads_neither_statsmodels_nor_pandas():
+    """A cold `review agreement` spent most of its time importing statsmodels (pandas, scipy.stats)."""
+    code = (
+        "import sys\n"
+        "from reviewer.review.agreement import Rating, agreement_figures\n"
+        "r = [Rating(f'i{i}', u, 'accept' if (i + len(u)) % 3 else 'flag') for i in range(9) for u in ('a', 'bb', 'c')]\n"
+        "f = agreement_figures(r)\n"
+        "assert f['fleiss_kappa'] is not None and f['cohen'][0]['kappa'] is not None, f\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'statsmodels', 'pandas', 'scipy'}))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -3,6 +3,7 @@ demo sites of conftest.py (shared with the generation tests)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
@@ -10,7 +11,7 @@ import numpy as np
 import pytest
 import rasterio
 
-from reviewer.bank.alter import REPORT, alter_record
+from reviewer.bank.alter import REPORT, Alteration, alter_record
 from reviewer.bank.io import load_bank, validate_bank
 from reviewer.errors import BankError, ReviewerError
 from reviewer.schemas import problems
@@ -22,10 +23,17 @@ def _files(folder):
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
 
 
+def _alter_record(site, out, **kw):
+    """alter_record with the Alteration's fields and the other options as keywords, as the tests write them."""
+    fields = {f.name for f in dataclasses.fields(Alteration)}
+    change = Alteration(**{k: v for k, v in kw.items() if k in fields})
+    return alter_record(site, out, change, **{k: v for k, v in kw.items() if k not in fields})
+
+
 def _alter(*args, **kw):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return alter_record(*args, **kw)
+        return _alter_record(*args, **kw)
 
 
 def _question(bank, template):
@@ -139,18 +147,18 @@ def test_snow_pair_reports_the_method_and_detect_checks(snow_demo, bank_copy, tm
 def test_refusals_write_nothing(demo, bank_copy, tmp_path):
     site = demo["site"]
     with pytest.raises(ReviewerError, match="--bank"):
-        alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8)
+        _alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8)
     with pytest.raises(BankError, match="needs --bank"):
-        alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, question="q-1")
+        _alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, question="q-1")
     with pytest.raises(BankError, match="no question"):
-        alter_record(
+        _alter_record(
             site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, question="nosuch", bank=demo["out"]
         )
     frozen = bank_copy(demo["out"])
     manifest = json.loads((frozen / "manifest.json").read_text())
     (frozen / "manifest.json").write_text(json.dumps(manifest | {"frozen": True}))
     with pytest.raises(BankError, match="frozen"):
-        alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, bank=frozen)
+        _alter_record(site, tmp_path / "x", satellite="landsat8", variable="nir", scale=0.8, bank=frozen)
     assert not (tmp_path / "x").exists()
 
 
@@ -166,7 +174,9 @@ def test_refusals_write_nothing(demo, bank_copy, tmp_path):
 )
 def test_bad_requests(demo, tmp_path, kwargs, message):
     with pytest.raises(BankError, match=message):
-        alter_record(demo["site"], tmp_path / "x", question=demo["bank"].questions[0]["id"], bank=demo["out"], **kwargs)
+        _alter_record(
+            demo["site"], tmp_path / "x", question=demo["bank"].questions[0]["id"], bank=demo["out"], **kwargs
+        )
 
 
 def test_cli_alter_prints_kept_and_rejected(snow_demo, bank_copy, tmp_path, capsys):

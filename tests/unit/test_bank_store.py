@@ -3,8 +3,8 @@
 import bank_factory as bf
 
 from reviewer.bank.io import write_bank
-from reviewer.bank.store import export_bank, import_bank
 from reviewer.cli import main
+from reviewer.review.banks import export_bank, import_bank
 from reviewer.store import Store
 
 FILES = ("questions.jsonl", "sites.jsonl", "pairs.jsonl", "manifest.json")

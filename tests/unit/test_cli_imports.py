@@ -56,3 +56,58 @@ def test_composite_choices_are_the_stretch_catalogue():
     from reviewer.record.stretch import composite_names
 
     assert _composite_names() == composite_names()
+
+
+def test_each_verb_is_built_from_the_module_that_registers_it():
+    """`reviewer VERB` builds only VERBS[VERB]'s parser: the table must name every verb each module registers
+    (a verb left out still works, slower; a wrong module would lose the verb)."""
+    import argparse
+    import importlib
+
+    from reviewer.cli import VERB_MODULES, VERBS
+
+    registered = {}
+    for name in VERB_MODULES:
+        sub = argparse.ArgumentParser().add_subparsers()
+        try:
+            importlib.import_module(name).register(sub)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:
+                continue
+            raise
+        registered.update(dict.fromkeys(sub.choices, name))
+    assert VERBS == registered
+
+
+def test_a_verb_imports_only_its_own_package():
+    """`reviewer review queue --help` builds the review verbs alone: no other package's verb module."""
+    code = (
+        "import json, sys\n"
+        "import reviewer.cli\n"
+        "try:\n"
+        "    reviewer.cli.main(['review', 'queue', '--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    loaded = _modules_after(code)
+    assert "reviewer.review.cli" in loaded
+    others = {"reviewer.record.cli", "reviewer.review.gen_cli", "reviewer.drafting.cli", "reviewer.failures.cli"}
+    assert not loaded & others, sorted(loaded & others)
+    assert not {m for m in loaded if m.startswith("reviewer.bank.")}, "the review verbs' parser needs no bank module"
+
+
+@pytest.mark.parametrize(
+    ("argv", "verb"),
+    [
+        (["--db", "x.sqlite", "freeze", "rb", "--version", "2"], "freeze"),  # the verb's own --version
+        (["-v", "--db=x.sqlite", "review", "decide", "rb/q1", "--accept"], "review"),
+        (["--db", "review", "scan", "site"], "scan"),  # --db's value is not the verb
+        (["--version"], None),
+        ([], None),
+    ],
+)
+def test_the_verb_is_the_first_word_after_the_global_options(argv, verb):
+    from reviewer.cli import verb_of
+
+    assert verb_of(argv) == verb

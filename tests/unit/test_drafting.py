@@ -19,12 +19,12 @@ import warnings
 import pytest
 from drafting_fake import KEY, FakeAPI, good_reply, offline, status, timeout
 
-from reviewer.bank.store import import_bank
 from reviewer.drafting import run as RUN
 from reviewer.drafting.config import DRAFTING_DIR, settings
 from reviewer.drafting.draft import draft_display
 from reviewer.drafting.images import Image
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.store import Store
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")

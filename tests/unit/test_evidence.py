@@ -17,10 +17,10 @@ import pytest
 from reviewer.bank import generate as G
 from reviewer.bank.evidence import EvidenceView, Region, evidence_for
 from reviewer.bank.io import load_bank, write_bank
-from reviewer.bank.store import import_bank
 from reviewer.errors import SchemaError
 from reviewer.record.stretch import Stretch
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.schemas import problems
 from reviewer.store import Store
 

@@ -15,7 +15,7 @@ from test_failures import all_runs, make_bank
 from reviewer.errors import ReviewError
 from reviewer.failures.check import agreement, check_sample, draw_check
 from reviewer.failures.codebook import FAILURES_DIR
-from reviewer.failures.coding import code_run, insert_code, latest, run_view
+from reviewer.failures.coding import FailureCode, code_run, insert_code, latest, run_view
 from reviewer.failures.precode import precode_set
 from reviewer.failures.sample import build_set
 from reviewer.review import api
@@ -179,7 +179,7 @@ def test_agreement_against_hand_values(store):
              ("analysis", "analysis"), ("analysis", "analysis"), ("close_call", "close_call"),
              ("close_call", "analysis")]  # fmt: skip
     for run, (llm, _) in zip(doc["runs"], pairs, strict=True):
-        insert_code(store, doc["id"], run, llm, kind="llm", coder="m", event_user="mia", quote="q", uncertain=False)
+        insert_code(store, doc["id"], run, FailureCode(llm, "llm", "m", quote="q", uncertain=False), event_user="mia")
     assert len(draw_check(store, doc, "steps", seed=0, user="mia", per_code=10)) == 8
     for run, (_, expert) in zip(doc["runs"][:-1], pairs[:-1], strict=True):
         code_run(store, doc, run["id"], expert, user="eve")
@@ -243,8 +243,9 @@ def test_the_check_list_is_the_sample_with_the_experts_own_codes_only(store, doc
     from reviewer.failures.sample import write_set
 
     for run in doc["runs"]:
-        insert_code(store, doc["id"], run, "analysis" if run["part"] == "steps" else "generic", kind="llm",
-                    coder="m", event_user="mia", quote="the LLM's quote", uncertain=run["id"] == "s003")  # fmt: skip
+        code = "analysis" if run["part"] == "steps" else "generic"
+        entry = FailureCode(code, "llm", "m", quote="the LLM's quote", uncertain=run["id"] == "s003")
+        insert_code(store, doc["id"], run, entry, event_user="mia")
     api.add_user(store, "max", "expert", by="mia")
     drawn = [r["run"] for r in draw_check(store, doc, "steps", seed=0, user="mia", per_code=1)]
     assert "s003" in drawn and len(drawn) == 2  # the uncertain run and one of the rest (all 'analysis')

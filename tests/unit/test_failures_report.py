@@ -23,7 +23,7 @@ from test_failures import all_runs, make_bank
 
 from reviewer.cli import main
 from reviewer.errors import ReviewError
-from reviewer.failures.coding import code_run, insert_code
+from reviewer.failures.coding import FailureCode, code_run, insert_code
 from reviewer.failures.report import leading, write_report
 from reviewer.failures.sample import build_set, write_set
 from reviewer.review import api
@@ -59,7 +59,7 @@ def coded(store):
     llm = {"s001": "close_call", "s002": "question", "s004": "data", "s005": "unfinished", "s006": "data",
            "p001": "nothing", "p002": "generic", "p004": "attributes", "p005": "nothing"}  # fmt: skip
     for rid, code in llm.items():
-        insert_code(store, doc["id"], run[rid], code, kind="llm", coder="m", event_user="mia", quote=f"quote {rid}")
+        insert_code(store, doc["id"], run[rid], FailureCode(code, "llm", "m", quote=f"quote {rid}"), event_user="mia")
     for rid, code in [("s001", "analysis"), ("s003", "analysis"), ("s005", "unfinished"), ("s005", "data"),
                       ("p003", "reports_break"), ("p005", "attributes")]:  # fmt: skip
         code_run(store, doc, rid, code, user="eve", note="checked" if rid == "s001" else None)

@@ -363,10 +363,12 @@ def test_alter_refuses_a_non_finite_number_before_writing(oli, tmp_path, capfd, 
 
 
 def test_alter_api_refuses_nan_scale_before_writing(oli, tmp_path):
-    from reviewer.bank.alter import alter_record
+    from reviewer.bank.alter import Alteration, alter_record
 
     with pytest.raises(BankError, match="finite"):
-        alter_record(oli, tmp_path / "altered", satellite="landsat8", scale=float("nan"), bank=tmp_path / "b")
+        alter_record(
+            oli, tmp_path / "altered", Alteration(satellite="landsat8", scale=float("nan")), bank=tmp_path / "b"
+        )
     assert not (tmp_path / "altered").exists()
 
 

@@ -1,9 +1,11 @@
 """The layering contract (.importlinter) holds, covers every package, and bites.
 
 import-linter builds the import graph of `reviewer` and `reviewer_napari` (imports inside functions
-included) and checks four contracts: the core never imports Qt/napari/vispy/pyqtgraph, nor reviewer.app
-or the plugin; the plugin sits on reviewer.app, which sits on the core; only reviewer.record imports
-rasterio/GDAL/fiona. No display is needed: nothing here imports Qt.
+included) and checks six contracts: the core never imports Qt/napari/vispy/pyqtgraph, nor reviewer.app
+or the plugin; the plugin sits on reviewer.app, which sits on the core; inside the core each package uses
+only those before it in the data flow (record -> bank -> scoring -> review -> drafting -> runs -> failures);
+no package has a cycle among its modules; only reviewer.record imports rasterio/GDAL/fiona. No display is
+needed: nothing here imports Qt.
 """
 
 from __future__ import annotations
@@ -37,7 +39,21 @@ CORE = {
     "reviewer.progress",
     "reviewer.argtypes",
 }
-ON_TOP = {"reviewer.app", "reviewer.cli"}  # reviewer.cli only dispatches (importlib) to each package's verbs
+ON_TOP = {"reviewer.app", "reviewer.cli"}
+# The data flow (DESIGN.md), top first as import-linter lists layers.
+DATA_FLOW = [
+    "reviewer.cli",
+    "reviewer.failures",
+    "reviewer.runs",
+    "reviewer.drafting",
+    "reviewer.review",
+    "reviewer.scoring",
+    "reviewer.bank",
+    "reviewer.record",
+    "reviewer.store",
+    "reviewer.schemas : reviewer.fileio : reviewer.console : reviewer.progress : reviewer.argtypes",
+    "reviewer.errors",
+]  # reviewer.cli only dispatches (importlib) to each package's verbs
 
 
 def lint_imports(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -83,12 +99,12 @@ def top_level_modules() -> set[str]:
 def test_the_layering_contracts_are_kept():
     result = lint_imports(ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 kept, 0 broken" in result.stdout, result.stdout
+    assert "6 kept, 0 broken" in result.stdout, result.stdout
 
 
 def test_every_reviewer_package_is_under_a_contract():
     c = contracts()
-    assert set(c) == {"core-no-gui", "core-not-app", "gui-on-top", "raster-io-in-record"}
+    assert set(c) == {"core-no-gui", "core-not-app", "gui-on-top", "data-flow", "no-cycles", "raster-io-in-record"}
     # a new package or top-level module must be placed: in the core, or on top with the app
     assert top_level_modules() == CORE | ON_TOP, "place the new module in .importlinter and in CORE or ON_TOP here"
     assert names(c["core-no-gui"], "source_modules") == CORE
@@ -100,6 +116,10 @@ def test_every_reviewer_package_is_under_a_contract():
     layers = [line.strip() for line in c["gui-on-top"]["layers"].splitlines() if line.strip()]
     assert layers[:2] == ["reviewer_napari", "reviewer.app"]
     assert {m.strip() for m in layers[2].split(":")} == CORE
+    assert [line.strip() for line in c["data-flow"]["layers"].splitlines() if line.strip()] == DATA_FLOW
+    flow = {m.strip("() ") for layer in DATA_FLOW for m in layer.split(":")}
+    assert flow - {"reviewer.cli"} == CORE
+    assert c["no-cycles"]["type"] == "acyclic_siblings" and names(c["no-cycles"], "ancestors") == {"reviewer"}
     # every module but reviewer.record may not import raster I/O itself
     assert names(c["raster-io-in-record"], "source_modules") == (CORE | ON_TOP | {"reviewer_napari"}) - {
         "reviewer.record"
@@ -123,8 +143,20 @@ def _scratch_tree(tmp_path: Path) -> Path:
         ("reviewer/store.py", "def _scratch():\n    import qtpy  # noqa\n", "core-no-gui"),
         ("reviewer/scoring/metrics.py", "from reviewer.app import state  # noqa\n", "core-not-app"),
         ("reviewer/bank/io.py", "def _scratch():\n    import rasterio  # noqa\n", "raster-io-in-record"),
+        # against the data flow: scoring reading a failure set, the record reading a bank
+        ("reviewer/scoring/metrics.py", "def _scratch():\n    import reviewer.failures.report  # noqa\n", "data-flow"),
+        ("reviewer/record/tiff.py", "def _scratch():\n    from reviewer.bank import io  # noqa\n", "data-flow"),
+        # a cycle inside a package: the shared grid module importing a reader that imports it
+        ("reviewer/record/grid.py", "def _scratch():\n    from reviewer.record import hdf  # noqa\n", "no-cycles"),
     ],
-    ids=["qtpy-inside-a-function", "app-from-scoring", "rasterio-outside-record"],
+    ids=[
+        "qtpy-inside-a-function",
+        "app-from-scoring",
+        "rasterio-outside-record",
+        "failures-from-scoring",
+        "bank-from-record",
+        "cycle-in-record",
+    ],
 )
 def test_a_broken_rule_fails_the_contract(tmp_path, module, line, contract):
     """The contracts bite: one forbidden import in a scratch copy of the tree breaks the named contract."""
@@ -135,4 +167,9 @@ def test_a_broken_rule_fails_the_contract(tmp_path, module, line, contract):
     assert result.returncode != 0, result.stdout
     assert "BROKEN" in result.stdout, result.stdout
     dotted = module.removesuffix(".py").replace("/", ".")
-    assert dotted in result.stdout, result.stdout
+    if contract == "no-cycles":  # named as the package and the import that closes the circle
+        package, _, name = dotted.rpartition(".")
+        assert f"No cycles are allowed in {package}." in result.stdout, result.stdout
+        assert f"- .{name} -> " in result.stdout, result.stdout
+    else:
+        assert dotted in result.stdout, result.stdout

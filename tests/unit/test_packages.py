@@ -21,9 +21,9 @@ import bank_factory as bf
 import pytest
 
 from reviewer.bank.io import write_bank
-from reviewer.bank.store import import_bank
 from reviewer.cli import main
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.review.packages import open_package
 from reviewer.store import Store
 

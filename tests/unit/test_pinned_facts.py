@@ -341,3 +341,81 @@ def test_bootstrap_interval_of_a_constant_is_that_constant():
 
     ci = percentile_ci(np.full((1000, 1), 0.375))
     assert ci[:, 0] == pytest.approx([37.5, 37.5], abs=1e-9)
+
+
+# ----------------------------------------------------------------------------- more catalogue numbers
+
+
+def test_sentinel2_quantification_when_the_metadata_omits_it(tmp_path):
+    # facts L190: QUANTIFICATION = 10000; a MTD_MSIL2A.xml without BOA_QUANTIFICATION_VALUE falls back to the
+    # catalogue's value (the only other place the number lives), so DN 3000 at PB 04.00 -> (3000 - 1000) / 10000
+    safe = tmp_path / "S2A_MSIL2A_20230705T101031_N0509_R022_T32TNS_20230705T160000.SAFE"
+    granule = safe / "GRANULE" / "L2A_T32TNS" / "IMG_DATA" / "R10m"
+    granule.mkdir(parents=True)
+    rows = "".join(f'<BOA_ADD_OFFSET band_id="{i}">-1000</BOA_ADD_OFFSET>' for i in range(13))
+    (safe / "MTD_MSIL2A.xml").write_text(
+        f"<Level-2A_User_Product><BOA_ADD_OFFSET_VALUES_LIST>{rows}</BOA_ADD_OFFSET_VALUES_LIST></Level-2A_User_Product>",
+        encoding="utf-8",
+    )
+    got = radiometric_offset(product(S2), "B04", dt.date(2023, 7, 5), granule / "x_B04_10m.jp2", stop=tmp_path)
+    assert (got["offset"], got["quantification"]) == (-1000.0, 10000.0)
+    values, _ = decode(np.array([3000], np.uint16), band(S2, "B04"), got)
+    assert values[0] == pytest.approx(0.2, abs=1e-6)
+
+
+#: facts L172-182, "HLS Guide v1.4" S2 -> OLI bandpass (sen2like S2L_Sbaf.py): OLI_like = slope * MSI + intercept
+HLS_V14 = {
+    "S2A": {
+        "blue": (0.9778, -0.004),
+        "green": (1.0053, -0.0009),
+        "red": (0.9765, 0.0009),
+        "nir": (0.9983, -0.0001),
+        "swir1": (0.9987, -0.0011),
+        "swir2": (1.003, -0.0012),
+    },
+    "S2B": {
+        "blue": (0.9778, -0.004),
+        "green": (1.0075, -0.0008),
+        "red": (0.9761, 0.001),
+        "nir": (0.9966, 0.0),
+        "swir1": (1.000, -0.0003),
+        "swir2": (0.9867, 0.0004),
+    },
+}
+
+
+def test_hls_s2_to_oli_coefficients_and_their_source():
+    from reviewer.record.stack import harmonization
+    from reviewer.record.synthetic.common import HLS_S2_TO_OLI
+
+    hls = harmonization()["hls_s2_to_oli"]
+    assert "HLS" in hls["source"] and "v1.4" in hls["source"]
+    got = {sc: {b: tuple(v) for b, v in bands.items()} for sc, bands in hls["spacecraft"].items()}
+    assert got == HLS_V14
+    assert HLS_S2_TO_OLI == HLS_V14  # the demo writer applies the catalogue's, not a copy
+
+
+def test_worldcover_classes_and_the_cropland_the_generator_reads():
+    # facts L380: 10 tree cover ... 40 cropland ... 100 moss and lichen
+    classes = product("esa_worldcover").raw["bands"]["Map"]["classes"]
+    assert {int(k) for k in classes} == {10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 100}
+    assert classes["40"] == "cropland" and classes["10"] == "tree cover" and classes["80"] == "permanent water bodies"
+    from reviewer.bank.series import _class_value
+
+    assert _class_value("esa_worldcover", "cropland") == 40
+
+
+def test_the_demo_writer_takes_its_numbers_from_the_catalogue_rows():
+    """The writer's Landsat, Sentinel-2 and MODIS/VIIRS numbers are the published ones (so they can only come
+    from a right catalogue): facts L13 (SR 2.75e-5, -0.2), L14 (ST 0.00341802, 149.0), L190-191 (10000,
+    -1000 from 2022-01-25), L225-226 (VI fill -3000, scale 0.0001, valid -2000..10000)."""
+    from reviewer.record.synthetic import coarse, common
+
+    assert (common.SR_SCALE, common.SR_OFFSET, common.ST_SCALE, common.ST_OFFSET) == (2.75e-5, -0.2, 0.00341802, 149.0)
+    assert (common.S2_QUANTIFICATION, common.S2_NEW_OFFSET, common.S2_OFFSET_FROM) == (
+        10000.0,
+        -1000,
+        dt.date(2022, 1, 25),
+    )
+    assert coarse.VI_PRODUCTS["MOD13Q1"][4] == coarse.VI_PRODUCTS["MYD13Q1"][4] == -3000
+    assert (coarse.VI_DN_PER_UNIT, coarse.VI_VALID) == (10000, (-2000, 10000))

@@ -144,7 +144,7 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     import bank_factory as bf
     from test_review_workflow import _write
 
-    from reviewer.bank.store import import_bank
+    from reviewer.review.banks import import_bank
     from reviewer.store import Store
 
     store = Store(tmp_path / "review.sqlite")

@@ -179,9 +179,9 @@ def test_every_kept_reference_of_the_demo_bank_passes_the_rules(demo, sparse):
 def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_path):
     """Review time: the expert's (or annotator's suggested) correction is checked by the same rules."""
     from reviewer.bank.io import write_bank
-    from reviewer.bank.store import import_bank
     from reviewer.errors import ReviewError
     from reviewer.review import api
+    from reviewer.review.banks import import_bank
     from reviewer.store import Store
 
     q = next(

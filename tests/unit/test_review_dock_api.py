@@ -5,9 +5,9 @@ import bank_factory as bf
 import pytest
 
 from reviewer.bank.io import write_bank
-from reviewer.bank.store import import_bank
 from reviewer.errors import ReviewError
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.store import Store
 
 BANK = "rb"

@@ -24,8 +24,8 @@ import bank_factory as bf
 
 from reviewer import DB_DIR
 from reviewer.bank.io import write_bank
-from reviewer.bank.store import import_bank
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.store import APPLICATION_ID, Store, migrations
 
 _SCRIPT = Path(sys.executable).with_name("reviewer")

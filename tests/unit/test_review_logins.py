@@ -11,9 +11,9 @@ import bank_factory as bf
 import pytest
 
 from reviewer.bank.io import write_bank
-from reviewer.bank.store import import_bank
 from reviewer.cli import main
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.review.ledger import os_login
 from reviewer.store import Store
 

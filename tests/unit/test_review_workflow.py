@@ -10,10 +10,10 @@ import bank_factory as bf
 import pytest
 
 from reviewer.bank.io import write_bank
-from reviewer.bank.store import import_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError
 from reviewer.review import api
+from reviewer.review.banks import import_bank
 from reviewer.review.rules import ROLES, workflow
 from reviewer.store import Store
 

@@ -94,12 +94,33 @@ def _coarse(model: DemoSiteModel, px: float) -> Coarse:
     return Coarse(Grid(sinu, ct, shape), f"h{h:02d}v{v:02d}", pc, ps, counts)
 
 
-VI_PRODUCTS = {
-    # name: (first date, first DOY of the 16-day cycle, collection, pixel size, NDVI fill, reliability dtype, fill)
-    "MOD13Q1": (dt.date(2000, 2, 18), 1, "061", MODIS_250, -3000, np.int8, -1),
-    "MYD13Q1": (dt.date(2002, 7, 4), 9, "061", MODIS_250, -3000, np.int8, -1),
-    "VNP13A1": (dt.date(2012, 1, 17), 1, "002", MODIS_500, -15000, np.uint8, 255),
+#: catalog product of each granule prefix (its container row names the grid and the SDS as distributed)
+_PRODUCT_IDS = {
+    "MOD13Q1": "modis_terra_mod13q1",
+    "MYD13Q1": "modis_aqua_myd13q1",
+    "VNP13A1": "viirs_npp_vnp13a1",
+    "MOD10A1": "modis_terra_mod10a1",
 }
+
+
+def _vi_row(prod: str, doy0: int, coll: str, px: float, rdtype: type, rfill: int) -> tuple:
+    """(first date, first DOY of the 16-day cycle, collection, pixel size, NDVI fill, reliability dtype, fill):
+    the first date and the fill are the catalogue row's (the reader's), the rest the product's layout."""
+    row = catalog().products[_PRODUCT_IDS[prod]]
+    assert row.first_date is not None and row.bands["NDVI"].fill is not None, prod
+    return (row.first_date, doy0, coll, px, int(row.bands["NDVI"].fill), rdtype, rfill)
+
+
+VI_PRODUCTS = {
+    "MOD13Q1": _vi_row("MOD13Q1", 1, "061", MODIS_250, np.int8, -1),
+    "MYD13Q1": _vi_row("MYD13Q1", 9, "061", MODIS_250, np.int8, -1),
+    "VNP13A1": _vi_row("VNP13A1", 1, "002", MODIS_500, np.uint8, 255),
+}
+#: the VI bands' DN per unit and valid DN range, from MOD13Q1's row (MYD13Q1 and VNP13A1 state the same)
+_VI = catalog().products["modis_terra_mod13q1"].bands["NDVI"]
+VI_DN_PER_UNIT = round(1 / _VI.scale)
+assert _VI.valid is not None
+VI_VALID = (int(_VI.valid[0]), int(_VI.valid[1]))
 
 
 def _stamp(rng: np.random.Generator, d: dt.date) -> str:
@@ -136,7 +157,7 @@ def _render_vi_year(model: DemoSiteModel, task: dict[str, Any], root: Path, opts
         snow = (snowf > 0.5) & ~cloud
         ndvi = np.where(cloud, ndvi * 0.3, ndvi)
         ndvi = np.where(marginal, ndvi - np.abs(0.05 * rng.standard_normal(shape)), ndvi)
-        nd = np.clip(np.rint(ndvi * 10000), -2000, 10000).astype(np.int16)
+        nd = _dn(ndvi)
         if prod == "VNP13A1":
             rel = np.where(rng.random(shape) < 0.7, 0, np.where(rng.random(shape) < 0.6, 1, 2)).astype(np.uint8)
             rel[marginal] = 5
@@ -156,17 +177,8 @@ def _render_vi_year(model: DemoSiteModel, task: dict[str, Any], root: Path, opts
     return {"product": prod, "year": year, "composites": written}
 
 
-#: catalog product of each granule prefix (its container row names the grid and the SDS as distributed)
-_PRODUCT_IDS = {
-    "MOD13Q1": "modis_terra_mod13q1",
-    "MYD13Q1": "modis_aqua_myd13q1",
-    "VNP13A1": "viirs_npp_vnp13a1",
-    "MOD10A1": "modis_terra_mod10a1",
-}
-
-
 def _dn(v: np.ndarray) -> np.ndarray:
-    return np.clip(np.rint(v * 10000), -2000, 10000).astype(np.int16)
+    return np.clip(np.rint(v * VI_DN_PER_UNIT), *VI_VALID).astype(np.int16)
 
 
 def _vi_quality(marginal: np.ndarray, snow: np.ndarray, cloud: np.ndarray) -> np.ndarray:
@@ -186,8 +198,8 @@ def _vi_layers(
 
     def vi(data: np.ndarray, what: str) -> Layer:
         return Layer(
-            "", data, fill, long_name=f"{res} 16 days {what}", units=what, valid_range=[-2000, 10000],
-            scale_factor=10000.0, add_offset=0.0,
+            "", data, fill, long_name=f"{res} 16 days {what}", units=what, valid_range=list(VI_VALID),
+            scale_factor=float(VI_DN_PER_UNIT), add_offset=0.0,
         )  # fmt: skip
 
     layers = {

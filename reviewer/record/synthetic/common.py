@@ -18,6 +18,7 @@ from rasterio.crs import CRS
 from scipy import ndimage
 
 from reviewer.record.catalog import catalog
+from reviewer.record.stack import harmonization
 
 GENERATOR_VERSION = "4"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI;
 # 4: the providers' own formats (MODIS HDF4, VIIRS HDF5, one ERA5-Land netCDF, S2 SAFE/JP2 and STAC/COG)
@@ -42,33 +43,26 @@ SINU_TILE = 1111950.5197665
 MODIS_250 = SINU_TILE / 4800  # 231.656 m
 MODIS_500 = SINU_TILE / 2400  # 463.313 m
 
-#: HLS v1.4 bandpass adjustment: OLI_like = slope * MSI + intercept (per S2 unit).
+#: HLS v1.4 bandpass adjustment: OLI_like = slope * MSI + intercept (reflectance), harmonization.json's
+#: hls_s2_to_oli (with its source), as {spacecraft: {band: (slope, intercept)}}
 HLS_S2_TO_OLI = {
-    "S2A": {
-        "blue": (0.9778, -0.004),
-        "green": (1.0053, -0.0009),
-        "red": (0.9765, 0.0009),
-        "nir": (0.9983, -0.0001),
-        "swir1": (0.9987, -0.0011),
-        "swir2": (1.003, -0.0012),
-    },
-    "S2B": {
-        "blue": (0.9778, -0.004),
-        "green": (1.0075, -0.0008),
-        "red": (0.9761, 0.001),
-        "nir": (0.9966, 0.0),
-        "swir1": (1.0, -0.0003),
-        "swir2": (0.9867, 0.0004),
-    },
+    sc: {band: (float(s), float(i)) for band, (s, i) in bands.items()}
+    for sc, bands in harmonization()["hls_s2_to_oli"]["spacecraft"].items()
 }
 S2_PRODUCT = "sentinel2_msi_l2a"
-S2_OFFSET_FROM = dt.date(2022, 1, 25)
+#: The Sentinel-2 radiometric offset the demo writes, from the catalogue row the reader uses: DN per unit
+#: reflectance, and from which acquisition date the (baseline 04.00) BOA offset applies and what it is
+_S2_RULE = catalog().products[S2_PRODUCT].raw["radiometric_offset"]
+S2_QUANTIFICATION = float(_S2_RULE["quantification"])
+S2_OFFSET_FROM = dt.date.fromisoformat(_S2_RULE["by_date"][-1]["from"])
+S2_NEW_OFFSET = int(_S2_RULE["by_date"][-1]["offset"])
 #: Sentinel-2 products from this date are written in the Element84 / AWS COG layout with a STAC item (the
 #: earlier ones as SAFE folders), so the demo exercises both readers
 S2_COG_FROM = dt.date(2023, 1, 1)
 
-SR_SCALE, SR_OFFSET = 2.75e-5, -0.2
-ST_SCALE, ST_OFFSET = 0.00341802, 149.0
+#: Landsat C2 L2 scaling as the catalogue states it (every Landsat row has the same; test_pinned_facts pins them)
+SR_SCALE, SR_OFFSET = (lambda b: (b.scale, b.offset))(catalog().products["landsat8_oli_c2l2"].bands["SR_B4"])
+ST_SCALE, ST_OFFSET = (lambda b: (b.scale, b.offset))(catalog().products["landsat8_oli_c2l2"].bands["ST_B10"])
 SR_SATURATED_DN = 65455
 #: Landsat reflectance floor. The inverse Roy transform makes dark water negative in TM/ETM+ NIR/SWIR
 #: (e.g. OLI NIR 0.02 -> ETM+ -0.025); real C2 readers treat DN < 7273 (rho < 0) as out of range, so

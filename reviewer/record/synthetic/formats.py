@@ -192,7 +192,7 @@ def write_era5_nc(path: Path, grid: Grid, months: list[dt.date], variables: dict
         lo.units, lo.standard_name = "degrees_east", "longitude"
         for name, (values, attrs) in variables.items():
             v = f.createVariable(name, "f4", ("valid_time", "latitude", "longitude"))
-            v._FillValue = np.float32(np.nan)
+            v._FillValue = np.float32(np.nan)  # noqa: SLF001 - the CF attribute _FillValue, set as netCDF4 sets one
             for key, value in attrs.items():
                 setattr(v, key, value)
             v[:] = values.astype(np.float32)

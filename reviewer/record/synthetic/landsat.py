@@ -194,15 +194,15 @@ def _mtl(spec: dict[str, Any], files: list[str], grid: Grid, cloud_cover: float,
         "  END_GROUP = LEVEL2_PROCESSING_RECORD",
         "  GROUP = LEVEL2_SURFACE_REFLECTANCE_PARAMETERS",
     ]
-    lines += [f"    REFLECTANCE_MULT_BAND_{b} = 2.75e-05" for b in sr_bands]
-    lines += [f"    REFLECTANCE_ADD_BAND_{b} = -0.2" for b in sr_bands]
+    lines += [f"    REFLECTANCE_MULT_BAND_{b} = {SR_SCALE!r}" for b in sr_bands]
+    lines += [f"    REFLECTANCE_ADD_BAND_{b} = {SR_OFFSET!r}" for b in sr_bands]
     lines += ["  END_GROUP = LEVEL2_SURFACE_REFLECTANCE_PARAMETERS"]
     if thermal:
         st = "ST_B10" if fam == "oli" else "ST_B6"
         lines += [
             "  GROUP = LEVEL2_SURFACE_TEMPERATURE_PARAMETERS",
-            f"    TEMPERATURE_MULT_BAND_{st} = 0.00341802",
-            f"    TEMPERATURE_ADD_BAND_{st} = 149.0",
+            f"    TEMPERATURE_MULT_BAND_{st} = {ST_SCALE!r}",
+            f"    TEMPERATURE_ADD_BAND_{st} = {ST_OFFSET!r}",
             "  END_GROUP = LEVEL2_SURFACE_TEMPERATURE_PARAMETERS",
         ]
     lines += ["END_GROUP = LANDSAT_METADATA_FILE", "END", ""]

@@ -18,9 +18,11 @@ from reviewer.record.synthetic.common import (
     HLS_S2_TO_OLI,
     RES,
     S2_COG_FROM,
+    S2_NEW_OFFSET,
     S2_OFFSET_FROM,
     S2_ORBIT,
     S2_PRODUCT,
+    S2_QUANTIFICATION,
     S2_TILE,
     SITE_NORTH,
     SITE_WEST,
@@ -63,7 +65,7 @@ def _s2_plan(model: DemoSiteModel, per_year: int, rng: np.random.Generator) -> l
                     "date": d,
                     "sat": sat,
                     "baseline": base,
-                    "offset": -1000 if new else 0,
+                    "offset": S2_NEW_OFFSET if new else 0,
                     "safe": name,
                     "scene": item if stac else f"T{S2_TILE}_{d:%Y%m%d}T100031",
                     "layout": "STAC" if stac else "SAFE",
@@ -216,7 +218,7 @@ def _mtd_xml(spec: dict[str, Any], files: list[str]) -> str:
                 <SPECIAL_VALUE_INDEX>65535</SPECIAL_VALUE_INDEX>
             </Special_Values>
             <QUANTIFICATION_VALUES_LIST>
-                <BOA_QUANTIFICATION_VALUE unit="none">10000</BOA_QUANTIFICATION_VALUE>
+                <BOA_QUANTIFICATION_VALUE unit="none">{S2_QUANTIFICATION:g}</BOA_QUANTIFICATION_VALUE>
                 <AOT_QUANTIFICATION_VALUE unit="none">1000.0</AOT_QUANTIFICATION_VALUE>
                 <WVP_QUANTIFICATION_VALUE unit="cm">1000.0</WVP_QUANTIFICATION_VALUE>
             </QUANTIFICATION_VALUES_LIST>
@@ -253,7 +255,9 @@ def _render_s2(model: DemoSiteModel, spec: dict[str, Any], root: Path, opts: dic
     for i, b in enumerate(BANDS):
         slope, icpt = coeff[b]
         msi = (rho[i] - icpt) / slope + 0.002 * rng.standard_normal((m, m), dtype=np.float32)
-        bands[s2.band_by_name(b).token] = np.clip(np.rint(msi * 10000.0 - spec["offset"]), 1, 65534).astype(np.uint16)
+        bands[s2.band_by_name(b).token] = np.clip(np.rint(msi * S2_QUANTIFICATION - spec["offset"]), 1, 65534).astype(
+            np.uint16
+        )
     bands["SCL"] = scl
     if spec["layout"] == "STAC":
         _write_stac(model, spec, root / spec["folder"], bands, grid)

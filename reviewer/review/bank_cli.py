@@ -1,4 +1,8 @@
-"""`reviewer bank validate|import|export`: bank folders on the command line."""
+"""`reviewer bank validate|import|export`: bank folders on the command line.
+
+A verb lives in the lowest layer holding all it joins: import and export go through the review store
+(reviewer.review.banks) and `--stats` through scoring, so these verbs sit in review, above bank and scoring.
+"""
 # ruff: noqa: T201
 
 from __future__ import annotations
@@ -36,11 +40,11 @@ def balance_summary(folder: str | os.PathLike) -> list[str]:
     from reviewer.bank.io import load_bank
     from reviewer.scoring.metrics import answer_balance, balance_lines
 
-    return ["answer balance:", *balance_lines(answer_balance(load_bank(folder)))]
+    return ["answer balance:", *balance_lines(answer_balance(load_bank(os.fspath(folder))))]
 
 
 def _import(args: argparse.Namespace) -> int:
-    from reviewer.bank.store import import_bank, question_count
+    from reviewer.review.banks import import_bank, question_count
     from reviewer.store import Store
 
     with Store(args.db) as store:
@@ -51,7 +55,7 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from reviewer.bank.store import export_bank
+    from reviewer.review.banks import export_bank
     from reviewer.store import Store
 
     with Store(args.db) as store:

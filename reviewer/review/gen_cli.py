@@ -1,4 +1,8 @@
-"""`reviewer generate` and `reviewer alter`: candidate questions and instrument/placebo pairs from a site record."""
+"""`reviewer generate` and `reviewer alter`: candidate questions and instrument/placebo pairs from a site record.
+
+In review, above bank and scoring: `generate --store` imports the candidates into the review store and every
+run prints the answer balance (scoring).
+"""
 # ruff: noqa: T201
 
 from __future__ import annotations
@@ -38,29 +42,25 @@ def _generate(args: argparse.Namespace) -> int:
         raise BankError("--split is for a run on a cluster: give --workers N or --scheduler ADDRESS", field="split")
     from reviewer.progress import StderrProgress
 
-    store = None
+    with StderrProgress(f"generate {Path(args.site_dir[0]).name}", lines_when_redirected=args.verbose) as bar:
+        report = generate(
+            args.site_dir[0],
+            args.out,
+            tasks=args.tasks or None,
+            seed=args.seed,
+            balance=args.balance,
+            memory=args.memory,
+            progress=bar.update,
+            sensor_break=args.sensor_break,
+        )
     if args.store:
+        from reviewer.review.banks import import_bank
         from reviewer.store import Store
 
-        store = Store(args.db)
-    try:
-        with StderrProgress(f"generate {Path(args.site_dir[0]).name}", lines_when_redirected=args.verbose) as bar:
-            report = generate(
-                args.site_dir[0],
-                args.out,
-                tasks=args.tasks or None,
-                seed=args.seed,
-                store=store,
-                balance=args.balance,
-                memory=args.memory,
-                progress=bar.update,
-                sensor_break=args.sensor_break,
-            )
-    finally:
-        if store is not None:
-            store.close()
+        with Store(args.db) as store:
+            import_bank(store, args.out)
     echo(report.summary())
-    from reviewer.bank.cli import balance_summary
+    from reviewer.review.bank_cli import balance_summary
 
     for line in balance_summary(args.out):
         echo(line)
@@ -161,11 +161,9 @@ class _PlainBars:
 
 
 def _alter(args: argparse.Namespace) -> int:
-    from reviewer.bank.alter import REPORT, alter_record
+    from reviewer.bank.alter import REPORT, Alteration, alter_record
 
-    result = alter_record(
-        args.site_dir,
-        args.out,
+    alteration = Alteration(
         satellite=args.satellite,
         variable=args.variable,
         scale=args.scale,
@@ -174,6 +172,11 @@ def _alter(args: argparse.Namespace) -> int:
         date_to=args.date_to,
         drop_clear=args.drop_clear,
         seed=args.seed,
+    )
+    result = alter_record(
+        args.site_dir,
+        args.out,
+        alteration,
         question=args.question,
         bank=args.bank,
         dry_run=args.dry_run,

@@ -1,4 +1,8 @@
-"""`reviewer score BANK_DIR RUNS.jsonl ... --out REPORT_DIR`: score agent runs on a frozen bank."""
+"""`reviewer score BANK_DIR RUNS.jsonl ... --out REPORT_DIR`: score agent runs on a frozen bank.
+
+The verb joins scoring and failures (`--failures` adds a coded failure set's section to the report), so it
+lives in failures, above both; the scoring it calls is reviewer.scoring.api.
+"""
 # ruff: noqa: T201
 
 from __future__ import annotations
@@ -7,6 +11,7 @@ import argparse
 
 from reviewer.argtypes import integer
 from reviewer.console import echo
+from reviewer.scoring import BOOTSTRAP_RESAMPLES
 
 
 def _summary(scores: dict) -> list[str]:
@@ -101,7 +106,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("runs", metavar="RUNS.jsonl", nargs="+")
     p.add_argument("--out", required=True, metavar="REPORT_DIR")
     p.add_argument("--passes", type=integer(1, 100), default=3, help="passes per question (k of pass^k, default 3)")
-    p.add_argument("--bootstrap", type=integer(0), default=10000, help="bootstrap resamples (default 10000)")
+    p.add_argument(
+        "--bootstrap",
+        type=integer(0),
+        default=BOOTSTRAP_RESAMPLES,
+        help=f"bootstrap resamples (default {BOOTSTRAP_RESAMPLES})",
+    )
     p.add_argument("--seed", type=integer(0), default=0, help="bootstrap seed (default 0)")
     p.add_argument("--lenient", action="store_true", help="skip bad run lines (listed) and score the valid rest")
     p.add_argument("--models", help="comma-separated list of known models; runs of other models are bad lines")
