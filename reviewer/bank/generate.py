@@ -156,8 +156,10 @@ class GenerationReport:
 
 
 def _break_summary(b: dict[str, Any]) -> str:
-    if not b.get("checked"):
+    if not b:
         return ""
+    if not b.get("checked"):
+        return "; cross-sensor break check: no item spans a sensor change"
     what = "marked for an expert" if b.get("mode") == "mark" else "dropped"
     return (
         f"; cross-sensor break check: {b['checked']} item(s) span a sensor change, {b['within']} within the "
@@ -1675,6 +1677,7 @@ def _generate(
         from reviewer.bank.sensor_break import BreakCheck
 
         breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
+        report.sensor_break = {"mode": on_break, "checked": 0, "within": 0, "close": 0, "unknown": 0}
     gen_cfg["sensor_break"] = on_break
     questions = _questions(series, names, report, site_id, seed, gen_cfg, index.site.bbox, progress, breaks)
     if balance is not None:
