@@ -1492,8 +1492,12 @@ def _check_break(
     tpl = _t(c.template)
     names = {v: k for k, v in REGION_NAMES.items()}
     region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    # the periods the reference turns on, as its evidence view shows them (the years around a burn, the two
+    # compared periods, the fall and the recovery), else the periods its evidence rules compare
+    shown = [tuple(p) for p in (q.get("evidence") or {}).get("periods", [])]
+    periods = shown or ER.compared_periods(tpl, c.params, c.period)
     with np.errstate(all="ignore"):
-        doc = SB.assess(breaks, series, tpl, ER.compared_periods(tpl, c.params, c.period), region)
+        doc = SB.assess(breaks, series, tpl, periods, region)
     if doc is None:
         return None
     b = report.sensor_break
