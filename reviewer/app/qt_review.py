@@ -189,6 +189,7 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
         "<table cellspacing=4><tr><th align=left>field</th><th align=left>type</th><th align=left>reference</th>"
         "<th align=left>range</th></tr>" + "".join(rows) + "</table>"
     )
+    parts.append(sensor_break_html(q))
     prov = q.get("provenance") or {}
     parts.append(f"<p>reference source <b>{e(str(q.get('reference_source')))}</b>")
     if prov.get("reference_pending"):
@@ -212,7 +213,6 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
         f"sensors {e(', '.join(q.get('sensors') or []) or '-')}"
         f"{' (spans several sensors)' if q.get('multi_sensor') else ''}</p>"
     )
-    parts.append(sensor_break_html(q))
     parts.append(draft_html(drafts))
     if mine:
         why = f" ({', '.join(mine['reasons'])})" if mine.get("reasons") else ""

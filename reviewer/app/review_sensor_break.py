@@ -26,7 +26,7 @@ def sensor_break_html(q: dict[str, Any]) -> str:
         f"(raw reflectance {raw.get('offset', float('nan')):+.3f})"
     )
     if b.get("beyond_offset") is False:
-        return f"<p style='color:#b00020'><b>&#9888; within the sensors' offset</b>: {text}. Could the change be the instrument?</p>"
+        return f"<p style='color:#ff5252'><b>&#9888; within the sensors' offset</b>: {text}. Could the change be the instrument?</p>"
     if b.get("close"):
-        return f"<p style='color:#a05a00'><b>&#9888; close to the sensors' offset</b>: {text}</p>"
+        return f"<p style='color:#ffa000'><b>&#9888; close to the sensors' offset</b>: {text}</p>"
     return f"<p>cross-sensor check: {text}; the change is beyond the offset</p>"

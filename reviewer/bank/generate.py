@@ -156,8 +156,10 @@ class GenerationReport:
 
 
 def _break_summary(b: dict[str, Any]) -> str:
-    if not b.get("checked"):
+    if not b:
         return ""
+    if not b.get("checked"):
+        return "; cross-sensor break check: no item spans a sensor change"
     what = "marked for an expert" if b.get("mode") == "mark" else "dropped"
     return (
         f"; cross-sensor break check: {b['checked']} item(s) span a sensor change, {b['within']} within the "
@@ -1490,8 +1492,12 @@ def _check_break(
     tpl = _t(c.template)
     names = {v: k for k, v in REGION_NAMES.items()}
     region = c.extra.get("region") or names.get(str(c.params.get("region")))
+    # the periods the reference turns on, as its evidence view shows them (the years around a burn, the two
+    # compared periods, the fall and the recovery), else the periods its evidence rules compare
+    shown = [tuple(p) for p in (q.get("evidence") or {}).get("periods", [])]
+    periods = shown or ER.compared_periods(tpl, c.params, c.period)
     with np.errstate(all="ignore"):
-        doc = SB.assess(breaks, series, tpl, ER.compared_periods(tpl, c.params, c.period), region)
+        doc = SB.assess(breaks, series, tpl, periods, region)
     if doc is None:
         return None
     b = report.sensor_break
@@ -1675,6 +1681,7 @@ def _generate(
         from reviewer.bank.sensor_break import BreakCheck
 
         breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
+        report.sensor_break = {"mode": on_break, "checked": 0, "within": 0, "close": 0, "unknown": 0}
     gen_cfg["sensor_break"] = on_break
     # a record of nothing the methods read ends here (series.nothing_read, logged): their per-pixel work on an
     # empty series took minutes on a Sentinel-2 tile
