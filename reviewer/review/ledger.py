@@ -294,7 +294,9 @@ def write_decision(
     return decision_id
 
 
-_SEALED_COLS = (
+#: the columns of a decision as a review package signs them (a package of an earlier version is still checked
+#: against these, so they never change); reviewer.review.packages signs with them
+SIGNED_COLS = (
     "id",
     "item",
     "version",
@@ -309,8 +311,9 @@ _SEALED_COLS = (
     "seconds",
     "retracts",
     "created",
-    "confidence",
 )
+#: the columns a decision's seal in the audit chain covers: the signed ones and what came later
+_SEALED_COLS = (*SIGNED_COLS, "confidence")
 
 
 def _seals(store: Store, where: str = "", args: list[Any] | None = None) -> dict[int, str]:

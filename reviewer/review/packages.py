@@ -41,26 +41,11 @@ from typing import Any
 
 from reviewer import __version__
 from reviewer.errors import ReviewError
-from reviewer.review.ledger import User, find_user, get_user, now, record_event, require_bank
+from reviewer.review.ledger import SIGNED_COLS, User, find_user, get_user, now, record_event, require_bank
 from reviewer.store import Store, sha256_text
 
 #: the columns of a decision, as signed
-DECISION_COLS = (
-    "id",
-    "item",
-    "version",
-    "user",
-    "stage",
-    "verdict",
-    "reasons",
-    "comment",
-    "correction",
-    "rationale",
-    "view",
-    "seconds",
-    "retracts",
-    "created",
-)
+DECISION_COLS = SIGNED_COLS
 _STAGE1 = ("accept", "flag", "skip")
 
 
