@@ -356,7 +356,9 @@ def render_panels(
 
 
 def check_png(out: str | Path) -> Path:
-    """The output file of a render: a writable place whose name ends in .png (the bytes written are PNG)."""
+    """The output file of a render: a writable place whose name ends in .png (the bytes written are PNG).
+    A folder or a read-only place is named as such first: that is the mistake to fix."""
+    check_output_file(out)
     if Path(out).suffix.lower() != ".png":
         raise OutputError(
             f"a render is written as PNG: name the file with .png (not {Path(out).suffix or 'no extension'})",

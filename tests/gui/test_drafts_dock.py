@@ -152,7 +152,17 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     from reviewer.drafting.run import draft_bank
     from reviewer.store import Store
 
-    fake = _drafting_fake().FakeAPI()
+    fake_mod = _drafting_fake()
+    fake = fake_mod.FakeAPI()
+
+    def reply(body, _n):
+        """The cover item is insufficient evidence on the GUI demo's sparse record (issue 28's evidence rules): a
+        draft that fits it says so; the other drafts answer the first option."""
+        props = body["output_config"]["format"]["schema"]["properties"]["answer"]["properties"]
+        answer = {"cover": "insufficient evidence"} if "cover" in props else None
+        return json.dumps(fake_mod.good_reply(body, **({"answer": answer} if answer else {})))
+
+    fake.script = [reply, reply, reply]
     keys = ["demo-core-seed0-1", "demo-core-seed0-2", "demo-core-seed0-26"]
     with Store(unassigned) as store:
         draft_bank(store, "demo-core-seed0-generated", fake.client(), user="mia", which=keys)

@@ -1,9 +1,9 @@
 """The failure-coding dock under Xvfb (issue 13), on a coding set sampled from runs on the GUI demo site's bank.
 
-Bank: three questions of the demo candidate bank (q7 a water trend, reference increase; q16 a burn year,
-reference 2004; q24 the cause of a change, reference clearing) and an instrument pair P1 on q7.
+Bank: three questions of the demo candidate bank (q7 a water trend, reference increase; q29 a change detection,
+reference no; q18 a comparison of two periods, reference more) and an instrument pair P1 on q7.
 Runs, 3 passes each with the record: model A right everywhere, its altered P1 runs decrease, decrease, increase
-(moved: 2 wrong runs p001, p002); model B wrong on every question (q7 decrease, q16 2001, q24 fire), its altered
+(moved: 2 wrong runs p001, p002); model B wrong on every question (q7 decrease, q29 yes, q18 less), its altered
 P1 runs right. Sampled with --per-model 12: B's three questions, one run each (s001..s003, by question).
 An expert codes with the keyboard only; the check mode shows no LLM code; a failed save says NOT saved.
 Screenshots go to /tmp/reviewer-gui-shots (REVIEWER_SHOTS).
@@ -22,7 +22,7 @@ from qtpy.QtWidgets import QLabel
 
 pytestmark = pytest.mark.gui
 
-Q7, Q16, Q24 = "demo-core-seed0-7", "demo-core-seed0-16", "demo-core-seed0-24"
+Q7, Q29, Q18 = "demo-core-seed0-7", "demo-core-seed0-29", "demo-core-seed0-18"
 LLM_QUOTE = "LLM-ONLY QUOTE: the Terra offset was read as land change"
 LLM_MODEL = "precoder-model-x"
 B_METHOD = (
@@ -33,7 +33,7 @@ B_METHOD = (
 
 def _runs() -> list[dict]:
     def run(model, q, k, value, condition="record", pair=None, method=None, caveats=""):
-        field = {Q7: "direction", Q16: "year", Q24: "cause"}[q]
+        field = {Q7: "direction", Q29: "changed", Q18: "direction"}[q]
         return {
             "model": model, "question": q, "condition": condition, "pair": pair, "pass": k,
             "answer": {field: value}, "confidence": 0.7, "method": method or f"{model} on {q} pass {k}.",
@@ -42,10 +42,10 @@ def _runs() -> list[dict]:
 
     out = []
     for k in (1, 2, 3):
-        out += [run("A", Q7, k, "increase"), run("A", Q16, k, 2004), run("A", Q24, k, "clearing")]
+        out += [run("A", Q7, k, "increase"), run("A", Q29, k, "no"), run("A", Q18, k, "more")]
         out.append(run("A", Q7, k, "decrease" if k < 3 else "increase", "altered", "P1"))
         out.append(run("B", Q7, k, "decrease", method=B_METHOD, caveats="Sensor calibration may differ."))
-        out += [run("B", Q16, k, 2001), run("B", Q24, k, "fire"), run("B", Q7, k, "increase", "altered", "P1")]
+        out += [run("B", Q29, k, "yes"), run("B", Q18, k, "less"), run("B", Q7, k, "increase", "altered", "P1")]
     return out
 
 
@@ -58,7 +58,7 @@ def set_path(demo_bank, tmp_path_factory) -> Path:
 
     tmp = tmp_path_factory.mktemp("failures-dock")
     lines = (demo_bank / "questions.jsonl").read_text().splitlines()
-    questions = [q for q in map(json.loads, lines) if q["id"] in (Q7, Q16, Q24)]
+    questions = [q for q in map(json.loads, lines) if q["id"] in (Q7, Q29, Q18)]
     sites = [json.loads(s) for s in (demo_bank / "sites.jsonl").read_text().splitlines()]
     write_bank(
         tmp / "bank", "dock", "1", questions, sites, [bf.pair("P1", Q7)], frozen=True, created="2026-12-01T00:00:00Z"
@@ -148,7 +148,7 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     doc = json.loads(set_path.read_text())
     steps = {r["id"]: r for r in doc["runs"] if r["part"] == "steps"}
     assert sorted(steps) == ["s001", "s002", "s003"]  # B's three questions, one run each
-    assert [steps[s]["question"] for s in sorted(steps)] == [Q16, Q24, Q7]  # in question order
+    assert [steps[s]["question"] for s in sorted(steps)] == [Q18, Q29, Q7]  # in question order
     app = window("eve", "expert")
     dock = app.failures
     assert dock.view["run"] == "s001" and dock.progress.text() == "0 of 3 coded by you"

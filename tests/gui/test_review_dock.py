@@ -430,6 +430,13 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     frozen = store_path.parent / "frozen-v1"
     admin.freeze_version.setText("1")
     admin.freeze_out.setText(str(frozen))
+    with Store(store_path) as store:
+        waiting = api.queue(store, BANK, user="eve")
+    if not waiting:  # the bank's own routing left nothing for an expert: keep one flagged item open for the check
+        with Store(store_path) as store:
+            api.reopen(store, f"{BANK}/{third['id']}", user="mia", reason="look again")
+            for who in ("ann", "bob"):
+                api.decide(store, f"{BANK}/{third['id']}", user=who, verdict="flag", reasons=["wrong_reference"])
     admin.freeze()
     qtbot.waitUntil(lambda: admin.freeze_button.isEnabled(), timeout=30000)
     assert "not frozen:" in admin.message.text() and not frozen.exists()
