@@ -42,6 +42,7 @@ ANNOTATOR_KEYS = (
     ("F then 1-4, Enter", "flag with the reasons picked (1-4 toggle them)"),
     ("1-4", "flag with that reason at once"),
     ("C", "comment (saved with the decision)"),
+    ("L / M / H", "my confidence in the next decision: low / medium / high (again: not given)"),
     ("E", "suggest a correction (a flag with the corrected fields)"),
     ("Space", "skip (the item comes back at the end)"),
     ("Backspace", "undo my last decision"),
@@ -59,6 +60,7 @@ ANNOTATOR_KEYS_SHORT = (
     ("A", "accept"),
     ("F, 1-4", "flag"),
     ("C", "comment"),
+    ("L/M/H", "confidence"),
     ("E", "correct"),
     ("Space", "skip"),
     ("Backspace", "undo"),
@@ -82,7 +84,23 @@ HINT_STYLE = "color: #e0c060"
 #: while the UI thread changed the docks and painted them (2-3 x slower); the annotator reads for seconds anyway
 PREFETCH_DELAY_MS = 250
 SERIES_AHEAD = 6  # items past the next two whose series grids are read ahead (a small site's; EvidenceLoader.prefetch)
-SHORTCUT_KEYS = ("A", "F", *"123456789", "C", "E", "R", "N", "P", "Space", "Backspace", "Return", "Escape")
+SHORTCUT_KEYS = (
+    "A",
+    "F",
+    *"123456789",
+    "C",
+    "E",
+    "R",
+    "N",
+    "P",
+    "L",
+    "M",
+    "H",
+    "Space",
+    "Backspace",
+    "Return",
+    "Escape",
+)
 
 
 def soon(func, parent) -> Any:
@@ -94,6 +112,13 @@ def soon(func, parent) -> Any:
     timer.setInterval(0)
     timer.timeout.connect(func)
     return timer.start
+
+
+def confidence_keys() -> dict[str, str]:
+    """Key -> confidence level: each level of assets/review/quality.json by its first letter (L, M, H)."""
+    from reviewer.review.quality import quality_settings
+
+    return {level[0].upper(): level for level in quality_settings().confidence}
 
 
 def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
@@ -169,7 +194,7 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
     period = q.get("period") or {}
     parts.append(
         f"<p>site <b>{e(str(q.get('site')))}</b>, {e(str(period.get('start')))} to {e(str(period.get('end')))}, "
-        f"{e(str(q.get('class')))} / {e(str(q.get('task')))}</p>"
+        f"{e(str(q.get('class')))}" + (f" / {e(str(q['task']))}" if q.get("task") else "") + "</p>"
     )
     ref, rng = q.get("reference") or {}, q.get("reference_range") or {}
     rows = []
@@ -335,6 +360,7 @@ class AnnotatorPanel(QWidget):
         self.shown_rows: list[dict[str, Any]] = []
         self.view: dict[str, Any] | None = None
         self.comment: str | None = None
+        self.confidence: str | None = None  # low / medium / high for the next decision (L / M / H), or not given
         self.flagging: list[str] | None = None  # reasons picked after F
         self.dialog = None
         self.queue = ReviewQueue()
@@ -556,13 +582,17 @@ class AnnotatorPanel(QWidget):
                 correction=correction,
                 version=self.view["version"],
                 view=ev if verdict != "skip" else None,
+                confidence=self.confidence if verdict != "skip" else None,
             )
         except Exception as exc:  # noqa: BLE001 - a failed save is shown, the decision stays on screen
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False
         why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
-        self._say(f"saved: {out['verdict']}{why} on {out['item']} (decision {out['decision']})", ok=True)
+        sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
+        self._say(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})", ok=True)
         self.comment = None
+        self.confidence = None
+        self._pending_text()
         self.refresh()
         nxt = self._next_open(key)
         if nxt is None:
@@ -596,6 +626,8 @@ class AnnotatorPanel(QWidget):
             bits.append(f"<b>flag</b>: {html.escape(menu)} - Enter saves, Esc cancels")
         if self.comment:
             bits.append(f"comment: {html.escape(self.comment)}")
+        if self.confidence:
+            bits.append(f"confidence: {self.confidence} (saved with the next decision)")
         self.pending.setText("<br>".join(bits))
 
     def reason_code(self, n: int) -> str | None:
@@ -630,6 +662,11 @@ class AnnotatorPanel(QWidget):
             "C": self.ask_comment,
             "E": self.ask_correction,
         }
+        level = confidence_keys().get(key)
+        if level is not None:
+            self.confidence = None if self.confidence == level else level
+            self._pending_text()
+            return True
         if key in ("1", "2", "3", "4"):
             code = self.reason_code(int(key))
             return self.decide("flag", [code]) if code else False

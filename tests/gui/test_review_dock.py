@@ -502,3 +502,28 @@ def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
     assert "charred" in for_ann and "one cloudy date" in for_ann and "second opinion 1" in for_ann
     assert "confidence: 0.8" in draft_html({"draft": {**draft, "confidence": 0.8}, "second_opinions": []})
     assert "none for this item" in draft_html({"draft": None, "second_opinions": []})
+
+
+def test_annotator_gives_her_confidence_with_keys(window, store_path, qtbot, shots):
+    """L / M / H set the confidence of the next decision (issue 30): shown as pending, saved with the decision,
+    said in the saved line, cleared after it; the same key again takes it back."""
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    first = panel.view["id"]
+    press(qtbot, app, "M")
+    assert panel.confidence == "medium" and "confidence: medium" in panel.pending.text()
+    app.review.grab().save(str(shots / "31_confidence_pending.png"))
+    press(qtbot, app, "A")
+    assert "saved: accept, medium confidence" in panel.saved.text(), panel.saved.text()
+    assert panel.confidence is None and "confidence" not in panel.pending.text()
+    second = panel.view["id"]
+    press(qtbot, app, "L", "L", "A")  # low, then taken back: not given
+    con = sqlite3.connect(store_path)
+    rows = dict(
+        con.execute(
+            "SELECT i.qid, d.confidence FROM decisions d JOIN items i ON i.id = d.item WHERE d.user = 'ann' "
+            "AND d.stage = 1 ORDER BY d.id"
+        ).fetchall()
+    )
+    con.close()
+    assert rows == {first: "medium", second: None}
