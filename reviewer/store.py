@@ -18,7 +18,8 @@ one `open(path).read(16)` and close by a second `Store` let another process take
 delete its WAL under the first connection (`store.sqlite-wal (deleted)`), and every write after that
 was lost. SQLite itself keeps one lock table per file for all the connections of a process, so
 `Store` objects may be opened and closed freely in any thread; the header is recognised through
-SQLite (`_recognise`), and a copy of a store is made with SQLite's backup API (`Store.copy_to`).
+SQLite (`_recognise`); a copy of a store is made with SQLite's backup API (`sqlite3.Connection.backup`),
+never a file copy (which also misses what is still in the WAL).
 """
 
 from __future__ import annotations
@@ -318,15 +319,6 @@ class Store:
             self._depth = 0
             self.chain_head = None
             self.pending_seals.clear()
-
-    def copy_to(self, target: str | Path) -> None:
-        """A consistent copy of the store in a new file, through SQLite's backup API (never a file copy: see
-        the module rule; a file copy also misses what is still in the WAL)."""
-        out = sqlite3.connect(target)
-        try:
-            self.db.conn.backup(out)
-        finally:
-            out.close()
 
     def close(self) -> None:
         self.db.close()
