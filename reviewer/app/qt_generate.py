@@ -19,7 +19,6 @@ from qtpy.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -32,6 +31,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.qt_rows import hrow
 from reviewer.errors import ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -106,10 +106,10 @@ class GeneratePanel(QWidget):
         self.seed_spin.setRange(0, 2**31 - 1)
 
         form = QFormLayout()
-        form.addRow("Sites", _row(add_btn, clear_btn))
-        form.addRow("Output", _row(self.out_edit, out_btn))
-        form.addRow("Workers / scheduler", _row(self.workers_spin, self.scheduler_edit))
-        form.addRow("Memory per site / seed", _row(self.memory_spin, self.seed_spin))
+        form.addRow("Sites", hrow(add_btn, clear_btn))
+        form.addRow("Output", hrow(self.out_edit, out_btn))
+        form.addRow("Workers / scheduler", hrow(self.workers_spin, self.scheduler_edit))
+        form.addRow("Memory per site / seed", hrow(self.memory_spin, self.seed_spin))
 
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["Site", "Progress", "Outcome"])
@@ -129,7 +129,7 @@ class GeneratePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.table)
-        layout.addWidget(_row(self.run_button, self.cancel_button, self.overall))
+        layout.addWidget(hrow(self.run_button, self.cancel_button, self.overall))
         layout.addWidget(self.message)
         self.set_sites(sites or [])
 
@@ -243,12 +243,3 @@ class GeneratePanel(QWidget):
     def _idle(self) -> None:
         self.run_button.setEnabled(bool(self.sites))
         self.cancel_button.setEnabled(False)
-
-
-def _row(*widgets: QWidget) -> QWidget:
-    w = QWidget()
-    lay = QHBoxLayout(w)
-    lay.setContentsMargins(0, 0, 0, 0)
-    for x in widgets:
-        lay.addWidget(x)
-    return w

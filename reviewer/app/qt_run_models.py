@@ -18,7 +18,6 @@ from qtpy.QtWidgets import (
     QDialog,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -29,6 +28,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.qt_review_admin import DraftProcess
+from reviewer.app.qt_rows import hrow
 
 CONDITIONS = ("record", "closed_book", "altered", "placebo")
 SANDBOXES = ("docker", "k8s", "local")
@@ -111,13 +111,13 @@ class RunModelsDialog(QDialog):
 
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)
-        form.addRow("Bank", _row(self.bank_edit, bank_btn))
+        form.addRow("Bank", hrow(self.bank_edit, bank_btn))
         form.addRow("Models", self.models_edit)
-        form.addRow("Conditions", _row(*self.condition_boxes.values()))
-        form.addRow("Sandbox / passes", _row(self.sandbox_combo, self.passes_spin))
+        form.addRow("Conditions", hrow(*self.condition_boxes.values()))
+        form.addRow("Sandbox / passes", hrow(self.sandbox_combo, self.passes_spin))
         form.addRow("", self.sandbox_note)
-        form.addRow("Records", _row(self.sites_label, sites_btn))
-        form.addRow("Output", _row(self.out_edit, out_btn))
+        form.addRow("Records", hrow(self.sites_label, sites_btn))
+        form.addRow("Output", hrow(self.out_edit, out_btn))
 
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
@@ -129,7 +129,7 @@ class RunModelsDialog(QDialog):
         self.message.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(_row(self.start_button, self.cancel_button, self.progress))
+        layout.addWidget(hrow(self.start_button, self.cancel_button, self.progress))
         layout.addWidget(self.message)
         self._on_sandbox(self.sandbox_combo.currentText())
 
@@ -254,12 +254,3 @@ class RunModelsDialog(QDialog):
             self.job.proc.kill()  # finished runs are on disk; a second Start continues
             self.job.proc.waitForFinished(5000)
         super().closeEvent(event)
-
-
-def _row(*widgets: QWidget) -> QWidget:
-    w = QWidget()
-    lay = QHBoxLayout(w)
-    lay.setContentsMargins(0, 0, 0, 0)
-    for x in widgets:
-        lay.addWidget(x)
-    return w

@@ -17,7 +17,6 @@ from qtpy.QtWidgets import (
     QCheckBox,
     QFileDialog,
     QFormLayout,
-    QHBoxLayout,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -31,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.qt_rows import hrow
 from reviewer.app.qt_style import compact
 from reviewer.errors import Cancelled, ReviewerError
 from reviewer.scoring import BOOTSTRAP_RESAMPLES
@@ -109,10 +109,10 @@ class ScoringPanel(QWidget):
             compact(spin)
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a narrow dock puts the labels above their fields
-        form.addRow("Bank", _row(self.bank_edit, bank_btn))
-        form.addRow("Runs", _row(self.runs_label, runs_btn, models_btn))
-        form.addRow("Report", _row(self.out_edit, out_btn))
-        form.addRow("Passes / resamples / seed", _row(self.passes_spin, self.bootstrap_spin, self.seed_spin))
+        form.addRow("Bank", hrow(self.bank_edit, bank_btn))
+        form.addRow("Runs", hrow(self.runs_label, runs_btn, models_btn))
+        form.addRow("Report", hrow(self.out_edit, out_btn))
+        form.addRow("Passes / resamples / seed", hrow(self.passes_spin, self.bootstrap_spin, self.seed_spin))
         form.addRow("", self.draft_check)
 
         self.run_button = QPushButton("Run")
@@ -144,7 +144,7 @@ class ScoringPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(_row(self.run_button, self.cancel_button, self.progress))
+        layout.addWidget(hrow(self.run_button, self.cancel_button, self.progress))
         layout.addWidget(self.message)
         layout.addWidget(self.tabs, stretch=1)
 
@@ -351,12 +351,3 @@ def _fill(table: QTableWidget, header: list[str], rows: list[list[str]]) -> None
         for j, cell in enumerate(row):
             table.setItem(i, j, QTableWidgetItem(cell))
     table.resizeColumnsToContents()
-
-
-def _row(*widgets: QWidget) -> QWidget:
-    box = QWidget()
-    lay = QHBoxLayout(box)
-    lay.setContentsMargins(0, 0, 0, 0)
-    for w in widgets:
-        lay.addWidget(w)
-    return box

@@ -77,7 +77,7 @@ def _generate_many(args: argparse.Namespace) -> int:
     if args.store:
         raise BankError("--store imports one site's candidates; with several sites, import each folder", field="store")
     names = site_names(args.site_dir)
-    with _Bars(names) as bars:
+    with _site_bars(names) as bars:
         report = generate_many(
             args.site_dir,
             args.out,
@@ -96,16 +96,18 @@ def _generate_many(args: argparse.Namespace) -> int:
     return 1 if report.count("failed") else 0
 
 
+def _site_bars(names: list[str]) -> Any:
+    """rich bars per site on a terminal; with stderr redirected, the overall progress as a plain line now and then
+    (reviewer.progress)."""
+    if sys.stderr.isatty():
+        return _Bars(names)
+    from reviewer.progress import StderrProgress
+
+    return _PlainBars(StderrProgress("all sites"), len(names))
+
+
 class _Bars:
-    """rich progress bars on stderr: one per site and one overall; with stderr redirected, the overall progress
-    as a plain line now and then (reviewer.progress)."""
-
-    def __new__(cls, names: list[str]) -> Any:
-        if not sys.stderr.isatty():
-            from reviewer.progress import StderrProgress
-
-            return _PlainBars(StderrProgress("all sites"), len(names))
-        return super().__new__(cls)
+    """rich progress bars on stderr: one per site and one overall."""
 
     def __init__(self, names: list[str]) -> None:
         from rich.console import Console
