@@ -338,12 +338,10 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     for v in {id(v): v for d in (raw_b, harm_b) for v in d.values()}.values():  # (each array once)
         v[invalid] = np.nan
     del invalid
-    return {
-        "scene": scene,
-        "h": indices(harm_b),
-        "r": indices(raw_b),
-        "clear": float(valid.sum() / max(1, inside.sum())),
-    }
+    h = indices(harm_b)
+    # OLI is not harmonized (its bands pass through): its raw indices are the harmonized ones
+    same = all(harm_b[b] is raw_b[b] for b in BANDS)
+    return {"scene": scene, "h": h, "r": h if same else indices(raw_b)}
 
 
 def _coarse_scene(scene: Scene, grid: Grid) -> np.ndarray | None:
@@ -611,53 +609,39 @@ COMPOSITE_NAMES = {
 }
 
 
-class _YearStack:
-    """One year's per-scene index frames by composite name: in memory, or, when the year's frames would not fit
-    `limit` bytes, in files reduced block of rows by block of rows. The reductions are per pixel, so the values
-    are the same either way."""
+#: What reading a Landsat scene holds at its peak per site pixel (raw bands and quality layers, the decoded,
+#: harmonized and index frames and their temporaries), and what a year keeps per pixel of each of its scenes
+#: until the year's block is reduced (nine index frames and the NBR); tracemalloc on a 4,000 px block.
+READ_BYTES_PX = 160
+KEPT_BYTES_PX = 40
 
-    def __init__(self, n_scenes: int, shape: tuple[int, int], limit: int) -> None:
-        self.shape = shape
-        per_scene = len(COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]) * shape[0] * shape[1] * 4
-        self.store = FrameStore(0, cache_bytes=0) if n_scenes * per_scene > limit else None
-        self.lists: dict[str, list[Any]] = defaultdict(list)
-        self.rows = max(1, limit // max(1, 3 * n_scenes * shape[1] * 4))
 
-    def add(self, name: str, frame: np.ndarray) -> None:
-        if self.store is None:
-            self.lists[name].append(frame)
-        else:
-            key = (name, len(self.lists[name]))
-            self.store.put(key, frame)
-            self.lists[name].append(key)
+def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int) -> int:
+    """Rows of the site grid a year's scenes are read and reduced in, so the block's frames fit `limit` bytes:
+    whole COG tile rows (256) where that fits, so each tile of a file is decompressed once."""
+    h, w = shape
+    per_row = w * (in_flight * READ_BYTES_PX + max(1, n_scenes) * KEPT_BYTES_PX)
+    rows = max(1, limit // max(1, per_row))
+    if rows >= h:
+        return h
+    return rows // 256 * 256 if rows >= 256 else rows
 
-    def reduce(self, name: str, how: str) -> np.ndarray:
-        def f(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
-            return _median(stack, shape) if how == "median" else _reduce(stack, shape, how)
 
-        items = self.lists.get(name, [])
-        if self.store is None or not items:
-            return f(items if self.store is None else [], self.shape)
-        out = np.empty(self.shape, np.float32)
-        h, w = self.shape
-        for r0 in range(0, h, self.rows):
-            r1 = min(h, r0 + self.rows)
-            out[r0:r1] = f([self.store.rows(k, r0, r1) for k in items], (r1 - r0, w))
-        return out
+class _SceneFailed(Exception):
+    """A scene that read in the first blocks of its year failed in a later one."""
 
-    def close(self) -> None:
-        self.lists.clear()
-        if self.store is not None:
-            self.store.close()
+    def __init__(self, j: int) -> None:
+        self.j = j
 
 
 @dataclass
 class LandsatYear:
     """What one year of Landsat scenes reduces to: the year's composite frames (in COMPOSITE_NAMES order, then
-    ndvimax_h and nbrmin_h), each read scene's harmonized NBR frame (float16) and crop NDVI, in reading order."""
+    ndvimax_h and nbrmin_h), each read scene's harmonized NBR frame (float16) and crop NDVI, in reading order.
+    A frame is an array (a task's result) or the key of a frame in the store the year was written to."""
 
-    composites: list[tuple[str, np.ndarray]] = field(default_factory=list)
-    nbr: list[tuple[dt.date, np.ndarray]] = field(default_factory=list)
+    composites: list[tuple[str, Any]] = field(default_factory=list)
+    nbr: list[tuple[dt.date, Any]] = field(default_factory=list)
     crop: list[tuple[dt.date, float]] = field(default_factory=list)
     sensors: set[str] = field(default_factory=set)
     read: int = 0
@@ -674,51 +658,119 @@ def landsat_year(
     *,
     pool: ThreadPoolExecutor | None = None,
     tick: Callable[[str], None] | None = None,
-    put_nbr: Callable[[dt.date, np.ndarray], None] | None = None,
+    store: FrameStore | None = None,
+    tag: Any = "year",
 ) -> LandsatYear:
-    """One year's Landsat scenes read and reduced (a dask task when a large site's years are split): per-pixel
-    reductions only, so the frames are the same whichever process computes them. `put_nbr` takes each NBR frame
-    as it comes (the sequential pass stores it at once); without it they are collected in the result."""
-    shape = inside.shape
-    out = LandsatYear(scenes=len(scenes))
+    """One year's Landsat scenes read and reduced, block of rows by block of rows (a dask task when a large
+    site's years are split): each scene's bands are read once, a block at a time, and the per-pixel reductions
+    of the block written into the year's frames, so the pass holds about `limit` bytes of blocks whatever the
+    site's size. The frames go into `store` under keys starting with `tag` (the result names them); without a
+    store (a task) they come back as arrays. A scene whose read fails is skipped, as a whole."""
     own = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=1)
-    year = scenes[0].year if scenes else 0
-    gs = _YearStack(len(scenes), shape, limit)
+    task = store is None
+    store = store if store is not None else FrameStore(1 << 62)
+    skip: set[int] = set()
     try:
-        for res in ahead_map(pool, lambda s: _landsat_scene(s, grid, inside, cfg), scenes):
-            if tick is not None:
-                tick(f"read Landsat {year}")
-            if res is None:
-                continue
-            scene: Scene = res["scene"]
-            out.read += 1
-            out.sensors.add(scene.label)
-            m = scene.date.month
-            if m in cfg.growing_months:
-                for idx, var in COMPOSITE_NAMES["gs"]:
-                    gs.add(f"{idx}_{var}", res[var][idx])
-            if m in cfg.water_months:
-                for idx, var in COMPOSITE_NAMES["water"]:
-                    gs.add(f"{idx}_{var}", res[var][idx])
-            nbr = res["h"]["nbr"].astype(np.float16)
-            if put_nbr is not None:
-                put_nbr(scene.date, nbr)
-            else:
-                out.nbr.append((scene.date, nbr))
-            if crop_core is not None:
-                v = res["h"]["ndvi"][crop_core]
-                if np.isfinite(v).mean() > 0.5:
-                    out.crop.append((scene.date, float(np.nanmedian(v))))
-        for idx, var in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]:
-            out.composites.append((f"{idx}_{var}", gs.reduce(f"{idx}_{var}", "median")))
-        out.composites.append(("ndvimax_h", gs.reduce("ndvi_h", "max")))
-        out.composites.append(("nbrmin_h", gs.reduce("nbr_h", "min")))
+        while True:
+            out = LandsatYear(scenes=len(scenes))
+            keys: list[Any] = []
+            try:
+                _year_blocks(scenes, skip, grid, inside, cfg, crop_core, limit, pool, tick, store, (tag,), out, keys)
+                break
+            except _SceneFailed as exc:  # rare (a file cut short past its first blocks): the year again without it
+                skip.add(exc.j)
+                for k in keys:
+                    store.drop(k)
     finally:
-        gs.close()
         if own:
             pool.shutdown()
+    if task:
+        out.composites = [(n, np.array(store.get(k))) for n, k in out.composites]
+        out.nbr = [(d, np.array(store.get(k))) for d, k in out.nbr]
+        store.close()
     return out
+
+
+def _year_blocks(
+    scenes: list[Scene],
+    skip: set[int],
+    grid: Grid,
+    inside: np.ndarray,
+    cfg: SeriesConfig,
+    crop_core: np.ndarray | None,
+    limit: int,
+    pool: ThreadPoolExecutor,
+    tick: Callable[[str], None] | None,
+    store: FrameStore,
+    tag: tuple,
+    out: LandsatYear,
+    keys: list[Any],
+) -> None:
+    h, w = inside.shape
+    year = scenes[0].year if scenes else 0
+    workers = max(1, getattr(pool, "_max_workers", 1))
+    rows = block_rows(len(scenes), (h, w), limit, 2 * workers + 1)
+    names = [f"{i}_{v}" for i, v in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]]
+    comp_keys = {n: (*tag, "comp", n) for n in [*names, "ndvimax_h", "nbrmin_h"]}
+    todo = [j for j in range(len(scenes)) if j not in skip]
+    read: list[int] = []  # scenes read in the first block, in reading order
+    crop_parts: dict[int, list[Any]] = defaultdict(list)
+    for r0 in range(0, h, rows):
+        r1 = min(h, r0 + rows)
+        bgrid, binside = grid.window((r0, r1), (0, w)), inside[r0:r1]
+        bcrop = crop_core[r0:r1] if crop_core is not None else None
+        stack: dict[str, list[np.ndarray]] = defaultdict(list)
+        take = todo if r0 == 0 else read
+        results = ahead_map(pool, lambda j, g=bgrid, i=binside: _landsat_scene(scenes[j], g, i, cfg), take, workers)
+        for j, res in zip(take, results, strict=True):
+            scene = scenes[j]
+            if res is None:
+                if r0 == 0:
+                    if tick is not None:
+                        tick(f"read Landsat {year}")
+                    continue  # unreadable: skipped (logged by _landsat_scene)
+                raise _SceneFailed(j)
+            if r0 == 0:
+                read.append(j)
+                key = (*tag, "nbr", j)
+                store.alloc(key, (h, w), np.float16)
+                keys.append(key)
+                out.nbr.append((scene.date, key))
+            m = scene.date.month
+            for season in ("gs", "water"):
+                if m in (cfg.growing_months if season == "gs" else cfg.water_months):
+                    for idx, var in COMPOSITE_NAMES[season]:
+                        stack[f"{idx}_{var}"].append(res[var][idx])
+            store.write_rows((*tag, "nbr", j), r0, res["h"]["nbr"].astype(np.float16))
+            if bcrop is not None and bcrop.any():
+                key = (*tag, "crop", j, r0)
+                store.put(key, res["h"]["ndvi"][bcrop])
+                keys.append(key)
+                crop_parts[j].append(key)
+            if r1 == h and tick is not None:
+                tick(f"read Landsat {year}")
+        shape = (r1 - r0, w)
+        reduced = [(n, _median(stack.get(n, []), shape)) for n in names]
+        reduced += [("ndvimax_h", _reduce(stack.get("ndvi_h", []), shape, "max"))]
+        reduced += [("nbrmin_h", _reduce(stack.get("nbr_h", []), shape, "min"))]
+        del stack
+        for n, frame in reduced:
+            if r0 == 0:
+                store.alloc(comp_keys[n], (h, w), np.float32)
+                keys.append(comp_keys[n])
+            store.write_rows(comp_keys[n], r0, frame)
+    for j in read:
+        scene = scenes[j]
+        out.read += 1
+        out.sensors.add(scene.label)
+        if crop_parts.get(j):
+            v = np.concatenate([store.get(k) for k in crop_parts[j]])
+            for k in crop_parts[j]:
+                store.drop(k)
+            if np.isfinite(v).mean() > 0.5:
+                out.crop.append((scene.date, float(np.nanmedian(v))))
+    out.composites = [(n, comp_keys[n]) for n in [*names, "ndvimax_h", "nbrmin_h"]]
 
 
 def _read_landsat(
@@ -738,25 +790,30 @@ def _read_landsat(
         by_year[s.year].append(s)
     limit = series.store.ram_bytes
 
-    def put_nbr(date: dt.date, frame: np.ndarray) -> None:
-        series.store.put(("nbr", len(series.nbr_dates)), frame)
-        series.nbr_dates.append(date)
+    def put(key: Any, frame: Any) -> None:
+        if isinstance(frame, np.ndarray):
+            series.store.put(key, frame)
+        else:
+            series.store.rename(frame, key)
 
     def take(i: int, res: LandsatYear) -> None:
         series.scenes_read += res.read
         if res.sensors:
             series.sensors_by_year.setdefault(series.years[i], set()).update(res.sensors)
         for date, frame in res.nbr:
-            put_nbr(date, frame)
+            put(("nbr", len(series.nbr_dates)), frame)
+            series.nbr_dates.append(date)
         if res.crop:
             series.crop_ndvi.setdefault("Landsat", []).extend(res.crop)
         for name, frame in res.composites:
-            comps.add(name, i, frame)
+            if name not in comps.names:
+                comps.names.append(name)
+            put(("comp", name, i), frame)
 
     args = (grid, series.inside, series.config, crop_core, limit)
     if runner is None:
         for i, year in enumerate(series.years):
-            take(i, landsat_year(by_year.get(year, []), *args, pool=pool, tick=tick, put_nbr=put_nbr))
+            take(i, landsat_year(by_year.get(year, []), *args, pool=pool, tick=tick, store=series.store, tag=year))
     else:
         jobs = [(landsat_year, (by_year.get(y, []), *args), len(by_year.get(y, []))) for y in series.years]
         for i, res in enumerate(_in_order(series, runner, jobs, tick, "read Landsat")):
