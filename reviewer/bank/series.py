@@ -216,6 +216,40 @@ class SiteSeries:
         i = self.year_index(year)
         return c.frame(name, i) if isinstance(c, Composites) else c[name][i]
 
+    def year_rows(self, name: str, years: list[int], block_bytes: int = 64 * 2**20):
+        """(r0, r1, [rows r0:r1 of the composite in each year]) block by block: per-pixel work over years
+        holds a block of each year's frame, never the (n_years, H, W) cube (1.4 GB for six years of a whole
+        Landsat scene)."""
+        h, w = self.shape
+        idx = [self.year_index(y) for y in years]
+        rows = max(1, min(h, block_bytes // max(1, len(idx) * w * 4)))
+        c = self.composites
+        for r0 in range(0, h, rows):
+            r1 = min(h, r0 + rows)
+            if isinstance(c, Composites):
+                if name not in c:
+                    raise KeyError(name)
+                yield r0, r1, [self.store.rows(("comp", name, i), r0, r1) for i in idx]
+            else:
+                yield r0, r1, [c[name][i][r0:r1] for i in idx]
+
+    def over_years(self, name: str, years: list[int], how: str = "median") -> np.ndarray:
+        """The per-pixel median (NaN ignored; or "max", "min") of a composite over `years`, block by block
+        (year_rows): the same values as np.nanmedian / np.nanmax of the stacked years."""
+        import warnings
+
+        out = np.full(self.shape, np.nan, np.float32)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN pixel is NaN, as meant
+            for r0, r1, frames in self.year_rows(name, years):
+                if not frames:
+                    continue
+                if how == "median":
+                    out[r0:r1] = nanmedian0(frames if len(frames) <= NETWORK_MAX else np.stack(frames))
+                else:
+                    out[r0:r1] = (np.nanmax if how == "max" else np.nanmin)(np.stack(frames), 0)
+        return out
+
     def nbr_frame(self, t: int) -> np.ndarray:
         """The harmonized NBR (float16) of the t-th scene of nbr_dates."""
         return self.store.get(("nbr", t))
@@ -392,15 +426,35 @@ def ahead_map(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: list[An
             f.cancel()
 
 
-def nanmedian0(a: np.ndarray) -> np.ndarray:
-    """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t."""
-    a = np.sort(a, axis=0)  # NaN sorts last
-    n = np.isfinite(a).sum(0)
-    lo = np.clip((n - 1) // 2, 0, None)
-    hi = np.clip(n // 2, 0, None)
-    v_lo = np.take_along_axis(a, lo[None], 0)[0]
-    v_hi = np.take_along_axis(a, hi[None], 0)[0]
-    out = (v_lo + v_hi) / 2
+#: up to this many frames, nanmedian0 sorts them with a network of element-wise min/max (a sort along the
+#: first axis of a (t, H, W) cube visits each pixel's t values t strides apart: 3-6x slower for small t)
+NETWORK_MAX = 12
+
+
+def nanmedian0(a: Any) -> np.ndarray:
+    """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t.
+    `a` is a (t, ...) array or a list of t equal-shaped frames (not stacked: no copy of the cube)."""
+    t = len(a)
+    if t > NETWORK_MAX or t == 0:
+        a = np.sort(np.asarray(a), axis=0)  # NaN sorts last
+        n = np.isfinite(a).sum(0)
+        lo = np.clip((n - 1) // 2, 0, None)
+        hi = np.clip(n // 2, 0, None)
+        v_lo = np.take_along_axis(a, lo[None], 0)[0]
+        v_hi = np.take_along_axis(a, hi[None], 0)[0]
+        out = (v_lo + v_hi) / 2
+        out[n == 0] = np.nan
+        return out
+    # NaN as +inf sorts last, as in np.sort; the finite values are the same, in the same order
+    v = [np.where(np.isnan(f), np.inf, f) for f in a]
+    n = sum((np.isfinite(f).view(np.uint8) for f in a), np.zeros(v[0].shape, np.uint8))
+    for i in range(1, t):  # insertion network: after pass i, v[0..i] are sorted
+        for k in range(i, 0, -1):
+            lo = np.minimum(v[k - 1], v[k])
+            np.maximum(v[k - 1], v[k], out=v[k])
+            v[k - 1] = lo
+    lo_i = np.clip((n.astype(np.int16) - 1) // 2, 0, None)
+    out = (np.choose(lo_i, v) + np.choose(n // 2, v)) / 2
     out[n == 0] = np.nan
     return out
 
@@ -408,7 +462,7 @@ def nanmedian0(a: np.ndarray) -> np.ndarray:
 def _median(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     if not stack:
         return np.full(shape, np.nan, np.float32)
-    return nanmedian0(np.stack(stack)).astype(np.float32)
+    return nanmedian0(stack if len(stack) <= NETWORK_MAX else np.stack(stack)).astype(np.float32)
 
 
 def _reduce(stack: list[np.ndarray], shape: tuple[int, int], how: str) -> np.ndarray:
