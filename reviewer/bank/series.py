@@ -369,13 +369,26 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     for v in raw_b.values():
         valid &= np.isfinite(v)
     invalid = ~valid
-    for v in {id(v): v for d in (raw_b, harm_b) for v in d.values()}.values():  # (each array once)
-        v[invalid] = np.nan
-    del invalid
-    h = indices(harm_b)
+    del valid
+    # the indices are masked, not the bands (an index is NaN wherever one of its bands would have been)
+    h = _masked_indices(harm_b, invalid)
     # OLI is not harmonized (its bands pass through): its raw indices are the harmonized ones
     same = all(harm_b[b] is raw_b[b] for b in BANDS)
-    return {"scene": scene, "h": h, "r": h if same else indices(raw_b)}
+    return {"scene": scene, "h": h, "r": h if same else _masked_indices(raw_b, invalid)}
+
+
+def _masked_indices(bands: dict[str, np.ndarray], invalid: np.ndarray) -> dict[str, np.ndarray]:
+    """indices() of float32 bands, NaN where `invalid`: the same values, without a copy per index."""
+    pairs = {name: tuple(spec["index"]) for name, spec in composites().items() if "index" in spec}
+    pairs.update(EXTRA_INDICES)
+    out = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, (a, b) in pairs.items():
+            nd = np.subtract(bands[a], bands[b], dtype=np.float32)
+            np.divide(nd, np.add(bands[a], bands[b], dtype=np.float32), out=nd)
+            nd[~np.isfinite(nd) | invalid] = np.nan
+            out[name] = nd
+    return out
 
 
 def _coarse_scene(scene: Scene, grid: Grid) -> np.ndarray | None:
