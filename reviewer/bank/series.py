@@ -683,12 +683,16 @@ READ_BYTES_PX = 160
 KEPT_BYTES_PX = 40
 
 
+#: the fewest rows of a block whatever the budget: each block opens every file of its scenes again
+MIN_ROWS = 8
+
+
 def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int) -> int:
     """Rows of the site grid a year's scenes are read and reduced in, so the block's frames fit `limit` bytes:
     whole COG tile rows (256) where that fits, so each tile of a file is decompressed once."""
     h, w = shape
     per_row = w * (in_flight * READ_BYTES_PX + max(1, n_scenes) * KEPT_BYTES_PX)
-    rows = max(1, limit // max(1, per_row))
+    rows = max(MIN_ROWS, limit // max(1, per_row))
     if rows >= h:
         return h
     return rows // 256 * 256 if rows >= 256 else rows
@@ -783,6 +787,7 @@ def _year_blocks(
     todo = [j for j in range(len(scenes)) if j not in skip]
     read: list[int] = []  # scenes read in the first block, in reading order
     crop_parts: dict[int, list[Any]] = defaultdict(list)
+    same: dict[str, str] = {}  # raw composite -> the harmonized one it is (decided on the first block)
     for r0 in range(0, h, rows):
         r1 = min(h, r0 + rows)
         bgrid, binside = grid.window((r0, r1), (0, w)), inside[r0:r1]
@@ -817,8 +822,14 @@ def _year_blocks(
                 crop_parts[j].append(key)
             if r1 == h and tick is not None:
                 tick(f"read Landsat {year}")
+        if r0 == 0:
+            # a year of sensors that are not harmonized (OLI): each raw composite is its harmonized one, one frame
+            # under both names (not computed and written twice)
+            same = {n: n[:-2] + "_h" for n in names if n.endswith("_r") and n[:-2] + "_h" in names}
+            if any(a is not b for n, hn in same.items() for a, b in zip(stack[n], stack[hn], strict=True)):
+                same = {}
         shape = (r1 - r0, w)
-        reduced = [(n, _median(stack.get(n, []), shape)) for n in names]
+        reduced = [(n, _median(stack.get(n, []), shape)) for n in names if n not in same]
         reduced += [("ndvimax_h", _reduce(stack.get("ndvi_h", []), shape, "max"))]
         reduced += [("nbrmin_h", _reduce(stack.get("nbr_h", []), shape, "min"))]
         del stack
@@ -827,6 +838,10 @@ def _year_blocks(
                 store.alloc(comp_keys[n], (h, w), np.float32)
                 keys.append(comp_keys[n])
             store.write_rows(comp_keys[n], r0, frame)
+        if r0 == 0:
+            for n, hn in same.items():
+                store.alias(comp_keys[n], comp_keys[hn])
+                keys.append(comp_keys[n])
     for j in read:
         scene = scenes[j]
         out.read += 1

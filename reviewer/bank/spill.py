@@ -39,6 +39,7 @@ class FrameStore:
         self._disk: dict[Hashable, tuple[Path, np.dtype, tuple[int, ...]]] = {}
         self._cache: OrderedDict[Hashable, np.ndarray] = OrderedDict()
         self._filling: dict[Hashable, np.ndarray] = {}  # writable bases of alloc's frames in memory
+        self._aliases: set[Hashable] = set()
         self._cached = 0
         self.in_ram = 0
         self.on_disk = 0
@@ -97,14 +98,29 @@ class FrameStore:
             f.seek(start * row)
             f.write(np.ascontiguousarray(rows, dtype=dtype).tobytes())
 
+    def alias(self, key: Hashable, target: Hashable) -> None:
+        """`key` names the frame `target` (the same memory or file; written through either name)."""
+        for d in (self._ram, self._disk, self._filling):
+            if target in d:
+                d[key] = d[target]
+        self._aliases.add(key)
+
     def rename(self, key: Hashable, new: Hashable) -> None:
         """The frame `key` under the name `new` (no copy)."""
         for d in (self._ram, self._disk, self._cache, self._filling):
             if key in d:
                 d[new] = d.pop(key)
+        if key in self._aliases:
+            self._aliases.discard(key)
+            self._aliases.add(new)
 
     def drop(self, key: Hashable) -> None:
         """Forget a frame (its memory is free for the next ones; its file stays until close)."""
+        if key in self._aliases:
+            self._aliases.discard(key)
+            for d in (self._ram, self._disk, self._filling, self._cache):
+                d.pop(key, None)
+            return
         a = self._ram.pop(key, None)
         if a is not None:
             self.in_ram -= a.nbytes
@@ -155,6 +171,7 @@ class FrameStore:
     def close(self) -> None:
         self._ram.clear()
         self._filling.clear()
+        self._aliases.clear()
         self._disk.clear()
         self._cache.clear()
         self._cached = self.in_ram = self.on_disk = 0
