@@ -202,31 +202,29 @@ def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_p
         api.decide(
             store,
             q["id"],
+            api.Decision("flag", reasons=["wrong_reference"], correction={"reference": {"direction": "decrease"}}),
             user="ann",
-            verdict="flag",
-            reasons=["wrong_reference"],
-            correction={"reference": {"direction": "decrease"}},
         )
     with pytest.raises(ReviewError, match="breaks rule methods_agree"):
         api.decide(
             store,
             q["id"],
+            api.Decision(
+                "flag",
+                reasons=["wrong_reference"],
+                correction={
+                    "reference": {"direction": "decrease", "slope": -0.07},
+                    "reference_range": {"slope": [-0.1, -0.05]},
+                },
+            ),
             user="ann",
-            verdict="flag",
-            reasons=["wrong_reference"],
-            correction={
-                "reference": {"direction": "decrease", "slope": -0.07},
-                "reference_range": {"slope": [-0.1, -0.05]},
-            },
         )
     # a correction the rules allow goes through
     api.decide(
         store,
         q["id"],
+        api.Decision("flag", reasons=["wrong_reference"], correction={"reference": {"slope": round((lo + hi) / 2, 5)}}),
         user="ann",
-        verdict="flag",
-        reasons=["wrong_reference"],
-        correction={"reference": {"slope": round((lo + hi) / 2, 5)}},
     )
 
 
