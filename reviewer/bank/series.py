@@ -207,6 +207,8 @@ class SiteSeries:
     nothing_read: str | None = None
     #: where the composite and NBR frames live: memory up to the run's budget, then files
     store: FrameStore = field(default_factory=_empty_store, repr=False)
+    #: what the blocks of rows the Landsat scenes are read and reduced in may hold (bytes)
+    block_bytes: int = DEFAULT_BUDGET // 4
 
     def year_index(self, year: int) -> int:
         return self.years.index(year)
@@ -502,9 +504,10 @@ def build_series(
 ) -> SiteSeries:
     """One pass over the record's scenes, building every series the reference methods use.
 
-    `memory` (bytes, default 2 GB) is the process's budget: a third of what the process does not hold already
-    keeps composite, NBR and snow frames in memory, the rest goes to files (read back with a cache of a tenth);
-    the values are the same either way.
+    `memory` (bytes, default 2 GB) is the process's budget. Of what the process does not hold already, a half
+    is for the blocks of rows the Landsat scenes are read and reduced in, a quarter keeps composite, NBR and
+    snow frames in memory, the rest of them goes to files (read back with a cache of a tenth); the values are
+    the same either way.
 
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
     NDVI), "coarse" (MODIS/VIIRS NDVI), "era5" (precipitation), "snow" (MOD10A1/MYD10A1 daily snow cover),
@@ -527,7 +530,8 @@ def build_series(
     import psutil
 
     free = max(0, (memory or DEFAULT_BUDGET) - psutil.Process().memory_info().rss)
-    series.store = FrameStore(free // 3, cache_bytes=free // 10)
+    series.store = FrameStore(free // 4, cache_bytes=free // 10)
+    series.block_bytes = free // 2
     parts = PARTS if parts is None else frozenset(parts)
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
@@ -678,8 +682,9 @@ COMPOSITE_NAMES = {
 
 #: What reading a Landsat scene holds at its peak per site pixel (raw bands and quality layers, the decoded,
 #: harmonized and index frames and their temporaries), and what a year keeps per pixel of each of its scenes
-#: until the year's block is reduced (nine index frames and the NBR); tracemalloc on a 4,000 px block.
-READ_BYTES_PX = 160
+#: until the year's block is reduced (its index frames): tracemalloc of one block, OLI 50 and 20 bytes, TM and
+#: ETM+ (harmonized copies, raw indices too) about twice that.
+READ_BYTES_PX = 100
 KEPT_BYTES_PX = 40
 
 
@@ -781,7 +786,7 @@ def _year_blocks(
     h, w = inside.shape
     year = scenes[0].year if scenes else 0
     workers = max(1, getattr(pool, "_max_workers", 1))
-    rows = block_rows(len(scenes), (h, w), limit, 2 * workers + 1)
+    rows = block_rows(len(scenes), (h, w), limit, workers + 1)  # (ahead_map: `workers` read ahead of the one taken)
     names = [f"{i}_{v}" for i, v in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]]
     comp_keys = {n: (*tag, "comp", n) for n in [*names, "ndvimax_h", "nbrmin_h"]}
     todo = [j for j in range(len(scenes)) if j not in skip]
@@ -870,7 +875,7 @@ def _read_landsat(
     by_year: dict[int, list[Scene]] = defaultdict(list)
     for s in to_read:
         by_year[s.year].append(s)
-    limit = series.store.ram_bytes
+    limit = series.block_bytes
 
     def put(key: Any, frame: Any) -> None:
         if isinstance(frame, np.ndarray):

@@ -42,7 +42,7 @@ def _series(site, free: int):
 
 def test_a_site_larger_than_the_budget_is_read_in_blocks_within_it_and_gives_the_same_series(wide_site):
     roomy, _ = _series(wide_site, 2 * 1024**3)
-    # 3 MB free: a third (1 MB) for the pass's blocks, a third for frames kept in memory, a tenth for the
+    # 3 MB free: a half (1.5 MB) for the pass's blocks, a quarter for frames kept in memory, a tenth for the
     # read-back cache. A whole scene's read holds ~20 frames (2.9 MB), and 2 threads read side by side.
     tight, peak = _series(wide_site, 3_000_000)
     assert roomy.scenes_read == tight.scenes_read > 0
@@ -60,10 +60,10 @@ def test_block_rows_follow_the_budget_and_whole_tile_rows():
     from reviewer.bank.series import KEPT_BYTES_PX, READ_BYTES_PX, block_rows
 
     # a whole Landsat scene's row (7,741 px): 3 scenes in flight and a year of 4 scenes cost
-    # 7,741 x (3 x 160 + 4 x 40) = 4.95 MB a row; 610 MB (a third of a 2 GB budget) is 123 rows
-    assert (READ_BYTES_PX, KEPT_BYTES_PX) == (160, 40)
-    assert block_rows(4, (7591, 7741), 610 * 10**6, 3) == 123
+    # 7,741 x (3 x 100 + 4 x 40) = 3.56 MB a row; 500 MB is 140 rows
+    assert (READ_BYTES_PX, KEPT_BYTES_PX) == (100, 40)
+    assert block_rows(4, (7591, 7741), 500 * 10**6, 3) == 140
     # room for 2.3 tile rows of 256: two whole tile rows, each tile decompressed once
-    assert block_rows(4, (7591, 7741), int(4.95e6 * 600), 3) == 512
+    assert block_rows(4, (7591, 7741), int(3.5609e6 * 600), 3) == 512
     assert block_rows(4, (100, 7741), 10**12, 3) == 100  # the whole site in one block
     assert block_rows(4, (7591, 7741), 0, 3) == 8  # at least 8 rows: each block opens its files again
