@@ -199,7 +199,7 @@ def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int
 def _water_area(s: SiteSeries, year: int, method: str) -> float:
     idx, var, rule = method.split(":")
     img = s.comp(f"{idx}_{var}", year)
-    thr = M.otsu_threshold(img[s.inside]) if rule == "otsu" else 0.0
+    thr = M.otsu_threshold(s.inside_values(img)) if rule == "otsu" else 0.0
     return M.area_above(img, thr, s.pixel_area_km2, inside=s.inside, min_valid=0.8)
 
 

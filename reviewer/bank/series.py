@@ -218,6 +218,13 @@ class SiteSeries:
         i = self.year_index(year)
         return c.frame(name, i) if isinstance(c, Composites) else c[name][i]
 
+    def inside_values(self, frame: np.ndarray) -> np.ndarray:
+        """The frame's pixels inside the site's boundary: a view of the whole frame when every pixel is inside
+        (a bbox site), not a copy (235 MB for a whole Landsat scene)."""
+        if "inside_all" not in self.derived:
+            self.derived["inside_all"] = bool(self.inside.all())
+        return frame.reshape(-1) if self.derived["inside_all"] else frame[self.inside]
+
     def year_rows(self, name: str, years: list[int], block_bytes: int = 64 * 2**20):
         """(r0, r1, [rows r0:r1 of the composite in each year]) block by block: per-pixel work over years
         holds a block of each year's frame, never the (n_years, H, W) cube (1.4 GB for six years of a whole
