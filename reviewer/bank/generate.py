@@ -714,9 +714,12 @@ def _loss_maps(
     base = s.over_years("ndvi_h", base_years)
     cover = (base > cover_t) & region & s.inside
     loss_year = np.zeros(s.shape, np.int32)
-    for y in s.years_between(lo + 1, hi):
-        fell = cover & (loss_year == 0) & (s.comp("ndvi_h", y) < base - drop_t)
-        loss_year[fell] = y
+    ys = s.years_between(lo + 1, hi)
+    # block by block (the years' frames a block at a time, not a whole frame and its comparisons per year)
+    for r0, r1, frames in s.year_rows("ndvi_h", ys):
+        below, ly, cv = base[r0:r1] - drop_t, loss_year[r0:r1], cover[r0:r1]
+        for y, frame in zip(ys, frames, strict=True):
+            ly[cv & (ly == 0) & (frame < below)] = y
     return cover, loss_year
 
 

@@ -513,7 +513,7 @@ def build_series(
 
     `memory` (bytes, default 2 GB) is the process's budget. Of what the process does not hold already, a half
     is for the blocks of rows the Landsat scenes are read and reduced in, a quarter keeps composite, NBR and
-    snow frames in memory, the rest of them goes to files (read back with a cache of a tenth); the values are
+    snow frames in memory, the rest of them goes to files (read back with a cache of a twentieth); the values are
     the same either way.
 
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
@@ -537,7 +537,7 @@ def build_series(
     import psutil
 
     free = max(0, (memory or DEFAULT_BUDGET) - psutil.Process().memory_info().rss)
-    series.store = FrameStore(free // 4, cache_bytes=free // 10)
+    series.store = FrameStore(free // 4, cache_bytes=free // 20)
     series.block_bytes = free // 2
     parts = PARTS if parts is None else frozenset(parts)
     crop_core = _read_products(series, site.dir, grid, parts)

@@ -42,7 +42,7 @@ def _series(site, free: int):
 
 def test_a_site_larger_than_the_budget_is_read_in_blocks_within_it_and_gives_the_same_series(wide_site):
     roomy, _ = _series(wide_site, 2 * 1024**3)
-    # 3 MB free: a half (1.5 MB) for the pass's blocks, a quarter for frames kept in memory, a tenth for the
+    # 3 MB free: a half (1.5 MB) for the pass's blocks, a quarter for frames kept in memory, a twentieth for the
     # read-back cache. A whole scene's read holds ~20 frames (2.9 MB), and 2 threads read side by side.
     tight, peak = _series(wide_site, 3_000_000)
     assert roomy.scenes_read == tight.scenes_read > 0
