@@ -365,12 +365,17 @@ def burn_events_many(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> l
     """burn_events for several (dnbr, post_nbr, growing_only) at once: one pass over the NBR frames feeds all
     of them (a frame read from its file once, not once per method); the maps live in the series' store (memory
     within the budget, else files), remembered in `s.derived`."""
+    return [(s.store.get(ky), s.store.get(kd)) for ky, kd in _burn_keys(s, specs)]
+
+
+def _burn_keys(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[Any, Any]]:
+    """The store keys of each spec's (year map, drop map), the pass run once for those not made yet."""
     memo = s.derived.setdefault("burn_events", {})
     todo = list(dict.fromkeys(tuple(x) for x in specs if tuple(x) not in memo))
     if todo:
         for spec, keys in zip(todo, _burn_pass(s, todo), strict=True):
             memo[spec] = keys
-    return [(s.store.get(memo[tuple(x)][0]), s.store.get(memo[tuple(x)][1])) for x in specs]
+    return [memo[tuple(x)] for x in specs]
 
 
 def _burn_pass(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[Any, Any]]:
@@ -433,14 +438,15 @@ def _burn_block(
     return state
 
 
-def _burns(s: SiteSeries, name: str) -> dict[str, np.ndarray]:
-    """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds); the pass that makes
-    them runs once per series (burn_events_many), the maps come from the series' store."""
+def _burns(s: SiteSeries, name: str) -> dict[str, Any]:
+    """The store keys of the burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds),
+    by method; the pass that makes them runs once per series. A map is fetched when its turn comes
+    (s.store.get): six whole-scene maps and their drops at once were the run's peak."""
     ms = _sweep(name)["burn_methods"]
-    maps = burn_events_many(s, [(m["dnbr"], m["post_nbr"], m["growing_only"]) for m in ms])
+    keys = _burn_keys(s, [(m["dnbr"], m["post_nbr"], m["growing_only"]) for m in ms])
     return {
-        f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": res[0]
-        for m, res in zip(ms, maps, strict=True)
+        f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": ky
+        for m, (ky, _) in zip(ms, keys, strict=True)
     }
 
 
@@ -455,7 +461,8 @@ def burn_year(s: SiteSeries, name: str) -> list[Candidate]:
     for y1, y2 in dict.fromkeys([(ys[0], ys[-1]), (mid, ys[-1])]):
         c = Candidate(name, {"y1": y1, "y2": y2, "dnbr": th["dnbr"]}, (y1, y2), sensors=s.sensors(y1, y2))
         years, areas, leads = {}, {}, []
-        for m, ymap in maps.items():
+        for m, key in maps.items():
+            ymap = s.store.get(key)
             per = {y: float(((ymap == y) & s.inside).sum()) * s.pixel_area_km2 for y in s.years_between(y1, y2)}
             if not per or max(per.values()) < th["min_area_km2"]:
                 continue
