@@ -107,7 +107,7 @@ def stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]
     import json
 
     return [
-        (r[0], r[1], r[2], json.loads(r[3]))
+        (r[0], r[1], r[2], [] if r[3] == "[]" else json.loads(r[3]))  # most are accepts: no parse
         for r in store.db.execute(
             "WITH judged AS (SELECT d.item, max(d.version) AS version FROM decisions d JOIN items i ON i.id = d.item "
             f"WHERE i.bank = ? AND i.gold = 0 AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} "

@@ -88,6 +88,44 @@ def test_figures_match_crowd_kit_called_directly(simulated):
     )
 
 
+def test_gold_and_per_reason_figures_match_crowd_kit_called_directly():
+    """Our Dawid-Skene is crowd-kit's EM on numpy arrays: with gold labels fixed, and over accept-or-first-reason
+    (4 classes), its posteriors, confusion matrices, priors and step count equal crowd-kit's own DawidSkene."""
+    from crowdkit.aggregation import DawidSkene
+
+    reasons = ("ambiguous_evidence", "wrong_reference", "format_wording")
+    rng = np.random.default_rng(7)
+    decisions = []
+    for i in range(60):
+        true = rng.integers(len(reasons) + 1)  # 0: acceptable, else the reason it is not
+        for name, acc in ACCURACY.items():
+            said = true if rng.random() < acc else rng.integers(len(reasons) + 1)
+            decisions.append((f"q{i:03d}", name, "flag" if said else "accept", [reasons[said - 1]] if said else []))
+    gold = {f"q{i:03d}": "accept" for i in range(0, 60, 7)} | {"q001": "flag"}
+    out = reliability(decisions, gold, settings=FAST)
+    df = pd.DataFrame([d[:3] for d in decisions], columns=["task", "worker", "label"])
+    ds = DawidSkene(n_iter=FAST.ds_iterations, tol=FAST.ds_tol).fit(df, true_labels=pd.Series(gold))
+    assert out["models"]["dawid_skene"]["iterations"] == len(ds.loss_history_)
+    # the gold verdicts, whatever the votes (crowd-kit clips posteriors at 1e-10)
+    assert out["items"]["q001"]["posterior_acceptable"] < 1e-9 and out["items"]["q007"]["posterior_acceptable"] == 1
+    for item, p in ds.probas_["accept"].items():
+        assert out["items"][item]["posterior_acceptable"] == pytest.approx(p, abs=1e-12)
+    for name, a in out["annotators"].items():
+        assert a["specificity"] == pytest.approx(ds.errors_.loc[(name, "accept"), "accept"], abs=1e-12)
+        assert a["sensitivity"] == pytest.approx(ds.errors_.loc[(name, "flag"), "flag"], abs=1e-12)
+    labels = pd.DataFrame([(i, w, r[0] if r else "accept") for i, w, _, r in decisions], columns=df.columns)
+    per = DawidSkene(n_iter=FAST.ds_iterations, tol=FAST.ds_tol).fit(labels)
+    assert out["models"]["per_reason"]["iterations"] == len(per.loss_history_)
+    for name, a in out["annotators"].items():
+        for r in reasons:
+            assert a["per_reason"][r]["reliability"] == pytest.approx(per.errors_.loc[(name, r), r], abs=1e-12)
+        classes = ["accept", *reasons]
+        hits = [per.errors_.loc[(name, c), c] if (name, c) in per.errors_.index else 0.0 for c in classes]
+        assert a["reason_reliability"] == pytest.approx(
+            sum(per.priors_[c] * h for c, h in zip(classes, hits, strict=True))
+        )
+
+
 def test_gold_verdicts_are_fixed_and_an_unknown_verdict_is_refused():
     decisions = [("g1", "a", "accept", []), ("g1", "b", "flag", ["other"]), ("q1", "a", "accept", [])]
     out = reliability(decisions, {"g1": "flag"}, settings=FAST)
