@@ -309,6 +309,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
             confidence=args.confidence,
         )
     new = f", new version {out['new_version']}" if out["new_version"] else ""
+    new += f", {out['confidence']} confidence" if out.get("confidence") else ""
     _print(out, args.json, f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})")
     return 0
 
