@@ -9,16 +9,17 @@ gold or audit flags, no item states beyond 'in_review', no stage-2 outcomes, no 
 
 The review verbs work on a package as on any store (`reviewer review ... --package FILE`). Every decision written
 in a package is signed in its own transaction (`sign_decision`, called by ledger.write_decision): HMAC-SHA256 with
-the package's secret over a canonical JSON of the package id, the key id, the decision's columns, its item's bank,
-question id, version and content sha256, and the previous signature (a chain: a removed or reordered decision
-breaks it).
+the package's secret over a canonical JSON of the package id, the key id, the decision's columns (DECISION_COLS, its
+confidence among them), its item's bank, question id, version and content sha256, and the previous signature (a
+chain: a removed or reordered decision breaks it). A package made before the confidence was signed still verifies
+(its signatures over the columns without it); such a decision's confidence is not merged.
 
 `import_package` checks the package against the team store's record of what it issued (id, key id, bank,
 annotator, item versions) and every signature with the team store's copy of the secret, before anything is
 written; a package edited by hand, replayed for another annotator or another bank is refused whole. Then, in one
 transaction, each decision not imported before is written through the core (stage1.decide / stage1.undo, so
-routing, events and the append-only rules apply) with its own time, seconds, reasons, comment, correction and
-view; a decision on an item version that changed since export (or that the core refuses) is a conflict, listed
+routing, events and the append-only rules apply) with its own time, seconds, reasons, comment, correction, view
+and confidence; a decision on an item version that changed since export (or that the core refuses) is a conflict, listed
 and recorded, and the rest still merge. `package_decisions` records each outcome, so importing twice changes
 nothing.
 
@@ -44,8 +45,10 @@ from reviewer.errors import ReviewError
 from reviewer.review.ledger import SIGNED_COLS, User, find_user, get_user, now, record_event, require_bank
 from reviewer.store import Store, sha256_text
 
-#: the columns of a decision, as signed
-DECISION_COLS = SIGNED_COLS
+#: the columns of a decision, as signed: the ledger's and the decision's confidence (issue 30). A package signed
+#: before the confidence was (its decisions' signatures cover SIGNED_COLS only) still verifies; the confidence of such
+#: a decision is not covered by anything, so it is not merged (`import_package` says how many were left out)
+DECISION_COLS = (*SIGNED_COLS, "confidence")
 _STAGE1 = ("accept", "flag", "skip")
 
 
@@ -113,6 +116,11 @@ def _canonical(doc: Any) -> bytes:
 def _mac(secret: str, package: str, key_id: str, decision: dict[str, Any], item: dict[str, Any], prev: str) -> str:
     body = _canonical({"package": package, "key_id": key_id, "decision": decision, "item": item, "prev": prev})
     return hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
+
+
+def _without_confidence(decision: dict[str, Any]) -> dict[str, Any]:
+    """The decision as a package made before issue 30 signed it (SIGNED_COLS: no confidence)."""
+    return {c: decision[c] for c in SIGNED_COLS}
 
 
 def _decision_rows(store: Store, where: str = "", args: list[Any] | None = None) -> list[dict[str, Any]]:
@@ -537,6 +545,11 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
             raise _refuse(path, own.id, f"decision {d['id']} is not signed (added outside the tool)")
         pkg_of, mac = signatures[d["id"]]
         expected = _mac(issued.secret, issued.id, issued.key_id, d, item, prev)
+        if pkg_of == issued.id and not hmac.compare_digest(mac, expected):
+            # signed by an earlier version, without the confidence: it verifies, its confidence is not merged
+            older = _mac(issued.secret, issued.id, issued.key_id, _without_confidence(d), item, prev)
+            if hmac.compare_digest(mac, older):
+                expected, r["confidence_unsigned"] = older, d["confidence"] is not None
         if pkg_of != issued.id or not hmac.compare_digest(mac, expected):
             raise _refuse(
                 path,
@@ -571,7 +584,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
         raise _refuse(path, None, f"cannot be read as a review package ({exc})") from exc
     finally:
         package.close()
-    merged = retracted = 0
+    merged = retracted = unsigned_confidence = 0
     conflicts: list[dict[str, Any]] = []
     with store.transaction() as db:
         done = {
@@ -586,7 +599,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
             if d["id"] in done:
                 continue
             try:
-                decision = _merge(store, issued, d, item, done)
+                decision = _merge(store, issued, d, item, done, r.get("confidence_unsigned", False))
             except ReviewError as exc:
                 reason = exc.message
                 conflicts.append(
@@ -603,6 +616,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
                     retracted += 1
                 else:
                     merged += 1
+                    unsigned_confidence += bool(r.get("confidence_unsigned"))
             done[d["id"]] = decision
             db.execute(
                 "INSERT INTO package_decisions (package, source, decision, outcome, reason, imported_at) "
@@ -631,6 +645,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
                     "retracted": retracted,
                     "conflicts": len(conflicts),
                     "already": before,
+                    "confidence_unsigned": unsigned_confidence,
                 },
             )
         earlier = db.execute(
@@ -647,11 +662,20 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
         "conflicts": conflicts,
         "already": before,
         "earlier_conflicts": earlier,
+        "confidence_unsigned": unsigned_confidence,
     }
 
 
-def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any], done: dict[int, int | None]) -> int:
-    """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict)."""
+def _merge(
+    store: Store,
+    issued: Package,
+    d: dict[str, Any],
+    item: dict[str, Any],
+    done: dict[int, int | None],
+    unsigned: bool = False,
+) -> int:
+    """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict).
+    `unsigned`: its confidence is not covered by its signature (an older package's): not merged."""
     from reviewer.review.stage1 import decide, undo
 
     if d["stage"] != 1 or d["verdict"] not in (*_STAGE1, "retract"):
@@ -690,5 +714,6 @@ def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any
         view=json.loads(d["view"]) if d["view"] else None,
         version=d["version"],
         created=d["created"],
+        confidence=None if unsigned else d["confidence"],
     )
     return int(out["decision"])
