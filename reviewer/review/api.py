@@ -129,7 +129,10 @@ def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path 
     require_bank(store, bank)
     table = stage1_table(store, bank)
     report = agreement_report(table, codebook().flag_codes("annotator"))
-    task_of = dict(store.db.execute("SELECT qid, task FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall())
+    # a question without a task (insufficient evidence) under its class: "insufficient", not "none"
+    task_of = dict(
+        store.db.execute("SELECT qid, coalesce(task, class) FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall()
+    )
     report["per_task"] = per_task_report(table, task_of)
     report["gold"] = [
         {k: r[k] for k in ("user", "gold_decided", "gold_correct", "gold_accuracy")}

@@ -250,7 +250,9 @@ def _quality(args: argparse.Namespace) -> int:
         _print(out, True)
         return 0
     heads = ("reliab.", "sens.", "spec.", "gold", "outcome", "median s", "skips", "undos")
-    echo(f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads))
+    levels = quality_settings().confidence
+    sure = "conf. " + "/".join(c[0].upper() for c in levels)  # decisions given at each level: conf. L/M/H 0/3/9
+    echo(f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads) + f" {sure:>12}")
     for a in out["annotators"]:
         gold = f"{_fmt(a['gold_accuracy'])}/{a['gold_decided']}" if a["gold_decided"] else "-"
         cells = (
@@ -263,7 +265,8 @@ def _quality(args: argparse.Namespace) -> int:
             _fmt(a["skip_share"]),
             _fmt(a["undo_share"]),
         )
-        echo(f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells))
+        given = "/".join(str(a["confidence"].get(c, 0)) for c in levels)
+        echo(f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells) + f" {given:>12}")
     ranked = sorted(
         (i for i in out["items"] if i["posterior_acceptable"] is not None), key=lambda i: i["posterior_acceptable"]
     )

@@ -178,7 +178,8 @@ def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_pat
 
 
 def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
-    """Two trend and two quantify questions; annotators split on one trend question only."""
+    """Two trend and two quantify questions and an insufficient one; annotators split on one trend question and
+    the insufficient one."""
     import bank_factory as bf
     from test_review_workflow import _write
 
@@ -190,9 +191,11 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     for a in ("ann", "bob"):
         api.add_user(store, a, "annotator", by="mia")
     questions = [bf.trend_question("t1"), bf.trend_question("t2"), bf.number_question("n1"), bf.number_question("n2")]
+    questions.append(bf.insufficient_question("i1"))  # no task: under its class
     import_bank(store, _write(tmp_path / "bank", questions), user="mia")
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
     plan = {"t1": ("accept", "accept"), "t2": ("accept", "flag"), "n1": ("flag", "flag"), "n2": ("accept", "accept")}
+    plan["i1"] = ("accept", "flag")
     for qid, verdicts in plan.items():
         for user, v in zip(("ann", "bob"), verdicts, strict=True):
             api.decide(store, qid, user=user, verdict=v, reasons=["wrong_reference"] if v == "flag" else None)
@@ -206,6 +209,7 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     # trend: agree on t1, not t2 -> 0.5; quantify: agree on both -> 1
     assert "trend,percent_agreement,0.5," in rows and "quantify,percent_agreement,1.0," in rows
     assert "quantify,items,2," in rows
+    assert "insufficient,items,1," in rows and "insufficient,percent_agreement,0.0," in rows and "task none" not in text
 
 
 def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accept(tmp_path, capsys):
@@ -254,10 +258,14 @@ def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accep
     assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json"]) == 0
     rows = {a["annotator"]: a["confidence"] for a in json.loads(capsys.readouterr().out)["annotators"]}
     assert rows == {"ann": {"low": 1, "medium": 1, "high": 0}, "bob": {"low": 0, "medium": 0, "high": 1}}
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia"]) == 0  # the table: counts per level
+    table = {line.split()[0]: line.split()[-1] for line in capsys.readouterr().out.splitlines()[:3]}
+    assert table["annotator"] == "L/M/H" and table["ann"] == "1/1/0" and table["bob"] == "0/0/1"
     assert main(["--db", db, "review", "show", "q000", "--user", "eve"]) == 0
     assert "annotator 1: accept [low confidence]" in capsys.readouterr().out
     assert main(["--db", db, "review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "fine",
                  "--confidence", "high"]) == 0  # fmt: skip
+    assert "accept, high confidence (decision" in capsys.readouterr().out
     with Store(tmp_path / "review.sqlite") as store:
         assert store.db.execute("SELECT confidence FROM decisions WHERE stage = 2").fetchone()[0] == "high"
 
