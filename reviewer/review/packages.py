@@ -676,6 +676,7 @@ def _merge(
 ) -> int:
     """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict).
     `unsigned`: its confidence is not covered by its signature (an older package's): not merged."""
+    from reviewer.review.decision import Decision
     from reviewer.review.stage1 import decide, undo
 
     if d["stage"] != 1 or d["verdict"] not in (*_STAGE1, "retract"):
@@ -701,19 +702,15 @@ def _merge(
         raise _Conflict(f"version {d['version']} is not in the team store as it was exported")
     if row[0] != d["version"]:
         raise _Conflict(f"the item changed since export (version {d['version']} exported, now version {row[0]})")
-    out = decide(
-        store,
-        item["qid"],
-        bank=issued.bank,
-        user=issued.annotator,
-        verdict=d["verdict"],
-        reasons=json.loads(d["reasons"]) or None,
+    decision = Decision(
+        d["verdict"],
+        reasons=json.loads(d["reasons"]),
         comment=d["comment"],
         correction=json.loads(d["correction"]) if d["correction"] else None,
         seconds=d["seconds"],
         view=json.loads(d["view"]) if d["view"] else None,
-        version=d["version"],
         created=d["created"],
         confidence=None if unsigned else d["confidence"],
     )
+    out = decide(store, item["qid"], decision, bank=issued.bank, user=issued.annotator, version=d["version"])
     return int(out["decision"])

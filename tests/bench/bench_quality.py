@@ -117,8 +117,8 @@ def build_store(folder: Path, items: int, seed: int) -> Path:
                     for name, acc in ACCURACY.items():
                         ok = good if rng.random() < acc else not good
                         why = None if ok else [rng.choice(REASONS) if good else reason]
-                        api.decide(store, key, user=name, verdict="accept" if ok else "flag", reasons=why,
-                                   seconds=rng.uniform(3, 30))  # fmt: skip
+                        said = api.Decision("accept" if ok else "flag", reasons=why, seconds=rng.uniform(3, 30))
+                        api.decide(store, key, said, user=name)
     return db
 
 
