@@ -239,7 +239,8 @@ def _quality(args: argparse.Namespace) -> int:
     from reviewer.review.quality import quality_report, quality_settings, write_quality_csv
 
     with _store(args) as store:
-        out = quality_report(store, args.bank, user=args.user, mace=args.mace)
+        # the per-reason model only where it is shown (as long a fit again)
+        out = quality_report(store, args.bank, user=args.user, mace=args.mace, reasons=bool(args.json or args.csv))
     if args.csv:
         out["csv"] = [str(p) for p in write_quality_csv(out, args.csv)]
     if args.json:
@@ -278,7 +279,7 @@ def _quality(args: argparse.Namespace) -> int:
             f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted{diff})"
         )
     for name, m in out["models"].items():
-        if not m.get("ran"):
+        if not m.get("ran") and name != "per_reason":  # the table shows no per-reason figure
             echo(f"{name}: not run ({m.get('why', '')})")
     for path in out.get("csv", []):
         echo(f"wrote {path}")

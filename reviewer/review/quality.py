@@ -1,21 +1,17 @@
 """How good are the annotators and the items: crowd-kit's latent-truth models over the stage-1 verdicts.
 
-- Dawid-Skene (crowd-kit's `DawidSkene` EM, step for step on numpy arrays: `fit_dawid_skene`) over the accept/flag
-  verdicts, with the gold items' known verdicts fixed as true labels: each annotator's confusion matrix gives their
-  reliability (the chance their verdict matches the truth on an item drawn at the bank's prevalence), sensitivity
-  (flags what is wrong) and specificity (accepts what is right); each item's posterior is the probability that its
-  reference is acceptable.
+- Dawid-Skene (crowd-kit `DawidSkene`) over the accept/flag verdicts, with the gold items' known verdicts fixed as
+  true labels: each annotator's confusion matrix gives their reliability (the chance their verdict matches the truth
+  on an item drawn at the bank's prevalence), sensitivity (flags what is wrong) and specificity (accepts what is
+  right); each item's posterior is the probability that its reference is acceptable.
 - Per flag reason, Dawid-Skene again on the items someone flagged (did the annotator name that reason?): which
   reasons an annotator gives reliably.
 - MACE (crowd-kit `MACE`) as a second opinion on each annotator (competence: the chance they are not guessing) and
   GLAD (crowd-kit `GLAD`) for item difficulty (1/beta), each only up to a number of decisions set in
   assets/review/quality.json: both are slow (pandas per step) and the reliability and posterior do not need them.
 
-Why Dawid-Skene is not crowd-kit's own class: crowd-kit joins and groups pandas frames at every EM step (about 25 ms
-a step on 30,000 decisions, 100 steps) and importing crowdkit.aggregation pulls in scipy.stats, sklearn and nltk
-(about 1 s); `review quality` on 10,000 items x 3 annotators has 3 s in all. The port does the same steps (start,
-gold fixing, clipping, stopping rule) and tests/unit/test_quality.py checks its figures against crowd-kit's called
-directly. MACE and GLAD are crowd-kit's, on integer codes. Core: no Qt; pandas and crowd-kit are imported when used.
+The models run on integer codes (crowd-kit's pandas steps are about twice as fast on them as on strings); the
+figures are the same as crowd-kit's on the names. Core: no Qt; pandas and crowd-kit are imported when used.
 """
 
 from __future__ import annotations
@@ -127,11 +123,16 @@ def _quiet() -> Iterator[None]:
 
 
 def _frame(decisions: Sequence[tuple[str, str, str]], codes: dict[str, int] = VERDICT_CODE):
-    """Integer-coded task/worker/label frame for crowd-kit (labels by `codes`), and the item and annotator names."""
+    """Integer-coded task/worker/label frame (labels by `codes`), and the item and annotator names by code."""
+    import numpy as np
     import pandas as pd
 
-    task, worker, label, items, raters = _codes(decisions, codes)
-    return pd.DataFrame({"task": task, "worker": worker, "label": label}), items, raters
+    items: dict[str, int] = {}
+    raters: dict[str, int] = {}
+    task = np.array([items.setdefault(d[0], len(items)) for d in decisions], np.int64)
+    worker = np.array([raters.setdefault(d[1], len(raters)) for d in decisions], np.int64)
+    label = np.array([codes[d[2]] for d in decisions], np.int64)
+    return pd.DataFrame({"task": task, "worker": worker, "label": label}), list(items), list(raters)
 
 
 def _latest(decisions: Iterable[tuple[str, str, str, Sequence[str]]]) -> dict[tuple[str, str], tuple[str, tuple]]:
@@ -143,140 +144,45 @@ def _latest(decisions: Iterable[tuple[str, str, str, Sequence[str]]]) -> dict[tu
     return latest
 
 
-@dataclass(frozen=True)
-class DawidSkeneFit:
-    """A fitted Dawid-Skene model on integer codes: `classes` are the label codes it knows (sorted), and the arrays
-    are indexed by position in `classes`. errors[w, o, c] = P(annotator w says classes[o] | truth classes[c]); a
-    (worker, observed) pair that never occurred is all 0 (crowd-kit has no row for it)."""
-
-    classes: tuple[int, ...]
-    probas: Any  # (items, classes): posterior of each true class
-    priors: Any  # (classes,)
-    errors: Any  # (workers, classes, classes)
-    seen: Any  # (workers, classes): the annotator gave that label at least once
-    loss_history: tuple[float, ...]
-
-    def column(self, code: int) -> int | None:
-        return self.classes.index(code) if code in self.classes else None
-
-
-_EPS = 1e-10  # crowd-kit's clip of probabilities before a log
-
-
-def fit_dawid_skene(task, worker, label, gold: dict[int, int], settings: QualitySettings) -> DawidSkeneFit:
-    """crowd-kit's `DawidSkene.fit` (1.4) step for step on numpy arrays: majority-vote start, gold items' labels
-    fixed after every E-step, M-step, E-step in log2, stop when the evidence lower bound per decision gains less
-    than `tol`. Its figures equal crowd-kit's (tests/unit/test_quality.py checks them against crowd-kit called
-    directly); it runs about 50 times faster, as crowd-kit joins and groups pandas frames at every step.
-    `task`, `worker`, `label`: integer arrays, one entry per decision; tasks and workers numbered from 0."""
-    import numpy as np
-
-    classes = tuple(sorted({int(c) for c in np.unique(label)} | set(gold.values())))
-    k = len(classes)
-    lab = np.searchsorted(np.array(classes), label)
-    n_tasks, n_workers, n = int(task.max()) + 1, int(worker.max()) + 1, len(task)
-    wl = worker * k + lab
-    seen = np.bincount(wl, minlength=n_workers * k).reshape(n_workers, k) > 0
-    gold_tasks = np.array(sorted(t for t in gold if t < n_tasks), dtype=np.int64)
-    gold_cols = np.array([classes.index(gold[int(t)]) for t in gold_tasks], dtype=np.int64)
-
-    def fix_gold(probas):
-        if len(gold_tasks):
-            probas[gold_tasks] = 0.0
-            probas[gold_tasks, gold_cols] = 1.0
-        return probas
-
-    def m_step(probas):  # -> (expected counts per (worker, observed) and true class, normalised errors)
-        at = probas[task]
-        counts = np.stack([np.bincount(wl, at[:, c], n_workers * k) for c in range(k)], axis=1)
-        errors = np.where(seen.reshape(-1, 1), np.maximum(counts, _EPS), 0.0).reshape(n_workers, k, k)
-        return counts, at.sum(axis=0), errors / errors.sum(axis=1, keepdims=True)
-
-    def e_step(priors, errors):
-        with np.errstate(divide="ignore"):
-            logs = np.log2(errors).reshape(n_workers * k, k)[wl]
-        ll = np.log2(np.maximum(priors, _EPS)) + np.stack(
-            [np.bincount(task, logs[:, c], n_tasks) for c in range(k)], axis=1
-        )
-        scaled = np.exp2(ll - ll.max(axis=1, keepdims=True))
-        return scaled / scaled.sum(axis=1, keepdims=True)
-
-    def lower_bound(probas, priors, counts, mass, errors):
-        # crowd-kit sums probas[task, c] * (log errors[w, o, c] + log prior[c]) over the decisions: the same sum
-        # grouped by (w, o) is the M-step's expected counts times log errors
-        present = seen.reshape(-1)
-        joint = float((counts[present] * np.log(errors.reshape(n_workers * k, k)[present])).sum())
-        joint += float(mass @ np.log(np.maximum(priors, _EPS)))
-        np.maximum(probas, _EPS, out=probas)  # crowd-kit clips its posteriors in place here (kept in probas_)
-        return (joint - float((np.log(probas) * probas).sum())) / n
-
-    counts0 = np.bincount(task * k + lab, minlength=n_tasks * k).reshape(n_tasks, k).astype(float)
-    probas = fix_gold(counts0 / counts0.sum(axis=1, keepdims=True))
-    priors = probas.mean(axis=0)
-    errors = m_step(probas)[2]
-    loss, history = -np.inf, []
-    for _ in range(settings.ds_iterations):
-        probas = fix_gold(e_step(priors, errors))
-        priors = probas.mean(axis=0)
-        counts, mass, errors = m_step(probas)
-        new_loss = lower_bound(probas, priors, counts, mass, errors)
-        history.append(new_loss)
-        if new_loss - loss < settings.ds_tol:
-            break
-        loss = new_loss
-    return DawidSkeneFit(classes, probas, priors, errors, seen, tuple(history))
-
-
-def _codes(decisions: Sequence[tuple[str, str, str]], codes: dict[str, int] = VERDICT_CODE):
-    """Integer task, worker and label arrays (labels by `codes`), and the item and annotator names by code."""
-    import numpy as np
-
-    items: dict[str, int] = {}
-    raters: dict[str, int] = {}
-    task = np.array([items.setdefault(d[0], len(items)) for d in decisions], np.int64)
-    worker = np.array([raters.setdefault(d[1], len(raters)) for d in decisions], np.int64)
-    label = np.array([codes[d[2]] for d in decisions], np.int64)
-    return task, worker, label, list(items), list(raters)
-
-
 def dawid_skene(
     decisions: Sequence[tuple[str, str, str]],
     gold: dict[str, str],
     settings: QualitySettings,
     codes: dict[str, int] = VERDICT_CODE,
-) -> tuple[DawidSkeneFit, list[str], list[str]]:
-    """Dawid-Skene on (item, annotator, label); gold items' labels fixed. Returns the fit and the item and
-    annotator names of its integer codes."""
-    task, worker, label, items, raters = _codes(decisions, codes)
+):
+    """crowd-kit DawidSkene on (item, annotator, label); gold items' labels fixed. Returns the fitted model and
+    the item and annotator names of its integer codes."""
+    import pandas as pd
+    from crowdkit.aggregation import DawidSkene
+
+    df, items, raters = _frame(decisions, codes)
     code = {name: i for i, name in enumerate(items)}
-    truth = {code[i]: codes[v] for i, v in gold.items() if i in code}
-    return fit_dawid_skene(task, worker, label, truth, settings), items, raters
+    truth = pd.Series({code[i]: codes[v] for i, v in gold.items() if i in code}, dtype="int64")
+    ds = DawidSkene(n_iter=settings.ds_iterations, tol=settings.ds_tol)
+    with _quiet():
+        ds.fit(df, true_labels=truth if len(truth) else None)
+    return ds, items, raters
 
 
-def _ds_rater_figures(
-    ds: DawidSkeneFit, raters: list[str], labels: tuple[int, int] = (ACCEPT, FLAG)
-) -> dict[str, dict[str, Any]]:
+def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, FLAG)) -> dict[str, dict[str, Any]]:
     """Reliability (accuracy at the fitted prevalence), sensitivity and specificity per annotator from the
-    confusion matrices: errors[w, observed, true] = P(observed | true). A rate whose true class never occurred (no
-    flag at all: no sensitivity) is None."""
+    confusion matrices: errors_.loc[(worker, observed), true] = P(observed | true). A rate whose true class never
+    occurred (no flag at all: no sensitivity) is None."""
     good, bad = labels
-
-    def prior(c: int) -> float:
-        col = ds.column(c)
-        return 0.0 if col is None else float(ds.priors[col])
-
+    prior = ds.priors_.reindex(list(labels), fill_value=0.0)
+    errors = ds.errors_
     out = {}
     for w, name in enumerate(raters):
 
         def p(observed: int, true: int, w: int = w) -> float | None:
-            t, o = ds.column(true), ds.column(observed)
-            if t is None or prior(true) == 0:
+            if true not in errors.columns or prior[true] == 0:
                 return None
-            return float(ds.errors[w, o, t]) if o is not None and ds.seen[w, o] else 0.0
+            key = (w, observed)
+            return float(errors.loc[key, true]) if key in errors.index else 0.0
 
         spec, sens = p(good, good), p(bad, bad)
         out[name] = {
-            "reliability": float(sum(prior(c) * r for c, r in ((good, spec), (bad, sens)) if r is not None)),
+            "reliability": float(sum(prior[c] * r for c, r in ((good, spec), (bad, sens)) if r is not None)),
             "sensitivity": sens,
             "specificity": spec,
         }
@@ -309,15 +215,14 @@ def reliability(
         return out
     ds, items, raters = dawid_skene(rows, gold, settings)
     figs = _ds_rater_figures(ds, raters)
-    accept = ds.column(ACCEPT)
-    posterior = [0.0] * len(items) if accept is None else ds.probas[:, accept].tolist()
+    posterior = ds.probas_[ACCEPT].reindex(range(len(items)), fill_value=0.0).to_numpy()
     out["models"]["dawid_skene"] = {
         "ran": True,
-        "iterations": len(ds.loss_history),
+        "iterations": len(ds.loss_history_),
         "max_iterations": settings.ds_iterations,
         "tol": settings.ds_tol,
         "gold_fixed": sum(1 for i in gold if i in set(items)),
-        "prevalence_acceptable": 0.0 if accept is None else float(ds.priors[accept]),
+        "prevalence_acceptable": float(ds.priors_.get(ACCEPT, 0.0)),
     }
     out["items"] = {
         name: {"posterior_acceptable": float(posterior[i]), "difficulty": None} for i, name in enumerate(items)
@@ -333,7 +238,7 @@ def reliability(
     if reasons:
         _per_reason(out, latest, settings)
     else:
-        out["models"]["per_reason"] = {"ran": False, "why": "not asked for"}
+        out["models"]["per_reason"] = {"ran": False, "why": "fitted for --json and --csv, which show it"}
     n = len(rows)
     if not mace:
         out["models"]["mace"] = {"ran": False, "why": "add --mace to fit it"}
@@ -365,14 +270,16 @@ def _per_reason(out: dict[str, Any], latest: dict, settings: QualitySettings) ->
     codes = {"accept": 0, **{r: k for k, r in enumerate(reasons, start=1)}}
     rows = [(item, rater, rs[0] if rs else "accept") for (item, rater), (_, rs) in latest.items()]
     ds, _, raters = dawid_skene(rows, {}, settings, codes)
-    cols = [ds.column(c) for c in range(len(codes))]
-    prior = [0.0 if j is None else float(ds.priors[j]) for j in cols]
+    prior = ds.priors_.reindex(range(len(codes)), fill_value=0.0)
     for w, name in enumerate(raters):
-        hit = [0.0 if j is None or not ds.seen[w, j] else float(ds.errors[w, j, j]) for j in cols]
+        hit = [
+            float(ds.errors_.loc[(w, c), c]) if (w, c) in ds.errors_.index and c in ds.errors_.columns else 0.0
+            for c in range(len(codes))
+        ]
         per = out["annotators"][name]["per_reason"]
         per.update({r: {"reliability": hit[k]} for r, k in codes.items() if k})
         out["annotators"][name]["reason_reliability"] = float(sum(prior[c] * hit[c] for c in range(len(codes))))
-    out["models"]["per_reason"] = {"ran": True, "reasons": reasons, "iterations": len(ds.loss_history)}
+    out["models"]["per_reason"] = {"ran": True, "reasons": reasons, "iterations": len(ds.loss_history_)}
 
 
 def _mace(out: dict[str, Any], rows: list[tuple[str, str, str]], settings: QualitySettings) -> None:
@@ -469,9 +376,12 @@ def item_outcomes(store: Any, bank: str) -> dict[str, dict[str, Any]]:
     return {q: {"state": s, "outcome": outcome_of(s, bool(c))} for q, s, c in rows}
 
 
-def quality_report(store: Any, bank: str, *, user: str | None, mace: bool = False) -> dict[str, Any]:
+def quality_report(
+    store: Any, bank: str, *, user: str | None, mace: bool = False, reasons: bool = True
+) -> dict[str, Any]:
     """`reviewer review quality BANK`: per annotator reliability (Dawid-Skene, MACE, GLAD), gold accuracy, agreement
-    with the final outcome, median seconds, skip and undo shares; per item the posterior and difficulty."""
+    with the final outcome, median seconds, skip and undo shares; per item the posterior and difficulty.
+    `reasons`: also the per-reason Dawid-Skene (a second fit, as long as the first: only where it is shown)."""
     from reviewer.review.api import stage1_table
     from reviewer.review.ledger import get_user, require_bank
     from reviewer.review.rules import workflow
@@ -482,7 +392,7 @@ def quality_report(store: Any, bank: str, *, user: str | None, mace: bool = Fals
     require_bank(store, bank)
     table = stage1_table(store, bank)
     gold_rows, gold = _gold_table(store, bank)
-    models = reliability(table + gold_rows, gold, mace=mace)
+    models = reliability(table + gold_rows, gold, mace=mace, reasons=reasons)
     outcomes = item_outcomes(store, bank)
     activity = _activity(store, bank)
     confidence: dict[str, dict[str, int]] = {}
@@ -715,7 +625,7 @@ def route(store: Any, bank: str, *, user: str | None, apply: bool = False) -> di
     actor = get_user(store, user)
     workflow().require("settings", actor.role, actor.name)
     s = quality_settings()
-    report = quality_report(store, bank, user=actor.name)
+    report = quality_report(store, bank, user=actor.name, reasons=False)
     cfg = bank_settings(store, bank) or {}
     low, high = s.uncertain_posterior
     uncertain = [

@@ -89,8 +89,9 @@ def test_figures_match_crowd_kit_called_directly(simulated):
 
 
 def test_gold_and_per_reason_figures_match_crowd_kit_called_directly():
-    """Our Dawid-Skene is crowd-kit's EM on numpy arrays: with gold labels fixed, and over accept-or-first-reason
-    (4 classes), its posteriors, confusion matrices, priors and step count equal crowd-kit's own DawidSkene."""
+    """What the report reads off crowd-kit (fitted on integer codes) with gold labels fixed, and over
+    accept-or-first-reason (4 classes): posteriors, confusion matrices, priors and step count equal crowd-kit's
+    DawidSkene called directly on the names."""
     from crowdkit.aggregation import DawidSkene
 
     reasons = ("ambiguous_evidence", "wrong_reference", "format_wording")
