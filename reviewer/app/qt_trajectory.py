@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+from qtpy.QtCore import QSize
 from qtpy.QtGui import QPainter, QPicture
 from qtpy.QtWidgets import (
     QFileDialog,
@@ -59,7 +60,8 @@ class QtTrajectoryPlot(QWidget):
         self.scatters: dict[str, list[pg.ScatterPlotItem]] = {}  # what the series drawn shows, per sensor
         self._scatter_pool: dict[tuple[str, bool], pg.ScatterPlotItem] = {}  # (sensor, masked) -> its scatter
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setContentsMargins(2, 0, 2, 0)
+        layout.setSpacing(2)
         self.tools = TrajectoryTools(self.state)
         self.tools.draw_button.clicked.connect(self._on_draw_polygon_clicked)
         self.tools.use_polygon.clicked.connect(self._on_use_polygon_clicked)
@@ -102,6 +104,18 @@ class QtTrajectoryPlot(QWidget):
         session.pixel_clicked.connect(self._on_pixel_clicked)
         session.stack_changed.connect(lambda _s: self.recompute())
         session.site_opened.connect(self._on_site_opened)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """As tall as the tool rows and the caption's lines at the present width, and the plot's minimum: the dock
+        scrolls below it rather than squeeze the plot's year axis into the caption (the layout's own minimum
+        counted the wrapping tools as one row and the caption as two lines)."""
+        hint = super().minimumSizeHint()
+        layout, width = self.layout(), max(self.width(), hint.width())
+        m = layout.contentsMargins()
+        inner = width - m.left() - m.right()
+        height = self.tools.heightForWidth(inner) + self.plot.minimumHeight()
+        height += max(self.info.heightForWidth(inner), self.info.minimumHeight())
+        return QSize(hint.width(), max(hint.height(), height + 2 * layout.spacing() + m.top() + m.bottom()))
 
     @property
     def busy(self) -> bool:

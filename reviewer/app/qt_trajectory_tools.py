@@ -7,10 +7,18 @@ from __future__ import annotations
 
 from qtpy.QtWidgets import QCheckBox, QComboBox, QProgressBar, QPushButton, QSpinBox, QWidget
 
-from reviewer.app.qt_style import FlowLayout, compact
+from reviewer.app.qt_style import FlowLayout
 from reviewer.app.state import ViewState
 from reviewer.app.trajectory_view import harmonization_source, series_title
 from reviewer.record.series import series_names
+
+#: the period's year spin boxes with narrow +/- buttons (napari's are 20 px a side): the row's tools then wrap
+#: into two rows beside the review dock at 1366 x 768, not three (buttonless spin boxes lose their text under
+#: napari's style sheet, whose buttons are placed in the margin)
+YEAR_SPIN = (
+    "QAbstractSpinBox { min-width: 30px; padding: 1px 2px; } "
+    "QAbstractSpinBox::up-button, QAbstractSpinBox::down-button { width: 12px; }"
+)
 
 
 class TrajectoryTools(QWidget):
@@ -39,10 +47,10 @@ class TrajectoryTools(QWidget):
         self.use_polygon = QPushButton("Use polygon")
         self.period_check = QCheckBox("shade")
         self.period_check.setToolTip("shade the years from .. to on the plot")
-        self.period_from = compact(QSpinBox())
-        self.period_to = compact(QSpinBox())
+        self.period_from, self.period_to = QSpinBox(), QSpinBox()
         for sb in (self.period_from, self.period_to):
             sb.setRange(1970, 2100)
+            sb.setStyleSheet(YEAR_SPIN)
             sb.setKeyboardTracking(False)
             sb.valueChanged.connect(self._on_period_edited)
         self.period_check.toggled.connect(self._on_period_edited)

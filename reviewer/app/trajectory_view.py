@@ -34,7 +34,7 @@ def shown_as(harmonized: bool) -> str:
     """What the plotted values are: TM/ETM+ harmonised to OLI, or each sensor as recorded."""
     if harmonized:
         return f"TM/ETM+ harmonised to OLI ({harmonization_source()})"
-    return "as recorded (no cross-sensor harmonisation)"
+    return "as recorded (not harmonised)"
 
 
 def why_empty(name: str, n_scenes: int, *, region: bool) -> str:
@@ -107,6 +107,6 @@ def drawing(
     )  # a sensor's name never breaks across lines ("MODIS Aqu" / "a")
     caption = (
         f"{html.escape(series_title(name))} at {html.escape(str(series.where))}, {html.escape(shown_as(harmonized))}: "
-        f"{len(series) - n_masked} clear, {n_masked} masked observations (hollow). {key}"
+        f"{len(series) - n_masked} clear, {n_masked} masked (hollow). {key}"
     )
     return TrajectoryDrawing(x, y, groups, series_title(name), caption, bars)

@@ -57,14 +57,14 @@ def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qt
     # 0.2 span) and the points' radius: at most a quarter of the span
     assert 0.05 <= low <= 0.10 and 0.30 <= high <= 0.35, (low, high)
     assert traj.plot.getAxis("left").labelText == "NDVI"
-    assert "as recorded (no cross-sensor harmonisation)" in traj.info.text()  # said once, in the caption
-    assert "3 clear, 1 masked observations" in traj.info.text()
+    assert "as recorded (not harmonised)" in traj.info.text()  # said once, in the caption
+    assert "3 clear, 1 masked (hollow)" in traj.info.text()
 
     show_item(traj, mndwi, mask)
     low, high = vb.viewRange()[1]
     assert -0.85 <= low <= -0.50 and 0.90 <= high <= 1.25, (low, high)  # span 1.4: a quarter is 0.35
     assert traj.plot.getAxis("left").labelText == "MNDWI"
-    assert "3 clear, 0 masked observations" in traj.info.text()
+    assert "3 clear, 0 masked (hollow)" in traj.info.text()
     qtbot.wait(150)  # the layouts, the paint and the cursor's settling: the item stays as shown
     assert vb.viewRange()[1] == pytest.approx([low, high])
     assert vb.viewRange()[0] == pytest.approx(x_range)  # the record's years, not re-ranged to the points

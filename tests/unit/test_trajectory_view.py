@@ -64,10 +64,10 @@ def test_hidden_masked_points_leave_no_hollow_scatter_and_no_error_bar():
 def test_the_caption_says_what_and_how_and_never_breaks_a_sensors_name():
     d = drawing(series(), "ndvi", show_masked=True, harmonized=True, region=True, colors=COLORS)
     assert d.caption.startswith("NDVI at region of 16 pixels, TM/ETM+ harmonised to OLI (Roy et al. 2016")
-    assert "4 clear, 2 masked observations (hollow)" in d.caption  # the NaN date counts as clear, not drawn
+    assert "4 clear, 2 masked (hollow)" in d.caption  # the NaN date counts as clear, not drawn
     # the key: one coloured dot per sensor, the two words of "MODIS Aqua" held together ("MODIS Aqu" was cut)
     assert "<span style='color:#2ca02c'>&#9679;</span>&nbsp;MODIS&nbsp;Aqua" in d.caption
-    assert shown_as(False) == "as recorded (no cross-sensor harmonisation)"
+    assert shown_as(False) == "as recorded (not harmonised)"
 
 
 def test_names_and_why_nothing_is_drawn():
