@@ -148,10 +148,11 @@ def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
     with Store(store_path) as store:
         rows = api.my_items(store, BANK, user="ann")
         for r in rows[: len(rows) // 2]:
-            api.decide(store, r["item"], user="ann", verdict="accept", confidence="high", seconds=41)
+            api.decide(store, r["item"], api.Decision("accept", confidence="high", seconds=41), user="ann")
         for k, r in enumerate(api.my_items(store, BANK, user="bob")):
             verdict, reasons = ("flag", ["wrong_reference", "ambiguous_evidence"]) if k < 2 else ("accept", None)
-            api.decide(store, r["item"], user="bob", verdict=verdict, reasons=reasons, confidence="low", seconds=95)
+            decision = api.Decision(verdict, reasons=reasons, confidence="low", seconds=95)
+            api.decide(store, r["item"], decision, user="bob")
     return store_path
 
 
