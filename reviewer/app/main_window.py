@@ -250,7 +250,7 @@ class ReviewerApp:
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
         if role != "maintainer" and getattr(self, "generate_action", None) is not None:
             self.generate_action.setVisible(False)  # generation is the maintainer's; an annotator sees review only
-        self.add_dock("Review", self.review, "left")
+        self.add_dock("Review", self.review, "left", form=False)  # its list and focus view shrink for the flag bar
         self.session.who = f"{user} ({role})"
         self.viewer.title = self.session.window_title(
             f"{self.session.index.site.name} ({self.session.index.site.id})" if self.session.index else None

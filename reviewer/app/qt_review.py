@@ -213,8 +213,11 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
             f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}</td><td>{e(range_text)}</td></tr>"
         )
     parts.append(
-        "<table cellspacing=4><tr><th align=left>field</th><th align=left>type</th><th align=left>reference</th>"
-        "<th align=left>range</th></tr>" + "".join(rows) + "</table>"
+        "<table cellspacing=4><tr>"  # a header is never broken ("referenc e" at 1366 x 768)
+        + "".join(
+            f"<th align=left style='white-space:nowrap'>{h}</th>" for h in ("field", "type", "reference", "range")
+        )
+        + f"</tr>{''.join(rows)}</table>"
     )
     parts.append(sensor_break_html(q))
     prov = q.get("provenance") or {}
@@ -340,7 +343,10 @@ class ReviewDock(QWidget):
             show()
 
     def install_keys(self, window: QWidget) -> None:
-        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field)."""
+        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field). A maintainer's
+        dock has none: its forms take Qt's own keys (Space on the focused Assign button had been eaten by Space)."""
+        if self.annotator is None and self.expert is None:
+            return
         self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
