@@ -74,8 +74,8 @@ class ScoringPanel(QWidget):
         self.seed_spin.setRange(0, 2**31 - 1)
         self.draft_check = QCheckBox("score a draft (bank not frozen)")
 
-        for spin in (self.passes_spin, self.bootstrap_spin, self.seed_spin):
-            compact(spin)
+        for spin, widest in ((self.passes_spin, "20"), (self.bootstrap_spin, "100000"), (self.seed_spin, "99999")):
+            compact(spin, widest)
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a narrow dock puts the labels above their fields
         form.addRow("Bank", hrow(self.bank_edit, bank_btn))
