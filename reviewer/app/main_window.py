@@ -286,16 +286,10 @@ class ReviewerApp:
         return not (self._busy or self.chips.busy or self.trajectory.busy)
 
     def _add_scoring_panel(self) -> None:
-        try:
-            from reviewer.app.scoring_panel import ScoringPanel
-        except ImportError:
-            logger.info("no scoring panel module; the Scoring dock is skipped")
-            return
-        try:
-            panel = ScoringPanel(viewer=self.viewer)
-        except Exception as exc:  # noqa: BLE001 - another team's panel must not stop the viewer
-            self.reporter.error(exc, context="the Scoring panel could not be built")
-            return
+        # the app's own panel (its scoring loads when a score runs): a failure to build it is a bug, not a condition
+        from reviewer.app.scoring_panel import ScoringPanel
+
+        panel = ScoringPanel(viewer=self.viewer)
         self.scoring_panel = panel
         self.add_dock("Scoring", panel, "right", tabify=True)
 
@@ -380,7 +374,8 @@ class ReviewerApp:
         self.session.indexing.emit(0.0, "preparing the demo site (generated once, then cached)")
 
         def done(path: Path) -> None:
-            self.session.busy.emit(False)
+            # still busy: the open says so next (busy off and on again showed and hid the progress row between the
+            # two, each time a re-layout and a canvas paint)
             self.session.open_site(path)
 
         def failed(exc: BaseException) -> None:
@@ -410,15 +405,19 @@ def launch(
     """
     import napari
 
-    viewer = napari.Viewer(title="EarthRecord Reviewer")
+    # the window is built hidden and shown once whole: each dock added to a shown window resized the canvas and
+    # painted it (a software-GL paint is 0.1-0.5 s; five of them came before the first imagery)
+    viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
     app = ReviewerApp(viewer, db=db)
     _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
+    # the site's worker (index, first date read) starts before the window is shown, so the two overlap
     if demo:
         app.open_demo()
     elif site_dir:
         app.open_site(site_dir)
+    viewer.window.show()
     napari.run()
     app.close()
     return 0
