@@ -143,13 +143,14 @@ class GeneratePanel(QWidget):
         if not self.sites or not self.out_edit.text().strip():
             self.job.say("Add sites and choose an output folder first.", error=True)
             return
+        from reviewer.bank.options import GenerationOptions
+
         kwargs = {
             "site_dirs": list(self.sites),
             "out_dir": self.out_edit.text().strip(),
             "scheduler": self.scheduler_edit.text().strip() or None,
             "workers": None if self.scheduler_edit.text().strip() else self.workers_spin.value(),
-            "memory": int(self.memory_spin.value() * 1024**3),
-            "seed": self.seed_spin.value(),
+            "options": GenerationOptions(memory=int(self.memory_spin.value() * 1024**3), seed=self.seed_spin.value()),
         }
         from reviewer.bank.many import generate_many
 

@@ -573,18 +573,15 @@ class AnnotatorPanel(QWidget):
         key = self.view["item"]
         ev = self.loader.view.to_json() if self.loader.view is not None and self.loader.key == key else None
         try:
-            out = api.decide(
-                self.store,
-                key,
-                user=self.user,
-                verdict=verdict,
+            decision = api.Decision(
+                verdict,
                 reasons=reasons,
                 comment=self.comment,
                 correction=correction,
-                version=self.view["version"],
                 view=ev if verdict != "skip" else None,
                 confidence=self.confidence if verdict != "skip" else None,
             )
+            out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False

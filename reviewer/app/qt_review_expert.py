@@ -297,16 +297,13 @@ class ExpertPanel(QWidget):
             return self.review_draft(verdict, reason=(reasons or [None])[0], correction=correction, rationale=rationale)
         key = self.view["item"]
         try:
-            out = api.adjudicate(
-                self.store,
-                key,
-                user=self.user,
-                verdict=verdict,
+            decision = api.Decision(
+                verdict,
                 reasons=reasons,
                 correction=correction,
                 rationale=rationale if rationale is not None else self.rationale.text().strip(),
-                version=self.view["version"],
             )
+            out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
         except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False

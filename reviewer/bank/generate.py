@@ -14,7 +14,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,11 +26,11 @@ from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
-from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, TASKS, min_range, multi_sensor_of
-from reviewer.bank.series import QUADRANTS, SeriesConfig, SiteSeries, build_series, cached_index, scene_mpx
-from reviewer.errors import BankError, SchemaError
+from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, min_range, multi_sensor_of
+from reviewer.bank.options import GenerationOptions
+from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, scene_mpx
+from reviewer.errors import SchemaError
 from reviewer.fileio import check_output_folder
-from reviewer.record.scan import open_index
 from reviewer.schemas import validate
 
 logger = logging.getLogger(__name__)
@@ -1579,96 +1579,61 @@ def _report_json(report: GenerationReport, seed: int, balance: float | None, gen
 def generate(
     site_dir: str | Path,
     out_dir: str | Path,
-    tasks: list[str] | None = None,
-    seed: int = 0,
-    store=None,
+    options: GenerationOptions | None = None,
+    *,
     progress: Callable[[float, str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
-    *,
-    series_config: SeriesConfig | None = None,
-    min_agreement: float = 0.75,
-    bank_name: str | None = None,
-    version: str = "candidates",
-    balance: float | None = None,
-    memory: int | None = None,
-    threads: int | None = None,
     runner: Any = None,
-    split_above: float = 0.0,
-    sensor_break: str | None = None,
 ) -> GenerationReport:
-    """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
-    `balance`: keep no conclusion value of a template more than this many times as often as the next
-    (reviewer.bank.balance); None keeps every candidate. `memory`: the budget in bytes (default 2 GB) the
-    series stays under (frames beyond it go to files; the questions are the same); the report says the peak.
-    `threads` and `runner` (a dask client whose workers take the site's years as tasks, when the site has at
-    least `split_above` Landsat scene-megapixels) only change how the record is read (build_series), never
-    what is written. `sensor_break`: what to do with an item whose change lies within the offset between the
-    sensors it spans: "mark" it for an expert, "drop" it, or "off" (no check); default templates.json's."""
+    """Generate candidate questions of a site into a bank folder, with `options` (reviewer.bank.options; the
+    defaults when None). `runner`, a dask client whose workers take the site's years as tasks when the site has
+    at least `options.split_above` Landsat scene-megapixels, only changes how the record is read, never what is
+    written. Importing the bank into the review store is a review operation (reviewer.review.banks)."""
     from reviewer.bank.spill import DEFAULT_BUDGET, MemoryMeter
 
+    # the defaults resolved once, so the report states what was used
+    opts = options or GenerationOptions()
+    opts = replace(
+        opts,
+        memory=opts.memory or DEFAULT_BUDGET,
+        sensor_break=opts.sensor_break or _templates_doc()["sensor_break"]["on_break"],
+    )
     with MemoryMeter() as meter:
-        report = _generate(
-            site_dir,
-            out_dir,
-            tasks,
-            seed,
-            store,
-            progress,
-            cancel,
-            series_config,
-            min_agreement,
-            bank_name,
-            version,
-            balance,
-            memory or DEFAULT_BUDGET,
-            meter,
-            {"threads": threads, "runner": runner, "split_above": split_above},
-            sensor_break or _templates_doc()["sensor_break"]["on_break"],
-        )
+        report = _generate(site_dir, out_dir, opts, progress=progress, cancel=cancel, runner=runner, meter=meter)
     report.peak_memory = max(report.peak_memory, meter.peak)
     return report
 
 
 def _generate(
-    site_dir,
-    out_dir,
-    tasks,
-    seed,
-    store,
-    progress,
-    cancel,
-    series_config,
-    min_agreement,
-    bank_name,
-    version,
-    balance,
-    memory,
-    meter,
-    reading,
-    on_break="mark",
+    site_dir: str | Path,
+    out_dir: str | Path,
+    opts: GenerationOptions,
+    *,
+    progress: Callable[[float, str], None] | None,
+    cancel: Callable[[], bool] | None,
+    runner: Any,
+    meter: Any,
 ) -> GenerationReport:
     t0 = time.perf_counter()
-    if tasks:
-        bad = [t for t in tasks if t not in TASKS]
-        if bad:
-            raise BankError(f"unknown task(s) {bad}; known: {list(TASKS)}")
+    tasks, seed, balance, memory, on_break = opts.tasks, opts.seed, opts.balance, opts.memory, opts.sensor_break
     check_output_folder(out_dir)  # a file or a read-only place is refused before the record is read
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
-    index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
-    reading = dict(reading)
+    index = cached_index(site_dir)
+    reading = opts.reading()
     if reading.pop("split_above") > scene_mpx(index):
-        reading["runner"] = None  # a small site: its years read here cost less than as tasks
+        runner = None  # a small site: its years read here cost less than as tasks
     series = build_series(
         index,
-        config=series_config,
+        config=opts.series,
         progress=progress,
         cancel=cancel,
+        runner=runner,
         parts=series_parts(names),
         memory=memory,
         **reading,
     )
     gen_cfg = {
-        "min_agreement": min_agreement,
+        "min_agreement": opts.min_agreement,
         "series": series.config.as_dict(),
         "min_relative_range": MIN_RELATIVE_HALF_WIDTH,
         "reference_tier": "T1 Landsat, bright-cloud pixels removed",
@@ -1709,17 +1674,13 @@ def _generate(
     # one folder, written whole (bank files, dropped candidates, this report) or not at all
     write_bank(
         out,
-        bank_name or f"{site_id}-generated",
-        version,
+        opts.bank_name or f"{site_id}-generated",
+        opts.version,
         questions,
         [site_record(index)],
         [],
         extra_files={"dropped.jsonl": dropped.encode("utf-8"), "generation_report.json": summary.encode("utf-8")},
     )
-    if store is not None:
-        from reviewer.bank.store import import_bank
-
-        import_bank(store, out)
     if progress is not None:
         progress(1.0, report.summary())
     return report

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError
+from reviewer.review.decision import Decision
 from reviewer.review.drafts import draft_queue, draft_view, review_draft
 from reviewer.review.items import history
 from reviewer.review.ledger import (
@@ -40,6 +41,7 @@ from reviewer.review.stage2 import adjudicate, allow, apply_rule, expert_queue, 
 from reviewer.store import Store
 
 __all__ = [
+    "Decision",
     "add_user",
     "adjudicate",
     "agreement",

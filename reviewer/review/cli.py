@@ -144,25 +144,21 @@ def _next(args: argparse.Namespace) -> int:
 
 
 def _decide(args: argparse.Namespace) -> int:
-    from reviewer.review.api import decide
+    from reviewer.review.api import Decision, decide
 
     verdict = "accept" if args.accept else "skip" if args.skip else "flag"
-    reasons = [r.strip() for r in args.flag.split(",")] if args.flag else None
+    reasons = [r.strip() for r in args.flag.split(",")] if args.flag else []
     with _store(args) as store:
-        out = decide(
-            store,
-            args.item,
-            user=args.user,
-            verdict=verdict,
+        decision = Decision(
+            verdict,
             reasons=reasons,
             comment=args.comment,
             correction=_json_arg(args.correct, "--correct"),
             seconds=args.seconds,
-            version=args.version,
             view=_json_arg(args.view, "--view"),
-            bank=args.bank,
             confidence=args.confidence,
         )
+        out = decide(store, args.item, decision, user=args.user, version=args.version, bank=args.bank)
     why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
     why += f", {out['confidence']} confidence" if out.get("confidence") else ""
     _print(out, args.json, f"{out['item']} v{out['version']}: {out['verdict']}{why} saved (decision {out['decision']})")
@@ -290,24 +286,20 @@ def _quality(args: argparse.Namespace) -> int:
 
 
 def _adjudicate(args: argparse.Namespace) -> int:
-    from reviewer.review.api import adjudicate
+    from reviewer.review.api import Decision, adjudicate
 
     verdict = "accept" if args.accept else "reject" if args.reject else "correct"
-    reasons = [r.strip() for r in args.reject.split(",")] if args.reject else None
+    reasons = [r.strip() for r in args.reject.split(",")] if args.reject else []
     with _store(args) as store:
-        out = adjudicate(
-            store,
-            args.item,
-            user=args.user,
-            verdict=verdict,
+        decision = Decision(
+            verdict,
             reasons=reasons,
             correction=_json_arg(args.correct, "--correct"),
             rationale=args.rationale,
-            version=args.version,
             view=_json_arg(args.view, "--view"),
-            bank=args.bank,
             confidence=args.confidence,
         )
+        out = adjudicate(store, args.item, decision, user=args.user, version=args.version, bank=args.bank)
     new = f", new version {out['new_version']}" if out["new_version"] else ""
     _print(out, args.json, f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})")
     return 0

@@ -17,6 +17,7 @@ from typing import Any
 
 from reviewer import __version__
 from reviewer.errors import ReviewError
+from reviewer.review.decision import Decision
 from reviewer.review.rules import ROLES, workflow
 from reviewer.store import Store, sha256_text
 
@@ -231,28 +232,20 @@ def write_decision(
     store: Store,
     item: Item,
     user: str,
+    decision: Decision,
     *,
     stage: int,
-    verdict: str,
     action: str | None,
-    reasons: list[str] | None = None,
-    comment: str | None = None,
-    correction: dict[str, Any] | None = None,
-    rationale: str | None = None,
-    view: dict[str, Any] | None = None,
-    seconds: float | None = None,
-    retracts: int | None = None,
     before: str | None = None,
     detail: dict[str, Any] | None = None,
-    created: str | None = None,
-    confidence: str | None = None,
 ) -> int:
     """Append one decision on the item's current version and, unless `action` is None (the caller's own
     event covers it), its event; call inside a transaction. Returns the decision id.
 
-    `created` is the time the decision was made when that was elsewhere (a review package's decision
+    `decision.created` is the time the decision was made when that was elsewhere (a review package's decision
     merged on import); default now. In a review package, the decision is signed in the same transaction.
     """
+    d = decision
     cur = store.db.execute(
         "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, rationale, view, "
         "seconds, retracts, created, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -261,16 +254,16 @@ def write_decision(
             item.version,
             user,
             stage,
-            verdict,
-            json.dumps(reasons or []),
-            comment,
-            dumps(correction) if correction is not None else None,
-            rationale,
-            dumps(view) if view is not None else None,
-            seconds,
-            retracts,
-            created or now(),
-            confidence,
+            d.verdict,
+            json.dumps(list(d.reasons)),
+            d.comment,
+            dumps(d.correction) if d.correction is not None else None,
+            d.rationale,
+            dumps(d.view) if d.view is not None else None,
+            d.seconds,
+            d.retracts,
+            d.created or now(),
+            d.confidence,
         ],
     )
     decision_id = int(cur.lastrowid)
@@ -288,7 +281,7 @@ def write_decision(
             item=item.id,
             version=item.version,
             before=before,
-            after="retracted" if verdict == "retract" else verdict,
+            after="retracted" if d.verdict == "retract" else d.verdict,
             detail={"decision": decision_id, "stage": stage, **(detail or {})},
         )
     return decision_id

@@ -652,6 +652,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
 
 def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any], done: dict[int, int | None]) -> int:
     """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict)."""
+    from reviewer.review.decision import Decision
     from reviewer.review.stage1 import decide, undo
 
     if d["stage"] != 1 or d["verdict"] not in (*_STAGE1, "retract"):
@@ -677,18 +678,14 @@ def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any
         raise _Conflict(f"version {d['version']} is not in the team store as it was exported")
     if row[0] != d["version"]:
         raise _Conflict(f"the item changed since export (version {d['version']} exported, now version {row[0]})")
-    out = decide(
-        store,
-        item["qid"],
-        bank=issued.bank,
-        user=issued.annotator,
-        verdict=d["verdict"],
-        reasons=json.loads(d["reasons"]) or None,
+    decision = Decision(
+        d["verdict"],
+        reasons=json.loads(d["reasons"]),
         comment=d["comment"],
         correction=json.loads(d["correction"]) if d["correction"] else None,
         seconds=d["seconds"],
         view=json.loads(d["view"]) if d["view"] else None,
-        version=d["version"],
         created=d["created"],
     )
+    out = decide(store, item["qid"], decision, bank=issued.bank, user=issued.annotator, version=d["version"])
     return int(out["decision"])

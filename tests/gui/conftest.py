@@ -102,6 +102,7 @@ def wait_frame(app, qtbot, timeout: int = 20000) -> None:
 def demo_bank(request, demo_site) -> Path:
     """The candidate bank `reviewer generate` makes of the GUI demo site (seed 5), generated once and cached."""
     from reviewer.bank.generate import generate
+    from reviewer.bank.options import GenerationOptions
 
     out = _cache_dir(request) / "candidates-seed5"
     if not (out / "manifest.json").is_file():
@@ -109,6 +110,6 @@ def demo_bank(request, demo_site) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            generate(demo_site, tmp, seed=5)
+            generate(demo_site, tmp, GenerationOptions(seed=5))
         tmp.rename(out)
     return out

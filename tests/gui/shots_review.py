@@ -44,10 +44,10 @@ def main(site: Path, db: Path, bank: Path, out: Path) -> int:
     with Store(store_path) as store:  # ann halfway, bob done with two flags: the expert has split items
         rows = api.my_items(store, BANK, user="ann")
         for r in rows[: len(rows) // 2]:
-            api.decide(store, r["item"], user="ann", verdict="accept")
+            api.decide(store, r["item"], api.Decision("accept"), user="ann")
         for k, r in enumerate(api.my_items(store, BANK, user="bob")):
             verdict, reasons = ("flag", ["wrong_reference"]) if k < 2 else ("accept", None)
-            api.decide(store, r["item"], user="bob", verdict=verdict, reasons=reasons)
+            api.decide(store, r["item"], api.Decision(verdict, reasons=reasons), user="bob")
     out.mkdir(parents=True, exist_ok=True)
     for user, role in (("ann", "annotator"), ("eve", "expert"), ("mia", "maintainer")):
         viewer = napari.Viewer(show=True)

@@ -285,7 +285,7 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
 
     with Store(store_path) as store:  # ann accepts every item (through the core, as the CLI would)
         while (v := api.next_item(store, BANK, user="ann")) is not None:
-            api.decide(store, v["item"], user="ann", verdict="accept")
+            api.decide(store, v["item"], api.Decision("accept"), user="ann")
     app = window("bob", "annotator")
     panel = app.review.annotator
     order = [r["id"] for r in panel.rows]
@@ -436,7 +436,7 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
         with Store(store_path) as store:
             api.reopen(store, f"{BANK}/{third['id']}", user="mia", reason="look again")
             for who in ("ann", "bob"):
-                api.decide(store, f"{BANK}/{third['id']}", user=who, verdict="flag", reasons=["wrong_reference"])
+                api.decide(store, f"{BANK}/{third['id']}", api.Decision("flag", reasons=["wrong_reference"]), user=who)
     admin.freeze()
     qtbot.waitUntil(lambda: admin.freeze_button.isEnabled(), timeout=30000)
     assert "not frozen:" in admin.message.text() and not frozen.exists()
@@ -446,9 +446,11 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
         for row in api.queue(store, BANK, user="eve"):
             key = f"{BANK}/{row['id']}"
             try:
-                api.adjudicate(store, key, user="eve", verdict="accept", rationale="checked")
+                api.adjudicate(store, key, api.Decision("accept", rationale="checked"), user="eve")
             except ReviewError:  # a visual item whose reference is still the methods' draft cannot be accepted
-                api.adjudicate(store, key, user="eve", verdict="reject", reasons=["unfixable_evidence"], rationale="x")
+                api.adjudicate(
+                    store, key, api.Decision("reject", reasons=["unfixable_evidence"], rationale="x"), user="eve"
+                )
     admin.freeze()
     qtbot.waitUntil(lambda: admin.freeze_button.isEnabled(), timeout=30000)
     assert "frozen demo-core-seed0-generated 1" in admin.message.text(), admin.message.text()

@@ -214,13 +214,15 @@ def test_a_decisions_saved_view_is_the_full_evidence_view_and_a_bad_one_is_refus
         api.decide(
             store,
             "rb/q0",
+            api.Decision("accept", view={"composite": "nbr", "view": "pair", "periods": [[2003, 2003]]}),
             user="ann",
-            verdict="accept",
-            view={"composite": "nbr", "view": "pair", "periods": [[2003, 2003]]},
         )
     assert store.db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
     api.decide(
-        store, "rb/q0", user="ann", verdict="accept", view={"composite": "nbr", "periods": [[2003, 2003], [2005, 2005]]}
+        store,
+        "rb/q0",
+        api.Decision("accept", view={"composite": "nbr", "periods": [[2003, 2003], [2005, 2005]]}),
+        user="ann",
     )
     (saved,) = store.db.execute("SELECT view FROM decisions").fetchone()
     assert json.loads(saved) == {

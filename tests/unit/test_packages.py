@@ -166,7 +166,7 @@ def test_package_round_trip_gives_the_decisions_made_locally(tmp_path, capsys):
     assert qids == _queue(control, "ann")
     for store in (team, control):  # bob works at home, in both: ann's decisions complete items
         for qid in _queue(store, "bob"):
-            api.decide(store, qid, bank=BANK, user="bob", verdict="accept", seconds=3.0)
+            api.decide(store, qid, api.Decision("accept", seconds=3.0), bank=BANK, user="bob")
     pkg = tmp_path / "laptop" / "ann.pkg"
     exported = _export(capsys, team.path, pkg)
     assert "8 open item(s) of rb for ann, 1 site record(s)" in exported
@@ -414,7 +414,7 @@ while True:
         print("exhausted", flush=True)
         break
     verdict = "flag" if view["id"].endswith(("3", "7")) else "accept"
-    out = api.decide(store, view["item"], user="ann", verdict=verdict, reasons=["other"] if verdict == "flag" else None)
+    out = api.decide(store, view["item"], api.Decision(verdict, reasons=["other"] if verdict == "flag" else None), user="ann")
     print("confirmed", out["decision"], flush=True)
 """
 
@@ -463,13 +463,13 @@ def test_a_package_holds_no_trace_of_other_annotators_or_stage_2(tmp_path, capsy
     shared = set(_queue(team, "ann")) & set(_queue(team, "bob"))
     assert shared
     for qid in _queue(team, "bob"):  # bob decides everything first, cat too; an expert adjudicates what is flagged
-        api.decide(team, qid, bank=BANK, user="bob", verdict="flag", reasons=["other"], comment="bob was here")
+        api.decide(team, qid, api.Decision("flag", reasons=["other"], comment="bob was here"), bank=BANK, user="bob")
     for qid in _queue(team, "cat"):
-        api.decide(team, qid, bank=BANK, user="cat", verdict="accept")
+        api.decide(team, qid, api.Decision("accept"), bank=BANK, user="cat")
     adjudicate = api.queue(team, BANK, user="eve")
     assert adjudicate
     for row in adjudicate:
-        api.adjudicate(team, row["item"], user="eve", verdict="accept", rationale="fine")
+        api.adjudicate(team, row["item"], api.Decision("accept", rationale="fine"), user="eve")
     assert "q900" in _queue(team, "ann")
     pkg = tmp_path / "ann.pkg"
     _export(capsys, team.path, pkg)

@@ -104,17 +104,17 @@ def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_pat
     store = _store(tmp_path, n=6)
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
     for i in range(6):
-        api.decide(store, f"q{i:03d}", user="ann", verdict="accept", seconds=10.0 + i)
-    api.decide(store, "q000", user="bob", verdict="skip")
+        api.decide(store, f"q{i:03d}", api.Decision("accept", seconds=10.0 + i), user="ann")
+    api.decide(store, "q000", api.Decision("skip"), user="bob")
     api.undo(store, BANK, user="bob")  # takes back the skip: not an undo of a verdict
-    api.decide(store, "q000", user="bob", verdict="flag", reasons=["wrong_reference"], seconds=4.0)
+    api.decide(store, "q000", api.Decision("flag", reasons=["wrong_reference"], seconds=4.0), user="bob")
     api.undo(store, BANK, user="bob")
     reasons = {0: ["wrong_reference"], 1: ["ambiguous_evidence"]}
     for i in range(6):
         verdict = "flag" if i in reasons else "accept"
-        api.decide(store, f"q{i:03d}", user="bob", verdict=verdict, reasons=reasons.get(i), seconds=2.0)
-    api.adjudicate(store, "q000", user="eve", verdict="reject", reasons=["wrong_reference"], rationale="wrong")
-    api.adjudicate(store, "q001", user="eve", verdict="accept", rationale="fine")
+        api.decide(store, f"q{i:03d}", api.Decision(verdict, reasons=reasons.get(i), seconds=2.0), user="bob")
+    api.adjudicate(store, "q000", api.Decision("reject", reasons=["wrong_reference"], rationale="wrong"), user="eve")
+    api.adjudicate(store, "q001", api.Decision("accept", rationale="fine"), user="eve")
     store.close()
     db = str(tmp_path / "review.sqlite")
     assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json", "--csv", str(tmp_path / "q")]) == 0
@@ -157,7 +157,7 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     plan = {"t1": ("accept", "accept"), "t2": ("accept", "flag"), "n1": ("flag", "flag"), "n2": ("accept", "accept")}
     for qid, verdicts in plan.items():
         for user, v in zip(("ann", "bob"), verdicts, strict=True):
-            api.decide(store, qid, user=user, verdict=v, reasons=["wrong_reference"] if v == "flag" else None)
+            api.decide(store, qid, api.Decision(v, reasons=["wrong_reference"] if v == "flag" else None), user=user)
     store.close()
     db = str(tmp_path / "review.sqlite")
     assert main(["--db", db, "review", "agreement", BANK, "--user", "mia", "--csv", str(tmp_path / "csv")]) == 0
@@ -236,8 +236,8 @@ def test_routing_by_the_model_sends_uncertain_items_and_lists_weak_annotators(tm
     api.set_rule(store, BANK, user="mia", audit_share=0.0)
     for qid in ("q000", "q001"):
         for user in ("ann", "bob"):
-            api.decide(store, qid, user=user, verdict="accept")
-    api.decide(store, "q002", user="ann", verdict="flag", reasons=["other"])
+            api.decide(store, qid, api.Decision("accept"), user=user)
+    api.decide(store, "q002", api.Decision("flag", reasons=["other"]), user="ann")
     bob_before = store.db.execute("SELECT count(*) FROM decisions WHERE user = 'bob'").fetchone()[0]
     store.close()
     db = str(tmp_path / "review.sqlite")

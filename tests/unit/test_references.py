@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from reviewer.bank.model import INSUFFICIENT
+from reviewer.bank.options import GenerationOptions
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +30,7 @@ def sparse(tmp_path_factory):
     out = site.parent / "candidates"
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        report = generate(site, out, seed=0)
+        report = generate(site, out, GenerationOptions(seed=0))
     return {"site": site, "out": out, "report": report, "bank": load_bank(out)}
 
 
@@ -201,31 +202,29 @@ def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_p
         api.decide(
             store,
             q["id"],
+            api.Decision("flag", reasons=["wrong_reference"], correction={"reference": {"direction": "decrease"}}),
             user="ann",
-            verdict="flag",
-            reasons=["wrong_reference"],
-            correction={"reference": {"direction": "decrease"}},
         )
     with pytest.raises(ReviewError, match="breaks rule methods_agree"):
         api.decide(
             store,
             q["id"],
+            api.Decision(
+                "flag",
+                reasons=["wrong_reference"],
+                correction={
+                    "reference": {"direction": "decrease", "slope": -0.07},
+                    "reference_range": {"slope": [-0.1, -0.05]},
+                },
+            ),
             user="ann",
-            verdict="flag",
-            reasons=["wrong_reference"],
-            correction={
-                "reference": {"direction": "decrease", "slope": -0.07},
-                "reference_range": {"slope": [-0.1, -0.05]},
-            },
         )
     # a correction the rules allow goes through
     api.decide(
         store,
         q["id"],
+        api.Decision("flag", reasons=["wrong_reference"], correction={"reference": {"slope": round((lo + hi) / 2, 5)}}),
         user="ann",
-        verdict="flag",
-        reasons=["wrong_reference"],
-        correction={"reference": {"slope": round((lo + hi) / 2, 5)}},
     )
 
 
@@ -350,7 +349,7 @@ def gappy(sparse, tmp_path_factory):
     out = site.parent / "candidates"
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        generate(site, out, seed=0)
+        generate(site, out, GenerationOptions(seed=0))
     dropped = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
     return {"site": site, "bank": load_bank(out), "dropped": dropped}
 
@@ -430,7 +429,7 @@ def test_a_record_without_imagery_answers_nothing_from_imagery(sparse, tmp_path)
     shutil.copytree(sparse["site"], site, ignore=shutil.ignore_patterns("landsat", "sentinel2", "modis", "viirs"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        report = generate(site, tmp_path / "out", seed=0)
+        report = generate(site, tmp_path / "out", GenerationOptions(seed=0))
     qs = load_bank(tmp_path / "out").questions
     assert qs and report.insufficient == len(qs)
     for q in qs:
