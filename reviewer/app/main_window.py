@@ -13,7 +13,7 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.qt_wheel import guard_wheel, mark_own
-from reviewer.app.qt_window import canvas_widget, fit_slider_labels, main_window, napari_docks
+from reviewer.app.qt_window import canvas_widget, fit_slider_labels, give_keys_to_canvas, main_window, napari_docks
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
@@ -417,10 +417,24 @@ def launch(
         app.open_demo()
     elif site_dir:
         app.open_site(site_dir)
-    viewer.window.show()
+    _show_built_window(app)
     napari.run()
     app.close()
     return 0
+
+
+def _show_built_window(app: ReviewerApp) -> None:
+    """Show the window built hidden, at the size and place `fit_to_screen` gave it, keys on the canvas. Qt's own
+    show: napari's `Window.show()` would now put back the geometry and dock layout an earlier napari session saved
+    (meant for napari's docks, it moved and resized the app's docks, and a 1366 px session shrank the canvas)."""
+    qwin = main_window(app.viewer)
+    if qwin is None:
+        app.viewer.window.show()
+        return
+    qwin.show()
+    qwin.raise_()
+    qwin.activateWindow()
+    give_keys_to_canvas(app.viewer)
 
 
 def _ask_who(app: ReviewerApp, user: str | None) -> None:

@@ -1,6 +1,6 @@
 """Benchmark: launch to the first imagery, `python main.py --demo` against bare napari opening one 512 x 512 image.
 
-Run (under a display or Xvfb): .venv/bin/python tests/bench/bench_launch.py [--runs 5]
+Run (under a display or Xvfb): .venv/bin/python tests/bench/bench_launch.py [--runs 5] [--compare CHECKOUT]
 
 Both sides are fresh processes started the same way, alternating (so a busy machine weighs on both alike), with
 the same detector: the child wraps `napari.Viewer` so that each viewer connects to its canvas's draw event, and the
@@ -71,20 +71,32 @@ napari.run()
 """
 
 
-def child_code(side: str) -> str:
-    body = APP if side == "app" else BARE
-    return f"MIN_SIDE = {MIN_SIDE}\nROOT = {str(ROOT)!r}\n{HOOK}\n{body}\n"
+def child_code(side: str, root: Path) -> str:
+    body = BARE if side == "bare" else APP
+    return f"MIN_SIDE = {MIN_SIDE}\nROOT = {str(root)!r}\n{HOOK}\n{body}\n"
 
 
-def launch_once(side: str, env: dict[str, str], timeout: float) -> tuple[float, float, float]:
+def side_env(base: dict[str, str], root: Path, tmp: Path) -> dict[str, str]:
+    """The child's environment: XDG folders and bytecode in `tmp`, the checkout `root` first on the path."""
+    env = dict(base)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        env[name] = str(tmp / name.lower())
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("REVIEWER_USER", None)
+    env["PYTHONPATH"] = os.pathsep.join([str(root), str(root / "plugins"), base.get("PYTHONPATH", "")])
+    return env
+
+
+def launch_once(side: str, env: dict[str, str], timeout: float, root: Path = ROOT) -> tuple[float, float, float]:
     """(seconds to the viewer, seconds to the first painted imagery, CPU seconds the process used until then) of
     one fresh process (it exits at the paint, so its CPU time is what the launch cost the machine, less sensitive
     to other load than the wall time)."""
-    code = child_code(side)
+    code = child_code(side, root)
     cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.time()
     proc = subprocess.run(
-        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=timeout
     )
     marks = dict(line.split()[:2] for line in proc.stdout.splitlines() if line.split()[:1] in (["VIEWER"], ["PAINTED"]))
     if "PAINTED" not in marks:
@@ -99,28 +111,26 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="timed launches of each side (default 5)")
     ap.add_argument("--timeout", type=float, default=180.0, help="seconds before a launch counts as hung")
+    ap.add_argument(
+        "--compare", metavar="CHECKOUT", help="also launch another checkout's main.py --demo (e.g. the code before)"
+    )
     args = ap.parse_args(argv)
+    roots = {"bare": ROOT, "app": ROOT}
+    if args.compare:
+        roots["compare"] = Path(args.compare).resolve()
     with tempfile.TemporaryDirectory(prefix="bench-launch-") as tmp:
-        env = dict(os.environ)
-        for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
-            env[name] = str(Path(tmp) / name.lower())
-        env["REVIEWER_DEMO_DIR"] = str(Path(tmp) / "demo-site")
-        env["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        env.pop("REVIEWER_USER", None)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "plugins"), env.get("PYTHONPATH", "")])
-        subprocess.run(
-            [sys.executable, "-c", "from reviewer.record.demo import ensure_demo_site; ensure_demo_site()"],
-            env=env,
-            cwd=ROOT,
-            check=True,
-        )
-        for side in ("bare", "app"):  # warm-up: bytecode written, the demo's first store made
-            launch_once(side, env, args.timeout)
-        times: dict[str, list[tuple[float, float, float]]] = {"bare": [], "app": []}
+        envs = {side: side_env(dict(os.environ), root, Path(tmp) / side) for side, root in roots.items()}
+        for side, env in envs.items():
+            env["REVIEWER_DEMO_DIR"] = str(Path(tmp) / side / "demo-site")
+            if side != "bare":  # the demo site as `make demo` leaves it, by that checkout's generator
+                gen = "from reviewer.record.demo import ensure_demo_site; ensure_demo_site()"
+                subprocess.run([sys.executable, "-c", gen], env=env, cwd=roots[side], check=True)
+        for side in roots:  # warm-up: bytecode written, the demo's first store made
+            launch_once(side, envs[side], args.timeout, roots[side])
+        times: dict[str, list[tuple[float, float, float]]] = {side: [] for side in roots}
         for i in range(args.runs):
-            for side in ("bare", "app") if i % 2 == 0 else ("app", "bare"):
-                times[side].append(launch_once(side, env, args.timeout))
+            for side in list(roots) if i % 2 == 0 else list(roots)[::-1]:
+                times[side].append(launch_once(side, envs[side], args.timeout, roots[side]))
                 print(
                     f"  run {i + 1} {side}: viewer {times[side][-1][0]:.2f} s, imagery {times[side][-1][1]:.2f} s, "
                     f"CPU {times[side][-1][2]:.2f} s",
@@ -132,11 +142,19 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"launch to first imagery, median of {args.runs} fresh processes each (load average {os.getloadavg()[0]:.1f}):"
     )
-    for side, name in (("bare", "bare napari, one 512 x 512 image"), ("app", "python main.py --demo")):
+    names = {"bare": "bare napari, one 512 x 512 image", "app": "python main.py --demo"}
+    names["compare"] = f"main.py --demo of {args.compare}"
+    for side in roots:
         v, w, c = med[side]
+        name = names[side]
         print(f"  {name:34s} {w:6.2f} s wall (viewer made at {v:.2f} s), {c:6.2f} s CPU")
     verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
     print(f"  wall ratio {ratio:.2f}x (target <= {TARGET_RATIO}x: {verdict}); CPU ratio {cpu_ratio:.2f}x")
+    if "compare" in med:
+        print(
+            f"  {args.compare}: wall ratio {med['compare'][1] / med['bare'][1]:.2f}x, "
+            f"CPU ratio {med['compare'][2] / med['bare'][2]:.2f}x"
+        )
     return 0
 
 
