@@ -53,6 +53,7 @@ EXPERT_KEYS = (
     ("1-9, R", "pick the reject reason; reject"),
     ("Enter / Esc", "in the rationale: save / leave the field"),
     ("E", "correct (form with the diff)"),
+    ("L / M / H", "my confidence in this adjudication: low / medium / high (again: not given)"),
     ("N / P", "next / previous item"),
 )
 #: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
@@ -73,6 +74,7 @@ EXPERT_KEYS_SHORT = (
     ("Enter", "save"),
     ("Esc", "leave the rationale"),
     ("E", "correct"),
+    ("L/M/H", "confidence"),
     ("N / P", "next / previous"),
     ("F1", "all keys"),
 )

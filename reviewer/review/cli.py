@@ -241,14 +241,17 @@ def _quality(args: argparse.Namespace) -> int:
     from reviewer.review.quality import quality_report, quality_settings, write_quality_csv
 
     def call(store: Any) -> dict[str, Any]:
-        out = quality_report(store, args.bank, user=args.user, mace=args.mace)
+        # the per-reason model only where it is shown (as long a fit again)
+        out = quality_report(store, args.bank, user=args.user, mace=args.mace, reasons=bool(args.json or args.csv))
         if args.csv:
             out["csv"] = [str(p) for p in write_quality_csv(out, args.csv)]
         return out
 
     def say(out: dict[str, Any]) -> list[str]:
         heads = ("reliab.", "sens.", "spec.", "gold", "outcome", "median s", "skips", "undos")
-        lines = [f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads)]
+        levels = quality_settings().confidence
+        sure = "conf. " + "/".join(c[0].upper() for c in levels)  # decisions given at each level: conf. L/M/H 0/3/9
+        lines = [f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads) + f" {sure:>12}"]
         for a in out["annotators"]:
             gold = f"{_fmt(a['gold_accuracy'])}/{a['gold_decided']}" if a["gold_decided"] else "-"
             cells = (
@@ -261,7 +264,10 @@ def _quality(args: argparse.Namespace) -> int:
                 _fmt(a["skip_share"]),
                 _fmt(a["undo_share"]),
             )
-            lines.append(f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells))
+            given = "/".join(str(a["confidence"].get(c, 0)) for c in levels)
+            lines.append(
+                f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells) + f" {given:>12}"
+            )
         ranked = sorted(
             (i for i in out["items"] if i["posterior_acceptable"] is not None), key=lambda i: i["posterior_acceptable"]
         )
@@ -278,7 +284,7 @@ def _quality(args: argparse.Namespace) -> int:
                 f"({i['accepts']} of {i['decisions']} accepted{diff})"
             )
         for name, m in out["models"].items():
-            if not m.get("ran"):
+            if not m.get("ran") and name != "per_reason":  # the table shows no per-reason figure
                 lines.append(f"{name}: not run ({m.get('why', '')})")
         return [*lines, *(f"wrote {path}" for path in out.get("csv", []))]
 
@@ -307,6 +313,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
     def say(out: dict[str, Any]) -> str:
         new = f", new version {out['new_version']}" if out["new_version"] else ""
+        new += f", {out['confidence']} confidence" if out.get("confidence") else ""
         return f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})"
 
     return _run(args, call, say)

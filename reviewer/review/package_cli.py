@@ -66,6 +66,11 @@ def _import(args: argparse.Namespace) -> int:
             lines.append(f"conflict: {c['item']} v{c['version']} ({c['verdict']}): {c['reason']}; not merged")
         if out["earlier_conflicts"]:
             lines.append(f"{out['earlier_conflicts']} decision(s) were refused as conflicts by an earlier import")
+        if out["confidence_unsigned"]:
+            lines.append(
+                f"{out['confidence_unsigned']} decision(s) merged without their confidence: the package was made by an "
+                "earlier version whose signatures do not cover it"
+            )
         return lines
 
     return run_verb(

@@ -9,16 +9,17 @@ gold or audit flags, no item states beyond 'in_review', no stage-2 outcomes, no 
 
 The review verbs work on a package as on any store (`reviewer review ... --package FILE`). Every decision written
 in a package is signed in its own transaction (signing.sign_decision, called by ledger.write_decision): HMAC-SHA256 with
-the package's secret over a canonical JSON of the package id, the key id, the decision's columns, its item's bank,
-question id, version and content sha256, and the previous signature (a chain: a removed or reordered decision
-breaks it).
+the package's secret over a canonical JSON of the package id, the key id, the decision's columns (DECISION_COLS, its
+confidence among them), its item's bank, question id, version and content sha256, and the previous signature (a
+chain: a removed or reordered decision breaks it). A package made before the confidence was signed still verifies
+(its signatures over the columns without it); such a decision's confidence is not merged.
 
 `import_package` checks the package against the team store's record of what it issued (id, key id, bank,
 annotator, item versions) and every signature with the team store's copy of the secret, before anything is
 written; a package edited by hand, replayed for another annotator or another bank is refused whole. Then, in one
 transaction, each decision not imported before is written through the core (stage1.decide / stage1.undo, so
-routing, events and the append-only rules apply) with its own time, seconds, reasons, comment, correction and
-view; a decision on an item version that changed since export (or that the core refuses) is a conflict, listed
+routing, events and the append-only rules apply) with its own time, seconds, reasons, comment, correction, view
+and confidence; a decision on an item version that changed since export (or that the core refuses) is a conflict, listed
 and recorded, and the rest still merge. `package_decisions` records each outcome, so importing twice changes
 nothing.
 
@@ -41,7 +42,7 @@ from typing import Any
 from reviewer import __version__
 from reviewer.errors import ReviewError
 from reviewer.review.ledger import User, find_user, get_user, now, record_event, require_bank
-from reviewer.review.signing import Package, decision_rows, package_record, signature
+from reviewer.review.signing import Package, decision_rows, package_record, signature, without_confidence
 from reviewer.store import Store
 
 _STAGE1 = ("accept", "flag", "skip")
@@ -452,6 +453,11 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
             raise _refuse(path, own.id, f"decision {d['id']} is not signed (added outside the tool)")
         pkg_of, mac = signatures[d["id"]]
         expected = signature(issued.secret, issued.id, issued.key_id, d, item, prev)
+        if pkg_of == issued.id and not hmac.compare_digest(mac, expected):
+            # signed by an earlier version, without the confidence: it verifies, its confidence is not merged
+            older = signature(issued.secret, issued.id, issued.key_id, without_confidence(d), item, prev)
+            if hmac.compare_digest(mac, older):
+                expected, r["confidence_unsigned"] = older, d["confidence"] is not None
         if pkg_of != issued.id or not hmac.compare_digest(mac, expected):
             raise _refuse(
                 path,
@@ -486,7 +492,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
         raise _refuse(path, None, f"cannot be read as a review package ({exc})") from exc
     finally:
         package.close()
-    merged = retracted = 0
+    merged = retracted = unsigned_confidence = 0
     conflicts: list[dict[str, Any]] = []
     with store.transaction() as db:
         done = {
@@ -501,7 +507,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
             if d["id"] in done:
                 continue
             try:
-                decision = _merge(store, issued, d, item, done)
+                decision = _merge(store, issued, d, item, done, r.get("confidence_unsigned", False))
             except ReviewError as exc:
                 reason = exc.message
                 conflicts.append(
@@ -518,6 +524,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
                     retracted += 1
                 else:
                     merged += 1
+                    unsigned_confidence += bool(r.get("confidence_unsigned"))
             done[d["id"]] = decision
             db.execute(
                 "INSERT INTO package_decisions (package, source, decision, outcome, reason, imported_at) "
@@ -546,6 +553,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
                     "retracted": retracted,
                     "conflicts": len(conflicts),
                     "already": before,
+                    "confidence_unsigned": unsigned_confidence,
                 },
             )
         earlier = db.execute(
@@ -562,11 +570,20 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
         "conflicts": conflicts,
         "already": before,
         "earlier_conflicts": earlier,
+        "confidence_unsigned": unsigned_confidence,
     }
 
 
-def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any], done: dict[int, int | None]) -> int:
-    """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict)."""
+def _merge(
+    store: Store,
+    issued: Package,
+    d: dict[str, Any],
+    item: dict[str, Any],
+    done: dict[int, int | None],
+    unsigned: bool = False,
+) -> int:
+    """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict).
+    `unsigned`: its confidence is not covered by its signature (an older package's): not merged."""
     from reviewer.review.decision import Decision
     from reviewer.review.stage1 import decide, undo
 
@@ -601,6 +618,7 @@ def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any
         seconds=d["seconds"],
         view=json.loads(d["view"]) if d["view"] else None,
         created=d["created"],
+        confidence=None if unsigned else d["confidence"],
     )
     out = decide(store, item["qid"], decision, bank=issued.bank, user=issued.annotator, version=d["version"])
     return int(out["decision"])

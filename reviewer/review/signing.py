@@ -1,6 +1,6 @@
 """A review package's signatures: every decision written in a package store is signed in its own transaction
 (`sign_decision`, called by ledger.write_decision) with HMAC-SHA256 and the package's secret, over a canonical JSON
-of the package id, the key id, the decision's signed columns, its item's bank, question id, version and content
+of the package id, the key id, the decision's signed columns (DECISION_COLS), its item's bank, question id, version and content
 sha256, and the previous signature (a chain). reviewer.review.packages checks them on import.
 
 Below the ledger (which signs through it) and the packages (which export, check and merge): it reads only the
@@ -35,6 +35,11 @@ SIGNED_COLS = (
     "retracts",
     "created",
 )
+
+#: the columns of a decision as a package of this version signs them: SIGNED_COLS and the decision's confidence
+#: (issue 30). A package signed before the confidence was (its signatures cover SIGNED_COLS only) still verifies;
+#: the confidence of such a decision is covered by nothing, so reviewer.review.packages does not merge it
+DECISION_COLS = (*SIGNED_COLS, "confidence")
 
 
 @dataclass(frozen=True)
@@ -87,9 +92,14 @@ def signature(secret: str, package: str, key_id: str, decision: dict[str, Any], 
     return hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
 
 
+def without_confidence(decision: dict[str, Any]) -> dict[str, Any]:
+    """The decision as a package made before issue 30 signed it (SIGNED_COLS: no confidence)."""
+    return {c: decision[c] for c in SIGNED_COLS}
+
+
 def decision_rows(store: Store, where: str = "", args: list[Any] | None = None) -> list[dict[str, Any]]:
     """Decisions with what their signature covers of their item: bank, question id, version and content sha256."""
-    cols = ", ".join(f"d.{c}" for c in SIGNED_COLS)
+    cols = ", ".join(f"d.{c}" for c in DECISION_COLS)
     rows = store.db.execute(
         f"SELECT {cols}, i.bank, i.qid, v.json FROM decisions d LEFT JOIN items i ON i.id = d.item "
         f"LEFT JOIN item_versions v ON v.item = d.item AND v.version = d.version {where} ORDER BY d.id",
@@ -97,8 +107,8 @@ def decision_rows(store: Store, where: str = "", args: list[Any] | None = None) 
     ).fetchall()
     out = []
     for r in rows:
-        decision = dict(zip(SIGNED_COLS, r[: len(SIGNED_COLS)], strict=True))
-        bank, qid, text = r[len(SIGNED_COLS) :]
+        decision = dict(zip(DECISION_COLS, r[: len(DECISION_COLS)], strict=True))
+        bank, qid, text = r[len(DECISION_COLS) :]
         item = {
             "bank": bank,
             "qid": qid,

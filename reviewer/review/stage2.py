@@ -217,7 +217,13 @@ def adjudicate(
                 detail={"decision": decision_id, "origin": "corrected"},
             )
         set_state(store, item, f"adjudicate_{verdict}", actor.role, actor.name, detail={"decision": decision_id})
-    return {"decision": decision_id, "item": item.key, "verdict": verdict, "new_version": new_version}
+    return {
+        "decision": decision_id,
+        "item": item.key,
+        "verdict": verdict,
+        "new_version": new_version,
+        "confidence": confidence,
+    }
 
 
 def allow(store: Store, key: str, expert: str, *, user: str | None, reason: str, bank: str | None = None) -> None:
