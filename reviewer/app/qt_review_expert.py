@@ -25,7 +25,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import (
+from reviewer.app.qt_review_parts import (
     BAD_STYLE,
     EXPERT_KEYS,
     EXPERT_KEYS_SHORT,
