@@ -34,7 +34,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.errors import CORE_ERRORS
-from reviewer.app.qt_review import BAD_STYLE, OK_STYLE, keys_label, neighbour, soon, window_keys
+from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE, keys_label, neighbour, soon, window_keys
 
 logger = logging.getLogger(__name__)
 

@@ -32,9 +32,9 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.jobs import alive
-from reviewer.app.qt_review import BAD_STYLE, OK_STYLE
 from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
 from reviewer.app.qt_review_drafts import DraftsBox
+from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
 from reviewer.review import api
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")

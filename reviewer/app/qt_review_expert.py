@@ -26,7 +26,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.errors import CORE_ERRORS
-from reviewer.app.qt_review import (
+from reviewer.app.qt_review_parts import (
     BAD_STYLE,
     EXPERT_KEYS,
     EXPERT_KEYS_SHORT,

@@ -12,13 +12,10 @@ from pathlib import Path
 import platformdirs
 
 from reviewer import APP_NAME
+from reviewer.record.synthetic_version import GENERATOR_VERSION
 
 logger = logging.getLogger(__name__)
 
-#: The synthetic generator's version, written into truth.json; a cached demo of another version is made again.
-#: Here, not in reviewer.record.synthetic, so that checking the cache at launch does not import the generator.
-GENERATOR_VERSION = "4"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI;
-# 4: the providers' own formats (MODIS HDF4, VIIRS HDF5, one ERA5-Land netCDF, S2 SAFE/JP2 and STAC/COG)
 
 
 def demo_site_dir() -> Path:

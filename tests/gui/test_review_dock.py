@@ -492,7 +492,7 @@ def test_main_py_opens_a_package_with_its_record(store_path, demo_site, tmp_path
 def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
     """The dock renders what reviewer.drafting.item_draft gives: an annotator's copy has its confidence hidden
     (the anchoring study setting), a maintainer's shows it; second opinions follow the draft."""
-    from reviewer.app.qt_review import draft_html
+    from reviewer.app.qt_review_parts import draft_html
 
     draft = {
         "answer": {"cause": "fire"}, "conclusion": "fire", "visible": ["1999: forest", "2004: charred"],

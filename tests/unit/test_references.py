@@ -390,7 +390,7 @@ def test_a_record_with_gaps_gets_insufficient_evidence_where_it_lacks_imagery(ga
 
 
 def test_the_focus_view_puts_the_offset_next_to_the_change(demo):
-    """The review dock's focus view (qt_review.question_html) shows an item's change next to the sensors' offset,
+    """The review dock's focus view (qt_review_parts.question_html) shows an item's change next to the sensors' offset,
     with a warning when the change is within it."""
     from reviewer.app.review_sensor_break import sensor_break_html
 

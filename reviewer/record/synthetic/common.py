@@ -18,8 +18,8 @@ from rasterio.crs import CRS
 from scipy import ndimage
 
 from reviewer.record.catalog import catalog
-from reviewer.record.demo import GENERATOR_VERSION  # noqa: F401 - in the light module that checks the cache
 from reviewer.record.stack import harmonization
+from reviewer.record.synthetic_version import GENERATOR_VERSION  # noqa: F401 - re-exported by the package
 
 Progress = Callable[[float, str], None]
 
