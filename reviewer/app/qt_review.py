@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.app.review_sensor_break import sensor_break_html
 from reviewer.review import api
@@ -213,8 +214,11 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
             f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}</td><td>{e(range_text)}</td></tr>"
         )
     parts.append(
-        "<table cellspacing=4><tr><th align=left>field</th><th align=left>type</th><th align=left>reference</th>"
-        "<th align=left>range</th></tr>" + "".join(rows) + "</table>"
+        "<table cellspacing=4><tr>"  # a header is never broken ("referenc e" at 1366 x 768)
+        + "".join(
+            f"<th align=left style='white-space:nowrap'>{h}</th>" for h in ("field", "type", "reference", "range")
+        )
+        + f"</tr>{''.join(rows)}</table>"
     )
     parts.append(sensor_break_html(q))
     prov = q.get("provenance") or {}
@@ -253,7 +257,7 @@ def item_drafts(panel: Any, view: dict[str, Any]) -> dict[str, Any] | None:
 
     try:
         return item_draft(panel.store, view["item"], user=panel.user)
-    except Exception:  # noqa: BLE001 - the focus view still shows the question
+    except CORE_ERRORS:  # the focus view still shows the question
         logger.warning("cannot read the drafts of %s", view.get("item"), exc_info=True)
         return None
 
@@ -340,7 +344,10 @@ class ReviewDock(QWidget):
             show()
 
     def install_keys(self, window: QWidget) -> None:
-        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field)."""
+        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field). A maintainer's
+        dock has none: its forms take Qt's own keys (Space on the focused Assign button had been eaten by Space)."""
+        if self.annotator is None and self.expert is None:
+            return
         self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
@@ -426,7 +433,7 @@ class AnnotatorPanel(QWidget):
         self._fill_list()
         try:
             view = api.next_item(self.store, bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock, never a traceback
+        except CORE_ERRORS as exc:  # shown in the dock, never a traceback
             self._say(f"cannot read the queue: {exc}", ok=False)
             return
         if view is None:
@@ -480,7 +487,7 @@ class AnnotatorPanel(QWidget):
     def show_item(self, key: str) -> None:
         try:
             self._show_view(api.open_item(self.store, key, user=self.user))
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"cannot open {key}: {exc}", ok=False)
 
     def _show_view(self, view: dict[str, Any]) -> None:
@@ -583,7 +590,7 @@ class AnnotatorPanel(QWidget):
                 confidence=self.confidence if verdict != "skip" else None,
             )
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown, the decision stays on screen
+        except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False
         why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
@@ -603,7 +610,7 @@ class AnnotatorPanel(QWidget):
     def undo(self) -> bool:
         try:
             out = api.undo(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"nothing undone: {exc}", ok=False)
             return False
         self._say(f"saved: took back {out['verdict']} on {out['item']}", ok=True)

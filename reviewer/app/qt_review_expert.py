@@ -43,6 +43,16 @@ from reviewer.review import api
 COLUMNS = ("annotator", "verdict", "reasons", "comment", "correction", "s")
 #: columns as wide as their words (the rest share the room left, their text wrapped, whole in the tooltip)
 FITTED = (0, 1, 5)
+#: columns shown only when an annotator wrote in them (at 1366 x 768 five columns left the reasons ~60 px)
+OPTIONAL = (3, 4, 5)
+
+
+def reason_label(code: str) -> str:
+    """A flag reason as the codebook words it ("wrong reference answer"): words wrap in a narrow column, where a
+    code ("wrong_reference") was cut."""
+    from reviewer.review.rules import codebook
+
+    return next((r.label for r in codebook().flag_reasons if r.code == code), code)
 
 
 class RationaleEdit(QLineEdit):
@@ -99,6 +109,7 @@ class ExpertPanel(QWidget):
         self.table.horizontalHeaderItem(5).setToolTip("seconds the annotator took")
         self.table.horizontalHeaderItem(4).setToolTip("the correction the annotator suggested")
         self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # wrapped whole, never "wrong_refe..."
         self.table.verticalHeader().setVisible(False)
         header = self.table.horizontalHeader()
         for col in range(len(COLUMNS)):
@@ -118,7 +129,10 @@ class ExpertPanel(QWidget):
         self.reject_combo.currentIndexChanged.connect(self._on_reason_picked)
         self.reject_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.reject_combo.setMinimumContentsLength(8)  # shrinks with the dock; the list shows whole reasons
-        row.addWidget(self.reject_combo, 1)
+        reason_row = QHBoxLayout()  # a row of its own: beside the buttons a reason read "evidence cannot set"
+        reason_row.addWidget(QLabel("reject reason"))
+        reason_row.addWidget(self.reject_combo, 1)
+        layout.addLayout(reason_row)
         for text, key in (("Accept (A)", "A"), ("Reject (R)", "R"), ("Correct... (E)", "E")):
             b = QPushButton(text)
             b.clicked.connect(lambda _=False, key=key: self.key(key))
@@ -214,16 +228,18 @@ class ExpertPanel(QWidget):
         for i, d in enumerate(view["stage1"]):
             cells = (
                 d["annotator"],
-                d["verdict"] + (f" ({d['confidence']} confidence)" if d.get("confidence") else ""),
-                ", ".join(d["reasons"]),
+                d["verdict"] + (f"\n{d['confidence']} confidence" if d.get("confidence") else ""),
+                ", ".join(reason_label(r) for r in d["reasons"]),
                 d["comment"] or "",
                 json.dumps(d["correction"], ensure_ascii=False) if d["correction"] else "",
                 "" if d["seconds"] is None else f"{d['seconds']:.0f}",
             )
             for j, text in enumerate(cells):
                 cell = QTableWidgetItem(text)
-                cell.setToolTip(text)
+                cell.setToolTip(", ".join(d["reasons"]) if j == 2 else text)  # the reasons' codes
                 self.table.setItem(i, j, cell)
+        for j in OPTIONAL:  # a column no annotator wrote in gives its room to the reasons
+            self.table.setColumnHidden(j, not any(self.table.item(i, j).text() for i in range(self.table.rowCount())))
         self.table.resizeRowsToContents()
         self._set_reasons([(r["label"], r["code"]) for r in view["reject_reasons"]])
         self.queue.show(key)

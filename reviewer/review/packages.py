@@ -8,7 +8,7 @@ in queue order), their assignments (ranks and skip flags kept), the bank's row a
 gold or audit flags, no item states beyond 'in_review', no stage-2 outcomes, no shown times.
 
 The review verbs work on a package as on any store (`reviewer review ... --package FILE`). Every decision written
-in a package is signed in its own transaction (`sign_decision`, called by ledger.write_decision): HMAC-SHA256 with
+in a package is signed in its own transaction (signing.sign_decision, called by ledger.write_decision): HMAC-SHA256 with
 the package's secret over a canonical JSON of the package id, the key id, the decision's columns (DECISION_COLS, its
 confidence among them), its item's bank, question id, version and content sha256, and the previous signature (a
 chain: a removed or reordered decision breaks it). A package made before the confidence was signed still verifies
@@ -36,55 +36,16 @@ import secrets
 import sqlite3
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reviewer import __version__
 from reviewer.errors import ReviewError
-from reviewer.review.ledger import SIGNED_COLS, User, find_user, get_user, now, record_event, require_bank
-from reviewer.store import Store, sha256_text
+from reviewer.review.ledger import User, find_user, get_user, now, record_event, require_bank
+from reviewer.review.signing import Package, decision_rows, package_record, signature, without_confidence
+from reviewer.store import Store
 
-#: the columns of a decision, as signed: the ledger's and the decision's confidence (issue 30). A package signed
-#: before the confidence was (its decisions' signatures cover SIGNED_COLS only) still verifies; the confidence of such
-#: a decision is not covered by anything, so it is not merged (`import_package` says how many were left out)
-DECISION_COLS = (*SIGNED_COLS, "confidence")
 _STAGE1 = ("accept", "flag", "skip")
-
-
-@dataclass(frozen=True)
-class Package:
-    """A row of `packages` (kind 'self' in a package, 'issued' in the team store)."""
-
-    id: str
-    kind: str
-    bank: str
-    annotator: str
-    key_id: str
-    secret: str
-    items: tuple[tuple[str, int, str], ...]  # (qid, version, sha256) as exported
-    issued_by: str
-    issued_at: str
-
-    def __repr__(self) -> str:  # never show the secret
-        return f"Package(id={self.id!r}, kind={self.kind!r}, bank={self.bank!r}, annotator={self.annotator!r})"
-
-
-_PACKAGE_COLS = "id, kind, bank, annotator, key_id, secret, items, issued_by, issued_at"
-
-
-def _package(row: Any) -> Package:
-    try:
-        items = tuple((i["qid"], int(i["version"]), i["sha256"]) for i in json.loads(row[6]))
-    except (ValueError, TypeError, KeyError):
-        items = ()  # a package's own copy edited by hand: the import reads the team store's copy
-    return Package(row[0], row[1], row[2], row[3], row[4], row[5], items, row[7], row[8])
-
-
-def package_record(store: Store) -> Package | None:
-    """The package a store is (its 'self' record), or None for a team store."""
-    row = store.db.execute(f"SELECT {_PACKAGE_COLS} FROM packages WHERE kind = 'self'").fetchone()
-    return _package(row) if row else None
 
 
 def open_package(path: str | Path) -> Store:
@@ -104,58 +65,6 @@ def open_package(path: str | Path) -> Store:
         store.close()
         raise
     return store
-
-
-# ----------------------------------------------------------------------------- signing
-
-
-def _canonical(doc: Any) -> bytes:
-    return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _mac(secret: str, package: str, key_id: str, decision: dict[str, Any], item: dict[str, Any], prev: str) -> str:
-    body = _canonical({"package": package, "key_id": key_id, "decision": decision, "item": item, "prev": prev})
-    return hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
-
-
-def _without_confidence(decision: dict[str, Any]) -> dict[str, Any]:
-    """The decision as a package made before issue 30 signed it (SIGNED_COLS: no confidence)."""
-    return {c: decision[c] for c in SIGNED_COLS}
-
-
-def _decision_rows(store: Store, where: str = "", args: list[Any] | None = None) -> list[dict[str, Any]]:
-    """Decisions with what their signature covers of their item: bank, question id, version and content sha256."""
-    cols = ", ".join(f"d.{c}" for c in DECISION_COLS)
-    rows = store.db.execute(
-        f"SELECT {cols}, i.bank, i.qid, v.json FROM decisions d LEFT JOIN items i ON i.id = d.item "
-        f"LEFT JOIN item_versions v ON v.item = d.item AND v.version = d.version {where} ORDER BY d.id",
-        args or [],
-    ).fetchall()
-    out = []
-    for r in rows:
-        decision = dict(zip(DECISION_COLS, r[: len(DECISION_COLS)], strict=True))
-        bank, qid, text = r[len(DECISION_COLS) :]
-        item = {
-            "bank": bank,
-            "qid": qid,
-            "version": decision["version"],
-            "sha256": sha256_text(text) if text is not None else None,
-        }
-        out.append({"decision": decision, "item": item})
-    return out
-
-
-def sign_decision(store: Store, decision_id: int) -> None:
-    """Sign a decision just written in a package (ledger.write_decision calls this inside its transaction)."""
-    pkg = package_record(store)
-    if pkg is None:
-        return
-    row = _decision_rows(store, "WHERE d.id = ?", [decision_id])[0]
-    prev = store.db.execute("SELECT hmac FROM package_signatures ORDER BY decision DESC LIMIT 1").fetchone()
-    mac = _mac(pkg.secret, pkg.id, pkg.key_id, row["decision"], row["item"], prev[0] if prev else "")
-    store.db.execute(
-        "INSERT INTO package_signatures (decision, package, hmac) VALUES (?, ?, ?)", [decision_id, pkg.id, mac]
-    )
 
 
 # ----------------------------------------------------------------------------- export
@@ -513,10 +422,9 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
     own = package_record(package)
     if own is None:
         raise _refuse(path, None, "is not a review package (no package record in it)")
-    row = team.db.execute(f"SELECT {_PACKAGE_COLS} FROM packages WHERE id = ? AND kind = 'issued'", [own.id]).fetchone()
-    if row is None:
+    issued = package_record(team, issued=own.id)
+    if issued is None:
         raise _refuse(path, own.id, "was not issued by this store (export packages and import them in the same store)")
-    issued = _package(row)
     if own.key_id != issued.key_id:
         raise _refuse(path, own.id, f"its key id {own.key_id} is not the one issued with it ({issued.key_id})")
     banks = sorted({r[0] for r in package.db.execute("SELECT DISTINCT bank FROM items")} | {own.bank})
@@ -529,7 +437,7 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
     if names != {issued.annotator}:
         other = ", ".join(sorted(names - {issued.annotator}))
         raise _refuse(path, own.id, f"was issued to {issued.annotator}, but holds decisions or a profile of {other}")
-    rows = _decision_rows(package)
+    rows = decision_rows(package)
     signatures = {
         d: (p, mac) for d, p, mac in package.db.execute("SELECT decision, package, hmac FROM package_signatures")
     }
@@ -544,10 +452,10 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
         if d["id"] not in signatures:
             raise _refuse(path, own.id, f"decision {d['id']} is not signed (added outside the tool)")
         pkg_of, mac = signatures[d["id"]]
-        expected = _mac(issued.secret, issued.id, issued.key_id, d, item, prev)
+        expected = signature(issued.secret, issued.id, issued.key_id, d, item, prev)
         if pkg_of == issued.id and not hmac.compare_digest(mac, expected):
             # signed by an earlier version, without the confidence: it verifies, its confidence is not merged
-            older = _mac(issued.secret, issued.id, issued.key_id, _without_confidence(d), item, prev)
+            older = signature(issued.secret, issued.id, issued.key_id, without_confidence(d), item, prev)
             if hmac.compare_digest(mac, older):
                 expected, r["confidence_unsigned"] = older, d["confidence"] is not None
         if pkg_of != issued.id or not hmac.compare_digest(mac, expected):

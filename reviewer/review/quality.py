@@ -23,12 +23,11 @@ import json
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError
+from reviewer.review.rules import QualitySettings, quality_settings
 
 #: label codes of the verdict models: 0 = the reference is acceptable, 1 = it is not
 ACCEPT, FLAG = 0, 1
@@ -52,63 +51,6 @@ ANNOTATOR_COLUMNS = (
     "undo_share",
 )
 ITEM_COLUMNS = ("item", "decisions", "accepts", "posterior_acceptable", "difficulty", "state", "outcome")
-
-
-@dataclass(frozen=True)
-class QualitySettings:
-    """assets/review/quality.json: the models' settings, routing thresholds and confidence levels."""
-
-    ds_iterations: int
-    ds_tol: float
-    mace_max_decisions: int
-    mace_restarts: int
-    mace_iterations: int
-    glad_max_decisions: int
-    glad_iterations: int
-    uncertain_posterior: tuple[float, float]
-    min_reliability: float
-    min_gold_accuracy: float
-    min_gold_items: int
-    low_confidence_to_expert: bool
-    confidence: tuple[str, ...]
-
-
-@cache
-def quality_settings() -> QualitySettings:
-    from reviewer.errors import SchemaError
-    from reviewer.review.rules import RULES_DIR, load_checked
-
-    doc = load_checked("quality")
-    m, r = doc["models"], doc["routing"]
-    low, high = r["uncertain_posterior"]
-    if low > high:
-        raise SchemaError("the lower bound is above the upper", path=RULES_DIR / "quality.json", field="routing")
-    return QualitySettings(
-        m["dawid_skene"]["iterations"],
-        m["dawid_skene"]["tol"],
-        m["mace"]["max_decisions"],
-        m["mace"]["restarts"],
-        m["mace"]["iterations"],
-        m["glad"]["max_decisions"],
-        m["glad"]["iterations"],
-        (low, high),
-        r["min_reliability"],
-        r["min_gold_accuracy"],
-        r["min_gold_items"],
-        r["low_confidence_to_expert"],
-        tuple(doc["confidence"]),
-    )
-
-
-def check_confidence(value: str | None, *, item: str = "") -> str | None:
-    """A decision's confidence: one of the levels of assets/review/quality.json, or None (not given)."""
-    if value is None:
-        return None
-    levels = quality_settings().confidence
-    if value not in levels:
-        where = f"item {item}: " if item else ""
-        raise ReviewError(f"{where}confidence must be one of {', '.join(levels)}, not {value!r}")
-    return value
 
 
 # ----------------------------------------------------------------------------- the models

@@ -581,3 +581,63 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     ).fetchall()
     con.close()
     assert rows == [(first, "accept", "high", "low cloud, still clear"), (second, "reject", "medium", "two readings")]
+
+
+def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
+    window, store_path, demo_db, demo_bank, demo_site, qtbot
+):
+    """Issue 27, the maintainer by keys only: from the first Assign field (where Tab or a click puts the
+    keyboard), Tab walks the form and Space presses Assign; the same for the stage-2 rule; Return in the item
+    field shows the item's log. Checked in the store: every item assigned once (k = 1) to ann or bob with seed 7,
+    the audit share saved."""
+    from reviewer.store import Store
+
+    for suffix in ("", "-wal", "-shm"):  # the bank imported, not assigned yet
+        Path(str(store_path) + suffix).unlink(missing_ok=True)
+    make_store(store_path, demo_db, demo_bank, demo_site, assign=False)
+    app = window("mia", "maintainer")
+    admin = app.review.maintainer
+
+    def type_over(widget, text: str) -> None:
+        qtbot.keyClick(widget, Qt.Key_A, Qt.ControlModifier)
+        qtbot.keyClicks(widget, text)
+
+    def tab() -> None:
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
+
+    from qtpy.QtWidgets import QApplication
+
+    admin.annotators.setFocus()
+    qtbot.waitUntil(admin.annotators.hasFocus, timeout=2000)
+    type_over(admin.annotators, "ann,bob")
+    for text in ("1", "7"):  # k, seed
+        tab()
+        type_over(QApplication.focusWidget(), text)
+    for _ in range(3):  # past gold and gold share to the Assign button
+        tab()
+    assert QApplication.focusWidget().text() == "Assign"
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Space)
+    assert admin.message.text().startswith("assigned"), admin.message.text()
+    n = bank_size(store_path)
+    with Store(store_path) as store:
+        per_item = store.db.execute("SELECT count(*), min(user), max(user) FROM assignments GROUP BY item").fetchall()
+        k, seed = store.db.execute("SELECT k, seed FROM bank_review WHERE bank = ?", [BANK]).fetchone()
+        users = {u for (u,) in store.db.execute("SELECT DISTINCT user FROM assignments")}
+    assert len(per_item) == n and all(c == 1 for c, _, _ in per_item) and (k, seed) == (1, 7)
+    assert users == {"ann", "bob"}
+
+    admin.audit_share.setFocus()
+    qtbot.waitUntil(admin.audit_share.hasFocus, timeout=2000)
+    type_over(admin.audit_share, "0.25")
+    for _ in range(4):  # adjudicate share, rest, apply now, Save rule
+        tab()
+    assert QApplication.focusWidget().text() == "Save rule"
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Space)
+    with Store(store_path) as store:
+        audit = store.db.execute("SELECT audit_share FROM bank_review WHERE bank = ?", [BANK]).fetchone()[0]
+    assert audit == 0.25, admin.message.text()
+
+    admin.item_edit.setFocus()
+    qtbot.keyClicks(admin.item_edit, "demo-core-seed0-1")
+    qtbot.keyClick(admin.item_edit, Qt.Key_Return)
+    assert "demo-core-seed0-1" in admin.log.toPlainText() and " assign " in admin.log.toPlainText()
