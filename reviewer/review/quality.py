@@ -205,15 +205,17 @@ def reliability(
 
 
 def _per_reason(out: dict[str, Any], latest: dict, settings: QualitySettings) -> None:
-    """Dawid-Skene over the reasons: each decision labelled 'accept' or the first flag reason it names (one fit, K+1
-    classes). Per annotator and reason: the chance they name that reason when it is the item's (its recall), and
-    their accuracy over all the classes. Skipped when fewer than 2 reasons were named (the verdict model says it)."""
+    """Dawid-Skene over the reasons, on the items someone flagged (the others say nothing of reasons): each decision
+    labelled 'accept' or the first flag reason it names (one fit, K+1 classes). Per annotator and reason: the chance
+    they name that reason when it is the item's (its recall), and their accuracy over all the classes on those items.
+    Skipped when fewer than 2 reasons were named (the verdict model says it)."""
     reasons = sorted({rs[0] for verdict, rs in latest.values() if rs})
     if len(reasons) < 2:
         out["models"]["per_reason"] = {"ran": False, "reasons": reasons, "why": "fewer than 2 flag reasons named"}
         return
     codes = {"accept": 0, **{r: k for k, r in enumerate(reasons, start=1)}}
-    rows = [(item, rater, rs[0] if rs else "accept") for (item, rater), (_, rs) in latest.items()]
+    flagged = {item for (item, _), (verdict, _) in latest.items() if verdict == "flag"}
+    rows = [(item, rater, rs[0] if rs else "accept") for (item, rater), (_, rs) in latest.items() if item in flagged]
     ds, _, raters = dawid_skene(rows, {}, settings, codes)
     prior = ds.priors_.reindex(range(len(codes)), fill_value=0.0)
     for w, name in enumerate(raters):
@@ -224,7 +226,12 @@ def _per_reason(out: dict[str, Any], latest: dict, settings: QualitySettings) ->
         per = out["annotators"][name]["per_reason"]
         per.update({r: {"reliability": hit[k]} for r, k in codes.items() if k})
         out["annotators"][name]["reason_reliability"] = float(sum(prior[c] * hit[c] for c in range(len(codes))))
-    out["models"]["per_reason"] = {"ran": True, "reasons": reasons, "iterations": len(ds.loss_history_)}
+    out["models"]["per_reason"] = {
+        "ran": True,
+        "reasons": reasons,
+        "items": len(flagged),
+        "iterations": len(ds.loss_history_),
+    }
 
 
 def _mace(out: dict[str, Any], rows: list[tuple[str, str, str]], settings: QualitySettings) -> None:

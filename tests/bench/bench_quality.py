@@ -1,7 +1,7 @@
 """Benchmark: `reviewer review quality` on 10,000 items x 3 annotators, and paired comparisons of 12 models.
 
 Run: .venv/bin/python tests/bench/bench_quality.py [--items 10000] [--models 12] [--questions 238] [--resamples 10000]
-     [--runs 5] [--keep DIR]
+     [--runs 5] [--keep DIR] [--parts paired,models,verb]
 
 1. Paired comparisons of 12 models on 238 questions with 10,000 resamples (the shared bootstrap, then every pair's
    difference interval and McNemar), next to the unpaired intervals alone (the bootstrap and each model's percentile
@@ -203,11 +203,16 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--runs", type=int, default=5, help="fresh processes of each command")
     p.add_argument("--keep", type=Path, help="build the store in DIR and keep it (reused when it is there)")
+    p.add_argument("--parts", default="paired,models,verb", help="which of paired, models, verb to run")
     a = p.parse_args()
+    parts = set(a.parts.split(","))
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-    bench_paired(a.models, a.questions, a.resamples, a.seed)
-    bench_reliability(a.items, a.seed)
-    bench_verb(a.items, a.runs, a.seed, a.keep)
+    if "paired" in parts:
+        bench_paired(a.models, a.questions, a.resamples, a.seed)
+    if "models" in parts:
+        bench_reliability(a.items, a.seed)
+    if "verb" in parts:
+        bench_verb(a.items, a.runs, a.seed, a.keep)
     print(f"load average {os.getloadavg()[0]:.1f} at the end")
 
 

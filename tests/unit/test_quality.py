@@ -114,7 +114,10 @@ def test_gold_and_per_reason_figures_match_crowd_kit_called_directly():
     for name, a in out["annotators"].items():
         assert a["specificity"] == pytest.approx(ds.errors_.loc[(name, "accept"), "accept"], abs=1e-12)
         assert a["sensitivity"] == pytest.approx(ds.errors_.loc[(name, "flag"), "flag"], abs=1e-12)
-    labels = pd.DataFrame([(i, w, r[0] if r else "accept") for i, w, _, r in decisions], columns=df.columns)
+    flagged = {i for i, _, v, _ in decisions if v == "flag"}  # the per-reason model sees the items someone flagged
+    labels = pd.DataFrame(
+        [(i, w, r[0] if r else "accept") for i, w, _, r in decisions if i in flagged], columns=df.columns
+    )
     per = DawidSkene(n_iter=FAST.ds_iterations, tol=FAST.ds_tol).fit(labels)
     assert out["models"]["per_reason"]["iterations"] == len(per.loss_history_)
     for name, a in out["annotators"].items():
