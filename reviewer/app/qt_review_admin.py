@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.jobs import alive
 from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
 from reviewer.app.qt_review_drafts import DraftsBox
@@ -270,7 +271,7 @@ class MaintainerPanel(QWidget):
         try:
             status = api.status(self.store, self.bank, user=self.user)
             report = api.agreement(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self._say(str(exc), ok=False)
             return
         _fill(self.progress, [[fmt(r[k]) for k in PROGRESS_KEYS] for r in status["annotators"]])
@@ -307,7 +308,7 @@ class MaintainerPanel(QWidget):
                 gold=self.gold.text().strip() or None,
                 gold_share=self.gold_share.value(),
             )
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"not assigned: {exc}", ok=False)
             return False
         loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
@@ -326,7 +327,7 @@ class MaintainerPanel(QWidget):
                 rest_rule=self.rest.currentText(),
             )
             applied = api.apply_rule(self.store, self.bank, user=self.user) if self.apply_now.isChecked() else None
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"rule not saved: {exc}", ok=False)
             return False
         extra = f"; applied to {applied['applied']} item(s)" if applied else ""
@@ -344,7 +345,7 @@ class MaintainerPanel(QWidget):
             return False
         try:
             out = api.history(self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user)
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(str(exc), ok=False)
             return False
         rows = [

@@ -23,6 +23,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.jobs import alive
 from reviewer.app.qt_jobs import ProcessJob as DraftProcess  # the Drafts action's job: the app's one process runner
 
@@ -110,7 +111,7 @@ class DraftsBox(QGroupBox):
                 self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user, verdict=verdict,
                 reason=reason, rationale=self.draft_rationale.text().strip() or None,
             )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self.say(f"not saved: {exc}", ok=False)
             return False
         said = f"new version {out['new_version']}" if out["new_version"] else f"{out['reason']} ({out['route']})"
@@ -128,7 +129,7 @@ class DraftsBox(QGroupBox):
             return False
         try:
             require_key()  # no key: the message says how to set one, and no process is started
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self.say(f"not drafted: {exc}", ok=False)
             return False
         which = self.draft_items.currentText()
@@ -184,7 +185,7 @@ class DraftsBox(QGroupBox):
 
         try:
             q = draft_queue(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self.draft_waiting.setText(f"drafts: {exc}")
             return
         self.draft_waiting.setText(

@@ -25,6 +25,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.qt_review_parts import (
     BAD_STYLE,
     EXPERT_KEYS,
@@ -219,7 +220,7 @@ class ExpertPanel(QWidget):
             return
         try:
             view = api.expert_view(self.store, key, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self._say(f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
@@ -251,7 +252,7 @@ class ExpertPanel(QWidget):
     def _show_draft(self, key: str) -> None:
         try:
             view = api.draft_view(self.store, key, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self._say(f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
@@ -276,7 +277,7 @@ class ExpertPanel(QWidget):
                 self.store, key, user=self.user, verdict=verdict, reason=reason, correction=correction,
                 rationale=why or None, version=self.view["version"],
             )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
+        except CORE_ERRORS as exc:  # a failed save is shown and the item stays
             self._say(f"NOT saved: draft {verdict} {key}: {exc}", ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
@@ -327,7 +328,7 @@ class ExpertPanel(QWidget):
                 confidence=self.keys.confidence,
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
+        except CORE_ERRORS as exc:  # a failed save is shown and the item stays
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
