@@ -155,14 +155,18 @@ class ScoringPanel(QWidget):
         if not bank or not self.run_files or not out:
             self.job.say("Pick a bank folder, at least one run file and a report folder.", error=True)
             return
+        from reviewer.scoring.options import ScoringOptions
+
         kwargs = {
             "bank_dir": bank,
             "run_paths": list(self.run_files),
             "out_dir": out,
-            "passes": self.passes_spin.value(),
-            "bootstrap": self.bootstrap_spin.value(),
-            "seed": self.seed_spin.value(),
-            "draft": self.draft_check.isChecked(),
+            "options": ScoringOptions(
+                passes=self.passes_spin.value(),
+                bootstrap=self.bootstrap_spin.value(),
+                seed=self.seed_spin.value(),
+                draft=self.draft_check.isChecked(),
+            ),
         }
         from reviewer.scoring.api import score  # scipy and the metrics load when a score runs, not at launch
 

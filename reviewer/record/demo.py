@@ -17,7 +17,6 @@ from reviewer.record.synthetic_version import GENERATOR_VERSION
 logger = logging.getLogger(__name__)
 
 
-
 def demo_site_dir() -> Path:
     """REVIEWER_DEMO_DIR, else the user cache directory."""
     env = os.environ.get("REVIEWER_DEMO_DIR")
