@@ -461,7 +461,9 @@ def test_apply_sends_back_and_removes_with_one_event_each_then_freeze_lists_the_
     # no freeze until it is adjudicated again
     with pytest.raises(ReviewError, match="rb/q003 \\(flagged\\)"):
         freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
-    api.adjudicate(store, "q003", user="eve", verdict="accept", rationale="the pilot flipped; the reference holds")
+    api.adjudicate(
+        store, "q003", api.Decision("accept", rationale="the pilot flipped; the reference holds"), user="eve"
+    )
     freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
     qc = json.loads((tmp_path / "v2" / "qc.json").read_text())
     assert {r["id"]: (r["by"], r["reasons"], r["outcome"]) for r in qc["removed"]} == {
