@@ -46,7 +46,8 @@ def child(step: str, *args: str) -> dict:
     extras): the fastest run, with the highest peak of all."""
     runs = [_child_once(step, *args) for _ in range(1 if step == "generate" else REPEAT)]  # (generate: minutes)
     best = min(runs, key=lambda r: r["seconds"])
-    return {**best, "peak_mb": max(r["peak_mb"] for r in runs)}
+    cpu = min((r["cpu"] for r in runs if "cpu" in r), default=None)
+    return {**best, "peak_mb": max(r["peak_mb"] for r in runs), "cpu": cpu}
 
 
 def _child_once(step: str, *args: str) -> dict:
@@ -84,7 +85,7 @@ def step_plain(files: str, width: str, window: str) -> dict:
     from rasterio.windows import Window
 
     paths = files.split(",")
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     for p in paths:
         with rasterio.open(p) as d:
             if window != "-":
@@ -95,7 +96,7 @@ def step_plain(files: str, width: str, window: str) -> dict:
                 d.read(1, out_shape=(max(1, round(d.height * w / d.width)), w))
             else:
                 d.read(1)
-    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb()}
+    return {"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb()}
 
 
 def step_render(site: str, date: str, width: str) -> dict:
@@ -109,9 +110,15 @@ def step_render(site: str, date: str, width: str) -> dict:
     import rasterio  # noqa: F401 - imports before the clock
 
     base = _peak_mb()
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     result = render_dates(index, [date], "truecolor", out, width=None if width == "-" else int(width))
-    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb(), "before_mb": base, "out": result["out"]}
+    return {
+        "seconds": time.perf_counter() - t,
+        "cpu": time.process_time() - cpu,
+        "peak_mb": _peak_mb(),
+        "before_mb": base,
+        "out": result["out"],
+    }
 
 
 def step_render_read(site: str, date: str, width: str) -> dict:
@@ -122,12 +129,12 @@ def step_render_read(site: str, date: str, width: str) -> dict:
     from reviewer.record.stack import open_stack
 
     index = scan_site(site)
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     stack = open_stack(index, composite="truecolor")
     rows, cols = stack.grid.shape
     w = default_width(1, rows, cols) if width == "-" else min(cols, int(width))
     resolve_panel(stack.at_width(w), date, "truecolor")
-    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb()}
+    return {"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb()}
 
 
 def render_child(site: str, date: str, width: str) -> dict:
@@ -137,25 +144,37 @@ def render_child(site: str, date: str, width: str) -> dict:
     return got
 
 
+def _children_cpu() -> float:
+    import resource
+
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
 def step_fresh(*cmd: str) -> dict:
     """A whole command in a fresh process, as a user runs it (interpreter start, imports, the work): wall time
     and the process's peak."""
     import resource
 
-    t = time.perf_counter()
+    t, used = time.perf_counter(), _children_cpu()
     run = subprocess.run(list(cmd), capture_output=True, text=True, check=False)
     if run.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{run.stderr[-2000:]}")
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"seconds": time.perf_counter() - t, "peak_mb": peak}
+    return {"seconds": time.perf_counter() - t, "cpu": _children_cpu() - used, "peak_mb": peak}
 
 
 def step_scan(site: str) -> dict:
     from reviewer.record.scan import scan_site
 
-    t = time.perf_counter()
+    t, cpu = time.perf_counter(), time.process_time()
     index = scan_site(site)
-    return {"seconds": time.perf_counter() - t, "peak_mb": _peak_mb(), "scenes": len(index.scenes)}
+    return {
+        "seconds": time.perf_counter() - t,
+        "cpu": time.process_time() - cpu,
+        "peak_mb": _peak_mb(),
+        "scenes": len(index.scenes),
+    }
 
 
 def step_generate(site: str, out: str) -> dict:
@@ -206,6 +225,10 @@ def row(name: str, got: dict, base: dict, target: float | None, note: str = "") 
         )
     RESULTS.append((name, got["seconds"], base["seconds"], target, note))
     ok = "" if target is None else ("  ok" if ratio <= target else f"  OVER {target}x")
+    if got.get("cpu") and base.get("cpu"):  # CPU seconds: what others' load on a shared machine changes least
+        note = f"CPU {got['cpu']:.2f} s vs {base['cpu']:.2f} s ({got['cpu'] / base['cpu']:.2f}x)" + (
+            f"; {note}" if note else ""
+        )
     print(
         f"{name:44} {got['seconds']:8.2f} s  (plain read {base['seconds']:6.2f} s, {ratio:5.2f}x{ok})  "
         f"peak {got['peak_mb']:7.0f} MB (plain {base['peak_mb']:5.0f} MB){'  ' + note if note else ''}",
