@@ -36,6 +36,7 @@ from reviewer.app.qt_review import (
     question_html,
     soon,
 )
+from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
@@ -137,12 +138,10 @@ class ExpertPanel(QWidget):
             b.clicked.connect(lambda _=False, key=key: self.key(key))
             row.addWidget(b)
         layout.addLayout(row)
-        self.evidence_label = QLabel("")
-        self.evidence_label.setWordWrap(True)
+        self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
         layout.addWidget(self.evidence_label)
-        self.saved = QLabel("")
-        self.saved.setWordWrap(True)
+        self.saved = StatusLabel("")
         layout.addWidget(self.saved)
         dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
@@ -236,12 +235,20 @@ class ExpertPanel(QWidget):
         for j in OPTIONAL:  # a column no annotator wrote in gives its room to the reasons
             self.table.setColumnHidden(j, not any(self.table.item(i, j).text() for i in range(self.table.rowCount())))
         self.table.resizeRowsToContents()
+        self._fit_table_height()
         self._set_reasons([(r["label"], r["code"]) for r in view["reject_reasons"]])
         self.queue.show(key)
         for k in range(self.list.count()):
             if self.list.item(k).data(Qt.UserRole) == key:
                 self.list.setCurrentRow(k)
         self.show_evidence()
+
+    def _fit_table_height(self, max_rows: int = 3) -> None:
+        """The decision table at least as tall as its first rows (two annotators' decisions are the usual case): at
+        1366 x 768 the splitter had left it a row and a half, the second decision behind a scroll bar."""
+        t = self.table
+        rows = sum(t.rowHeight(i) for i in range(min(t.rowCount(), max_rows)))
+        t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth() + 2)
 
     def _show_draft(self, key: str) -> None:
         try:
