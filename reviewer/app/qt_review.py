@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.app.review_sensor_break import sensor_break_html
@@ -54,6 +55,7 @@ EXPERT_KEYS = (
     ("1-9, R", "pick the reject reason; reject"),
     ("Enter / Esc", "in the rationale: save / leave the field"),
     ("E", "correct (form with the diff)"),
+    ("L / M / H", "my confidence in this adjudication: low / medium / high (again: not given)"),
     ("N / P", "next / previous item"),
 )
 #: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
@@ -74,6 +76,7 @@ EXPERT_KEYS_SHORT = (
     ("Enter", "save"),
     ("Esc", "leave the rationale"),
     ("E", "correct"),
+    ("L/M/H", "confidence"),
     ("N / P", "next / previous"),
     ("F1", "all keys"),
 )
@@ -255,7 +258,7 @@ def item_drafts(panel: Any, view: dict[str, Any]) -> dict[str, Any] | None:
 
     try:
         return item_draft(panel.store, view["item"], user=panel.user)
-    except Exception:  # noqa: BLE001 - the focus view still shows the question
+    except CORE_ERRORS:  # the focus view still shows the question
         logger.warning("cannot read the drafts of %s", view.get("item"), exc_info=True)
         return None
 
@@ -428,7 +431,7 @@ class AnnotatorPanel(QWidget):
         self._fill_list()
         try:
             view = api.next_item(self.store, bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock, never a traceback
+        except CORE_ERRORS as exc:  # shown in the dock, never a traceback
             self._say(f"cannot read the queue: {exc}", ok=False)
             return
         if view is None:
@@ -482,7 +485,7 @@ class AnnotatorPanel(QWidget):
     def show_item(self, key: str) -> None:
         try:
             self._show_view(api.open_item(self.store, key, user=self.user))
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"cannot open {key}: {exc}", ok=False)
 
     def _show_view(self, view: dict[str, Any]) -> None:
@@ -585,7 +588,7 @@ class AnnotatorPanel(QWidget):
                 confidence=self.confidence if verdict != "skip" else None,
             )
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown, the decision stays on screen
+        except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False
         why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
@@ -605,7 +608,7 @@ class AnnotatorPanel(QWidget):
     def undo(self) -> bool:
         try:
             out = api.undo(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"nothing undone: {exc}", ok=False)
             return False
         self._say(f"saved: took back {out['verdict']} on {out['item']}", ok=True)

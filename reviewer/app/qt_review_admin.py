@@ -32,7 +32,7 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.jobs import alive
 from reviewer.app.qt_review import BAD_STYLE, OK_STYLE
-from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # where qt_run_models imports it from
+from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
 from reviewer.app.qt_review_drafts import DraftsBox
 from reviewer.review import api
 

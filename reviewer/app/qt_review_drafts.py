@@ -5,11 +5,10 @@ rest of the maintainer's dock (qt_review_admin.MaintainerPanel)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from qtpy.QtCore import QObject, QProcess, Qt, Signal
+from qtpy.QtCore import Qt
 from qtpy.QtWidgets import (
     QComboBox,
     QFormLayout,
@@ -25,72 +24,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import alive
-
-
-class DraftProcess(QObject):
-    """`reviewer draft ... --progress-json` (reviewer.drafting.cli, the CLI's own job) in a process of its own: the
-    renders (matplotlib, numpy) hold that process's interpreter, never the UI's. Its JSON lines come back as
-    `step(done, total, message)`; the end as `ended(summary or None, error text)`. Cancel writes a `cancel` line
-    (the requests in flight finish and are stored, so a second run resumes); a second Cancel kills it at once
-    (a killed process loses only its requests in flight: every stored draft is a transaction of its own)."""
-
-    step = Signal(int, int, str)
-    ended = Signal(object, str)
-
-    def __init__(self, argv: list[str], parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.summary: dict[str, Any] | None = None
-        self.cancelling = False
-        self._buf = b""
-        self.proc = QProcess(self)
-        self.proc.setProgram(argv[0])
-        self.proc.setArguments(argv[1:])
-        self.proc.readyReadStandardOutput.connect(self._read)
-        self.proc.finished.connect(self._finished)
-        self.proc.errorOccurred.connect(self._error)
-
-    def start(self) -> None:
-        self.proc.start()
-
-    def running(self) -> bool:
-        return self.proc.state() != QProcess.ProcessState.NotRunning
-
-    def cancel(self) -> None:
-        if not self.running():
-            return
-        if self.cancelling:
-            self.proc.kill()
-            return
-        self.cancelling = True
-        self.proc.write(b"cancel\n")
-
-    def _read(self) -> None:
-        self._buf += bytes(self.proc.readAllStandardOutput().data())
-        *lines, self._buf = self._buf.split(b"\n")
-        for line in lines:
-            try:
-                doc = json.loads(line)
-            except ValueError:
-                continue  # not one of the job's lines (a library's print): ignored
-            if "progress" in doc:
-                p = doc["progress"]
-                self.step.emit(int(p["done"]), int(p["total"]), str(p["message"]))
-            elif "summary" in doc:
-                self.summary = doc["summary"]
-
-    def _finished(self, code: int, status: Any) -> None:
-        self._read()
-        errors = bytes(self.proc.readAllStandardError().data()).decode("utf-8", "replace")
-        said = [ln.removeprefix("error: ") for ln in errors.splitlines() if ln.startswith("error: ")]
-        if status == QProcess.ExitStatus.CrashExit:
-            text = "killed: the requests in flight were lost; run again to resume" if self.cancelling else "crashed"
-        else:
-            text = said[-1] if said else "" if code in (0, 1) else f"exit status {code}"
-        self.ended.emit(self.summary, text)
-
-    def _error(self, error: Any) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            self.ended.emit(None, f"cannot start {self.proc.program()}: {self.proc.errorString()}")
+from reviewer.app.qt_jobs import ProcessJob as DraftProcess  # the Drafts action's job: the app's one process runner
 
 
 class DraftsBox(QGroupBox):

@@ -31,6 +31,7 @@ from reviewer.app.qt_review import (
     EXPERT_KEYS_SHORT,
     HINT_STYLE,
     OK_STYLE,
+    confidence_keys,
     item_drafts,
     keys_label,
     question_html,
@@ -83,7 +84,7 @@ class ExpertPanel(QWidget):
         self.dialog = None
         self.mode = "adjudicate"
         self.queue = ReviewQueue()
-        self.keys = ExpertKeys()
+        self.keys = ExpertKeys(levels=tuple(confidence_keys().items()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -141,6 +142,9 @@ class ExpertPanel(QWidget):
         self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
         layout.addWidget(self.evidence_label)
+        self.pending = StatusLabel("")  # what the next save carries besides the verdict: the expert's confidence
+        self.pending.setStyleSheet(HINT_STYLE)
+        layout.addWidget(self.pending)
         self.saved = StatusLabel("")
         layout.addWidget(self.saved)
         dock.loader.applied.connect(self._on_evidence)
@@ -173,6 +177,7 @@ class ExpertPanel(QWidget):
             return
         self.mode = mode
         self.keys.needs_rationale = mode != "drafts"  # a draft's review takes a rationale if one is typed
+        self.keys.levels = () if mode == "drafts" else tuple(confidence_keys().items())  # a draft's review has none
         self.table.setVisible(mode != "drafts")  # a draft has no stage-1 decisions
         if self.mode_combo.currentData() != mode:
             self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
@@ -294,7 +299,8 @@ class ExpertPanel(QWidget):
         for n, (label, code) in enumerate(reasons, 1):
             self.reject_combo.addItem(f"{n} {label}" if n < 10 else label, code)
         self.reject_combo.blockSignals(False)
-        self.keys.reset([code for _label, code in reasons])
+        self.keys.reset([code for _label, code in reasons])  # a confidence too belongs to its item
+        self._pending_text()
         self.rationale.clear()  # a rationale belongs to the item it was typed for
         self.evidence_label.setText("")
 
@@ -325,13 +331,15 @@ class ExpertPanel(QWidget):
                 reasons=reasons,
                 correction=correction,
                 rationale=rationale if rationale is not None else self.rationale.text().strip(),
+                confidence=self.keys.confidence,
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
         except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
-        self._say(f"saved: {out['verdict']} on {out['item']}{new} (decision {out['decision']})", ok=True)
+        sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
+        self._say(f"saved: {out['verdict']}{sure} on {out['item']}{new} (decision {out['decision']})", ok=True)
         self._next_after_save()
         return True
 
@@ -379,6 +387,10 @@ class ExpertPanel(QWidget):
         if act.kind in ("say", "cancel"):
             self._hint(act.message)
             return True
+        if act.kind == "confidence":
+            self._pending_text()
+            self._show_in_dock(self.pending)
+            return True
         if act.kind == "correct":
             return bool(self.ask_correction())
         if act.kind == "step":
@@ -400,6 +412,11 @@ class ExpertPanel(QWidget):
         if area is not None:
             area.ensureWidgetVisible(self.saved)
             area.ensureWidgetVisible(widget)
+
+    def _pending_text(self) -> None:
+        level = self.keys.confidence
+        self.pending.setText(f"confidence: {level} (saved with the adjudication; {level[0].upper()} again: none)"
+                             if level else "")  # fmt: skip
 
     def _hint(self, text: str) -> None:
         self.saved.setText(html.escape(text))

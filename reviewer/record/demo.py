@@ -15,6 +15,11 @@ from reviewer import APP_NAME
 
 logger = logging.getLogger(__name__)
 
+#: The synthetic generator's version, written into truth.json; a cached demo of another version is made again.
+#: Here, not in reviewer.record.synthetic, so that checking the cache at launch does not import the generator.
+GENERATOR_VERSION = "4"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI;
+# 4: the providers' own formats (MODIS HDF4, VIIRS HDF5, one ERA5-Land netCDF, S2 SAFE/JP2 and STAC/COG)
+
 
 def demo_site_dir() -> Path:
     """REVIEWER_DEMO_DIR, else the user cache directory."""
@@ -52,8 +57,6 @@ def _complete(folder: Path) -> bool:
     """Both files written last are there, by the generator version this code writes (an older demo in the
     cache is made again, so the demo never shows what a since-fixed generator got wrong)."""
     import json
-
-    from reviewer.record.synthetic import GENERATOR_VERSION
 
     if not ((folder / "truth.json").is_file() and (folder / "site.json").is_file()):
         return False

@@ -531,6 +531,58 @@ def test_annotator_gives_her_confidence_with_keys(window, store_path, qtbot, sho
     assert rows == {first: "medium", second: None}
 
 
+def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots):
+    """L / M / H in the expert's dock (issue 30): pending until saved, stored with the adjudication, said in the
+    saved line; the same key again takes it back; typed in the rationale they are text; listed in the key line."""
+    from qtpy.QtWidgets import QApplication, QLabel
+
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:  # bob flags his first two items: two split items for eve
+        for user in ("ann", "bob"):
+            n = 0
+            while (v := api.next_item(store, BANK, user=user)) is not None:
+                flag = user == "bob" and n < 2
+                said = api.Decision("flag", reasons=["ambiguous_evidence"]) if flag else api.Decision("accept")
+                api.decide(store, v["item"], said, user=user)
+                n += 1
+    app = window("eve", "expert")
+    expert = app.review.expert
+    assert app.review.tabs.currentWidget() is expert
+    assert any("L/M/H" in w.text() for w in expert.findChildren(QLabel))  # the dock's key line
+    first = expert.view["id"]
+    main = app.viewer.window._qt_window
+    for w, h in ((1366, 768), (1600, 1000)):  # on the small screen the dock scrolls to the pending line
+        main.resize(w, h)
+        QApplication.processEvents()
+        if w == 1366:
+            press(qtbot, app, "H")
+            assert "confidence: high" in expert.pending.text()
+        QApplication.processEvents()
+        QApplication.primaryScreen().grabWindow(0, 0, 0, w, h).save(str(shots / f"30_expert_confidence_{w}x{h}.png"))
+    press(qtbot, app, "A")  # asks for the rationale; an L typed there is text
+    qtbot.keyClicks(expert.rationale, "low cloud, still clear")
+    qtbot.keyClick(expert.rationale, Qt.Key_Return)
+    assert "saved: accept, high confidence on" in expert.saved.text(), expert.saved.text()
+    assert expert.pending.text() == "" and expert.view["id"] != first
+    second = expert.view["id"]
+    press(qtbot, app, "L", "L")  # low, then taken back
+    assert expert.pending.text() == ""
+    press(qtbot, app, "R")
+    qtbot.keyClicks(expert.rationale, "two readings")
+    qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    press(qtbot, app, "M", "R")  # out of the field the keys act again: medium, then the reject is saved
+    assert "saved: reject, medium confidence on" in expert.saved.text(), expert.saved.text()
+    con = sqlite3.connect(store_path)
+    rows = con.execute(
+        "SELECT i.qid, d.verdict, d.confidence, d.rationale FROM decisions d JOIN items i ON i.id = d.item "
+        "WHERE d.user = 'eve' AND d.stage = 2 ORDER BY d.id"
+    ).fetchall()
+    con.close()
+    assert rows == [(first, "accept", "high", "low cloud, still clear"), (second, "reject", "medium", "two readings")]
+
+
 def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     window, store_path, demo_db, demo_bank, demo_site, qtbot
 ):

@@ -277,16 +277,16 @@ def test_break_check_finds_the_demos_roy_offsets(demo):
     (worked out here from the OLI reflectances and the published coefficients, about -0.46 NDVI); on stable
     vegetation both are small (Roy's NDVI effect is 0.01-0.02, within the date-to-date spread); TM and ETM+,
     written the same way, show none."""
-    from reviewer.bank.generate import _templates_doc
     from reviewer.bank.sensor_break import BreakCheck, _concurrent
     from reviewer.bank.series import cached_index
+    from reviewer.bank.templates import templates_doc
     from reviewer.record.decode import Grid
     from reviewer.record.stack import read_bands
 
     roy = json.loads((Path(__file__).parents[2] / "reviewer/record/harmonization.json").read_text())["bands"]
     index = cached_index(demo["site"])
     lake = demo["masks"]["lake_rank"] < demo["truth"]["changes"]["lake"]["pixels_start"]  # water all along
-    check = BreakCheck(index, _templates_doc()["sensor_break"])
+    check = BreakCheck(index, templates_doc()["sensor_break"])
     got = check.offset("ETM+", "OLI", lake, "lake", "ndvi")
     grid = Grid.of_site(index.site)
     oli = [(s.date, s) for s in index.scenes if s.label == "OLI" and 2013 <= s.year <= 2022]
