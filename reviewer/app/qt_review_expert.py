@@ -112,6 +112,9 @@ class ExpertPanel(QWidget):
         self.table.setWordWrap(True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # wrapped whole, never "wrong_refe..."
         self.table.verticalHeader().setVisible(False)
+        # rows follow their wrapped text as the columns change, and the table's minimum follows the rows
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().sectionResized.connect(lambda *_: self._fit_table_height())
         header = self.table.horizontalHeader()
         for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents if col in FITTED else QHeaderView.Stretch)
