@@ -39,6 +39,7 @@ from reviewer.app.qt_review_parts import (
     soon,
     window_keys,
 )
+from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.review import api
 
@@ -208,15 +209,12 @@ class AnnotatorPanel(QWidget):
         split.addWidget(self.focus)
         split.setSizes([160, 420])
         layout.addWidget(split, 1)
-        self.evidence_label = QLabel("")
-        self.evidence_label.setWordWrap(True)
+        self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
         layout.addWidget(self.evidence_label)
-        self.pending = QLabel("")
-        self.pending.setWordWrap(True)
+        self.pending = StatusLabel("")
         layout.addWidget(self.pending)
-        self.saved = QLabel("")
-        self.saved.setWordWrap(True)
+        self.saved = StatusLabel("")
         layout.addWidget(self.saved)
         layout.addWidget(keys_label(ANNOTATOR_KEYS_SHORT, ANNOTATOR_KEYS))
         self.loader.applied.connect(self._on_evidence)

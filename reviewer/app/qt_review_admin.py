@@ -46,12 +46,13 @@ def fmt(x: Any) -> str:
 
 
 class _FitTable(QTableWidget):
-    """Its columns fitted to their contents again when shown: filled before the dock had its style sheet, they
-    kept the widths of the default font and cut the longer names ("ambiguous_evide...")."""
+    """Its columns and height fitted to its contents again when shown: filled before the dock had its style sheet,
+    they kept the default font's sizes and cut the longer names ("ambiguous_evide...")."""
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
         self.resizeColumnsToContents()
+        _fit_height(self)  # and its rows' heights (two rows had shown behind a scroll bar)
 
 
 def _table(headers: tuple[str, ...]) -> QTableWidget:
@@ -71,8 +72,8 @@ def _table(headers: tuple[str, ...]) -> QTableWidget:
 def _fit_height(table: QTableWidget, max_rows: int = 8) -> None:
     """Tall enough for the header, up to max_rows rows and the sideways scroll bar (rows beyond scroll)."""
     rows = min(table.rowCount(), max_rows)
-    row_h = table.verticalHeader().defaultSectionSize()
-    h = table.horizontalHeader().sizeHint().height() + max(rows, 1) * row_h
+    shown = sum(table.rowHeight(i) for i in range(rows))  # the rows as the style sheet draws them
+    h = table.horizontalHeader().sizeHint().height() + (shown or table.verticalHeader().defaultSectionSize())
     h += table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2
     table.setFixedHeight(h)
 

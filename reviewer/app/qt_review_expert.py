@@ -38,6 +38,7 @@ from reviewer.app.qt_review_parts import (
     question_html,
     soon,
 )
+from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
@@ -112,6 +113,9 @@ class ExpertPanel(QWidget):
         self.table.setWordWrap(True)
         self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # wrapped whole, never "wrong_refe..."
         self.table.verticalHeader().setVisible(False)
+        # rows follow their wrapped text as the columns change, and the table's minimum follows the rows
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().sectionResized.connect(lambda *_: self._fit_table_height())
         header = self.table.horizontalHeader()
         for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents if col in FITTED else QHeaderView.Stretch)
@@ -139,15 +143,13 @@ class ExpertPanel(QWidget):
             b.clicked.connect(lambda _=False, key=key: self.key(key))
             row.addWidget(b)
         layout.addLayout(row)
-        self.evidence_label = QLabel("")
-        self.evidence_label.setWordWrap(True)
+        self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
         layout.addWidget(self.evidence_label)
-        self.pending = QLabel("")  # what the next save carries besides the verdict: the expert's confidence
+        self.pending = StatusLabel("")  # what the next save carries besides the verdict: the expert's confidence
         self.pending.setStyleSheet(HINT_STYLE)
         layout.addWidget(self.pending)
-        self.saved = QLabel("")
-        self.saved.setWordWrap(True)
+        self.saved = StatusLabel("")
         layout.addWidget(self.saved)
         dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
@@ -242,12 +244,20 @@ class ExpertPanel(QWidget):
         for j in OPTIONAL:  # a column no annotator wrote in gives its room to the reasons
             self.table.setColumnHidden(j, not any(self.table.item(i, j).text() for i in range(self.table.rowCount())))
         self.table.resizeRowsToContents()
+        self._fit_table_height()
         self._set_reasons([(r["label"], r["code"]) for r in view["reject_reasons"]])
         self.queue.show(key)
         for k in range(self.list.count()):
             if self.list.item(k).data(Qt.UserRole) == key:
                 self.list.setCurrentRow(k)
         self.show_evidence()
+
+    def _fit_table_height(self, max_rows: int = 3) -> None:
+        """The decision table at least as tall as its first rows (two annotators' decisions are the usual case): at
+        1366 x 768 the splitter had left it a row and a half, the second decision behind a scroll bar."""
+        t = self.table
+        rows = sum(t.rowHeight(i) for i in range(min(t.rowCount(), max_rows)))
+        t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth() + 2)
 
     def _show_draft(self, key: str) -> None:
         try:

@@ -26,6 +26,24 @@ def compact(spin: QAbstractSpinBox, widest: str | None = None) -> QAbstractSpinB
     return spin
 
 
+class StatusLabel(QLabel):
+    """A word-wrapped status line (saved, pending, evidence problems) that takes no room while it says nothing: an
+    empty wrapped QLabel kept a line's height, and three of them left a blank band above the key list."""
+
+    def __init__(self, text: str = "", parent=None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return super().sizeHint() if self.text() else QSize(0, 0)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return super().minimumSizeHint() if self.text() else QSize(0, 0)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return super().heightForWidth(width) if self.text() else 0
+
+
 class RichCaption(QLabel):
     """A word-wrapped rich-text caption that asks for no repaint of its own when a layout measures it.
 

@@ -146,7 +146,7 @@ class QtTrajectoryPlot(QWidget):
         layer = self.session.region_shapes_layer()
         self.session.viewer.layers.selection.active = layer
         layer.mode = "add_polygon"
-        self.info.setText("draw the polygon on the canvas (double-click to close it), then press 'Use polygon'")
+        self.info.setText("draw the polygon on the canvas (double-click to close it), then press 'Plot it'")
 
     def _on_use_polygon_clicked(self):
         layer = self.session.region_layer

@@ -82,6 +82,8 @@ def clipped_cells(root) -> list[str]:
         if not seen(t):
             continue
         head, fm = t.horizontalHeader(), t.fontMetrics()
+        if 0 < t.rowCount() <= 3 and t.verticalScrollBar().isVisible():  # a few rows behind a scroll bar
+            out.append(f"a table of {t.rowCount()} rows shows them in {t.viewport().height()} px")
         for j in range(t.columnCount()):
             if t.isColumnHidden(j):
                 continue
