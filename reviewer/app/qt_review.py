@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.item_pipeline import PendingSave
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.app.review_sensor_break import sensor_break_html
 from reviewer.review import api
@@ -364,6 +365,7 @@ class AnnotatorPanel(QWidget):
         self.flagging: list[str] | None = None  # reasons picked after F
         self.dialog = None
         self.queue = ReviewQueue()
+        self.save = PendingSave()  # the decision being saved and its outcome (the saved line says it)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         filters = QHBoxLayout()
@@ -571,6 +573,7 @@ class AnnotatorPanel(QWidget):
             return False
         key = self.view["item"]
         ev = self.loader.view.to_json() if self.loader.view is not None and self.loader.key == key else None
+        self.save.start(key, verdict)
         try:
             out = api.decide(
                 self.store,
@@ -585,11 +588,13 @@ class AnnotatorPanel(QWidget):
                 confidence=self.confidence if verdict != "skip" else None,
             )
         except Exception as exc:  # noqa: BLE001 - a failed save is shown, the decision stays on screen
-            self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
+            self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
+            self._say(self.save.message, ok=False)
             return False
         why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
-        self._say(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})", ok=True)
+        self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})")
+        self._say(self.save.message, ok=True)
         self.comment = None
         self.confidence = None
         self._pending_text()
