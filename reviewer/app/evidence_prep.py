@@ -28,6 +28,11 @@ NODATA_RGB = (40, 40, 40)  # a chip's masked pixels
 VIEW_PX = 1600
 
 
+def shown_stack(stack):
+    """The stack as the canvas reads it: at VIEW_PX across (the stack itself when the site is narrower)."""
+    return stack if stack.grid.shape[1] <= VIEW_PX else stack.at_width(VIEW_PX)
+
+
 def evidence_view(question: dict[str, Any]):
     """The question's EvidenceView (its own, or the default the core gives an older question)."""
     from reviewer.bank.evidence import evidence_for
@@ -220,8 +225,7 @@ def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focu
     if pair is not None:
         out.pair = pair
         try:
-            shown = stack.at_width(VIEW_PX)
-            out.panels = [resolve_panel(shown, p, comp, method=pair_method) for p in out.pair]
+            out.panels = [resolve_panel(shown_stack(stack), p, comp, method=pair_method) for p in out.pair]
         except ReviewerError as exc:
             out.pair_error = str(exc)
     picks = clearest_per_year(stack, months=set(chip_months) if chip_months else None)

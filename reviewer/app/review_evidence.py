@@ -275,7 +275,6 @@ class EvidenceLoader(QObject):
         self.series.show(p)
         self.model.shown(token)
         self.applied.emit(p.key, "")
-        s.read_neighbours()  # the dates around it, read ahead for stepping
         s.update_status_bar()
 
     def _set_state(self, p: Prepared) -> None:

@@ -1,6 +1,9 @@
-"""The stack on the napari canvas: opens a site off the UI thread, keeps the filtered stack, the lazy
-image layer (one stretch for every date), the quality overlay, the boundary and the date navigation in
-step with the `ViewState` model. The docks talk to this object and to the model, never to each other.
+"""The stack on the napari canvas: the open site, its filtered stack and the date shown, in step with the
+`ViewState` model. The docks talk to this object and to the model, never to each other. Its parts, each in its own
+module: `SiteOpener` (a site indexed in a worker), `CanvasLayers` (the image, overlay, boundary and region layers,
+the caption), `FrameSource` (frames read off the UI thread at display size), `ShownDate` (slider, caption and the
+dates around the shown one read ahead), `StretchKeeper` (each composite's stretch) and `CanvasPointer` (the status
+line and clicks).
 """
 
 from __future__ import annotations

@@ -41,8 +41,8 @@ class ShownDate:
             self.s.state.current = i
 
     def on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
-        """The canvas, slider, caption, status line and prefetch follow the shown date; `caption_now`: not stepping
-        (another stack, a review item), so the caption is set in this turn and drawn with the frame."""
+        """The canvas, slider, caption, status line and the dates read ahead follow the shown date; `caption_now`: not
+        stepping (another stack, a review item), so the caption is set in this turn and drawn with the frame."""
         if self.s.stack is None or not len(self.s.stack):
             return
         i = int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1))
@@ -59,7 +59,10 @@ class ShownDate:
             self.s.text.text = " " * len(self.s.text.text)
         self._caption_when_settled()
         self.s.pointer.refresh()
-        self.read_neighbours()
+        if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at
+            self.prefetcher.cancel()  # once, their readers held the GIL through the item's paint: decisions 2x slower)
+        else:
+            self.read_neighbours()
 
     def read_neighbours(self) -> None:
         """The dates around the shown one read ahead into the cache (stepping then shows them without disk)."""

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from qtpy.QtCore import QObject, Signal
 
-from reviewer.app.evidence_prep import VIEW_PX
+from reviewer.app.evidence_prep import shown_stack
 from reviewer.app.frames import FrameArray
 from reviewer.record.series import quality_codes
 from reviewer.record.stack import Stack
@@ -21,11 +21,6 @@ from reviewer.record.stretch import Stretch
 READY_KEYS = 4096  # frames remembered as read (their data is in the scene cache)
 PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is read
 FRAMES_KEPT = 16  # recent frames' channels kept for the status line's values
-
-
-def shown_stack(stack: Stack) -> Stack:
-    """The stack as the canvas reads it: at VIEW_PX across (the stack itself when the site is narrower)."""
-    return stack if stack.grid.shape[1] <= VIEW_PX else stack.at_width(VIEW_PX)
 
 
 class FrameSource(QObject):

@@ -82,3 +82,22 @@ def test_the_pipeline_state_imports_no_qt_or_napari():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_canvas_reads_a_full_size_scene_at_display_size():
+    """A full Landsat scene (7,741 x 7,591 px at 30 m) is read for the canvas at 1,600 px across, same extent (each
+    pixel read covers 4.84 site pixels: 145 m), so a date holds ~7 M float32 values, not ~176 M; a 64 px site is
+    read as it is."""
+    from affine import Affine
+
+    from reviewer.app.evidence_prep import VIEW_PX, shown_stack
+    from reviewer.record.grid import Grid
+    from reviewer.record.stack import Stack
+
+    full = Stack(None, [], Grid("EPSG:32618", Affine(30.0, 0, 399885.0, 0, -30.0, 800415.0), (7591, 7741)), None)
+    shown = shown_stack(full)
+    assert VIEW_PX == 1600 and shown.grid.shape == (round(7591 * 1600 / 7741), 1600) == (1569, 1600)
+    assert abs(shown.grid.transform.a - 30.0 * 7741 / 1600) < 1e-9  # 145.1 m
+    assert shown.grid.transform.c == 399885.0 and shown.grid.transform.f == 800415.0  # the same corner
+    small = Stack(None, [], Grid("EPSG:32618", Affine(30.0, 0, 0.0, 0, -30.0, 0.0), (64, 64)), None)
+    assert shown_stack(small) is small
