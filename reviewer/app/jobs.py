@@ -49,7 +49,8 @@ class Prefetcher:
             return
         try:
             read(j)
-        except Exception:  # noqa: BLE001 - a prefetch failure is reported when the date is shown
+        except Exception:  # noqa: BLE001 - a pool's future nobody reads would swallow any error silently: logged here,
+            # and the date's own read on the UI thread reports it when the date is shown
             logger.debug("prefetch of %d failed", j, exc_info=True)
 
     def cancel(self) -> None:

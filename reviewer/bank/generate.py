@@ -14,8 +14,7 @@ import logging
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,84 +25,15 @@ from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
 from reviewer.bank.io import write_bank
-from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, TASKS, min_range, multi_sensor_of
-from reviewer.bank.series import QUADRANTS, SeriesConfig, SiteSeries, build_series, cached_index, scene_mpx
-from reviewer.errors import BankError, SchemaError
+from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, min_range, multi_sensor_of
+from reviewer.bank.options import GenerationOptions
+from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, scene_mpx
+from reviewer.bank.templates import REGION_NAMES, methods_agree_share, rules_doc, templates, templates_doc
 from reviewer.fileio import check_output_folder
-from reviewer.record.scan import open_index
-from reviewer.schemas import validate
 
 logger = logging.getLogger(__name__)
 
-TEMPLATES_PATH = Path(__file__).with_name("templates.json")
 GENERATOR = "reviewer.bank.generate/1"
-REGION_NAMES = {
-    "north-west": "north-west quadrant",
-    "north-east": "north-east quadrant",
-    "south-west": "south-west quadrant",
-    "south-east": "south-east quadrant",
-    "centre": "central square (40-60% of the site's width and height)",
-    "site": "whole site",
-}
-
-
-def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """The templates of a templates.json document, checked against schemas/templates.schema.json and for what a
-    schema cannot say: the conclusion names a field, a sweep named like a threshold includes its value, and the
-    evidence names a composite and an index of composites.json."""
-    validate(doc, "templates", path=path)
-    from reviewer.bank.evidence import index_names
-    from reviewer.record.stretch import composites
-
-    for name, tpl in doc["templates"].items():
-        ev = tpl["evidence"]
-        for key, known in (("composite", list(composites())), ("index", index_names())):
-            if key in ev and ev[key] not in known:
-                raise SchemaError(
-                    f"evidence {key} {ev[key]!r} is not one of {', '.join(known)}",
-                    path=path,
-                    field=f"templates.{name}.evidence.{key}",
-                )
-        names = {f["name"] for f in tpl["fields"]}
-        cons = tpl.get("consistency", {})
-        side = cons.get("one_side", {})
-        used = [*cons.get("bounds", {}), *cons.get("max_half_width", {}), *side.get("of", [])]
-        used += [side["field"]] if "field" in side else []
-        for f in used:
-            if f not in names:
-                raise SchemaError(
-                    f"consistency names {f!r}, not a field", path=path, field=f"templates.{name}.consistency"
-                )
-        if tpl["conclusion"] not in {f["name"] for f in tpl["fields"]}:
-            raise SchemaError(
-                f"conclusion {tpl['conclusion']!r} is not one of the fields", path=path, field=f"templates.{name}"
-            )
-        for key, values in tpl.get("sweeps", {}).items():
-            stated = tpl["thresholds"].get(key)
-            if isinstance(stated, int | float) and isinstance(values, list) and stated not in values:
-                raise SchemaError(
-                    f"sweep {key} {values} leaves out the stated threshold {stated}",
-                    path=path,
-                    field=f"templates.{name}.sweeps.{key}",
-                )
-    return doc["templates"]
-
-
-@cache
-def _templates_doc() -> dict[str, Any]:
-    doc = json.loads(TEMPLATES_PATH.read_text(encoding="utf-8"))
-    check_templates(doc, path=TEMPLATES_PATH)
-    return doc
-
-
-def templates() -> dict[str, dict[str, Any]]:
-    """templates.json, validated on load."""
-    return _templates_doc()["templates"]
-
-
-def rules_doc() -> dict[str, dict[str, Any]]:
-    """The consistency rules of templates.json by reason code (reviewer.bank.consistency)."""
-    return _templates_doc()["consistency_rules"]
 
 
 @dataclass
@@ -1579,96 +1509,62 @@ def _report_json(report: GenerationReport, seed: int, balance: float | None, gen
 def generate(
     site_dir: str | Path,
     out_dir: str | Path,
-    tasks: list[str] | None = None,
-    seed: int = 0,
-    store=None,
+    options: GenerationOptions | None = None,
+    *,
     progress: Callable[[float, str], None] | None = None,
     cancel: Callable[[], bool] | None = None,
-    *,
-    series_config: SeriesConfig | None = None,
-    min_agreement: float = 0.75,
-    bank_name: str | None = None,
-    version: str = "candidates",
-    balance: float | None = None,
-    memory: int | None = None,
-    threads: int | None = None,
     runner: Any = None,
-    split_above: float = 0.0,
-    sensor_break: str | None = None,
 ) -> GenerationReport:
-    """Generate candidate questions of a site into a bank folder (and the store, status 'generated').
-    `balance`: keep no conclusion value of a template more than this many times as often as the next
-    (reviewer.bank.balance); None keeps every candidate. `memory`: the budget in bytes (default 2 GB) the
-    series stays under (frames beyond it go to files; the questions are the same); the report says the peak.
-    `threads` and `runner` (a dask client whose workers take the site's years as tasks, when the site has at
-    least `split_above` Landsat scene-megapixels) only change how the record is read (build_series), never
-    what is written. `sensor_break`: what to do with an item whose change lies within the offset between the
-    sensors it spans: "mark" it for an expert, "drop" it, or "off" (no check); default templates.json's."""
+    """Generate candidate questions of a site into a bank folder, with `options` (reviewer.bank.options; the
+    defaults when None). `runner`, a dask client whose workers take the site's years as tasks when the site has
+    at least `options.split_above` Landsat scene-megapixels, only changes how the record is read, never what is
+    written. Importing the bank into the review store is a review operation (reviewer.review.banks)."""
     from reviewer.bank.spill import DEFAULT_BUDGET, MemoryMeter
 
+    # the defaults resolved once, so the report states what was used
+    opts = options or GenerationOptions()
+    opts = replace(
+        opts,
+        memory=opts.memory or DEFAULT_BUDGET,
+        min_agreement=methods_agree_share() if opts.min_agreement is None else opts.min_agreement,
+        sensor_break=opts.sensor_break or templates_doc()["sensor_break"]["on_break"],
+    )
     with MemoryMeter() as meter:
-        report = _generate(
-            site_dir,
-            out_dir,
-            tasks,
-            seed,
-            store,
-            progress,
-            cancel,
-            series_config,
-            min_agreement,
-            bank_name,
-            version,
-            balance,
-            memory or DEFAULT_BUDGET,
-            meter,
-            {"threads": threads, "runner": runner, "split_above": split_above},
-            sensor_break or _templates_doc()["sensor_break"]["on_break"],
-        )
+        report = _generate(site_dir, out_dir, opts, progress=progress, cancel=cancel, runner=runner, meter=meter)
     report.peak_memory = max(report.peak_memory, meter.peak)
     return report
 
 
 def _generate(
-    site_dir,
-    out_dir,
-    tasks,
-    seed,
-    store,
-    progress,
-    cancel,
-    series_config,
-    min_agreement,
-    bank_name,
-    version,
-    balance,
-    memory,
-    meter,
-    reading,
-    on_break="mark",
+    site_dir: str | Path,
+    out_dir: str | Path,
+    opts: GenerationOptions,
+    *,
+    progress: Callable[[float, str], None] | None,
+    cancel: Callable[[], bool] | None,
+    runner: Any,
+    meter: Any,
 ) -> GenerationReport:
     t0 = time.perf_counter()
-    if tasks:
-        bad = [t for t in tasks if t not in TASKS]
-        if bad:
-            raise BankError(f"unknown task(s) {bad}; known: {list(TASKS)}")
+    tasks, seed, balance, memory, on_break = opts.tasks, opts.seed, opts.balance, opts.memory, opts.sensor_break
     check_output_folder(out_dir)  # a file or a read-only place is refused before the record is read
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
-    index = open_index(site_dir, store=store) if store is not None else cached_index(site_dir)
-    reading = dict(reading)
+    index = cached_index(site_dir)
+    reading = opts.reading()
     if reading.pop("split_above") > scene_mpx(index):
-        reading["runner"] = None  # a small site: its years read here cost less than as tasks
+        runner = None  # a small site: its years read here cost less than as tasks
     series = build_series(
         index,
-        config=series_config,
+        config=opts.series,
         progress=progress,
         cancel=cancel,
+        runner=runner,
         parts=series_parts(names),
         memory=memory,
         **reading,
     )
     gen_cfg = {
-        "min_agreement": min_agreement,
+        "min_agreement": opts.min_agreement,
         "series": series.config.as_dict(),
         "min_relative_range": MIN_RELATIVE_HALF_WIDTH,
         "reference_tier": "T1 Landsat, bright-cloud pixels removed",
@@ -1680,7 +1576,7 @@ def _generate(
     if on_break != "off":
         from reviewer.bank.sensor_break import BreakCheck
 
-        breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
+        breaks = BreakCheck(index, templates_doc()["sensor_break"], on_break)
         report.sensor_break = {"mode": on_break, "checked": 0, "within": 0, "close": 0, "unknown": 0}
     gen_cfg["sensor_break"] = on_break
     # a record of nothing the methods read ends here (series.nothing_read, logged): their per-pixel work on an
@@ -1709,17 +1605,13 @@ def _generate(
     # one folder, written whole (bank files, dropped candidates, this report) or not at all
     write_bank(
         out,
-        bank_name or f"{site_id}-generated",
-        version,
+        opts.bank_name or f"{site_id}-generated",
+        opts.version,
         questions,
         [site_record(index)],
         [],
         extra_files={"dropped.jsonl": dropped.encode("utf-8"), "generation_report.json": summary.encode("utf-8")},
     )
-    if store is not None:
-        from reviewer.bank.store import import_bank
-
-        import_bank(store, out)
     if progress is not None:
         progress(1.0, report.summary())
     return report

@@ -20,10 +20,11 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from reviewer.bank.options import GenerationOptions
 from reviewer.errors import BankError, Cancelled, ReviewerError
 
 #: the folder of OUT where running tasks leave progress and find a cancel request
@@ -94,18 +95,25 @@ def finished(out: str | Path) -> bool:
 
 
 def run_site(
-    site_dir: str, out: str, state: str, options: dict[str, Any], stop: Callable[[], bool] | None = None
+    site_dir: str,
+    out: str,
+    state: str,
+    options: GenerationOptions,
+    *,
+    split: str = "never",
+    progress: Callable[[float, str], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """One site's generation (the dask task): an outcome dict, never an exception, so one site's failure does
-    not stop the run. Progress goes to STATE/<name>.json; the task stops at the next scene once STATE/cancel
-    exists (or, run in this process, once `stop()` is true)."""
+    not stop the run. Progress goes to STATE/<name>.json (and to `progress`); the task stops at the next scene
+    once STATE/cancel exists (or, run in this process, once `stop()` is true)."""
     from reviewer.bank.generate import generate
 
     name = Path(out).name
     prog = Path(state) / f"{name}.json"
     last = [0.0]
 
-    def progress(fraction: float, message: str) -> None:
+    def to_file(fraction: float, message: str) -> None:
         now = time.monotonic()
         if now - last[0] < 0.2 and fraction < 1.0:
             return
@@ -117,29 +125,18 @@ def run_site(
     def cancel() -> bool:
         return (stop is not None and stop()) or (Path(state) / CANCEL).exists()
 
+    def both(fraction: float, message: str) -> None:
+        to_file(fraction, message)
+        if progress is not None:
+            progress(fraction, message)
+
     try:
         if cancel():
             raise Cancelled("generation cancelled")
-        opts = dict(options)
-        forward = opts.pop("progress", None)
-
-        def both(fraction: float, message: str) -> None:
-            progress(fraction, message)
-            if forward is not None:
-                forward(fraction, message)
-
-        split = opts.pop("split", "auto")
         runner = _TaskClient() if split != "never" and _on_worker() else None
+        options = replace(options, split_above=0.0 if split == "always" else SPLIT_ABOVE)
         try:
-            report = generate(
-                site_dir,
-                out,
-                progress=both,
-                cancel=cancel,
-                runner=runner,
-                split_above=0.0 if split == "always" else SPLIT_ABOVE,
-                **opts,
-            )
+            report = generate(site_dir, out, options, progress=both, cancel=cancel, runner=runner)
         finally:
             if runner is not None:
                 runner.close()
@@ -149,7 +146,7 @@ def run_site(
         return {"status": "failed", "error": str(exc)}
     except Exception as exc:  # noqa: BLE001 - a site's unexpected error is its outcome; the others go on
         return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
-    progress(1.0, report.summary())
+    to_file(1.0, report.summary())
     return {"status": "done", "summary": report.summary(), "peak_memory": report.peak_memory}
 
 
@@ -245,16 +242,16 @@ def _client(scheduler: str | None, workers: int | None):
 def generate_many(
     site_dirs: list[str | Path],
     out_dir: str | Path,
+    options: GenerationOptions | None = None,
     *,
     scheduler: str | None = None,
     workers: int | None = None,
     progress: ManyProgress | None = None,
     cancel: Callable[[], bool] | None = None,
     split: str = "auto",
-    **options: Any,
 ) -> ManyReport:
-    """Generate every site into OUT/<site name>/ as dask tasks (`options` go to reviewer.bank.generate.generate:
-    tasks, seed, balance, memory...). Sites already finished are skipped; `workers=0` runs the sites one after
+    """Generate every site into OUT/<site name>/ as dask tasks, each with the same `options` (the defaults when
+    None). Sites already finished are skipped; `workers=0` runs the sites one after
     another in this process (no cluster). `cancel` is polled while the sites run.
 
     `split` says when a site's own years become tasks too: "auto" (a site of SPLIT_ABOVE scene-megapixels or
@@ -279,13 +276,15 @@ def generate_many(
     state.mkdir(parents=True, exist_ok=True)
     (state / CANCEL).unlink(missing_ok=True)
     fractions = {n: (1.0 if finished(outs[n]) else 0.0) for n in names}
+    options = options or GenerationOptions()
     try:
         if workers == 0:
             report.workers = "one after another in this process"
             results = _run_here(todo, outs, state, options, fractions, progress, cancel)
         else:
-            options = {**options, "split": split}
-            results = _run_dask(todo, outs, state, options, fractions, progress, cancel, scheduler, workers, report)
+            results = _run_dask(
+                todo, outs, state, options, fractions, progress, cancel, (scheduler, workers, split), report
+            )
     finally:
         shutil.rmtree(state, ignore_errors=True)
     for d, n in todo:
@@ -308,16 +307,19 @@ def _run_here(todo, outs, state, options, fractions, progress, cancel) -> dict[s
             if progress is not None:
                 progress(dict(fractions), f"{n}: {m}")
 
-        results[n] = run_site(d, str(outs[n]), str(state), {**options, "progress": site_progress}, cancel)
+        results[n] = run_site(d, str(outs[n]), str(state), options, progress=site_progress, stop=cancel)
         fractions[n] = 1.0
         if progress is not None:
             progress(dict(fractions), f"{n}: {results[n]['status']}")
     return results
 
 
-def _run_dask(todo, outs, state, options, fractions, progress, cancel, scheduler, workers, report):
-    """Submit the sites, poll their progress files every 0.2 s, collect outcomes as they finish."""
+def _run_dask(todo, outs, state, options, fractions, progress, cancel, where, report):
+    """Submit the sites, poll their progress files every 0.2 s, collect outcomes as they finish. `where`:
+    (scheduler, workers, split) of generate_many."""
     from distributed import wait
+
+    scheduler, workers, split = where
 
     if not todo:
         report.workers = "nothing to run"
@@ -325,11 +327,10 @@ def _run_dask(todo, outs, state, options, fractions, progress, cancel, scheduler
     client, cluster, report.workers, threads = _client(scheduler, workers)
     results: dict[str, dict[str, Any]] = {}
     try:
-        options = dict(options)
-        if threads is not None:
-            options.setdefault("threads", threads)
-        if options.get("split") == "auto" and len(todo) < len(client.scheduler_info()["workers"]):
-            options["split"] = "always"  # fewer sites than workers: the idle ones take the sites' years
+        if threads is not None and options.threads is None:
+            options = replace(options, threads=threads)
+        if split == "auto" and len(todo) < len(client.scheduler_info()["workers"]):
+            split = "always"  # fewer sites than workers: the idle ones take the sites' years
         # the heaviest records first, so the last site to finish is a small one (sizes from the files' bytes)
         order = sorted(todo, key=lambda t: -_folder_bytes(t[0]))
         futures = {
@@ -339,6 +340,7 @@ def _run_dask(todo, outs, state, options, fractions, progress, cancel, scheduler
                 str(outs[n]),
                 str(state),
                 options,
+                split=split,
                 key=f"generate-{n}",
                 pure=False,
                 priority=len(order) - i,

@@ -84,6 +84,8 @@ class PixelMap:
     cols: np.ndarray
     inside: np.ndarray
     plain: bool = False  # the site grid is the window itself (same CRS, cell size and alignment)
+    #: every grid pixel takes a file pixel (`inside` is then a read-only view of one True, no grid-sized array)
+    whole: bool = False
 
 
 @lru_cache(maxsize=64)
@@ -143,20 +145,20 @@ def _separable_map(src, src_shape: tuple[int, int], grid: Grid) -> PixelMap:
     _, r = inv @ (np.full(rows, xs[0]), ys)
     r, c = np.floor(r).astype(np.int64), np.floor(c).astype(np.int64)
     r_in, c_in = (r >= 0) & (r < src_shape[0]), (c >= 0) & (c < src_shape[1])
-    inside = r_in[:, None] & c_in[None, :]
+    whole = bool(r_in.all() and c_in.all())  # (the usual case: a grid-sized mask of True was 120 MB to make)
+    inside = np.broadcast_to(np.True_, (rows, cols)) if whole else r_in[:, None] & c_in[None, :]
     if not (r_in.any() and c_in.any()):
         return PixelMap(None, r[:, None], c[None, :], inside)
     r0, r1 = int(r[r_in].min()), int(r[r_in].max()) + 1
     c0, c1 = int(c[c_in].min()), int(c[c_in].max()) + 1
     rr, cc = np.where(r_in, r - r0, 0)[:, None], np.where(c_in, c - c0, 0)[None, :]
     plain = bool(
-        r_in.all()
-        and c_in.all()
+        whole
         and (r1 - r0, c1 - c0) == (rows, cols)
         and (rr[:, 0] == np.arange(rows)).all()
         and (cc[0] == np.arange(cols)).all()
     )
-    return PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain)
+    return PixelMap(((r0, r1), (c0, c1)), rr, cc, inside, plain, whole)
 
 
 def _check_lookup_fits(rows: int, cols: int) -> None:

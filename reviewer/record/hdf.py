@@ -395,7 +395,7 @@ def _layer_on_grid(file: str, layer: str, fmt: str | None, info: GridInfo, grid,
     if pmap is None or pmap.plain:
         return data
     out = data[pmap.rows, pmap.cols]
-    if not pmap.inside.all():
+    if not pmap.whole and not pmap.inside.all():
         fill = nodata if nodata is not None else 0
         out = out.astype(np.result_type(out.dtype, np.min_scalar_type(fill)), copy=False)
         out[~pmap.inside] = fill

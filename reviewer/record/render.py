@@ -223,7 +223,7 @@ def build_figure(
         ax = fig.add_subplot(rows, cols, k + 1)
         # "none": drawn unsampled (a 1,000 px panel took 3.7 s in matplotlib's resampler; the pixels are
         # read at the panel's own width already)
-        ax.imshow(stretch.apply(panel.channels, nodata_rgb=(40, 40, 40)), interpolation="none")
+        ax.imshow(opaque_rgba(stretch.apply(panel.channels, nodata_rgb=(40, 40, 40))), interpolation="none")
         label = ax.set_title(panel.label, fontsize=8 if n > 3 else 9)
         _fit_text(fig, label, 0.95 * fig_w / cols)
         ax.set_xticks([])
@@ -256,6 +256,15 @@ def build_figure(
     bar = _colour_bar(fig, stretch) if stretch.is_index else None
     _layout(fig, footer, head if title else None, cols, (pw, ph), bar)
     return fig
+
+
+def opaque_rgba(rgb: np.ndarray) -> np.ndarray:
+    """(y, x, 3) uint8 as (y, x, 4) with alpha 255: the pixels matplotlib draws from RGB, without its own
+    conversion (half of drawing a 1,000 px panel)."""
+    out = np.empty((*rgb.shape[:2], 4), np.uint8)
+    out[..., :3] = rgb
+    out[..., 3] = 255
+    return out
 
 
 COLOUR_BAR_IN = 0.55  # the colour bar's band above the footer: bar, ticks and label
@@ -336,23 +345,36 @@ def render_panels(
         panels, stretch, pixel_size_m=pixel_size_m, title=title, highlight=highlight, columns=columns, notes=notes,
         width_px=width_px,
     )  # fmt: skip
-    buf = io.BytesIO()
-    fig.savefig(
-        buf,
-        format="png",
-        pil_kwargs={"compress_level": 3},  # (zlib's default 6 took 1.7 s of a 1,000 px render; ~10% larger)
-        metadata={
-            "Stretch": stretch.dumps(),
-            "Panels": json.dumps([p.to_json() for p in panels]),
-            "Software": "EarthRecord Reviewer",
-        },
-    )
+    metadata = {
+        "Stretch": stretch.dumps(),
+        "Panels": json.dumps([p.to_json() for p in panels]),
+        "Software": "EarthRecord Reviewer",
+    }
+    buf = png_bytes(fig, metadata)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(os_error_text(exc), path=shown(out), field="out") from exc
-    atomic_write(out, buf.getvalue())  # a unique temporary name: renders to one --out never collide
+    atomic_write(out, buf)  # a unique temporary name: renders to one --out never collide
     return out
+
+
+def png_bytes(fig, metadata: dict[str, str]) -> bytes:
+    """The figure drawn as savefig draws it, as PNG with `metadata` in text chunks. An opaque figure (all
+    of ours) is written as RGB, not RGBA: a quarter fewer bytes to compress (0.10 s instead of 0.12 s for a
+    1,000 px panel); zlib level 3 (the default 6 took 1.7 s of a 1,000 px render; ~10% larger)."""
+    from PIL import Image
+    from PIL.PngImagePlugin import PngInfo
+
+    fig.canvas.draw()
+    rgba = np.asarray(fig.canvas.buffer_rgba())
+    image = Image.fromarray(rgba[..., :3]) if (rgba[..., 3] == 255).all() else Image.fromarray(rgba)
+    info = PngInfo()
+    for key, value in metadata.items():
+        info.add_text(key, value)
+    buf = io.BytesIO()
+    image.save(buf, format="png", pnginfo=info, compress_level=3)
+    return buf.getvalue()
 
 
 def check_png(out: str | Path) -> Path:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError, SchemaError
+from reviewer.review.decision import Decision
 from reviewer.review.ledger import EFFECTIVE, find_item, get_user, require_bank, set_state, write_decision
 from reviewer.review.rules import RULES_DIR, codebook, load_checked, workflow
 from reviewer.store import Store
@@ -676,11 +677,9 @@ def _send_back(store, db, actor, item, action, flag_codes, note, audit_ref, evid
             store,
             item,
             actor.name,
+            Decision("retract", retracts=decision_id, rationale="pilot audit"),
             stage=2,
-            verdict="retract",
             action=None,
-            retracts=decision_id,
-            rationale="pilot audit",
         )
     set_state(
         store,
@@ -709,12 +708,9 @@ def _remove(store, actor, item, action, reject_codes, note, audit_ref, entry, ev
         store,
         item,
         actor.name,
+        Decision("reject", reasons=tuple(reject_codes), rationale=why, view={"pilot_audit": {**audit_ref, **evidence}}),
         stage=2,
-        verdict="reject",
         action=None,
-        reasons=reject_codes,
-        rationale=why,
-        view={"pilot_audit": {**audit_ref, **evidence}},
     )
     set_state(
         store,

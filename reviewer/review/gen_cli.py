@@ -14,6 +14,7 @@ from typing import Any
 
 from reviewer.argtypes import integer, open_fraction, positive_float
 from reviewer.bank.model import TASKS
+from reviewer.bank.options import SENSOR_BREAK_MODES, GenerationOptions
 from reviewer.console import echo
 
 
@@ -31,6 +32,17 @@ def memory_size(text: str) -> int:
     return int(value * mult)
 
 
+def generation_options(args: argparse.Namespace) -> GenerationOptions:
+    """The options of `reviewer generate`'s command line."""
+    return GenerationOptions(
+        tasks=tuple(args.tasks or ()),
+        seed=args.seed,
+        balance=args.balance,
+        memory=args.memory,
+        sensor_break=args.sensor_break,
+    )
+
+
 def _generate(args: argparse.Namespace) -> int:
     from reviewer.bank.generate import generate
 
@@ -43,16 +55,7 @@ def _generate(args: argparse.Namespace) -> int:
     from reviewer.progress import StderrProgress
 
     with StderrProgress(f"generate {Path(args.site_dir[0]).name}", lines_when_redirected=args.verbose) as bar:
-        report = generate(
-            args.site_dir[0],
-            args.out,
-            tasks=args.tasks or None,
-            seed=args.seed,
-            balance=args.balance,
-            memory=args.memory,
-            progress=bar.update,
-            sensor_break=args.sensor_break,
-        )
+        report = generate(args.site_dir[0], args.out, generation_options(args), progress=bar.update)
     if args.store:
         from reviewer.review.banks import import_bank
         from reviewer.store import Store
@@ -81,15 +84,11 @@ def _generate_many(args: argparse.Namespace) -> int:
         report = generate_many(
             args.site_dir,
             args.out,
+            generation_options(args),
             scheduler=args.scheduler,
             workers=args.workers,
             progress=bars.update,
             split=args.split,
-            tasks=args.tasks or None,
-            seed=args.seed,
-            balance=args.balance,
-            memory=args.memory,
-            sensor_break=args.sensor_break,
         )
     for line in report.lines():
         echo(line)
@@ -240,7 +239,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--sensor-break",
         dest="sensor_break",
-        choices=("mark", "drop", "off"),
+        choices=SENSOR_BREAK_MODES,
         help="an item whose change lies within the offset between the sensors it spans (TM/ETM+/OLI/MSI, measured "
         "at its region in the years both flew): mark it for an expert, drop it, or skip the check (default: "
         "templates.json sensor_break.on_break, mark)",

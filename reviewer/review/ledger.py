@@ -17,7 +17,9 @@ from typing import Any
 
 from reviewer import __version__
 from reviewer.errors import ReviewError
+from reviewer.review.decision import Decision
 from reviewer.review.rules import ROLES, workflow
+from reviewer.review.signing import SIGNED_COLS, sign_decision
 from reviewer.store import Store, sha256_text
 
 GENESIS = "sha256:" + "0" * 64
@@ -231,28 +233,20 @@ def write_decision(
     store: Store,
     item: Item,
     user: str,
+    decision: Decision,
     *,
     stage: int,
-    verdict: str,
     action: str | None,
-    reasons: list[str] | None = None,
-    comment: str | None = None,
-    correction: dict[str, Any] | None = None,
-    rationale: str | None = None,
-    view: dict[str, Any] | None = None,
-    seconds: float | None = None,
-    retracts: int | None = None,
     before: str | None = None,
     detail: dict[str, Any] | None = None,
-    created: str | None = None,
-    confidence: str | None = None,
 ) -> int:
     """Append one decision on the item's current version and, unless `action` is None (the caller's own
     event covers it), its event; call inside a transaction. Returns the decision id.
 
-    `created` is the time the decision was made when that was elsewhere (a review package's decision
+    `decision.created` is the time the decision was made when that was elsewhere (a review package's decision
     merged on import); default now. In a review package, the decision is signed in the same transaction.
     """
+    d = decision
     cur = store.db.execute(
         "INSERT INTO decisions (item, version, user, stage, verdict, reasons, comment, correction, rationale, view, "
         "seconds, retracts, created, confidence) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -261,23 +255,21 @@ def write_decision(
             item.version,
             user,
             stage,
-            verdict,
-            json.dumps(reasons or []),
-            comment,
-            dumps(correction) if correction is not None else None,
-            rationale,
-            dumps(view) if view is not None else None,
-            seconds,
-            retracts,
-            created or now(),
-            confidence,
+            d.verdict,
+            json.dumps(list(d.reasons)),
+            d.comment,
+            dumps(d.correction) if d.correction is not None else None,
+            d.rationale,
+            dumps(d.view) if d.view is not None else None,
+            d.seconds,
+            d.retracts,
+            d.created or now(),
+            d.confidence,
         ],
     )
     decision_id = int(cur.lastrowid)
     store.pending_seals[decision_id] = _seals(store, "WHERE d.id = ?", [decision_id])[decision_id]
     if store.db.execute("SELECT 1 FROM packages WHERE kind = 'self'").fetchone():
-        from reviewer.review.packages import sign_decision
-
         sign_decision(store, decision_id)
     if action is not None:
         record_event(
@@ -288,30 +280,12 @@ def write_decision(
             item=item.id,
             version=item.version,
             before=before,
-            after="retracted" if verdict == "retract" else verdict,
+            after="retracted" if d.verdict == "retract" else d.verdict,
             detail={"decision": decision_id, "stage": stage, **(detail or {})},
         )
     return decision_id
 
 
-#: the columns of a decision as a review package signs them (a package of an earlier version is still checked
-#: against these, so they never change); reviewer.review.packages signs with them
-SIGNED_COLS = (
-    "id",
-    "item",
-    "version",
-    "user",
-    "stage",
-    "verdict",
-    "reasons",
-    "comment",
-    "correction",
-    "rationale",
-    "view",
-    "seconds",
-    "retracts",
-    "created",
-)
 #: the columns a decision's seal in the audit chain covers: the signed ones and what came later
 _SEALED_COLS = (*SIGNED_COLS, "confidence")
 

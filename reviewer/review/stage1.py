@@ -14,10 +14,12 @@ import json
 import random
 import statistics
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from reviewer.errors import ReviewError
+from reviewer.review.decision import Decision
 from reviewer.review.ledger import (
     EFFECTIVE,
     Item,
@@ -34,8 +36,7 @@ from reviewer.review.ledger import (
     set_state,
     write_decision,
 )
-from reviewer.review.quality import check_confidence
-from reviewer.review.rules import codebook, workflow
+from reviewer.review.rules import check_confidence, codebook, quality_settings, workflow
 from reviewer.store import Store
 
 #: decisions that complete an annotator's work on an item (skip postpones it)
@@ -449,36 +450,34 @@ def require_writable(store: Store, item: Item, version: int | None) -> None:
 def decide(
     store: Store,
     key: str,
+    decision: Decision,
     *,
     user: str | None,
-    verdict: str,
-    reasons: list[str] | None = None,
-    comment: str | None = None,
-    correction: dict[str, Any] | None = None,
-    seconds: float | None = None,
-    view: dict[str, Any] | None = None,
     version: int | None = None,
     bank: str | None = None,
-    created: str | None = None,
-    confidence: str | None = None,
 ) -> dict[str, Any]:
     """Record one annotator's stage-1 decision (accept, flag with reasons, or skip), durably.
 
-    `confidence`: the annotator's own low / medium / high (assets/review/quality.json), or None.
+    A stage-1 decision has a comment, no rationale; `decision.confidence` is the annotator's own low / medium /
+    high (assets/review/quality.json), or None. `version`: the item version the annotator saw (refused if it is
+    no longer current).
 
     Returns what the annotator may see: the decision id, item and version (not the item's state).
-    `created` is the time a decision made elsewhere was made (a review package's, merged on import):
+    `decision.created` is the time a decision made elsewhere was made (a review package's, merged on import):
     its `seconds` are then taken as given, not measured here.
     """
+    decision.only(("comment", "correction", "view", "seconds", "confidence", "created"), "a stage-1 decision")
+    verdict, reasons, correction, seconds = decision.verdict, decision.reasons, decision.correction, decision.seconds
     actor = get_user(store, user)
     workflow().require("annotate", actor.role, actor.name)
+    view = decision.view
     if view is not None:  # the view the decision rests on is an evidence view, stored in its full JSON
         from reviewer.bank.evidence import check_view
 
         view = check_view(view)
     if verdict not in (*VERDICTS, "skip"):
         raise ReviewError(f"a stage-1 decision is accept, flag or skip, not {verdict!r}")
-    confidence = check_confidence(confidence, item=key)
+    confidence = check_confidence(decision.confidence, item=key)
     with store.transaction() as db:
         item = find_item(store, key, bank)
         require_writable(store, item, version)
@@ -489,12 +488,12 @@ def decide(
         own = _own_decision(store, item, actor.name)
         if own and own["verdict"] in VERDICTS:
             raise ReviewError(f"item {item.key}: {actor.name} decided it already ({own['verdict']}); undo it first")
-        codes = codebook().check_flags(reasons or [], item=item.key, role=actor.role) if verdict == "flag" else []
+        codes = codebook().check_flags(list(reasons), item=item.key, role=actor.role) if verdict == "flag" else []
         if reasons and verdict != "flag":
             raise ReviewError(f"item {item.key}: reasons go with a flag, not with {verdict}")
         if correction is not None:
             check_correction(correction, question(store, item.id, item.version), item)
-        if seconds is None and created is None:
+        if seconds is None and decision.created is None:
             shown = db.execute("SELECT at FROM shown WHERE user = ? AND item = ?", [actor.name, item.id]).fetchone()
             seconds = round(time.time() - shown[0], 3) if shown else None
         if seconds is not None and not (0 <= seconds < 86400 * 7):
@@ -503,17 +502,10 @@ def decide(
             store,
             item,
             actor.name,
+            replace(decision, reasons=tuple(codes), view=view, seconds=seconds, confidence=confidence),
             stage=1,
-            verdict=verdict,
             action="decide",
-            reasons=codes,
-            comment=comment,
-            correction=correction,
-            view=view,
-            seconds=seconds,
             detail={"reasons": codes, "correction": correction is not None, "confidence": confidence},
-            created=created,
-            confidence=confidence,
         )
         _mark(store, item.id, actor.name, open_=verdict not in VERDICTS, skipped=verdict == "skip")
         if verdict in VERDICTS:
@@ -566,8 +558,6 @@ def _route(store: Store, item: Item, actor: User) -> None:
         return
     cfg = settings(store, item.bank) or {"seed": 0, "audit_share": 0.1}
     if all(d["verdict"] == "accept" for d in made):
-        from reviewer.review.quality import quality_settings
-
         q = quality_settings()
         draft = needs_reference(store, item)
         unsure = q.low_confidence_to_expert and any(d["confidence"] == q.confidence[0] for d in made)
@@ -611,13 +601,11 @@ def undo(store: Store, bank: str, *, user: str | None, created: str | None = Non
             store,
             undone,
             actor.name,
+            Decision("retract", retracts=decision_id, created=created),
             stage=1,
-            verdict="retract",
             action="undo",
-            retracts=decision_id,
             before=verdict,
             detail={"retracts": decision_id},
-            created=created,
         )
         _mark(store, item.id, actor.name, open_=True)
         if item.state in ("consensus_accepted", "flagged"):

@@ -9,9 +9,11 @@ it. A correction is a new item version; an adjudicated item is final (a maintain
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from reviewer.errors import ReviewError
+from reviewer.review.decision import Decision
 from reviewer.review.items import add_version
 from reviewer.review.ledger import (
     EFFECTIVE,
@@ -27,7 +29,7 @@ from reviewer.review.ledger import (
     set_state,
     write_decision,
 )
-from reviewer.review.rules import codebook, workflow
+from reviewer.review.rules import check_confidence, codebook, workflow
 from reviewer.review.stage1 import (
     CLOSED,
     check_correction,
@@ -130,24 +132,24 @@ def expert_view(store: Store, key: str, *, user: str | None, bank: str | None = 
 def adjudicate(
     store: Store,
     key: str,
+    decision: Decision,
     *,
     user: str | None,
-    verdict: str,
-    reasons: list[str] | None = None,
-    correction: dict[str, Any] | None = None,
-    rationale: str | None = None,
-    view: dict[str, Any] | None = None,
     version: int | None = None,
     bank: str | None = None,
-    confidence: str | None = None,
 ) -> dict[str, Any]:
-    """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version); `confidence`
-    is the expert's own low / medium / high, or None."""
-    from reviewer.review.quality import check_confidence
-
+    """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version), with a
+    rationale; `decision.confidence` is the expert's own low / medium / high, or None."""
+    decision.only(("correction", "rationale", "view", "confidence"), "an adjudication")
+    verdict, reasons, correction, rationale = (
+        decision.verdict,
+        decision.reasons,
+        decision.correction,
+        decision.rationale,
+    )
     actor = get_user(store, user)
     workflow().require("adjudicate", actor.role, actor.name)
-    confidence = check_confidence(confidence, item=key)
+    confidence = check_confidence(decision.confidence, item=key)
     if verdict not in ("accept", "reject", "correct"):
         raise ReviewError(f"adjudication is accept, reject or correct, not {verdict!r}")
     with store.transaction():
@@ -168,13 +170,14 @@ def adjudicate(
             )
         if not (rationale and rationale.strip()):
             raise ReviewError(f"item {item.key}: an adjudication needs a rationale")
+        view = decision.view
         if view is not None:  # an evidence view, stored in its full JSON (as with a stage-1 decision)
             from reviewer.bank.evidence import check_view
 
             view = check_view(view)
         codes: list[str] = []
         if verdict == "reject":
-            codes = codebook().check_reject(reasons or [], item=item.key)
+            codes = codebook().check_reject(list(reasons), item=item.key)
         if verdict == "correct":
             if correction is None:
                 raise ReviewError(f"item {item.key}: a correction needs the corrected parts (JSON)")
@@ -190,15 +193,10 @@ def adjudicate(
             store,
             item,
             actor.name,
+            replace(decision, reasons=tuple(codes), view=view, confidence=confidence),
             stage=2,
-            verdict=verdict,
             action="adjudicate",
-            reasons=codes,
-            correction=correction,
-            rationale=rationale,
-            view=view,
             detail={"reasons": codes, "rationale": rationale, "confidence": confidence},
-            confidence=confidence,
         )
         new_version = None
         if verdict == "correct":
@@ -219,7 +217,13 @@ def adjudicate(
                 detail={"decision": decision_id, "origin": "corrected"},
             )
         set_state(store, item, f"adjudicate_{verdict}", actor.role, actor.name, detail={"decision": decision_id})
-    return {"decision": decision_id, "item": item.key, "verdict": verdict, "new_version": new_version}
+    return {
+        "decision": decision_id,
+        "item": item.key,
+        "verdict": verdict,
+        "new_version": new_version,
+        "confidence": confidence,
+    }
 
 
 def allow(store: Store, key: str, expert: str, *, user: str | None, reason: str, bank: str | None = None) -> None:
@@ -265,11 +269,9 @@ def reopen(store: Store, key: str, *, user: str | None, reason: str, bank: str |
                 store,
                 item,
                 actor.name,
+                Decision("retract", retracts=decision_id, rationale=reason),
                 stage=stage,
-                verdict="retract",
                 action=None,
-                retracts=decision_id,
-                rationale=reason,
             )
         db.execute("UPDATE items SET audit = 0 WHERE id = ?", [item.id])
         db.execute("UPDATE assignments SET open = 1, skipped = 0 WHERE item = ?", [item.id])
@@ -297,10 +299,9 @@ def apply_rule(store: Store, bank: str, *, user: str | None) -> dict[str, Any]:
                     store,
                     item,
                     actor.name,
+                    Decision("rule", rationale=f"rest rule: {cfg['rest_rule']}"),
                     stage=2,
-                    verdict="rule",
                     action=None,
-                    rationale=f"rest rule: {cfg['rest_rule']}",
                 )
                 set_state(
                     store,

@@ -254,7 +254,7 @@ def run(tmp: Path, args: argparse.Namespace) -> None:
             with store.transaction():
                 for key in order[user][done[user] : min(upto, done[user] + BULK)]:
                     v, reasons = verdict(rng)
-                    api.decide(store, key, user=user, verdict=v, reasons=reasons)
+                    api.decide(store, key, api.Decision(v, reasons=reasons), user=user)
                     done[user] += 1
                     n_bulk += 1
         t_bulk += time.perf_counter() - t
@@ -272,7 +272,7 @@ def run(tmp: Path, args: argparse.Namespace) -> None:
                 assert view is not None and view["item"] == order[u][done[u]], (u, view and view["item"])
                 v, reasons = verdict(rng)
                 t = time.perf_counter()
-                api.decide(store, view["item"], user=u, verdict=v, reasons=reasons)
+                api.decide(store, view["item"], api.Decision(v, reasons=reasons), user=u)
                 t_decide.append(time.perf_counter() - t)
                 done[u] += 1
                 t_plain.append(plain_insert(plain_con, item_id[view["item"]], u, v, reasons))

@@ -42,6 +42,7 @@ def prepare(two_sites: bool = False) -> Path:
     """The site, its scanned index and the generated bank (once), and a fresh store with ann's queue. With
     `two_sites`, a second small site (seed 1, no MODIS) and a bank of both sites' questions (TWO_BANK)."""
     from reviewer.bank.generate import generate
+    from reviewer.bank.options import GenerationOptions
     from reviewer.record.scan import open_index
     from reviewer.review import api
     from reviewer.review.banks import import_bank
@@ -58,7 +59,7 @@ def prepare(two_sites: bool = False) -> Path:
     if not (bank / "manifest.json").is_file():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            generate(site, bank, seed=5)
+            generate(site, bank, GenerationOptions(seed=5))
     if two_sites:
         bank = two_site_bank(bank)
     db = ROOT / ("run2.sqlite" if two_sites else "run.sqlite")
@@ -84,6 +85,7 @@ def two_site_bank(bank: Path) -> Path:
     and its generated bank, merged with the first bank into one (once)."""
     from reviewer.bank.generate import generate
     from reviewer.bank.io import load_bank, write_bank
+    from reviewer.bank.options import GenerationOptions
     from tests.sites import make_site
 
     site2, bank2, both = ROOT / "site2", ROOT / "bank2", ROOT / "bank-two-sites"
@@ -93,7 +95,7 @@ def two_site_bank(bank: Path) -> Path:
     if not (bank2 / "manifest.json").is_file():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            generate(site2, bank2, seed=5)
+            generate(site2, bank2, GenerationOptions(seed=5))
     if not (both / "manifest.json").is_file():
         a, b = load_bank(bank), load_bank(bank2)
         write_bank(both, TWO_BANK, "1", [*a.questions, *b.questions], [*a.sites, *b.sites], created=CREATED)

@@ -31,10 +31,12 @@ def _inputs_key() -> str:
     import hashlib
 
     import reviewer.bank.generate as gen
+    from reviewer.bank.templates import TEMPLATES_PATH
     from reviewer.record.synthetic import GENERATOR_VERSION
 
     h = hashlib.sha256(GENERATOR_VERSION.encode())
-    for path in (Path(gen.__file__), gen.TEMPLATES_PATH, Path(gen.__file__).with_name("evidence.py")):
+    here = Path(gen.__file__)
+    for path in (here, TEMPLATES_PATH, here.with_name("templates.py"), here.with_name("evidence.py")):
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
 
@@ -102,6 +104,7 @@ def wait_frame(app, qtbot, timeout: int = 20000) -> None:
 def demo_bank(request, demo_site) -> Path:
     """The candidate bank `reviewer generate` makes of the GUI demo site (seed 5), generated once and cached."""
     from reviewer.bank.generate import generate
+    from reviewer.bank.options import GenerationOptions
 
     out = _cache_dir(request) / "candidates-seed5"
     if not (out / "manifest.json").is_file():
@@ -109,6 +112,6 @@ def demo_bank(request, demo_site) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            generate(demo_site, tmp, seed=5)
+            generate(demo_site, tmp, GenerationOptions(seed=5))
         tmp.rename(out)
     return out

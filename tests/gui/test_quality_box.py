@@ -28,8 +28,7 @@ def _store(tmp_path: Path) -> Path:
         bad = i in (0, 1)
         for user in ("ann", "bob", "cat"):
             flag = bad if user != "cat" else (bad or i in (2, 3, 4, 5))
-            api.decide(store, qid, user=user, verdict="flag" if flag else "accept",
-                       reasons=["wrong_reference"] if flag else None, seconds=5.0 + i)  # fmt: skip
+            api.decide(store, qid, api.Decision("flag" if flag else "accept", reasons=["wrong_reference"] if flag else None, seconds=5.0 + i), user=user)  # fmt: skip
     store.close()
     return tmp_path / "review.sqlite"
 

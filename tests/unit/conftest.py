@@ -33,12 +33,13 @@ def demo(tmp_path_factory):
     """The core demo site, its truth and its candidate bank (all tasks, seed 5)."""
     from reviewer.bank.generate import generate
     from reviewer.bank.io import load_bank
+    from reviewer.bank.options import GenerationOptions
 
     site = make_core_site(tmp_path_factory.mktemp("gen") / "site")
     out = site.parent / "candidates"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = generate(site, out, seed=5)
+        report = generate(site, out, GenerationOptions(seed=5))
     truth = json.loads((site / "truth.json").read_text())
     bank = load_bank(out)
     masks = dict(np.load(site / "truth_masks.npz"))
@@ -50,12 +51,13 @@ def snow_demo(tmp_path_factory):
     """The snow demo site, its truth and its candidate bank (compare task only)."""
     from reviewer.bank.generate import generate
     from reviewer.bank.io import load_bank
+    from reviewer.bank.options import GenerationOptions
 
     site = make_snow_site(tmp_path_factory.mktemp("snow") / "site")
     out = site.parent / "candidates"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = generate(site, out, tasks=["compare"], seed=1)
+        report = generate(site, out, GenerationOptions(tasks=("compare",), seed=1))
     truth = json.loads((site / "truth.json").read_text())
     return {"site": site, "out": out, "report": report, "truth": truth, "bank": load_bank(out)}
 

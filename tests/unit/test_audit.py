@@ -21,6 +21,7 @@ from reviewer.review import api
 from reviewer.review.audit import RULES_PATH, audit, audit_rules, load_audit, parse_rules
 from reviewer.review.freeze import freeze
 from reviewer.scoring.api import compute_scores
+from reviewer.scoring.options import ScoringOptions
 from reviewer.scoring.rescore import question_hash
 
 IE = "insufficient evidence"
@@ -461,7 +462,9 @@ def test_apply_sends_back_and_removes_with_one_event_each_then_freeze_lists_the_
     # no freeze until it is adjudicated again
     with pytest.raises(ReviewError, match="rb/q003 \\(flagged\\)"):
         freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
-    api.adjudicate(store, "q003", user="eve", verdict="accept", rationale="the pilot flipped; the reference holds")
+    api.adjudicate(
+        store, "q003", api.Decision("accept", rationale="the pilot flipped; the reference holds"), user="eve"
+    )
     freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
     qc = json.loads((tmp_path / "v2" / "qc.json").read_text())
     assert {r["id"]: (r["by"], r["reasons"], r["outcome"]) for r in qc["removed"]} == {
@@ -474,12 +477,14 @@ def test_apply_sends_back_and_removes_with_one_event_each_then_freeze_lists_the_
     assert [q["id"] for q in load_bank(tmp_path / "v2").questions] == ["q002", "q003"]
 
     # the pilot is rescored on version 2 without a rerun: q000's runs are dropped, the rest unchanged
-    scores = compute_scores(tmp_path / "v2", [runs], bootstrap=0, rescore_from=tmp_path / "v1")
+    scores = compute_scores(tmp_path / "v2", [runs], ScoringOptions(bootstrap=0, rescore_from=tmp_path / "v1"))
     r = scores["rescored"]
     assert r["removed_questions"] == ["q000"] and r["runs_dropped"] == 3 and r["unchanged_text_and_fields"] == 2
     assert scores["problems"]["bad_lines"] == [] and scores["models"]["pilot"]["record"]["n"] == 2
     with pytest.raises(ScoringError, match="unknown question 'q000'"):
-        compute_scores(tmp_path / "v2", [runs], bootstrap=0)  # without --rescore-from: the old runs do not fit
+        compute_scores(
+            tmp_path / "v2", [runs], ScoringOptions(bootstrap=0)
+        )  # without --rescore-from: the old runs do not fit
 
 
 def _write_v2(tmp_path, name, change):

@@ -15,6 +15,7 @@ import bank_factory as bf
 import pytest
 
 from reviewer.bank import generate as G
+from reviewer.bank import templates as T
 from reviewer.bank.evidence import EvidenceView, Region, evidence_for
 from reviewer.bank.io import load_bank, write_bank
 from reviewer.errors import SchemaError
@@ -163,7 +164,7 @@ def test_a_burn_question_shows_nbr_the_year_before_and_after_the_burn():
 def _greenness(region):
     c = G.Candidate(
         "trend.greenness_trend",
-        {"y1": 2001, "y2": 2013, "alpha": 0.05, "region": G.REGION_NAMES[region]},
+        {"y1": 2001, "y2": 2013, "alpha": 0.05, "region": T.REGION_NAMES[region]},
         (2001, 2013),
         methods={"direction": {"a": "increase", "b": "increase", "c": "increase"}, "slope": {"a": 0.01, "b": 0.011}},
         extra={"region": region},
@@ -189,16 +190,16 @@ def test_a_trend_question_shows_the_strip_over_its_period_and_the_region_it_name
 
 def test_every_template_has_a_view_and_a_bad_one_is_refused_naming_the_field():
     assert all("evidence" in t for t in G.templates().values())
-    doc = json.loads(G.TEMPLATES_PATH.read_text(encoding="utf-8"))
+    doc = json.loads(T.TEMPLATES_PATH.read_text(encoding="utf-8"))
     broken = copy.deepcopy(doc)
     broken["templates"]["date.burn_year"]["evidence"]["composite"] = "thermal"
     with pytest.raises(SchemaError) as err:
-        G.check_templates(broken)
+        T.check_templates(broken)
     assert err.value.field == "templates.date.burn_year.evidence.composite"
     broken = copy.deepcopy(doc)
     del broken["templates"]["date.burn_year"]["evidence"]
     with pytest.raises(SchemaError) as err:
-        G.check_templates(broken)
+        T.check_templates(broken)
     assert err.value.field == "templates.date.burn_year.evidence"
 
 
@@ -214,13 +215,15 @@ def test_a_decisions_saved_view_is_the_full_evidence_view_and_a_bad_one_is_refus
         api.decide(
             store,
             "rb/q0",
+            api.Decision("accept", view={"composite": "nbr", "view": "pair", "periods": [[2003, 2003]]}),
             user="ann",
-            verdict="accept",
-            view={"composite": "nbr", "view": "pair", "periods": [[2003, 2003]]},
         )
     assert store.db.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0
     api.decide(
-        store, "rb/q0", user="ann", verdict="accept", view={"composite": "nbr", "periods": [[2003, 2003], [2005, 2005]]}
+        store,
+        "rb/q0",
+        api.Decision("accept", view={"composite": "nbr", "periods": [[2003, 2003], [2005, 2005]]}),
+        user="ann",
     )
     (saved,) = store.db.execute("SELECT view FROM decisions").fetchone()
     assert json.loads(saved) == {

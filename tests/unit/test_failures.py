@@ -241,9 +241,10 @@ def test_draw_per_model_is_independent_of_other_models():
 
 def test_a_scoring_report_folder_names_its_runs(inputs, tmp_path):
     from reviewer.scoring.api import score
+    from reviewer.scoring.options import ScoringOptions
 
     bank, runs = inputs
-    score(bank, [runs], tmp_path / "report", bootstrap=0, report=False)
+    score(bank, [runs], tmp_path / "report", ScoringOptions(bootstrap=0), report=False)
     doc = build_set([tmp_path / "report"], bank, per_model=12, seed=3)
     assert doc["pools"]["wrong_runs"] == 6 and doc["runs_files"] == [str(runs)]
     scores = json.loads((tmp_path / "report" / "scores.json").read_text())

@@ -584,6 +584,7 @@ def test_strict_json_keeps_ordinary_documents():
 
 def test_report_md_escapes_model_names(scoring, tmp_path):
     from reviewer.scoring.api import score
+    from reviewer.scoring.options import ScoringOptions
 
     evil = "evil | <script>alert(1)</script>\n`rm` & *bold*"
     runs = tmp_path / "runs.jsonl"
@@ -591,7 +592,7 @@ def test_report_md_escapes_model_names(scoring, tmp_path):
         "".join(json.dumps({**r, "model": evil if r["model"] == "A" else r["model"]}) + "\n" for r in all_runs())
     )
     out = tmp_path / "report"
-    score(scoring[0], [runs], out, bootstrap=20)
+    score(scoring[0], [runs], out, ScoringOptions(bootstrap=20))
     md = (out / "report.md").read_text()
     assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
     assert "\\`rm\\` &amp; \\*bold\\*" in md

@@ -27,17 +27,17 @@ def _reviewed(tmp_path):
     for qid, verdicts in plan.items():
         for user, verdict in zip(("ann", "bob"), verdicts, strict=True):
             api.decide(
-                store, qid, user=user, verdict=verdict, reasons=["wrong_reference"] if verdict == "flag" else None
+                store, qid, api.Decision(verdict, reasons=["wrong_reference"] if verdict == "flag" else None), user=user
             )
     return store
 
 
 def _adjudicate_all(store):
-    api.adjudicate(store, "q001", user="eve", verdict="reject", reasons=["wrong_reference"], rationale="no lake")
+    api.adjudicate(store, "q001", api.Decision("reject", reasons=["wrong_reference"], rationale="no lake"), user="eve")
     api.adjudicate(
-        store, "q002", user="eve", verdict="correct", rationale="0.29", correction={"reference": {"trend": 0.29}}
+        store, "q002", api.Decision("correct", correction={"reference": {"trend": 0.29}}, rationale="0.29"), user="eve"
     )
-    api.adjudicate(store, "q003", user="eve", verdict="accept", rationale="holds")
+    api.adjudicate(store, "q003", api.Decision("accept", rationale="holds"), user="eve")
 
 
 def test_freeze_refuses_undecided_items_and_lists_them(tmp_path, capsys):
@@ -47,7 +47,7 @@ def test_freeze_refuses_undecided_items_and_lists_them(tmp_path, capsys):
     ):
         freeze(store, BANK, version="1", out=tmp_path / "frozen", user="mia")
     assert not (tmp_path / "frozen").exists()
-    api.adjudicate(store, "q001", user="eve", verdict="reject", reasons=["other"], rationale="x")
+    api.adjudicate(store, "q001", api.Decision("reject", reasons=["other"], rationale="x"), user="eve")
     db = str(tmp_path / "review.sqlite")
     assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "f"), "--user", "mia"]) == 2
     err = capsys.readouterr().err
@@ -119,7 +119,7 @@ def test_a_frozen_item_is_read_only_and_an_edit_starts_the_next_version(tmp_path
     _adjudicate_all(store)
     freeze(store, BANK, version="1", out=tmp_path / "v1", user="mia")
     with pytest.raises(ReviewError, match="frozen in bank rb version 1: read-only"):
-        api.adjudicate(store, "q003", user="eve", verdict="reject", reasons=["other"], rationale="second look")
+        api.adjudicate(store, "q003", api.Decision("reject", reasons=["other"], rationale="second look"), user="eve")
     with pytest.raises(BankError, match="holds a frozen bank"):
         freeze(store, BANK, version="2", out=tmp_path / "v1", user="mia")  # never over a frozen folder
     api.reopen(store, "q003", user="mia", reason="new imagery")
@@ -127,7 +127,7 @@ def test_a_frozen_item_is_read_only_and_an_edit_starts_the_next_version(tmp_path
     with pytest.raises(ReviewError, match="version 1 is frozen and items changed since"):
         freeze(store, BANK, version="1", out=tmp_path / "v1b", user="mia")
     for user in ("ann", "bob"):
-        api.decide(store, "q003", user=user, verdict="accept")
+        api.decide(store, "q003", api.Decision("accept"), user=user)
     freeze(store, BANK, version="2", out=tmp_path / "v2", user="mia")
     assert main(["verify", str(tmp_path / "v2")]) == 0
     assert (tmp_path / "v1" / "questions.jsonl").read_bytes() == (tmp_path / "v2" / "questions.jsonl").read_bytes()

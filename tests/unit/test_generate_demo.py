@@ -62,10 +62,11 @@ def _same_question(q):
 
 def test_seed_changes_phrasing_and_option_order_only(demo, tmp_path):
     from reviewer.bank.generate import generate
+    from reviewer.bank.options import GenerationOptions
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        generate(demo["site"], tmp_path / "b", seed=6, tasks=["quantify", "trend"])
+        generate(demo["site"], tmp_path / "b", GenerationOptions(seed=6, tasks=("quantify", "trend")))
     other = {_same_question(q): q for q in load_bank(tmp_path / "b").questions}
     changed = 0
     for q in demo["bank"].questions:
@@ -264,11 +265,11 @@ def test_recovery_after_largest_fire(demo):
 
 
 def test_unknown_task_is_refused(demo, tmp_path):
-    from reviewer.bank.generate import generate
+    from reviewer.bank.options import GenerationOptions
     from reviewer.errors import BankError
 
-    with pytest.raises(BankError):
-        generate(demo["site"], tmp_path / "x", tasks=["nonsense"])
+    with pytest.raises(BankError, match="nonsense"):
+        GenerationOptions(tasks=("nonsense",))
 
 
 def test_cli_generate(demo, tmp_path, capsys):

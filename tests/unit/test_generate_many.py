@@ -8,11 +8,12 @@ import json
 
 import pytest
 
+from reviewer.bank.options import GenerationOptions
 from tests.sites import make_site
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
-OPTIONS = {"tasks": ["quantify", "trend", "detect"], "seed": 2}
+OPTIONS = GenerationOptions(tasks=("quantify", "trend", "detect"), seed=2)
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +33,7 @@ def test_sites_run_one_by_one_a_bad_one_fails_alone_and_a_second_run_skips_the_f
     seen = []
     missing = tmp_path / "no-such-site"
     report = generate_many(
-        [*sites, missing], tmp_path / "out", workers=0, progress=lambda f, m: seen.append(dict(f)), **OPTIONS
+        [*sites, missing], tmp_path / "out", workers=0, progress=lambda f, m: seen.append(dict(f)), options=OPTIONS
     )
     status = {s.name: s.status for s in report.sites}
     assert status == {"site-0": "done", "site-1": "done", "no-such-site": "failed"}
@@ -45,7 +46,7 @@ def test_sites_run_one_by_one_a_bad_one_fails_alone_and_a_second_run_skips_the_f
     assert seen[-1] == {"site-0": 1.0, "site-1": 1.0, "no-such-site": 1.0}
     assert not (tmp_path / "out" / ".generate").exists()  # the run's progress files are gone
     stamp = (tmp_path / "out" / "site-0" / "generation_report.json").stat().st_mtime_ns
-    again = generate_many([*sites, missing], tmp_path / "out", workers=0, **OPTIONS)
+    again = generate_many([*sites, missing], tmp_path / "out", workers=0, options=OPTIONS)
     assert [s.status for s in again.sites] == ["skipped", "skipped", "failed"]
     assert (tmp_path / "out" / "site-0" / "generation_report.json").stat().st_mtime_ns == stamp
     assert "1 failed" in again.lines()[-1] and "2 finished before" in again.lines()[-1]
@@ -54,7 +55,7 @@ def test_sites_run_one_by_one_a_bad_one_fails_alone_and_a_second_run_skips_the_f
 def test_cancel_stops_the_run_and_leaves_no_half_written_site(sites, tmp_path):
     from reviewer.bank.many import generate_many
 
-    report = generate_many(sites, tmp_path / "out", workers=0, cancel=lambda: True, **OPTIONS)
+    report = generate_many(sites, tmp_path / "out", workers=0, cancel=lambda: True, options=OPTIONS)
     assert [s.status for s in report.sites] == ["cancelled", "cancelled"]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == []
 
@@ -74,9 +75,9 @@ def test_a_running_2_worker_scheduler_writes_the_same_bytes_as_one_by_one(sites,
 
     from reviewer.bank.many import generate_many
 
-    serial = generate_many(sites, tmp_path / "serial", workers=0, **OPTIONS)
+    serial = generate_many(sites, tmp_path / "serial", workers=0, options=OPTIONS)
     with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0", memory_limit=0) as lc:
-        cluster = generate_many(sites, tmp_path / "dask", scheduler=lc.scheduler_address, **OPTIONS)
+        cluster = generate_many(sites, tmp_path / "dask", scheduler=lc.scheduler_address, options=OPTIONS)
     assert cluster.workers == f"scheduler {lc.scheduler_address}"
     assert [s.status for s in serial.sites] == [s.status for s in cluster.sites] == ["done", "done"]
     for s in sites:

@@ -9,6 +9,7 @@ import warnings
 
 import pytest
 
+from reviewer.bank.options import GenerationOptions
 from tests.sites import make_site
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -36,7 +37,7 @@ def _alone(site, out, **kw):
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return generate(site, out, seed=2, **kw)
+        return generate(site, out, GenerationOptions(seed=2, **kw))
 
 
 def test_one_site_on_two_workers_writes_the_bytes_one_process_writes(site, tmp_path):
@@ -44,7 +45,7 @@ def test_one_site_on_two_workers_writes_the_bytes_one_process_writes(site, tmp_p
     from reviewer.bank.many import generate_many
 
     alone = _alone(site, tmp_path / "alone")
-    cluster = generate_many([site], tmp_path / "cluster", workers=2, seed=2)
+    cluster = generate_many([site], tmp_path / "cluster", GenerationOptions(seed=2), workers=2)
     assert [s.status for s in cluster.sites] == ["done"]
     bank = tmp_path / "cluster" / site.name
     for name in FILES:
@@ -59,7 +60,9 @@ def test_one_site_on_two_workers_writes_the_bytes_one_process_writes(site, tmp_p
 def test_split_never_keeps_the_site_in_one_task(site, tmp_path):
     from reviewer.bank.many import generate_many
 
-    run = generate_many([site], tmp_path / "out", workers=1, split="never", seed=2, tasks=["quantify"])
+    run = generate_many(
+        [site], tmp_path / "out", GenerationOptions(seed=2, tasks=("quantify",)), workers=1, split="never"
+    )
     rep = json.loads((tmp_path / "out" / site.name / "generation_report.json").read_text())
     assert [s.status for s in run.sites] == ["done"] and rep["cluster_tasks"] == 0
     assert "tasks of the cluster" not in run.sites[0].summary

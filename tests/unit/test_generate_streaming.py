@@ -24,10 +24,11 @@ def small_site(tmp_path_factory):
 
 def _gen(site, out, **kw):
     from reviewer.bank.generate import generate
+    from reviewer.bank.options import GenerationOptions
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return generate(site, out, seed=3, **kw)
+        return generate(site, out, GenerationOptions(seed=3, **kw))
 
 
 def test_a_budget_too_small_for_the_series_sends_frames_to_files_and_changes_no_byte(small_site, tmp_path):

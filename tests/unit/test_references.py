@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from reviewer.bank.model import INSUFFICIENT
+from reviewer.bank.options import GenerationOptions
 
 
 @pytest.fixture(scope="session")
@@ -29,7 +30,7 @@ def sparse(tmp_path_factory):
     out = site.parent / "candidates"
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        report = generate(site, out, seed=0)
+        report = generate(site, out, GenerationOptions(seed=0))
     return {"site": site, "out": out, "report": report, "bank": load_bank(out)}
 
 
@@ -201,31 +202,29 @@ def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_p
         api.decide(
             store,
             q["id"],
+            api.Decision("flag", reasons=["wrong_reference"], correction={"reference": {"direction": "decrease"}}),
             user="ann",
-            verdict="flag",
-            reasons=["wrong_reference"],
-            correction={"reference": {"direction": "decrease"}},
         )
     with pytest.raises(ReviewError, match="breaks rule methods_agree"):
         api.decide(
             store,
             q["id"],
+            api.Decision(
+                "flag",
+                reasons=["wrong_reference"],
+                correction={
+                    "reference": {"direction": "decrease", "slope": -0.07},
+                    "reference_range": {"slope": [-0.1, -0.05]},
+                },
+            ),
             user="ann",
-            verdict="flag",
-            reasons=["wrong_reference"],
-            correction={
-                "reference": {"direction": "decrease", "slope": -0.07},
-                "reference_range": {"slope": [-0.1, -0.05]},
-            },
         )
     # a correction the rules allow goes through
     api.decide(
         store,
         q["id"],
+        api.Decision("flag", reasons=["wrong_reference"], correction={"reference": {"slope": round((lo + hi) / 2, 5)}}),
         user="ann",
-        verdict="flag",
-        reasons=["wrong_reference"],
-        correction={"reference": {"slope": round((lo + hi) / 2, 5)}},
     )
 
 
@@ -278,16 +277,16 @@ def test_break_check_finds_the_demos_roy_offsets(demo):
     (worked out here from the OLI reflectances and the published coefficients, about -0.46 NDVI); on stable
     vegetation both are small (Roy's NDVI effect is 0.01-0.02, within the date-to-date spread); TM and ETM+,
     written the same way, show none."""
-    from reviewer.bank.generate import _templates_doc
     from reviewer.bank.sensor_break import BreakCheck, _concurrent
     from reviewer.bank.series import cached_index
+    from reviewer.bank.templates import templates_doc
     from reviewer.record.decode import Grid
     from reviewer.record.stack import read_bands
 
     roy = json.loads((Path(__file__).parents[2] / "reviewer/record/harmonization.json").read_text())["bands"]
     index = cached_index(demo["site"])
     lake = demo["masks"]["lake_rank"] < demo["truth"]["changes"]["lake"]["pixels_start"]  # water all along
-    check = BreakCheck(index, _templates_doc()["sensor_break"])
+    check = BreakCheck(index, templates_doc()["sensor_break"])
     got = check.offset("ETM+", "OLI", lake, "lake", "ndvi")
     grid = Grid.of_site(index.site)
     oli = [(s.date, s) for s in index.scenes if s.label == "OLI" and 2013 <= s.year <= 2022]
@@ -350,7 +349,7 @@ def gappy(sparse, tmp_path_factory):
     out = site.parent / "candidates"
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        generate(site, out, seed=0)
+        generate(site, out, GenerationOptions(seed=0))
     dropped = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
     return {"site": site, "bank": load_bank(out), "dropped": dropped}
 
@@ -391,7 +390,7 @@ def test_a_record_with_gaps_gets_insufficient_evidence_where_it_lacks_imagery(ga
 
 
 def test_the_focus_view_puts_the_offset_next_to_the_change(demo):
-    """The review dock's focus view (qt_review.question_html) shows an item's change next to the sensors' offset,
+    """The review dock's focus view (qt_review_parts.question_html) shows an item's change next to the sensors' offset,
     with a warning when the change is within it."""
     from reviewer.app.review_sensor_break import sensor_break_html
 
@@ -430,7 +429,7 @@ def test_a_record_without_imagery_answers_nothing_from_imagery(sparse, tmp_path)
     shutil.copytree(sparse["site"], site, ignore=shutil.ignore_patterns("landsat", "sentinel2", "modis", "viirs"))
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        report = generate(site, tmp_path / "out", seed=0)
+        report = generate(site, tmp_path / "out", GenerationOptions(seed=0))
     qs = load_bank(tmp_path / "out").questions
     assert qs and report.insufficient == len(qs)
     for q in qs:

@@ -31,11 +31,11 @@ def store_path(tmp_path):
         import_bank(store, tmp_path / "bank", user="mia")
         api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
         for qid in ("q000", "q001", "q002"):
-            api.decide(store, f"{BANK}/{qid}", user="ann", verdict="accept")
-        api.decide(store, f"{BANK}/q000", user="bob", verdict="accept")
-        api.decide(store, f"{BANK}/q001", user="bob", verdict="flag", reasons=["wrong_reference"])
+            api.decide(store, f"{BANK}/{qid}", api.Decision("accept"), user="ann")
+        api.decide(store, f"{BANK}/q000", api.Decision("accept"), user="bob")
+        api.decide(store, f"{BANK}/q001", api.Decision("flag", reasons=["wrong_reference"]), user="bob")
         api.undo(store, BANK, user="bob")  # a retraction is a decision too
-        api.decide(store, f"{BANK}/q001", user="bob", verdict="flag", reasons=["ambiguous_evidence"])
+        api.decide(store, f"{BANK}/q001", api.Decision("flag", reasons=["ambiguous_evidence"]), user="bob")
     return path
 
 

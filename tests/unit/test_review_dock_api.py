@@ -35,10 +35,10 @@ def test_my_items_lists_every_assigned_item_with_only_my_own_standing(tmp_path):
     assert {r["id"]: r["task"] for r in mine}["q3"] == "quantify"
     assert all(r["mine"] is None and r["open"] and r["site"] == "a24" for r in mine)
     first, second = mine[0]["item"], mine[1]["item"]
-    api.decide(store, first, user="ann", verdict="accept")
-    api.decide(store, second, user="ann", verdict="skip")
+    api.decide(store, first, api.Decision("accept"), user="ann")
+    api.decide(store, second, api.Decision("skip"), user="ann")
     # bob flags the first item: ann's list must not show it (blinding)
-    api.decide(store, first, user="bob", verdict="flag", reasons=["wrong_reference"])
+    api.decide(store, first, api.Decision("flag", reasons=["wrong_reference"]), user="bob")
     rows = {r["item"]: r for r in api.my_items(store, BANK, user="ann")}
     assert (rows[first]["mine"], rows[first]["open"]) == ("accept", False)
     assert (rows[second]["mine"], rows[second]["skipped"], rows[second]["open"]) == ("skip", True, True)
@@ -56,7 +56,7 @@ def test_open_item_gives_an_assigned_item_and_refuses_others(tmp_path):
     assert view["id"] == "q2" and view["version"] == 1 and view["your_decision"] is None
     assert view["progress"] == {"done": 0, "assigned": 4}
     assert "state" not in view and "stage1" not in view
-    api.decide(store, f"{BANK}/q2", user="ann", verdict="flag", reasons=["format_wording"], comment="unclear")
+    api.decide(store, f"{BANK}/q2", api.Decision("flag", reasons=["format_wording"], comment="unclear"), user="ann")
     again = api.open_item(store, "q2", user="ann")
     assert again["your_decision"]["reasons"] == ["format_wording"] and again["progress"]["done"] == 1
     with pytest.raises(ReviewError, match="not assigned to cat"):

@@ -68,7 +68,7 @@ if mode == "kill":
             if view is None:
                 continue
             v, reasons = verdict(rng)
-            out = api.decide(store, view["item"], user=user, verdict=v, reasons=reasons)
+            out = api.decide(store, view["item"], api.Decision(v, reasons=reasons), user=user)
             say("confirmed", out["decision"], out["item"])
             progressed = True
         if not progressed:
@@ -84,7 +84,7 @@ elif mode == "annotate":
             say("exhausted")
             sys.exit(3)
         v, reasons = verdict(rng)
-        out = api.decide(store, view["item"], user=arg["user"], verdict=v, reasons=reasons)
+        out = api.decide(store, view["item"], api.Decision(v, reasons=reasons), user=arg["user"])
         say("decided", out["decision"], out["item"])
 
 elif mode == "undo":
@@ -98,7 +98,7 @@ elif mode == "undo":
                 say("exhausted")
                 sys.exit(3)
             v, reasons = verdict(rng)
-            out = api.decide(store, view["item"], user=arg["user"], verdict=v, reasons=reasons)
+            out = api.decide(store, view["item"], api.Decision(v, reasons=reasons), user=arg["user"])
             say("decided", out["decision"], out["item"])
         try:
             out = api.undo(store, bank, user=arg["user"])
@@ -120,11 +120,11 @@ elif mode == "expert":
         row = rows[0]
         try:
             if row["kind"] == "audit" or done % 3 == 0:
-                out = api.adjudicate(store, row["item"], user=arg["user"], verdict="accept", rationale="fine as is")
+                out = api.adjudicate(store, row["item"], api.Decision("accept", rationale="fine as is"), user=arg["user"])
             else:
                 out = api.adjudicate(
-                    store, row["item"], user=arg["user"], verdict="reject", reasons=["unfixable_evidence"],
-                    rationale="cannot be settled",
+                    store, row["item"], api.Decision("reject", reasons=["unfixable_evidence"],
+                    rationale="cannot be settled"), user=arg["user"],
                 )
         except ReviewError as exc:  # an undo sent the item back to stage 1 in between
             say("refused-adjudicate", json.dumps(str(exc)))

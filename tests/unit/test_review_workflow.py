@@ -140,7 +140,10 @@ def test_gold_items_are_hidden_and_scored_per_annotator(tmp_path):
         seen.append(view["id"])
         verdict = "flag" if view["id"] in ("gold-good", "gold-bad") else "accept"  # wrong on gold-good
         api.decide(
-            store, view["item"], user="ann", verdict=verdict, reasons=["wrong_reference"] if verdict == "flag" else None
+            store,
+            view["item"],
+            api.Decision(verdict, reasons=["wrong_reference"] if verdict == "flag" else None),
+            user="ann",
         )
     assert {"gold-good", "gold-bad"} <= set(seen) and len(seen) == 20
     assert seen.index("gold-good") != 0 or seen.index("gold-bad") != 1  # mixed in, not a block at the front
@@ -170,20 +173,20 @@ def test_annotator_view_holds_only_their_own_work(tmp_path):
     assert all(r["definition"] and r["example"] for r in first["flag_reasons"])
     assert "pilot_audit" not in codes  # a maintainer's reason: not offered to annotators, and refused from them
     with pytest.raises(ReviewError, match="unknown flag reason 'pilot_audit'"):
-        api.decide(store, first["item"], user="ann", verdict="flag", reasons=["pilot_audit"])
+        api.decide(store, first["item"], api.Decision("flag", reasons=["pilot_audit"]), user="ann")
     # bob flags every item; ann skips one and then sees it again: her view never shows bob
     for qid in ("q000", "q001", "q002"):
         api.decide(
-            store, f"{BANK}/{qid}", user="bob", verdict="flag", reasons=["wrong_reference"], comment="bob says no"
+            store, f"{BANK}/{qid}", api.Decision("flag", reasons=["wrong_reference"], comment="bob says no"), user="bob"
         )
-    api.decide(store, first["item"], user="ann", verdict="skip")
+    api.decide(store, first["item"], api.Decision("skip"), user="ann")
     for _ in range(3):
         view = api.next_item(store, BANK, user="ann")
         text = json.dumps(view)
         assert set(view) == ANNOTATOR_VIEW_KEYS
         assert '"bob"' not in text and "bob says no" not in text and "in_review" not in text
         assert '"flag"' not in text  # nobody's flag: ann's own decisions here are accepts and a skip
-        api.decide(store, view["item"], user="ann", verdict="accept")
+        api.decide(store, view["item"], api.Decision("accept"), user="ann")
     assert view["item"] == first["item"]  # the skipped item came last
     # her queue, status and log are blind too
     assert api.queue(store, BANK, user="ann") == []
@@ -204,13 +207,15 @@ def test_expert_view_pseudonymises_annotators(tmp_path):
     api.decide(
         store,
         "q000",
+        api.Decision(
+            "flag",
+            reasons=["ambiguous_evidence"],
+            comment="clouds",
+            correction={"text": "Has the lake grown from 1990 to 2021?", "reason": "simpler"},
+        ),
         user="bob",
-        verdict="flag",
-        reasons=["ambiguous_evidence"],
-        comment="clouds",
-        correction={"text": "Has the lake grown from 1990 to 2021?", "reason": "simpler"},
     )
-    api.decide(store, "q000", user="ann", verdict="accept")
+    api.decide(store, "q000", api.Decision("accept"), user="ann")
     view = api.expert_view(store, "q000", user="eve")
     assert view["state"] == "flagged"
     assert [(d["annotator"], d["verdict"], d["reasons"], d["comment"]) for d in view["stage1"]] == [
@@ -264,9 +269,9 @@ def test_routing_audit_and_the_disagreement_queue(tmp_path):
         "q003": ("accept", "accept"),
     }
     for qid, (a, b) in verdicts.items():
-        api.decide(store, qid, user="ann", verdict=a, reasons=["other"] if a == "flag" else None)
+        api.decide(store, qid, api.Decision(a, reasons=["other"] if a == "flag" else None), user="ann")
         assert _state(store, qid) == "in_review"  # one of two decisions: not routed yet
-        api.decide(store, qid, user="bob", verdict=b, reasons=["wrong_reference"] if b == "flag" else None)
+        api.decide(store, qid, api.Decision(b, reasons=["wrong_reference"] if b == "flag" else None), user="bob")
     assert [_state(store, q) for q in verdicts] == ["consensus_accepted", "flagged", "flagged", "consensus_accepted"]
     queue = api.queue(store, BANK, user="eve")
     assert [(r["id"], r["kind"]) for r in queue] == [
@@ -278,18 +283,18 @@ def test_routing_audit_and_the_disagreement_queue(tmp_path):
     api.set_rule(store, BANK, user="mia", audit_share=0.0)
     api.reopen(store, "q003", user="mia", reason="check the audit rule")
     for u in ("ann", "bob"):
-        api.decide(store, "q003", user=u, verdict="accept")
+        api.decide(store, "q003", api.Decision("accept"), user=u)
     assert _state(store, "q003") == "consensus_accepted"
     assert "q003" not in [r["id"] for r in api.queue(store, BANK, user="eve")]
     with pytest.raises(ReviewError, match="not in the audit sample"):
-        api.adjudicate(store, "q003", user="eve", verdict="accept", rationale="fine")
+        api.adjudicate(store, "q003", api.Decision("accept", rationale="fine"), user="eve")
 
 
 def test_undo_retracts_and_reopens_stage1_until_adjudicated(tmp_path):
     store = _store(tmp_path, n=2)
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
-    api.decide(store, "q000", user="ann", verdict="accept")
-    api.decide(store, "q000", user="bob", verdict="flag", reasons=["other"])
+    api.decide(store, "q000", api.Decision("accept"), user="ann")
+    api.decide(store, "q000", api.Decision("flag", reasons=["other"]), user="bob")
     assert _state(store, "q000") == "flagged"
     assert api.undo(store, BANK, user="bob")["verdict"] == "flag"
     assert _state(store, "q000") == "in_review"
@@ -299,50 +304,50 @@ def test_undo_retracts_and_reopens_stage1_until_adjudicated(tmp_path):
         ("retract",),
     ]
     assert api.next_item(store, BANK, user="bob")["id"] in ("q000", "q001")
-    api.decide(store, "q000", user="bob", verdict="accept")
+    api.decide(store, "q000", api.Decision("accept"), user="bob")
     assert _state(store, "q000") == "consensus_accepted"
-    api.decide(store, "q001", user="ann", verdict="flag", reasons=["format_wording"])
-    api.decide(store, "q001", user="bob", verdict="accept")
-    api.adjudicate(store, "q001", user="eve", verdict="reject", reasons=["format_wording"], rationale="two readings")
+    api.decide(store, "q001", api.Decision("flag", reasons=["format_wording"]), user="ann")
+    api.decide(store, "q001", api.Decision("accept"), user="bob")
+    api.adjudicate(
+        store, "q001", api.Decision("reject", reasons=["format_wording"], rationale="two readings"), user="eve"
+    )
     with pytest.raises(ReviewError, match="adjudicated already"):
         api.undo(store, BANK, user="bob")
     with pytest.raises(ReviewError, match="decided it already"):
-        api.decide(store, "q000", user="ann", verdict="flag", reasons=["other"])
+        api.decide(store, "q000", api.Decision("flag", reasons=["other"]), user="ann")
 
 
 def test_adjudication_rules(tmp_path):
     store = _store(tmp_path, n=3, annotators=("ann", "bob"), experts=("eve", "ed"))
     api.assign(store, BANK, annotators=["ann", "ed"], k=2, seed=1, user="mia")  # an expert reviews in stage 1 too
     for qid in ("q000", "q001", "q002"):
-        api.decide(store, qid, user="ann", verdict="flag", reasons=["wrong_reference"])
-        api.decide(store, qid, user="ed", verdict="accept")
+        api.decide(store, qid, api.Decision("flag", reasons=["wrong_reference"]), user="ann")
+        api.decide(store, qid, api.Decision("accept"), user="ed")
     events = _events(store)
     with pytest.raises(ReviewError, match="ed reviewed it in stage 1"):
-        api.adjudicate(store, "q000", user="ed", verdict="accept", rationale="mine")
+        api.adjudicate(store, "q000", api.Decision("accept", rationale="mine"), user="ed")
     with pytest.raises(ReviewError, match="only expert may adjudicate"):
-        api.adjudicate(store, "q000", user="ann", verdict="accept", rationale="mine")
+        api.adjudicate(store, "q000", api.Decision("accept", rationale="mine"), user="ann")
     with pytest.raises(ReviewError, match="needs a rationale"):
-        api.adjudicate(store, "q000", user="eve", verdict="accept", rationale="")
+        api.adjudicate(store, "q000", api.Decision("accept", rationale=""), user="eve")
     with pytest.raises(ReviewError, match="unknown reject reason"):
-        api.adjudicate(store, "q000", user="eve", verdict="reject", reasons=["nope"], rationale="x")
+        api.adjudicate(store, "q000", api.Decision("reject", reasons=["nope"], rationale="x"), user="eve")
     assert _events(store) == events  # refused: nothing written
     assert [r["id"] for r in api.queue(store, BANK, user="ed")] == []
     with pytest.raises(ReviewError, match="only maintainer may allow"):
         api.allow(store, "q000", "ed", user="eve", reason="short of experts")
     api.allow(store, "q000", "ed", user="mia", reason="short of experts")
     assert [r["id"] for r in api.queue(store, BANK, user="ed")] == ["q000"]
-    api.adjudicate(store, "q000", user="ed", verdict="accept", rationale="reference holds")
+    api.adjudicate(store, "q000", api.Decision("accept", rationale="reference holds"), user="ed")
     assert _state(store, "q000") == "accepted"
     with pytest.raises(ReviewError, match="final"):
-        api.adjudicate(store, "q000", user="eve", verdict="reject", reasons=["other"], rationale="second opinion")
+        api.adjudicate(store, "q000", api.Decision("reject", reasons=["other"], rationale="second opinion"), user="eve")
     # a correction is a new version; the old decisions stay with version 1
     out = api.adjudicate(
         store,
         "q001",
+        api.Decision("correct", correction={"reference": {"trend": 0.29}}, rationale="trend is 0.29"),
         user="eve",
-        verdict="correct",
-        rationale="trend is 0.29",
-        correction={"reference": {"trend": 0.29}},
     )
     assert out["new_version"] == 2 and _state(store, "q001") == "corrected"
     v1, v2 = [
@@ -360,7 +365,7 @@ def test_adjudication_rules(tmp_path):
     } == {1}
     with pytest.raises(ReviewError, match="corrected question is not valid"):
         api.adjudicate(
-            store, "q002", user="eve", verdict="correct", rationale="x", correction={"reference": {"trend": 0.9}}
+            store, "q002", api.Decision("correct", correction={"reference": {"trend": 0.9}}, rationale="x"), user="eve"
         )  # outside its range [0.25, 0.31]
     # reopen: maintainer only, with a reason; decisions are retracted, not deleted
     with pytest.raises(ReviewError, match="reopen is for maintainer"):
@@ -376,20 +381,20 @@ def test_decisions_on_old_versions_and_unassigned_items_are_refused(tmp_path):
     store = _store(tmp_path, n=2, annotators=("ann", "bob", "cat"))
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
     with pytest.raises(ReviewError, match="not assigned to cat"):
-        api.decide(store, "q000", user="cat", verdict="accept")
+        api.decide(store, "q000", api.Decision("accept"), user="cat")
     with pytest.raises(ReviewError, match="unknown flag reason 'cloudy'"):
-        api.decide(store, "q000", user="ann", verdict="flag", reasons=["cloudy"])
+        api.decide(store, "q000", api.Decision("flag", reasons=["cloudy"]), user="ann")
     with pytest.raises(ReviewError, match="give at least one flag reason"):
-        api.decide(store, "q000", user="ann", verdict="flag")
-    api.decide(store, "q000", user="ann", verdict="accept", version=1)
-    api.decide(store, "q000", user="bob", verdict="accept")
+        api.decide(store, "q000", api.Decision("flag"), user="ann")
+    api.decide(store, "q000", api.Decision("accept"), user="ann", version=1)
+    api.decide(store, "q000", api.Decision("accept"), user="bob")
     # regenerated with new text: a new version; the item goes back to review, old decisions stay on v1
     import_bank(
         store, _write(tmp_path / "v2", _questions(2, text="Did the lake area change from 1990 to 2021?")), user="mia"
     )
     assert _state(store, "q000") == "in_review"
     with pytest.raises(ReviewError, match="version 1 is no longer current"):
-        api.decide(store, "q000", user="ann", verdict="accept", version=1)
+        api.decide(store, "q000", api.Decision("accept"), user="ann", version=1)
     assert api.next_item(store, BANK, user="ann")["version"] == 2
 
 
@@ -401,18 +406,18 @@ def test_visual_reference_cannot_end_accepted_without_one(tmp_path):
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
     api.set_rule(store, BANK, user="mia", audit_share=0.0)
     for u in ("ann", "bob"):
-        api.decide(store, "vis-1", user=u, verdict="accept")
+        api.decide(store, "vis-1", api.Decision("accept"), user=u)
     assert _state(store, "vis-1") == "consensus_accepted"
     assert [r["kind"] for r in api.queue(store, BANK, user="eve")] == ["audit"]  # despite audit share 0
     with pytest.raises(ReviewError, match="cannot be accepted while its reference is a draft"):
-        api.adjudicate(store, "vis-1", user="eve", verdict="accept", rationale="looks right")
+        api.adjudicate(store, "vis-1", api.Decision("accept", rationale="looks right"), user="eve")
     api.adjudicate(
         store,
         "vis-1",
+        api.Decision(
+            "correct", correction={"reference": {"direction": "increase", "trend": 0.27}}, rationale="lake grew"
+        ),
         user="eve",
-        verdict="correct",
-        rationale="lake grew",
-        correction={"reference": {"direction": "increase", "trend": 0.27}},
     )
     final = json.loads(store.db.execute("SELECT json FROM item_versions WHERE version = 2").fetchone()[0])
     assert "reference_pending" not in final["provenance"] and final["reference"]["trend"] == 0.27
@@ -422,7 +427,7 @@ def test_stage2_rule_rejects_flagged_items_outside_the_sample(tmp_path):
     store = _store(tmp_path, n=40, annotators=("ann",))
     api.assign(store, BANK, annotators=["ann"], k=1, seed=5, user="mia")
     for i in range(40):
-        api.decide(store, f"q{i:03d}", user="ann", verdict="flag", reasons=["other"])
+        api.decide(store, f"q{i:03d}", api.Decision("flag", reasons=["other"]), user="ann")
     api.set_rule(store, BANK, user="mia", adjudicate_share=0.25, rest_rule="reject")
     sample = {r["id"] for r in api.queue(store, BANK, user="eve")}
     assert 3 <= len(sample) <= 20  # a seeded quarter of 40
@@ -445,8 +450,8 @@ def test_agreement_from_the_store_matches_hand_worked_values(tmp_path):
         "q003": ("accept", "accept"),
     }
     for qid, (a, b) in plan.items():
-        api.decide(store, qid, user="ann", verdict=a, reasons=["wrong_reference"] if a == "flag" else None)
-        api.decide(store, qid, user="bob", verdict=b, reasons=["wrong_reference"] if b == "flag" else None)
+        api.decide(store, qid, api.Decision(a, reasons=["wrong_reference"] if a == "flag" else None), user="ann")
+        api.decide(store, qid, api.Decision(b, reasons=["wrong_reference"] if b == "flag" else None), user="bob")
     fig = api.agreement(store, BANK, user="mia", csv_dir=tmp_path / "csv")["overall"]
     # agree on 3 of 4 items: p_o = 0.75
     assert fig["percent_agreement"] == pytest.approx(0.75)

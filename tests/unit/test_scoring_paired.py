@@ -12,6 +12,7 @@ from reviewer.bank.io import load_bank, write_bank
 from reviewer.cli import main
 from reviewer.scoring.api import compute_scores
 from reviewer.scoring.metrics import bootstrap_means, paired_comparisons
+from reviewer.scoring.options import ScoringOptions
 
 
 def test_paired_bootstrap_matches_a_hand_computed_one():
@@ -42,7 +43,7 @@ def test_scores_hold_every_pair_of_models(tmp_path):
     bank = make_bank(tmp_path / "bank")
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
-    scores = compute_scores(bank, [runs], bootstrap=1000, seed=0)
+    scores = compute_scores(bank, [runs], ScoringOptions(bootstrap=1000, seed=0))
     got = {(p["a"], p["b"]): p for p in scores["paired"]}
     assert set(got) == {("A", "B"), ("A", "C"), ("B", "C")}
     # A 4/4, B 2/4 (q2, q3), C 0/4 -> differences 50, 100, 50 points; discordant counts 2/0, 4/0, 2/0
