@@ -348,6 +348,8 @@ class FailuresDock(QWidget):
                 self.list.blockSignals(True)
                 self.list.setCurrentRow(i)
                 self.list.blockSignals(False)
+        if self.loader is not None:
+            self.loader.wanted = view["question"]["id"]  # its evidence is the one wanted from now on
         self._load_soon()
 
     def _show_nothing(self, text: str) -> None:

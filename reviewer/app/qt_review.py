@@ -27,6 +27,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.item_pipeline import PendingSave
 from reviewer.app.qt_review_parts import (
     ANNOTATOR_KEYS,
     ANNOTATOR_KEYS_SHORT,
@@ -181,6 +182,7 @@ class AnnotatorPanel(QWidget):
         self.flagging: list[str] | None = None  # reasons picked after F
         self.dialog = None
         self.queue = ReviewQueue()
+        self.save = PendingSave()  # the decision being saved and its outcome (the saved line says it)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         filters = QHBoxLayout()
@@ -385,6 +387,7 @@ class AnnotatorPanel(QWidget):
             return False
         key = self.view["item"]
         ev = self.loader.view.to_json() if self.loader.view is not None and self.loader.key == key else None
+        self.save.start(key, verdict)
         try:
             decision = api.Decision(
                 verdict,
@@ -396,11 +399,13 @@ class AnnotatorPanel(QWidget):
             )
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
-            self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
+            self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
+            self._say(self.save.message, ok=False)
             return False
         why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
-        self._say(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})", ok=True)
+        self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})")
+        self._say(self.save.message, ok=True)
         self.comment = None
         self.confidence = None
         self._pending_text()

@@ -317,7 +317,7 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
     stack = s.stack
     real_read = stack.read
     stack.read = lambda i, comp, mask=None: np.full_like(real_read(i, comp), np.nan)
-    rgb = s._render(stack, "truecolor", s.state.stretch, 0)
+    rgb = s.frames.render(stack, "truecolor", s.state.stretch, 0)
     assert rgb.max() == 0 and (id(stack), 0) in s.all_masked
     stack.read = real_read
 
@@ -333,7 +333,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     app, s = opened, opened.session
     n = len(s.stack)
     slow, broken = n - 1, n // 2
-    real = s.read_frame
+    real = s.frames.read_frame
 
     def read(stack, composite, i):
         if i == slow:
@@ -342,9 +342,9 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
             raise ReviewerError("truncated band file", path=f"{stack.scenes[i].scene_id}_SR_B4.TIF")
         return real(stack, composite, i)
 
-    monkeypatch.setattr(s, "read_frame", read)
+    monkeypatch.setattr(s.frames, "read_frame", read)  # (the frame reader's reads)
     res = s.index.site.resolution
-    s._on_mouse_move(app.viewer, SimpleNamespace(position=(0.0, 5 * res, 5 * res)))  # cursor on pixel (5, 5)
+    s.pointer.on_mouse_move(app.viewer, SimpleNamespace(position=(0.0, 5 * res, 5 * res)))  # cursor on pixel (5, 5)
     t0 = time.perf_counter()
     s.jump_to_index(slow)
     took = time.perf_counter() - t0
