@@ -18,6 +18,14 @@ def echo(*parts: Any, err: bool = False, end: str = "\n") -> None:
     stream.write(" ".join(str(p) for p in parts) + end)
 
 
+def figure(x: Any) -> str:
+    """A figure as the tables show it: three decimals, '-' for none, and never '-0.000' (a kappa of -1e-17 is 0)."""
+    if not isinstance(x, float):
+        return "-" if x is None else str(x)
+    text = f"{x:.3f}"
+    return "0.000" if text == "-0.000" else text
+
+
 def run_verb(
     open_store: Callable[[], AbstractContextManager[S]],
     call: Callable[[S], T],

@@ -42,7 +42,9 @@ PROGRESS_KEYS = ("user", "done", "assigned", "median_seconds", "gold_correct", "
 
 
 def fmt(x: Any) -> str:
-    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+    from reviewer.console import figure
+
+    return figure(x)
 
 
 class _FitTable(QTableWidget):

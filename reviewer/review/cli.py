@@ -213,7 +213,9 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _fmt(x: Any) -> str:
-    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+    from reviewer.console import figure
+
+    return figure(x)
 
 
 def _agreement(args: argparse.Namespace) -> int:
