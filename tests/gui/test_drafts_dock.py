@@ -149,6 +149,7 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     each is saved at once through the core and said in the dock, and the queue moves on."""
     import json
 
+    from reviewer.drafting.options import DraftOptions
     from reviewer.drafting.run import draft_bank
     from reviewer.store import Store
 
@@ -165,7 +166,7 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     fake.script = [reply, reply, reply]
     keys = ["demo-core-seed0-1", "demo-core-seed0-2", "demo-core-seed0-26"]
     with Store(unassigned) as store:
-        draft_bank(store, "demo-core-seed0-generated", fake.client(), user="mia", which=keys)
+        draft_bank(store, "demo-core-seed0-generated", fake.client(), DraftOptions(which=keys), user="mia")
     app = window("eve", "expert")
     expert = app.review.expert
     app.review.tabs.setCurrentWidget(expert)
