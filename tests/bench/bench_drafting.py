@@ -30,7 +30,7 @@ import bank_factory as bf  # noqa: E402
 from drafting_fake import KEY, FakeAPI, serve_in_process  # noqa: E402
 from heartbeat import Heartbeat  # noqa: E402
 
-from reviewer.bank.io import write_bank  # noqa: E402
+from reviewer.bank.io import BankContent, write_bank  # noqa: E402
 from reviewer.drafting import run as RUN  # noqa: E402
 from reviewer.drafting.images import Image  # noqa: E402
 from reviewer.drafting.options import DraftOptions  # noqa: E402
@@ -56,7 +56,7 @@ def _store(folder: Path, n: int, name: str, *, site: dict | None = None, site_di
     qs = [
         bf.trend_question(f"q{i:03d}", site_id=site["id"], reference_source="visual", period=period) for i in range(n)
     ]
-    write_bank(folder / f"bank-{name}", "bench", "1", qs, [site], [], created="2026-12-01T00:00:00Z")
+    write_bank(folder / f"bank-{name}", BankContent("bench", "1", qs, [site], [], created="2026-12-01T00:00:00Z"))
     path = folder / f"{name}.sqlite"
     with Store(path) as store:
         api.add_user(store, "mia", "maintainer")

@@ -41,11 +41,11 @@ SMALL = 8  # items of the bank the process tests draft: enough for progress, can
 def small_bank(demo_bank, tmp_path_factory) -> Path:
     """The demo bank cut to its first SMALL items (same name, so the store's bank is the one the dock shows):
     the drafting process renders each item's evidence, and the whole bank is the bench's job."""
-    from reviewer.bank.io import load_bank, write_bank
+    from reviewer.bank.io import BankContent, load_bank, write_bank
 
     bank = load_bank(demo_bank)
     out = tmp_path_factory.mktemp("small") / "bank"
-    write_bank(out, bank.manifest["name"], bank.manifest["version"], bank.questions[:SMALL], bank.sites)
+    write_bank(out, BankContent(bank.manifest["name"], bank.manifest["version"], bank.questions[:SMALL], bank.sites))
     return out
 
 
