@@ -24,7 +24,7 @@ from reviewer.bank import consistency
 from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, min_range, multi_sensor_of
 from reviewer.bank.options import GenerationOptions
 from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, scene_mpx
@@ -1605,11 +1605,7 @@ def _generate(
     # one folder, written whole (bank files, dropped candidates, this report) or not at all
     write_bank(
         out,
-        opts.bank_name or f"{site_id}-generated",
-        opts.version,
-        questions,
-        [site_record(index)],
-        [],
+        BankContent(opts.bank_name or f"{site_id}-generated", opts.version, questions, [site_record(index)], []),
         extra_files={"dropped.jsonl": dropped.encode("utf-8"), "generation_report.json": summary.encode("utf-8")},
     )
     if progress is not None:

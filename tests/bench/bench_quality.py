@@ -94,7 +94,7 @@ def build_store(folder: Path, items: int, seed: int) -> Path:
     through `decide` (500 to a transaction). Returns the store's path."""
     import bank_factory as bf
 
-    from reviewer.bank.io import write_bank
+    from reviewer.bank.io import BankContent, write_bank
     from reviewer.review import api
     from reviewer.review.banks import import_bank
     from reviewer.store import Store
@@ -102,7 +102,7 @@ def build_store(folder: Path, items: int, seed: int) -> Path:
     db = folder / "review.sqlite"
     base = bf.trend_question()
     qs = [{**base, "id": f"q{i:05d}"} for i in range(items)]
-    write_bank(folder / "bank", "bench", "1", qs, [bf.site()], [], created="2026-12-01T00:00:00Z")
+    write_bank(folder / "bank", BankContent("bench", "1", qs, [bf.site()], [], created="2026-12-01T00:00:00Z"))
     rng = random.Random(seed)
     with Store(db) as store:
         api.add_user(store, "mia", "maintainer")

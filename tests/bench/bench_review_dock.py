@@ -84,7 +84,7 @@ def two_site_bank(bank: Path) -> Path:
     """A second demo site (another seed: another id and landscape; 2006-2016 without MODIS, so it is small)
     and its generated bank, merged with the first bank into one (once)."""
     from reviewer.bank.generate import generate
-    from reviewer.bank.io import load_bank, write_bank
+    from reviewer.bank.io import BankContent, load_bank, write_bank
     from reviewer.bank.options import GenerationOptions
     from tests.sites import make_site
 
@@ -98,7 +98,9 @@ def two_site_bank(bank: Path) -> Path:
             generate(site2, bank2, GenerationOptions(seed=5))
     if not (both / "manifest.json").is_file():
         a, b = load_bank(bank), load_bank(bank2)
-        write_bank(both, TWO_BANK, "1", [*a.questions, *b.questions], [*a.sites, *b.sites], created=CREATED)
+        write_bank(
+            both, BankContent(TWO_BANK, "1", [*a.questions, *b.questions], [*a.sites, *b.sites], created=CREATED)
+        )
     return both
 
 

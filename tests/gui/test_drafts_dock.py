@@ -41,11 +41,11 @@ SMALL = 8  # items of the bank the process tests draft: enough for progress, can
 def small_bank(demo_bank, tmp_path_factory) -> Path:
     """The demo bank cut to its first SMALL items (same name, so the store's bank is the one the dock shows):
     the drafting process renders each item's evidence, and the whole bank is the bench's job."""
-    from reviewer.bank.io import load_bank, write_bank
+    from reviewer.bank.io import BankContent, load_bank, write_bank
 
     bank = load_bank(demo_bank)
     out = tmp_path_factory.mktemp("small") / "bank"
-    write_bank(out, bank.manifest["name"], bank.manifest["version"], bank.questions[:SMALL], bank.sites)
+    write_bank(out, BankContent(bank.manifest["name"], bank.manifest["version"], bank.questions[:SMALL], bank.sites))
     return out
 
 
@@ -149,6 +149,7 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     each is saved at once through the core and said in the dock, and the queue moves on."""
     import json
 
+    from reviewer.drafting.options import DraftOptions
     from reviewer.drafting.run import draft_bank
     from reviewer.store import Store
 
@@ -165,7 +166,7 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     fake.script = [reply, reply, reply]
     keys = ["demo-core-seed0-1", "demo-core-seed0-2", "demo-core-seed0-26"]
     with Store(unassigned) as store:
-        draft_bank(store, "demo-core-seed0-generated", fake.client(), user="mia", which=keys)
+        draft_bank(store, "demo-core-seed0-generated", fake.client(), DraftOptions(which=keys), user="mia")
     app = window("eve", "expert")
     expert = app.review.expert
     app.review.tabs.setCurrentWidget(expert)

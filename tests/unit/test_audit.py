@@ -14,7 +14,7 @@ from test_review_workflow import BANK
 from test_scoring_metrics import all_runs, make_bank
 
 from reviewer import schemas
-from reviewer.bank.io import load_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, write_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError, SchemaError, ScoringError
 from reviewer.review import api
@@ -184,7 +184,7 @@ def pilot_bank(folder):
         ),
     ]
     sites = [bf.site("a"), bf.site("b", theme="forest"), bf.site("c", theme="water", role="obscure")]
-    write_bank(folder, "pilot", "1", questions, sites, [], frozen=False, created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent("pilot", "1", questions, sites, [], frozen=False, created="2026-11-30T12:00:00Z"))
     return folder
 
 
@@ -492,7 +492,8 @@ def _write_v2(tmp_path, name, change):
     questions = copy.deepcopy(v1.questions)
     change({q["id"]: q for q in questions})
     write_bank(
-        tmp_path / name, v1.name, "2", questions, v1.sites, v1.pairs, frozen=True, created="2026-12-01T00:00:00Z"
+        tmp_path / name,
+        BankContent(v1.name, "2", questions, v1.sites, v1.pairs, frozen=True, created="2026-12-01T00:00:00Z"),
     )
     return tmp_path / name
 

@@ -17,7 +17,7 @@ import pytest
 from reviewer.bank import generate as G
 from reviewer.bank import templates as T
 from reviewer.bank.evidence import EvidenceView, Region, evidence_for
-from reviewer.bank.io import load_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, write_bank
 from reviewer.errors import SchemaError
 from reviewer.record.stretch import Stretch
 from reviewer.review import api
@@ -88,7 +88,8 @@ def test_older_questions_without_evidence_still_validate_and_get_a_default_view(
 def test_a_bank_with_and_without_evidence_round_trips(tmp_path):
     with_view = bf.trend_question("a24-2", evidence=EvidenceView.from_json({"composite": "mndwi"}).to_json())
     write_bank(
-        tmp_path / "b", "b", "1", [bf.trend_question(), with_view], [bf.site()], [], created="2026-12-01T00:00:00Z"
+        tmp_path / "b",
+        BankContent("b", "1", [bf.trend_question(), with_view], [bf.site()], [], created="2026-12-01T00:00:00Z"),
     )
     bank = load_bank(tmp_path / "b")
     assert "evidence" not in bank.question("a24-1")
@@ -208,7 +209,7 @@ def test_a_decisions_saved_view_is_the_full_evidence_view_and_a_bad_one_is_refus
     api.add_user(store, "mia", "maintainer")
     api.add_user(store, "ann", "annotator", by="mia")
     qs = [bf.trend_question(f"q{i}") for i in range(2)]
-    write_bank(tmp_path / "bank", "rb", "1", qs, [bf.site()], [], created="2026-12-01T00:00:00Z")
+    write_bank(tmp_path / "bank", BankContent("rb", "1", qs, [bf.site()], [], created="2026-12-01T00:00:00Z"))
     import_bank(store, tmp_path / "bank", user="mia")
     api.assign(store, "rb", annotators=["ann"], k=1, seed=1, user="mia")
     with pytest.raises(SchemaError, match="pair view cannot show 1"):

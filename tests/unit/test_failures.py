@@ -19,7 +19,7 @@ import json
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError, SchemaError, ScoringError, StoreError
 from reviewer.failures import codebook as CB
@@ -45,7 +45,8 @@ def make_bank(folder):
         bf.insufficient_question("q4", "b"),
     ]
     write_bank(
-        folder, "tiny", "1", questions, sites, [bf.pair("P1", "q1")], frozen=True, created="2026-11-30T12:00:00Z"
+        folder,
+        BankContent("tiny", "1", questions, sites, [bf.pair("P1", "q1")], frozen=True, created="2026-11-30T12:00:00Z"),
     )
     return folder
 

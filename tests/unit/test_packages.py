@@ -20,7 +20,7 @@ from pathlib import Path
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.review import api
 from reviewer.review.banks import import_bank
@@ -32,7 +32,7 @@ SITE_DIR = "/data/earthrecord/sites/a24"
 
 
 def _write(folder, questions, name=BANK):
-    write_bank(folder, name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent(name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     return folder
 
 

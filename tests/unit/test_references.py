@@ -179,7 +179,7 @@ def test_every_kept_reference_of_the_demo_bank_passes_the_rules(demo, sparse):
 
 def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_path):
     """Review time: the expert's (or annotator's suggested) correction is checked by the same rules."""
-    from reviewer.bank.io import write_bank
+    from reviewer.bank.io import BankContent, write_bank
     from reviewer.errors import ReviewError
     from reviewer.review import api
     from reviewer.review.banks import import_bank
@@ -192,7 +192,7 @@ def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_p
     )
     lo, hi = q["reference_range"]["slope"]
     assert lo > 0  # kept because its whole slope range is above 0
-    write_bank(tmp_path / "b", "rb", "1", [q], demo["bank"].sites, [], created="2026-12-03T12:00:00Z")
+    write_bank(tmp_path / "b", BankContent("rb", "1", [q], demo["bank"].sites, [], created="2026-12-03T12:00:00Z"))
     store = Store(tmp_path / "r.sqlite")
     api.add_user(store, "mia", "maintainer")
     api.add_user(store, "ann", "annotator", by="mia")

@@ -17,7 +17,7 @@ import bank_factory as bf
 import numpy as np
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.errors import BankError, ScoringError
 from reviewer.scoring.api import compute_scores, score
 from reviewer.scoring.metrics import auroc, bootstrap_means
@@ -44,7 +44,7 @@ def make_bank(folder):
         bf.pair("P4", "q2", pushes_toward=None),
         bf.pair("P3", "q3", kind="placebo", pushes_toward=None),
     ]
-    write_bank(folder, "tiny", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent("tiny", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z"))
     return folder
 
 

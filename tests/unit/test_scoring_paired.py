@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_scoring_metrics import all_runs, make_bank
 
-from reviewer.bank.io import load_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, write_bank
 from reviewer.cli import main
 from reviewer.scoring.api import compute_scores
 from reviewer.scoring.metrics import bootstrap_means, paired_comparisons
@@ -90,17 +90,14 @@ def _without(d):
 )
 def test_a_subset_scores_as_a_bank_holding_only_those_questions(tmp_path, capsys, subset, kept):
     full = load_bank(make_bank(tmp_path / "made"))
-    write_bank(
-        tmp_path / "bank", "tiny", "1", full.questions, full.sites, full.pairs, frozen=True,
-        created="2026-11-30T12:00:00Z", qc=_qc([q["id"] for q in full.questions]),
-    )  # fmt: skip
+    qc = _qc([q["id"] for q in full.questions])
+    frozen = {"frozen": True, "created": "2026-11-30T12:00:00Z"}
+    write_bank(tmp_path / "bank", BankContent("tiny", "1", full.questions, full.sites, full.pairs, qc=qc, **frozen))
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
     only = [q for q in full.questions if q["id"] in kept]
-    write_bank(
-        tmp_path / "only", "tiny", "1", only, full.sites, [p for p in full.pairs if p["question"] in kept],
-        frozen=True, created="2026-11-30T12:00:00Z",
-    )  # fmt: skip
+    pairs = [p for p in full.pairs if p["question"] in kept]
+    write_bank(tmp_path / "only", BankContent("tiny", "1", only, full.sites, pairs, **frozen))
     fewer = tmp_path / "fewer.jsonl"
     fewer.write_text("".join(json.dumps(r) + "\n" for r in all_runs() if r["question"] in kept))
     argv = ["--bootstrap", "500", "--no-report"]
