@@ -17,7 +17,7 @@ from reviewer.app.qt_window import canvas_widget, fit_slider_labels, give_keys_t
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
-from reviewer.record.demo import ensure_demo_site
+from reviewer.record.demo import cached_demo_site, ensure_demo_site
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +88,12 @@ class ReviewerApp:
         async_slicing: bool = False,
         scoring: bool = True,
         warm_canvas: bool = True,
+        site: str | Path | None = None,
+        demo: bool = False,
     ) -> None:
-        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks)."""
+        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks).
+        `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
+        then runs while the docks are built; what it found is shown from the event loop, once the window is whole."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
         from reviewer.app.qt_coverage import QtCoveragePlot
@@ -119,6 +123,12 @@ class ReviewerApp:
         self.coverage = QtCoveragePlot(self.session)
         self.chips = QtChipStrip(self.session)
         self.pair = QtPairView(self.session)
+        # the first site's worker starts once the docks that follow the open (progress, site_opened) exist: building
+        # the rest of the window (~1 s on the UI thread) no longer comes before the index read and the first date
+        if demo:
+            self.open_demo()
+        elif site:
+            self.open_site(site)
         self.docks: dict[str, object] = {}
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
@@ -367,7 +377,11 @@ class ReviewerApp:
         return self.session.open_site(site_dir)
 
     def open_demo(self, **kwargs):
-        """Generate the demo site once (worker, progress) and open it."""
+        """Generate the demo site once (worker, progress) and open it; a demo already in the cache opens at once
+        (the generation worker's result waited for the event loop, so the open started only after the window)."""
+        cached = None if kwargs else cached_demo_site()
+        if cached is not None:
+            return self.session.open_site(cached)
         progress = Progress()
         progress.changed.connect(self.session.indexing)
         self.session.busy.emit(True)
@@ -408,15 +422,11 @@ def launch(
     # the window is built hidden and shown once whole: each dock added to a shown window resized the canvas and
     # painted it (a software-GL paint is 0.1-0.5 s; five of them came before the first imagery)
     viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
-    app = ReviewerApp(viewer, db=db)
+    # the site's worker (index, first date read) starts while the window is built, so the two overlap
+    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo)
     _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
-    # the site's worker (index, first date read) starts before the window is shown, so the two overlap
-    if demo:
-        app.open_demo()
-    elif site_dir:
-        app.open_site(site_dir)
     _show_built_window(app)
     napari.run()
     app.close()
