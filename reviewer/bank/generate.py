@@ -118,14 +118,6 @@ def _sweep(name: str) -> dict[str, Any]:
     return _t(name).get("sweeps", {})
 
 
-def _nanmedian(a: np.ndarray, axis: int = 0) -> np.ndarray:
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(a, axis=axis)
-
-
 def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
     out = []
     for y in years:
@@ -137,7 +129,7 @@ def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int
 def _water_area(s: SiteSeries, year: int, method: str) -> float:
     idx, var, rule = method.split(":")
     img = s.comp(f"{idx}_{var}", year)
-    thr = M.otsu_threshold(img[s.inside]) if rule == "otsu" else 0.0
+    thr = M.otsu_threshold(s.inside_values(img)) if rule == "otsu" else 0.0
     return M.area_above(img, thr, s.pixel_area_km2, inside=s.inside, min_valid=0.8)
 
 
@@ -301,32 +293,63 @@ def burn_events(
 
 def burn_events_many(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
     """burn_events for several (dnbr, post_nbr, growing_only) at once: one pass over the NBR frames feeds all
-    of them (a frame read from its file once, not once per method); results remembered in `s.derived`."""
+    of them (a frame read from its file once, not once per method); the maps live in the series' store (memory
+    within the budget, else files), remembered in `s.derived`."""
+    return [(s.store.get(ky), s.store.get(kd)) for ky, kd in _burn_keys(s, specs)]
+
+
+def _burn_keys(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[Any, Any]]:
+    """The store keys of each spec's (year map, drop map), the pass run once for those not made yet."""
     memo = s.derived.setdefault("burn_events", {})
     todo = list(dict.fromkeys(tuple(x) for x in specs if tuple(x) not in memo))
     if todo:
-        for spec, res in zip(todo, _burn_pass(s, todo), strict=True):
-            memo[spec] = res
+        for spec, keys in zip(todo, _burn_pass(s, todo), strict=True):
+            memo[spec] = keys
     return [memo[tuple(x)] for x in specs]
 
 
-def _burn_pass(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[np.ndarray, np.ndarray]]:
-    """One pass over the NBR frames in date order; the growing-season-only methods see (and remember as the
-    last clear observation) the growing-season frames only."""
+def _burn_pass(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tuple[Any, Any]]:
+    """One pass over the NBR frames in date order, block of rows by block of rows (the state of a whole
+    Landsat scene's pass was 4 GB); the growing-season-only methods see (and remember as the last clear
+    observation) the growing-season frames only. Returns the store keys of each spec's year map (int16) and
+    drop (float16, the NBR frames' own precision)."""
     dates = s.nbr_dates
-    shape = s.shape
-    last = {g: np.full(shape, np.nan, np.float32) for g in {g for _, _, g in specs}}
-    last_t = {g: np.full(shape, -1, np.int32) for g in last}
-    state = [(np.zeros(shape, np.float32), np.zeros(shape, np.int32)) for _ in specs]
+    h, w = s.shape
     ords = np.array([d.toordinal() for d in dates])
     first = int(ords.min()) if len(ords) else 0
     year_of = np.array([dt.date.fromordinal(o).year for o in range(first, int(ords.max()) + 1)] if len(ords) else [])
+    n = len(s.derived.get("burn_events", {}))
+    keys = [(("burn", n + i, "year"), ("burn", n + i, "drop")) for i in range(len(specs))]
+    for ky, kd in keys:
+        s.store.alloc(ky, (h, w), np.int16)
+        s.store.alloc(kd, (h, w), np.float16)
+    groups = {g for _, _, g in specs}
+    rows = max(1, min(h, (64 * 2**20) // max(1, w * (8 * len(groups) + 8 * len(specs) + 24))))
+    for r0 in range(0, h, rows):
+        r1 = min(h, r0 + rows)
+        state = _burn_block(s, specs, (r0, r1), ords, first, year_of)
+        for (ky, kd), (best, best_year) in zip(keys, state, strict=True):
+            s.store.write_rows(ky, r0, best_year.astype(np.int16))
+            s.store.write_rows(kd, r0, best.astype(np.float16))
+    return keys
+
+
+def _burn_block(
+    s: SiteSeries, specs: list[tuple[float, float, bool]], rows: tuple[int, int], ords, first: int, year_of
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """_burn_pass over rows r0:r1: per spec, the largest drop and its year."""
+    dates = s.nbr_dates
+    r0, r1 = rows
+    shape = (r1 - r0, s.shape[1])
+    last = {g: np.full(shape, np.nan, np.float32) for g in {g for _, _, g in specs}}
+    last_t = {g: np.full(shape, -1, np.int32) for g in last}
+    state = [(np.zeros(shape, np.float32), np.zeros(shape, np.int32)) for _ in specs]
     for t in range(len(dates)):
         growing = dates[t].month in s.config.growing_months
         groups = [g for g in last if growing or not g]
         if not groups:
             continue
-        v = s.nbr_frame(t).astype(np.float32)
+        v = s.store.rows(("nbr", t), r0, r1).astype(np.float32)
         ok = np.isfinite(v)
         for g in groups:
             drop = last[g] - v
@@ -342,20 +365,19 @@ def _burn_pass(s: SiteSeries, specs: list[tuple[float, float, bool]]) -> list[tu
                     best_year[hit] = year_of[mid[hit] - first]
             last[g] = np.where(ok, v, last[g])
             last_t[g] = np.where(ok, t, last_t[g])
-    return [(best_year, best) for best, best_year in state]
+    return state
 
 
-def _burns(s: SiteSeries, name: str) -> dict[str, np.ndarray]:
-    """Burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds), kept on the series."""
-    memo = s.derived
-    if f"burns:{name}" not in memo:
-        ms = _sweep(name)["burn_methods"]
-        maps = burn_events_many(s, [(m["dnbr"], m["post_nbr"], m["growing_only"]) for m in ms])
-        memo[f"burns:{name}"] = {
-            f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": res[0]
-            for m, res in zip(ms, maps, strict=True)
-        }
-    return memo[f"burns:{name}"]
+def _burns(s: SiteSeries, name: str) -> dict[str, Any]:
+    """The store keys of the burn-year maps of the template's burn methods (dNBR and post-fire NBR thresholds),
+    by method; the pass that makes them runs once per series. A map is fetched when its turn comes
+    (s.store.get): six whole-scene maps and their drops at once were the run's peak."""
+    ms = _sweep(name)["burn_methods"]
+    keys = _burn_keys(s, [(m["dnbr"], m["post_nbr"], m["growing_only"]) for m in ms])
+    return {
+        f"dnbr>{m['dnbr']}&post<{m['post_nbr']}{'&growing' if m['growing_only'] else ''}": ky
+        for m, (ky, _) in zip(ms, keys, strict=True)
+    }
 
 
 def burn_year(s: SiteSeries, name: str) -> list[Candidate]:
@@ -369,7 +391,8 @@ def burn_year(s: SiteSeries, name: str) -> list[Candidate]:
     for y1, y2 in dict.fromkeys([(ys[0], ys[-1]), (mid, ys[-1])]):
         c = Candidate(name, {"y1": y1, "y2": y2, "dnbr": th["dnbr"]}, (y1, y2), sensors=s.sensors(y1, y2))
         years, areas, leads = {}, {}, []
-        for m, ymap in maps.items():
+        for m, key in maps.items():
+            ymap = s.store.get(key)
             per = {y: float(((ymap == y) & s.inside).sum()) * s.pixel_area_km2 for y in s.years_between(y1, y2)}
             if not per or max(per.values()) < th["min_area_km2"]:
                 continue
@@ -447,7 +470,7 @@ def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
         # removes the year-to-year differences of seasonal sampling and weather
         quad = max(QUADRANTS, key=lambda q: int((mask & s.regions[q]).sum()))
         pre = [y for y in (event - 3, event - 2, event - 1) if y in s.years] or [event]
-        base = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in pre]), 0)
+        base = s.over_years("ndvi_h", pre)
         level = float(np.nanmedian(base[mask]))
         control = s.regions[quad] & (ymap == 0) & (np.abs(base - level) < 0.1) & s.inside
         c.extra["control_pixels"] = int(control.sum())
@@ -515,11 +538,7 @@ def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
 
 def _built(s: SiteSeries, year: int, t_ndvi: float, t_ndbi: float) -> np.ndarray:
     ys = [y for y in (year - 1, year, year + 1) if y in s.years]
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        vmax = np.nanmax(np.stack([s.comp("ndvimax_h", y) for y in ys]), 0)
+    vmax = s.over_years("ndvimax_h", ys, "max")
     return (vmax < t_ndvi) & (s.comp("ndbi_h", year) > t_ndbi) & (s.comp("mndwi_h", year) < 0) & s.inside
 
 
@@ -586,7 +605,7 @@ def builtup_quadrant(s: SiteSeries, name: str) -> list[Candidate]:
 
 
 def _tree_share(s: SiteSeries, years: list[int], t: float) -> float:
-    med = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in years]), 0)
+    med = s.over_years("ndvi_h", years)
     valid = np.isfinite(med) & s.inside
     return float(100.0 * ((med > t) & valid).sum() / max(1, valid.sum()))
 
@@ -629,12 +648,15 @@ def _loss_maps(
     """Pixels of `cover` (baseline NDVI above cover_t in the three years before lo) whose NDVI later falls by
     drop_t, with the year of the first such fall."""
     base_years = [y for y in (lo - 2, lo - 1, lo) if y in s.years] or [lo]
-    base = _nanmedian(np.stack([s.comp("ndvi_h", y) for y in base_years]), 0)
+    base = s.over_years("ndvi_h", base_years)
     cover = (base > cover_t) & region & s.inside
     loss_year = np.zeros(s.shape, np.int32)
-    for y in s.years_between(lo + 1, hi):
-        fell = cover & (loss_year == 0) & (s.comp("ndvi_h", y) < base - drop_t)
-        loss_year[fell] = y
+    ys = s.years_between(lo + 1, hi)
+    # block by block (the years' frames a block at a time, not a whole frame and its comparisons per year)
+    for r0, r1, frames in s.year_rows("ndvi_h", ys):
+        below, ly, cv = base[r0:r1] - drop_t, loss_year[r0:r1], cover[r0:r1]
+        for y, frame in zip(ys, frames, strict=True):
+            ly[cv & (ly == 0) & (frame < below)] = y
     return cover, loss_year
 
 
@@ -784,8 +806,12 @@ def lowest_greenness(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     # persistently vegetated land: growing-season NDVI above veg_ndvi in at least 90% of the years
-    cube = s.composites["ndvi_h"]
-    veg = ((cube > th["veg_ndvi"]).sum(0) >= 0.9 * np.isfinite(cube).sum(0)) & (np.isfinite(cube).sum(0) > 0) & s.inside
+    veg = np.zeros(s.shape, bool)
+    for r0, r1, frames in s.year_rows("ndvi_h", ys):  # block by block: not the whole (years, H, W) cube
+        above = sum(((f > th["veg_ndvi"]).astype(np.int32) for f in frames), np.zeros((r1 - r0, s.shape[1]), np.int32))
+        finite = sum((np.isfinite(f).astype(np.int32) for f in frames), np.zeros_like(above))
+        veg[r0:r1] = (above >= 0.9 * finite) & (finite > 0)
+    veg &= s.inside
     base_years = [y for y in range(1991, 2021)]
     annual = {
         y: np.mean([s.precip[(y, m)] for m in range(1, 13) if (y, m) in s.precip]) for y in {y for y, _ in s.precip}

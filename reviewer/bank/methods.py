@@ -205,15 +205,32 @@ def share_significant(slope: np.ndarray, p: np.ndarray, sign: int, alpha: float 
 # ----------------------------------------------------------------------------- thresholds and areas
 
 
+#: values a block of otsu_threshold's histogram: float64 copies of a block, never of a whole Landsat scene
+OTSU_BLOCK = 1 << 22
+
+
 def otsu_threshold(values: np.ndarray) -> float:
-    """Otsu's threshold (skimage.filters.threshold_otsu) of the finite values."""
+    """Otsu's threshold (skimage.filters.threshold_otsu) of the finite values. skimage's 256-bin histogram over
+    the values' range is counted block by block (np.histogram, the same range: the same counts), so a whole
+    scene's pixels are not copied to float64 twice (skimage flattens its float64 copy; 1.4 GB at the peak)."""
     from skimage.filters import threshold_otsu
 
-    v = np.asarray(values, dtype=np.float64)
-    v = v[np.isfinite(v)]
-    if v.size < 2 or np.ptp(v) == 0:
+    v = np.asarray(values).reshape(-1)
+    blocks = [slice(i, i + OTSU_BLOCK) for i in range(0, v.size, OTSU_BLOCK)]
+    n, lo, hi = 0, math.inf, -math.inf
+    for sl in blocks:
+        b = v[sl][np.isfinite(v[sl])]
+        if b.size:
+            n, lo, hi = n + b.size, min(lo, float(b.min())), max(hi, float(b.max()))
+    if n < 2 or lo == hi:
         return float("nan")
-    return float(threshold_otsu(v))
+    counts = np.zeros(256, np.int64)
+    edges = np.linspace(lo, hi, 257)
+    for sl in blocks:
+        b = v[sl][np.isfinite(v[sl])].astype(np.float64)
+        c, edges = np.histogram(b, bins=256, range=(lo, hi))
+        counts += c
+    return float(threshold_otsu(hist=(counts, (edges[:-1] + edges[1:]) / 2.0)))
 
 
 def area_above(

@@ -207,6 +207,8 @@ class SiteSeries:
     nothing_read: str | None = None
     #: where the composite and NBR frames live: memory up to the run's budget, then files
     store: FrameStore = field(default_factory=_empty_store, repr=False)
+    #: what the blocks of rows the Landsat scenes are read and reduced in may hold (bytes)
+    block_bytes: int = DEFAULT_BUDGET // 4
 
     def year_index(self, year: int) -> int:
         return self.years.index(year)
@@ -215,6 +217,47 @@ class SiteSeries:
         c = self.composites
         i = self.year_index(year)
         return c.frame(name, i) if isinstance(c, Composites) else c[name][i]
+
+    def inside_values(self, frame: np.ndarray) -> np.ndarray:
+        """The frame's pixels inside the site's boundary: a view of the whole frame when every pixel is inside
+        (a bbox site), not a copy (235 MB for a whole Landsat scene)."""
+        if "inside_all" not in self.derived:
+            self.derived["inside_all"] = bool(self.inside.all())
+        return frame.reshape(-1) if self.derived["inside_all"] else frame[self.inside]
+
+    def year_rows(self, name: str, years: list[int], block_bytes: int = 64 * 2**20):
+        """(r0, r1, [rows r0:r1 of the composite in each year]) block by block: per-pixel work over years
+        holds a block of each year's frame, never the (n_years, H, W) cube (1.4 GB for six years of a whole
+        Landsat scene)."""
+        h, w = self.shape
+        idx = [self.year_index(y) for y in years]
+        rows = max(1, min(h, block_bytes // max(1, len(idx) * w * 4)))
+        c = self.composites
+        for r0 in range(0, h, rows):
+            r1 = min(h, r0 + rows)
+            if isinstance(c, Composites):
+                if name not in c:
+                    raise KeyError(name)
+                yield r0, r1, [self.store.rows(("comp", name, i), r0, r1) for i in idx]
+            else:
+                yield r0, r1, [c[name][i][r0:r1] for i in idx]
+
+    def over_years(self, name: str, years: list[int], how: str = "median") -> np.ndarray:
+        """The per-pixel median (NaN ignored; or "max", "min") of a composite over `years`, block by block
+        (year_rows): the same values as np.nanmedian / np.nanmax of the stacked years."""
+        import warnings
+
+        out = np.full(self.shape, np.nan, np.float32)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN pixel is NaN, as meant
+            for r0, r1, frames in self.year_rows(name, years):
+                if not frames:
+                    continue
+                if how == "median":
+                    out[r0:r1] = nanmedian0(frames if len(frames) <= NETWORK_MAX else np.stack(frames))
+                else:
+                    out[r0:r1] = (np.nanmax if how == "max" else np.nanmin)(np.stack(frames), 0)
+        return out
 
     def nbr_frame(self, t: int) -> np.ndarray:
         """The harmonized NBR (float16) of the t-th scene of nbr_dates."""
@@ -335,15 +378,26 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     for v in raw_b.values():
         valid &= np.isfinite(v)
     invalid = ~valid
-    for v in {id(v): v for d in (raw_b, harm_b) for v in d.values()}.values():  # (each array once)
-        v[invalid] = np.nan
-    del invalid
-    return {
-        "scene": scene,
-        "h": indices(harm_b),
-        "r": indices(raw_b),
-        "clear": float(valid.sum() / max(1, inside.sum())),
-    }
+    del valid
+    # the indices are masked, not the bands (an index is NaN wherever one of its bands would have been)
+    h = _masked_indices(harm_b, invalid)
+    # OLI is not harmonized (its bands pass through): its raw indices are the harmonized ones
+    same = all(harm_b[b] is raw_b[b] for b in BANDS)
+    return {"scene": scene, "h": h, "r": h if same else _masked_indices(raw_b, invalid)}
+
+
+def _masked_indices(bands: dict[str, np.ndarray], invalid: np.ndarray) -> dict[str, np.ndarray]:
+    """indices() of float32 bands, NaN where `invalid`: the same values, without a copy per index."""
+    pairs = {name: tuple(spec["index"]) for name, spec in composites().items() if "index" in spec}
+    pairs.update(EXTRA_INDICES)
+    out = {}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for name, (a, b) in pairs.items():
+            nd = np.subtract(bands[a], bands[b], dtype=np.float32)
+            np.divide(nd, np.add(bands[a], bands[b], dtype=np.float32), out=nd)
+            nd[~np.isfinite(nd) | invalid] = np.nan
+            out[name] = nd
+    return out
 
 
 def _coarse_scene(scene: Scene, grid: Grid) -> np.ndarray | None:
@@ -394,15 +448,35 @@ def ahead_map(pool: ThreadPoolExecutor, fn: Callable[[Any], Any], items: list[An
             f.cancel()
 
 
-def nanmedian0(a: np.ndarray) -> np.ndarray:
-    """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t."""
-    a = np.sort(a, axis=0)  # NaN sorts last
-    n = np.isfinite(a).sum(0)
-    lo = np.clip((n - 1) // 2, 0, None)
-    hi = np.clip(n // 2, 0, None)
-    v_lo = np.take_along_axis(a, lo[None], 0)[0]
-    v_hi = np.take_along_axis(a, hi[None], 0)[0]
-    out = (v_lo + v_hi) / 2
+#: up to this many frames, nanmedian0 sorts them with a network of element-wise min/max (a sort along the
+#: first axis of a (t, H, W) cube visits each pixel's t values t strides apart: 3-6x slower for small t)
+NETWORK_MAX = 12
+
+
+def nanmedian0(a: Any) -> np.ndarray:
+    """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t.
+    `a` is a (t, ...) array or a list of t equal-shaped frames (not stacked: no copy of the cube)."""
+    t = len(a)
+    if t > NETWORK_MAX or t == 0:
+        a = np.sort(np.asarray(a), axis=0)  # NaN sorts last
+        n = np.isfinite(a).sum(0)
+        lo = np.clip((n - 1) // 2, 0, None)
+        hi = np.clip(n // 2, 0, None)
+        v_lo = np.take_along_axis(a, lo[None], 0)[0]
+        v_hi = np.take_along_axis(a, hi[None], 0)[0]
+        out = (v_lo + v_hi) / 2
+        out[n == 0] = np.nan
+        return out
+    # NaN as +inf sorts last, as in np.sort; the finite values are the same, in the same order
+    v = [np.where(np.isnan(f), np.inf, f) for f in a]
+    n = sum((np.isfinite(f).view(np.uint8) for f in a), np.zeros(v[0].shape, np.uint8))
+    for i in range(1, t):  # insertion network: after pass i, v[0..i] are sorted
+        for k in range(i, 0, -1):
+            lo = np.minimum(v[k - 1], v[k])
+            np.maximum(v[k - 1], v[k], out=v[k])
+            v[k - 1] = lo
+    lo_i = np.clip((n.astype(np.int16) - 1) // 2, 0, None)
+    out = (np.choose(lo_i, v) + np.choose(n // 2, v)) / 2
     out[n == 0] = np.nan
     return out
 
@@ -410,7 +484,7 @@ def nanmedian0(a: np.ndarray) -> np.ndarray:
 def _median(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     if not stack:
         return np.full(shape, np.nan, np.float32)
-    return nanmedian0(np.stack(stack)).astype(np.float32)
+    return nanmedian0(stack if len(stack) <= NETWORK_MAX else np.stack(stack)).astype(np.float32)
 
 
 def _reduce(stack: list[np.ndarray], shape: tuple[int, int], how: str) -> np.ndarray:
@@ -437,9 +511,10 @@ def build_series(
 ) -> SiteSeries:
     """One pass over the record's scenes, building every series the reference methods use.
 
-    `memory` (bytes, default 2 GB) is the process's budget: a third of what the process does not hold already
-    keeps composite, NBR and snow frames in memory, the rest goes to files (read back with a cache of a tenth);
-    the values are the same either way.
+    `memory` (bytes, default 2 GB) is the process's budget. Of what the process does not hold already, a half
+    is for the blocks of rows the Landsat scenes are read and reduced in, a quarter keeps composite, NBR and
+    snow frames in memory, the rest of them goes to files (read back with a cache of a twentieth); the values are
+    the same either way.
 
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
     NDVI), "coarse" (MODIS/VIIRS NDVI), "era5" (precipitation), "snow" (MOD10A1/MYD10A1 daily snow cover),
@@ -462,7 +537,8 @@ def build_series(
     import psutil
 
     free = max(0, (memory or DEFAULT_BUDGET) - psutil.Process().memory_info().rss)
-    series.store = FrameStore(free // 3, cache_bytes=free // 10)
+    series.store = FrameStore(free // 4, cache_bytes=free // 20)
+    series.block_bytes = free // 2
     parts = PARTS if parts is None else frozenset(parts)
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
@@ -611,53 +687,44 @@ COMPOSITE_NAMES = {
 }
 
 
-class _YearStack:
-    """One year's per-scene index frames by composite name: in memory, or, when the year's frames would not fit
-    `limit` bytes, in files reduced block of rows by block of rows. The reductions are per pixel, so the values
-    are the same either way."""
+#: What reading a Landsat scene holds at its peak per site pixel (raw bands and quality layers, the decoded,
+#: harmonized and index frames and their temporaries), and what a year keeps per pixel of each of its scenes
+#: until the year's block is reduced (its index frames): tracemalloc of one block, OLI 50 and 20 bytes, TM and
+#: ETM+ (harmonized copies, raw indices too) about twice that.
+READ_BYTES_PX = 100
+KEPT_BYTES_PX = 40
 
-    def __init__(self, n_scenes: int, shape: tuple[int, int], limit: int) -> None:
-        self.shape = shape
-        per_scene = len(COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]) * shape[0] * shape[1] * 4
-        self.store = FrameStore(0, cache_bytes=0) if n_scenes * per_scene > limit else None
-        self.lists: dict[str, list[Any]] = defaultdict(list)
-        self.rows = max(1, limit // max(1, 3 * n_scenes * shape[1] * 4))
 
-    def add(self, name: str, frame: np.ndarray) -> None:
-        if self.store is None:
-            self.lists[name].append(frame)
-        else:
-            key = (name, len(self.lists[name]))
-            self.store.put(key, frame)
-            self.lists[name].append(key)
+#: the fewest rows of a block whatever the budget: each block opens every file of its scenes again
+MIN_ROWS = 8
 
-    def reduce(self, name: str, how: str) -> np.ndarray:
-        def f(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
-            return _median(stack, shape) if how == "median" else _reduce(stack, shape, how)
 
-        items = self.lists.get(name, [])
-        if self.store is None or not items:
-            return f(items if self.store is None else [], self.shape)
-        out = np.empty(self.shape, np.float32)
-        h, w = self.shape
-        for r0 in range(0, h, self.rows):
-            r1 = min(h, r0 + self.rows)
-            out[r0:r1] = f([self.store.rows(k, r0, r1) for k in items], (r1 - r0, w))
-        return out
+def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int) -> int:
+    """Rows of the site grid a year's scenes are read and reduced in, so the block's frames fit `limit` bytes:
+    whole COG tile rows (256) where that fits, so each tile of a file is decompressed once."""
+    h, w = shape
+    per_row = w * (in_flight * READ_BYTES_PX + max(1, n_scenes) * KEPT_BYTES_PX)
+    rows = max(MIN_ROWS, limit // max(1, per_row))
+    if rows >= h:
+        return h
+    return rows // 256 * 256 if rows >= 256 else rows
 
-    def close(self) -> None:
-        self.lists.clear()
-        if self.store is not None:
-            self.store.close()
+
+class _SceneFailed(Exception):
+    """A scene that read in the first blocks of its year failed in a later one."""
+
+    def __init__(self, j: int) -> None:
+        self.j = j
 
 
 @dataclass
 class LandsatYear:
     """What one year of Landsat scenes reduces to: the year's composite frames (in COMPOSITE_NAMES order, then
-    ndvimax_h and nbrmin_h), each read scene's harmonized NBR frame (float16) and crop NDVI, in reading order."""
+    ndvimax_h and nbrmin_h), each read scene's harmonized NBR frame (float16) and crop NDVI, in reading order.
+    A frame is an array (a task's result) or the key of a frame in the store the year was written to."""
 
-    composites: list[tuple[str, np.ndarray]] = field(default_factory=list)
-    nbr: list[tuple[dt.date, np.ndarray]] = field(default_factory=list)
+    composites: list[tuple[str, Any]] = field(default_factory=list)
+    nbr: list[tuple[dt.date, Any]] = field(default_factory=list)
     crop: list[tuple[dt.date, float]] = field(default_factory=list)
     sensors: set[str] = field(default_factory=set)
     read: int = 0
@@ -674,51 +741,130 @@ def landsat_year(
     *,
     pool: ThreadPoolExecutor | None = None,
     tick: Callable[[str], None] | None = None,
-    put_nbr: Callable[[dt.date, np.ndarray], None] | None = None,
+    store: FrameStore | None = None,
+    tag: Any = "year",
 ) -> LandsatYear:
-    """One year's Landsat scenes read and reduced (a dask task when a large site's years are split): per-pixel
-    reductions only, so the frames are the same whichever process computes them. `put_nbr` takes each NBR frame
-    as it comes (the sequential pass stores it at once); without it they are collected in the result."""
-    shape = inside.shape
-    out = LandsatYear(scenes=len(scenes))
+    """One year's Landsat scenes read and reduced, block of rows by block of rows (a dask task when a large
+    site's years are split): each scene's bands are read once, a block at a time, and the per-pixel reductions
+    of the block written into the year's frames, so the pass holds about `limit` bytes of blocks whatever the
+    site's size. The frames go into `store` under keys starting with `tag` (the result names them); without a
+    store (a task) they come back as arrays. A scene whose read fails is skipped, as a whole."""
     own = pool is None
     pool = pool or ThreadPoolExecutor(max_workers=1)
-    year = scenes[0].year if scenes else 0
-    gs = _YearStack(len(scenes), shape, limit)
+    task = store is None
+    store = store if store is not None else FrameStore(1 << 62)
+    skip: set[int] = set()
     try:
-        for res in ahead_map(pool, lambda s: _landsat_scene(s, grid, inside, cfg), scenes):
-            if tick is not None:
-                tick(f"read Landsat {year}")
-            if res is None:
-                continue
-            scene: Scene = res["scene"]
-            out.read += 1
-            out.sensors.add(scene.label)
-            m = scene.date.month
-            if m in cfg.growing_months:
-                for idx, var in COMPOSITE_NAMES["gs"]:
-                    gs.add(f"{idx}_{var}", res[var][idx])
-            if m in cfg.water_months:
-                for idx, var in COMPOSITE_NAMES["water"]:
-                    gs.add(f"{idx}_{var}", res[var][idx])
-            nbr = res["h"]["nbr"].astype(np.float16)
-            if put_nbr is not None:
-                put_nbr(scene.date, nbr)
-            else:
-                out.nbr.append((scene.date, nbr))
-            if crop_core is not None:
-                v = res["h"]["ndvi"][crop_core]
-                if np.isfinite(v).mean() > 0.5:
-                    out.crop.append((scene.date, float(np.nanmedian(v))))
-        for idx, var in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]:
-            out.composites.append((f"{idx}_{var}", gs.reduce(f"{idx}_{var}", "median")))
-        out.composites.append(("ndvimax_h", gs.reduce("ndvi_h", "max")))
-        out.composites.append(("nbrmin_h", gs.reduce("nbr_h", "min")))
+        while True:
+            out = LandsatYear(scenes=len(scenes))
+            keys: list[Any] = []
+            try:
+                _year_blocks(scenes, skip, grid, inside, cfg, crop_core, limit, pool, tick, store, (tag,), out, keys)
+                break
+            except _SceneFailed as exc:  # rare (a file cut short past its first blocks): the year again without it
+                skip.add(exc.j)
+                for k in keys:
+                    store.drop(k)
     finally:
-        gs.close()
         if own:
             pool.shutdown()
+    if task:
+        out.composites = [(n, np.array(store.get(k))) for n, k in out.composites]
+        out.nbr = [(d, np.array(store.get(k))) for d, k in out.nbr]
+        store.close()
     return out
+
+
+def _year_blocks(
+    scenes: list[Scene],
+    skip: set[int],
+    grid: Grid,
+    inside: np.ndarray,
+    cfg: SeriesConfig,
+    crop_core: np.ndarray | None,
+    limit: int,
+    pool: ThreadPoolExecutor,
+    tick: Callable[[str], None] | None,
+    store: FrameStore,
+    tag: tuple,
+    out: LandsatYear,
+    keys: list[Any],
+) -> None:
+    h, w = inside.shape
+    year = scenes[0].year if scenes else 0
+    workers = max(1, getattr(pool, "_max_workers", 1))
+    rows = block_rows(len(scenes), (h, w), limit, workers + 1)  # (ahead_map: `workers` read ahead of the one taken)
+    names = [f"{i}_{v}" for i, v in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]]
+    comp_keys = {n: (*tag, "comp", n) for n in [*names, "ndvimax_h", "nbrmin_h"]}
+    todo = [j for j in range(len(scenes)) if j not in skip]
+    read: list[int] = []  # scenes read in the first block, in reading order
+    crop_parts: dict[int, list[Any]] = defaultdict(list)
+    same: dict[str, str] = {}  # raw composite -> the harmonized one it is (decided on the first block)
+    for r0 in range(0, h, rows):
+        r1 = min(h, r0 + rows)
+        bgrid, binside = grid.window((r0, r1), (0, w)), inside[r0:r1]
+        bcrop = crop_core[r0:r1] if crop_core is not None else None
+        stack: dict[str, list[np.ndarray]] = defaultdict(list)
+        take = todo if r0 == 0 else read
+        results = ahead_map(pool, lambda j, g=bgrid, i=binside: _landsat_scene(scenes[j], g, i, cfg), take, workers)
+        for j, res in zip(take, results, strict=True):
+            scene = scenes[j]
+            if res is None:
+                if r0 == 0:
+                    if tick is not None:
+                        tick(f"read Landsat {year}")
+                    continue  # unreadable: skipped (logged by _landsat_scene)
+                raise _SceneFailed(j)
+            if r0 == 0:
+                read.append(j)
+                key = (*tag, "nbr", j)
+                store.alloc(key, (h, w), np.float16)
+                keys.append(key)
+                out.nbr.append((scene.date, key))
+            m = scene.date.month
+            for season in ("gs", "water"):
+                if m in (cfg.growing_months if season == "gs" else cfg.water_months):
+                    for idx, var in COMPOSITE_NAMES[season]:
+                        stack[f"{idx}_{var}"].append(res[var][idx])
+            store.write_rows((*tag, "nbr", j), r0, res["h"]["nbr"].astype(np.float16))
+            if bcrop is not None and bcrop.any():
+                key = (*tag, "crop", j, r0)
+                store.put(key, res["h"]["ndvi"][bcrop])
+                keys.append(key)
+                crop_parts[j].append(key)
+            if r1 == h and tick is not None:
+                tick(f"read Landsat {year}")
+        if r0 == 0:
+            # a year of sensors that are not harmonized (OLI): each raw composite is its harmonized one, one frame
+            # under both names (not computed and written twice)
+            same = {n: n[:-2] + "_h" for n in names if n.endswith("_r") and n[:-2] + "_h" in names}
+            if any(a is not b for n, hn in same.items() for a, b in zip(stack[n], stack[hn], strict=True)):
+                same = {}
+        shape = (r1 - r0, w)
+        reduced = [(n, _median(stack.get(n, []), shape)) for n in names if n not in same]
+        reduced += [("ndvimax_h", _reduce(stack.get("ndvi_h", []), shape, "max"))]
+        reduced += [("nbrmin_h", _reduce(stack.get("nbr_h", []), shape, "min"))]
+        del stack
+        for n, frame in reduced:
+            if r0 == 0:
+                store.alloc(comp_keys[n], (h, w), np.float32)
+                keys.append(comp_keys[n])
+            store.write_rows(comp_keys[n], r0, frame)
+        if r0 == 0:
+            for n, hn in same.items():
+                store.alias(comp_keys[n], comp_keys[hn])
+                keys.append(comp_keys[n])
+    for j in read:
+        scene = scenes[j]
+        out.read += 1
+        out.sensors.add(scene.label)
+        if crop_parts.get(j):
+            v = np.concatenate([store.get(k) for k in crop_parts[j]])
+            for k in crop_parts[j]:
+                store.drop(k)
+            if np.isfinite(v).mean() > 0.5:
+                out.crop.append((scene.date, float(np.nanmedian(v))))
+    out.composites = [(n, comp_keys[n]) for n in [*names, "ndvimax_h", "nbrmin_h"]]
 
 
 def _read_landsat(
@@ -736,27 +882,32 @@ def _read_landsat(
     by_year: dict[int, list[Scene]] = defaultdict(list)
     for s in to_read:
         by_year[s.year].append(s)
-    limit = series.store.ram_bytes
+    limit = series.block_bytes
 
-    def put_nbr(date: dt.date, frame: np.ndarray) -> None:
-        series.store.put(("nbr", len(series.nbr_dates)), frame)
-        series.nbr_dates.append(date)
+    def put(key: Any, frame: Any) -> None:
+        if isinstance(frame, np.ndarray):
+            series.store.put(key, frame)
+        else:
+            series.store.rename(frame, key)
 
     def take(i: int, res: LandsatYear) -> None:
         series.scenes_read += res.read
         if res.sensors:
             series.sensors_by_year.setdefault(series.years[i], set()).update(res.sensors)
         for date, frame in res.nbr:
-            put_nbr(date, frame)
+            put(("nbr", len(series.nbr_dates)), frame)
+            series.nbr_dates.append(date)
         if res.crop:
             series.crop_ndvi.setdefault("Landsat", []).extend(res.crop)
         for name, frame in res.composites:
-            comps.add(name, i, frame)
+            if name not in comps.names:
+                comps.names.append(name)
+            put(("comp", name, i), frame)
 
     args = (grid, series.inside, series.config, crop_core, limit)
     if runner is None:
         for i, year in enumerate(series.years):
-            take(i, landsat_year(by_year.get(year, []), *args, pool=pool, tick=tick, put_nbr=put_nbr))
+            take(i, landsat_year(by_year.get(year, []), *args, pool=pool, tick=tick, store=series.store, tag=year))
     else:
         jobs = [(landsat_year, (by_year.get(y, []), *args), len(by_year.get(y, []))) for y in series.years]
         for i, res in enumerate(_in_order(series, runner, jobs, tick, "read Landsat")):

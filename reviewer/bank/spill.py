@@ -38,6 +38,8 @@ class FrameStore:
         self._ram: dict[Hashable, np.ndarray] = {}
         self._disk: dict[Hashable, tuple[Path, np.dtype, tuple[int, ...]]] = {}
         self._cache: OrderedDict[Hashable, np.ndarray] = OrderedDict()
+        self._filling: dict[Hashable, np.ndarray] = {}  # writable bases of alloc's frames in memory
+        self._aliases: set[Hashable] = set()
         self._cached = 0
         self.in_ram = 0
         self.on_disk = 0
@@ -63,6 +65,70 @@ class FrameStore:
         a.tofile(path)
         self._disk[key] = (path, a.dtype, a.shape)
         self.on_disk += a.nbytes
+
+    def alloc(self, key: Hashable, shape: tuple[int, ...], dtype: np.dtype | type) -> None:
+        """A frame to be filled by rows (write_rows): in memory while the budget allows, else a file of its size,
+        so a frame built block by block is never whole in memory when it does not fit."""
+        dtype = np.dtype(dtype)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if self.in_ram + nbytes <= self.ram_bytes:
+            a = np.empty(shape, dtype)
+            view = a.view()
+            view.flags.writeable = False  # handed out read-only, as put's
+            self._ram[key] = view
+            self._filling[key] = a
+            self.in_ram += nbytes
+            return
+        path = self._folder() / f"f{len(self._disk)}.raw"
+        with open(path, "wb") as f:
+            f.truncate(nbytes)
+        self._disk[key] = (path, dtype, tuple(shape))
+        self.on_disk += nbytes
+
+    def write_rows(self, key: Hashable, start: int, rows: np.ndarray) -> None:
+        """Rows start:start+len(rows) of a frame made by alloc."""
+        a = self._filling.get(key)
+        if a is not None:
+            a[start : start + len(rows)] = rows
+            return
+        path, dtype, shape = self._disk[key]
+        self._cache.pop(key, None)
+        row = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
+        with open(path, "r+b") as f:
+            f.seek(start * row)
+            f.write(np.ascontiguousarray(rows, dtype=dtype).tobytes())
+
+    def alias(self, key: Hashable, target: Hashable) -> None:
+        """`key` names the frame `target` (the same memory or file; written through either name)."""
+        for d in (self._ram, self._disk, self._filling):
+            if target in d:
+                d[key] = d[target]
+        self._aliases.add(key)
+
+    def rename(self, key: Hashable, new: Hashable) -> None:
+        """The frame `key` under the name `new` (no copy)."""
+        for d in (self._ram, self._disk, self._cache, self._filling):
+            if key in d:
+                d[new] = d.pop(key)
+        if key in self._aliases:
+            self._aliases.discard(key)
+            self._aliases.add(new)
+
+    def drop(self, key: Hashable) -> None:
+        """Forget a frame (its memory is free for the next ones; its file stays until close)."""
+        if key in self._aliases:
+            self._aliases.discard(key)
+            for d in (self._ram, self._disk, self._filling, self._cache):
+                d.pop(key, None)
+            return
+        a = self._ram.pop(key, None)
+        if a is not None:
+            self.in_ram -= a.nbytes
+        self._filling.pop(key, None)
+        c = self._cache.pop(key, None)
+        if c is not None:
+            self._cached -= c.nbytes
+        self._disk.pop(key, None)
 
     def __contains__(self, key: Hashable) -> bool:
         return key in self._ram or key in self._disk
@@ -104,6 +170,8 @@ class FrameStore:
 
     def close(self) -> None:
         self._ram.clear()
+        self._filling.clear()
+        self._aliases.clear()
         self._disk.clear()
         self._cache.clear()
         self._cached = self.in_ram = self.on_disk = 0

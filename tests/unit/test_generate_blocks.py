@@ -1,0 +1,69 @@
+"""Generation on sites larger than its memory budget (issue 31): the Landsat pass reads each year's scenes a
+block of rows at a time into the spill store, so what it holds follows its budget, not the site's size, and the
+series is the same as a pass with room for whole scenes."""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import psutil
+import pytest
+
+from tests.sites import make_site
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+@pytest.fixture(scope="module")
+def wide_site(tmp_path_factory):
+    """192 x 192 px, 2000, 4 Landsat scenes (frames of 147 KB float32)."""
+    return make_site(
+        tmp_path_factory.mktemp("blocks") / "site", "landsat_small", size=192, start=2000, end=2000, scenes_per_year=4
+    )
+
+
+def _series(site, free: int):
+    """build_series with `free` bytes of budget beyond what the process holds now; (series, traced peak)."""
+    from reviewer.bank.series import build_series, cached_index
+
+    index = cached_index(site)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tracemalloc.start()
+        try:
+            series = build_series(index, parts={"landsat"}, memory=psutil.Process().memory_info().rss + free)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    return series, peak
+
+
+def test_a_site_larger_than_the_budget_is_read_in_blocks_within_it_and_gives_the_same_series(wide_site):
+    roomy, _ = _series(wide_site, 2 * 1024**3)
+    # 3 MB free: a half (1.5 MB) for the pass's blocks, a quarter for frames kept in memory, a twentieth for the
+    # read-back cache. A whole scene's read holds ~20 frames (2.9 MB), and 2 threads read side by side.
+    tight, peak = _series(wide_site, 3_000_000)
+    assert roomy.scenes_read == tight.scenes_read > 0
+    assert peak < 3_000_000, f"traced peak {peak / 1e6:.1f} MB over the 3 MB budget"
+    assert tight.store.on_disk > 0 and roomy.store.on_disk == 0
+    for name in roomy.composites:
+        for y in roomy.years:
+            np.testing.assert_array_equal(roomy.comp(name, y), tight.comp(name, y), err_msg=f"{name} {y}")
+    assert roomy.nbr_dates == tight.nbr_dates
+    for t in range(len(roomy.nbr_dates)):
+        np.testing.assert_array_equal(roomy.nbr_frame(t), tight.nbr_frame(t))
+
+
+def test_block_rows_follow_the_budget_and_whole_tile_rows():
+    from reviewer.bank.series import KEPT_BYTES_PX, READ_BYTES_PX, block_rows
+
+    # a whole Landsat scene's row (7,741 px): 3 scenes in flight and a year of 4 scenes cost
+    # 7,741 x (3 x 100 + 4 x 40) = 3.56 MB a row; 500 MB is 140 rows
+    assert (READ_BYTES_PX, KEPT_BYTES_PX) == (100, 40)
+    assert block_rows(4, (7591, 7741), 500 * 10**6, 3) == 140
+    # room for 2.3 tile rows of 256: two whole tile rows, each tile decompressed once
+    assert block_rows(4, (7591, 7741), int(3.5609e6 * 600), 3) == 512
+    assert block_rows(4, (100, 7741), 10**12, 3) == 100  # the whole site in one block
+    assert block_rows(4, (7591, 7741), 0, 3) == 8  # at least 8 rows: each block opens its files again
