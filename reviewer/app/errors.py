@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 
 from qtpy.QtCore import QObject, Signal
@@ -13,6 +14,12 @@ from qtpy.QtCore import QObject, Signal
 from reviewer.errors import ReviewerError
 
 logger = logging.getLogger(__name__)
+
+#: What a dock's read or save through the core can raise and the dock says in one line: the core's own refusals
+#: (ReviewerError: a role, a rule, a missing item), the store's database (a locked or damaged SQLite file) and the
+#: file system (a full disk, a missing or unreadable file). Anything else is a bug, not a refusal: it propagates
+#: to napari's error notification with its traceback in the log, instead of reading as "NOT saved: ...".
+CORE_ERRORS: tuple[type[Exception], ...] = (ReviewerError, sqlite3.Error, OSError)
 
 
 class _Bridge(QObject):

@@ -49,7 +49,8 @@ class Prefetcher:
             return
         try:
             read(j)
-        except Exception:  # noqa: BLE001 - a prefetch failure is reported when the date is shown
+        except Exception:  # noqa: BLE001 - a pool's future nobody reads would swallow any error silently: logged here,
+            # and the date's own read on the UI thread reports it when the date is shown
             logger.debug("prefetch of %d failed", j, exc_info=True)
 
     def cancel(self) -> None:
@@ -119,28 +120,3 @@ def when_settled(func: Callable[[], Any], delay_ms: int, parent: QObject | None 
 
     handler.timer = timer  # keep the timer alive with the handler
     return handler
-
-
-#: a later turn runs on a 1 ms timer: Qt paints what the turn before changed first (a 0 ms single shot is a posted
-#: event, run before the paint, so two turns and their paints made one block again)
-TURN_MS = 1
-
-
-def next_turn(step: Callable[[], Any]) -> None:
-    """`step` in a later event-loop turn, after this turn's paint, with the layouts it asks for settled before its own
-    paint (see `settle_layouts`): how an open or an item change is spread over turns of well under 100 ms each."""
-    from qtpy.QtCore import QTimer
-
-    def run() -> None:
-        step()
-        settle_layouts()
-
-    QTimer.singleShot(TURN_MS, run)
-
-
-def settle_layouts() -> None:
-    """The layouts this turn asked for (status bar, docks, plot, the date slider) done now, before the window paints:
-    Qt ran them after the paint, whose moved and resized widgets then asked for a second paint (~15-30 ms under Xvfb)."""
-    from qtpy.QtCore import QCoreApplication, QEvent
-
-    QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)

@@ -8,6 +8,8 @@ import logging
 import weakref
 from pathlib import Path
 
+from reviewer.errors import ReviewerError
+
 logger = logging.getLogger(__name__)
 
 _sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -46,7 +48,11 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
         )
     try:
         rings = site.boundary_lines()
-    except Exception:  # noqa: BLE001 - a bad boundary file must not stop the reader
+    except (
+        ReviewerError,
+        OSError,
+        ValueError,
+    ):  # a bad boundary file (unreadable, not GeoJSON) must not stop the reader
         logger.warning("boundary of %s not drawn", site.id, exc_info=True)
         rings = []
     if rings:

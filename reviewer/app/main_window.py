@@ -13,11 +13,11 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.qt_wheel import guard_wheel, mark_own
-from reviewer.app.qt_window import canvas_widget, fit_slider_labels, main_window, napari_docks
+from reviewer.app.qt_window import canvas_widget, fit_slider_labels, give_keys_to_canvas, main_window, napari_docks
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
-from reviewer.record.demo import ensure_demo_site
+from reviewer.record.demo import cached_demo_site, ensure_demo_site
 
 logger = logging.getLogger(__name__)
 
@@ -88,8 +88,12 @@ class ReviewerApp:
         async_slicing: bool = False,
         scoring: bool = True,
         warm_canvas: bool = True,
+        site: str | Path | None = None,
+        demo: bool = False,
     ) -> None:
-        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks)."""
+        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks).
+        `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
+        then runs while the docks are built; what it found is shown from the event loop, once the window is whole."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
         from reviewer.app.qt_coverage import QtCoveragePlot
@@ -119,6 +123,12 @@ class ReviewerApp:
         self.coverage = QtCoveragePlot(self.session)
         self.chips = QtChipStrip(self.session)
         self.pair = QtPairView(self.session)
+        # the first site's worker starts once the docks that follow the open (progress, site_opened) exist: building
+        # the rest of the window (~1 s on the UI thread) no longer comes before the index read and the first date
+        if demo:
+            self.open_demo()
+        elif site:
+            self.open_site(site)
         self.docks: dict[str, object] = {}
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
@@ -250,7 +260,7 @@ class ReviewerApp:
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
         if role != "maintainer" and getattr(self, "generate_action", None) is not None:
             self.generate_action.setVisible(False)  # generation is the maintainer's; an annotator sees review only
-        self.add_dock("Review", self.review, "left")
+        self.add_dock("Review", self.review, "left", form=False)  # its list and focus view shrink for the flag bar
         self.session.who = f"{user} ({role})"
         self.viewer.title = self.session.window_title(
             f"{self.session.index.site.name} ({self.session.index.site.id})" if self.session.index else None
@@ -286,16 +296,10 @@ class ReviewerApp:
         return not (self._busy or self.chips.busy or self.trajectory.busy)
 
     def _add_scoring_panel(self) -> None:
-        try:
-            from reviewer.app.scoring_panel import ScoringPanel
-        except ImportError:
-            logger.info("no scoring panel module; the Scoring dock is skipped")
-            return
-        try:
-            panel = ScoringPanel(viewer=self.viewer)
-        except Exception as exc:  # noqa: BLE001 - another team's panel must not stop the viewer
-            self.reporter.error(exc, context="the Scoring panel could not be built")
-            return
+        # the app's own panel (its scoring loads when a score runs): a failure to build it is a bug, not a condition
+        from reviewer.app.scoring_panel import ScoringPanel
+
+        panel = ScoringPanel(viewer=self.viewer)
         self.scoring_panel = panel
         self.add_dock("Scoring", panel, "right", tabify=True)
 
@@ -373,14 +377,19 @@ class ReviewerApp:
         return self.session.open_site(site_dir)
 
     def open_demo(self, **kwargs):
-        """Generate the demo site once (worker, progress) and open it."""
+        """Generate the demo site once (worker, progress) and open it; a demo already in the cache opens at once
+        (the generation worker's result waited for the event loop, so the open started only after the window)."""
+        cached = None if kwargs else cached_demo_site()
+        if cached is not None:
+            return self.session.open_site(cached)
         progress = Progress()
         progress.changed.connect(self.session.indexing)
         self.session.busy.emit(True)
         self.session.indexing.emit(0.0, "preparing the demo site (generated once, then cached)")
 
         def done(path: Path) -> None:
-            self.session.busy.emit(False)
+            # still busy: the open says so next (busy off and on again showed and hid the progress row between the
+            # two, each time a re-layout and a canvas paint)
             self.session.open_site(path)
 
         def failed(exc: BaseException) -> None:
@@ -410,18 +419,32 @@ def launch(
     """
     import napari
 
-    viewer = napari.Viewer(title="EarthRecord Reviewer")
-    app = ReviewerApp(viewer, db=db)
+    # the window is built hidden and shown once whole: each dock added to a shown window resized the canvas and
+    # painted it (a software-GL paint is 0.1-0.5 s; five of them came before the first imagery)
+    viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
+    # the site's worker (index, first date read) starts while the window is built, so the two overlap
+    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo)
     _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
-    if demo:
-        app.open_demo()
-    elif site_dir:
-        app.open_site(site_dir)
+    _show_built_window(app)
     napari.run()
     app.close()
     return 0
+
+
+def _show_built_window(app: ReviewerApp) -> None:
+    """Show the window built hidden, at the size and place `fit_to_screen` gave it, keys on the canvas. Qt's own
+    show: napari's `Window.show()` would now put back the geometry and dock layout an earlier napari session saved
+    (meant for napari's docks, it moved and resized the app's docks, and a 1366 px session shrank the canvas)."""
+    qwin = main_window(app.viewer)
+    if qwin is None:
+        app.viewer.window.show()
+        return
+    qwin.show()
+    qwin.raise_()
+    qwin.activateWindow()
+    give_keys_to_canvas(app.viewer)
 
 
 def _ask_who(app: ReviewerApp, user: str | None) -> None:

@@ -22,6 +22,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.evidence_prep import CHIP_PX, NODATA_RGB, read_chips
 from reviewer.app.jobs import alive, on_screen, run_in_thread, when_settled
 from reviewer.app.qt_style import FlowLayout
 from reviewer.app.session import StackSession
@@ -32,12 +33,10 @@ from reviewer.record.stretch import Stretch
 
 logger = logging.getLogger(__name__)
 
-CHIP_PX = 96  # chips are read at about twice this, then scaled to fit the dock
 MIN_CHIP_PX, MAX_CHIP_PX = 48, 192
 CHIP_PAD_PX = 12  # grid spacing and the highlight border around a chip
 CAPTION_PX = 18
 RESIZE_DELAY_MS = 150
-NODATA_RGB = (40, 40, 40)
 PLACE_SLICE_MS = 12.0  # widget work per event-loop turn while the strip is being laid out
 MARKED = "border: 3px solid #ffcc00;"
 UNMARKED = "border: 3px solid transparent;"
@@ -181,22 +180,10 @@ class QtChipStrip(QWidget):
             y0, y1 = self.state.chip_years
             picks = {y: i for y, i in picks.items() if y0 <= y <= y1}
         self.info.setText(f"reading {len(picks)} chips...")
-        step = max(1, int(np.ceil(max(stack.grid.shape) / (2 * CHIP_PX))))
-
         stretch = self.state.stretch
 
         def work():
-            out, rgb = [], {}
-            for year, i in picks.items():
-                s = stack.scenes[i]
-                try:
-                    ch = stack.read(i, comp)[:, ::step, ::step]
-                except ReviewerError as exc:
-                    logger.warning("chip %d: %s", year, exc)
-                    ch = np.full((len(stretch.channels), *stack.grid.shape), np.nan, np.float32)[:, ::step, ::step]
-                out.append((year, i, f"{s.date.isoformat()} {s.label}", ch))
-                if ch.shape[0] == len(stretch.channels):  # stretched here, so the UI thread only places images
-                    rgb[year] = stretch.apply(ch, nodata_rgb=NODATA_RGB)
+            out, rgb = read_chips(stack, picks, comp, stretch)  # at chip size; stretched here, not on the UI thread
             return out, rgb, stretch, comp, stack
 
         def done(result) -> None:

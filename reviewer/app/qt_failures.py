@@ -33,7 +33,8 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import BAD_STYLE, OK_STYLE, keys_label, neighbour, soon, window_keys
+from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE, keys_label, neighbour, soon, window_keys
 
 logger = logging.getLogger(__name__)
 
@@ -288,7 +289,7 @@ class FailuresDock(QWidget):
                 self.rows = check_queue(self.store, self.doc, self.user, self.part)
             else:
                 self.rows = queue(self.store, self.doc, self.user, part=self.part)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock, never a traceback
+        except CORE_ERRORS as exc:  # shown in the dock, never a traceback
             self.rows = []
             self._say(f"cannot read the list: {exc}", ok=False)
             return False
@@ -336,7 +337,7 @@ class FailuresDock(QWidget):
                 view = check_view(self.store, self.doc, run_id, user=self.user)
             else:
                 view = run_view(self.doc, run_id, store=self.store, user=self.user)
-        except Exception as exc:  # noqa: BLE001
+        except (*CORE_ERRORS, ValueError) as exc:  # ValueError: a runs file that is not JSON
             self._say(f"cannot open {run_id}: {exc}", ok=False)
             return
         self.view = view
@@ -347,6 +348,8 @@ class FailuresDock(QWidget):
                 self.list.blockSignals(True)
                 self.list.setCurrentRow(i)
                 self.list.blockSignals(False)
+        if self.loader is not None:
+            self.loader.wanted = view["question"]["id"]  # its evidence is the one wanted from now on
         self._load_soon()
 
     def _show_nothing(self, text: str) -> None:
@@ -392,7 +395,7 @@ class FailuresDock(QWidget):
         rid = self.view["run"]
         try:
             row = code_run(self.store, self.doc, rid, key_or_code, user=self.user, note=self.note.text())
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown; the run and its note stay
+        except CORE_ERRORS as exc:  # a failed save is shown; the run and its note stay
             self._say(f"NOT saved: {key_or_code} on {rid}: {exc}", ok=False)
             return False
         was = f" (was {row['replaces']})" if row["replaces"] else ""

@@ -10,17 +10,15 @@ Mount it in a napari window with `viewer.window.add_dock_widget(GeneratePanel(),
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
-from qtpy.QtCore import QThread, Signal
+from qtpy.QtCore import Signal
 from qtpy.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QFormLayout,
     QHeaderView,
-    QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
@@ -31,41 +29,11 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.job_model import JobModel, JobTexts
+from reviewer.app.qt_jobs import JobBar, ThreadJob, cancel_job
 from reviewer.app.qt_rows import hrow
-from reviewer.errors import ReviewerError
 
 logger = logging.getLogger(__name__)
-
-
-class GenerateWorker(QThread):
-    """Runs generate_many off the GUI thread; signals are delivered on the GUI thread."""
-
-    progressed = Signal(object, str)  # {site name: fraction}, message
-    succeeded = Signal(object)  # reviewer.bank.many.ManyReport
-    failed = Signal(str)
-
-    def __init__(self, kwargs: dict[str, Any], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.kwargs = kwargs
-        self._cancel = threading.Event()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def run(self) -> None:  # noqa: D401 - Qt entry point
-        from reviewer.bank.many import generate_many
-
-        try:
-            report = generate_many(
-                **self.kwargs, progress=lambda f, m: self.progressed.emit(f, m), cancel=self._cancel.is_set
-            )
-        except ReviewerError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # the panel shows one line, the log keeps the traceback
-            logger.exception("generation failed")
-            self.failed.emit(f"generation failed: {exc}")
-        else:
-            self.succeeded.emit(report)
 
 
 class GeneratePanel(QWidget):
@@ -78,7 +46,8 @@ class GeneratePanel(QWidget):
         self, sites: list[str | Path] | None = None, out_dir: str | Path | None = None, parent: QWidget | None = None
     ) -> None:
         super().__init__(parent)
-        self.worker: GenerateWorker | None = None
+        self.worker: ThreadJob | None = None
+        self.job = JobModel(JobTexts(cancelling="Cancelling: running sites stop at their next scene…"))
         self.report: Any = None
         self.sites: list[str] = []
         self._rows: dict[str, int] = {}
@@ -115,22 +84,16 @@ class GeneratePanel(QWidget):
         self.table.setHorizontalHeaderLabels(["Site", "Progress", "Outcome"])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        self.run_button = QPushButton("Run")
+        self.bar_row = JobBar(self.job, progress_format="all sites %p%")
+        self.run_button, self.cancel_button = self.bar_row.run_button, self.bar_row.cancel_button
+        self.overall, self.message = self.bar_row.progress, self.bar_row.message
         self.run_button.clicked.connect(self._on_run_clicked)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
-        self.overall = QProgressBar()
-        self.overall.setRange(0, 1000)
-        self.overall.setFormat("all sites %p%")
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
 
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.table)
-        layout.addWidget(hrow(self.run_button, self.cancel_button, self.overall))
-        layout.addWidget(self.message)
+        layout.addWidget(self.bar_row)
         self.set_sites(sites or [])
 
     # ------------------------------------------------------------------ inputs
@@ -150,7 +113,7 @@ class GeneratePanel(QWidget):
             self.table.setCellWidget(r, 1, bar)
             self.table.setItem(r, 2, QTableWidgetItem(""))
             self._rows[name] = r
-        self.run_button.setEnabled(bool(self.sites) and not self.running)
+        self.job.set_ready(bool(self.sites))
 
     def bar(self, name: str) -> QProgressBar:
         return self.table.cellWidget(self._rows[name], 1)
@@ -172,13 +135,13 @@ class GeneratePanel(QWidget):
 
     @property
     def running(self) -> bool:
-        return self.worker is not None and self.worker.isRunning()
+        return self.job.running
 
     def _on_run_clicked(self) -> None:
         if self.running:
             return
         if not self.sites or not self.out_edit.text().strip():
-            self.message.setText("Add sites and choose an output folder first.")
+            self.job.say("Add sites and choose an output folder first.", error=True)
             return
         from reviewer.bank.options import GenerationOptions
 
@@ -189,31 +152,26 @@ class GeneratePanel(QWidget):
             "workers": None if self.scheduler_edit.text().strip() else self.workers_spin.value(),
             "options": GenerationOptions(memory=int(self.memory_spin.value() * 1024**3), seed=self.seed_spin.value()),
         }
+        from reviewer.bank.many import generate_many
+
         self.set_sites(self.sites)  # fresh bars
-        self.overall.setValue(0)
-        self.message.setText("Starting…")
-        self.worker = GenerateWorker(kwargs, self)
+        self.job.begin()
+        self.worker = ThreadJob(generate_many, kwargs, "generation", self)
         self.worker.progressed.connect(self._on_progress)
         self.worker.succeeded.connect(self._on_done)
         self.worker.failed.connect(self._on_failed)
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
         self.worker.start()
 
     def _on_cancel_clicked(self) -> None:
         if self.worker is not None:
-            self.worker.cancel()
-            self.cancel_button.setEnabled(False)
-            self.message.setText("Cancelling: running sites stop at their next scene…")
+            cancel_job(self.job, self.worker)
 
     def _on_progress(self, fractions: dict[str, float], message: str) -> None:
         for name, f in fractions.items():
             if name in self._rows:
                 self.bar(name).setValue(int(round(1000 * f)))
-        if fractions:
-            self.overall.setValue(int(round(1000 * sum(fractions.values()) / len(fractions))))
-        if message:
-            self.message.setText(message)
+        overall = sum(fractions.values()) / len(fractions) if fractions else self.job.done / self.job.total
+        self.job.report_fraction(overall, message)
 
     def _on_done(self, report: Any) -> None:
         self.report = report
@@ -231,16 +189,15 @@ class GeneratePanel(QWidget):
             else:  # a failed or cancelled site's bar says so instead of showing a full bar
                 self.bar(s.name).setFormat(s.status)
         complete = sum(1 for s in report.sites if s.status in ("done", "skipped"))
-        self.overall.setValue(int(round(1000 * complete / max(1, len(report.sites)))))
-        self.message.setText(report.lines()[-1])
-        self._idle()
+        self.job.finish(report.lines()[-1], done=round(1000 * complete / max(1, len(report.sites))), total=1000)
         self.finished.emit(report)
 
     def _on_failed(self, text: str) -> None:
-        self.message.setText(text)
-        self._idle()
+        self.job.fail(text)
         self.finished.emit(None)
 
-    def _idle(self) -> None:
-        self.run_button.setEnabled(bool(self.sites))
-        self.cancel_button.setEnabled(False)
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """Closing the panel stops the running sites at their next scene and waits for the thread."""
+        if self.worker is not None:
+            self.worker.stop()
+        super().closeEvent(event)

@@ -21,7 +21,7 @@ def _rows(keys) -> str:
 
 
 def help_html() -> str:
-    from reviewer.app.qt_review import ANNOTATOR_KEYS, EXPERT_KEYS
+    from reviewer.app.qt_review_parts import ANNOTATOR_KEYS, EXPERT_KEYS
 
     return (
         "<h3>EarthRecord Reviewer: keys</h3><table>" + _rows(KEYS) + "</table>"

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+from qtpy.QtCore import Qt
 from qtpy.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -31,7 +32,10 @@ logger = logging.getLogger(__name__)
 
 class _PairGraphics(pg.GraphicsLayoutWidget):
     """The two panels' canvas: each column gets half the width, whatever the titles or scale bars ask for
-    (the grid's own share left the panels ~180 px wide in a 900 px dock)."""
+    (the grid's own share left the panels ~180 px wide in a 900 px dock); a title longer than its column wraps
+    onto a second line (at 1366 x 768 "A: 2023-07-12  OLI  (clearest of 2019-2023)" was cut to "(clearest of")."""
+
+    titles: list[pg.LabelItem]
 
     def resizeEvent(self, ev) -> None:  # noqa: N802 - Qt override
         if not hasattr(self, "ci"):  # pyqtgraph resizes once while building itself
@@ -42,7 +46,18 @@ class _PairGraphics(pg.GraphicsLayoutWidget):
         half = max((self.viewport().width() - left - right - grid.horizontalSpacing()) / 2.0, 10.0)
         for k in range(2):
             grid.setColumnFixedWidth(k, half)
+        for title in getattr(self, "titles", []):
+            wrap_title(title, half)
         super().resizeEvent(ev)
+
+
+def wrap_title(title: pg.LabelItem, width: float) -> None:
+    """The title's text wrapped at `width` (centred on each line), its height that of the lines it takes."""
+    title.item.setTextWidth(max(width - 4, 20.0))
+    option = title.item.document().defaultTextOption()
+    option.setAlignment(Qt.AlignmentFlag.AlignHCenter)
+    title.item.document().setDefaultTextOption(option)
+    title.updateMin()
 
 
 class QtPairView(QWidget):
@@ -102,6 +117,7 @@ class QtPairView(QWidget):
         self.labels = [pg.LabelItem("A", color="w", size="10pt"), pg.LabelItem("B", color="w", size="10pt")]
         self.graphics.addItem(self.labels[0], row=0, col=0)
         self.graphics.addItem(self.labels[1], row=0, col=1)
+        self.graphics.titles = self.labels
         self.views: list[pg.ViewBox] = []
         self.images: list[pg.ImageItem] = []
         self.scale_bars: list[pg.ScaleBar | None] = [None, None]

@@ -109,7 +109,7 @@ class QualityBox(QGroupBox):
 
         def work() -> dict[str, Any]:
             with Store(path) as store:  # its own connection: SQLite connections stay in their thread
-                return quality_report(store, bank, user=user)
+                return quality_report(store, bank, user=user, reasons=False)  # the table shows no per-reason figure
 
         def failed(exc: BaseException) -> None:
             if alive(self.compute):

@@ -8,13 +8,10 @@ transitions are the core's. Each decision is saved the moment its key is pressed
 from __future__ import annotations
 
 import html
-import json
 import logging
-from collections.abc import Callable
 from typing import Any
 
 from qtpy.QtCore import Qt
-from qtpy.QtGui import QKeySequence
 from qtpy.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -22,7 +19,6 @@ from qtpy.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QProgressBar,
-    QShortcut,
     QSplitter,
     QTabWidget,
     QTextBrowser,
@@ -30,56 +26,28 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.item_pipeline import PendingSave
+from reviewer.app.qt_review_parts import (
+    ANNOTATOR_KEYS,
+    ANNOTATOR_KEYS_SHORT,
+    BAD_STYLE,
+    OK_STYLE,
+    confidence_keys,
+    item_drafts,
+    keys_label,
+    question_html,
+    soon,
+    window_keys,
+)
+from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ReviewQueue, progress
-from reviewer.app.review_sensor_break import sensor_break_html
 from reviewer.review import api
 
 logger = logging.getLogger(__name__)
 
-#: keys of the annotator mode (also listed in the Keys help dialog)
-ANNOTATOR_KEYS = (
-    ("A", "accept"),
-    ("F then 1-4, Enter", "flag with the reasons picked (1-4 toggle them)"),
-    ("1-4", "flag with that reason at once"),
-    ("C", "comment (saved with the decision)"),
-    ("L / M / H", "my confidence in the next decision: low / medium / high (again: not given)"),
-    ("E", "suggest a correction (a flag with the corrected fields)"),
-    ("Space", "skip (the item comes back at the end)"),
-    ("Backspace", "undo my last decision"),
-    ("N / P", "next / previous item"),
-)
-EXPERT_KEYS = (
-    ("A", "accept (asks for the rationale if none is typed)"),
-    ("1-9, R", "pick the reject reason; reject"),
-    ("Enter / Esc", "in the rationale: save / leave the field"),
-    ("E", "correct (form with the diff)"),
-    ("N / P", "next / previous item"),
-)
-#: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
-ANNOTATOR_KEYS_SHORT = (
-    ("A", "accept"),
-    ("F, 1-4", "flag"),
-    ("C", "comment"),
-    ("L/M/H", "confidence"),
-    ("E", "correct"),
-    ("Space", "skip"),
-    ("Backspace", "undo"),
-    ("N / P", "next / previous"),
-    ("F1", "all keys"),
-)
-EXPERT_KEYS_SHORT = (
-    ("A", "accept"),
-    ("1-9, R", "reject"),
-    ("Enter", "save"),
-    ("Esc", "leave the rationale"),
-    ("E", "correct"),
-    ("N / P", "next / previous"),
-    ("F1", "all keys"),
-)
 MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}
 STATE_FILTERS = {"all": None, "undecided": (None, "skip"), "accepted": ("accept",), "flagged": ("flag",)}
-OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
-HINT_STYLE = "color: #e0c060"
 #: the next item's evidence is prepared this long after an item shows: workers started with the item held the GIL
 #: while the UI thread changed the docks and painted them (2-3 x slower); the annotator reads for seconds anyway
 PREFETCH_DELAY_MS = 250
@@ -101,159 +69,6 @@ SHORTCUT_KEYS = (
     "Return",
     "Escape",
 )
-
-
-def soon(func, parent) -> Any:
-    """A handler that calls `func` on the next event-loop turn, once however often it was called before."""
-    from qtpy.QtCore import QTimer
-
-    timer = QTimer(parent)
-    timer.setSingleShot(True)
-    timer.setInterval(0)
-    timer.timeout.connect(func)
-    return timer.start
-
-
-def confidence_keys() -> dict[str, str]:
-    """Key -> confidence level: each level of assets/review/quality.json by its first letter (L, M, H)."""
-    from reviewer.review.quality import quality_settings
-
-    return {level[0].upper(): level for level in quality_settings().confidence}
-
-
-def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
-    return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
-
-
-def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], ...] | None = None) -> QLabel:
-    """The line under a dock that lists its keys (the review, adjudication and coding docks); `full`: what each
-    does at length, in its tooltip (and in F1)."""
-    label = QLabel(keys_html(keys))
-    label.setWordWrap(True)
-    label.setStyleSheet("color: #aaa")
-    if full:
-        label.setToolTip("<br>".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in full))
-    return label
-
-
-def window_keys(window: QWidget, keys: tuple[str, ...], on_key: Callable[[str], Any]) -> list[QShortcut]:
-    """Window-wide shortcuts calling on_key(key) (a dock's keys; Qt gives keys typed in a text field to the field)."""
-    out = []
-    for key in keys:
-        sc = QShortcut(QKeySequence(key), window)
-        sc.setContext(Qt.WindowShortcut)
-        sc.activated.connect(lambda key=key: on_key(key))
-        out.append(sc)
-    return out
-
-
-def neighbour(ids: list[str], current: str | None, by: int) -> str | None:
-    """The id `by` places from `current` in a queue, held at its ends: what N / P go to (`ReviewQueue` also keeps
-    the place of an item that left the list)."""
-    queue = ReviewQueue()
-    queue.set_items(ids)
-    queue.show(current)
-    return queue.neighbour(by)
-
-
-def draft_html(drafts: dict[str, Any] | None) -> str:
-    """The item's AI draft beside the evidence (reviewer.drafting.item_draft): answer, conclusion, what is visible,
-    alternatives, caveats, confidence (or that the study hides it), model and prompt; then any second opinions."""
-    e = html.escape
-    if not drafts or (not drafts.get("draft") and not drafts.get("second_opinions")):
-        return (
-            "<p style='color:#999'>AI draft: none for this item (a maintainer drafts visual items: reviewer draft)</p>"
-        )
-
-    def one(title: str, d: dict[str, Any]) -> str:
-        conf = "hidden (study setting)" if d.get("confidence") is None else f"{d['confidence']}"
-        answer = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in (d.get("answer") or {}).items())
-        seen = "".join(f"<li>{e(str(v))}</li>" for v in (d.get("visible") or []))
-        return (
-            f"<p><b>{e(title)}</b> ({e(str(d.get('model')))}, prompt {e(str(d.get('prompt_version')))}): "
-            f"{e(str(d.get('conclusion')))}<br>answer: {e(answer)}<br>confidence: {e(conf)}</p>"
-            + (f"<ul>{seen}</ul>" if seen else "")
-            + (
-                f"<p>alternatives: {e('; '.join(map(str, d.get('alternatives') or [])))}</p>"
-                if d.get("alternatives")
-                else ""
-            )
-            + (f"<p>caveats: {e('; '.join(map(str, d.get('caveats') or [])))}</p>" if d.get("caveats") else "")
-        )
-
-    parts = [one("AI draft", drafts["draft"])] if drafts.get("draft") else []
-    parts += [one(f"second opinion {i}", d) for i, d in enumerate(drafts.get("second_opinions") or [], 1) if d]
-    return "".join(parts)
-
-
-def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts: dict[str, Any] | None = None) -> str:
-    """The focus view of one question: text, fields, reference and range, how the reference was computed
-    (every method's value and their agreement), template and phrasing, sensors, the AI draft."""
-    e = html.escape
-    parts = [f"<h3>{e(str(q.get('id')))}</h3><p style='font-size:11pt'>{e(q.get('text', ''))}</p>"]
-    period = q.get("period") or {}
-    parts.append(
-        f"<p>site <b>{e(str(q.get('site')))}</b>, {e(str(period.get('start')))} to {e(str(period.get('end')))}, "
-        f"{e(str(q.get('class')))}" + (f" / {e(str(q['task']))}" if q.get("task") else "") + "</p>"
-    )
-    ref, rng = q.get("reference") or {}, q.get("reference_range") or {}
-    rows = []
-    for f in q.get("fields", []):
-        name = f["name"]
-        kind = f.get("type", "")
-        unit = f" {f['unit']}" if f.get("unit") else ""
-        opts = f" ({' | '.join(map(str, f['options']))})" if f.get("options") else ""
-        conclusion = " <i>(scored)</i>" if q.get("conclusion") == name else ""
-        r = rng.get(name)
-        range_text = f"[{r[0]}, {r[1]}]" if r else ""
-        rows.append(
-            f"<tr><td><b>{e(name)}</b>{conclusion}</td><td>{e(kind + unit + opts)}</td>"
-            f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}</td><td>{e(range_text)}</td></tr>"
-        )
-    parts.append(
-        "<table cellspacing=4><tr><th align=left>field</th><th align=left>type</th><th align=left>reference</th>"
-        "<th align=left>range</th></tr>" + "".join(rows) + "</table>"
-    )
-    parts.append(sensor_break_html(q))
-    prov = q.get("provenance") or {}
-    parts.append(f"<p>reference source <b>{e(str(q.get('reference_source')))}</b>")
-    if prov.get("reference_pending"):
-        parts.append(" (a draft: to be set by review)")
-    parts.append("</p>")
-    methods = prov.get("methods") or {}
-    if methods:
-        lines = []
-        for key, val in methods.items():
-            if isinstance(val, dict):
-                vals = ", ".join(f"{m} {json.dumps(v, ensure_ascii=False)}" for m, v in val.items())
-                lines.append(f"<b>{e(key)}</b>: {e(vals)}")
-            else:
-                lines.append(f"{e(key)} {e(json.dumps(val, ensure_ascii=False))}")
-        parts.append("<p>methods: " + "<br>".join(lines) + "</p>")
-    if prov.get("agreement"):
-        agree = ", ".join(f"{k} {v:.0%}" if isinstance(v, float) else f"{k} {v}" for k, v in prov["agreement"].items())
-        parts.append(f"<p>agreement among methods: {e(agree)}</p>")
-    parts.append(
-        f"<p>template <b>{e(str(prov.get('template', '-')))}</b>, phrasing {e(str(prov.get('phrasing', '-')))}; "
-        f"sensors {e(', '.join(q.get('sensors') or []) or '-')}"
-        f"{' (spans several sensors)' if q.get('multi_sensor') else ''}</p>"
-    )
-    parts.append(draft_html(drafts))
-    if mine:
-        why = f" ({', '.join(mine['reasons'])})" if mine.get("reasons") else ""
-        parts.append(f"<p><b>your decision</b>: {e(mine['verdict'] + why)}</p>")
-    return "".join(parts)
-
-
-def item_drafts(panel: Any, view: dict[str, Any]) -> dict[str, Any] | None:
-    """The drafts of the item on show, as the core gives them to this user (None when they cannot be read)."""
-    from reviewer.drafting import item_draft
-
-    try:
-        return item_draft(panel.store, view["item"], user=panel.user)
-    except Exception:  # noqa: BLE001 - the focus view still shows the question
-        logger.warning("cannot read the drafts of %s", view.get("item"), exc_info=True)
-        return None
 
 
 class ReviewDock(QWidget):
@@ -338,7 +153,10 @@ class ReviewDock(QWidget):
             show()
 
     def install_keys(self, window: QWidget) -> None:
-        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field)."""
+        """Window-wide keys (not while typing in a text field: Qt gives those keys to the field). A maintainer's
+        dock has none: its forms take Qt's own keys (Space on the focused Assign button had been eaten by Space)."""
+        if self.annotator is None and self.expert is None:
+            return
         self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
@@ -364,6 +182,7 @@ class AnnotatorPanel(QWidget):
         self.flagging: list[str] | None = None  # reasons picked after F
         self.dialog = None
         self.queue = ReviewQueue()
+        self.save = PendingSave()  # the decision being saved and its outcome (the saved line says it)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         filters = QHBoxLayout()
@@ -392,15 +211,12 @@ class AnnotatorPanel(QWidget):
         split.addWidget(self.focus)
         split.setSizes([160, 420])
         layout.addWidget(split, 1)
-        self.evidence_label = QLabel("")
-        self.evidence_label.setWordWrap(True)
+        self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
         layout.addWidget(self.evidence_label)
-        self.pending = QLabel("")
-        self.pending.setWordWrap(True)
+        self.pending = StatusLabel("")
         layout.addWidget(self.pending)
-        self.saved = QLabel("")
-        self.saved.setWordWrap(True)
+        self.saved = StatusLabel("")
         layout.addWidget(self.saved)
         layout.addWidget(keys_label(ANNOTATOR_KEYS_SHORT, ANNOTATOR_KEYS))
         self.loader.applied.connect(self._on_evidence)
@@ -424,7 +240,7 @@ class AnnotatorPanel(QWidget):
         self._fill_list()
         try:
             view = api.next_item(self.store, bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock, never a traceback
+        except CORE_ERRORS as exc:  # shown in the dock, never a traceback
             self._say(f"cannot read the queue: {exc}", ok=False)
             return
         if view is None:
@@ -478,7 +294,7 @@ class AnnotatorPanel(QWidget):
     def show_item(self, key: str) -> None:
         try:
             self._show_view(api.open_item(self.store, key, user=self.user))
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"cannot open {key}: {exc}", ok=False)
 
     def _show_view(self, view: dict[str, Any]) -> None:
@@ -571,6 +387,7 @@ class AnnotatorPanel(QWidget):
             return False
         key = self.view["item"]
         ev = self.loader.view.to_json() if self.loader.view is not None and self.loader.key == key else None
+        self.save.start(key, verdict)
         try:
             decision = api.Decision(
                 verdict,
@@ -581,12 +398,14 @@ class AnnotatorPanel(QWidget):
                 confidence=self.confidence if verdict != "skip" else None,
             )
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown, the decision stays on screen
-            self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
+        except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
+            self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
+            self._say(self.save.message, ok=False)
             return False
         why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
-        self._say(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})", ok=True)
+        self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})")
+        self._say(self.save.message, ok=True)
         self.comment = None
         self.confidence = None
         self._pending_text()
@@ -601,7 +420,7 @@ class AnnotatorPanel(QWidget):
     def undo(self) -> bool:
         try:
             out = api.undo(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"nothing undone: {exc}", ok=False)
             return False
         self._say(f"saved: took back {out['verdict']} on {out['item']}", ok=True)

@@ -1,5 +1,6 @@
 """The maintainer mode of the review dock: assign (annotators, k, seed, gold), progress per annotator, the
-agreement table of the core, the stage-2 rule and audit share, and an item's log (versions and events)."""
+agreement table of the core, annotator quality (qt_quality), the stage-2 rule and audit share, AI drafts
+(qt_review_drafts), the freeze, and an item's log (versions and events)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import html
 import json
 from typing import Any
 
-from qtpy.QtCore import QObject, QProcess, Qt, Signal
+from qtpy.QtCore import Qt
 from qtpy.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -19,7 +20,6 @@ from qtpy.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -30,89 +30,37 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.jobs import alive
-from reviewer.app.qt_review import BAD_STYLE, OK_STYLE
+from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
+from reviewer.app.qt_review_drafts import DraftsBox
+from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
 from reviewer.review import api
-
-
-class DraftProcess(QObject):
-    """`reviewer draft ... --progress-json` (reviewer.drafting.cli, the CLI's own job) in a process of its own: the
-    renders (matplotlib, numpy) hold that process's interpreter, never the UI's. Its JSON lines come back as
-    `step(done, total, message)`; the end as `ended(summary or None, error text)`. Cancel writes a `cancel` line
-    (the requests in flight finish and are stored, so a second run resumes); a second Cancel kills it at once
-    (a killed process loses only its requests in flight: every stored draft is a transaction of its own)."""
-
-    step = Signal(int, int, str)
-    ended = Signal(object, str)
-
-    def __init__(self, argv: list[str], parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.summary: dict[str, Any] | None = None
-        self.cancelling = False
-        self._buf = b""
-        self.proc = QProcess(self)
-        self.proc.setProgram(argv[0])
-        self.proc.setArguments(argv[1:])
-        self.proc.readyReadStandardOutput.connect(self._read)
-        self.proc.finished.connect(self._finished)
-        self.proc.errorOccurred.connect(self._error)
-
-    def start(self) -> None:
-        self.proc.start()
-
-    def running(self) -> bool:
-        return self.proc.state() != QProcess.ProcessState.NotRunning
-
-    def cancel(self) -> None:
-        if not self.running():
-            return
-        if self.cancelling:
-            self.proc.kill()
-            return
-        self.cancelling = True
-        self.proc.write(b"cancel\n")
-
-    def _read(self) -> None:
-        self._buf += bytes(self.proc.readAllStandardOutput().data())
-        *lines, self._buf = self._buf.split(b"\n")
-        for line in lines:
-            try:
-                doc = json.loads(line)
-            except ValueError:
-                continue  # not one of the job's lines (a library's print): ignored
-            if "progress" in doc:
-                p = doc["progress"]
-                self.step.emit(int(p["done"]), int(p["total"]), str(p["message"]))
-            elif "summary" in doc:
-                self.summary = doc["summary"]
-
-    def _finished(self, code: int, status: Any) -> None:
-        self._read()
-        errors = bytes(self.proc.readAllStandardError().data()).decode("utf-8", "replace")
-        said = [ln.removeprefix("error: ") for ln in errors.splitlines() if ln.startswith("error: ")]
-        if status == QProcess.ExitStatus.CrashExit:
-            text = "killed: the requests in flight were lost; run again to resume" if self.cancelling else "crashed"
-        else:
-            text = said[-1] if said else "" if code in (0, 1) else f"exit status {code}"
-        self.ended.emit(self.summary, text)
-
-    def _error(self, error: Any) -> None:
-        if error == QProcess.ProcessError.FailedToStart:
-            self.ended.emit(None, f"cannot start {self.proc.program()}: {self.proc.errorString()}")
-
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
 PROGRESS_KEYS = ("user", "done", "assigned", "median_seconds", "gold_correct", "gold_decided")
 
 
 def fmt(x: Any) -> str:
-    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+    from reviewer.console import figure
+
+    return figure(x)
+
+
+class _FitTable(QTableWidget):
+    """Its columns and height fitted to its contents again when shown: filled before the dock had its style sheet,
+    they kept the default font's sizes and cut the longer names ("ambiguous_evide...")."""
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.resizeColumnsToContents()
+        _fit_height(self)  # and its rows' heights (two rows had shown behind a scroll bar)
 
 
 def _table(headers: tuple[str, ...]) -> QTableWidget:
     """A table that keeps its columns at their contents' width and scrolls sideways inside the dock (the columns
     can be widened by dragging their header edges) instead of being cut at the dock's width."""
-    t = QTableWidget(0, len(headers))
+    t = _FitTable(0, len(headers))
     t.setHorizontalHeaderLabels(list(headers))
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.horizontalHeader().setStretchLastSection(True)
@@ -126,8 +74,8 @@ def _table(headers: tuple[str, ...]) -> QTableWidget:
 def _fit_height(table: QTableWidget, max_rows: int = 8) -> None:
     """Tall enough for the header, up to max_rows rows and the sideways scroll bar (rows beyond scroll)."""
     rows = min(table.rowCount(), max_rows)
-    row_h = table.verticalHeader().defaultSectionSize()
-    h = table.horizontalHeader().sizeHint().height() + max(rows, 1) * row_h
+    shown = sum(table.rowHeight(i) for i in range(rows))  # the rows as the style sheet draws them
+    h = table.horizontalHeader().sizeHint().height() + (shown or table.verticalHeader().defaultSectionSize())
     h += table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2
     table.setFixedHeight(h)
 
@@ -168,7 +116,8 @@ class MaintainerPanel(QWidget):
         self.quality = QualityBox(self.store.path, self.user)  # the annotator quality table and plot (issue 30)
         layout.addWidget(self.quality)
         layout.addWidget(self._rule_box())
-        layout.addWidget(self._drafts_box())
+        self.drafts = DraftsBox(self.store, self.user, say=self._say, changed=self.refresh)
+        layout.addWidget(self.drafts)
         layout.addWidget(self._freeze_box())
         layout.addWidget(self._log_box())
         # the annotators, not the experts (an expert adjudicates what annotators decided; add one here by hand)
@@ -264,149 +213,6 @@ class MaintainerPanel(QWidget):
         v.addWidget(self.log)
         return box
 
-    def _drafts_box(self) -> QGroupBox:
-        """AI drafts of the bank's visual items: `reviewer draft` itself, in a process of its own (DraftProcess),
-        with progress and Cancel; without an API key it says how to set one."""
-        box = QGroupBox("Drafts (AI interpretations of visual items)")
-        form = QFormLayout(box)
-        self.draft_items = QComboBox()
-        self.draft_items.addItems(["visual", "all", "rejected"])
-        self.draft_items.setToolTip("rejected: the items whose draft a reviewer rejected for a new draft")
-        self.draft_concurrency = QSpinBox()
-        self.draft_concurrency.setRange(1, 16)
-        self.draft_concurrency.setValue(4)
-        row = QHBoxLayout()
-        self.draft_button = QPushButton("Draft")
-        self.draft_button.clicked.connect(self.draft)
-        self.draft_cancel = QPushButton("Cancel")
-        self.draft_cancel.setEnabled(False)
-        self.draft_cancel.clicked.connect(self.cancel_draft)
-        row.addWidget(self.draft_button)
-        row.addWidget(self.draft_cancel)
-        self.draft_progress = QProgressBar()
-        self.draft_progress.setFormat("%v of %m")
-        self.draft_waiting = QLabel("")
-        self.draft_waiting.setWordWrap(True)
-        for label, w in (("items", self.draft_items), ("concurrency", self.draft_concurrency), ("", row)):
-            form.addRow(label, w)
-        form.addRow("", self.draft_progress)
-        form.addRow("", self.draft_waiting)
-        self.draft_job: DraftProcess | None = None
-        form.addRow(self._draft_review_row())
-        return box
-
-    def _draft_review_row(self) -> QWidget:
-        """Review one item's draft (reviewer.review.drafts.review_draft, as `reviewer review draft`): accept, or
-        reject with a draft reject reason of the codebook (its route is shown: redraft or manual reference)."""
-        from reviewer.review.rules import codebook
-
-        host = QWidget()
-        rows = QVBoxLayout(host)
-        rows.setContentsMargins(0, 0, 0, 0)
-        intro = QLabel("Review a draft (accept, or reject with a reason: back to drafting or set by hand)")
-        intro.setWordWrap(True)
-        rows.addWidget(intro)
-        self.draft_item = QLineEdit()
-        self.draft_item.setPlaceholderText("item id")
-        self.draft_verdict = QComboBox()
-        self.draft_verdict.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.draft_verdict.setMinimumContentsLength(16)
-        self.draft_verdict.addItem("accept the draft", ("accept", None))
-        for r in codebook().draft_reject_reasons:
-            route = "redraft" if r.route == "redraft" else "manual reference"
-            self.draft_verdict.addItem(f"reject: {r.label} ({route})", ("reject", r.code))
-            self.draft_verdict.setItemData(self.draft_verdict.count() - 1, r.definition, Qt.ItemDataRole.ToolTipRole)
-        self.draft_rationale = QLineEdit()
-        self.draft_rationale.setPlaceholderText("rationale")
-        save = QPushButton("Save")
-        save.clicked.connect(self.review_draft)
-        for line in ((self.draft_item, self.draft_verdict), (self.draft_rationale, save)):
-            row = QHBoxLayout()
-            row.addWidget(line[0], 1)
-            row.addWidget(line[1], 2 if line[1] is self.draft_verdict else 0)
-            rows.addLayout(row)
-        return host
-
-    def review_draft(self) -> bool:
-        from reviewer.review.drafts import review_draft
-
-        key = self.draft_item.text().strip()
-        if not key:
-            return False
-        verdict, reason = self.draft_verdict.currentData()
-        try:
-            out = review_draft(
-                self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user, verdict=verdict,
-                reason=reason, rationale=self.draft_rationale.text().strip() or None,
-            )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
-            self._say(f"not saved: {exc}", ok=False)
-            return False
-        said = f"new version {out['new_version']}" if out["new_version"] else f"{out['reason']} ({out['route']})"
-        self._say(f"saved: draft {out['verdict']} on {out['item']}, {said}; now {out['state']}", ok=True)
-        self.refresh()
-        return True
-
-    def draft(self) -> bool:
-        """Start `reviewer draft BANK --user ME --items ... --concurrency N --progress-json` as a process on the
-        same store; the UI only reads its lines."""
-        from reviewer.drafting.cli import command
-        from reviewer.drafting.config import require_key
-
-        if self.draft_job is not None and self.draft_job.running():
-            return False
-        try:
-            require_key()  # no key: the message says how to set one, and no process is started
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
-            self._say(f"not drafted: {exc}", ok=False)
-            return False
-        which = self.draft_items.currentText()
-        argv = command(
-            self.bank,
-            db=str(self.store.path),
-            user=self.user,
-            which=[which],
-            concurrency=self.draft_concurrency.value(),
-        )
-        self.draft_job = DraftProcess(argv, self)
-        self.draft_job.step.connect(self._on_draft_step)
-        self.draft_job.ended.connect(self._on_draft_end)
-        self.draft_button.setEnabled(False)
-        self.draft_cancel.setEnabled(True)
-        self.draft_progress.setValue(0)
-        self._say(f"drafting the {which} items of {self.bank}...", ok=True)
-        self.draft_job.start()
-        return True
-
-    def cancel_draft(self) -> None:
-        job = self.draft_job
-        if job is None or not job.running():
-            return
-        again = job.cancelling
-        job.cancel()
-        if not again:
-            self._say("cancelling: the requests in flight finish and are kept (Cancel again stops at once)", ok=True)
-
-    def _on_draft_step(self, done: int, total: int, message: str) -> None:
-        self.draft_progress.setMaximum(max(total, 1))
-        self.draft_progress.setValue(done)
-        self.draft_progress.setToolTip(message)
-
-    def _on_draft_end(self, doc: dict[str, Any] | None, error: str) -> None:
-        if not alive(self.draft_button):
-            return
-        self.draft_button.setEnabled(True)
-        self.draft_cancel.setEnabled(False)
-        if doc is None:
-            self._say(f"drafting stopped: {error or 'no summary'}", ok=False)
-            self.refresh()
-            return
-        done = f"drafted {doc['drafted']}, skipped {doc['skipped']}, invalid {doc['invalid']}, failed {doc['failed']}"
-        why = f"; stopped: {doc['stopped']}" if doc["stopped"] else "; cancelled, Draft again resumes" if doc[
-            "cancelled"] else ""  # fmt: skip
-        self._say(f"{done} (cost about ${doc['cost_usd']:.2f}){why}", ok=not (doc["stopped"] or doc["failed"]))
-        self.refresh()
-
     def _freeze_box(self) -> QGroupBox:
         """Freeze the reviewed bank as a version into a new folder (reviewer.review.freeze, as `reviewer freeze`)."""
         box = QGroupBox("Freeze")
@@ -460,6 +266,7 @@ class MaintainerPanel(QWidget):
 
     def start(self, bank: str) -> None:
         self.bank = bank
+        self.drafts.bank = bank
         self.quality.set_bank(bank)
         self.refresh()
 
@@ -467,7 +274,7 @@ class MaintainerPanel(QWidget):
         try:
             status = api.status(self.store, self.bank, user=self.user)
             report = api.agreement(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self._say(str(exc), ok=False)
             return
         _fill(self.progress, [[fmt(r[k]) for k in PROGRESS_KEYS] for r in status["annotators"]])
@@ -481,7 +288,7 @@ class MaintainerPanel(QWidget):
         if cfg.get("k"):
             self.k.setValue(int(cfg["k"]))
             self.seed.setValue(int(cfg["seed"]))
-        self._draft_counts()
+        self.drafts.refresh_counts()
         tables = [("accept / flag", report["overall"]), *report["per_reason"].items()]
         tables += [(f"task {task}", figs) for task, figs in report.get("per_task", {}).items()]
         _fill(self.agreement, [[name, *(fmt(figs.get(k)) for k in AGREEMENT_KEYS)] for name, figs in tables])
@@ -490,19 +297,6 @@ class MaintainerPanel(QWidget):
                 f"Cohen {p['raters'][0]} x {p['raters'][1]}: {fmt(p['kappa'])} on {p['items']} items"
                 for p in report["overall"].get("cohen", [])
             )
-        )
-
-    def _draft_counts(self) -> None:
-        from reviewer.review.drafts import draft_queue
-
-        try:
-            q = draft_queue(self.store, self.bank, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
-            self.draft_waiting.setText(f"drafts: {exc}")
-            return
-        self.draft_waiting.setText(
-            f"drafts to review: {len(q['to_review'])}; waiting for a redraft: {len(q['redraft'])} (Draft with items "
-            f"'rejected'); waiting for a reference set by hand: {len(q['needs_reference'])}"
         )
 
     def assign(self) -> bool:
@@ -517,7 +311,7 @@ class MaintainerPanel(QWidget):
                 gold=self.gold.text().strip() or None,
                 gold_share=self.gold_share.value(),
             )
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"not assigned: {exc}", ok=False)
             return False
         loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
@@ -536,7 +330,7 @@ class MaintainerPanel(QWidget):
                 rest_rule=self.rest.currentText(),
             )
             applied = api.apply_rule(self.store, self.bank, user=self.user) if self.apply_now.isChecked() else None
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(f"rule not saved: {exc}", ok=False)
             return False
         extra = f"; applied to {applied['applied']} item(s)" if applied else ""
@@ -554,7 +348,7 @@ class MaintainerPanel(QWidget):
             return False
         try:
             out = api.history(self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user)
-        except Exception as exc:  # noqa: BLE001
+        except CORE_ERRORS as exc:
             self._say(str(exc), ok=False)
             return False
         rows = [

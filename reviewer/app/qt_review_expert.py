@@ -25,23 +25,36 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.qt_review import (
+from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.qt_review_parts import (
     BAD_STYLE,
     EXPERT_KEYS,
     EXPERT_KEYS_SHORT,
     HINT_STYLE,
     OK_STYLE,
+    confidence_keys,
     item_drafts,
     keys_label,
     question_html,
     soon,
 )
+from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
 COLUMNS = ("annotator", "verdict", "reasons", "comment", "correction", "s")
 #: columns as wide as their words (the rest share the room left, their text wrapped, whole in the tooltip)
 FITTED = (0, 1, 5)
+#: columns shown only when an annotator wrote in them (at 1366 x 768 five columns left the reasons ~60 px)
+OPTIONAL = (3, 4, 5)
+
+
+def reason_label(code: str) -> str:
+    """A flag reason as the codebook words it ("wrong reference answer"): words wrap in a narrow column, where a
+    code ("wrong_reference") was cut."""
+    from reviewer.review.rules import codebook
+
+    return next((r.label for r in codebook().flag_reasons if r.code == code), code)
 
 
 class RationaleEdit(QLineEdit):
@@ -72,7 +85,7 @@ class ExpertPanel(QWidget):
         self.dialog = None
         self.mode = "adjudicate"
         self.queue = ReviewQueue()
-        self.keys = ExpertKeys()
+        self.keys = ExpertKeys(levels=tuple(confidence_keys().items()))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -98,7 +111,11 @@ class ExpertPanel(QWidget):
         self.table.horizontalHeaderItem(5).setToolTip("seconds the annotator took")
         self.table.horizontalHeaderItem(4).setToolTip("the correction the annotator suggested")
         self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideNone)  # wrapped whole, never "wrong_refe..."
         self.table.verticalHeader().setVisible(False)
+        # rows follow their wrapped text as the columns change, and the table's minimum follows the rows
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.verticalHeader().sectionResized.connect(lambda *_: self._fit_table_height())
         header = self.table.horizontalHeader()
         for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents if col in FITTED else QHeaderView.Stretch)
@@ -117,18 +134,22 @@ class ExpertPanel(QWidget):
         self.reject_combo.currentIndexChanged.connect(self._on_reason_picked)
         self.reject_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.reject_combo.setMinimumContentsLength(8)  # shrinks with the dock; the list shows whole reasons
-        row.addWidget(self.reject_combo, 1)
+        reason_row = QHBoxLayout()  # a row of its own: beside the buttons a reason read "evidence cannot set"
+        reason_row.addWidget(QLabel("reject reason"))
+        reason_row.addWidget(self.reject_combo, 1)
+        layout.addLayout(reason_row)
         for text, key in (("Accept (A)", "A"), ("Reject (R)", "R"), ("Correct... (E)", "E")):
             b = QPushButton(text)
             b.clicked.connect(lambda _=False, key=key: self.key(key))
             row.addWidget(b)
         layout.addLayout(row)
-        self.evidence_label = QLabel("")
-        self.evidence_label.setWordWrap(True)
+        self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
         layout.addWidget(self.evidence_label)
-        self.saved = QLabel("")
-        self.saved.setWordWrap(True)
+        self.pending = StatusLabel("")  # what the next save carries besides the verdict: the expert's confidence
+        self.pending.setStyleSheet(HINT_STYLE)
+        layout.addWidget(self.pending)
+        self.saved = StatusLabel("")
         layout.addWidget(self.saved)
         dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
@@ -160,6 +181,7 @@ class ExpertPanel(QWidget):
             return
         self.mode = mode
         self.keys.needs_rationale = mode != "drafts"  # a draft's review takes a rationale if one is typed
+        self.keys.levels = () if mode == "drafts" else tuple(confidence_keys().items())  # a draft's review has none
         self.table.setVisible(mode != "drafts")  # a draft has no stage-1 decisions
         if self.mode_combo.currentData() != mode:
             self.mode_combo.setCurrentIndex(self.mode_combo.findData(mode))
@@ -200,7 +222,7 @@ class ExpertPanel(QWidget):
             return
         try:
             view = api.expert_view(self.store, key, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self._say(f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
@@ -209,17 +231,20 @@ class ExpertPanel(QWidget):
         for i, d in enumerate(view["stage1"]):
             cells = (
                 d["annotator"],
-                d["verdict"] + (f" ({d['confidence']} confidence)" if d.get("confidence") else ""),
-                ", ".join(d["reasons"]),
+                d["verdict"] + (f"\n{d['confidence']} confidence" if d.get("confidence") else ""),
+                ", ".join(reason_label(r) for r in d["reasons"]),
                 d["comment"] or "",
                 json.dumps(d["correction"], ensure_ascii=False) if d["correction"] else "",
                 "" if d["seconds"] is None else f"{d['seconds']:.0f}",
             )
             for j, text in enumerate(cells):
                 cell = QTableWidgetItem(text)
-                cell.setToolTip(text)
+                cell.setToolTip(", ".join(d["reasons"]) if j == 2 else text)  # the reasons' codes
                 self.table.setItem(i, j, cell)
+        for j in OPTIONAL:  # a column no annotator wrote in gives its room to the reasons
+            self.table.setColumnHidden(j, not any(self.table.item(i, j).text() for i in range(self.table.rowCount())))
         self.table.resizeRowsToContents()
+        self._fit_table_height()
         self._set_reasons([(r["label"], r["code"]) for r in view["reject_reasons"]])
         self.queue.show(key)
         for k in range(self.list.count()):
@@ -227,10 +252,17 @@ class ExpertPanel(QWidget):
                 self.list.setCurrentRow(k)
         self.show_evidence()
 
+    def _fit_table_height(self, max_rows: int = 3) -> None:
+        """The decision table at least as tall as its first rows (two annotators' decisions are the usual case): at
+        1366 x 768 the splitter had left it a row and a half, the second decision behind a scroll bar."""
+        t = self.table
+        rows = sum(t.rowHeight(i) for i in range(min(t.rowCount(), max_rows)))
+        t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth() + 2)
+
     def _show_draft(self, key: str) -> None:
         try:
             view = api.draft_view(self.store, key, user=self.user)
-        except Exception as exc:  # noqa: BLE001 - shown in the dock
+        except CORE_ERRORS as exc:  # shown in the dock
             self._say(f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
@@ -255,7 +287,7 @@ class ExpertPanel(QWidget):
                 self.store, key, user=self.user, verdict=verdict, reason=reason, correction=correction,
                 rationale=why or None, version=self.view["version"],
             )  # fmt: skip
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
+        except CORE_ERRORS as exc:  # a failed save is shown and the item stays
             self._say(f"NOT saved: draft {verdict} {key}: {exc}", ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
@@ -271,7 +303,8 @@ class ExpertPanel(QWidget):
         for n, (label, code) in enumerate(reasons, 1):
             self.reject_combo.addItem(f"{n} {label}" if n < 10 else label, code)
         self.reject_combo.blockSignals(False)
-        self.keys.reset([code for _label, code in reasons])
+        self.keys.reset([code for _label, code in reasons])  # a confidence too belongs to its item
+        self._pending_text()
         self.rationale.clear()  # a rationale belongs to the item it was typed for
         self.evidence_label.setText("")
 
@@ -302,13 +335,15 @@ class ExpertPanel(QWidget):
                 reasons=reasons,
                 correction=correction,
                 rationale=rationale if rationale is not None else self.rationale.text().strip(),
+                confidence=self.keys.confidence,
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
-        except Exception as exc:  # noqa: BLE001 - a failed save is shown and the item stays
+        except CORE_ERRORS as exc:  # a failed save is shown and the item stays
             self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
-        self._say(f"saved: {out['verdict']} on {out['item']}{new} (decision {out['decision']})", ok=True)
+        sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
+        self._say(f"saved: {out['verdict']}{sure} on {out['item']}{new} (decision {out['decision']})", ok=True)
         self._next_after_save()
         return True
 
@@ -356,6 +391,10 @@ class ExpertPanel(QWidget):
         if act.kind in ("say", "cancel"):
             self._hint(act.message)
             return True
+        if act.kind == "confidence":
+            self._pending_text()
+            self._show_in_dock(self.pending)
+            return True
         if act.kind == "correct":
             return bool(self.ask_correction())
         if act.kind == "step":
@@ -377,6 +416,11 @@ class ExpertPanel(QWidget):
         if area is not None:
             area.ensureWidgetVisible(self.saved)
             area.ensureWidgetVisible(widget)
+
+    def _pending_text(self) -> None:
+        level = self.keys.confidence
+        self.pending.setText(f"confidence: {level} (saved with the adjudication; {level[0].upper()} again: none)"
+                             if level else "")  # fmt: skip
 
     def _hint(self, text: str) -> None:
         self.saved.setText(html.escape(text))

@@ -20,14 +20,14 @@ from qtpy.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
-from reviewer.app.qt_review_admin import DraftProcess
+from reviewer.app.job_model import JobModel, JobTexts
+from reviewer.app.qt_jobs import JobBar, ProcessJob, cancel_job
 from reviewer.app.qt_rows import hrow
 
 CONDITIONS = ("record", "closed_book", "altered", "placebo")
@@ -79,7 +79,14 @@ class RunModelsDialog(QDialog):
         self.panel = panel
         self.request: RunRequest | None = None
         self.queue: list[str] = []
-        self.job: DraftProcess | None = None
+        self.job: ProcessJob | None = None
+        self.model = JobModel(
+            JobTexts(
+                cancelling="cancelling: finished runs are kept, Start again continues them (Cancel again stops at once)",
+                forcing="stopping at once: the runs in flight are lost",
+            ),
+            can_force=True,
+        )
         self.finished_runs: list[str] = []
         self.problems: list[str] = []
 
@@ -119,18 +126,14 @@ class RunModelsDialog(QDialog):
         form.addRow("Records", hrow(self.sites_label, sites_btn))
         form.addRow("Output", hrow(self.out_edit, out_btn))
 
-        self.start_button = QPushButton("Start")
+        self.bar_row = JobBar(self.model, run_text="Start", progress_format="%v / %m runs")
+        self.start_button, self.cancel_button = self.bar_row.run_button, self.bar_row.cancel_button
+        self.progress, self.message = self.bar_row.progress, self.bar_row.message
         self.start_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.progress = QProgressBar()
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(hrow(self.start_button, self.cancel_button, self.progress))
-        layout.addWidget(self.message)
+        layout.addWidget(self.bar_row)
         self._on_sandbox(self.sandbox_combo.currentText())
 
     # ------------------------------------------------------------------ inputs
@@ -178,14 +181,13 @@ class RunModelsDialog(QDialog):
     # ------------------------------------------------------------------ running
 
     def start(self) -> bool:
-        if self.job is not None and self.job.running():
+        if self.model.running:
             return False
         req = self.read_request()
         if req is None:
             return False
         self.request, self.queue, self.finished_runs, self.problems = req, list(req.models), [], []
-        self.start_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
+        self.model.begin()
         self._next()
         return True
 
@@ -196,27 +198,20 @@ class RunModelsDialog(QDialog):
             return
         model = self.queue.pop(0)
         self.current = model
-        self.job = DraftProcess(run_argv(req, model), self)
+        self.job = ProcessJob(run_argv(req, model), self)
         self.job.step.connect(self._on_step)
         self.job.ended.connect(self._on_ended)
-        self.progress.setValue(0)
-        self._say(f"{model}: starting (Inspect logs in {req.runs_dir(model) / 'logs'})")
+        self.model.report(0, self.model.total, f"{model}: starting (Inspect logs in {req.runs_dir(model) / 'logs'})")
         self.job.start()
 
     def cancel(self) -> None:
         if self.job is None or not self.job.running():
             return
-        again = self.job.cancelling
         self.queue.clear()
-        self.job.cancel()
-        if not again:
-            self._say("cancelling: finished runs are kept, Start again continues them (Cancel again stops at once)")
+        cancel_job(self.model, self.job)
 
     def _on_step(self, done: int, total: int, message: str) -> None:
-        self.progress.setMaximum(max(total, 1))
-        self.progress.setValue(done)
-        self.progress.setFormat("%v / %m runs")
-        self.message.setText(f"{self.current}: {message}")
+        self.model.report(done, total, f"{self.current}: {message}")
 
     def _on_ended(self, summary: Any, error: str) -> None:
         model = self.current
@@ -232,25 +227,23 @@ class RunModelsDialog(QDialog):
         self._next()
 
     def _all_ended(self) -> None:
-        self.start_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
         req = self.request
         if self.problems or not self.finished_runs:
-            self._say("; ".join(self.problems) or "nothing ran", error=True)
+            self.model.fail("; ".join(self.problems) or "nothing ran")
             return
-        self._say(f"{len(self.finished_runs)} model(s) ran; scoring into {req.report_dir()}")
+        self.model.finish(
+            f"{len(self.finished_runs)} model(s) ran; scoring into {req.report_dir()}", done=self.model.done
+        )
         if self.panel is not None:
             self.panel.set_inputs(req.bank, self.finished_runs, req.report_dir())
             self.panel.passes_spin.setValue(req.passes)
             self.panel._on_run_clicked()
 
     def _say(self, text: str, *, error: bool = False) -> None:
-        self.message.setText(text)
-        self.message.setStyleSheet("color: #c0392b;" if error else "")
+        self.model.say(text, error=error)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
-        if self.job is not None and self.job.running():
+        if self.job is not None:
             self.queue.clear()
-            self.job.proc.kill()  # finished runs are on disk; a second Start continues
-            self.job.proc.waitForFinished(5000)
+            self.job.kill()  # finished runs are on disk; a second Start continues
         super().closeEvent(event)

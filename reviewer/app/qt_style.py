@@ -8,12 +8,40 @@ from qtpy.QtWidgets import QAbstractSpinBox, QLabel, QLayout
 #: napari's stylesheet gives every spin box min-width 70px plus 10px padding a side (~130 px with its +/-
 #: buttons): three stretch columns of those made the Stack dock 600 px wide
 COMPACT_SPIN = "QAbstractSpinBox { min-width: 40px; padding: 1px 2px; }"
+#: px a compact spin box's min-width needs beyond its text: napari's +/- buttons and the frame take 39 px of the
+#: box (measured at 1366 and 1600 px wide screens), the line edit's text margins 6, less the 4 px padding above
+SPIN_CHROME = 41
 
 
-def compact(spin: QAbstractSpinBox) -> QAbstractSpinBox:
-    """A spin box only as wide as its value and buttons need."""
+def compact(spin: QAbstractSpinBox, widest: str | None = None) -> QAbstractSpinBox:
+    """A spin box only as wide as its value and buttons need. `widest`: the longest text it must show whole (a
+    squeezed row otherwise cut the Scoring dock's 10000 resamples to "1000(", the last digit under the buttons):
+    the spin box never gets narrower than that text, its frame and its buttons under the style in force."""
     spin.setStyleSheet(COMPACT_SPIN)
+    if widest is not None:
+        # in the style sheet, not setMinimumWidth: a style sheet's min-width is applied again at every polish
+        # (a dock moving into the window), over any minimum set in code
+        width = max(40, spin.fontMetrics().horizontalAdvance(widest) + SPIN_CHROME)
+        spin.setStyleSheet(COMPACT_SPIN.replace("min-width: 40px", f"min-width: {width}px"))
     return spin
+
+
+class StatusLabel(QLabel):
+    """A word-wrapped status line (saved, pending, evidence problems) that takes no room while it says nothing: an
+    empty wrapped QLabel kept a line's height, and three of them left a blank band above the key list."""
+
+    def __init__(self, text: str = "", parent=None) -> None:
+        super().__init__(text, parent)
+        self.setWordWrap(True)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return super().sizeHint() if self.text() else QSize(0, 0)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        return super().minimumSizeHint() if self.text() else QSize(0, 0)
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
+        return super().heightForWidth(width) if self.text() else 0
 
 
 class RichCaption(QLabel):

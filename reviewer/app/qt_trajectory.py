@@ -13,43 +13,33 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+from qtpy.QtCore import QSize
 from qtpy.QtGui import QPainter, QPicture
 from qtpy.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QFileDialog,
-    QProgressBar,
-    QPushButton,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from reviewer.app.jobs import Progress, alive, run_in_thread, when_settled
-from reviewer.app.qt_style import FlowLayout, RichCaption, compact
+from reviewer.app.qt_style import RichCaption
+from reviewer.app.qt_trajectory_tools import TrajectoryTools
 from reviewer.app.session import StackSession
+from reviewer.app.trajectory_view import (
+    NO_SERIES_CAPTION,
+    drawing,
+    point_tip,
+    shown_as,
+    why_empty,
+)
 from reviewer.errors import ReviewerError
 from reviewer.record.catalog import catalog
-from reviewer.record.series import (
-    Trajectory,
-    decimal_year,
-    polygon_region,
-    series_cube,
-    series_names,
-    trajectory,
-)
-from reviewer.record.stack import harmonization
+from reviewer.record.series import Trajectory, decimal_year, polygon_region, series_cube, trajectory
 
 logger = logging.getLogger(__name__)
 
 CURSOR_DELAY_MS = 60
-
-
-def harmonization_source() -> str:
-    """The catalogue's short citation of the harmonisation coefficients ("Roy et al. 2016 ... OLS")."""
-    source = harmonization()["source"]
-    parts = [p.strip() for p in source.split(",")]
-    return f"{parts[0]}, {parts[3]}" if len(parts) > 3 else parts[0]
+PLOT_MIN_HEIGHT = 150  # px of the plotting area (the view box), axes not counted
 
 
 class QtTrajectoryPlot(QWidget):
@@ -70,58 +60,19 @@ class QtTrajectoryPlot(QWidget):
         self.scatters: dict[str, list[pg.ScatterPlotItem]] = {}  # what the series drawn shows, per sensor
         self._scatter_pool: dict[tuple[str, bool], pg.ScatterPlotItem] = {}  # (sensor, masked) -> its scatter
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        row = FlowLayout()  # wraps in a narrow dock
-        self.name_combo = QComboBox()
-        for n in series_names():
-            self.name_combo.addItem(n.upper() if n in ("ndvi", "ndwi", "mndwi", "nbr") else n, n)
-        self.name_combo.currentIndexChanged.connect(lambda _: self._on_series_changed(self.name_combo.currentData()))
-        self.masked_check = QCheckBox("masked (hollow)")
-        self.masked_check.setChecked(True)
-        self.masked_check.toggled.connect(self._on_show_masked_toggled)
-        self.draw_button = QPushButton("Draw polygon")
-        self.draw_button.setToolTip("draw a polygon on the canvas, then press 'Use polygon'")
-        self.draw_button.clicked.connect(self._on_draw_polygon_clicked)
-        self.use_polygon = QPushButton("Use polygon")
-        self.use_polygon.clicked.connect(self._on_use_polygon_clicked)
-        self.period_check = QCheckBox("shade")
-        self.period_from = compact(QSpinBox())
-        self.period_to = compact(QSpinBox())
-        for sb in (self.period_from, self.period_to):
-            sb.setRange(1970, 2100)
-            sb.setKeyboardTracking(False)
-            sb.valueChanged.connect(self._on_period_edited)
-        self.period_check.toggled.connect(self._on_period_edited)
-        self.harmonize_check = QCheckBox("TM/ETM+ as OLI")
-        self.harmonize_check.setToolTip(
-            "harmonise TM and ETM+ reflectance to OLI with the catalogue's coefficients "
-            f"({harmonization_source()}) before computing the index"
-        )
-        self.harmonize_check.toggled.connect(self._on_harmonize_toggled)
-        self.export_button = QPushButton("CSV...")
-        self.export_button.clicked.connect(lambda: self._on_export_csv(None))
-        for w in (
-            self.name_combo,
-            self.harmonize_check,
-            self.masked_check,
-            self.draw_button,
-            self.use_polygon,
-            self.period_check,
-            self.period_from,
-            self.period_to,
-            self.export_button,
-        ):
-            row.addWidget(w)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setMaximumWidth(120)
-        self.progress.setVisible(False)
-        row.addWidget(self.progress)
-        layout.addLayout(row)
+        layout.setContentsMargins(2, 0, 2, 0)
+        layout.setSpacing(2)
+        self.tools = TrajectoryTools(self.state)
+        self.tools.draw_button.clicked.connect(self._on_draw_polygon_clicked)
+        self.tools.use_polygon.clicked.connect(self._on_use_polygon_clicked)
+        self.tools.export_button.clicked.connect(lambda: self._on_export_csv(None))
+        self.progress = self.tools.progress
+        layout.addWidget(self.tools)
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.plot.setLabel("bottom", "year")
-        self._labels: tuple[str, str] | None = None  # (value axis label, title) shown
+        self.plot.setXRange(1984, 2025, padding=0.02)  # no site yet: the Landsat era, not a unit axis around 0
+        self._label: str | None = None  # the value axis's label shown
         for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
             self.plot.getAxis(side).enableAutoSIPrefix(False)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
@@ -134,7 +85,9 @@ class QtTrajectoryPlot(QWidget):
             x=np.zeros(0), y=np.zeros(0), height=np.zeros(0), pen=pg.mkPen(150, 150, 150, 120)
         )
         self.plot.addItem(self.errors)
-        self.plot.setMinimumHeight(150)  # a narrow dock scrolls rather than crush the plot under wrapped rows
+        # the plotting area itself at least PLOT_MIN_HEIGHT px (it had been ~100 px at 1366 x 768 under the review
+        # dock), the year axis and its label below it: the dock's layout never squeezes the axis into the caption
+        self.plot.setMinimumHeight(PLOT_MIN_HEIGHT + int(self.plot.getAxis("bottom").maximumHeight()) + 4)
         layout.addWidget(self.plot, 1)
         self.info = RichCaption("Click a pixel on the canvas (or draw a polygon) to plot its trajectory.")
         # two lines kept whatever the text: a caption of one line then two re-laid the dock out and repainted the
@@ -147,10 +100,22 @@ class QtTrajectoryPlot(QWidget):
         self.state.events.period.connect(self._update_period)
         self.state.events.series.connect(lambda e=None: self.recompute())
         self.state.events.show_masked.connect(lambda e=None: self._draw())
-        self.state.events.trajectory_harmonized.connect(self._on_state_harmonized)
+        self.state.events.trajectory_harmonized.connect(lambda e=None: self.recompute())
         session.pixel_clicked.connect(self._on_pixel_clicked)
         session.stack_changed.connect(lambda _s: self.recompute())
         session.site_opened.connect(self._on_site_opened)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """As tall as the tool rows and the caption's lines at the present width, and the plot's minimum: the dock
+        scrolls below it rather than squeeze the plot's year axis into the caption (the layout's own minimum
+        counted the wrapping tools as one row and the caption as two lines)."""
+        hint = super().minimumSizeHint()
+        layout, width = self.layout(), max(self.width(), hint.width())
+        m = layout.contentsMargins()
+        inner = width - m.left() - m.right()
+        height = self.tools.heightForWidth(inner) + self.plot.minimumHeight()
+        height += max(self.info.heightForWidth(inner), self.info.minimumHeight())
+        return QSize(hint.width(), max(hint.height(), height + 2 * layout.spacing() + m.top() + m.bottom()))
 
     @property
     def busy(self) -> bool:
@@ -161,12 +126,7 @@ class QtTrajectoryPlot(QWidget):
 
     def _on_site_opened(self, index) -> None:
         years = [s.year for s in index.record_scenes()] or [2000]
-        for sb in (self.period_from, self.period_to):
-            sb.blockSignals(True)
-            sb.setRange(min(years), max(years))
-            sb.blockSignals(False)
-        self.period_from.setValue(min(years))
-        self.period_to.setValue(max(years))
+        self.tools.set_years(min(years), max(years))
         self.where = None
         self.series = None
         # an empty plot already spans the record's years (decimal years, not a scaled default axis); set before the
@@ -174,30 +134,6 @@ class QtTrajectoryPlot(QWidget):
         self.plot.setXRange(min(years), max(years) + 1, padding=0.02)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self._draw()
-
-    def _on_series_changed(self, name: str) -> None:
-        self.state.series = name
-
-    def _on_show_masked_toggled(self, on: bool) -> None:
-        self.state.show_masked = bool(on)
-
-    def _on_harmonize_toggled(self, on: bool) -> None:
-        self.state.trajectory_harmonized = bool(on)
-
-    def _on_state_harmonized(self, event=None) -> None:
-        on = self.state.trajectory_harmonized
-        if self.harmonize_check.isChecked() != on:
-            self.harmonize_check.blockSignals(True)
-            self.harmonize_check.setChecked(on)
-            self.harmonize_check.blockSignals(False)
-        self.recompute()
-
-    def _on_period_edited(self, *_: object) -> None:
-        if self.period_check.isChecked():
-            a, b = self.period_from.value(), self.period_to.value()
-            self.state.period = (min(a, b), max(a, b))
-        else:
-            self.state.period = None
 
     def _on_pixel_clicked(self, row: int, col: int):
         """Plot the trajectory at this pixel (row, col of the site grid)."""
@@ -210,7 +146,7 @@ class QtTrajectoryPlot(QWidget):
         layer = self.session.region_shapes_layer()
         self.session.viewer.layers.selection.active = layer
         layer.mode = "add_polygon"
-        self.info.setText("draw the polygon on the canvas (double-click to close it), then press 'Use polygon'")
+        self.info.setText("draw the polygon on the canvas (double-click to close it), then press 'Plot it'")
 
     def _on_use_polygon_clicked(self):
         layer = self.session.region_layer
@@ -243,11 +179,7 @@ class QtTrajectoryPlot(QWidget):
         if series and series != self.state.series:
             with self.state.events.series.blocker():
                 self.state.series = series
-            k = self.name_combo.findData(series)
-            if k >= 0:
-                self.name_combo.blockSignals(True)
-                self.name_combo.setCurrentIndex(k)
-                self.name_combo.blockSignals(False)
+            self.tools.show_series_name(series)
 
     # ------------------------------------------------------------------ compute (worker) and draw
 
@@ -341,93 +273,54 @@ class QtTrajectoryPlot(QWidget):
         return self._worker
 
     def _draw(self) -> None:
-        """Draw `series`: one scatter per sensor and clear/masked; the scatters of the last draw take the new
-        points (made and added to the plot only for a sensor not drawn before: ~4 ms each, and each add re-ranged
-        the view), the others are emptied."""
+        """Draw `series` (what `trajectory_view.drawing` says): one scatter per sensor and clear/masked; the
+        scatters of the last draw take the new points (made and added to the plot only for a sensor not drawn
+        before: ~4 ms each, and each add re-ranged the view), the others are emptied."""
         unused = dict(self._scatter_pool)
         self.scatters.clear()
         self.errors.setData(x=np.zeros(0), y=np.zeros(0), height=np.zeros(0))
         s = self.series
+        region = bool(self.where and self.where[0] == "region")
         if s is None or not len(s):
             self._hide_scatters(unused)
-            self.info.setText(
-                "Click a pixel on the canvas (or draw a polygon) to plot its trajectory."
-                if s is None
-                else self._why_empty()
-            )
+            n = len(self.session.stack) if self.session.stack is not None else 0
+            self.info.setText(NO_SERIES_CAPTION if s is None else why_empty(self.state.series, n, region=region))
             self._update_cursor()
             self._update_period()
             self._settle_view()
             return
-        colors = catalog().sensor_colors
-        x = s.decimal_years()
-        y = np.asarray(s.values, float)
-        masked = np.asarray(s.masked, bool)
-        sensors = np.asarray(s.sensors)
-        for label in dict.fromkeys(s.sensors):
-            color = colors.get(label, "#cccccc")
-            items = []
-            for hollow in (False, True):
-                if hollow and not self.state.show_masked:
-                    continue
-                sel = np.flatnonzero((sensors == label) & (masked == hollow) & np.isfinite(y))
-                if not sel.size:
-                    continue
-                style = dict(
-                    size=7 if not hollow else 6,
-                    pen=pg.mkPen(color, width=1.2),
-                    brush=None if hollow else pg.mkBrush(color),
-                    tip=lambda x, y, data, s=s: (
-                        f"{s.dates[data].isoformat()} {s.sensors[data]} {y:.3f}"
-                        + (" (masked)" if s.masked[data] else "")
-                    ),
-                )
-                item = unused.pop((label, hollow), None)
-                if item is None:
-                    item = pg.ScatterPlotItem(x=x[sel], y=y[sel], data=sel, hoverable=True, **style)
-                    item.sigClicked.connect(self._on_scatter_clicked)
-                    self.plot.addItem(item)
-                    self._scatter_pool[(label, hollow)] = item
-                else:  # the sensor's colour and sizes stay the item's own: only the points and their tips change
-                    item.setData(x=x[sel], y=y[sel], data=sel, tip=style["tip"])
-                    item.setVisible(True)
-                items.append(item)
-            self.scatters[label] = items
+        d = drawing(
+            s, self.state.series, show_masked=self.state.show_masked, harmonized=self.series_harmonized,
+            region=region, colors=catalog().sensor_colors,
+        )  # fmt: skip
+
+        def tip(x, y, data, s=s) -> str:
+            return point_tip(s, data, y)
+
+        for g in d.groups:
+            item = unused.pop((g.sensor, g.hollow), None)
+            if item is None:
+                item = pg.ScatterPlotItem(
+                    x=d.x[g.points], y=d.y[g.points], data=g.points, hoverable=True, tip=tip,
+                    size=6 if g.hollow else 7, pen=pg.mkPen(g.color, width=1.2),
+                    brush=None if g.hollow else pg.mkBrush(g.color),
+                )  # fmt: skip
+                item.sigClicked.connect(self._on_scatter_clicked)
+                self.plot.addItem(item)
+                self._scatter_pool[(g.sensor, g.hollow)] = item
+            else:  # the sensor's colour and sizes stay the item's own: only the points and their tips change
+                item.setData(x=d.x[g.points], y=d.y[g.points], data=g.points, tip=tip)
+                item.setVisible(True)
+            self.scatters.setdefault(g.sensor, []).append(item)
         self._hide_scatters(unused)
-        if self.where and self.where[0] == "region":
-            spread = np.asarray(s.spread, float)
-            ok = np.isfinite(y) & np.isfinite(spread) & (~masked | self.state.show_masked)
-            self.errors.setData(x=x[ok], y=y[ok], height=2 * spread[ok], beam=0)
-        n_masked = int(masked.sum())
-        where = s.where
-        self._set_labels(
-            self.state.series.upper() if self.state.series in ("ndvi", "ndwi", "mndwi", "nbr") else self.state.series,
-            self.shown_as(),
-        )
-        # the sensors' key lives in this line, so no legend covers a point
-        key = " ".join(
-            f"<span style='color:{colors.get(label, '#cccccc')}'>&#9679;</span> {html.escape(label)}"
-            for label in dict.fromkeys(s.sensors)
-        )
-        self.info.setText(
-            f"{html.escape(self.state.series)} at {html.escape(str(where))}, {html.escape(self.shown_as())}: "
-            f"{len(s) - n_masked} clear, {n_masked} masked observations (hollow). {key}"
-        )
+        bx, by, bh = d.error_bars
+        if bx.size:
+            self.errors.setData(x=bx, y=by, height=bh, beam=0)
+        self._set_label(d.value_label)
+        self.info.setText(d.caption)
         self._update_cursor()
         self._update_period()
         self._settle_view()
-
-    def _why_empty(self) -> str:
-        """Why a series has no point: every date masked there, or no scene of the stack covers it."""
-        stack = self.session.stack
-        n = len(stack) if stack is not None else 0
-        where = "this region" if self.where and self.where[0] == "region" else "this pixel"
-        return (
-            f"no observation of {self.state.series.upper()} over {where}: none of the {n} scenes of the stack has a "
-            "valid pixel there (outside their footprint, or no data on every date)"
-            if n
-            else f"no scene in the stack: no {self.state.series.upper()} to plot"
-        )
 
     def _settle_view(self) -> None:
         """The dock laid out (the caption's lines, the plot's height), the plot's axes and view box placed in it, the
@@ -461,14 +354,13 @@ class QtTrajectoryPlot(QWidget):
             resized |= (axis.maximumWidth(), axis.maximumHeight()) != size
         return resized
 
-    def _set_labels(self, left: str, title: str) -> None:
-        """The value axis's label and the plot's title, set only when they change: pyqtgraph re-lays the plot out at
-        every set, even of the same text, which cost the window one more paint per review item (~25 ms here)."""
-        if (left, title) == self._labels:
+    def _set_label(self, left: str) -> None:
+        """The value axis's label, set only when it changes: pyqtgraph re-lays the plot out at every set, even of
+        the same text, which cost the window one more paint per review item (~25 ms here)."""
+        if left == self._label:
             return
-        self._labels = (left, title)
+        self._label = left
         self.plot.setLabel("left", left)
-        self.plot.setTitle(title, size="9pt", color="#d0d0d0")
 
     def _hide_scatters(self, items: dict) -> None:
         """Scatters of sensors the series drawn now lacks: emptied and hidden, kept for a later series."""
@@ -479,9 +371,7 @@ class QtTrajectoryPlot(QWidget):
 
     def shown_as(self) -> str:
         """What the plotted values are: TM/ETM+ harmonised to OLI, or each sensor as recorded."""
-        if self.series_harmonized:
-            return f"TM/ETM+ harmonised to OLI ({harmonization_source()})"
-        return "as recorded (no cross-sensor harmonisation)"
+        return shown_as(self.series_harmonized)
 
     def _on_scatter_clicked(self, item, points, *args) -> None:
         if len(points):

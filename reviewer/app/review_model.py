@@ -99,7 +99,7 @@ class ReviewQueue:
 @dataclass(frozen=True)
 class KeyAction:
     """What a key asks for: `kind` is one of save, ask_rationale, leave_field, pick_reason, correct, step, say,
-    cancel, none; `verdict`, `reason`, `by` and `message` as the kind needs."""
+    cancel, confidence, none; `verdict`, `reason`, `by` and `message` as the kind needs."""
 
     kind: str
     verdict: str | None = None
@@ -124,11 +124,14 @@ class ExpertKeys:
     typing: bool = False
     reasons: tuple[str, ...] = ()
     needs_rationale: bool = True  # an adjudication needs one; an AI draft's review takes one if typed
+    confidence: str | None = None  # the expert's low / medium / high for this item's adjudication, or not given
+    levels: tuple[tuple[str, str], ...] = ()  # (key, level) pairs that set it (L / M / H); none: no confidence keys
 
     def reset(self, reasons: Sequence[str]) -> None:
-        """A new item: nothing pending, its own reasons (the first picked), an empty rationale."""
+        """A new item: nothing pending, its own reasons (the first picked), an empty rationale, no confidence."""
         self.pending, self.rationale, self.reasons = None, "", tuple(reasons)
         self.reason = self.reasons[0] if self.reasons else None
+        self.confidence = None
 
     def key(self, key: str) -> KeyAction:
         if self.typing:
@@ -151,6 +154,13 @@ class ExpertKeys:
             return KeyAction("pick_reason", reason=self.reason, message=f"reject reason: {self.reason} (R rejects)")
         if key == "E":
             return KeyAction("correct")
+        level = dict(self.levels).get(key)
+        if level is not None:  # the same key again takes it back (not given)
+            self.confidence = None if self.confidence == level else level
+            said = (
+                f"confidence: {self.confidence} (saved with the adjudication)" if self.confidence else "no confidence"
+            )
+            return KeyAction("confidence", message=said)
         if key in ("N", "P"):
             return KeyAction("step", by=1 if key == "N" else -1)
         if key == "Escape" and self.pending is not None:

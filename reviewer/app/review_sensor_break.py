@@ -1,6 +1,6 @@
 """The review focus view's cross-sensor line: an item's change next to the offset between the sensors it spans
 (reviewer.bank.sensor_break, stored by generation in provenance.sensor_break), with a warning when the change is
-within or close to that offset. HTML only: the focus view (qt_review.question_html) shows it."""
+within or close to that offset. HTML only: the focus view (qt_review_parts.question_html) shows it."""
 
 from __future__ import annotations
 

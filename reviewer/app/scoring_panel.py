@@ -7,11 +7,10 @@ No scoring logic lives here: the worker thread calls reviewer.scoring.api.score,
 from __future__ import annotations
 
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
-from qtpy.QtCore import QEvent, Qt, QThread, Signal
+from qtpy.QtCore import QEvent, Qt, Signal
 from qtpy.QtGui import QPixmap
 from qtpy.QtWidgets import (
     QCheckBox,
@@ -19,7 +18,6 @@ from qtpy.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QScrollArea,
     QSpinBox,
@@ -30,43 +28,13 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.job_model import JobModel, JobTexts
+from reviewer.app.qt_jobs import JobBar, ThreadJob, cancel_job
 from reviewer.app.qt_rows import hrow
 from reviewer.app.qt_style import compact
-from reviewer.errors import Cancelled, ReviewerError
 from reviewer.scoring import BOOTSTRAP_RESAMPLES
-from reviewer.scoring.api import score
 
 logger = logging.getLogger(__name__)
-
-
-class ScoreWorker(QThread):
-    """Runs api.score off the GUI thread; signals are delivered on the GUI thread."""
-
-    progressed = Signal(float, str)
-    succeeded = Signal(object)
-    failed = Signal(str)
-    cancelled = Signal()
-
-    def __init__(self, kwargs: dict[str, Any], parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.kwargs = kwargs
-        self._cancel = threading.Event()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def run(self) -> None:  # noqa: D401 - Qt entry point
-        try:
-            scores = score(**self.kwargs, progress=lambda f, m: self.progressed.emit(f, m), cancel=self._cancel.is_set)
-        except Cancelled:
-            self.cancelled.emit()
-        except ReviewerError as exc:
-            self.failed.emit(str(exc))
-        except Exception as exc:  # the panel shows one line, the log keeps the traceback
-            logger.exception("scoring failed")
-            self.failed.emit(f"scoring failed: {exc}")
-        else:
-            self.succeeded.emit(scores)
 
 
 class ScoringPanel(QWidget):
@@ -77,7 +45,8 @@ class ScoringPanel(QWidget):
     def __init__(self, viewer: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.viewer = viewer
-        self.worker: ScoreWorker | None = None
+        self.worker: ThreadJob | None = None
+        self.job = JobModel(JobTexts(starting="Scoring…", cancelled="Cancelled; nothing new was shown."))
         self.scores: dict[str, Any] | None = None
         self.run_files: list[str] = []
 
@@ -105,8 +74,8 @@ class ScoringPanel(QWidget):
         self.seed_spin.setRange(0, 2**31 - 1)
         self.draft_check = QCheckBox("score a draft (bank not frozen)")
 
-        for spin in (self.passes_spin, self.bootstrap_spin, self.seed_spin):
-            compact(spin)
+        for spin, widest in ((self.passes_spin, "20"), (self.bootstrap_spin, "100000"), (self.seed_spin, "99999")):
+            compact(spin, widest)
         form = QFormLayout()
         form.setRowWrapPolicy(QFormLayout.WrapLongRows)  # a narrow dock puts the labels above their fields
         form.addRow("Bank", hrow(self.bank_edit, bank_btn))
@@ -115,16 +84,11 @@ class ScoringPanel(QWidget):
         form.addRow("Passes / resamples / seed", hrow(self.passes_spin, self.bootstrap_spin, self.seed_spin))
         form.addRow("", self.draft_check)
 
-        self.run_button = QPushButton("Run")
+        self.bar_row = JobBar(self.job, wrap_paths=True)
+        self.run_button, self.cancel_button = self.bar_row.run_button, self.bar_row.cancel_button
+        self.progress, self.message = self.bar_row.progress, self.bar_row.message
         self.run_button.clicked.connect(self._on_run_clicked)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self._on_cancel_clicked)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setFormat("%p%")
-        self.message = QLabel("")
-        self.message.setWordWrap(True)
 
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -144,8 +108,7 @@ class ScoringPanel(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addLayout(form)
-        layout.addWidget(hrow(self.run_button, self.cancel_button, self.progress))
-        layout.addWidget(self.message)
+        layout.addWidget(self.bar_row)
         layout.addWidget(self.tabs, stretch=1)
 
     # ------------------------------------------------------------------ pickers
@@ -183,25 +146,31 @@ class ScoringPanel(QWidget):
 
     @property
     def running(self) -> bool:
-        return self.worker is not None and self.worker.isRunning()
+        return self.job.running
 
     def _on_run_clicked(self) -> None:
         if self.running:
             return
         bank, out = self.bank_edit.text().strip(), self.out_edit.text().strip()
         if not bank or not self.run_files or not out:
-            self._show_message("Pick a bank folder, at least one run file and a report folder.", error=True)
+            self.job.say("Pick a bank folder, at least one run file and a report folder.", error=True)
             return
+        from reviewer.scoring.options import ScoringOptions
+
         kwargs = {
             "bank_dir": bank,
             "run_paths": list(self.run_files),
             "out_dir": out,
-            "passes": self.passes_spin.value(),
-            "bootstrap": self.bootstrap_spin.value(),
-            "seed": self.seed_spin.value(),
-            "draft": self.draft_check.isChecked(),
+            "options": ScoringOptions(
+                passes=self.passes_spin.value(),
+                bootstrap=self.bootstrap_spin.value(),
+                seed=self.seed_spin.value(),
+                draft=self.draft_check.isChecked(),
+            ),
         }
-        self.worker = ScoreWorker(kwargs, self)
+        from reviewer.scoring.api import score  # scipy and the metrics load when a score runs, not at launch
+
+        self.worker = ThreadJob(score, kwargs, "scoring", self)
         self.worker.progressed.connect(self._on_progress)
         self.worker.succeeded.connect(self._on_succeeded)
         self.worker.failed.connect(self._on_failed)
@@ -209,50 +178,35 @@ class ScoringPanel(QWidget):
         # `finished` is announced only once the thread has returned, so nothing can delete a running thread
         self.worker.finished.connect(self._on_thread_finished)
         self._outcome = None
-        self.run_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self.progress.setValue(0)
-        self._show_message("Scoring…")
+        self.job.begin()
         self.worker.start()
 
     def _on_cancel_clicked(self) -> None:
         if self.worker is not None:
-            self.worker.cancel()
-            self._show_message("Cancelling…")
+            cancel_job(self.job, self.worker)
 
     def _on_progress(self, fraction: float, message: str) -> None:
-        self.progress.setValue(int(round(fraction * 1000)))
-        self.message.setText(message)
-
-    def _done(self) -> None:
-        self.run_button.setEnabled(True)
-        self.cancel_button.setEnabled(False)
+        self.job.report_fraction(fraction, message)
 
     def _on_failed(self, message: str) -> None:
-        self._done()
-        self._show_message(message, error=True)
+        self.job.fail(message)
 
     def _on_cancelled(self) -> None:
-        self._done()
-        self.progress.setValue(0)
-        self._show_message("Cancelled; nothing new was shown.")
+        self.job.cancelled()
 
     def _on_thread_finished(self) -> None:
         self.finished.emit(self._outcome)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt override
         """Closing the panel cancels a running score and waits for its thread."""
-        if self.worker is not None and self.worker.isRunning():
-            self.worker.cancel()
-            self.worker.wait(30000)
+        if self.worker is not None:
+            self.worker.stop()
         super().closeEvent(event)
 
     def _on_succeeded(self, scores: dict[str, Any]) -> None:
-        self._done()
         self.scores = scores
-        self.progress.setValue(1000)
         pr = scores["problems"]
-        self._show_message(
+        self.job.finish(
             f"Scored {len(scores['models'])} models on {scores['bank']['name']} {scores['bank']['version']}: "
             f"{len(pr['missing_passes'])} missing passes, {len(pr['invalid_answers'])} invalid answers, "
             f"{len(pr['errors'])} harness errors (counted wrong). Report: {self.out_edit.text()}"
@@ -276,11 +230,6 @@ class ScoringPanel(QWidget):
         if obj is self.figure_area and event.type() in (QEvent.Resize, QEvent.Show):
             self._show_figure()  # the tab's width is known once it is shown
         return super().eventFilter(obj, event)
-
-    def _show_message(self, text: str, *, error: bool = False) -> None:
-        # a line may break after a path's slashes, so a long report path wraps instead of widening the dock
-        self.message.setText(text.replace("/", "/\u200b"))
-        self.message.setStyleSheet("color: #b00020;" if error else "")
 
     def _fill_tables(self, scores: dict[str, Any]) -> None:
         k = scores["passes"]

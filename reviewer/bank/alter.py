@@ -769,7 +769,7 @@ def _scene_ndvi(scene: Scene, grid: Grid) -> float | None:
             v = normalized_difference(nir, red)
         else:
             return None
-    except Exception as exc:  # noqa: BLE001 - an unreadable scene just does not count
+    except (RecordError, OSError, ValueError) as exc:  # an unreadable or unfitting scene just does not count
         logger.debug("skipped %s: %s", scene.scene_id, exc)
         return None
     return float(np.nanmedian(v)) if np.isfinite(v).mean() > 0.3 else None

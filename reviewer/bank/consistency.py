@@ -21,26 +21,17 @@ import math
 from typing import Any
 
 from reviewer.bank.model import is_insufficient
-
-DEFAULT_MIN_AGREEMENT = 0.75
-
-
-def _rules_doc() -> dict[str, Any]:
-    from reviewer.bank.generate import rules_doc
-
-    return rules_doc()
+from reviewer.bank.templates import methods_agree_share, rules_doc, templates
 
 
 def _template(q: dict[str, Any]) -> dict[str, Any] | None:
-    from reviewer.bank.generate import templates
-
     name = (q.get("provenance") or {}).get("template")
     return templates().get(name) if isinstance(name, str) else None
 
 
 def message(code: str, **kw: Any) -> str:
     """The rule's message with its values filled in."""
-    text = _rules_doc()[code]["message"]
+    text = rules_doc()[code]["message"]
     return text.format(**{k: _fmt(v) for k, v in kw.items()})
 
 
@@ -220,7 +211,7 @@ def _agreement(q: dict[str, Any]) -> list[tuple[str, str]]:
     votes = [v for v in per.values() if v is not None] if isinstance(per, dict) else []
     if not votes:
         return []
-    need = float((prov.get("config") or {}).get("min_agreement", DEFAULT_MIN_AGREEMENT))
+    need = float((prov.get("config") or {}).get("min_agreement", methods_agree_share()))
     share = sum(1 for v in votes if v == value) / len(votes)
     if share + 1e-9 >= need:
         return []

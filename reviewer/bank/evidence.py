@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
+from reviewer.bank.templates import REGION_NAMES, index_names, templates
 from reviewer.errors import SchemaError
 from reviewer.record.stretch import Stretch, composites
 
@@ -26,11 +27,6 @@ QUADRANT_CODES = {"north-west": "NW", "north-east": "NE", "south-west": "SW", "s
 CENTRE_SPAN = (0.4, 0.6)
 #: the tasks whose default view is the chip strip over the period with an NDVI trajectory
 STRIP_TASKS = ("trend", "regional_statistics", "anomaly_climate", "season", "recovery")
-
-
-def index_names() -> list[str]:
-    """Indices a trajectory can plot: the single-index composites of composites.json."""
-    return [name for name, spec in composites().items() if "index" in spec]
 
 
 @dataclass(frozen=True)
@@ -263,8 +259,6 @@ def evidence_for(question: dict[str, Any], site_bbox: tuple[float, float, float,
         return EvidenceView.from_json(question["evidence"])
     prov = question.get("provenance") or {}
     period = _question_years(question)
-    from reviewer.bank.generate import REGION_NAMES, templates
-
     tpl = templates().get(str(prov.get("template")))
     if tpl is not None and "evidence" in tpl:
         params = prov.get("params") or {}

@@ -15,7 +15,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,85 +24,16 @@ from reviewer.bank import consistency
 from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, min_range, multi_sensor_of
 from reviewer.bank.options import GenerationOptions
 from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, scene_mpx
-from reviewer.errors import SchemaError
+from reviewer.bank.templates import REGION_NAMES, methods_agree_share, rules_doc, templates, templates_doc
 from reviewer.fileio import check_output_folder
-from reviewer.schemas import validate
 
 logger = logging.getLogger(__name__)
 
-TEMPLATES_PATH = Path(__file__).with_name("templates.json")
 GENERATOR = "reviewer.bank.generate/1"
-REGION_NAMES = {
-    "north-west": "north-west quadrant",
-    "north-east": "north-east quadrant",
-    "south-west": "south-west quadrant",
-    "south-east": "south-east quadrant",
-    "centre": "central square (40-60% of the site's width and height)",
-    "site": "whole site",
-}
-
-
-def check_templates(doc: dict[str, Any], *, path: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """The templates of a templates.json document, checked against schemas/templates.schema.json and for what a
-    schema cannot say: the conclusion names a field, a sweep named like a threshold includes its value, and the
-    evidence names a composite and an index of composites.json."""
-    validate(doc, "templates", path=path)
-    from reviewer.bank.evidence import index_names
-    from reviewer.record.stretch import composites
-
-    for name, tpl in doc["templates"].items():
-        ev = tpl["evidence"]
-        for key, known in (("composite", list(composites())), ("index", index_names())):
-            if key in ev and ev[key] not in known:
-                raise SchemaError(
-                    f"evidence {key} {ev[key]!r} is not one of {', '.join(known)}",
-                    path=path,
-                    field=f"templates.{name}.evidence.{key}",
-                )
-        names = {f["name"] for f in tpl["fields"]}
-        cons = tpl.get("consistency", {})
-        side = cons.get("one_side", {})
-        used = [*cons.get("bounds", {}), *cons.get("max_half_width", {}), *side.get("of", [])]
-        used += [side["field"]] if "field" in side else []
-        for f in used:
-            if f not in names:
-                raise SchemaError(
-                    f"consistency names {f!r}, not a field", path=path, field=f"templates.{name}.consistency"
-                )
-        if tpl["conclusion"] not in {f["name"] for f in tpl["fields"]}:
-            raise SchemaError(
-                f"conclusion {tpl['conclusion']!r} is not one of the fields", path=path, field=f"templates.{name}"
-            )
-        for key, values in tpl.get("sweeps", {}).items():
-            stated = tpl["thresholds"].get(key)
-            if isinstance(stated, int | float) and isinstance(values, list) and stated not in values:
-                raise SchemaError(
-                    f"sweep {key} {values} leaves out the stated threshold {stated}",
-                    path=path,
-                    field=f"templates.{name}.sweeps.{key}",
-                )
-    return doc["templates"]
-
-
-@cache
-def _templates_doc() -> dict[str, Any]:
-    doc = json.loads(TEMPLATES_PATH.read_text(encoding="utf-8"))
-    check_templates(doc, path=TEMPLATES_PATH)
-    return doc
-
-
-def templates() -> dict[str, dict[str, Any]]:
-    """templates.json, validated on load."""
-    return _templates_doc()["templates"]
-
-
-def rules_doc() -> dict[str, dict[str, Any]]:
-    """The consistency rules of templates.json by reason code (reviewer.bank.consistency)."""
-    return _templates_doc()["consistency_rules"]
 
 
 @dataclass
@@ -1622,7 +1552,8 @@ def generate(
     opts = replace(
         opts,
         memory=opts.memory or DEFAULT_BUDGET,
-        sensor_break=opts.sensor_break or _templates_doc()["sensor_break"]["on_break"],
+        min_agreement=methods_agree_share() if opts.min_agreement is None else opts.min_agreement,
+        sensor_break=opts.sensor_break or templates_doc()["sensor_break"]["on_break"],
     )
     with MemoryMeter() as meter:
         report = _generate(site_dir, out_dir, opts, progress=progress, cancel=cancel, runner=runner, meter=meter)
@@ -1671,7 +1602,7 @@ def _generate(
     if on_break != "off":
         from reviewer.bank.sensor_break import BreakCheck
 
-        breaks = BreakCheck(index, _templates_doc()["sensor_break"], on_break)
+        breaks = BreakCheck(index, templates_doc()["sensor_break"], on_break)
         report.sensor_break = {"mode": on_break, "checked": 0, "within": 0, "close": 0, "unknown": 0}
     gen_cfg["sensor_break"] = on_break
     # a record of nothing the methods read ends here (series.nothing_read, logged): their per-pixel work on an
@@ -1700,11 +1631,7 @@ def _generate(
     # one folder, written whole (bank files, dropped candidates, this report) or not at all
     write_bank(
         out,
-        opts.bank_name or f"{site_id}-generated",
-        opts.version,
-        questions,
-        [site_record(index)],
-        [],
+        BankContent(opts.bank_name or f"{site_id}-generated", opts.version, questions, [site_record(index)], []),
         extra_files={"dropped.jsonl": dropped.encode("utf-8"), "generation_report.json": summary.encode("utf-8")},
     )
     if progress is not None:

@@ -544,25 +544,35 @@ def utc_now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def bank_bytes(
-    name: str,
-    version: str,
-    questions: Iterable[dict[str, Any]],
-    sites: Iterable[dict[str, Any]],
-    pairs: Iterable[dict[str, Any]] = (),
-    frozen: bool = False,
-    created: str | None = None,
-    *,
-    qc: dict[str, Any] | None = None,
-    where: str | Path = ".",
-) -> tuple[dict[str, bytes], dict[str, Any]]:
-    """The checked bytes of every file of a bank folder (file name -> bytes) and its manifest.
+@dataclass(frozen=True)
+class BankContent:
+    """A bank about to be written: its name and version, its records, and how its manifest is stamped.
 
-    `qc` (the review's quality-control record, schemas/qc.schema.json) becomes qc.json, pinned by the
-    manifest like the other files. `where` names the folder in messages.
+    What write_bank and bank_bytes check and write, as one object (the records are read once, so a generator
+    may be passed). `frozen` marks a frozen bank; `created` is the manifest's time (None: now); `qc` (the
+    review's quality-control record, schemas/qc.schema.json) becomes qc.json, pinned like the other files.
     """
+
+    name: str
+    version: str
+    questions: Iterable[dict[str, Any]]
+    sites: Iterable[dict[str, Any]]
+    pairs: Iterable[dict[str, Any]] = ()
+    frozen: bool = False
+    created: str | None = None
+    qc: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        for kind in ("questions", "sites", "pairs"):
+            object.__setattr__(self, kind, tuple(getattr(self, kind)))
+
+
+def bank_bytes(content: BankContent, *, where: str | Path = ".") -> tuple[dict[str, bytes], dict[str, Any]]:
+    """The checked bytes of every file of a bank folder (file name -> bytes) and its manifest. `where` names the
+    folder in messages."""
     where = Path(where)
-    items = {"questions": list(questions), "sites": list(sites), "pairs": list(pairs)}
+    name, version, frozen, created, qc = content.name, content.version, content.frozen, content.created, content.qc
+    items = {"questions": list(content.questions), "sites": list(content.sites), "pairs": list(content.pairs)}
     data: dict[str, bytes] = {}
     for kind, records in items.items():
         try:
@@ -629,33 +639,23 @@ def refuse_occupied_folder(folder: Path, files: dict[str, bytes]) -> None:
 
 
 def write_bank(
-    folder: str | Path,
-    name: str,
-    version: str,
-    questions: Iterable[dict[str, Any]],
-    sites: Iterable[dict[str, Any]],
-    pairs: Iterable[dict[str, Any]] = (),
-    frozen: bool = False,
-    created: str | None = None,
-    *,
-    extra_files: dict[str, bytes] | None = None,
-    qc: dict[str, Any] | None = None,
+    folder: str | Path, content: BankContent, *, extra_files: dict[str, bytes] | None = None
 ) -> dict[str, Any]:
     """Check and write a whole bank folder; returns the manifest written.
 
     Everything is checked before the first byte is written. The folder is written whole into a temporary
     folder beside it and renamed into place (reviewer.fileio.output_folder): a new folder appears complete
     or not at all, an existing one is changed only once every file was written (the manifest last).
-    `extra_files` (name -> bytes) are written with it, unpinned; `qc` becomes a pinned qc.json. A folder
-    holding a frozen bank is never overwritten.
+    `extra_files` (name -> bytes) are written with it, unpinned; `content.qc` becomes a pinned qc.json. A
+    folder holding a frozen bank is never overwritten.
     """
     folder = Path(folder)
     refuse_frozen_folder(folder)
-    data, manifest = bank_bytes(name, version, questions, sites, pairs, frozen, created, qc=qc, where=folder)
+    data, manifest = bank_bytes(content, where=folder)
     with output_folder(folder, last=[MANIFEST]) as tmp:
-        for file, content in {**(extra_files or {}), **data}.items():
-            atomic_write(tmp / file, content)
-    logger.info("wrote bank %s %s to %s", name, version, folder)
+        for file, body in {**(extra_files or {}), **data}.items():
+            atomic_write(tmp / file, body)
+    logger.info("wrote bank %s %s to %s", content.name, content.version, folder)
     return manifest
 
 

@@ -456,8 +456,13 @@ def combine_numeric(
     return ref, (lo, hi)
 
 
-def combine_votes(values: dict[str, Any], *, min_share: float = 0.75) -> tuple[Any, float]:
-    """(majority value or None, its share of the methods that gave a value); None below `min_share`."""
+def combine_votes(values: dict[str, Any], *, min_share: float | None = None) -> tuple[Any, float]:
+    """(majority value or None, its share of the methods that gave a value); None below `min_share` (default
+    templates.json's consistency_rules.methods_agree.min_share, seed 001's 75%)."""
+    if min_share is None:
+        from reviewer.bank.templates import methods_agree_share
+
+        min_share = methods_agree_share()
     votes = [v for v in values.values() if v is not None]
     if not votes:
         return None, 0.0

@@ -29,6 +29,8 @@ class GenerationOptions:
 
     - `tasks`: only these tasks (empty: all ten).
     - `seed`: phrasing choice and option order.
+    - `min_agreement`: the share of methods a categorical or date conclusion needs; None is templates.json's
+      consistency_rules.methods_agree.min_share.
     - `balance`: keep no conclusion value of a template more than this many times as often as the next
       (reviewer.bank.balance); None keeps every candidate.
     - `sensor_break`: "mark" an item whose change lies within the sensors' offset for an expert, "drop" it, or
@@ -41,7 +43,7 @@ class GenerationOptions:
     tasks: tuple[str, ...] = ()
     seed: int = 0
     series: SeriesConfig | None = None
-    min_agreement: float = 0.75
+    min_agreement: float | None = None
     bank_name: str | None = None
     version: str = "candidates"
     balance: float | None = None

@@ -18,7 +18,9 @@ def n_workers(runner: Any) -> int:
     """The runner's workers (1 when it cannot say)."""
     try:
         return max(1, len(runner.scheduler_info()["workers"]))
-    except Exception:  # noqa: BLE001 - a runner that cannot say: as if one worker
+    except (AttributeError, KeyError, TypeError, ValueError, OSError, TimeoutError):
+        # a runner without scheduler_info, a reply without workers, no client (ValueError) or a closed comm
+        # (distributed's CommClosedError is an OSError): as if one worker
         return 1
 
 

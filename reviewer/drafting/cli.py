@@ -85,12 +85,21 @@ def _sites(values: list[str] | None) -> dict[str, str]:
 
 def _run(args: argparse.Namespace) -> int:
     from reviewer.drafting.config import make_client
+    from reviewer.drafting.options import DraftOptions
     from reviewer.drafting.run import draft_bank, draft_bank_batch
     from reviewer.store import Store
 
-    if args.second_opinion and args.batch:
-        raise DraftingError("--second-opinion works through the Messages API, not --batch")
-    folders = _sites(args.site)
+    options = DraftOptions(
+        which=tuple(args.items or ()),
+        model=args.model,
+        concurrency=args.concurrency,
+        redraft=args.redraft,
+        second_opinion=args.second_opinion,
+        site_folders=_sites(args.site),
+        poll_s=args.poll,
+    )
+    if args.batch:
+        options.check_batch()
     client = make_client(http_client=_http_client())  # no key: one error line, before anything is read
     cancel = threading.Event()
     from contextlib import nullcontext
@@ -103,23 +112,10 @@ def _run(args: argparse.Namespace) -> int:
         progress = _json_progress
         _listen_for_cancel(cancel)
         _yield_cpu()
-    common = dict(
-        user=args.user,
-        which=args.items,
-        model=args.model,
-        redraft=args.redraft,
-        site_folders=folders,
-        progress=progress,
-        cancel=cancel,
-    )
     with Store(args.db) if args.db else Store() as store, bar:
         try:
-            if args.batch:
-                summary = draft_bank_batch(store, args.bank, client, poll_s=args.poll, **common)
-            else:
-                summary = draft_bank(
-                    store, args.bank, client, concurrency=args.concurrency, second_opinion=args.second_opinion, **common
-                )
+            job = draft_bank_batch if args.batch else draft_bank
+            summary = job(store, args.bank, client, options, user=args.user, progress=progress, cancel=cancel)
         except KeyboardInterrupt:
             bar.__exit__(None, None, None)
             echo("cancelled: the drafts finished so far are stored; run the same command again to resume", err=True)

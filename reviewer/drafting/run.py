@@ -22,6 +22,7 @@ from reviewer.bank.evidence import evidence_for
 from reviewer.drafting import draft as D
 from reviewer.drafting.config import HOW_TO_SET_KEY, settings
 from reviewer.drafting.images import Image, render_evidence
+from reviewer.drafting.options import DraftOptions
 from reviewer.errors import Cancelled, DraftingError, ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -243,34 +244,32 @@ def draft_bank(
     store: Any,
     bank: str,
     client: Any,
+    options: DraftOptions | None = None,
     *,
     user: str,
-    which: list[str] | None = None,
-    model: str | None = None,
-    concurrency: int | None = None,
-    redraft: bool = False,
-    second_opinion: bool = False,
-    site_folders: dict[str, str] | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
 ) -> Summary:
-    """Draft the chosen items of a bank with `concurrency` requests in flight; see the module docstring. With
-    second_opinion the drafts go to the items' event logs (D.store_second_opinion), not into new versions."""
+    """Draft the chosen items of a bank with `options.concurrency` requests in flight (reviewer.drafting.options;
+    the defaults when None); see the module docstring. With second_opinion the drafts go to the items' event logs
+    (D.store_second_opinion), not into new versions."""
+    opts = options or DraftOptions()
     actor = require_drafter(store, user)
-    model = model or settings()["model"]
+    model = opts.model or settings()["model"]
     cancel = cancel or threading.Event()
     t0 = time.perf_counter()
-    todo, skipped = select(store, bank, which, redraft=redraft, second_opinion=second_opinion)
+    todo, skipped = select(store, bank, list(opts.which), redraft=opts.redraft, second_opinion=opts.second_opinion)
     summary = Summary(bank, list(skipped))
-    sites = Sites(store, bank, site_folders)
-    keep = D.store_second_opinion if second_opinion else D.store_draft
+    sites = Sites(store, bank, dict(opts.site_folders))
+    keep = D.store_second_opinion if opts.second_opinion else D.store_draft
     total, done = len(todo), 0
     pending: dict[Future, D.Job] = {}
     queue = list(todo)
-    with ThreadPoolExecutor(max_workers=max(1, concurrency or settings()["concurrency"])) as pool:
+    in_flight = max(1, opts.concurrency or settings()["concurrency"])
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
         try:
             while queue or pending:
-                while queue and len(pending) < (concurrency or settings()["concurrency"]) and not cancel.is_set():
+                while queue and len(pending) < in_flight and not cancel.is_set():
                     item = queue.pop(0)
                     try:
                         job = job_of(store, item, sites)
@@ -360,34 +359,33 @@ def draft_bank_batch(
     store: Any,
     bank: str,
     client: Any,
+    options: DraftOptions | None = None,
     *,
     user: str,
-    which: list[str] | None = None,
-    model: str | None = None,
-    redraft: bool = False,
-    site_folders: dict[str, str] | None = None,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
-    poll_s: float | None = None,
 ) -> Summary:
     """The same job through the Message Batches API (half the price): send one batch (or collect the one a
-    previous run sent), poll it until it ended, store each succeeded draft; the rest are drafted on the next run."""
+    previous run sent), poll it every `options.poll_s` until it ended, store each succeeded draft; the rest are
+    drafted on the next run. A second opinion goes through the Messages API only (draft_bank)."""
     from reviewer.review.ledger import record_event
 
+    opts = options or DraftOptions()
+    opts.check_batch()
     actor = require_drafter(store, user)
-    model = model or settings()["model"]
+    model = opts.model or settings()["model"]
     cancel = cancel or threading.Event()
-    poll_s = settings()["batch"]["poll_s"] if poll_s is None else poll_s
+    poll_s = settings()["batch"]["poll_s"] if opts.poll_s is None else opts.poll_s
     t0 = time.perf_counter()
     sent = _open_batch(store, bank)
     summary = Summary(bank)
     if sent is None:
-        todo, skipped = select(store, bank, which, redraft=redraft)
+        todo, skipped = select(store, bank, list(opts.which), redraft=opts.redraft)
         summary.outcomes += skipped
         if not todo:
             summary.seconds = time.perf_counter() - t0
             return summary
-        sites = Sites(store, bank, site_folders)
+        sites = Sites(store, bank, dict(opts.site_folders))
         requests, meta = [], {}
         for item in todo:
             try:

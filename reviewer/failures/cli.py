@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from reviewer.argtypes import integer
-from reviewer.console import echo
+from reviewer.console import echo, run_verb
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -50,11 +50,11 @@ def _code(args: argparse.Namespace) -> int:
     from reviewer.failures.sample import load_set
 
     doc = load_set(args.set)
-    with _store(args) as store:
-        row = code_run(store, doc, args.run, args.code, user=args.user, note=args.note)
-    was = f" (was {row['replaces']})" if row["replaces"] else ""
-    echo(f"saved {row['run']}: {row['code']}{was}")
-    return 0
+    return run_verb(
+        lambda: _store(args),
+        lambda store: code_run(store, doc, args.run, args.code, user=args.user, note=args.note),
+        say=lambda row: f"saved {row['run']}: {row['code']}" + (f" (was {row['replaces']})" if row["replaces"] else ""),
+    )
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -149,28 +149,29 @@ def _agreement(args: argparse.Namespace) -> int:
     from reviewer.failures.sample import load_set
 
     doc = load_set(args.set)
-    with _store(args) as store:
-        a = agreement(store, doc, args.part, user=args.user)
-    if args.json:
-        echo(json.dumps(a, ensure_ascii=False, indent=2))
-        return 0
-    pct = "–" if a["percent"] is None else f"{a['percent']:.1f}%"
-    kappa = f"{a['kappa']:.3f}" if a["kappa"] is not None else f"– ({a['kappa_note']})"
-    echo(
-        f"{a['part']}: LLM and experts agree on {a['agree']} of {a['checked']} checked runs ({pct}); "
-        f"Cohen's kappa {kappa}; {len(a['not_coded_yet'])} check runs not coded yet"
+
+    def say(a: dict[str, Any]) -> list[str]:
+        pct = "–" if a["percent"] is None else f"{a['percent']:.1f}%"
+        kappa = f"{a['kappa']:.3f}" if a["kappa"] is not None else f"– ({a['kappa_note']})"
+        width = max(len(c) for c in a["codes"])
+        lines = [
+            f"{a['part']}: LLM and experts agree on {a['agree']} of {a['checked']} checked runs ({pct}); "
+            f"Cohen's kappa {kappa}; {len(a['not_coded_yet'])} check runs not coded yet",
+            f"{'LLM/expert':<{width}}  " + " ".join(f"{c[:6]:>6}" for c in a["codes"]),
+        ]
+        for code, row in zip(a["codes"], a["table"], strict=True):
+            lines.append(f"{code:<{width}}  " + " ".join(f"{v:>6}" for v in row))
+        for d in a["disagreements"]:
+            lines.append(
+                f"disagree {d['run']} ({d['model']}): LLM {d['llm']}, {d['coder']} {d['expert']}"
+                + (f"; quote: {d['quote']}" if d["quote"] else "")
+                + (f"; note: {d['note']}" if d["note"] else "")
+            )
+        return lines
+
+    return run_verb(
+        lambda: _store(args), lambda store: agreement(store, doc, args.part, user=args.user), as_json=args.json, say=say
     )
-    width = max(len(c) for c in a["codes"])
-    echo(f"{'LLM/expert':<{width}}  " + " ".join(f"{c[:6]:>6}" for c in a["codes"]))
-    for code, row in zip(a["codes"], a["table"], strict=True):
-        echo(f"{code:<{width}}  " + " ".join(f"{v:>6}" for v in row))
-    for d in a["disagreements"]:
-        echo(
-            f"disagree {d['run']} ({d['model']}): LLM {d['llm']}, {d['coder']} {d['expert']}"
-            + (f"; quote: {d['quote']}" if d["quote"] else "")
-            + (f"; note: {d['note']}" if d["note"] else "")
-        )
-    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -178,17 +179,22 @@ def _report(args: argparse.Namespace) -> int:
     from reviewer.failures.sample import load_set
 
     doc = load_set(args.set)
-    with _store(args) as store:
-        r = write_report(store, doc, args.out, user=args.user, split=args.leading)
-    n13, n5 = r["table13_totals"], r["c5_totals"]
-    echo(f"leading models: {', '.join(r['leading']) or '(none)'}")
-    echo(
-        f"Tab. 13: {n13['lead']} lead + {n13['other']} other coded step runs; C.5: {n5['moved']} moved + "
-        f"{n5['beyond']} beyond coded pair runs; not coded yet: {r['not_coded']['steps']} step, "
-        f"{r['not_coded']['pairs']} pair runs"
+
+    def say(r: dict[str, Any]) -> list[str]:
+        n13, n5 = r["table13_totals"], r["c5_totals"]
+        return [
+            f"leading models: {', '.join(r['leading']) or '(none)'}",
+            f"Tab. 13: {n13['lead']} lead + {n13['other']} other coded step runs; C.5: {n5['moved']} moved + "
+            f"{n5['beyond']} beyond coded pair runs; not coded yet: {r['not_coded']['steps']} step, "
+            f"{r['not_coded']['pairs']} pair runs",
+            f"report written to {args.out}",
+        ]
+
+    return run_verb(
+        lambda: _store(args),
+        lambda store: write_report(store, doc, args.out, user=args.user, split=args.leading),
+        say=say,
     )
-    echo(f"report written to {args.out}")
-    return 0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

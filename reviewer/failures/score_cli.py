@@ -63,25 +63,29 @@ def _score(args: argparse.Namespace) -> int:
 
     from reviewer.progress import StderrProgress
     from reviewer.scoring.api import score
+    from reviewer.scoring.options import ScoringOptions
 
     sections = _failure_sections(args)
     bar = StderrProgress("score") if args.progress else nullcontext()
     with bar:
-        scores = score(
-            args.bank,
-            args.runs,
-            args.out,
+        options = ScoringOptions(
             passes=args.passes,
             bootstrap=args.bootstrap,
             seed=args.seed,
             lenient=args.lenient,
-            progress=bar.update if isinstance(bar, StderrProgress) else None,
             models=args.models.split(",") if args.models else None,
-            report=not args.no_report,
             draft=args.draft,
             rescore_from=args.rescore_from,
-            sections=sections,
             subset=args.subset,
+        )
+        scores = score(
+            args.bank,
+            args.runs,
+            args.out,
+            options,
+            progress=bar.update if isinstance(bar, StderrProgress) else None,
+            report=not args.no_report,
+            sections=sections,
         )
     for problem in scores["problems"]["bad_lines"]:
         where = f"{problem['path']}:{problem['line']}" if problem["line"] else problem["path"]

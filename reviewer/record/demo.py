@@ -12,6 +12,7 @@ from pathlib import Path
 import platformdirs
 
 from reviewer import APP_NAME
+from reviewer.record.synthetic_version import GENERATOR_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -48,12 +49,16 @@ def ensure_demo_site(progress: Callable[[float, str], None] | None = None, **kwa
     return target
 
 
+def cached_demo_site() -> Path | None:
+    """The demo site if the cache already holds it whole (a few ms: one small JSON read), else None."""
+    target = demo_site_dir()
+    return target if _complete(target) else None
+
+
 def _complete(folder: Path) -> bool:
     """Both files written last are there, by the generator version this code writes (an older demo in the
     cache is made again, so the demo never shows what a since-fixed generator got wrong)."""
     import json
-
-    from reviewer.record.synthetic import GENERATOR_VERSION
 
     if not ((folder / "truth.json").is_file() and (folder / "site.json").is_file()):
         return False

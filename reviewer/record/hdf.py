@@ -22,6 +22,7 @@ import numpy as np
 
 from reviewer.errors import UnreadableFileError
 from reviewer.record.grid import GridInfo, pixel_map
+from reviewer.record.reader_errors import reader_errors
 
 SEP = "::"
 #: the MODIS/VIIRS sinusoidal tiling: 36 x 18 tiles of 1111950.5197665 m from (-20015109.354, 10007554.677)
@@ -329,7 +330,7 @@ def grid_of(path: str | Path, grid: str | None = None) -> GridInfo:
             return grib_grid(file, mtime)
     except UnreadableFileError:
         raise
-    except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file
+    except reader_errors() as exc:  # pyhdf/h5py/GDAL/ecCodes errors of a damaged file
         raise UnreadableFileError(_grid_problem(fmt, exc), path=file) from exc
     raise UnreadableFileError("not an HDF4, HDF5, netCDF or GRIB file", path=file)
 
@@ -348,7 +349,7 @@ def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
         try:
             mtime = os.stat(file).st_mtime_ns
             info = _hdf4_grid(file, mtime, None)
-        except Exception:  # noqa: BLE001 - grid_of names the cause
+        except reader_errors(UnreadableFileError):  # grid_of names the cause
             info = grid_of(file)
     else:
         info = grid_of(file)
@@ -390,7 +391,7 @@ def _layer_on_grid(file: str, layer: str, fmt: str | None, info: GridInfo, grid,
             from reviewer.record.netcdf import nc_read
 
             data = nc_read(file, layer, window)
-    except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file or a missing layer
+    except reader_errors() as exc:  # pyhdf/h5py/GDAL/ecCodes errors of a damaged file or a missing layer
         raise UnreadableFileError(f"cannot read layer '{layer}' ({_short(exc)})", path=file) from exc
     if pmap is None or pmap.plain:
         return data
@@ -434,7 +435,7 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
                         problems[layer] = f"has no layer '{layer}'"
                         continue
                     ds[ds.shape[0] - 1 : ds.shape[0], :]
-        except Exception as exc:  # noqa: BLE001 - pyhdf/h5py errors of a damaged file name it as damaged
+        except reader_errors(UnreadableFileError) as exc:  # pyhdf/h5py/GDAL/ecCodes errors name it damaged
             problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
     return problems
 
@@ -470,7 +471,7 @@ def hdf4_granule(
         try:
             sid = _hdf4_open(file, mtime)
             info = _sid_grid(sid, None)
-        except Exception as exc:  # noqa: BLE001 - pyhdf errors of a damaged file
+        except reader_errors() as exc:  # pyhdf errors of a damaged file
             return {"": _grid_problem("hdf4", exc)}, None
         problems = _sid_missing(sid, layers)
         if not problems and tile and info.tile and info.tile != tile:

@@ -27,6 +27,7 @@ from reviewer.record.decode import Grid, quality_nodata, radiometric_offset, sce
 from reviewer.record.forked import copies_for, forked_map
 from reviewer.record.hdf import SEP as LAYER_SEP
 from reviewer.record.hdf import check_layers, container_format, fork_guard, grid_of, hdf4_granule
+from reviewer.record.reader_errors import reader_errors
 from reviewer.record.site import Site, load_site, unplaced_site
 
 logger = logging.getLogger(__name__)
@@ -334,7 +335,7 @@ def _netcdf(scenes: dict, path: Path, rel: str, site_dir: Path) -> bool | str:
         return f"a {what} file inside a bundle is not read in place (its reader needs a file): unpack it"
     try:
         found = (grib_scenes if grib else nc_scenes)(path, catalog().products.values())
-    except Exception as exc:  # noqa: BLE001 - GDAL's netCDF / ecCodes errors of a damaged file
+    except reader_errors() as exc:  # GDAL's netCDF / ecCodes errors of a damaged file
         return f"cannot read this {what} file ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
     if not found:
         return f"{what} file whose variables no product in the catalog has"
@@ -594,7 +595,7 @@ def _outside(scene: Scene, site: Site, token: str) -> bool:
         crs, t, (rows, cols) = file_geometry(Path(site.dir) / scene.files[token])
         xs, ys = (t.c, t.c + cols * t.a), (t.f, t.f + rows * t.e)
         w, s, e, n = transform_bounds(crs, site.crs, min(xs), min(ys), max(xs), max(ys), densify_pts=21)
-    except Exception:  # noqa: BLE001 - no footprint to compare: say nothing rather than guess
+    except reader_errors(ReviewerError):  # no footprint to compare: say nothing rather than guess
         return False
     sw, ss, se, sn = site.bbox
     return not (w < se and sw < e and s < sn and ss < n)

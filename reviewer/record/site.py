@@ -17,6 +17,7 @@ from rasterio.errors import CRSError
 
 from reviewer.errors import SiteError
 from reviewer.fileio import loads_strict, read_bounded
+from reviewer.record.reader_errors import reader_errors
 from reviewer.schemas import problems
 
 logger = logging.getLogger(__name__)
@@ -86,7 +87,11 @@ class Site:
             if self.boundary_path.suffix.lower() in (".geojson", ".json"):
                 # GeoJSON is lon/lat (RFC 7946) unless a legacy "crs" member names another CRS
                 doc = loads_strict(read_bounded(self.boundary_path, MAX_BOUNDARY_BYTES).decode("utf-8"))
+                if not isinstance(doc, dict):
+                    raise TypeError(f"a JSON {type(doc).__name__}, not a GeoJSON object")
                 features = doc.get("features") or ([doc] if doc.get("type") == "Feature" else [{"geometry": doc}])
+                if not isinstance(features, list) or not all(isinstance(f, dict) for f in features):
+                    raise TypeError("its features are not a list of GeoJSON objects")
                 geoms = [f["geometry"] for f in features if f.get("geometry")]
                 src_crs = (doc.get("crs") or {}).get("properties", {}).get("name", "EPSG:4326")
             else:
@@ -101,7 +106,8 @@ class Site:
                 return [transform_geom(src_crs, self.crs, g) for g in geoms]
         except SiteError:
             raise
-        except Exception as exc:  # noqa: BLE001 - any reader failure is a bad boundary file
+        # pyogrio/GDAL/PROJ failures of a bad boundary file; AttributeError: a GeoJSON member of the wrong JSON type
+        except reader_errors(AttributeError) as exc:
             raise SiteError(f"cannot read the boundary file: {exc}", path=self.boundary_path) from exc
 
     def boundary_lines(self) -> list[np.ndarray]:

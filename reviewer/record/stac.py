@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 from reviewer.record.catalog import Product, catalog
 from reviewer.record.decode import baseline_offset
+from reviewer.record.reader_errors import reader_errors
 
 MAX_ITEM_BYTES = 4 << 20
 
@@ -62,11 +63,15 @@ def read_item(path: Path, local: set[Path]) -> ItemScene | str:
 
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(doc, dict):
+            raise TypeError(f"a JSON {type(doc).__name__}, not an object")
         # a 1.x item is read as it is: migrating it loads every extension's hooks (0.11 s, a third of a
         # tile's scan) and renames no property read here (constellation, s2:*, grid:code, platform)
-        old = not str(doc.get("stac_version", "")).startswith("1.") if isinstance(doc, dict) else True
+        old = not str(doc.get("stac_version", "")).startswith("1.")
         item = pystac.Item.from_dict(doc, migrate=old)
-    except Exception as exc:  # noqa: BLE001 - any pystac/JSON failure is a bad item
+    # pystac's, JSON's and the file's errors of a bad item; AttributeError: pystac's from_dict meets a member of
+    # the wrong JSON type ("assets": [] or "properties": 3)
+    except reader_errors(AttributeError) as exc:
         return f"STAC item that cannot be read ({type(exc).__name__}: {str(exc)[:160]})"
     props = item.properties
     product = _product_for(props)

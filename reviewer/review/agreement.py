@@ -152,7 +152,8 @@ def agreement_report(decisions: Iterable[tuple[str, str, str, Sequence[str]]], r
 def per_task_report(decisions: Iterable[tuple[str, str, str, Sequence[str]]], task_of: dict[str, str]) -> dict:
     """{task: figures of the accept/flag table of that task's items}: which templates people disagree on.
 
-    `task_of` maps each item to its task (the question's template task; items without one are under "none")."""
+    `task_of` maps each item to its task (the question's template task, or its class for a question without one:
+    insufficient); an item missing from it is under "none"."""
     by_task: dict[str, list[Rating]] = {}
     for item, rater, verdict, _ in decisions:
         by_task.setdefault(task_of.get(item) or "none", []).append(Rating(item, rater, verdict))

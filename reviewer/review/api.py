@@ -109,7 +109,7 @@ def stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]
     import json
 
     return [
-        (r[0], r[1], r[2], json.loads(r[3]))
+        (r[0], r[1], r[2], [] if r[3] == "[]" else json.loads(r[3]))  # most are accepts: no parse
         for r in store.db.execute(
             "WITH judged AS (SELECT d.item, max(d.version) AS version FROM decisions d JOIN items i ON i.id = d.item "
             f"WHERE i.bank = ? AND i.gold = 0 AND d.stage = 1 AND d.verdict IN ('accept', 'flag') AND {EFFECTIVE} "
@@ -131,7 +131,10 @@ def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path 
     require_bank(store, bank)
     table = stage1_table(store, bank)
     report = agreement_report(table, codebook().flag_codes("annotator"))
-    task_of = dict(store.db.execute("SELECT qid, task FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall())
+    # a question without a task (insufficient evidence) under its class: "insufficient", not "none"
+    task_of = dict(
+        store.db.execute("SELECT qid, coalesce(task, class) FROM items WHERE bank = ? AND gold = 0", [bank]).fetchall()
+    )
     report["per_task"] = per_task_report(table, task_of)
     report["gold"] = [
         {k: r[k] for k in ("user", "gold_decided", "gold_correct", "gold_accuracy")}

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from reviewer.argtypes import integer
-from reviewer.console import echo
+from reviewer.console import echo, run_verb
 
 USAGE = (
     "reviewer audit BANK_DIR RUNS.jsonl [RUNS.jsonl ...] [--out DIR] [--json] [--passes N] [--lenient] [--rules FILE]\n"
@@ -63,8 +63,9 @@ def _apply(args: argparse.Namespace) -> int:
         raise _usage_error(f"{', '.join(given)} go with `reviewer audit BANK_DIR RUNS.jsonl`")
     if len(args.runs) != 1:
         raise _usage_error("`audit apply` takes one AUDIT.json")
-    with Store(args.db) if getattr(args, "db", None) else Store() as store:
-        out = apply_audit(
+
+    def call(store: Store) -> dict[str, Any]:
+        return apply_audit(
             store,
             args.runs[0],
             user=args.user,
@@ -73,15 +74,19 @@ def _apply(args: argparse.Namespace) -> int:
             bank=args.store_bank,
             rationale=args.rationale,
         )
-    if args.json:
-        echo(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
-    for r in out["sent_back"]:
-        echo(f"{r['item']}: {r['from']} -> flagged (pilot_audit; {r['retracted']} adjudication(s) retracted)")
-    for r in out["removed"]:
-        echo(f"{r['item']}: {r['from']} -> rejected (unstable_reference, decision {r['decision']})")
-    echo(f"{len(out['sent_back'])} sent back, {len(out['removed'])} removed in {out['bank']}")
-    return 0
+
+    def say(out: dict[str, Any]) -> list[str]:
+        lines = [
+            f"{r['item']}: {r['from']} -> flagged (pilot_audit; {r['retracted']} adjudication(s) retracted)"
+            for r in out["sent_back"]
+        ]
+        lines += [
+            f"{r['item']}: {r['from']} -> rejected (unstable_reference, decision {r['decision']})"
+            for r in out["removed"]
+        ]
+        return [*lines, f"{len(out['sent_back'])} sent back, {len(out['removed'])} removed in {out['bank']}"]
+
+    return run_verb(lambda: Store(getattr(args, "db", None)), call, as_json=args.json, say=say)
 
 
 def _run(args: argparse.Namespace) -> int:

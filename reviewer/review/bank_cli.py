@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
-from reviewer.console import echo
+from reviewer.console import echo, run_verb
 
 
 def _problems(folder: str, ok: str, what: str) -> int:
@@ -47,26 +48,34 @@ def _import(args: argparse.Namespace) -> int:
     from reviewer.review.banks import import_bank, question_count
     from reviewer.store import Store
 
-    with Store(args.db) as store:
+    def call(store: Store) -> tuple[str, str, int]:
         name, version = import_bank(store, args.dir, user=args.user or os.environ.get("REVIEWER_USER"))
-        n = question_count(store, name, version)
-    echo(f"imported bank {name} {version}: {n} questions")
-    return 0
+        return name, version, question_count(store, name, version)
+
+    return run_verb(
+        lambda: Store(args.db), call, say=lambda out: f"imported bank {out[0]} {out[1]}: {out[2]} questions"
+    )
 
 
 def _export(args: argparse.Namespace) -> int:
     from reviewer.review.banks import export_bank
     from reviewer.store import Store
 
-    with Store(args.db) as store:
-        manifest = export_bank(store, args.name, args.dir, version=args.version, frozen=True if args.frozen else None)
-    counts = manifest["counts"]
-    echo(
-        f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
-        f"{counts['questions']} questions, {counts['sites']} sites, {counts['pairs']} pairs"
-        f"{' (frozen)' if manifest['frozen'] else ''}"
+    def say(manifest: dict[str, Any]) -> str:
+        counts = manifest["counts"]
+        return (
+            f"exported bank {manifest['name']} {manifest['version']} to {args.dir}: "
+            f"{counts['questions']} questions, {counts['sites']} sites, {counts['pairs']} pairs"
+            f"{' (frozen)' if manifest['frozen'] else ''}"
+        )
+
+    return run_verb(
+        lambda: Store(args.db),
+        lambda store: export_bank(
+            store, args.name, args.dir, version=args.version, frozen=True if args.frozen else None
+        ),
+        say=say,
     )
-    return 0
 
 
 def _verify(args: argparse.Namespace) -> int:

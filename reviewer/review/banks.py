@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from reviewer.bank.io import FILES, MANIFEST, QC, dumps_line, load_bank, sha256_bytes, utc_now, write_bank
+from reviewer.bank.io import FILES, MANIFEST, QC, BankContent, dumps_line, load_bank, sha256_bytes, utc_now, write_bank
 from reviewer.errors import BankError
 from reviewer.fileio import write_folder
 from reviewer.review.items import sync_question
@@ -222,13 +222,15 @@ def export_bank(
     else:
         manifest = write_bank(
             folder,
-            name,
-            row["version"],
-            questions=_questions(store, name, row["version"]),
-            sites=_rows(store, "bank_sites", name, row["version"]),
-            pairs=_rows(store, "bank_pairs", name, row["version"]),
-            frozen=bool(row["frozen"]) if frozen is None else frozen,
-            created=row["created"],
+            BankContent(
+                name,
+                row["version"],
+                questions=_questions(store, name, row["version"]),
+                sites=_rows(store, "bank_sites", name, row["version"]),
+                pairs=_rows(store, "bank_pairs", name, row["version"]),
+                frozen=bool(row["frozen"]) if frozen is None else frozen,
+                created=row["created"],
+            ),
         )
     logger.info("exported bank %s %s to %s", name, row["version"], folder)
     return manifest

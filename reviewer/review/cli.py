@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from typing import Any
 
-from reviewer.console import echo
+from reviewer.console import run_verb
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -40,11 +41,10 @@ def _json_arg(text: str | None, what: str) -> Any:
     return value
 
 
-def _print(value: Any, as_json: bool, text: str | None = None) -> None:
-    if as_json:
-        echo(json.dumps(value, ensure_ascii=False, indent=2, sort_keys=False))
-    elif text is not None:
-        echo(text)
+def _run(args: argparse.Namespace, call: Callable[[Any], Any], say: Callable[[Any], Any] | None = None) -> int:
+    """A review verb: the store of --db or --package, the call, its JSON with --json or `say`'s lines
+    (reviewer.console.run_verb)."""
+    return run_verb(lambda: _store(args), call, as_json=getattr(args, "json", False), say=say)
 
 
 # ----------------------------------------------------------------------------- users
@@ -53,42 +53,47 @@ def _print(value: Any, as_json: bool, text: str | None = None) -> None:
 def _users_add(args: argparse.Namespace) -> int:
     from reviewer.review.api import add_user
 
-    with _store(args) as store:
-        u = add_user(store, args.name, args.role, by=args.user, logins=args.login)
     bound = f", bound to OS login {', '.join(args.login)}" if args.login else ""
-    echo(f"added {u.role} {u.name}{bound}")
-    return 0
+    return _run(
+        args,
+        lambda store: add_user(store, args.name, args.role, by=args.user, logins=args.login),
+        lambda u: f"added {u.role} {u.name}{bound}",
+    )
 
 
 def _users_bind(args: argparse.Namespace) -> int:
     from reviewer.review.api import bind_login
 
-    with _store(args) as store:
+    bound = args.users_verb == "bind"
+
+    def call(store: Any) -> None:
         for login in args.login:
-            bind_login(store, args.name, login, by=args.user, bound=args.users_verb == "bind")
-    echo(f"{args.name}: {'bound to' if args.users_verb == 'bind' else 'no longer bound to'} {', '.join(args.login)}")
-    return 0
+            bind_login(store, args.name, login, by=args.user, bound=bound)
+
+    return _run(
+        args, call, lambda _: f"{args.name}: {'bound to' if bound else 'no longer bound to'} {', '.join(args.login)}"
+    )
 
 
 def _users_list(args: argparse.Namespace) -> int:
     from reviewer.review.api import list_users, login_bindings
 
-    with _store(args) as store:
-        rows = list_users(store)
-        bound = bool(login_bindings(store))
-    mode = (
-        "profiles bound to OS logins: each process may act only as the profiles of its login"
-        if bound
-        else "one seat: no profile is bound to an OS login, so whoever runs the tool may name any profile"
-    )
-    if args.json:
-        _print({"mode": "bound" if bound else "one_seat", "users": rows}, True)
-        return 0
-    echo(f"mode: {mode}")
-    for r in rows:
-        logins = ", ".join(r["logins"]) if r["logins"] else "-"
-        echo(f"{r['name']:<20} {r['role']:<11} {r['created']}  logins: {logins}")
-    return 0
+    def call(store: Any) -> dict[str, Any]:
+        return {"mode": "bound" if login_bindings(store) else "one_seat", "users": list_users(store)}
+
+    def say(out: dict[str, Any]) -> list[str]:
+        mode = (
+            "profiles bound to OS logins: each process may act only as the profiles of its login"
+            if out["mode"] == "bound"
+            else "one seat: no profile is bound to an OS login, so whoever runs the tool may name any profile"
+        )
+        lines = [f"mode: {mode}"]
+        for r in out["users"]:
+            logins = ", ".join(r["logins"]) if r["logins"] else "-"
+            lines.append(f"{r['name']:<20} {r['role']:<11} {r['created']}  logins: {logins}")
+        return lines
+
+    return _run(args, call, say)
 
 
 # ----------------------------------------------------------------------------- stage 1
@@ -97,8 +102,8 @@ def _users_list(args: argparse.Namespace) -> int:
 def _assign(args: argparse.Namespace) -> int:
     from reviewer.review.api import assign
 
-    with _store(args) as store:
-        out = assign(
+    def call(store: Any) -> dict[str, Any]:
+        return assign(
             store,
             args.bank,
             annotators=args.annotators.split(","),
@@ -108,39 +113,38 @@ def _assign(args: argparse.Namespace) -> int:
             gold=args.gold,
             gold_share=args.gold_share,
         )
-    loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
-    _print(
-        out,
-        args.json,
-        f"assigned {out['items']} items of {out['bank']} (batch {out['batch']}, "
-        f"{out['gold_items']} gold items hidden): {loads}",
-    )
-    return 0
+
+    def say(out: dict[str, Any]) -> str:
+        loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
+        return (
+            f"assigned {out['items']} items of {out['bank']} (batch {out['batch']}, "
+            f"{out['gold_items']} gold items hidden): {loads}"
+        )
+
+    return _run(args, call, say)
 
 
 def _next(args: argparse.Namespace) -> int:
     from reviewer.review.api import next_item
 
-    with _store(args) as store:
-        view = next_item(store, args.bank, user=args.user)
-    if view is None:
-        _print(None, args.json, "nothing left to review")
-        return 0
-    if args.json:
-        _print(view, True)
-        return 0
-    q = view["question"]
-    p = view["progress"]
-    echo(f"{view['item']} (version {view['version']})   {p['done']} of {p['assigned']} done")
-    echo(f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']} / {q.get('task')}")
-    echo(q["text"])
-    echo(f"reference: {json.dumps(q['reference'], ensure_ascii=False)}")
-    if q.get("reference_range"):
-        echo(f"range:     {json.dumps(q['reference_range'], ensure_ascii=False)}")
-    if view["your_decision"]:
-        echo(f"your last decision: {view['your_decision']['verdict']}")
-    echo("flag reasons: " + ", ".join(r["code"] for r in view["flag_reasons"]))
-    return 0
+    def say(view: dict[str, Any] | None) -> list[str]:
+        if view is None:
+            return ["nothing left to review"]
+        q, p = view["question"], view["progress"]
+        lines = [
+            f"{view['item']} (version {view['version']})   {p['done']} of {p['assigned']} done",
+            f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']} / {q.get('task')}",
+            q["text"],
+            f"reference: {json.dumps(q['reference'], ensure_ascii=False)}",
+        ]
+        if q.get("reference_range"):
+            lines.append(f"range:     {json.dumps(q['reference_range'], ensure_ascii=False)}")
+        if view["your_decision"]:
+            lines.append(f"your last decision: {view['your_decision']['verdict']}")
+        lines.append("flag reasons: " + ", ".join(r["code"] for r in view["flag_reasons"]))
+        return lines
+
+    return _run(args, lambda store: next_item(store, args.bank, user=args.user), say)
 
 
 def _decide(args: argparse.Namespace) -> int:
@@ -148,7 +152,8 @@ def _decide(args: argparse.Namespace) -> int:
 
     verdict = "accept" if args.accept else "skip" if args.skip else "flag"
     reasons = [r.strip() for r in args.flag.split(",")] if args.flag else []
-    with _store(args) as store:
+
+    def call(store: Any) -> dict[str, Any]:
         decision = Decision(
             verdict,
             reasons=reasons,
@@ -158,128 +163,134 @@ def _decide(args: argparse.Namespace) -> int:
             view=_json_arg(args.view, "--view"),
             confidence=args.confidence,
         )
-        out = decide(store, args.item, decision, user=args.user, version=args.version, bank=args.bank)
-    why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
-    why += f", {out['confidence']} confidence" if out.get("confidence") else ""
-    _print(out, args.json, f"{out['item']} v{out['version']}: {out['verdict']}{why} saved (decision {out['decision']})")
-    return 0
+        return decide(store, args.item, decision, user=args.user, version=args.version, bank=args.bank)
+
+    def say(out: dict[str, Any]) -> str:
+        why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
+        why += f", {out['confidence']} confidence" if out.get("confidence") else ""
+        return f"{out['item']} v{out['version']}: {out['verdict']}{why} saved (decision {out['decision']})"
+
+    return _run(args, call, say)
 
 
 def _undo(args: argparse.Namespace) -> int:
     from reviewer.review.api import undo
 
-    with _store(args) as store:
-        out = undo(store, args.bank, user=args.user)
-    _print(out, args.json, f"{out['item']}: took back {out['verdict']} (decision {out['undone']})")
-    return 0
+    return _run(
+        args,
+        lambda store: undo(store, args.bank, user=args.user),
+        lambda out: f"{out['item']}: took back {out['verdict']} (decision {out['undone']})",
+    )
 
 
 def _queue(args: argparse.Namespace) -> int:
     from reviewer.review.api import queue
 
-    with _store(args) as store:
-        rows = queue(store, args.bank, user=args.user)
-    if args.json:
-        _print(rows, True)
-        return 0
-    for i, r in enumerate(rows, start=1):
-        extra = f"  {r['kind']} ({r['flags']} of {r['decisions']} flagged)" if "kind" in r else ""
-        echo(f"{i:>5}  {r['item']}{extra}")
-    echo(f"{len(rows)} item(s) in the queue")
-    return 0
+    def say(rows: list[dict[str, Any]]) -> list[str]:
+        lines = []
+        for i, r in enumerate(rows, start=1):
+            extra = f"  {r['kind']} ({r['flags']} of {r['decisions']} flagged)" if "kind" in r else ""
+            lines.append(f"{i:>5}  {r['item']}{extra}")
+        return [*lines, f"{len(rows)} item(s) in the queue"]
+
+    return _run(args, lambda store: queue(store, args.bank, user=args.user), say)
 
 
 def _status(args: argparse.Namespace) -> int:
     from reviewer.review.api import status
 
-    with _store(args) as store:
-        out = status(store, args.bank, user=args.user)
-    if args.json:
-        _print(out, True)
-        return 0
-    echo(f"{'annotator':<16} {'done':>6} {'assigned':>9} {'median s':>9} {'gold':>9}")
-    for r in out["annotators"]:
-        med = f"{r['median_seconds']:.1f}" if r["median_seconds"] is not None else "-"
-        gold = f"{r['gold_correct']}/{r['gold_decided']}" if r["gold_decided"] else "-"
-        echo(f"{r['user']:<16} {r['done']:>6} {r['assigned']:>9} {med:>9} {gold:>9}")
-    if "states" in out:
-        echo("items: " + ", ".join(f"{s} {n}" for s, n in out["states"].items()))
-    return 0
+    def say(out: dict[str, Any]) -> list[str]:
+        lines = [f"{'annotator':<16} {'done':>6} {'assigned':>9} {'median s':>9} {'gold':>9}"]
+        for r in out["annotators"]:
+            med = f"{r['median_seconds']:.1f}" if r["median_seconds"] is not None else "-"
+            gold = f"{r['gold_correct']}/{r['gold_decided']}" if r["gold_decided"] else "-"
+            lines.append(f"{r['user']:<16} {r['done']:>6} {r['assigned']:>9} {med:>9} {gold:>9}")
+        if "states" in out:
+            lines.append("items: " + ", ".join(f"{s} {n}" for s, n in out["states"].items()))
+        return lines
+
+    return _run(args, lambda store: status(store, args.bank, user=args.user), say)
 
 
 def _fmt(x: Any) -> str:
-    return "-" if x is None else f"{x:.3f}" if isinstance(x, float) else str(x)
+    from reviewer.console import figure
+
+    return figure(x)
 
 
 def _agreement(args: argparse.Namespace) -> int:
     from reviewer.review.api import agreement
 
-    with _store(args) as store:
-        out = agreement(store, args.bank, user=args.user, csv_dir=args.csv)
-    if args.json:
-        _print(out, True)
-        return 0
-    keys = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
-    echo(f"{'table':<22} " + " ".join(f"{k[:12]:>12}" for k in keys))
-    tables = [("accept / flag", out["overall"])] + list(out["per_reason"].items())
-    tables += [(f"task {task}", figs) for task, figs in out.get("per_task", {}).items()]
-    for name, figs in tables:
-        echo(f"{name:<22} " + " ".join(f"{_fmt(figs.get(k)):>12}" for k in keys))
-    for pair in out["overall"].get("cohen", []):
-        echo(f"cohen {pair['raters'][0]} x {pair['raters'][1]}: kappa {_fmt(pair['kappa'])} on {pair['items']} items")
-    for g in out["gold"]:
-        if g["gold_decided"]:
-            echo(f"gold {g['user']}: {g['gold_correct']} of {g['gold_decided']} right")
-    for path in out.get("csv", []):
-        echo(f"wrote {path}")
-    return 0
+    def say(out: dict[str, Any]) -> list[str]:
+        keys = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
+        lines = [f"{'table':<22} " + " ".join(f"{k[:12]:>12}" for k in keys)]
+        tables = [("accept / flag", out["overall"])] + list(out["per_reason"].items())
+        tables += [(f"task {task}", figs) for task, figs in out.get("per_task", {}).items()]
+        for name, figs in tables:
+            lines.append(f"{name:<22} " + " ".join(f"{_fmt(figs.get(k)):>12}" for k in keys))
+        for pair in out["overall"].get("cohen", []):
+            a, b = pair["raters"]
+            lines.append(f"cohen {a} x {b}: kappa {_fmt(pair['kappa'])} on {pair['items']} items")
+        for g in out["gold"]:
+            if g["gold_decided"]:
+                lines.append(f"gold {g['user']}: {g['gold_correct']} of {g['gold_decided']} right")
+        return [*lines, *(f"wrote {path}" for path in out.get("csv", []))]
+
+    return _run(args, lambda store: agreement(store, args.bank, user=args.user, csv_dir=args.csv), say)
 
 
 def _quality(args: argparse.Namespace) -> int:
     from reviewer.review.quality import quality_report, quality_settings, write_quality_csv
 
-    with _store(args) as store:
-        out = quality_report(store, args.bank, user=args.user, mace=args.mace)
-    if args.csv:
-        out["csv"] = [str(p) for p in write_quality_csv(out, args.csv)]
-    if args.json:
-        _print(out, True)
-        return 0
-    heads = ("reliab.", "sens.", "spec.", "gold", "outcome", "median s", "skips", "undos")
-    echo(f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads))
-    for a in out["annotators"]:
-        gold = f"{_fmt(a['gold_accuracy'])}/{a['gold_decided']}" if a["gold_decided"] else "-"
-        cells = (
-            _fmt(a["reliability"]),
-            _fmt(a["sensitivity"]),
-            _fmt(a["specificity"]),
-            gold,
-            _fmt(a["outcome_agreement"]),
-            _fmt(a["median_seconds"]),
-            _fmt(a["skip_share"]),
-            _fmt(a["undo_share"]),
+    def call(store: Any) -> dict[str, Any]:
+        # the per-reason model only where it is shown (as long a fit again)
+        out = quality_report(store, args.bank, user=args.user, mace=args.mace, reasons=bool(args.json or args.csv))
+        if args.csv:
+            out["csv"] = [str(p) for p in write_quality_csv(out, args.csv)]
+        return out
+
+    def say(out: dict[str, Any]) -> list[str]:
+        heads = ("reliab.", "sens.", "spec.", "gold", "outcome", "median s", "skips", "undos")
+        levels = quality_settings().confidence
+        sure = "conf. " + "/".join(c[0].upper() for c in levels)  # decisions given at each level: conf. L/M/H 0/3/9
+        lines = [f"{'annotator':<16} {'done':>6} " + " ".join(f"{h:>8}" for h in heads) + f" {sure:>12}"]
+        for a in out["annotators"]:
+            gold = f"{_fmt(a['gold_accuracy'])}/{a['gold_decided']}" if a["gold_decided"] else "-"
+            cells = (
+                _fmt(a["reliability"]),
+                _fmt(a["sensitivity"]),
+                _fmt(a["specificity"]),
+                gold,
+                _fmt(a["outcome_agreement"]),
+                _fmt(a["median_seconds"]),
+                _fmt(a["skip_share"]),
+                _fmt(a["undo_share"]),
+            )
+            given = "/".join(str(a["confidence"].get(c, 0)) for c in levels)
+            lines.append(
+                f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells) + f" {given:>12}"
+            )
+        ranked = sorted(
+            (i for i in out["items"] if i["posterior_acceptable"] is not None), key=lambda i: i["posterior_acceptable"]
         )
-        echo(f"{a['annotator']:<16} {a['decisions']:>6} " + " ".join(f"{c:>8}" for c in cells))
-    ranked = sorted(
-        (i for i in out["items"] if i["posterior_acceptable"] is not None), key=lambda i: i["posterior_acceptable"]
-    )
-    low, high = quality_settings().uncertain_posterior
-    uncertain = [i for i in ranked if low <= i["posterior_acceptable"] <= high]
-    echo(
-        f"{len(ranked)} items with decisions; {len(uncertain)} with an uncertain posterior ({low} to {high}) "
-        "that the reference is acceptable"
-    )
-    for i in uncertain[:10]:
-        diff = f", difficulty {_fmt(i['difficulty'])}" if i["difficulty"] is not None else ""
-        echo(
-            f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted{diff})"
+        low, high = quality_settings().uncertain_posterior
+        uncertain = [i for i in ranked if low <= i["posterior_acceptable"] <= high]
+        lines.append(
+            f"{len(ranked)} items with decisions; {len(uncertain)} with an uncertain posterior ({low} to {high}) "
+            "that the reference is acceptable"
         )
-    for name, m in out["models"].items():
-        if not m.get("ran"):
-            echo(f"{name}: not run ({m.get('why', '')})")
-    for path in out.get("csv", []):
-        echo(f"wrote {path}")
-    return 0
+        for i in uncertain[:10]:
+            diff = f", difficulty {_fmt(i['difficulty'])}" if i["difficulty"] is not None else ""
+            lines.append(
+                f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} "
+                f"({i['accepts']} of {i['decisions']} accepted{diff})"
+            )
+        for name, m in out["models"].items():
+            if not m.get("ran") and name != "per_reason":  # the table shows no per-reason figure
+                lines.append(f"{name}: not run ({m.get('why', '')})")
+        return [*lines, *(f"wrote {path}" for path in out.get("csv", []))]
+
+    return _run(args, call, say)
 
 
 # ----------------------------------------------------------------------------- stage 2
@@ -290,7 +301,8 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
     verdict = "accept" if args.accept else "reject" if args.reject else "correct"
     reasons = [r.strip() for r in args.reject.split(",")] if args.reject else []
-    with _store(args) as store:
+
+    def call(store: Any) -> dict[str, Any]:
         decision = Decision(
             verdict,
             reasons=reasons,
@@ -299,18 +311,23 @@ def _adjudicate(args: argparse.Namespace) -> int:
             view=_json_arg(args.view, "--view"),
             confidence=args.confidence,
         )
-        out = adjudicate(store, args.item, decision, user=args.user, version=args.version, bank=args.bank)
-    new = f", new version {out['new_version']}" if out["new_version"] else ""
-    _print(out, args.json, f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})")
-    return 0
+        return adjudicate(store, args.item, decision, user=args.user, version=args.version, bank=args.bank)
+
+    def say(out: dict[str, Any]) -> str:
+        new = f", new version {out['new_version']}" if out["new_version"] else ""
+        new += f", {out['confidence']} confidence" if out.get("confidence") else ""
+        return f"{out['item']}: {out['verdict']}{new} (decision {out['decision']})"
+
+    return _run(args, call, say)
 
 
 def _draft_review(args: argparse.Namespace) -> int:
     from reviewer.review.drafts import review_draft
 
     verdict = "accept" if args.accept else "reject" if args.reject else "correct"
-    with _store(args) as store:
-        out = review_draft(
+
+    def call(store: Any) -> dict[str, Any]:
+        return review_draft(
             store,
             args.item,
             user=args.user,
@@ -321,72 +338,76 @@ def _draft_review(args: argparse.Namespace) -> int:
             version=args.version,
             bank=args.bank,
         )
-    said = f", new version {out['new_version']}" if out["new_version"] else f" ({out['reason']}: {out['route']})"
-    _print(out, args.json, f"{out['item']}: draft {out['verdict']}{said}; now {out['state']}")
-    return 0
+
+    def say(out: dict[str, Any]) -> str:
+        said = f", new version {out['new_version']}" if out["new_version"] else f" ({out['reason']}: {out['route']})"
+        return f"{out['item']}: draft {out['verdict']}{said}; now {out['state']}"
+
+    return _run(args, call, say)
 
 
 def _drafts(args: argparse.Namespace) -> int:
     from reviewer.review.drafts import draft_queue
 
-    with _store(args) as store:
-        out = draft_queue(store, args.bank, user=args.user)
-    text = "\n".join(
-        f"{name.replace('_', ' ')}: {len(out[name])}" + (f" ({', '.join(out[name])})" if out[name] else "")
-        for name in ("to_review", "redraft", "needs_reference")
-    )
-    _print(out, args.json, text)
-    return 0
+    def say(out: dict[str, Any]) -> str:
+        return "\n".join(
+            f"{name.replace('_', ' ')}: {len(out[name])}" + (f" ({', '.join(out[name])})" if out[name] else "")
+            for name in ("to_review", "redraft", "needs_reference")
+        )
+
+    return _run(args, lambda store: draft_queue(store, args.bank, user=args.user), say)
 
 
 def _show(args: argparse.Namespace) -> int:
     from reviewer.review.api import expert_view
 
-    with _store(args) as store:
-        view = expert_view(store, args.item, user=args.user, bank=args.bank)
-    if args.json:
-        _print(view, True)
-        return 0
-    q = view["question"]
-    echo(f"{view['item']} v{view['version']} [{view['state']}{', audit' if view['audit'] else ''}]")
-    echo(q["text"])
-    echo(f"reference: {json.dumps(q['reference'], ensure_ascii=False)}")
-    for d in view["stage1"]:
-        line = f"  {d['annotator']}: {d['verdict']}"
-        if d["reasons"]:
-            line += f" ({', '.join(d['reasons'])})"
-        if d.get("confidence"):
-            line += f" [{d['confidence']} confidence]"
-        if d["comment"]:
-            line += f" - {d['comment']}"
-        if d["correction"]:
-            line += f"  suggests {json.dumps(d['correction'], ensure_ascii=False)}"
-        echo(line)
-    return 0
+    def say(view: dict[str, Any]) -> list[str]:
+        q = view["question"]
+        lines = [
+            f"{view['item']} v{view['version']} [{view['state']}{', audit' if view['audit'] else ''}]",
+            q["text"],
+            f"reference: {json.dumps(q['reference'], ensure_ascii=False)}",
+        ]
+        for d in view["stage1"]:
+            line = f"  {d['annotator']}: {d['verdict']}"
+            if d["reasons"]:
+                line += f" ({', '.join(d['reasons'])})"
+            if d.get("confidence"):
+                line += f" [{d['confidence']} confidence]"
+            if d["comment"]:
+                line += f" - {d['comment']}"
+            if d["correction"]:
+                line += f"  suggests {json.dumps(d['correction'], ensure_ascii=False)}"
+            lines.append(line)
+        return lines
+
+    return _run(args, lambda store: expert_view(store, args.item, user=args.user, bank=args.bank), say)
 
 
 def _allow(args: argparse.Namespace) -> int:
     from reviewer.review.api import allow
 
-    with _store(args) as store:
-        allow(store, args.item, args.expert, user=args.user, reason=args.reason, bank=args.bank)
-    echo(f"{args.expert} may adjudicate {args.item}")
-    return 0
+    return _run(
+        args,
+        lambda store: allow(store, args.item, args.expert, user=args.user, reason=args.reason, bank=args.bank),
+        lambda _: f"{args.expert} may adjudicate {args.item}",
+    )
 
 
 def _reopen(args: argparse.Namespace) -> int:
     from reviewer.review.api import reopen
 
-    with _store(args) as store:
-        out = reopen(store, args.item, user=args.user, reason=args.reason, bank=args.bank)
-    echo(f"{out['item']} is back in stage-1 review ({out['retracted']} decision(s) retracted)")
-    return 0
+    return _run(
+        args,
+        lambda store: reopen(store, args.item, user=args.user, reason=args.reason, bank=args.bank),
+        lambda out: f"{out['item']} is back in stage-1 review ({out['retracted']} decision(s) retracted)",
+    )
 
 
 def _rule(args: argparse.Namespace) -> int:
     from reviewer.review.api import apply_rule, set_rule
 
-    with _store(args) as store:
+    def call(store: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
         cfg = set_rule(
             store,
             args.bank,
@@ -396,113 +417,127 @@ def _rule(args: argparse.Namespace) -> int:
             rest_rule=args.rest,
             route_uncertain=None if args.route_uncertain is None else args.route_uncertain == "on",
         )
-        out = apply_rule(store, args.bank, user=args.user) if args.apply else None
-    echo(
-        f"{args.bank}: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
-        f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}, "
-        f"route uncertain {'on' if cfg.get('route_uncertain') else 'off'}"
-    )
-    if out:
-        echo(f"applied '{out['rule']}' to {out['applied']} of {out['outside_sample']} flagged items outside the sample")
-    return 0
+        return cfg, (apply_rule(store, args.bank, user=args.user) if args.apply else None)
+
+    def say(both: tuple[dict[str, Any], dict[str, Any] | None]) -> list[str]:
+        cfg, out = both
+        lines = [
+            f"{args.bank}: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
+            f"rest rule {cfg['rest_rule']}, seed {cfg['seed']}, "
+            f"route uncertain {'on' if cfg.get('route_uncertain') else 'off'}"
+        ]
+        if out:
+            lines.append(
+                f"applied '{out['rule']}' to {out['applied']} of {out['outside_sample']} flagged items outside the sample"
+            )
+        return lines
+
+    return _run(args, call, say)
 
 
 def _route(args: argparse.Namespace) -> int:
     from reviewer.review.quality import route
 
-    with _store(args) as store:
-        out = route(store, args.bank, user=args.user, apply=args.apply)
-    if args.json:
-        _print(out, True)
-        return 0
-    low, high = out["uncertain_posterior"]
-    setting = "on" if out["route_uncertain"] else "off (`review rule BANK --route-uncertain on`)"
-    echo(f"{args.bank}: routing by the reliability model is {setting}")
-    echo(f"{len(out['uncertain'])} consensus item(s) with a posterior between {low} and {high} not yet with an expert")
-    for i in out["uncertain"]:
-        echo(
-            f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} ({i['accepts']} of {i['decisions']} accepted)"
-        )
-    if args.apply:
-        echo(f"sent {out['sent']} item(s) to an expert")
-    for w in out["weak_annotators"]:
-        echo(f"{w['annotator']}: {w['why']}; {len(w['open_items'])} open item(s)")
-        if w["open_items"]:
-            echo(
-                f"  reassign with: reviewer review reassign {args.bank} --from {w['annotator']} --to USER --reason TEXT"
+    def say(out: dict[str, Any]) -> list[str]:
+        low, high = out["uncertain_posterior"]
+        setting = "on" if out["route_uncertain"] else "off (`review rule BANK --route-uncertain on`)"
+        lines = [
+            f"{args.bank}: routing by the reliability model is {setting}",
+            f"{len(out['uncertain'])} consensus item(s) with a posterior between {low} and {high} "
+            "not yet with an expert",
+        ]
+        for i in out["uncertain"]:
+            lines.append(
+                f"  {i['item']}: posterior {_fmt(i['posterior_acceptable'])} "
+                f"({i['accepts']} of {i['decisions']} accepted)"
             )
-    if not out["weak_annotators"]:
-        echo("no annotator under the reliability or gold thresholds")
-    return 0
+        if args.apply:
+            lines.append(f"sent {out['sent']} item(s) to an expert")
+        for w in out["weak_annotators"]:
+            lines.append(f"{w['annotator']}: {w['why']}; {len(w['open_items'])} open item(s)")
+            if w["open_items"]:
+                lines.append(
+                    f"  reassign with: reviewer review reassign {args.bank} --from {w['annotator']} "
+                    "--to USER --reason TEXT"
+                )
+        if not out["weak_annotators"]:
+            lines.append("no annotator under the reliability or gold thresholds")
+        return lines
+
+    return _run(args, lambda store: route(store, args.bank, user=args.user, apply=args.apply), say)
 
 
 def _reassign(args: argparse.Namespace) -> int:
     from reviewer.review.quality import reassign
 
-    with _store(args) as store:
-        out = reassign(store, args.bank, source=args.source, target=args.target, reason=args.reason, user=args.user)
-    kept = f"; {len(out['kept'])} kept (already {out['to']}'s)" if out["kept"] else ""
-    _print(out, args.json, f"moved {len(out['moved'])} open item(s) from {out['from']} to {out['to']}{kept}")
-    return 0
+    def say(out: dict[str, Any]) -> str:
+        kept = f"; {len(out['kept'])} kept (already {out['to']}'s)" if out["kept"] else ""
+        return f"moved {len(out['moved'])} open item(s) from {out['from']} to {out['to']}{kept}"
+
+    return _run(
+        args,
+        lambda store: reassign(
+            store, args.bank, source=args.source, target=args.target, reason=args.reason, user=args.user
+        ),
+        say,
+    )
 
 
 def _log(args: argparse.Namespace) -> int:
     from reviewer.review.api import history
 
-    with _store(args) as store:
-        out = history(store, args.item, user=args.user)
-    if args.json:
-        _print(out, True)
-        return 0
-    rows: list[tuple[str, str]] = []
-    for v in out["versions"]:
-        rows.append(
-            (
-                v["created"],
-                f"version {v['version']} ({v['origin']} by {v['created_by']}"
-                f"{': ' + v['reason'] if v['reason'] else ''}) {v['sha256'][:19]}",
+    def say(out: dict[str, Any]) -> list[str]:
+        rows: list[tuple[str, str]] = []
+        for v in out["versions"]:
+            rows.append(
+                (
+                    v["created"],
+                    f"version {v['version']} ({v['origin']} by {v['created_by']}"
+                    f"{': ' + v['reason'] if v['reason'] else ''}) {v['sha256'][:19]}",
+                )
             )
-        )
-    for e in out["events"]:
-        change = f" {e['before'] or ''} -> {e['after'] or ''}".replace("  ", " ") if e["before"] or e["after"] else ""
-        detail = e["detail"] or {}
-        extra = "".join(
-            f" {k}={json.dumps(detail[k], ensure_ascii=False)}"
-            for k in ("reasons", "reason", "rationale")
-            if detail.get(k)
-        )
-        rows.append((e["at"], f"#{e['id']} {e['user'] or 'tool'} {e['action']} v{e['version']}{change}{extra}"))
-    echo(f"{out['item']}" + (f"  [{out['state']}, current version {out['current_version']}]" if "state" in out else ""))
-    for at, text in sorted(rows, key=lambda r: r[0]):
-        echo(f"  {at}  {text}")
-    return 0
+        for e in out["events"]:
+            change = (
+                f" {e['before'] or ''} -> {e['after'] or ''}".replace("  ", " ") if e["before"] or e["after"] else ""
+            )
+            detail = e["detail"] or {}
+            extra = "".join(
+                f" {k}={json.dumps(detail[k], ensure_ascii=False)}"
+                for k in ("reasons", "reason", "rationale")
+                if detail.get(k)
+            )
+            rows.append((e["at"], f"#{e['id']} {e['user'] or 'tool'} {e['action']} v{e['version']}{change}{extra}"))
+        state = f"  [{out['state']}, current version {out['current_version']}]" if "state" in out else ""
+        return [f"{out['item']}{state}", *(f"  {at}  {text}" for at, text in sorted(rows, key=lambda r: r[0]))]
+
+    return _run(args, lambda store: history(store, args.item, user=args.user), say)
 
 
 def _verify_log(args: argparse.Namespace) -> int:
     from reviewer.review.api import verify_log
 
-    with _store(args) as store:
-        found = verify_log(store)
-    older = found["decisions_before_seals"]
-    echo(
-        f"integrity check ok; {found['events']} events, chain intact, last hash {found['head']}; "
-        f"{found['decisions_sealed']} decisions match their seals in the log"
-        + (f" ({older} written before seals, not checked)" if older else "")
-    )
-    return 0
+    def say(found: dict[str, Any]) -> str:
+        older = found["decisions_before_seals"]
+        return (
+            f"integrity check ok; {found['events']} events, chain intact, last hash {found['head']}; "
+            f"{found['decisions_sealed']} decisions match their seals in the log"
+            + (f" ({older} written before seals, not checked)" if older else "")
+        )
+
+    return _run(args, verify_log, say)
 
 
 def _freeze(args: argparse.Namespace) -> int:
     from reviewer.review.freeze import freeze
 
-    with _store(args) as store:
-        manifest = freeze(store, args.bank, version=args.version, out=args.out, user=args.user)
-    c = manifest["counts"]
-    echo(
-        f"froze {manifest['name']} version {manifest['version']} into {args.out}: {c['questions']} questions, "
-        f"{c['sites']} sites, {c['pairs']} pairs (qc.json beside the manifest)"
-    )
-    return 0
+    def say(manifest: dict[str, Any]) -> str:
+        c = manifest["counts"]
+        return (
+            f"froze {manifest['name']} version {manifest['version']} into {args.out}: {c['questions']} questions, "
+            f"{c['sites']} sites, {c['pairs']} pairs (qc.json beside the manifest)"
+        )
+
+    return _run(args, lambda store: freeze(store, args.bank, version=args.version, out=args.out, user=args.user), say)
 
 
 def _common(p: argparse.ArgumentParser, *, json_out: bool = True) -> None:

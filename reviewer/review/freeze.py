@@ -151,7 +151,14 @@ def _unchanged_since(store: Store, bank: str, version: str) -> bool:
 
 def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str | None) -> dict[str, Any]:
     """Freeze the reviewed bank as `version` into the folder `out`; returns the manifest."""
-    from reviewer.bank.io import MANIFEST, bank_bytes, refuse_frozen_folder, refuse_occupied_folder, sha256_bytes
+    from reviewer.bank.io import (
+        MANIFEST,
+        BankContent,
+        bank_bytes,
+        refuse_frozen_folder,
+        refuse_occupied_folder,
+        sha256_bytes,
+    )
     from reviewer.fileio import check_output_folder, write_folder
     from reviewer.review.banks import latest_rows, store_version
 
@@ -189,7 +196,7 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
     qc["removed_pairs"] = sorted(p["id"] for p in pairs if p["question"] not in ids)
     created = store.db.execute("SELECT at FROM events ORDER BY id DESC LIMIT 1").fetchone()[0]
     created = created.split(".")[0] + "Z"
-    files, manifest = bank_bytes(
+    content = BankContent(
         bank,
         version,
         questions,
@@ -198,8 +205,8 @@ def freeze(store: Store, bank: str, *, version: str, out: str | Path, user: str 
         frozen=True,
         created=created,
         qc=qc,
-        where=out,
     )
+    files, manifest = bank_bytes(content, where=out)
     refuse_frozen_folder(out)
     refuse_occupied_folder(out, files)
     with store.transaction():

@@ -19,6 +19,7 @@ from reviewer import __version__
 from reviewer.errors import ReviewError
 from reviewer.review.decision import Decision
 from reviewer.review.rules import ROLES, workflow
+from reviewer.review.signing import SIGNED_COLS, sign_decision
 from reviewer.store import Store, sha256_text
 
 GENESIS = "sha256:" + "0" * 64
@@ -269,8 +270,6 @@ def write_decision(
     decision_id = int(cur.lastrowid)
     store.pending_seals[decision_id] = _seals(store, "WHERE d.id = ?", [decision_id])[decision_id]
     if store.db.execute("SELECT 1 FROM packages WHERE kind = 'self'").fetchone():
-        from reviewer.review.packages import sign_decision
-
         sign_decision(store, decision_id)
     if action is not None:
         record_event(
@@ -287,24 +286,6 @@ def write_decision(
     return decision_id
 
 
-#: the columns of a decision as a review package signs them (a package of an earlier version is still checked
-#: against these, so they never change); reviewer.review.packages signs with them
-SIGNED_COLS = (
-    "id",
-    "item",
-    "version",
-    "user",
-    "stage",
-    "verdict",
-    "reasons",
-    "comment",
-    "correction",
-    "rationale",
-    "view",
-    "seconds",
-    "retracts",
-    "created",
-)
 #: the columns a decision's seal in the audit chain covers: the signed ones and what came later
 _SEALED_COLS = (*SIGNED_COLS, "confidence")
 

@@ -7,11 +7,10 @@ FILE`. The package's signing key is never printed (its key id is).
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 from typing import Any
 
-from reviewer.console import echo
+from reviewer.console import echo, run_verb
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -23,8 +22,8 @@ def _store(args: argparse.Namespace) -> Any:
 def _export(args: argparse.Namespace) -> int:
     from reviewer.review.packages import export_package
 
-    with _store(args) as store:
-        out = export_package(
+    def call(store: Any) -> dict[str, Any]:
+        return export_package(
             store,
             args.bank,
             annotator=args.annotator,
@@ -33,45 +32,50 @@ def _export(args: argparse.Namespace) -> int:
             with_record=args.with_record,
             progress=(lambda f, m: echo(f"{f:5.0%} {m}", err=True)) if args.verbose else None,
         )
-    if args.json:
-        echo(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
-    echo(
-        f"wrote {out['file']}: {out['items']} open item(s) of {out['bank']} for {out['annotator']}, "
-        f"{out['sites']} site record(s) (package {out['package']}, key {out['key_id']})"
-    )
-    if out["record_files"]:
-        echo(
-            f"with the record: {out['record_files']} file(s), {out['record_bytes'] / 1e6:.1f} MB, clipped to the sites"
-        )
-    echo(
-        f"to work it: reviewer review next {out['bank']} --package {shlex.quote(out['file'])} --user {out['annotator']}"
-    )
-    return 0
+
+    def say(out: dict[str, Any]) -> list[str]:
+        lines = [
+            f"wrote {out['file']}: {out['items']} open item(s) of {out['bank']} for {out['annotator']}, "
+            f"{out['sites']} site record(s) (package {out['package']}, key {out['key_id']})"
+        ]
+        if out["record_files"]:
+            lines.append(
+                f"with the record: {out['record_files']} file(s), {out['record_bytes'] / 1e6:.1f} MB, "
+                "clipped to the sites"
+            )
+        where = f"--package {shlex.quote(out['file'])} --user {out['annotator']}"
+        return [*lines, f"to work it: reviewer review next {out['bank']} {where}"]
+
+    return run_verb(lambda: _store(args), call, as_json=args.json, say=say)
 
 
 def _import(args: argparse.Namespace) -> int:
     from reviewer.review.packages import import_package
 
-    with _store(args) as store:
-        out = import_package(store, args.file, user=args.user)
-    if args.json:
-        echo(json.dumps(out, ensure_ascii=False, indent=2))
-        return 0
-    new = out["merged"] + out["retracted"] + len(out["conflicts"])
-    head = f"package {out['package']} ({out['file']}) from {out['annotator']}, bank {out['bank']}: "
-    if not new:
-        echo(head + f"nothing new (all {out['decisions']} decision(s) were imported before)")
-    else:
-        echo(
-            head + f"merged {out['merged']} decision(s) and {out['retracted']} undo(s), "
-            f"{len(out['conflicts'])} conflict(s), {out['already']} imported before"
-        )
-    for c in out["conflicts"]:
-        echo(f"conflict: {c['item']} v{c['version']} ({c['verdict']}): {c['reason']}; not merged")
-    if out["earlier_conflicts"]:
-        echo(f"{out['earlier_conflicts']} decision(s) were refused as conflicts by an earlier import")
-    return 0
+    def say(out: dict[str, Any]) -> list[str]:
+        new = out["merged"] + out["retracted"] + len(out["conflicts"])
+        head = f"package {out['package']} ({out['file']}) from {out['annotator']}, bank {out['bank']}: "
+        if not new:
+            lines = [head + f"nothing new (all {out['decisions']} decision(s) were imported before)"]
+        else:
+            lines = [
+                head + f"merged {out['merged']} decision(s) and {out['retracted']} undo(s), "
+                f"{len(out['conflicts'])} conflict(s), {out['already']} imported before"
+            ]
+        for c in out["conflicts"]:
+            lines.append(f"conflict: {c['item']} v{c['version']} ({c['verdict']}): {c['reason']}; not merged")
+        if out["earlier_conflicts"]:
+            lines.append(f"{out['earlier_conflicts']} decision(s) were refused as conflicts by an earlier import")
+        if out["confidence_unsigned"]:
+            lines.append(
+                f"{out['confidence_unsigned']} decision(s) merged without their confidence: the package was made by an "
+                "earlier version whose signatures do not cover it"
+            )
+        return lines
+
+    return run_verb(
+        lambda: _store(args), lambda store: import_package(store, args.file, user=args.user), as_json=args.json, say=say
+    )
 
 
 def unpack_for_review(file: str, user: str | None) -> tuple[str, str]:

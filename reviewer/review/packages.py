@@ -8,17 +8,18 @@ in queue order), their assignments (ranks and skip flags kept), the bank's row a
 gold or audit flags, no item states beyond 'in_review', no stage-2 outcomes, no shown times.
 
 The review verbs work on a package as on any store (`reviewer review ... --package FILE`). Every decision written
-in a package is signed in its own transaction (`sign_decision`, called by ledger.write_decision): HMAC-SHA256 with
-the package's secret over a canonical JSON of the package id, the key id, the decision's columns, its item's bank,
-question id, version and content sha256, and the previous signature (a chain: a removed or reordered decision
-breaks it).
+in a package is signed in its own transaction (signing.sign_decision, called by ledger.write_decision): HMAC-SHA256 with
+the package's secret over a canonical JSON of the package id, the key id, the decision's columns (DECISION_COLS, its
+confidence among them), its item's bank, question id, version and content sha256, and the previous signature (a
+chain: a removed or reordered decision breaks it). A package made before the confidence was signed still verifies
+(its signatures over the columns without it); such a decision's confidence is not merged.
 
 `import_package` checks the package against the team store's record of what it issued (id, key id, bank,
 annotator, item versions) and every signature with the team store's copy of the secret, before anything is
 written; a package edited by hand, replayed for another annotator or another bank is refused whole. Then, in one
 transaction, each decision not imported before is written through the core (stage1.decide / stage1.undo, so
-routing, events and the append-only rules apply) with its own time, seconds, reasons, comment, correction and
-view; a decision on an item version that changed since export (or that the core refuses) is a conflict, listed
+routing, events and the append-only rules apply) with its own time, seconds, reasons, comment, correction, view
+and confidence; a decision on an item version that changed since export (or that the core refuses) is a conflict, listed
 and recorded, and the rest still merge. `package_decisions` records each outcome, so importing twice changes
 nothing.
 
@@ -35,53 +36,16 @@ import secrets
 import sqlite3
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from reviewer import __version__
 from reviewer.errors import ReviewError
-from reviewer.review.ledger import SIGNED_COLS, User, find_user, get_user, now, record_event, require_bank
-from reviewer.store import Store, sha256_text
+from reviewer.review.ledger import User, find_user, get_user, now, record_event, require_bank
+from reviewer.review.signing import Package, decision_rows, package_record, signature, without_confidence
+from reviewer.store import Store
 
-#: the columns of a decision, as signed
-DECISION_COLS = SIGNED_COLS
 _STAGE1 = ("accept", "flag", "skip")
-
-
-@dataclass(frozen=True)
-class Package:
-    """A row of `packages` (kind 'self' in a package, 'issued' in the team store)."""
-
-    id: str
-    kind: str
-    bank: str
-    annotator: str
-    key_id: str
-    secret: str
-    items: tuple[tuple[str, int, str], ...]  # (qid, version, sha256) as exported
-    issued_by: str
-    issued_at: str
-
-    def __repr__(self) -> str:  # never show the secret
-        return f"Package(id={self.id!r}, kind={self.kind!r}, bank={self.bank!r}, annotator={self.annotator!r})"
-
-
-_PACKAGE_COLS = "id, kind, bank, annotator, key_id, secret, items, issued_by, issued_at"
-
-
-def _package(row: Any) -> Package:
-    try:
-        items = tuple((i["qid"], int(i["version"]), i["sha256"]) for i in json.loads(row[6]))
-    except (ValueError, TypeError, KeyError):
-        items = ()  # a package's own copy edited by hand: the import reads the team store's copy
-    return Package(row[0], row[1], row[2], row[3], row[4], row[5], items, row[7], row[8])
-
-
-def package_record(store: Store) -> Package | None:
-    """The package a store is (its 'self' record), or None for a team store."""
-    row = store.db.execute(f"SELECT {_PACKAGE_COLS} FROM packages WHERE kind = 'self'").fetchone()
-    return _package(row) if row else None
 
 
 def open_package(path: str | Path) -> Store:
@@ -101,53 +65,6 @@ def open_package(path: str | Path) -> Store:
         store.close()
         raise
     return store
-
-
-# ----------------------------------------------------------------------------- signing
-
-
-def _canonical(doc: Any) -> bytes:
-    return json.dumps(doc, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode("utf-8")
-
-
-def _mac(secret: str, package: str, key_id: str, decision: dict[str, Any], item: dict[str, Any], prev: str) -> str:
-    body = _canonical({"package": package, "key_id": key_id, "decision": decision, "item": item, "prev": prev})
-    return hmac.new(bytes.fromhex(secret), body, hashlib.sha256).hexdigest()
-
-
-def _decision_rows(store: Store, where: str = "", args: list[Any] | None = None) -> list[dict[str, Any]]:
-    """Decisions with what their signature covers of their item: bank, question id, version and content sha256."""
-    cols = ", ".join(f"d.{c}" for c in DECISION_COLS)
-    rows = store.db.execute(
-        f"SELECT {cols}, i.bank, i.qid, v.json FROM decisions d LEFT JOIN items i ON i.id = d.item "
-        f"LEFT JOIN item_versions v ON v.item = d.item AND v.version = d.version {where} ORDER BY d.id",
-        args or [],
-    ).fetchall()
-    out = []
-    for r in rows:
-        decision = dict(zip(DECISION_COLS, r[: len(DECISION_COLS)], strict=True))
-        bank, qid, text = r[len(DECISION_COLS) :]
-        item = {
-            "bank": bank,
-            "qid": qid,
-            "version": decision["version"],
-            "sha256": sha256_text(text) if text is not None else None,
-        }
-        out.append({"decision": decision, "item": item})
-    return out
-
-
-def sign_decision(store: Store, decision_id: int) -> None:
-    """Sign a decision just written in a package (ledger.write_decision calls this inside its transaction)."""
-    pkg = package_record(store)
-    if pkg is None:
-        return
-    row = _decision_rows(store, "WHERE d.id = ?", [decision_id])[0]
-    prev = store.db.execute("SELECT hmac FROM package_signatures ORDER BY decision DESC LIMIT 1").fetchone()
-    mac = _mac(pkg.secret, pkg.id, pkg.key_id, row["decision"], row["item"], prev[0] if prev else "")
-    store.db.execute(
-        "INSERT INTO package_signatures (decision, package, hmac) VALUES (?, ?, ?)", [decision_id, pkg.id, mac]
-    )
 
 
 # ----------------------------------------------------------------------------- export
@@ -505,10 +422,9 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
     own = package_record(package)
     if own is None:
         raise _refuse(path, None, "is not a review package (no package record in it)")
-    row = team.db.execute(f"SELECT {_PACKAGE_COLS} FROM packages WHERE id = ? AND kind = 'issued'", [own.id]).fetchone()
-    if row is None:
+    issued = package_record(team, issued=own.id)
+    if issued is None:
         raise _refuse(path, own.id, "was not issued by this store (export packages and import them in the same store)")
-    issued = _package(row)
     if own.key_id != issued.key_id:
         raise _refuse(path, own.id, f"its key id {own.key_id} is not the one issued with it ({issued.key_id})")
     banks = sorted({r[0] for r in package.db.execute("SELECT DISTINCT bank FROM items")} | {own.bank})
@@ -521,7 +437,7 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
     if names != {issued.annotator}:
         other = ", ".join(sorted(names - {issued.annotator}))
         raise _refuse(path, own.id, f"was issued to {issued.annotator}, but holds decisions or a profile of {other}")
-    rows = _decision_rows(package)
+    rows = decision_rows(package)
     signatures = {
         d: (p, mac) for d, p, mac in package.db.execute("SELECT decision, package, hmac FROM package_signatures")
     }
@@ -536,7 +452,12 @@ def _verified(package: Store, path: Path, team: Store) -> tuple[Package, list[di
         if d["id"] not in signatures:
             raise _refuse(path, own.id, f"decision {d['id']} is not signed (added outside the tool)")
         pkg_of, mac = signatures[d["id"]]
-        expected = _mac(issued.secret, issued.id, issued.key_id, d, item, prev)
+        expected = signature(issued.secret, issued.id, issued.key_id, d, item, prev)
+        if pkg_of == issued.id and not hmac.compare_digest(mac, expected):
+            # signed by an earlier version, without the confidence: it verifies, its confidence is not merged
+            older = signature(issued.secret, issued.id, issued.key_id, without_confidence(d), item, prev)
+            if hmac.compare_digest(mac, older):
+                expected, r["confidence_unsigned"] = older, d["confidence"] is not None
         if pkg_of != issued.id or not hmac.compare_digest(mac, expected):
             raise _refuse(
                 path,
@@ -571,7 +492,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
         raise _refuse(path, None, f"cannot be read as a review package ({exc})") from exc
     finally:
         package.close()
-    merged = retracted = 0
+    merged = retracted = unsigned_confidence = 0
     conflicts: list[dict[str, Any]] = []
     with store.transaction() as db:
         done = {
@@ -586,7 +507,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
             if d["id"] in done:
                 continue
             try:
-                decision = _merge(store, issued, d, item, done)
+                decision = _merge(store, issued, d, item, done, r.get("confidence_unsigned", False))
             except ReviewError as exc:
                 reason = exc.message
                 conflicts.append(
@@ -603,6 +524,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
                     retracted += 1
                 else:
                     merged += 1
+                    unsigned_confidence += bool(r.get("confidence_unsigned"))
             done[d["id"]] = decision
             db.execute(
                 "INSERT INTO package_decisions (package, source, decision, outcome, reason, imported_at) "
@@ -631,6 +553,7 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
                     "retracted": retracted,
                     "conflicts": len(conflicts),
                     "already": before,
+                    "confidence_unsigned": unsigned_confidence,
                 },
             )
         earlier = db.execute(
@@ -647,11 +570,20 @@ def import_package(store: Store, path: str | Path, *, user: str | None) -> dict[
         "conflicts": conflicts,
         "already": before,
         "earlier_conflicts": earlier,
+        "confidence_unsigned": unsigned_confidence,
     }
 
 
-def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any], done: dict[int, int | None]) -> int:
-    """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict)."""
+def _merge(
+    store: Store,
+    issued: Package,
+    d: dict[str, Any],
+    item: dict[str, Any],
+    done: dict[int, int | None],
+    unsigned: bool = False,
+) -> int:
+    """Write one package decision through the core; returns the team decision id, or raises ReviewError (a conflict).
+    `unsigned`: its confidence is not covered by its signature (an older package's): not merged."""
     from reviewer.review.decision import Decision
     from reviewer.review.stage1 import decide, undo
 
@@ -686,6 +618,7 @@ def _merge(store: Store, issued: Package, d: dict[str, Any], item: dict[str, Any
         seconds=d["seconds"],
         view=json.loads(d["view"]) if d["view"] else None,
         created=d["created"],
+        confidence=None if unsigned else d["confidence"],
     )
     out = decide(store, item["qid"], decision, bank=issued.bank, user=issued.annotator, version=d["version"])
     return int(out["decision"])

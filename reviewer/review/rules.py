@@ -1,5 +1,6 @@
 """The review rules as data: item states, legal transitions and roles (workflow.json), reason codes
-(codebook.json). Both are validated on load; code asks these objects and never copies a rule.
+(codebook.json), the quality models' settings, routing thresholds and confidence levels (quality.json). All are
+validated on load; code asks these objects and never copies a rule.
 """
 
 from __future__ import annotations
@@ -189,3 +190,58 @@ def codebook() -> Codebook:
         tuple(Reason(**r) for r in doc["reject_reasons"]),
         tuple(Reason(**r) for r in doc.get("draft_reject_reasons", [])),
     )
+
+
+@dataclass(frozen=True)
+class QualitySettings:
+    """assets/review/quality.json: the models' settings, routing thresholds and confidence levels."""
+
+    ds_iterations: int
+    ds_tol: float
+    mace_max_decisions: int
+    mace_restarts: int
+    mace_iterations: int
+    glad_max_decisions: int
+    glad_iterations: int
+    uncertain_posterior: tuple[float, float]
+    min_reliability: float
+    min_gold_accuracy: float
+    min_gold_items: int
+    low_confidence_to_expert: bool
+    confidence: tuple[str, ...]
+
+
+@cache
+def quality_settings() -> QualitySettings:
+    """assets/review/quality.json, validated on load."""
+    doc = load_checked("quality")
+    m, r = doc["models"], doc["routing"]
+    low, high = r["uncertain_posterior"]
+    if low > high:
+        raise SchemaError("the lower bound is above the upper", path=RULES_DIR / "quality.json", field="routing")
+    return QualitySettings(
+        m["dawid_skene"]["iterations"],
+        m["dawid_skene"]["tol"],
+        m["mace"]["max_decisions"],
+        m["mace"]["restarts"],
+        m["mace"]["iterations"],
+        m["glad"]["max_decisions"],
+        m["glad"]["iterations"],
+        (low, high),
+        r["min_reliability"],
+        r["min_gold_accuracy"],
+        r["min_gold_items"],
+        r["low_confidence_to_expert"],
+        tuple(doc["confidence"]),
+    )
+
+
+def check_confidence(value: str | None, *, item: str = "") -> str | None:
+    """A decision's confidence: one of the levels of assets/review/quality.json, or None (not given)."""
+    if value is None:
+        return None
+    levels = quality_settings().confidence
+    if value not in levels:
+        where = f"item {item}: " if item else ""
+        raise ReviewError(f"{where}confidence must be one of {', '.join(levels)}, not {value!r}")
+    return value

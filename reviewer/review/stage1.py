@@ -36,8 +36,7 @@ from reviewer.review.ledger import (
     set_state,
     write_decision,
 )
-from reviewer.review.quality import check_confidence
-from reviewer.review.rules import codebook, workflow
+from reviewer.review.rules import check_confidence, codebook, quality_settings, workflow
 from reviewer.store import Store
 
 #: decisions that complete an annotator's work on an item (skip postpones it)
@@ -559,8 +558,6 @@ def _route(store: Store, item: Item, actor: User) -> None:
         return
     cfg = settings(store, item.bank) or {"seed": 0, "audit_share": 0.1}
     if all(d["verdict"] == "accept" for d in made):
-        from reviewer.review.quality import quality_settings
-
         q = quality_settings()
         draft = needs_reference(store, item)
         unsure = q.low_confidence_to_expert and any(d["confidence"] == q.confidence[0] for d in made)

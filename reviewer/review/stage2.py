@@ -29,7 +29,7 @@ from reviewer.review.ledger import (
     set_state,
     write_decision,
 )
-from reviewer.review.rules import codebook, workflow
+from reviewer.review.rules import check_confidence, codebook, workflow
 from reviewer.review.stage1 import (
     CLOSED,
     check_correction,
@@ -140,8 +140,6 @@ def adjudicate(
 ) -> dict[str, Any]:
     """An expert's final stage-2 decision: accept, reject (with a reason) or correct (a new version), with a
     rationale; `decision.confidence` is the expert's own low / medium / high, or None."""
-    from reviewer.review.quality import check_confidence
-
     decision.only(("correction", "rationale", "view", "confidence"), "an adjudication")
     verdict, reasons, correction, rationale = (
         decision.verdict,
@@ -219,7 +217,13 @@ def adjudicate(
                 detail={"decision": decision_id, "origin": "corrected"},
             )
         set_state(store, item, f"adjudicate_{verdict}", actor.role, actor.name, detail={"decision": decision_id})
-    return {"decision": decision_id, "item": item.key, "verdict": verdict, "new_version": new_version}
+    return {
+        "decision": decision_id,
+        "item": item.key,
+        "verdict": verdict,
+        "new_version": new_version,
+        "confidence": confidence,
+    }
 
 
 def allow(store: Store, key: str, expert: str, *, user: str | None, reason: str, bank: str | None = None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,8 @@ from reviewer import __version__
 from reviewer.bank.io import load_bank
 from reviewer.errors import Cancelled, ScoringError
 from reviewer.fileio import atomic_write, check_output_folder, output_folder
-from reviewer.scoring import BOOTSTRAP_RESAMPLES
 from reviewer.scoring.metrics import compute
+from reviewer.scoring.options import ScoringOptions
 from reviewer.scoring.regression import difficulty_regression, regression_frame
 from reviewer.scoring.runs import load_runs
 
@@ -49,26 +49,22 @@ def _order_models(models: dict[str, Any]) -> dict[str, Any]:
 def compute_scores(
     bank_dir: str | Path,
     run_paths: Sequence[str | Path],
+    options: ScoringOptions | None = None,
     *,
-    passes: int = 3,
-    bootstrap: int = BOOTSTRAP_RESAMPLES,
-    seed: int = 0,
-    lenient: bool = False,
-    models: Collection[str] | None = None,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-    draft: bool = False,
-    rescore_from: str | Path | None = None,
-    subset: str | None = None,
 ) -> dict[str, Any]:
-    """Every number of the evaluation as the scores.json dict; writes nothing.
+    """Every number of the evaluation as the scores.json dict, with `options` (reviewer.scoring.options; the
+    defaults when None); writes nothing.
 
-    `subset` (reviewer.scoring.subset.SUBSETS) scores only the questions the review settled that way (qc.json).
-
-    A bank that is not frozen is refused unless `draft` (its scores are not comparable with others).
-    `rescore_from` names the bank the runs were made on: they are scored on this one without a rerun
+    `options.subset` (reviewer.scoring.subset.SUBSETS) scores only the questions the review settled that way.
+    A bank that is not frozen is refused unless `options.draft` (its scores are not comparable with others).
+    `options.rescore_from` names the bank the runs were made on: they are scored on this one without a rerun
     when every question they answer kept its text and fields (reviewer.scoring.rescore).
     """
+    opts = options or ScoringOptions()
+    passes, bootstrap, seed, lenient, models = opts.passes, opts.bootstrap, opts.seed, opts.lenient, opts.models
+    draft, rescore_from, subset = opts.draft, opts.rescore_from, opts.subset
 
     def report(fraction: float, message: str) -> None:
         if cancel is not None and cancel():
@@ -78,8 +74,6 @@ def compute_scores(
 
     if not run_paths:
         raise ScoringError("no run files given")
-    if bootstrap < 0:
-        raise ScoringError("--bootstrap must be 0 or more")
     report(0.0, "checking the bank")
     bank = load_bank(bank_dir, verify_hashes=True)
     if not bank.frozen:
@@ -164,19 +158,12 @@ def score(
     bank_dir: str | Path,
     run_paths: Sequence[str | Path],
     out_dir: str | Path,
-    passes: int = 3,
-    bootstrap: int = BOOTSTRAP_RESAMPLES,
-    seed: int = 0,
-    lenient: bool = False,
+    options: ScoringOptions | None = None,
+    *,
     progress: Progress | None = None,
     cancel: Callable[[], bool] | None = None,
-    *,
-    models: Collection[str] | None = None,
     report: bool = True,
-    draft: bool = False,
-    rescore_from: str | Path | None = None,
     sections: Sequence[Any] = (),
-    subset: str | None = None,
 ) -> dict[str, Any]:
     """Score runs on a bank and write REPORT_DIR/scores.json, tables, report.md/html and figures.
 
@@ -187,20 +174,7 @@ def score(
     folder is written whole or not at all (reviewer.fileio.output_folder).
     """
     check_output_folder(out_dir)
-    scores = compute_scores(
-        bank_dir,
-        run_paths,
-        passes=passes,
-        bootstrap=bootstrap,
-        seed=seed,
-        lenient=lenient,
-        models=models,
-        progress=progress,
-        cancel=cancel,
-        draft=draft,
-        rescore_from=rescore_from,
-        subset=subset,
-    )
+    scores = compute_scores(bank_dir, run_paths, options, progress=progress, cancel=cancel)
     out = Path(out_dir)
     if progress:
         progress(0.85, "writing scores.json")

@@ -182,7 +182,8 @@ def bootstrap_means(
 
 
 def percentile_ci(means: np.ndarray) -> np.ndarray:
-    """95% percentile interval (2, columns) in percent."""
+    """95% percentile interval (2, columns) in percent, of bootstrap means (or of paired differences of them):
+    the one place the interval's percentiles are written."""
     return np.percentile(means, [2.5, 97.5], axis=0) * 100.0
 
 
@@ -205,7 +206,7 @@ def paired_comparisons(right: np.ndarray, means: np.ndarray, models: list[str]) 
             a_only, b_only = int((ra & ~rb).sum()), int((~ra & rb).sum())
             ci = None
             if len(means) and n:
-                lo, hi = np.percentile(means[:, a] - means[:, b], [2.5, 97.5]) * 100.0
+                lo, hi = percentile_ci(means[:, a] - means[:, b])
                 ci = [float(lo), float(hi)]
             table = [[int((ra & rb).sum()), a_only], [b_only, int((~ra & ~rb).sum())]]
             out.append(

@@ -734,7 +734,7 @@ def fig_paired_matrix(scores: dict[str, Any]) -> Figure:
                 ax.text(
                     j,
                     i,
-                    f"{diff[i, j]:+.0f}",
+                    "0" if round(diff[i, j]) == 0 else f"{diff[i, j]:+.0f}",  # no "-0" for a tie
                     ha="center",
                     va="center",
                     fontsize=7,

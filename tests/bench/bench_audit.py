@@ -31,7 +31,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from reviewer.bank.io import load_bank, write_bank  # noqa: E402
+from reviewer.bank.io import BankContent, load_bank, write_bank  # noqa: E402
 from reviewer.review.audit import audit, audit_rules, parse_rules  # noqa: E402
 from reviewer.scoring.runs import load_runs  # noqa: E402
 from tests.bench.synthetic import DIRECTION, MODELS, make_bank, make_runs  # noqa: E402
@@ -81,7 +81,9 @@ def build(folder: Path, seed: int, n: int) -> tuple[Path, Path, dict[str, str]]:
     bank = load_bank(folder / "truth")
     questions = copy.deepcopy(list(bank.questions))
     planted = plant(questions, n, seed)
-    write_bank(folder / "bank", "pilot", "1", questions, bank.sites, bank.pairs, created="2026-11-30T12:00:00Z")
+    write_bank(
+        folder / "bank", BankContent("pilot", "1", questions, bank.sites, bank.pairs, created="2026-11-30T12:00:00Z")
+    )
     return folder / "bank", pilot, planted
 
 

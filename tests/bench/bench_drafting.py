@@ -30,9 +30,10 @@ import bank_factory as bf  # noqa: E402
 from drafting_fake import KEY, FakeAPI, serve_in_process  # noqa: E402
 from heartbeat import Heartbeat  # noqa: E402
 
-from reviewer.bank.io import write_bank  # noqa: E402
+from reviewer.bank.io import BankContent, write_bank  # noqa: E402
 from reviewer.drafting import run as RUN  # noqa: E402
 from reviewer.drafting.images import Image  # noqa: E402
+from reviewer.drafting.options import DraftOptions  # noqa: E402
 from reviewer.review import api  # noqa: E402
 from reviewer.review.banks import import_bank  # noqa: E402
 from reviewer.store import Store  # noqa: E402
@@ -55,7 +56,7 @@ def _store(folder: Path, n: int, name: str, *, site: dict | None = None, site_di
     qs = [
         bf.trend_question(f"q{i:03d}", site_id=site["id"], reference_source="visual", period=period) for i in range(n)
     ]
-    write_bank(folder / f"bank-{name}", "bench", "1", qs, [site], [], created="2026-12-01T00:00:00Z")
+    write_bank(folder / f"bank-{name}", BankContent("bench", "1", qs, [site], [], created="2026-12-01T00:00:00Z"))
     path = folder / f"{name}.sqlite"
     with Store(path) as store:
         api.add_user(store, "mia", "maintainer")
@@ -72,7 +73,9 @@ def _pipeline(folder: Path, n: int, latency: float, concurrency: int) -> float:
     fake = FakeAPI(latency_s=latency)
     with Store(path) as store:
         t0 = time.perf_counter()
-        summary = RUN.draft_bank(store, "bench", fake.client(), user="mia", which=["all"], concurrency=concurrency)
+        summary = RUN.draft_bank(
+            store, "bench", fake.client(), DraftOptions(which=["all"], concurrency=concurrency), user="mia"
+        )
         took = time.perf_counter() - t0
     assert summary.count("drafted") == n, summary.to_json()
     return took
@@ -113,7 +116,9 @@ def _ui_thread_worker(app, path: Path, fake: FakeAPI) -> tuple[float, float, int
 
     def work() -> dict:
         with Store(path) as store:
-            return RUN.draft_bank(store, "bench", client, user="mia", which=["all"], concurrency=4).to_json()
+            return RUN.draft_bank(
+                store, "bench", client, DraftOptions(which=["all"], concurrency=4), user="mia"
+            ).to_json()
 
     beat = Heartbeat()
     worker = run_in_thread(work, on_done=lambda doc: out.update(doc=doc), on_error=lambda e: out.update(err=e))

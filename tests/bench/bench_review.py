@@ -49,7 +49,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 import bank_factory as bf  # noqa: E402
 
-from reviewer.bank.io import write_bank  # noqa: E402
+from reviewer.bank.io import BankContent, write_bank  # noqa: E402
 from reviewer.review import api  # noqa: E402
 from reviewer.review.banks import import_bank  # noqa: E402
 from reviewer.store import Store  # noqa: E402
@@ -201,12 +201,14 @@ def run(tmp: Path, args: argparse.Namespace) -> None:
     base = bf.trend_question()
     write_bank(
         tmp / "bank",
-        BANK,
-        "1",
-        [{**base, "id": f"q{i:05d}"} for i in range(args.items)],
-        [bf.site()],
-        [],
-        created="2026-12-01T00:00:00Z",
+        BankContent(
+            BANK,
+            "1",
+            [{**base, "id": f"q{i:05d}"} for i in range(args.items)],
+            [bf.site()],
+            [],
+            created="2026-12-01T00:00:00Z",
+        ),
     )
     t_write = time.perf_counter() - t
     with Store(db) as store:

@@ -25,6 +25,7 @@ import synthetic  # noqa: E402
 from reviewer.bank.io import load_bank  # noqa: E402
 from reviewer.scoring.api import score  # noqa: E402
 from reviewer.scoring.metrics import CHUNK, Questions, bootstrap_means, build_cube, percentile_ci  # noqa: E402
+from reviewer.scoring.options import ScoringOptions
 from reviewer.scoring.runs import load_runs  # noqa: E402
 
 
@@ -94,13 +95,20 @@ def main() -> None:
 
         t_full, scores = timed(
             lambda: score(
-                tmp / "bank", [tmp / "runs.jsonl"], tmp / "out", bootstrap=args.resamples, seed=args.seed, report=False
+                tmp / "bank",
+                [tmp / "runs.jsonl"],
+                tmp / "out",
+                ScoringOptions(bootstrap=args.resamples, seed=args.seed),
+                report=False,
             ),
             repeat=3,
         )
         t_report, _ = timed(
             lambda: score(
-                tmp / "bank", [tmp / "runs.jsonl"], tmp / "out_report", bootstrap=args.resamples, seed=args.seed
+                tmp / "bank",
+                [tmp / "runs.jsonl"],
+                tmp / "out_report",
+                ScoringOptions(bootstrap=args.resamples, seed=args.seed),
             ),
             repeat=1,
         )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.bank.model import TASKS
 
 THEMES = ["forest", "greening", "agriculture", "water", "urban", "fire", "snow", "coast"]
@@ -125,7 +125,9 @@ def make_bank(folder: Path, seed: int = 1) -> dict:
                 "description": f"pair {j}",
             }
         )
-    write_bank(folder, "synthetic", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z")
+    write_bank(
+        folder, BankContent("synthetic", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z")
+    )
     return {"questions": questions, "pairs": pairs}
 
 

@@ -31,10 +31,12 @@ def _inputs_key() -> str:
     import hashlib
 
     import reviewer.bank.generate as gen
+    from reviewer.bank.templates import TEMPLATES_PATH
     from reviewer.record.synthetic import GENERATOR_VERSION
 
     h = hashlib.sha256(GENERATOR_VERSION.encode())
-    for path in (Path(gen.__file__), gen.TEMPLATES_PATH, Path(gen.__file__).with_name("evidence.py")):
+    here = Path(gen.__file__)
+    for path in (here, TEMPLATES_PATH, here.with_name("templates.py"), here.with_name("evidence.py")):
         h.update(path.read_bytes())
     return h.hexdigest()[:12]
 

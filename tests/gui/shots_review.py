@@ -1,12 +1,21 @@
-"""Screenshots of every review mode (annotator, expert, maintainer) on the demo bank, for looking at the fit of
-the window at a screen size. Run under an Xvfb screen of that size (the GUI test session's cached demo site, store
-and bank are in .pytest_cache/d/reviewer-demo-64-*):
+"""Screenshots of every review mode on the demo bank, for looking at the fit of the window at a screen size, and
+what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
+cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
+(annotate; the flag bar open; the Pair and Chips tabs), the expert (the decision table with the annotators'
+confidence; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
+freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
+are in .pytest_cache/d/reviewer-demo-64-*):
 
-    xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python tests/gui/shots_review.py SITE DB BANK OUT
+    xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python tests/gui/shots_review.py SITE DB BANK OUT [ROLES]
+
+ROLES: which of annotator,expert,maintainer (all by default).
+
+Writes OUT/review_<shot>_<W>x<H>.png and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 import tempfile
 import time
@@ -16,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[2]
 for p in (ROOT, ROOT / "tests" / "unit"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
+
+TRAJECTORY_MIN_PX = 150  # the plotting area at 1366 x 768 with the review dock open (issue 27)
 
 
 def wait(cond, timeout: float = 60.0) -> bool:
@@ -30,42 +41,201 @@ def wait(cond, timeout: float = 60.0) -> bool:
     return False
 
 
-def main(site: Path, db: Path, bank: Path, out: Path) -> int:
-    import napari
+def seen(w) -> bool:
+    """Shown and not scrolled away or covered by its parents."""
+    return w.isVisible() and not w.visibleRegion().isEmpty()
 
-    from reviewer.app.main_window import ReviewerApp
-    from reviewer.app.recent import RecentSites
+
+def _name(w) -> str:
+    text = w.text() if hasattr(w, "text") and callable(w.text) else ""
+    return f"{type(w).__name__} {text[:40]!r}" if text else type(w).__name__
+
+
+def clipped_widgets(root) -> list[str]:
+    """Labels, buttons and check boxes under `root` whose text does not fit the room they have."""
+    from qtpy.QtWidgets import QAbstractButton, QComboBox, QLabel
+
+    out = []
+    for c in root.findChildren(QComboBox):  # the text shown and the arrow (~30 px)
+        if seen(c) and c.fontMetrics().horizontalAdvance(c.currentText()) + 30 > c.width():
+            out.append(f"combo {c.currentText()[:40]!r} has {c.width()} px")
+    for w in [*root.findChildren(QLabel), *root.findChildren(QAbstractButton)]:
+        if not seen(w) or not w.text().strip() or type(w).__name__ == "QTabBar":
+            continue
+        if isinstance(w, QLabel) and w.wordWrap():
+            if w.heightForWidth(w.width()) > w.height() + 1:
+                out.append(f"{_name(w)} needs {w.heightForWidth(w.width())} px of height, has {w.height()}")
+        elif isinstance(w, QLabel) and w.pixmap() is not None and not w.pixmap().isNull():
+            continue
+        elif w.sizeHint().width() > w.width() + 1:
+            out.append(f"{_name(w)} needs {w.sizeHint().width()} px of width, has {w.width()}")
+    return out
+
+
+def clipped_cells(root) -> list[str]:
+    """Table headers and cells whose text is cut (Qt's own measures: a header's or column's size hint wider than
+    the column; with word wrap, a word wider than its column or a row lower than its lines)."""
+    from qtpy.QtWidgets import QTableWidget
+
+    out = []
+    for t in root.findChildren(QTableWidget):
+        if not seen(t):
+            continue
+        head, fm = t.horizontalHeader(), t.fontMetrics()
+        if 0 < t.rowCount() <= 3 and t.verticalScrollBar().isVisible():  # a few rows behind a scroll bar
+            out.append(f"a table of {t.rowCount()} rows shows them in {t.viewport().height()} px")
+        for j in range(t.columnCount()):
+            if t.isColumnHidden(j):
+                continue
+            h = t.horizontalHeaderItem(j)
+            if h is not None and head.sectionSizeHint(j) > head.sectionSize(j) + 1:
+                out.append(f"header {h.text()!r} needs {head.sectionSizeHint(j)} px, has {head.sectionSize(j)}")
+            texts = [(i, t.item(i, j).text()) for i in range(t.rowCount()) if t.item(i, j) is not None]
+            if not t.wordWrap():
+                if t.sizeHintForColumn(j) > t.columnWidth(j) + 1:
+                    out.append(f"column {j} needs {t.sizeHintForColumn(j)} px, has {t.columnWidth(j)}")
+                continue
+            for i, text in texts:
+                longest = max((fm.horizontalAdvance(w) for w in text.split()), default=0)
+                if longest + 6 > t.columnWidth(j) or t.sizeHintForRow(i) > t.rowHeight(i) + 1:
+                    out.append(f"cell {text!r} cut in a column of {t.columnWidth(j)} px")
+    return out
+
+
+def trajectory_problems(app) -> list[str]:
+    """The trajectory's plotting area under TRAJECTORY_MIN_PX, or its year label outside the plot widget."""
+    traj = app.trajectory
+    if not seen(traj.plot):
+        return []
+    out = []
+    vb = traj.plot.getPlotItem().vb
+    if vb.sceneBoundingRect().height() < TRAJECTORY_MIN_PX:
+        out.append(f"the trajectory's plotting area is {vb.sceneBoundingRect().height():.0f} px tall")
+    label = traj.plot.getAxis("bottom").label
+    text_bottom = label.sceneBoundingRect().bottom() - label.document().documentMargin()
+    if label.isVisible() and text_bottom > traj.plot.height():
+        out.append(f"the trajectory's year label ends {text_bottom:.0f} px down a plot {traj.plot.height()} px tall")
+    return out
+
+
+def pair_problems(app) -> list[str]:
+    """A pair panel's title wider or taller than the room it has."""
+    out = []
+    if not seen(app.pair.graphics):
+        return out
+    room = app.pair.graphics.viewport().width()
+    for title in app.pair.labels:
+        have, need = title.boundingRect(), title.itemRect()
+        if need.width() > have.width() + 1 or need.height() > have.height() + 1:
+            out.append(f"pair title {title.text!r} needs {need.width():.0f} x {need.height():.0f} px")
+    for item in [*app.pair.labels, *app.pair.views]:  # a long title had widened its column past the dock
+        if item.sceneBoundingRect().right() > room + 3:  # the layout's 2 px margin and rounding
+            out.append(f"pair {type(item).__name__} reaches {item.sceneBoundingRect().right():.0f} px of {room}")
+    return out
+
+
+def fit_problems(app) -> list[str]:
+    """What a program sees cut or squeezed in the window now (empty: nothing)."""
+    qwin = app.viewer.window._qt_window
+    return clipped_widgets(qwin) + clipped_cells(qwin) + trajectory_problems(app) + pair_problems(app)
+
+
+def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
+    """ann halfway with her confidence, bob done with two flags: the expert has split items with confidences."""
     from reviewer.review import api
     from reviewer.store import Store
     from tests.gui.test_review_dock import BANK, make_store
 
-    tmp = Path(tempfile.mkdtemp(prefix="shots-review-"))
     store_path = make_store(tmp / "review.sqlite", db, bank, site)
-    with Store(store_path) as store:  # ann halfway, bob done with two flags: the expert has split items
+    with Store(store_path) as store:
         rows = api.my_items(store, BANK, user="ann")
         for r in rows[: len(rows) // 2]:
-            api.decide(store, r["item"], api.Decision("accept"), user="ann")
+            api.decide(store, r["item"], api.Decision("accept", confidence="high", seconds=41), user="ann")
         for k, r in enumerate(api.my_items(store, BANK, user="bob")):
-            verdict, reasons = ("flag", ["wrong_reference"]) if k < 2 else ("accept", None)
-            api.decide(store, r["item"], api.Decision(verdict, reasons=reasons), user="bob")
+            verdict, reasons = ("flag", ["wrong_reference", "ambiguous_evidence"]) if k < 2 else ("accept", None)
+            decision = api.Decision(verdict, reasons=reasons, confidence="low", seconds=95)
+            api.decide(store, r["item"], decision, user="bob")
+    return store_path
+
+
+def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,expert,maintainer") -> int:
+    import napari
+    from qtpy.QtCore import Qt
+    from qtpy.QtTest import QTest
+    from qtpy.QtWidgets import QScrollArea
+
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+
+    tmp = Path(tempfile.mkdtemp(prefix="shots-review-"))
+    store_path = make_shots_store(tmp, db, bank, site)
     out.mkdir(parents=True, exist_ok=True)
-    for user, role in (("ann", "annotator"), ("eve", "expert"), ("mia", "maintainer")):
+    problems: dict[str, list[str]] = {}
+    size = None
+
+    def shot(app, name: str) -> None:
+        nonlocal size
+        wait(lambda: False, 0.4)  # the layouts and the paint
+        qwin = app.viewer.window._qt_window
+        size = f"{qwin.width()}x{qwin.height()}"
+        path = out / f"review_{name}_{size}.png"
+        app.viewer.screenshot(str(path), canvas_only=False, flash=False)
+        problems[name] = fit_problems(app)
+        print(path, problems[name])
+
+    def press(app, *keys) -> None:
+        for k in keys:
+            QTest.keyClick(app.viewer.window._qt_viewer.canvas.native, getattr(Qt, f"Key_{k}"))
+
+    users = {"annotator": "ann", "expert": "eve", "maintainer": "mia"}
+    for role in roles.split(","):
+        user = users[role]
         viewer = napari.Viewer(show=True)
         app = ReviewerApp(viewer, db=store_path, recent=RecentSites(tmp / "recent.json"), scoring=False)
         app.start_review(user, role)
+        qwin = viewer.window._qt_window
+        qwin.activateWindow()
+        wait(qwin.isActiveWindow, 5)
         if role != "maintainer":
-            wait(lambda app=app: app.review.loader.shown(trajectory=False), 90)
+            app.docks["Trajectory"].raise_()
+            wait(lambda app=app: app.review.loader.shown(trajectory=True), 120)
             wait(lambda app=app: app.settled, 30)
+        if role == "annotator":
+            shot(app, "annotator")
+            press(app, "F")
+            shot(app, "annotator_flag")
+            press(app, "Escape")
+            app.docks["Pair"].raise_()
+            wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)
+            shot(app, "pair")
+            app.docks["Chips"].raise_()
+            wait(lambda app=app: bool(app.chips.labels) and not app.chips.busy, 60)
+            shot(app, "chips")
+        elif role == "expert":
+            shot(app, "expert_table")
+            press(app, "A")
+            QTest.keyClicks(app.review.expert.rationale, "the burn scar shows on both dates; bob's flag stands")
+            shot(app, "expert_rationale")
         else:
-            wait(lambda: False, 2)
-        size = app.review.window().size()
-        path = out / f"review_{role}_{size.width()}x{size.height()}.png"
-        viewer.screenshot(str(path), canvas_only=False, flash=False)
-        print(path)
+            admin = app.review.maintainer
+            scroll = admin.findChild(QScrollArea)
+            shot(app, "maintainer_assign")
+            admin.quality.compute.click()
+            wait(lambda admin=admin: admin.quality.report is not None, 60)
+            wait(lambda: False, 0.3)  # the table filled and laid out
+            scroll.ensureWidgetVisible(admin.quality.plot, 0, 0)
+            shot(app, "maintainer_quality")
+            scroll.ensureWidgetVisible(admin.drafts, 0, 0)
+            shot(app, "maintainer_drafts")
+            admin.freeze_version.setText("1")
+            admin.freeze_out.setText(str(tmp / "frozen-v1"))
+            scroll.ensureWidgetVisible(admin.freeze_button, 0, 0)
+            shot(app, "maintainer_freeze")
         app.close()
         viewer.close()
+    (out / f"problems_{size}.json").write_text(json.dumps(problems, indent=1))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(*(Path(a).resolve() for a in sys.argv[1:5])))
+    sys.exit(main(*(Path(a).resolve() for a in sys.argv[1:5]), *sys.argv[5:6]))

@@ -41,11 +41,11 @@ SMALL = 8  # items of the bank the process tests draft: enough for progress, can
 def small_bank(demo_bank, tmp_path_factory) -> Path:
     """The demo bank cut to its first SMALL items (same name, so the store's bank is the one the dock shows):
     the drafting process renders each item's evidence, and the whole bank is the bench's job."""
-    from reviewer.bank.io import load_bank, write_bank
+    from reviewer.bank.io import BankContent, load_bank, write_bank
 
     bank = load_bank(demo_bank)
     out = tmp_path_factory.mktemp("small") / "bank"
-    write_bank(out, bank.manifest["name"], bank.manifest["version"], bank.questions[:SMALL], bank.sites)
+    write_bank(out, BankContent(bank.manifest["name"], bank.manifest["version"], bank.questions[:SMALL], bank.sites))
     return out
 
 
@@ -81,12 +81,12 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     app = window("mia", "maintainer")
     admin = app.review.maintainer
-    if admin.draft():  # an OS keyring with a key in it: not this machine's case
+    if admin.drafts.draft():  # an OS keyring with a key in it: not this machine's case
         pytest.skip("a key is set in the OS keyring")
     assert "not drafted:" in admin.message.text() and "ANTHROPIC_API_KEY" in admin.message.text()
-    assert admin.draft_job is None
+    assert admin.drafts.draft_job is None
     monkeypatch.setenv("ANTHROPIC_API_KEY", fake_mod.KEY)
-    admin.draft_items.setCurrentText("all")
+    admin.drafts.draft_items.setCurrentText("all")
     import reviewer.drafting.run as run_mod
 
     # the job must run in the other process: a call of the job in the app's interpreter fails the test
@@ -95,18 +95,18 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         beat = Heartbeat()
         qtbot.wait(500)
-        assert admin.draft()
-        qtbot.waitUntil(lambda: admin.draft_button.isEnabled(), timeout=180000)
+        assert admin.drafts.draft()
+        qtbot.waitUntil(lambda: admin.drafts.draft_button.isEnabled(), timeout=180000)
         longest = beat.stop()[0]
-    n = admin.draft_progress.maximum()
+    n = admin.drafts.draft_progress.maximum()
     assert admin.message.text().startswith(f"drafted {n}, skipped 0"), admin.message.text()
-    assert admin.draft_progress.value() == n == SMALL
+    assert admin.drafts.draft_progress.value() == n == SMALL
     assert _drafted(unassigned_small) == n
     print(f"longest UI block while drafting {n} items in a process: {longest * 1000:.0f} ms")
     # the figure against the old thread worker is the bench's (tests/bench/bench_drafting.py); on this shared
     # machine the OS alone stalls the UI thread for a few hundred ms at times, so only a loose bound here
     assert longest < 1.0
-    assert admin.draft_waiting.text().startswith(f"drafts to review: {n}; waiting for a redraft: 0")
+    assert admin.drafts.draft_waiting.text().startswith(f"drafts to review: {n}; waiting for a redraft: 0")
     # the maintainer tables scroll sideways inside the dock: every column at its contents' width, none cut off
     for table in (admin.progress, admin.agreement):
         header = table.horizontalHeader()
@@ -114,7 +114,7 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(
         shown = table.viewport().width() + table.horizontalScrollBar().maximum()
         assert shown >= wanted - 2 and table.horizontalScrollBar().isVisible()
     app.review.grab().save(str(shots / "15_drafts_done.png"))
-    admin.draft_waiting.parentWidget().grab().save(str(shots / "15_drafts_box.png"))  # the Drafts group box
+    admin.drafts.draft_waiting.parentWidget().grab().save(str(shots / "15_drafts_box.png"))  # the Drafts group box
     app.viewer.screenshot(str(shots / "15_drafts_done_window.png"), canvas_only=False, flash=False)
 
 
@@ -123,22 +123,22 @@ def test_cancel_keeps_the_finished_drafts_and_draft_again_resumes(window, unassi
     monkeypatch.setenv("ANTHROPIC_API_KEY", fake_mod.KEY)
     app = window("mia", "maintainer")
     admin = app.review.maintainer
-    admin.draft_items.setCurrentText("all")
-    admin.draft_concurrency.setValue(1)
+    admin.drafts.draft_items.setCurrentText("all")
+    admin.drafts.draft_concurrency.setValue(1)
     with fake_mod.FakeAPI(latency_s=0.4).serve() as url:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
-        assert admin.draft()
-        qtbot.waitUntil(lambda: admin.draft_progress.value() >= 2, timeout=120000)
-        admin.draft_cancel.click()
+        assert admin.drafts.draft()
+        qtbot.waitUntil(lambda: admin.drafts.draft_progress.value() >= 2, timeout=120000)
+        admin.drafts.draft_cancel.click()
         assert admin.message.text().startswith("cancelling")
-        qtbot.waitUntil(lambda: admin.draft_button.isEnabled(), timeout=60000)
+        qtbot.waitUntil(lambda: admin.drafts.draft_button.isEnabled(), timeout=60000)
         assert "cancelled, Draft again resumes" in admin.message.text(), admin.message.text()
         first = _drafted(unassigned_small)
-        total = admin.draft_progress.maximum()
+        total = admin.drafts.draft_progress.maximum()
         assert total == SMALL and 2 <= first < total
-        admin.draft_concurrency.setValue(4)
-        assert admin.draft()
-        qtbot.waitUntil(lambda: admin.draft_button.isEnabled(), timeout=120000)
+        admin.drafts.draft_concurrency.setValue(4)
+        assert admin.drafts.draft()
+        qtbot.waitUntil(lambda: admin.drafts.draft_button.isEnabled(), timeout=120000)
     assert admin.message.text().startswith(f"drafted {total - first}, skipped {first}"), admin.message.text()
     assert _drafted(unassigned_small) == total
 
@@ -149,6 +149,7 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     each is saved at once through the core and said in the dock, and the queue moves on."""
     import json
 
+    from reviewer.drafting.options import DraftOptions
     from reviewer.drafting.run import draft_bank
     from reviewer.store import Store
 
@@ -165,7 +166,7 @@ def test_an_expert_reviews_the_drafts_in_the_dock_with_keys(window, unassigned, 
     fake.script = [reply, reply, reply]
     keys = ["demo-core-seed0-1", "demo-core-seed0-2", "demo-core-seed0-26"]
     with Store(unassigned) as store:
-        draft_bank(store, "demo-core-seed0-generated", fake.client(), user="mia", which=keys)
+        draft_bank(store, "demo-core-seed0-generated", fake.client(), DraftOptions(which=keys), user="mia")
     app = window("eve", "expert")
     expert = app.review.expert
     app.review.tabs.setCurrentWidget(expert)

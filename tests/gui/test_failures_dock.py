@@ -52,7 +52,7 @@ def _runs() -> list[dict]:
 @pytest.fixture(scope="module")
 def set_path(demo_bank, tmp_path_factory) -> Path:
     """The coding set, sampled with the CLI from the runs above."""
-    from reviewer.bank.io import write_bank
+    from reviewer.bank.io import BankContent, write_bank
     from reviewer.cli import main
     from tests.unit import bank_factory as bf
 
@@ -61,7 +61,8 @@ def set_path(demo_bank, tmp_path_factory) -> Path:
     questions = [q for q in map(json.loads, lines) if q["id"] in (Q7, Q29, Q18)]
     sites = [json.loads(s) for s in (demo_bank / "sites.jsonl").read_text().splitlines()]
     write_bank(
-        tmp / "bank", "dock", "1", questions, sites, [bf.pair("P1", Q7)], frozen=True, created="2026-12-01T00:00:00Z"
+        tmp / "bank",
+        BankContent("dock", "1", questions, sites, [bf.pair("P1", Q7)], frozen=True, created="2026-12-01T00:00:00Z"),
     )
     (tmp / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _runs()))
     out = tmp / "set.json"

@@ -492,7 +492,7 @@ def test_main_py_opens_a_package_with_its_record(store_path, demo_site, tmp_path
 def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
     """The dock renders what reviewer.drafting.item_draft gives: an annotator's copy has its confidence hidden
     (the anchoring study setting), a maintainer's shows it; second opinions follow the draft."""
-    from reviewer.app.qt_review import draft_html
+    from reviewer.app.qt_review_parts import draft_html
 
     draft = {
         "answer": {"cause": "fire"}, "conclusion": "fire", "visible": ["1999: forest", "2004: charred"],
@@ -529,3 +529,115 @@ def test_annotator_gives_her_confidence_with_keys(window, store_path, qtbot, sho
     )
     con.close()
     assert rows == {first: "medium", second: None}
+
+
+def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots):
+    """L / M / H in the expert's dock (issue 30): pending until saved, stored with the adjudication, said in the
+    saved line; the same key again takes it back; typed in the rationale they are text; listed in the key line."""
+    from qtpy.QtWidgets import QApplication, QLabel
+
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:  # bob flags his first two items: two split items for eve
+        for user in ("ann", "bob"):
+            n = 0
+            while (v := api.next_item(store, BANK, user=user)) is not None:
+                flag = user == "bob" and n < 2
+                said = api.Decision("flag", reasons=["ambiguous_evidence"]) if flag else api.Decision("accept")
+                api.decide(store, v["item"], said, user=user)
+                n += 1
+    app = window("eve", "expert")
+    expert = app.review.expert
+    assert app.review.tabs.currentWidget() is expert
+    assert any("L/M/H" in w.text() for w in expert.findChildren(QLabel))  # the dock's key line
+    first = expert.view["id"]
+    main = app.viewer.window._qt_window
+    for w, h in ((1366, 768), (1600, 1000)):  # on the small screen the dock scrolls to the pending line
+        main.resize(w, h)
+        QApplication.processEvents()
+        if w == 1366:
+            press(qtbot, app, "H")
+            assert "confidence: high" in expert.pending.text()
+        QApplication.processEvents()
+        QApplication.primaryScreen().grabWindow(0, 0, 0, w, h).save(str(shots / f"30_expert_confidence_{w}x{h}.png"))
+    press(qtbot, app, "A")  # asks for the rationale; an L typed there is text
+    qtbot.keyClicks(expert.rationale, "low cloud, still clear")
+    qtbot.keyClick(expert.rationale, Qt.Key_Return)
+    assert "saved: accept, high confidence on" in expert.saved.text(), expert.saved.text()
+    assert expert.pending.text() == "" and expert.view["id"] != first
+    second = expert.view["id"]
+    press(qtbot, app, "L", "L")  # low, then taken back
+    assert expert.pending.text() == ""
+    press(qtbot, app, "R")
+    qtbot.keyClicks(expert.rationale, "two readings")
+    qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    press(qtbot, app, "M", "R")  # out of the field the keys act again: medium, then the reject is saved
+    assert "saved: reject, medium confidence on" in expert.saved.text(), expert.saved.text()
+    con = sqlite3.connect(store_path)
+    rows = con.execute(
+        "SELECT i.qid, d.verdict, d.confidence, d.rationale FROM decisions d JOIN items i ON i.id = d.item "
+        "WHERE d.user = 'eve' AND d.stage = 2 ORDER BY d.id"
+    ).fetchall()
+    con.close()
+    assert rows == [(first, "accept", "high", "low cloud, still clear"), (second, "reject", "medium", "two readings")]
+
+
+def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
+    window, store_path, demo_db, demo_bank, demo_site, qtbot
+):
+    """Issue 27, the maintainer by keys only: from the first Assign field (where Tab or a click puts the
+    keyboard), Tab walks the form and Space presses Assign; the same for the stage-2 rule; Return in the item
+    field shows the item's log. Checked in the store: every item assigned once (k = 1) to ann or bob with seed 7,
+    the audit share saved."""
+    from reviewer.store import Store
+
+    for suffix in ("", "-wal", "-shm"):  # the bank imported, not assigned yet
+        Path(str(store_path) + suffix).unlink(missing_ok=True)
+    make_store(store_path, demo_db, demo_bank, demo_site, assign=False)
+    app = window("mia", "maintainer")
+    admin = app.review.maintainer
+
+    def type_over(widget, text: str) -> None:
+        qtbot.keyClick(widget, Qt.Key_A, Qt.ControlModifier)
+        qtbot.keyClicks(widget, text)
+
+    def tab() -> None:
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
+
+    from qtpy.QtWidgets import QApplication
+
+    admin.annotators.setFocus()
+    qtbot.waitUntil(admin.annotators.hasFocus, timeout=2000)
+    type_over(admin.annotators, "ann,bob")
+    for text in ("1", "7"):  # k, seed
+        tab()
+        type_over(QApplication.focusWidget(), text)
+    for _ in range(3):  # past gold and gold share to the Assign button
+        tab()
+    assert QApplication.focusWidget().text() == "Assign"
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Space)
+    assert admin.message.text().startswith("assigned"), admin.message.text()
+    n = bank_size(store_path)
+    with Store(store_path) as store:
+        per_item = store.db.execute("SELECT count(*), min(user), max(user) FROM assignments GROUP BY item").fetchall()
+        k, seed = store.db.execute("SELECT k, seed FROM bank_review WHERE bank = ?", [BANK]).fetchone()
+        users = {u for (u,) in store.db.execute("SELECT DISTINCT user FROM assignments")}
+    assert len(per_item) == n and all(c == 1 for c, _, _ in per_item) and (k, seed) == (1, 7)
+    assert users == {"ann", "bob"}
+
+    admin.audit_share.setFocus()
+    qtbot.waitUntil(admin.audit_share.hasFocus, timeout=2000)
+    type_over(admin.audit_share, "0.25")
+    for _ in range(4):  # adjudicate share, rest, apply now, Save rule
+        tab()
+    assert QApplication.focusWidget().text() == "Save rule"
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Space)
+    with Store(store_path) as store:
+        audit = store.db.execute("SELECT audit_share FROM bank_review WHERE bank = ?", [BANK]).fetchone()[0]
+    assert audit == 0.25, admin.message.text()
+
+    admin.item_edit.setFocus()
+    qtbot.keyClicks(admin.item_edit, "demo-core-seed0-1")
+    qtbot.keyClick(admin.item_edit, Qt.Key_Return)
+    assert "demo-core-seed0-1" in admin.log.toPlainText() and " assign " in admin.log.toPlainText()

@@ -1,5 +1,5 @@
 """The trajectory dock shows a review item's series completely in the turn that hands it over (range, axis
-label, title, caption), as the next paint draws it, and keeps it after the events that follow; its caption
+label, caption), as the next paint draws it, and keeps it after the events that follow; its caption
 is measured like any word-wrapped rich label. Series here are made by hand so the expected ranges and counts
 can be read off them."""
 
@@ -42,7 +42,7 @@ def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qt
     traj = app.trajectory
     first_year = min(sc.year for sc in s.index.record_scenes())
     # the site's docks filled in (the trajectory's, which resets the plot for the site, in the open's last turn)
-    qtbot.waitUntil(lambda: app.settled and traj.period_from.minimum() == first_year, timeout=30000)
+    qtbot.waitUntil(lambda: app.settled and traj.tools.period_from.minimum() == first_year, timeout=30000)
     app.docks["Trajectory"].raise_()
     mask = np.zeros(s.index.site.shape, bool)
     mask[4:8, 4:8] = True
@@ -57,14 +57,14 @@ def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qt
     # 0.2 span) and the points' radius: at most a quarter of the span
     assert 0.05 <= low <= 0.10 and 0.30 <= high <= 0.35, (low, high)
     assert traj.plot.getAxis("left").labelText == "NDVI"
-    assert traj.plot.getPlotItem().titleLabel.text == "as recorded (no cross-sensor harmonisation)"
-    assert "3 clear, 1 masked observations" in traj.info.text()
+    assert "as recorded (not harmonised)" in traj.info.text()  # said once, in the caption
+    assert "3 clear, 1 masked (hollow)" in traj.info.text()
 
     show_item(traj, mndwi, mask)
     low, high = vb.viewRange()[1]
     assert -0.85 <= low <= -0.50 and 0.90 <= high <= 1.25, (low, high)  # span 1.4: a quarter is 0.35
     assert traj.plot.getAxis("left").labelText == "MNDWI"
-    assert "3 clear, 0 masked observations" in traj.info.text()
+    assert "3 clear, 0 masked (hollow)" in traj.info.text()
     qtbot.wait(150)  # the layouts, the paint and the cursor's settling: the item stays as shown
     assert vb.viewRange()[1] == pytest.approx([low, high])
     assert vb.viewRange()[0] == pytest.approx(x_range)  # the record's years, not re-ranged to the points

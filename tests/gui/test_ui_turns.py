@@ -1,6 +1,7 @@
-"""Issue 10: what the user sees while the UI work of a site open or an item change is spread over event-loop turns.
-The canvas keeps its width while the first site opens (it loses the date slider's row); an item change whose docks follow in a later turn never draws the docks
-of an item the reviewer already left; napari's status bar says the value of the item shown under the pointer.
+"""What the user sees as a site opens or an item comes up (issue 10; issue 27's one pipeline): the canvas keeps its
+width while the first site opens (it loses the date slider's row); the docks never show an item the reviewer
+already left, whose evidence lands late (its result is dropped by its token), and what they show is the item's own
+evidence view; napari's status bar says the value of the item shown under the pointer.
 """
 
 from __future__ import annotations
@@ -42,9 +43,9 @@ def review_window(window):  # noqa: F811 - the fixture imported above
 
 def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
     """N pressed twice before the event loop runs, the first of the two prepared ahead: it is shown whole in its
-    key's turn (same site), the second's docks may follow in a later turn, and what the docks draw last is the item
-    the reviewer stopped on (the one passed over is never drawn there late, over it), with its evidence view (pair
-    dates, period, stretch)."""
+    key's turn; the second's evidence is prepared in the worker and lands later. What the docks draw last is the
+    item the reviewer stopped on (a result for the item passed over is never drawn there late, over it), with its
+    evidence view (pair dates, period, stretch)."""
     app = review_window
     panel, loader, st = app.review.annotator, app.review.loader, app.state
     wait_evidence(app, qtbot, timeout=60000)
@@ -52,6 +53,7 @@ def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
     first = panel.view["item"]
     second, third = keys[keys.index(first) + 1], keys[keys.index(first) + 2]
     qtbot.waitUntil(lambda: loader.ready(second), timeout=60000)  # shown in its key's turn (the third later)
+    assert not loader.ready(third)
     drawn = []
     show_chips = app.chips.show_chips
 
@@ -61,10 +63,15 @@ def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
 
     app.chips.show_chips = recorded
     assert app.review.key("N") and panel.view["item"] == second
+    qtbot.waitUntil(lambda: loader.model.item == second, timeout=10000)
+    passed_over = loader.model.token  # the request for the item passed over
     assert app.review.key("N") and panel.view["item"] == third
     wait_evidence(app, qtbot, timeout=60000)
-    qtbot.wait(200)  # a turn left over from the item passed over would have run by now
     assert drawn[-1] == third and set(drawn[:-1]) <= {second}, drawn
+    # the item passed over's evidence landing now, with its request's token: dropped, the docks stay on the third
+    loader.prepared_ready.emit((passed_over, second, loader._prepared[second], None))
+    qtbot.wait(200)
+    assert drawn[-1] == third and loader.key == third and loader.model.status == "shown", drawn
     view = loader.view
     assert loader.key == third and view is not None
     from reviewer.app.review_evidence import evidence_view, view_years

@@ -317,7 +317,7 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
     stack = s.stack
     real_read = stack.read
     stack.read = lambda i, comp, mask=None: np.full_like(real_read(i, comp), np.nan)
-    rgb = s._render(stack, "truecolor", s.state.stretch, 0)
+    rgb = s.frames.render(stack, "truecolor", s.state.stretch, 0)
     assert rgb.max() == 0 and (id(stack), 0) in s.all_masked
     stack.read = real_read
 
@@ -333,7 +333,7 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     app, s = opened, opened.session
     n = len(s.stack)
     slow, broken = n - 1, n // 2
-    real = s.read_frame
+    real = s.frames.read_frame
 
     def read(stack, composite, i):
         if i == slow:
@@ -342,9 +342,9 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
             raise ReviewerError("truncated band file", path=f"{stack.scenes[i].scene_id}_SR_B4.TIF")
         return real(stack, composite, i)
 
-    monkeypatch.setattr(s, "read_frame", read)
+    monkeypatch.setattr(s.frames, "read_frame", read)  # (the frame reader's reads)
     res = s.index.site.resolution
-    s._on_mouse_move(app.viewer, SimpleNamespace(position=(0.0, 5 * res, 5 * res)))  # cursor on pixel (5, 5)
+    s.pointer.on_mouse_move(app.viewer, SimpleNamespace(position=(0.0, 5 * res, 5 * res)))  # cursor on pixel (5, 5)
     t0 = time.perf_counter()
     s.jump_to_index(slow)
     took = time.perf_counter() - t0
@@ -561,14 +561,12 @@ def test_trajectory_harmonise_toggle(opened, qtbot, shots):
     traj._on_pixel_clicked(20, 40)
     qtbot.waitUntil(lambda: traj.series is not None and not traj.busy, timeout=60000)
     raw = traj.series
-    assert "as recorded" in traj.plot.getPlotItem().titleLabel.text and "as recorded" in traj.info.text()
-    traj.harmonize_check.click()
+    assert "as recorded" in traj.info.text()
+    traj.tools.harmonize_check.click()
     assert app.state.trajectory_harmonized
     qtbot.waitUntil(lambda: traj.series is not raw and not traj.busy and traj.series_harmonized, timeout=60000)
     harm = traj.series
-    title = traj.plot.getPlotItem().titleLabel.text
-    assert "TM/ETM+ harmonised to OLI" in title and "Roy et al. 2016" in title
-    assert "harmonised to OLI" in traj.info.text()
+    assert "TM/ETM+ harmonised to OLI" in traj.info.text() and "Roy et al. 2016" in traj.info.text()
     checked = {"TM": 0, "ETM+": 0, "OLI": 0}
     for k, sensor in enumerate(raw.sensors):
         if sensor not in checked or raw.masked[k] or not np.isfinite(raw.values[k]):
@@ -583,9 +581,9 @@ def test_trajectory_harmonise_toggle(opened, qtbot, shots):
     assert min(checked.values()) > 0, checked
     qtbot.wait(50)
     app.viewer.screenshot(str(shots / "04_trajectory_harmonised.png"), canvas_only=False, flash=False)
-    traj.harmonize_check.click()
+    traj.tools.harmonize_check.click()
     qtbot.waitUntil(lambda: not traj.busy and not traj.series_harmonized, timeout=60000)
-    assert "as recorded" in traj.plot.getPlotItem().titleLabel.text
+    assert "as recorded" in traj.info.text()
 
 
 def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_site, qtbot, shots):

@@ -64,3 +64,26 @@ def test_window_fits_a_small_screen(screen, demo_db, demo_site, tmp_path, shots)
     _check(result)
     for png in out.glob("window_*.png"):
         shutil.copy(png, shots / png.name)
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a 1366 x 768 screen")
+def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path, shots):
+    """Issue 27: at 1366 x 768 with the review dock open, the annotator's and the expert's windows (annotate, the
+    flag bar, the Pair and Chips tabs, the decision table with confidences, a typed rationale) have no label,
+    button, combo, table header or cell, or pair title cut, and the trajectory's plotting area is >= 150 px with
+    its year label inside the plot (tests/gui/shots_review.py, in a fresh process on an Xvfb screen that size)."""
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, str(HERE.with_name("shots_review.py"))]
+    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), "annotator,expert"]
+    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    problems = json.loads(next(out.glob("problems_*.json")).read_text())
+    assert set(problems) == {"annotator", "annotator_flag", "pair", "chips", "expert_table", "expert_rationale"}
+    assert {shot: p for shot, p in problems.items() if p} == {}
+    from PIL import Image
+
+    for png in out.glob("review_*.png"):
+        width, height = Image.open(png).size  # the window really was that small (not a 1600 px one cut down)
+        assert width <= 1366 and height <= 768 and width > 1200, (png.name, width, height)
+        shutil.copy(png, shots / png.name)

@@ -62,6 +62,19 @@ def layout_problems(app, size0) -> list[str]:
     return out
 
 
+def clipped_spin_boxes(widget) -> list[str]:
+    """Spin boxes in `widget` whose value does not fit the room their buttons leave (a digit cut or hidden)."""
+    from qtpy.QtWidgets import QAbstractSpinBox
+
+    out = []
+    for spin in widget.findChildren(QAbstractSpinBox):
+        edit = spin.lineEdit()
+        need = edit.fontMetrics().horizontalAdvance(spin.text()) + 4  # the line edit's own text margins
+        if spin.isVisible() and edit.width() < need:
+            out.append(f"spin box {spin.text()!r} shows in {edit.width()} px, needs {need}")
+    return out
+
+
 def scoring_inputs(folder: Path) -> tuple[Path, Path, Path]:
     """The small hand-built bank and runs of the scoring tests."""
     from test_scoring_metrics import all_runs, make_bank
@@ -100,11 +113,14 @@ def exercise(app, wait_until: Callable, click: Callable, shots: Path, tag: str, 
     wait_until(lambda: s.state.current != before and s.frame_shown(), 20000)
     wait_until(lambda: app.settled, 20000)
     steps["trajectory click"] = layout_problems(app, size0)
-    if traj.plot.height() < 150:  # a plot to read values off, at 1366 x 768 too (it had been ~50 px)
-        steps["trajectory click"].append(f"the trajectory plot is {traj.plot.height()} px tall")
+    from tests.gui.shots_review import trajectory_problems  # the plotting area >= 150 px (it had been ~50 px)
+
+    steps["trajectory click"] += trajectory_problems(app)
     app.viewer.screenshot(str(shots / f"window_{tag}_trajectory.png"), canvas_only=False, flash=False)
     panel = app.scoring_panel
     app.docks["Scoring"].raise_()
+    _pause(wait_until, 0.2)  # the dock lays out when it comes to the front
+    steps["scoring dock"] = clipped_spin_boxes(panel)  # "1000(": the default 10000 resamples under the buttons
     bank, runs, report = scoring_inputs(work)
     panel.set_inputs(bank, [runs], report)
     panel.bootstrap_spin.setValue(300)

@@ -34,11 +34,13 @@ Step = tuple[str, dict[str, Any]]
 
 def make_bank(folder: Path, site_id: str, *, frozen: bool = True, n_number: int = 1) -> Path:
     """A small bank on one site: q1 a trend question (category conclusion), q2... numeric area questions."""
-    from reviewer.bank.io import write_bank
+    from reviewer.bank.io import BankContent, write_bank
 
     qs = [bf.trend_question("q1", site_id)]
     qs += [bf.number_question(f"q{i + 2}", site_id, ref=100, lo=95, hi=105) for i in range(n_number)]
-    write_bank(folder, "tiny", "1", qs, [bf.site(site_id)], [], frozen=frozen, created="2026-11-30T12:00:00Z")
+    write_bank(
+        folder, BankContent("tiny", "1", qs, [bf.site(site_id)], [], frozen=frozen, created="2026-11-30T12:00:00Z")
+    )
     return folder
 
 

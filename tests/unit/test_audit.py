@@ -14,13 +14,14 @@ from test_review_workflow import BANK
 from test_scoring_metrics import all_runs, make_bank
 
 from reviewer import schemas
-from reviewer.bank.io import load_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, write_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError, SchemaError, ScoringError
 from reviewer.review import api
 from reviewer.review.audit import RULES_PATH, audit, audit_rules, load_audit, parse_rules
 from reviewer.review.freeze import freeze
 from reviewer.scoring.api import compute_scores
+from reviewer.scoring.options import ScoringOptions
 from reviewer.scoring.rescore import question_hash
 
 IE = "insufficient evidence"
@@ -183,7 +184,7 @@ def pilot_bank(folder):
         ),
     ]
     sites = [bf.site("a"), bf.site("b", theme="forest"), bf.site("c", theme="water", role="obscure")]
-    write_bank(folder, "pilot", "1", questions, sites, [], frozen=False, created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent("pilot", "1", questions, sites, [], frozen=False, created="2026-11-30T12:00:00Z"))
     return folder
 
 
@@ -476,12 +477,14 @@ def test_apply_sends_back_and_removes_with_one_event_each_then_freeze_lists_the_
     assert [q["id"] for q in load_bank(tmp_path / "v2").questions] == ["q002", "q003"]
 
     # the pilot is rescored on version 2 without a rerun: q000's runs are dropped, the rest unchanged
-    scores = compute_scores(tmp_path / "v2", [runs], bootstrap=0, rescore_from=tmp_path / "v1")
+    scores = compute_scores(tmp_path / "v2", [runs], ScoringOptions(bootstrap=0, rescore_from=tmp_path / "v1"))
     r = scores["rescored"]
     assert r["removed_questions"] == ["q000"] and r["runs_dropped"] == 3 and r["unchanged_text_and_fields"] == 2
     assert scores["problems"]["bad_lines"] == [] and scores["models"]["pilot"]["record"]["n"] == 2
     with pytest.raises(ScoringError, match="unknown question 'q000'"):
-        compute_scores(tmp_path / "v2", [runs], bootstrap=0)  # without --rescore-from: the old runs do not fit
+        compute_scores(
+            tmp_path / "v2", [runs], ScoringOptions(bootstrap=0)
+        )  # without --rescore-from: the old runs do not fit
 
 
 def _write_v2(tmp_path, name, change):
@@ -489,7 +492,8 @@ def _write_v2(tmp_path, name, change):
     questions = copy.deepcopy(v1.questions)
     change({q["id"]: q for q in questions})
     write_bank(
-        tmp_path / name, v1.name, "2", questions, v1.sites, v1.pairs, frozen=True, created="2026-12-01T00:00:00Z"
+        tmp_path / name,
+        BankContent(v1.name, "2", questions, v1.sites, v1.pairs, frozen=True, created="2026-12-01T00:00:00Z"),
     )
     return tmp_path / name
 

@@ -83,7 +83,7 @@ def test_majority_class_groups_by_the_option_set_not_its_shuffled_order(tmp_path
     (66.7). Grouped by option order, each question was its own group and the baseline 'right' on all 3."""
     import bank_factory as bf
 
-    from reviewer.bank.io import write_bank
+    from reviewer.bank.io import BankContent, write_bank
 
     orders = [
         ["increase", "decrease", "no significant change"],
@@ -98,7 +98,9 @@ def test_majority_class_groups_by_the_option_set_not_its_shuffled_order(tmp_path
         q["reference_range"] = {"trend": [0.05, 0.15]}
         questions.append(q)
     folder = tmp_path / "bank"
-    write_bank(folder, "shuffled", "1", questions, [bf.site("a")], [], frozen=True, created="2026-12-01T00:00:00Z")
+    write_bank(
+        folder, BankContent("shuffled", "1", questions, [bf.site("a")], [], frozen=True, created="2026-12-01T00:00:00Z")
+    )
     balance = answer_balance(load_bank(folder))
     assert balance["baselines"]["majority_class"] == 66.7
     assert balance["by_task"] == {"trend": {"increase": 2, "decrease": 1}}

@@ -5,7 +5,7 @@ import json
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import load_bank, read_jsonl, validate_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, read_jsonl, validate_bank, write_bank
 from reviewer.errors import BankError, SchemaError
 
 
@@ -14,7 +14,7 @@ def _bank(tmp_path, questions=None, sites=None, pairs=None, **kw):
     sites = sites if sites is not None else [bf.site()]
     pairs = pairs if pairs is not None else [bf.pair("a24-1-p", "a24-1")]
     folder = tmp_path / "bank"
-    write_bank(folder, "earthrecord", "1", questions, sites, pairs, created="2026-11-30T12:00:00Z", **kw)
+    write_bank(folder, BankContent("earthrecord", "1", questions, sites, pairs, created="2026-11-30T12:00:00Z", **kw))
     return folder
 
 
@@ -145,7 +145,7 @@ def test_a_frozen_bank_is_never_overwritten(tmp_path):
     folder = _bank(tmp_path, frozen=True)
     before = (folder / "questions.jsonl").read_bytes()
     with pytest.raises(BankError, match="frozen"):
-        write_bank(folder, "earthrecord", "2", [bf.trend_question()], [bf.site()], [])
+        write_bank(folder, BankContent("earthrecord", "2", [bf.trend_question()], [bf.site()], []))
     assert (folder / "questions.jsonl").read_bytes() == before
 
 

@@ -2,7 +2,7 @@
 
 import bank_factory as bf
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.review.banks import export_bank, import_bank
 from reviewer.store import Store
@@ -13,12 +13,14 @@ FILES = ("questions.jsonl", "sites.jsonl", "pairs.jsonl", "manifest.json")
 def _bank(folder):
     write_bank(
         folder,
-        "earthrecord",
-        "1",
-        [bf.trend_question(), bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
-        [bf.site()],
-        [bf.pair("a24-1-p", "a24-1")],
-        created="2026-11-30T12:00:00Z",
+        BankContent(
+            "earthrecord",
+            "1",
+            [bf.trend_question(), bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
+            [bf.site()],
+            [bf.pair("a24-1-p", "a24-1")],
+            created="2026-11-30T12:00:00Z",
+        ),
     )
     return folder
 
@@ -50,12 +52,14 @@ def test_reimport_keeps_items_and_adds_versions_only_for_changed_content(tmp_pat
     changed["text"] = "Has the lake area changed from 1990 to 2021?"
     write_bank(
         tmp_path / "v2",
-        "earthrecord",
-        "1",
-        [changed, bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
-        [bf.site()],
-        [bf.pair("a24-1-p", "a24-1")],
-        created="2026-11-30T12:00:00Z",
+        BankContent(
+            "earthrecord",
+            "1",
+            [changed, bf.year_question("a24-3", accept=[2014]), bf.insufficient_question("a24-4")],
+            [bf.site()],
+            [bf.pair("a24-1-p", "a24-1")],
+            created="2026-11-30T12:00:00Z",
+        ),
     )
     import_bank(store, tmp_path / "v2")
     versions = dict(store.db.execute("SELECT qid, current_version FROM items").fetchall())

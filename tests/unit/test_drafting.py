@@ -23,6 +23,7 @@ from reviewer.drafting import run as RUN
 from reviewer.drafting.config import DRAFTING_DIR, settings
 from reviewer.drafting.draft import draft_display
 from reviewer.drafting.images import Image
+from reviewer.drafting.options import DraftOptions
 from reviewer.review import api
 from reviewer.review.banks import import_bank
 from reviewer.store import Store
@@ -161,7 +162,7 @@ def test_a_visual_item_is_drafted_from_its_rendered_evidence_and_stored_as_a_new
     # a second run skips it (resume); --redraft adds version 3 and keeps version 2 as it was
     again = RUN.draft_bank(store, BANK, fake.client(), user="mia")
     assert [o.status for o in again.outcomes] == ["skipped"] and len(_posts(fake)) == 1
-    RUN.draft_bank(store, BANK, fake.client(), user="mia", redraft=True)
+    RUN.draft_bank(store, BANK, fake.client(), DraftOptions(redraft=True), user="mia")
     versions = _versions(store, VISUAL)
     assert [v[:2] for v in versions] == [(1, "generated"), (2, "drafted"), (3, "drafted")] and versions[1][2] == j2
 
@@ -212,11 +213,11 @@ def test_401_stops_the_job_at_once_with_a_clear_message(store, fast):
     fake = FakeAPI()
     fake.script = [status(401)] * 5
     ids = _qids(store, 4)
-    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=ids, concurrency=1)
+    summary = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(which=ids, concurrency=1), user="mia")
     assert "refused the key (401)" in summary.stopped and "ANTHROPIC_API_KEY" in summary.stopped
     assert len(_posts(fake)) == 1 and summary.count("drafted") == 0 and summary.count("not_done") == 4
     fake.script = [offline]
-    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=ids, concurrency=1)
+    summary = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(which=ids, concurrency=1), user="mia")
     assert "cannot reach the Anthropic API" in summary.stopped and len(_posts(fake)) == 2
 
 
@@ -227,11 +228,11 @@ def test_429_honours_retry_after_and_529_and_timeouts_are_retried_with_backoff(s
     (o,) = RUN.draft_bank(store, BANK, fake.client(), user="mia").outcomes
     assert o.status == "drafted" and time.perf_counter() - t0 >= 0.4 and len(_posts(fake)) == 2
     fake.script = [status(529), timeout]
-    (o,) = RUN.draft_bank(store, BANK, fake.client(), user="mia", redraft=True).outcomes
+    (o,) = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(redraft=True), user="mia").outcomes
     assert o.status == "drafted" and len(_posts(fake)) == 5
     # a 400 is not retried: the item is reported as failed and the job goes on
     fake.script = [status(400)]
-    (o,) = RUN.draft_bank(store, BANK, fake.client(), user="mia", redraft=True).outcomes
+    (o,) = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(redraft=True), user="mia").outcomes
     assert o.status == "failed" and "400" in o.message and len(_posts(fake)) == 6
 
 
@@ -239,7 +240,7 @@ def test_concurrency_keeps_four_requests_in_flight(store, fast):
     fake = FakeAPI(latency_s=0.2)
     ids = _qids(store, 8)
     t0 = time.perf_counter()
-    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=ids, concurrency=4)
+    summary = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(which=ids, concurrency=4), user="mia")
     took = time.perf_counter() - t0
     assert summary.count("drafted") == 8 and took < 8 * 0.2 * 0.75  # sequential: 1.6 s; 4 in flight: 0.4 s
     assert {json.loads(_versions(store, q)[-1][2])["provenance"]["draft"]["provenance"]["model"] for q in ids} == {
@@ -257,10 +258,10 @@ def test_cancel_keeps_finished_drafts_and_a_second_run_resumes(store, fast):
             cancel.set()
 
     first = RUN.draft_bank(
-        store, BANK, fake.client(), user="mia", which=ids, concurrency=1, cancel=cancel, progress=progress
+        store, BANK, fake.client(), DraftOptions(which=ids, concurrency=1), user="mia", cancel=cancel, progress=progress
     )
     assert first.cancelled and first.count("drafted") == 2 and first.count("not_done") == 4
-    second = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=ids, concurrency=2)
+    second = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(which=ids, concurrency=2), user="mia")
     assert second.count("skipped") == 2 and second.count("drafted") == 4 and len(_posts(fake)) == 6
 
 
@@ -268,7 +269,7 @@ def test_a_batch_job_goes_through_create_poll_results(store, fast):
     fake = FakeAPI()
     fake.batch_script = ["in_progress", "ended"]
     ids = _qids(store, 2)
-    summary = RUN.draft_bank_batch(store, BANK, fake.client(), user="mia", which=ids, poll_s=0)
+    summary = RUN.draft_bank_batch(store, BANK, fake.client(), DraftOptions(which=ids, poll_s=0), user="mia")
     assert summary.count("drafted") == 2 and summary.batch_id == "msgbatch_01Fake0001"
     calls = [(m, p) for m, p, _, _ in fake.requests]
     assert calls == [
@@ -298,17 +299,23 @@ def test_a_cancelled_batch_is_resumed(store, fast):
     cancel = threading.Event()
     fake.batch_script = ["in_progress"]
     first = RUN.draft_bank_batch(
-        store, BANK, fake.client(), user="mia", which=ids, poll_s=5, cancel=cancel, progress=lambda *_: cancel.set()
+        store,
+        BANK,
+        fake.client(),
+        DraftOptions(which=ids, poll_s=5),
+        user="mia",
+        cancel=cancel,
+        progress=lambda *_: cancel.set(),
     )
     assert first.cancelled and first.count("not_done") == 3 and len(fake.batches) == 1
     # meanwhile the batch was cancelled on the console: one request had finished, two were canceled
     fake.batch_outcomes = {b: "canceled", c: "canceled"}
-    second = RUN.draft_bank_batch(store, BANK, fake.client(), user="mia", which=ids, poll_s=0)
+    second = RUN.draft_bank_batch(store, BANK, fake.client(), DraftOptions(which=ids, poll_s=0), user="mia")
     assert len(fake.batches) == 1 and second.count("drafted") == 1 and second.count("not_done") == 2
     assert "canceled" in next(o.message for o in second.outcomes if o.status == "not_done")
     # the next run sends only the two canceled items, in a new batch
     fake.batch_outcomes = {}
-    third = RUN.draft_bank_batch(store, BANK, fake.client(), user="mia", which=ids, poll_s=0)
+    third = RUN.draft_bank_batch(store, BANK, fake.client(), DraftOptions(which=ids, poll_s=0), user="mia")
     assert third.count("drafted") == 2 and third.count("skipped") == 1 and len(fake.batches) == 2
     assert sorted(r["custom_id"] for r in fake.batches["msgbatch_01Fake0002"]["requests"]) == sorted([b, c])
 
@@ -372,7 +379,9 @@ def test_the_dock_gets_the_draft_with_confidence_hidden_from_annotators_and_seco
     # a second opinion on a computed item: in its log beside the reference, no new version, state unchanged
     computed = _qids(store, 1)[0]
     before = _versions(store, computed)
-    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=[computed], second_opinion=True)
+    summary = RUN.draft_bank(
+        store, BANK, fake.client(), DraftOptions(which=[computed], second_opinion=True), user="mia"
+    )
     assert summary.count("drafted") == 1 and _versions(store, computed) == before
     shown = item_draft(store, f"{BANK}/{computed}", user="mia")
     assert shown["draft"] is None and len(shown["second_opinions"]) == 1
@@ -468,7 +477,7 @@ def test_a_draft_is_accepted_edited_or_rejected_with_a_reason_that_routes_the_it
     other = _qids(store, 2, skip=(VISUAL,))
     keys = [VISUAL, *other]
     fake = FakeAPI()
-    RUN.draft_bank(store, BANK, fake.client(), user="mia", which=keys)
+    RUN.draft_bank(store, BANK, fake.client(), DraftOptions(which=keys), user="mia")
     assert set(draft_queue(store, BANK, user="mia")["to_review"]) == {f"{BANK}/{q}" for q in keys}
     with pytest.raises(ReviewError, match="only expert or maintainer may review drafts"):
         review_draft(store, VISUAL, user="ann", verdict="accept")
@@ -501,7 +510,7 @@ def test_a_draft_is_accepted_edited_or_rejected_with_a_reason_that_routes_the_it
 
     # `reviewer draft --items rejected` drafts exactly the item sent back, as a new version
     before = len(_posts(fake))
-    summary = RUN.draft_bank(store, BANK, fake.client(), user="mia", which=["rejected"])
+    summary = RUN.draft_bank(store, BANK, fake.client(), DraftOptions(which=["rejected"]), user="mia")
     assert summary.count("drafted") == 1 and summary.outcomes[0].key == f"{BANK}/{redo}"
     assert len(_posts(fake)) == before + 1
     assert [o for _, o, _ in _versions(store, redo)] == ["generated", "drafted", "drafted"]

@@ -15,8 +15,9 @@ import bank_factory as bf
 import pytest
 
 from reviewer.bank import generate as G
+from reviewer.bank import templates as T
 from reviewer.bank.evidence import EvidenceView, Region, evidence_for
-from reviewer.bank.io import load_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, write_bank
 from reviewer.errors import SchemaError
 from reviewer.record.stretch import Stretch
 from reviewer.review import api
@@ -87,7 +88,8 @@ def test_older_questions_without_evidence_still_validate_and_get_a_default_view(
 def test_a_bank_with_and_without_evidence_round_trips(tmp_path):
     with_view = bf.trend_question("a24-2", evidence=EvidenceView.from_json({"composite": "mndwi"}).to_json())
     write_bank(
-        tmp_path / "b", "b", "1", [bf.trend_question(), with_view], [bf.site()], [], created="2026-12-01T00:00:00Z"
+        tmp_path / "b",
+        BankContent("b", "1", [bf.trend_question(), with_view], [bf.site()], [], created="2026-12-01T00:00:00Z"),
     )
     bank = load_bank(tmp_path / "b")
     assert "evidence" not in bank.question("a24-1")
@@ -163,7 +165,7 @@ def test_a_burn_question_shows_nbr_the_year_before_and_after_the_burn():
 def _greenness(region):
     c = G.Candidate(
         "trend.greenness_trend",
-        {"y1": 2001, "y2": 2013, "alpha": 0.05, "region": G.REGION_NAMES[region]},
+        {"y1": 2001, "y2": 2013, "alpha": 0.05, "region": T.REGION_NAMES[region]},
         (2001, 2013),
         methods={"direction": {"a": "increase", "b": "increase", "c": "increase"}, "slope": {"a": 0.01, "b": 0.011}},
         extra={"region": region},
@@ -189,16 +191,16 @@ def test_a_trend_question_shows_the_strip_over_its_period_and_the_region_it_name
 
 def test_every_template_has_a_view_and_a_bad_one_is_refused_naming_the_field():
     assert all("evidence" in t for t in G.templates().values())
-    doc = json.loads(G.TEMPLATES_PATH.read_text(encoding="utf-8"))
+    doc = json.loads(T.TEMPLATES_PATH.read_text(encoding="utf-8"))
     broken = copy.deepcopy(doc)
     broken["templates"]["date.burn_year"]["evidence"]["composite"] = "thermal"
     with pytest.raises(SchemaError) as err:
-        G.check_templates(broken)
+        T.check_templates(broken)
     assert err.value.field == "templates.date.burn_year.evidence.composite"
     broken = copy.deepcopy(doc)
     del broken["templates"]["date.burn_year"]["evidence"]
     with pytest.raises(SchemaError) as err:
-        G.check_templates(broken)
+        T.check_templates(broken)
     assert err.value.field == "templates.date.burn_year.evidence"
 
 
@@ -207,7 +209,7 @@ def test_a_decisions_saved_view_is_the_full_evidence_view_and_a_bad_one_is_refus
     api.add_user(store, "mia", "maintainer")
     api.add_user(store, "ann", "annotator", by="mia")
     qs = [bf.trend_question(f"q{i}") for i in range(2)]
-    write_bank(tmp_path / "bank", "rb", "1", qs, [bf.site()], [], created="2026-12-01T00:00:00Z")
+    write_bank(tmp_path / "bank", BankContent("rb", "1", qs, [bf.site()], [], created="2026-12-01T00:00:00Z"))
     import_bank(store, tmp_path / "bank", user="mia")
     api.assign(store, "rb", annotators=["ann"], k=1, seed=1, user="mia")
     with pytest.raises(SchemaError, match="pair view cannot show 1"):

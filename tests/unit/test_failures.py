@@ -19,7 +19,7 @@ import json
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError, SchemaError, ScoringError, StoreError
 from reviewer.failures import codebook as CB
@@ -45,7 +45,8 @@ def make_bank(folder):
         bf.insufficient_question("q4", "b"),
     ]
     write_bank(
-        folder, "tiny", "1", questions, sites, [bf.pair("P1", "q1")], frozen=True, created="2026-11-30T12:00:00Z"
+        folder,
+        BankContent("tiny", "1", questions, sites, [bf.pair("P1", "q1")], frozen=True, created="2026-11-30T12:00:00Z"),
     )
     return folder
 
@@ -241,9 +242,10 @@ def test_draw_per_model_is_independent_of_other_models():
 
 def test_a_scoring_report_folder_names_its_runs(inputs, tmp_path):
     from reviewer.scoring.api import score
+    from reviewer.scoring.options import ScoringOptions
 
     bank, runs = inputs
-    score(bank, [runs], tmp_path / "report", bootstrap=0, report=False)
+    score(bank, [runs], tmp_path / "report", ScoringOptions(bootstrap=0), report=False)
     doc = build_set([tmp_path / "report"], bank, per_model=12, seed=3)
     assert doc["pools"]["wrong_runs"] == 6 and doc["runs_files"] == [str(runs)]
     scores = json.loads((tmp_path / "report" / "scores.json").read_text())

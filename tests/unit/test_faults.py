@@ -24,7 +24,7 @@ import pytest
 import rasterio
 from test_scoring_metrics import all_runs, make_bank
 
-from reviewer.bank.io import validate_bank, write_bank
+from reviewer.bank.io import BankContent, validate_bank, write_bank
 from reviewer.cli import main
 from reviewer.errors import BankError, OutputError, UnreadableFileError
 from reviewer.fileio import loads_strict
@@ -175,12 +175,12 @@ def test_bank_folder_disk_full_changes_nothing(scoring, tmp_path, monkeypatch):
 
     bank = load_bank(scoring[0])
     fresh, existing = tmp_path / "fresh", tmp_path / "existing"
-    write_bank(existing, "tiny", "2", bank.questions, bank.sites, bank.pairs)
+    write_bank(existing, BankContent("tiny", "2", bank.questions, bank.sites, bank.pairs))
     before = snapshot(existing)
     fail_fsync_of(monkeypatch, "questions.jsonl")
     for folder in (fresh, existing):
         with pytest.raises(OutputError, match="disk full") as err:
-            write_bank(folder, "tiny", "3", bank.questions, bank.sites, bank.pairs)
+            write_bank(folder, BankContent("tiny", "3", bank.questions, bank.sites, bank.pairs))
         assert err.value.path == str(folder)
     assert not fresh.exists() and snapshot(existing) == before
     assert leftovers(tmp_path) == [] and leftovers(existing) == []
@@ -584,6 +584,7 @@ def test_strict_json_keeps_ordinary_documents():
 
 def test_report_md_escapes_model_names(scoring, tmp_path):
     from reviewer.scoring.api import score
+    from reviewer.scoring.options import ScoringOptions
 
     evil = "evil | <script>alert(1)</script>\n`rm` & *bold*"
     runs = tmp_path / "runs.jsonl"
@@ -591,7 +592,7 @@ def test_report_md_escapes_model_names(scoring, tmp_path):
         "".join(json.dumps({**r, "model": evil if r["model"] == "A" else r["model"]}) + "\n" for r in all_runs())
     )
     out = tmp_path / "report"
-    score(scoring[0], [runs], out, bootstrap=20)
+    score(scoring[0], [runs], out, ScoringOptions(bootstrap=20))
     md = (out / "report.md").read_text()
     assert "<script>" not in md and "&lt;script&gt;alert(1)&lt;/script&gt;" in md
     assert "\\`rm\\` &amp; \\*bold\\*" in md

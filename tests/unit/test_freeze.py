@@ -159,18 +159,20 @@ def test_verify_catches_one_changed_byte_in_each_file(tmp_path, capsys, name):
 def test_score_refuses_a_bank_that_is_not_frozen_unless_draft(tmp_path, capsys):
     from test_scoring_metrics import all_runs, make_bank
 
-    from reviewer.bank.io import load_bank, write_bank
+    from reviewer.bank.io import BankContent, load_bank, write_bank
 
     frozen = load_bank(make_bank(tmp_path / "frozen"))
     write_bank(
         tmp_path / "draft",
-        frozen.name,
-        frozen.version,
-        frozen.questions,
-        frozen.sites,
-        frozen.pairs,
-        frozen=False,
-        created=frozen.manifest["created"],
+        BankContent(
+            frozen.name,
+            frozen.version,
+            frozen.questions,
+            frozen.sites,
+            frozen.pairs,
+            frozen=False,
+            created=frozen.manifest["created"],
+        ),
     )
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))

@@ -20,7 +20,7 @@ from pathlib import Path
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.review import api
 from reviewer.review.banks import import_bank
@@ -32,7 +32,7 @@ SITE_DIR = "/data/earthrecord/sites/a24"
 
 
 def _write(folder, questions, name=BANK):
-    write_bank(folder, name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent(name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     return folder
 
 
@@ -331,13 +331,95 @@ def _refused(capsys, team, pkg, *expected):
             "decision 6 was signed but is gone",
         ),
         (["UPDATE items SET qid = 'q999' WHERE id = 1"], "decision 1 does not match its signature"),
+        (
+            ["DROP TRIGGER decisions_no_update", "UPDATE decisions SET confidence = 'high' WHERE id = 2"],
+            "decision 2 does not match its signature",  # a confidence given afterwards (issue 30)
+        ),
     ],
-    ids=["forged-decision", "changed-verdict", "edited-signature", "removed-decision", "removed-last", "moved-item"],
+    ids=[
+        "forged-decision",
+        "changed-verdict",
+        "edited-signature",
+        "removed-decision",
+        "removed-last",
+        "moved-item",
+        "added-confidence",
+    ],
 )
 def test_a_package_edited_by_hand_is_refused_whole(tmp_path, capsys, sql, expected):
     team, pkg, _ = _worked(tmp_path, capsys)
     _tamper(pkg, *sql)
     _refused(capsys, team, pkg, expected)
+
+
+def _confidences(store, user="ann"):
+    return dict(
+        store.db.execute(
+            "SELECT i.qid, d.confidence FROM decisions d JOIN items i ON i.id = d.item WHERE d.user = ? "
+            "AND d.verdict != 'retract' ORDER BY d.id",
+            [user],
+        ).fetchall()
+    )
+
+
+def test_the_confidence_given_in_a_package_is_signed_and_merged(tmp_path, capsys):
+    team = _team(tmp_path / "team" / "review.sqlite")
+    a, b, c = _queue(team, "ann")[:3]
+    pkg = tmp_path / "laptop" / "ann.pkg"
+    _export(capsys, team.path, pkg)
+    for qid, verdict, sure in ((a, "--accept", "high"), (b, "--flag", "low"), (c, "--accept", None)):
+        flag = ("wrong_reference",) if verdict == "--flag" else ()
+        more = ("--confidence", sure) if sure else ()
+        _ok(capsys, "review", "decide", qid, "--bank", BANK, verdict, *flag, *more, "--package", pkg, "--user", "ann")
+    edited = tmp_path / "edited.pkg"  # low changed to high by hand: refused whole
+    shutil.copy(pkg, edited)
+    _tamper(edited, "DROP TRIGGER decisions_no_update", "UPDATE decisions SET confidence = 'high' WHERE id = 2")
+    _refused(capsys, team, edited, "decision 2 does not match its signature")
+    out = _ok(capsys, "--db", team.path, "package", "import", pkg, "--user", "mia")
+    assert "merged 3 decision(s)" in out and "without their confidence" not in out
+    assert _confidences(team) == {a: "high", b: "low", c: None}
+
+
+def test_a_package_signed_before_the_confidence_still_imports_without_it(tmp_path, capsys):
+    """A package made by an earlier version signed each decision without its confidence (the columns of
+    ledger.SIGNED_COLS). It still imports; a confidence in it is covered by nothing, so it is not merged."""
+    import hashlib
+    import hmac
+
+    from reviewer.review.ledger import SIGNED_COLS
+
+    team, pkg, qids = _worked(tmp_path, capsys)
+    secret, pid, kid = team.db.execute("SELECT secret, id, key_id FROM packages WHERE kind = 'issued'").fetchone()
+    con = sqlite3.connect(pkg)
+    con.executescript(
+        "DROP TRIGGER decisions_no_update; DROP TRIGGER package_signatures_no_update; "
+        "UPDATE decisions SET confidence = 'high' WHERE id = 1"  # given with a version that did not sign it
+    )
+    cols = ", ".join(f"d.{c}" for c in SIGNED_COLS)
+    rows = con.execute(
+        f"SELECT {cols}, i.bank, i.qid, v.json FROM decisions d JOIN items i ON i.id = d.item "
+        "JOIN item_versions v ON v.item = d.item AND v.version = d.version ORDER BY d.id"
+    ).fetchall()
+    prev = ""
+    for r in rows:  # the chain as the earlier version signed it (the module's documented scheme)
+        decision = dict(zip(SIGNED_COLS, r[: len(SIGNED_COLS)], strict=True))
+        bank, qid, text = r[len(SIGNED_COLS) :]
+        item = {
+            "bank": bank,
+            "qid": qid,
+            "version": decision["version"],
+            "sha256": "sha256:" + hashlib.sha256(text.encode()).hexdigest(),
+        }
+        body = {"package": pid, "key_id": kid, "decision": decision, "item": item, "prev": prev}
+        raw = json.dumps(body, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+        prev = hmac.new(bytes.fromhex(secret), raw, hashlib.sha256).hexdigest()
+        con.execute("UPDATE package_signatures SET hmac = ? WHERE decision = ?", [prev, decision["id"]])
+    con.commit()
+    con.close()
+    out = _ok(capsys, "--db", team.path, "package", "import", pkg, "--user", "mia")
+    assert "merged 5 decision(s) and 1 undo(s), 0 conflict(s)" in out
+    assert "1 decision(s) merged without their confidence" in out
+    assert set(_confidences(team).values()) == {None}
 
 
 def _swap_record(pkg, donor):

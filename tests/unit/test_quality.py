@@ -88,6 +88,48 @@ def test_figures_match_crowd_kit_called_directly(simulated):
     )
 
 
+def test_gold_and_per_reason_figures_match_crowd_kit_called_directly():
+    """What the report reads off crowd-kit (fitted on integer codes) with gold labels fixed, and over
+    accept-or-first-reason (4 classes): posteriors, confusion matrices, priors and step count equal crowd-kit's
+    DawidSkene called directly on the names."""
+    from crowdkit.aggregation import DawidSkene
+
+    reasons = ("ambiguous_evidence", "wrong_reference", "format_wording")
+    rng = np.random.default_rng(7)
+    decisions = []
+    for i in range(60):
+        true = rng.integers(len(reasons) + 1)  # 0: acceptable, else the reason it is not
+        for name, acc in ACCURACY.items():
+            said = true if rng.random() < acc else rng.integers(len(reasons) + 1)
+            decisions.append((f"q{i:03d}", name, "flag" if said else "accept", [reasons[said - 1]] if said else []))
+    gold = {f"q{i:03d}": "accept" for i in range(0, 60, 7)} | {"q001": "flag"}
+    out = reliability(decisions, gold, settings=FAST)
+    df = pd.DataFrame([d[:3] for d in decisions], columns=["task", "worker", "label"])
+    ds = DawidSkene(n_iter=FAST.ds_iterations, tol=FAST.ds_tol).fit(df, true_labels=pd.Series(gold))
+    assert out["models"]["dawid_skene"]["iterations"] == len(ds.loss_history_)
+    # the gold verdicts, whatever the votes (crowd-kit clips posteriors at 1e-10)
+    assert out["items"]["q001"]["posterior_acceptable"] < 1e-9 and out["items"]["q007"]["posterior_acceptable"] == 1
+    for item, p in ds.probas_["accept"].items():
+        assert out["items"][item]["posterior_acceptable"] == pytest.approx(p, abs=1e-12)
+    for name, a in out["annotators"].items():
+        assert a["specificity"] == pytest.approx(ds.errors_.loc[(name, "accept"), "accept"], abs=1e-12)
+        assert a["sensitivity"] == pytest.approx(ds.errors_.loc[(name, "flag"), "flag"], abs=1e-12)
+    flagged = {i for i, _, v, _ in decisions if v == "flag"}  # the per-reason model sees the items someone flagged
+    labels = pd.DataFrame(
+        [(i, w, r[0] if r else "accept") for i, w, _, r in decisions if i in flagged], columns=df.columns
+    )
+    per = DawidSkene(n_iter=FAST.ds_iterations, tol=FAST.ds_tol).fit(labels)
+    assert out["models"]["per_reason"]["iterations"] == len(per.loss_history_)
+    for name, a in out["annotators"].items():
+        for r in reasons:
+            assert a["per_reason"][r]["reliability"] == pytest.approx(per.errors_.loc[(name, r), r], abs=1e-12)
+        classes = ["accept", *reasons]
+        hits = [per.errors_.loc[(name, c), c] if (name, c) in per.errors_.index else 0.0 for c in classes]
+        assert a["reason_reliability"] == pytest.approx(
+            sum(per.priors_[c] * h for c, h in zip(classes, hits, strict=True))
+        )
+
+
 def test_gold_verdicts_are_fixed_and_an_unknown_verdict_is_refused():
     decisions = [("g1", "a", "accept", []), ("g1", "b", "flag", ["other"]), ("q1", "a", "accept", [])]
     out = reliability(decisions, {"g1": "flag"}, settings=FAST)
@@ -140,7 +182,8 @@ def test_review_quality_from_the_store_with_gold_outcome_skips_and_undos(tmp_pat
 
 
 def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
-    """Two trend and two quantify questions; annotators split on one trend question only."""
+    """Two trend and two quantify questions and an insufficient one; annotators split on one trend question and
+    the insufficient one."""
     import bank_factory as bf
     from test_review_workflow import _write
 
@@ -152,9 +195,11 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     for a in ("ann", "bob"):
         api.add_user(store, a, "annotator", by="mia")
     questions = [bf.trend_question("t1"), bf.trend_question("t2"), bf.number_question("n1"), bf.number_question("n2")]
+    questions.append(bf.insufficient_question("i1"))  # no task: under its class
     import_bank(store, _write(tmp_path / "bank", questions), user="mia")
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
     plan = {"t1": ("accept", "accept"), "t2": ("accept", "flag"), "n1": ("flag", "flag"), "n2": ("accept", "accept")}
+    plan["i1"] = ("accept", "flag")
     for qid, verdicts in plan.items():
         for user, v in zip(("ann", "bob"), verdicts, strict=True):
             api.decide(store, qid, api.Decision(v, reasons=["wrong_reference"] if v == "flag" else None), user=user)
@@ -168,6 +213,7 @@ def test_agreement_per_task_in_the_report_and_csv(tmp_path, capsys):
     # trend: agree on t1, not t2 -> 0.5; quantify: agree on both -> 1
     assert "trend,percent_agreement,0.5," in rows and "quantify,percent_agreement,1.0," in rows
     assert "quantify,items,2," in rows
+    assert "insufficient,items,1," in rows and "insufficient,percent_agreement,0.0," in rows and "task none" not in text
 
 
 def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accept(tmp_path, capsys):
@@ -216,10 +262,14 @@ def test_confidence_is_stored_shown_to_experts_and_routes_a_low_confidence_accep
     assert main(["--db", db, "review", "quality", BANK, "--user", "mia", "--json"]) == 0
     rows = {a["annotator"]: a["confidence"] for a in json.loads(capsys.readouterr().out)["annotators"]}
     assert rows == {"ann": {"low": 1, "medium": 1, "high": 0}, "bob": {"low": 0, "medium": 0, "high": 1}}
+    assert main(["--db", db, "review", "quality", BANK, "--user", "mia"]) == 0  # the table: counts per level
+    table = {line.split()[0]: line.split()[-1] for line in capsys.readouterr().out.splitlines()[:3]}
+    assert table["annotator"] == "L/M/H" and table["ann"] == "1/1/0" and table["bob"] == "0/0/1"
     assert main(["--db", db, "review", "show", "q000", "--user", "eve"]) == 0
     assert "annotator 1: accept [low confidence]" in capsys.readouterr().out
     assert main(["--db", db, "review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "fine",
                  "--confidence", "high"]) == 0  # fmt: skip
+    assert "accept, high confidence (decision" in capsys.readouterr().out
     with Store(tmp_path / "review.sqlite") as store:
         assert store.db.execute("SELECT confidence FROM decisions WHERE stage = 2").fetchone()[0] == "high"
 

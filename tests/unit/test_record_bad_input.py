@@ -137,6 +137,44 @@ def test_cli_prints_one_line_and_exit_2(tmp_path, capsys):
     assert err.startswith("error: ") and "Traceback" not in err and str(tmp_path) in err
 
 
+@pytest.mark.parametrize(
+    "boundary",
+    [
+        [],  # a JSON list
+        {"type": "FeatureCollection", "features": [1]},  # a feature that is no object
+        {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]], "crs": 5},  # a crs that is no object
+    ],
+)
+def test_boundary_of_the_wrong_json_shape_is_one_error_line(tmp_path, capsys, boundary):
+    site = write_site_json(
+        tmp_path / "s", bbox=[0, 0, 3000, 3000], crs="EPSG:32633", shape=[100, 100], boundary="boundary.geojson"
+    )
+    (site / "boundary.geojson").write_text(json.dumps(boundary))
+    code = main(["--db", str(tmp_path / "db.sqlite"), "scan", str(site)])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert err.startswith("error: ") and err.count("\n") == 1
+    assert f"{site / 'boundary.geojson'}: cannot read the boundary file" in err
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        [1, 2],  # a JSON list
+        {"type": "Feature", "stac_version": "1.0.0", "id": "a", "geometry": None, "links": [], "assets": {},
+         "properties": 3},  # properties that are no object
+        {"type": "Feature", "stac_version": "1.0.0", "id": "a", "geometry": None, "links": [], "assets": {"a": 3},
+         "properties": {"datetime": "2020-01-01T00:00:00Z"}},  # an asset that is no object
+    ],
+)  # fmt: skip
+def test_stac_item_of_the_wrong_json_shape_is_a_reason_not_a_crash(tmp_path, doc):
+    from reviewer.record.stac import read_item
+
+    path = tmp_path / "item.json"
+    path.write_text(json.dumps(doc))
+    assert read_item(path, set()).startswith("STAC item that cannot be read (")
+
+
 def test_broken_site_does_not_lose_other_sites_index(oli_site, tmp_path):
     other = tmp_path / "other"
     shutil.copytree(oli_site, other)

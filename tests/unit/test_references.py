@@ -179,7 +179,7 @@ def test_every_kept_reference_of_the_demo_bank_passes_the_rules(demo, sparse):
 
 def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_path):
     """Review time: the expert's (or annotator's suggested) correction is checked by the same rules."""
-    from reviewer.bank.io import write_bank
+    from reviewer.bank.io import BankContent, write_bank
     from reviewer.errors import ReviewError
     from reviewer.review import api
     from reviewer.review.banks import import_bank
@@ -192,7 +192,7 @@ def test_a_correction_that_breaks_a_rule_is_refused_with_its_message(demo, tmp_p
     )
     lo, hi = q["reference_range"]["slope"]
     assert lo > 0  # kept because its whole slope range is above 0
-    write_bank(tmp_path / "b", "rb", "1", [q], demo["bank"].sites, [], created="2026-12-03T12:00:00Z")
+    write_bank(tmp_path / "b", BankContent("rb", "1", [q], demo["bank"].sites, [], created="2026-12-03T12:00:00Z"))
     store = Store(tmp_path / "r.sqlite")
     api.add_user(store, "mia", "maintainer")
     api.add_user(store, "ann", "annotator", by="mia")
@@ -277,16 +277,16 @@ def test_break_check_finds_the_demos_roy_offsets(demo):
     (worked out here from the OLI reflectances and the published coefficients, about -0.46 NDVI); on stable
     vegetation both are small (Roy's NDVI effect is 0.01-0.02, within the date-to-date spread); TM and ETM+,
     written the same way, show none."""
-    from reviewer.bank.generate import _templates_doc
     from reviewer.bank.sensor_break import BreakCheck, _concurrent
     from reviewer.bank.series import cached_index
+    from reviewer.bank.templates import templates_doc
     from reviewer.record.decode import Grid
     from reviewer.record.stack import read_bands
 
     roy = json.loads((Path(__file__).parents[2] / "reviewer/record/harmonization.json").read_text())["bands"]
     index = cached_index(demo["site"])
     lake = demo["masks"]["lake_rank"] < demo["truth"]["changes"]["lake"]["pixels_start"]  # water all along
-    check = BreakCheck(index, _templates_doc()["sensor_break"])
+    check = BreakCheck(index, templates_doc()["sensor_break"])
     got = check.offset("ETM+", "OLI", lake, "lake", "ndvi")
     grid = Grid.of_site(index.site)
     oli = [(s.date, s) for s in index.scenes if s.label == "OLI" and 2013 <= s.year <= 2022]
@@ -390,7 +390,7 @@ def test_a_record_with_gaps_gets_insufficient_evidence_where_it_lacks_imagery(ga
 
 
 def test_the_focus_view_puts_the_offset_next_to_the_change(demo):
-    """The review dock's focus view (qt_review.question_html) shows an item's change next to the sensors' offset,
+    """The review dock's focus view (qt_review_parts.question_html) shows an item's change next to the sensors' offset,
     with a warning when the change is within it."""
     from reviewer.app.review_sensor_break import sensor_break_html
 

@@ -9,7 +9,7 @@ import sqlite3
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.review import api
 from reviewer.review.banks import import_bank
@@ -22,7 +22,7 @@ BANK = "rb"
 def store_path(tmp_path):
     path = tmp_path / "review.sqlite"
     qs = [bf.trend_question(f"q{i:03d}") for i in range(4)]
-    write_bank(tmp_path / "bank", BANK, "1", qs, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(tmp_path / "bank", BankContent(BANK, "1", qs, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     with Store(path) as store:
         api.add_user(store, "mia", "maintainer")
         for name in ("ann", "bob"):

@@ -4,7 +4,7 @@ assigned item, the banks a user can work on, and a site folder by id. Expected v
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.errors import ReviewError
 from reviewer.review import api
 from reviewer.review.banks import import_bank
@@ -20,7 +20,7 @@ def _store(tmp_path):
         api.add_user(store, name, role, by="mia")
     qs = [bf.trend_question(f"q{i}") for i in range(4)]
     qs[3]["task"] = "quantify"
-    write_bank(tmp_path / "bank", BANK, "1", qs, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(tmp_path / "bank", BankContent(BANK, "1", qs, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     import_bank(store, tmp_path / "bank", user="mia")
     api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=3, user="mia")
     return store
@@ -69,7 +69,10 @@ def test_review_banks_and_site_folder(tmp_path):
     assert api.review_banks(store, user="cat") == []  # nothing assigned to cat
     assert api.review_banks(store, user="mia") == [BANK]
     # a bank imported but not assigned yet: the maintainer sees it (to draft and assign it), the expert not yet
-    write_bank(tmp_path / "new", "new", "1", [bf.trend_question("n1")], [bf.site()], [], created="2026-12-01T00:00:00Z")
+    write_bank(
+        tmp_path / "new",
+        BankContent("new", "1", [bf.trend_question("n1")], [bf.site()], [], created="2026-12-01T00:00:00Z"),
+    )
     import_bank(store, tmp_path / "new", user="mia")
     assert api.review_banks(store, user="mia") == ["new", BANK]
     assert api.review_banks(store, user="eve") == [BANK]

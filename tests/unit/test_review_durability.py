@@ -23,7 +23,7 @@ from pathlib import Path
 import bank_factory as bf
 
 from reviewer import DB_DIR
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.review import api
 from reviewer.review.banks import import_bank
 from reviewer.store import APPLICATION_ID, Store, migrations
@@ -148,7 +148,7 @@ def _write_bank(folder: Path, name: str, n: int) -> Path:
     """A bank of n copies of the factory's trend question with their own ids."""
     base = bf.trend_question()
     questions = [{**base, "id": f"q{i:04d}"} for i in range(n)]
-    write_bank(folder, name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent(name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     return folder
 
 

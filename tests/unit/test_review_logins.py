@@ -10,7 +10,7 @@ import json
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.review import api
 from reviewer.review.banks import import_bank
@@ -31,7 +31,9 @@ def _cli(capsys, db, *args):
 @pytest.fixture
 def store_path(tmp_path):
     path = tmp_path / "review.sqlite"
-    write_bank(tmp_path / "bank", BANK, "1", [bf.trend_question(f"q{i:03d}") for i in range(4)], [bf.site()], [])
+    write_bank(
+        tmp_path / "bank", BankContent(BANK, "1", [bf.trend_question(f"q{i:03d}") for i in range(4)], [bf.site()], [])
+    )
     with Store(path) as store:
         api.add_user(store, "mia", "maintainer")
         api.add_user(store, "ann", "annotator", by="mia")

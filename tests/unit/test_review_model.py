@@ -134,3 +134,19 @@ def test_evidence_opens_on_the_dates_the_question_turns_on() -> None:
     # a reference year outside the period is not a turning point
     odd = {**fire, "reference": {"year": 1950}}
     assert evidence_focus(odd, view(periods=[(1984, 2024)])) == EvidenceFocus(2024, ("1984", "2024"))
+
+
+def test_expert_confidence_keys_toggle_stay_text_while_typing_and_end_with_the_item() -> None:
+    keys = ExpertKeys(levels=(("L", "low"), ("M", "medium"), ("H", "high")))
+    keys.reset(["wrong_reference"])
+    assert (keys.key("H").kind, keys.confidence) == ("confidence", "high")
+    assert (keys.key("M").kind, keys.confidence) == ("confidence", "medium")  # another level replaces it
+    assert keys.key("M").kind == "confidence" and keys.confidence is None  # the same key again: not given
+    keys.key("L")
+    keys.typing = True
+    assert keys.key("H").kind == "none" and keys.confidence == "low"  # an 'h' typed in the rationale is text
+    keys.typing = False
+    keys.reset(["wrong_reference"])  # the next item starts with none
+    assert keys.confidence is None
+    drafts = ExpertKeys(needs_rationale=False)  # an AI draft's review has no confidence keys
+    assert drafts.key("L").kind == "none" and drafts.confidence is None

@@ -9,7 +9,7 @@ import json
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.errors import ReviewError
 from reviewer.review import api
@@ -31,7 +31,7 @@ def _questions(n, start=0, text=None):
 
 
 def _write(folder, questions, name=BANK):
-    write_bank(folder, name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent(name, "1", questions, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     return folder
 
 

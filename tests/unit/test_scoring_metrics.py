@@ -17,10 +17,11 @@ import bank_factory as bf
 import numpy as np
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.errors import BankError, ScoringError
 from reviewer.scoring.api import compute_scores, score
 from reviewer.scoring.metrics import auroc, bootstrap_means
+from reviewer.scoring.options import ScoringOptions
 
 NC = "no significant change"
 IE = "insufficient evidence"
@@ -43,7 +44,7 @@ def make_bank(folder):
         bf.pair("P4", "q2", pushes_toward=None),
         bf.pair("P3", "q3", kind="placebo", pushes_toward=None),
     ]
-    write_bank(folder, "tiny", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent("tiny", "1", questions, sites, pairs, frozen=True, created="2026-11-30T12:00:00Z"))
     return folder
 
 
@@ -111,7 +112,7 @@ def scores(tmp_path_factory):
     bank = make_bank(tmp / "bank")
     runs = tmp / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
-    return compute_scores(bank, [runs], bootstrap=2000, seed=0)
+    return compute_scores(bank, [runs], ScoringOptions(bootstrap=2000, seed=0))
 
 
 def test_pass3_one_run_and_passes_right(scores):
@@ -299,7 +300,7 @@ def test_scores_json_and_refusals(tmp_path):
     runs = tmp_path / "runs.jsonl"
     lines = [json.dumps(r) for r in all_runs()]
     runs.write_text("\n".join(lines) + "\n")
-    out = score(bank, [runs], tmp_path / "out", bootstrap=200)
+    out = score(bank, [runs], tmp_path / "out", ScoringOptions(bootstrap=200))
     written = json.loads((tmp_path / "out" / "scores.json").read_text())
     assert written["bank"]["name"] == "tiny" and written["bank"]["sha256"].startswith("sha256:")
     assert written["passes"] == 3 and set(written["models"]) == {"A", "B", "C"} == set(out["models"])
@@ -312,11 +313,11 @@ def test_scores_json_and_refusals(tmp_path):
     bad.append(lines[0])  # duplicate, last line
     runs.write_text("\n".join(bad) + "\n")
     with pytest.raises(ScoringError) as err:
-        score(bank, [runs], tmp_path / "refused", bootstrap=200)
+        score(bank, [runs], tmp_path / "refused", ScoringOptions(bootstrap=200))
     assert err.value.line == 5 and err.value.path == str(runs) and "malformed JSON" in str(err.value)
     assert "5 bad lines" in str(err.value)
     assert not (tmp_path / "refused").exists()  # nothing written
-    lenient = score(bank, [runs], tmp_path / "lenient", bootstrap=200, lenient=True)
+    lenient = score(bank, [runs], tmp_path / "lenient", ScoringOptions(bootstrap=200, lenient=True))
     found = {(p["line"], p["field"]) for p in lenient["problems"]["bad_lines"]}
     assert {(5, None), (8, None), (9, "confidence"), (10, "question"), (len(bad), None)} == found
     assert (tmp_path / "lenient" / "scores.json").exists()
@@ -329,7 +330,7 @@ def test_a_bank_whose_hash_does_not_match_is_refused(tmp_path):
     q = bank / "questions.jsonl"
     q.write_text(q.read_text().replace('"increase", "trend": 0.28', '"decrease", "trend": 0.28', 1))
     with pytest.raises(BankError, match="sha256 does not match"):
-        score(bank, [runs], tmp_path / "out", bootstrap=10)
+        score(bank, [runs], tmp_path / "out", ScoringOptions(bootstrap=10))
     assert not (tmp_path / "out").exists()
 
 
@@ -343,7 +344,7 @@ def test_wrong_types_and_unknown_models_and_pairs(tmp_path):
         run("Z", "q1", 1, "increase"),
     ]
     runs.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    s = compute_scores(bank, [runs], bootstrap=10, lenient=True, models={"A"})
+    s = compute_scores(bank, [runs], ScoringOptions(bootstrap=10, lenient=True, models={"A"}))
     found: dict = {}
     for p in s["problems"]["bad_lines"]:
         found[(p["line"], p["field"])] = found.get((p["line"], p["field"]), "") + p["message"] + "; "

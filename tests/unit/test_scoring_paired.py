@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from test_scoring_metrics import all_runs, make_bank
 
-from reviewer.bank.io import load_bank, write_bank
+from reviewer.bank.io import BankContent, load_bank, write_bank
 from reviewer.cli import main
 from reviewer.scoring.api import compute_scores
 from reviewer.scoring.metrics import bootstrap_means, paired_comparisons
+from reviewer.scoring.options import ScoringOptions
 
 
 def test_paired_bootstrap_matches_a_hand_computed_one():
@@ -42,7 +43,7 @@ def test_scores_hold_every_pair_of_models(tmp_path):
     bank = make_bank(tmp_path / "bank")
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
-    scores = compute_scores(bank, [runs], bootstrap=1000, seed=0)
+    scores = compute_scores(bank, [runs], ScoringOptions(bootstrap=1000, seed=0))
     got = {(p["a"], p["b"]): p for p in scores["paired"]}
     assert set(got) == {("A", "B"), ("A", "C"), ("B", "C")}
     # A 4/4, B 2/4 (q2, q3), C 0/4 -> differences 50, 100, 50 points; discordant counts 2/0, 4/0, 2/0
@@ -89,17 +90,14 @@ def _without(d):
 )
 def test_a_subset_scores_as_a_bank_holding_only_those_questions(tmp_path, capsys, subset, kept):
     full = load_bank(make_bank(tmp_path / "made"))
-    write_bank(
-        tmp_path / "bank", "tiny", "1", full.questions, full.sites, full.pairs, frozen=True,
-        created="2026-11-30T12:00:00Z", qc=_qc([q["id"] for q in full.questions]),
-    )  # fmt: skip
+    qc = _qc([q["id"] for q in full.questions])
+    frozen = {"frozen": True, "created": "2026-11-30T12:00:00Z"}
+    write_bank(tmp_path / "bank", BankContent("tiny", "1", full.questions, full.sites, full.pairs, qc=qc, **frozen))
     runs = tmp_path / "runs.jsonl"
     runs.write_text("".join(json.dumps(r) + "\n" for r in all_runs()))
     only = [q for q in full.questions if q["id"] in kept]
-    write_bank(
-        tmp_path / "only", "tiny", "1", only, full.sites, [p for p in full.pairs if p["question"] in kept],
-        frozen=True, created="2026-11-30T12:00:00Z",
-    )  # fmt: skip
+    pairs = [p for p in full.pairs if p["question"] in kept]
+    write_bank(tmp_path / "only", BankContent("tiny", "1", only, full.sites, pairs, **frozen))
     fewer = tmp_path / "fewer.jsonl"
     fewer.write_text("".join(json.dumps(r) + "\n" for r in all_runs() if r["question"] in kept))
     argv = ["--bootstrap", "500", "--no-report"]

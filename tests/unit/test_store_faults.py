@@ -7,7 +7,7 @@ import uuid
 import bank_factory as bf
 import pytest
 
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 from reviewer.cli import main
 from reviewer.store import Store
 
@@ -29,7 +29,7 @@ def _bank(folder, name, n, text_size=0):
         q = bf.trend_question(f"q{i:04d}")
         q["text"] = q["text"] + " " + "x" * text_size
         qs.append(q)
-    write_bank(folder, name, "1", qs, [bf.site()], [], created="2026-11-30T12:00:00Z")
+    write_bank(folder, BankContent(name, "1", qs, [bf.site()], [], created="2026-11-30T12:00:00Z"))
     return folder
 
 

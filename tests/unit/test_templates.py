@@ -8,12 +8,13 @@ import json
 import pytest
 
 from reviewer.bank import generate as G
+from reviewer.bank import templates as T
 from reviewer.bank.model import MIN_RELATIVE_HALF_WIDTH, min_range, range_problem
 from reviewer.errors import SchemaError
 
 
 def _doc() -> dict:
-    return json.loads(G.TEMPLATES_PATH.read_text(encoding="utf-8"))
+    return json.loads(T.TEMPLATES_PATH.read_text(encoding="utf-8"))
 
 
 def test_templates_load_valid_and_every_compute_rule_exists():
@@ -39,7 +40,7 @@ def test_a_broken_template_is_refused_naming_the_field(edit, field):
     doc = _doc()
     edit(doc["templates"]["date.burn_year"])
     with pytest.raises(SchemaError) as err:
-        G.check_templates(doc, path="templates.json")
+        T.check_templates(doc, path="templates.json")
     assert err.value.field == field
     assert "templates.json" in str(err.value)
 
@@ -48,7 +49,7 @@ def test_a_sweep_must_include_the_stated_threshold():
     doc = copy.deepcopy(_doc())
     doc["templates"]["attribute.loss_cause"]["sweeps"]["loss_drop"] = [0.25, 0.35]
     with pytest.raises(SchemaError, match="leaves out the stated threshold 0.3"):
-        G.check_templates(doc)
+        T.check_templates(doc)
 
 
 def test_the_range_rule_is_one_rule():

@@ -197,7 +197,7 @@ def test_the_stretch_never_changes_when_the_filters_change(opened, monkeypatch):
     calls = []
     monkeypatch.setattr(s, "stretch_from_percentiles", lambda: calls.append(st.sensors))
     pooled = dataclasses.replace(Stretch.default("truecolor"), source="percentiles 2-98 of pooled clear pixels")
-    s._percentile_dates = tuple(s.stack.dates)  # as the percentile worker records it
+    s.stretches._percentile_dates = tuple(s.stack.dates)  # as the percentile worker records it
     st.stretch = pooled
     assert not s.stretch_is_stale()
     st.sensors = ("OLI",)

@@ -25,7 +25,7 @@ import bank_factory as bf
 import pytest
 
 import reviewer
-from reviewer.bank.io import write_bank
+from reviewer.bank.io import BankContent, write_bank
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(600)
@@ -113,12 +113,14 @@ def test_a_first_session_with_the_installed_console_script(installed, tmp_path):
     # review verbs: the store made by the installed migrations, the bank checked by the installed schemas
     bank = write_bank(
         tmp_path / "bank",
-        "rb",
-        "1",
-        [bf.trend_question("q000"), bf.trend_question("q001")],
-        [bf.site()],
-        [],
-        created="2026-11-30T12:00:00Z",
+        BankContent(
+            "rb",
+            "1",
+            [bf.trend_question("q000"), bf.trend_question("q001")],
+            [bf.site()],
+            [],
+            created="2026-11-30T12:00:00Z",
+        ),
     )
     assert bank["counts"]["questions"] == 2
     reviewer_("--db", db, "users", "add", "mia", "--role", "maintainer")

@@ -19,9 +19,8 @@ from scipy import ndimage
 
 from reviewer.record.catalog import catalog
 from reviewer.record.stack import harmonization
+from reviewer.record.synthetic_version import GENERATOR_VERSION  # noqa: F401 - re-exported by the package
 
-GENERATOR_VERSION = "4"  # 2: Landsat windows from the catalog, per scene streams; 3: TM/ETM+ water as OLI;
-# 4: the providers' own formats (MODIS HDF4, VIIRS HDF5, one ERA5-Land netCDF, S2 SAFE/JP2 and STAC/COG)
 Progress = Callable[[float, str], None]
 
 # --------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,224 @@
+"""What the review dock's modes share: their key tables, the saved / refused / hint styles, the key line under a
+dock, the question as HTML and the item's drafts. A module of its own so that the annotator's mode (qt_review), the
+expert's (qt_review_expert), the maintainer's (qt_review_admin) and the failure-coding dock import it without
+importing each other.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from qtpy.QtCore import Qt
+from qtpy.QtGui import QKeySequence
+from qtpy.QtWidgets import QLabel, QShortcut, QWidget
+
+from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.review_model import ReviewQueue
+from reviewer.app.review_sensor_break import sensor_break_html
+
+logger = logging.getLogger(__name__)
+
+#: keys of the annotator mode (also listed in the Keys help dialog)
+ANNOTATOR_KEYS = (
+    ("A", "accept"),
+    ("F then 1-4, Enter", "flag with the reasons picked (1-4 toggle them)"),
+    ("1-4", "flag with that reason at once"),
+    ("C", "comment (saved with the decision)"),
+    ("L / M / H", "my confidence in the next decision: low / medium / high (again: not given)"),
+    ("E", "suggest a correction (a flag with the corrected fields)"),
+    ("Space", "skip (the item comes back at the end)"),
+    ("Backspace", "undo my last decision"),
+    ("N / P", "next / previous item"),
+)
+EXPERT_KEYS = (
+    ("A", "accept (asks for the rationale if none is typed)"),
+    ("1-9, R", "pick the reject reason; reject"),
+    ("Enter / Esc", "in the rationale: save / leave the field"),
+    ("E", "correct (form with the diff)"),
+    ("L / M / H", "my confidence in this adjudication: low / medium / high (again: not given)"),
+    ("N / P", "next / previous item"),
+)
+#: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
+ANNOTATOR_KEYS_SHORT = (
+    ("A", "accept"),
+    ("F, 1-4", "flag"),
+    ("C", "comment"),
+    ("L/M/H", "confidence"),
+    ("E", "correct"),
+    ("Space", "skip"),
+    ("Backspace", "undo"),
+    ("N / P", "next / previous"),
+    ("F1", "all keys"),
+)
+EXPERT_KEYS_SHORT = (
+    ("A", "accept"),
+    ("1-9, R", "reject"),
+    ("Enter", "save"),
+    ("Esc", "leave the rationale"),
+    ("E", "correct"),
+    ("L/M/H", "confidence"),
+    ("N / P", "next / previous"),
+    ("F1", "all keys"),
+)
+OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
+HINT_STYLE = "color: #e0c060"
+
+
+def soon(func, parent) -> Any:
+    """A handler that calls `func` on the next event-loop turn, once however often it was called before."""
+    from qtpy.QtCore import QTimer
+
+    timer = QTimer(parent)
+    timer.setSingleShot(True)
+    timer.setInterval(0)
+    timer.timeout.connect(func)
+    return timer.start
+
+
+def confidence_keys() -> dict[str, str]:
+    """Key -> confidence level: each level of assets/review/quality.json by its first letter (L, M, H)."""
+    from reviewer.review.quality import quality_settings
+
+    return {level[0].upper(): level for level in quality_settings().confidence}
+
+
+def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
+    return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
+
+
+def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], ...] | None = None) -> QLabel:
+    """The line under a dock that lists its keys (the review, adjudication and coding docks); `full`: what each
+    does at length, in its tooltip (and in F1)."""
+    label = QLabel(keys_html(keys))
+    label.setWordWrap(True)
+    label.setStyleSheet("color: #aaa")
+    if full:
+        label.setToolTip("<br>".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in full))
+    return label
+
+
+def window_keys(window: QWidget, keys: tuple[str, ...], on_key: Callable[[str], Any]) -> list[QShortcut]:
+    """Window-wide shortcuts calling on_key(key) (a dock's keys; Qt gives keys typed in a text field to the field)."""
+    out = []
+    for key in keys:
+        sc = QShortcut(QKeySequence(key), window)
+        sc.setContext(Qt.WindowShortcut)
+        sc.activated.connect(lambda key=key: on_key(key))
+        out.append(sc)
+    return out
+
+
+def neighbour(ids: list[str], current: str | None, by: int) -> str | None:
+    """The id `by` places from `current` in a queue, held at its ends: what N / P go to (`ReviewQueue` also keeps
+    the place of an item that left the list)."""
+    queue = ReviewQueue()
+    queue.set_items(ids)
+    queue.show(current)
+    return queue.neighbour(by)
+
+
+def draft_html(drafts: dict[str, Any] | None) -> str:
+    """The item's AI draft beside the evidence (reviewer.drafting.item_draft): answer, conclusion, what is visible,
+    alternatives, caveats, confidence (or that the study hides it), model and prompt; then any second opinions."""
+    e = html.escape
+    if not drafts or (not drafts.get("draft") and not drafts.get("second_opinions")):
+        return (
+            "<p style='color:#999'>AI draft: none for this item (a maintainer drafts visual items: reviewer draft)</p>"
+        )
+
+    def one(title: str, d: dict[str, Any]) -> str:
+        conf = "hidden (study setting)" if d.get("confidence") is None else f"{d['confidence']}"
+        answer = ", ".join(f"{k} {json.dumps(v, ensure_ascii=False)}" for k, v in (d.get("answer") or {}).items())
+        seen = "".join(f"<li>{e(str(v))}</li>" for v in (d.get("visible") or []))
+        return (
+            f"<p><b>{e(title)}</b> ({e(str(d.get('model')))}, prompt {e(str(d.get('prompt_version')))}): "
+            f"{e(str(d.get('conclusion')))}<br>answer: {e(answer)}<br>confidence: {e(conf)}</p>"
+            + (f"<ul>{seen}</ul>" if seen else "")
+            + (
+                f"<p>alternatives: {e('; '.join(map(str, d.get('alternatives') or [])))}</p>"
+                if d.get("alternatives")
+                else ""
+            )
+            + (f"<p>caveats: {e('; '.join(map(str, d.get('caveats') or [])))}</p>" if d.get("caveats") else "")
+        )
+
+    parts = [one("AI draft", drafts["draft"])] if drafts.get("draft") else []
+    parts += [one(f"second opinion {i}", d) for i, d in enumerate(drafts.get("second_opinions") or [], 1) if d]
+    return "".join(parts)
+
+
+def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts: dict[str, Any] | None = None) -> str:
+    """The focus view of one question: text, fields, reference and range, how the reference was computed
+    (every method's value and their agreement), template and phrasing, sensors, the AI draft."""
+    e = html.escape
+    parts = [f"<h3>{e(str(q.get('id')))}</h3><p style='font-size:11pt'>{e(q.get('text', ''))}</p>"]
+    period = q.get("period") or {}
+    parts.append(
+        f"<p>site <b>{e(str(q.get('site')))}</b>, {e(str(period.get('start')))} to {e(str(period.get('end')))}, "
+        f"{e(str(q.get('class')))}" + (f" / {e(str(q['task']))}" if q.get("task") else "") + "</p>"
+    )
+    ref, rng = q.get("reference") or {}, q.get("reference_range") or {}
+    rows = []
+    for f in q.get("fields", []):
+        name = f["name"]
+        kind = f.get("type", "")
+        unit = f" {f['unit']}" if f.get("unit") else ""
+        opts = f" ({' | '.join(map(str, f['options']))})" if f.get("options") else ""
+        conclusion = " <i>(scored)</i>" if q.get("conclusion") == name else ""
+        r = rng.get(name)
+        range_text = f"[{r[0]}, {r[1]}]" if r else ""
+        rows.append(
+            f"<tr><td><b>{e(name)}</b>{conclusion}</td><td>{e(kind + unit + opts)}</td>"
+            f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}</td><td>{e(range_text)}</td></tr>"
+        )
+    parts.append(
+        "<table cellspacing=4><tr>"  # a header is never broken ("referenc e" at 1366 x 768)
+        + "".join(
+            f"<th align=left style='white-space:nowrap'>{h}</th>" for h in ("field", "type", "reference", "range")
+        )
+        + f"</tr>{''.join(rows)}</table>"
+    )
+    parts.append(sensor_break_html(q))
+    prov = q.get("provenance") or {}
+    parts.append(f"<p>reference source <b>{e(str(q.get('reference_source')))}</b>")
+    if prov.get("reference_pending"):
+        parts.append(" (a draft: to be set by review)")
+    parts.append("</p>")
+    methods = prov.get("methods") or {}
+    if methods:
+        lines = []
+        for key, val in methods.items():
+            if isinstance(val, dict):
+                vals = ", ".join(f"{m} {json.dumps(v, ensure_ascii=False)}" for m, v in val.items())
+                lines.append(f"<b>{e(key)}</b>: {e(vals)}")
+            else:
+                lines.append(f"{e(key)} {e(json.dumps(val, ensure_ascii=False))}")
+        parts.append("<p>methods: " + "<br>".join(lines) + "</p>")
+    if prov.get("agreement"):
+        agree = ", ".join(f"{k} {v:.0%}" if isinstance(v, float) else f"{k} {v}" for k, v in prov["agreement"].items())
+        parts.append(f"<p>agreement among methods: {e(agree)}</p>")
+    parts.append(
+        f"<p>template <b>{e(str(prov.get('template', '-')))}</b>, phrasing {e(str(prov.get('phrasing', '-')))}; "
+        f"sensors {e(', '.join(q.get('sensors') or []) or '-')}"
+        f"{' (spans several sensors)' if q.get('multi_sensor') else ''}</p>"
+    )
+    parts.append(draft_html(drafts))
+    if mine:
+        why = f" ({', '.join(mine['reasons'])})" if mine.get("reasons") else ""
+        parts.append(f"<p><b>your decision</b>: {e(mine['verdict'] + why)}</p>")
+    return "".join(parts)
+
+
+def item_drafts(panel: Any, view: dict[str, Any]) -> dict[str, Any] | None:
+    """The drafts of the item on show, as the core gives them to this user (None when they cannot be read)."""
+    from reviewer.drafting import item_draft
+
+    try:
+        return item_draft(panel.store, view["item"], user=panel.user)
+    except CORE_ERRORS:  # the focus view still shows the question
+        logger.warning("cannot read the drafts of %s", view.get("item"), exc_info=True)
+        return None

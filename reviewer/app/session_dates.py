@@ -1,0 +1,134 @@
+"""The date a StackSession shows: the slider, the canvas caption and the status line follow it, the dates around it
+are read ahead in the stepping direction, the keys and docks jump to a date or year, and the shown date exports as
+a PNG."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+
+from reviewer.app.jobs import Prefetcher, when_settled
+from reviewer.errors import NoSceneError
+from reviewer.record.series import clearest_per_year, step_year
+from reviewer.record.stretch import composites
+
+CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
+
+
+class ShownDate:
+    """The shown date of the session `s` (its `state.current`, an index into `s.stack`)."""
+
+    def __init__(self, session, *, prefetch: bool = True) -> None:
+        self.s = session
+        self.prefetcher = Prefetcher()
+        self.prefetcher.enabled = prefetch
+        self._direction = 1
+        self._caption = ""
+        self._caption_when_settled = when_settled(self._show_caption, CAPTION_DELAY_MS, session)
+
+    def set_dims_step(self, i: int) -> None:
+        if self.s.viewer.dims.ndim >= 3 and int(self.s.viewer.dims.current_step[0]) != i:
+            self.s.viewer.dims.set_current_step(0, i)
+
+    def on_dims_step(self, event=None) -> None:
+        if self.s.stack is None or not len(self.s.stack) or self.s.viewer.dims.ndim < 3:
+            return
+        i = int(np.clip(self.s.viewer.dims.current_step[0], 0, len(self.s.stack) - 1))
+        if i != self.s.state.current:
+            self._direction = 1 if i > self.s.state.current else -1
+            self.s.state.current = i
+
+    def on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
+        """The canvas, slider, caption, status line and the dates read ahead follow the shown date; `caption_now`: not
+        stepping (another stack, a review item), so the caption is set in this turn and drawn with the frame."""
+        if self.s.stack is None or not len(self.s.stack):
+            return
+        i = int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1))
+        self.set_dims_step(i)
+        label = self.s.canvas.label_time_axis(i)
+        masked = " - every pixel masked" if (id(self.s.stack), i) in self.s.all_masked else ""
+        # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
+        self._caption = f"{label}   {composites()[self.s.state.composite]['label']}{masked}"
+        if caption_now:
+            self._show_caption()
+        elif self.s.text.text.strip() and self.s.text.text != self._caption:
+            # a caption naming another date is worse than none: blank until it is set. Blanked, not hidden: hiding
+            # detaches the caption's box, and re-attaching it recompiled its shader at the next draw (~40 ms)
+            self.s.text.text = " " * len(self.s.text.text)
+        self._caption_when_settled()
+        self.s.pointer.refresh()
+        if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at
+            self.prefetcher.cancel()  # once, their readers held the GIL through the item's paint: decisions 2x slower)
+        else:
+            self.read_neighbours()
+
+    def read_neighbours(self) -> None:
+        """The dates around the shown one read ahead into the cache (stepping then shows them without disk)."""
+        stack = self.s.stack
+        if stack is None or not len(stack):
+            return
+        comp, i = self.s.state.composite, int(np.clip(self.s.state.current, 0, len(stack) - 1))
+        self.prefetcher.schedule(lambda j: self.s.read_frame(stack, comp, j), i, len(stack), self._direction)
+        if self.s.state.overlay:
+            self.prefetcher.schedule(lambda j: self.s.frames.read_codes(stack, j), i, len(stack), self._direction)
+
+    def _show_caption(self) -> None:
+        caption = self._caption
+
+        if self.s.text.text != caption:
+            self.s.text.text = caption
+        if not self.s.text.visible:
+            self.s.text.visible = True
+
+    def jump_to_index(self, i: int) -> None:
+        if self.s.stack is None or not len(self.s.stack):
+            return
+        i = int(np.clip(i, 0, len(self.s.stack) - 1))
+        self._direction = 1 if i >= self.s.state.current else -1
+        self.s.state.current = i
+
+    def jump_to_date(self, date: dt.date) -> None:
+        if self.s.stack is None or not len(self.s.stack):
+            return
+        self.jump_to_index(self.s.stack.nearest(date))
+
+    def jump_to_year(self, year: int) -> None:
+        """Show the clearest scene of that year (or the nearest date when the year has none)."""
+        if self.s.stack is None or not len(self.s.stack):
+            return
+        best = clearest_per_year(self.s.stack)
+        if year in best:
+            self.jump_to_index(best[year])
+        else:
+            self.jump_to_date(dt.date(int(year), 7, 1))
+
+    def step(self, by: int) -> None:
+        """Left / Right: the date before or after the shown one."""
+        self._direction = 1 if by > 0 else -1
+        self.jump_to_index(self.s.state.current + by)
+
+    def step_year(self, by: int) -> None:
+        """Shift-Left / Shift-Right: the year before or after the shown date's."""
+        if self.s.stack is not None and len(self.s.stack):
+            self.jump_to_index(step_year(self.s.stack.dates, self.s.state.current, by))
+
+    def export_view(self, out: str | Path, *, on_done=None):
+        """Save the shown date as a labelled PNG with scale bar and the exact stretch in its metadata."""
+        from reviewer.record.render import Panel, render_panels
+
+        if self.s.stack is None or not len(self.s.stack):
+            self.s.reporter.error(NoSceneError("nothing to export: no date is shown"))
+            return None
+        stack, comp, stretch, i = self.s.stack, self.s.state.composite, self.s.state.stretch, self.s.state.current
+        site = self.s.index.site
+
+        def work() -> Path:
+            s = stack.scenes[i]
+            panel = Panel(f"{s.date.isoformat()}  {s.label}  {s.scene_id}", stack.read(i, comp), [s], "scene")
+            return render_panels(
+                [panel], stretch, pixel_size_m=site.resolution, out=out, title=f"{site.name} ({site.id})"
+            )
+
+        return self.s._export(work, on_done)

@@ -1,0 +1,316 @@
+"""The session's layers on napari's canvas: the date stack (an image layer of lazy frames at display size), its
+quality overlay, the site boundary, the trajectory's region, and the canvas's scale bar and date caption. Layers are
+made once and handed new data (a new layer, its list entry and its visual's first draw cost ~1 s on the UI thread)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reviewer.app.frames import FrameArray
+from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
+from reviewer.errors import ReviewerError
+from reviewer.record.series import OVERLAY_CODES
+
+IMAGE_LAYER = "stack"
+OVERLAY_LAYER = "quality overlay"
+BOUNDARY_LAYER = "site boundary"
+BOUNDARY_OPACITY = 0.7  # napari's default for a shapes layer, as the boundary was always drawn
+REGION_LAYER = "trajectory region"
+#: the start-up layers' pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
+#: napari's scale setters (~20-60 ms each for the image and the boundary)
+PLACEHOLDER_RESOLUTION = 30.0
+
+OVERLAY_COLORS = {
+    None: (0, 0, 0, 0),
+    0: (0, 0, 0, 0),
+    OVERLAY_CODES["cloud"]: (1.0, 1.0, 1.0, 0.85),
+    OVERLAY_CODES["shadow"]: (0.25, 0.0, 0.45, 0.85),
+    OVERLAY_CODES["snow"]: (0.2, 0.9, 1.0, 0.85),
+    OVERLAY_CODES["fill"]: (1.0, 0.0, 0.8, 0.85),
+}
+
+
+class CanvasLayers:
+    """The layers one StackSession (`s`) shows in its viewer; the session decides what they show."""
+
+    def __init__(self, session) -> None:
+        self.s = session
+        self.viewer = session.viewer
+        self.text = session.viewer.canvas.overlays.text  # the date caption
+        self.image_layer = None
+        self.overlay_layer = None
+        self.boundary_layer = None
+        self.region_layer = None
+        self._label_width = 22
+        self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
+        self._canvas_dressed = False
+
+    @property
+    def placeholder(self) -> bool:
+        """The image layer is still the start-up placeholder (unseen)."""
+        return self._warm_layers
+
+    def drop_stack(self) -> None:
+        """No date matches the filters: no image or overlay layer."""
+        self.remove_layer(IMAGE_LAYER)
+        self.remove_layer(OVERLAY_LAYER)
+        self.image_layer = self.overlay_layer = None
+        self._warm_layers = False
+        self.show_overlays()
+
+    def drop_overlay(self) -> None:
+        self.remove_layer(OVERLAY_LAYER)
+        self.overlay_layer = None
+
+    def dress_canvas(self) -> None:
+        """The scale bar and the date caption on napari's canvas: set when the session first shows something of its
+        own (a site, the app's start-up layers), never merely by making the session (a plugin dock in plain napari)."""
+        if self._canvas_dressed:
+            return
+        self._canvas_dressed = True
+        bar = self.viewer.canvas.overlays.scale_bar
+        bar.visible, bar.box = True, True
+        self.text.visible, self.text.font_size, self.text.position, self.text.box = True, 10, "top_left", True
+
+    def warm_canvas(self) -> None:
+        """Make the image and boundary layers before any site opens, drawn once unseen (opacity 0), so opening a site
+        only hands them data: the first image layer (its layer controls, the date slider's widgets, its visual and
+        the first compile of its shaders on a software-GL canvas) held the UI ~1 s in the open, the first shapes
+        layer another ~0.3 s. The placeholder has one date, so no slider shows before a site."""
+        if self.image_layer is not None or self.s.index is not None:
+            return
+        self.dress_canvas()
+        self.image_layer = self.viewer.add_image(
+            np.full((1, 16, 16, 3), PLACEHOLDER_GREY, np.uint8),
+            rgb=True,
+            name=IMAGE_LAYER,
+            scale=(1.0, PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
+            units=("pixel", "m", "m"),
+            contrast_limits=(0, 255),
+            cache=False,
+            opacity=0.0,
+        )
+        ring = np.array([[0.0, 0.0], [0.0, 16.0], [16.0, 16.0]])
+        self.boundary_layer = self.viewer.add_shapes(
+            [ring],
+            shape_type="path",
+            edge_color="yellow",
+            edge_width=0.1,
+            name=BOUNDARY_LAYER,
+            scale=(PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
+            units=("m", "m"),  # as the site's (mixed units hide the scale bar and raise a warning)
+            opacity=0.0,
+        )
+        self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
+        # nothing of the placeholder said before a site: no layer active (napari's status line read its grey
+        # value under the cursor) and no scale bar (it measured the 16 px placeholder: "5 m")
+        self.viewer.layers.selection.clear()
+        # the scale bar and a caption drawn unseen, so their shaders compile now (the caption's, first drawn with the
+        # first site's date, held that paint 65-90 ms); `_show_overlays` shows them with the first site
+        self.viewer.canvas.overlays.scale_bar.opacity = 0.0
+        self.text.opacity, self.text.text = 0.0, "0"
+        self._warm_layers = True
+
+    def scale(self) -> tuple[float, float]:
+        r = float(self.s.index.site.resolution) if self.s.index else 1.0
+        return (r, r)
+
+    def view_scale(self) -> tuple[float, float, float]:
+        """The image and overlay layers' scale: (date, row, col) in metres of a pixel read at display size."""
+        if self.s.stack is None or not len(self.s.stack):
+            return (1.0, *self.scale())
+        (h, w), (hv, wv) = self.s.stack.grid.shape, shown_stack(self.s.stack).grid.shape
+        r = self.scale()[0]
+        return (1.0, r * h / hv, r * w / wv)
+
+    def view_translate(self) -> tuple[float, float, float]:
+        """A pixel read at display size is centred on the site pixels it covers (napari centres pixel 0 on 0)."""
+        s = self.view_scale()
+        r = self.scale()[0]
+        return (0.0, (s[1] - r) / 2, (s[2] - r) / 2)
+
+    def show_image(self, *, reslice: bool = True) -> bool:
+        """Show the stack in the image layer: an array of the same shape swaps only what it renders (another
+        stretch, composite or filter with as many dates) and the layer re-slices once; napari's data setter
+        (a new layer shape, dims and slider) runs only when the number of dates or the grid changed. True when the
+        layer was sliced anew (napari's setter and a new layer slice by themselves)."""
+        data = self.s.rgb_array()
+        scale = self.view_scale()
+        layer = self.image_layer
+        if layer is not None and layer in self.viewer.layers:
+            old = layer.data
+            if isinstance(old, FrameArray) and old.shape == data.shape and tuple(layer.scale) == scale:
+                old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
+                if reslice:
+                    layer.refresh()
+                sliced = reslice
+            else:
+                # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
+                # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
+                # a layer shown again only on its next refresh). napari clamps the step to the new length meanwhile:
+                # that is not the user's step (state.current is already the shown date's index in the new stack)
+                with self.viewer.dims.events.current_step.blocker(self.s.dates.on_dims_step):
+                    layer.data = data
+                self.scale_image()
+                if self._warm_layers:
+                    self.unveil()
+                sliced = True
+        else:
+            sliced = True
+            first = self.image_layer is None
+            self.image_layer = self.viewer.add_image(
+                data,
+                rgb=True,
+                name=IMAGE_LAYER,
+                scale=scale,
+                translate=self.view_translate(),
+                units=("pixel", "m", "m"),
+                contrast_limits=(0, 255),
+                cache=False,
+            )
+            self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
+            self.show_overlays()
+            if first:
+                self.viewer.reset_view()
+        self.label_time_axis(min(self.s.state.current, len(self.s.stack) - 1))
+        if not self._warm_layers and self.viewer.layers.selection.active is not self.image_layer:
+            self.viewer.layers.selection.active = self.image_layer  # (the placeholder's: when it is shown)
+        return sliced
+
+    def scale_image(self) -> None:
+        """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""
+        layer, scale, translate = self.image_layer, self.view_scale(), self.view_translate()
+        if layer is not None and layer in self.viewer.layers and tuple(layer.scale) != scale:
+            layer.scale = scale
+        if layer is not None and layer in self.viewer.layers and tuple(layer.translate) != translate:
+            layer.translate = translate
+
+    def unveil(self) -> None:
+        """The start-up placeholder (`warm_canvas`) took the first site: fit the view to it, then show it."""
+        layer = self.image_layer
+        if not self._warm_layers or layer is None or layer not in self.viewer.layers:
+            return
+        self._warm_layers = False
+        self.viewer.reset_view()
+        layer.opacity = 1.0
+        self.viewer.layers.selection.active = layer
+        self.show_overlays()
+
+    def show_overlays(self) -> None:
+        """The scale bar and the caption seen: unseen while only the start-up placeholder was there (the scale bar
+        measured its 16 px)."""
+        bar = self.viewer.canvas.overlays.scale_bar
+        bar.visible, bar.opacity = True, 1.0
+        self.text.opacity = 1.0
+
+    def show_overlay(self) -> None:
+        from napari.utils.colormaps import DirectLabelColormap
+
+        data = self.s.overlay_array()
+        scale = self.view_scale()
+        layer = self.overlay_layer
+        if layer is not None and layer in self.viewer.layers:
+            old = layer.data
+            if isinstance(old, FrameArray) and old.shape == data.shape:
+                old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
+                layer.refresh()
+            else:
+                layer.data = data
+                layer.scale, layer.translate = scale, self.view_translate()
+        else:
+            self.overlay_layer = self.viewer.add_labels(
+                data,
+                name=OVERLAY_LAYER,
+                scale=scale,
+                translate=self.view_translate(),
+                units=("pixel", "m", "m"),
+                opacity=0.7,
+                colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
+                cache=False,
+            )
+            if self.image_layer is not None:
+                self.viewer.layers.selection.active = self.image_layer
+
+    def draw_boundary(self) -> None:
+        """The site's boundary; the layer of the site shown before takes the new rings (removing it and adding
+        another cost ~1.5 s on the UI thread: a new layer, its list entry and its visual's first draw)."""
+        old, self.boundary_layer = self.boundary_layer, None
+        if old is not None and old not in self.viewer.layers:
+            old = None
+        site = self.s.index.site
+        if site.boundary_path is None:
+            self.remove_layer(BOUNDARY_LAYER)
+            return
+        try:
+            rings = site.boundary_lines()
+        except ReviewerError as exc:  # Site wraps reader and reprojection failures in SiteError
+            self.remove_layer(BOUNDARY_LAYER)
+            self.s.reporter.error(exc, context="site boundary not drawn")
+            return
+        h, w = site.shape
+        inside = [
+            r
+            for r in rings
+            if len(r) and (r[:, 0].max() >= 0 and r[:, 0].min() <= h and r[:, 1].max() >= 0 and r[:, 1].min() <= w)
+        ]
+        if not inside:
+            self.remove_layer(BOUNDARY_LAYER)
+        if rings and not inside:
+            self.s.reporter.error(
+                ReviewerError(
+                    "the boundary does not overlap the site grid (is its CRS right?); not drawn",
+                    path=site.boundary_path,
+                )
+            )
+            return
+        if not inside:
+            return
+        if old is not None:
+            if tuple(old.scale) != self.scale():
+                old.scale = self.scale()
+            old.data = [(r, "path") for r in inside]
+            old.edge_width = max(h, w) / 250.0
+            old.edge_color = "yellow"
+            if old.opacity == 0.0:  # the start-up placeholder (`warm_canvas`)
+                old.opacity = BOUNDARY_OPACITY
+            self.boundary_layer = old
+            return
+        self.boundary_layer = self.viewer.add_shapes(
+            inside,
+            shape_type="path",
+            edge_color="yellow",
+            edge_width=max(h, w) / 250.0,
+            name=BOUNDARY_LAYER,
+            scale=self.scale(),
+            units=("m", "m"),
+        )
+        if self.image_layer is not None:
+            self.viewer.layers.selection.active = self.image_layer
+
+    def remove_layer(self, name: str) -> None:
+        if name in self.viewer.layers:
+            self.viewer.layers.remove(name)
+
+    def region_shapes_layer(self):
+        """The Shapes layer where the user draws a polygon for the trajectory (created on demand)."""
+        if self.region_layer is None or self.region_layer not in self.viewer.layers:
+            self.region_layer = self.viewer.add_shapes(
+                name=REGION_LAYER,
+                ndim=2,
+                scale=self.scale(),
+                units=("m", "m"),
+                edge_color="cyan",
+                face_color=[0, 1, 1, 0.15],
+                edge_width=max(self.s.index.site.shape) / 200.0 if self.s.index else 1.0,
+            )
+        return self.region_layer
+
+    def label_time_axis(self, i: int) -> str:
+        """Label the slider with date i's date and sensor (padded to one width, so the label does not
+        re-layout the window at every step)."""
+        s = self.s.stack.scenes[i]
+        label = f"{s.date.isoformat()} {s.label}"
+        labels = (label.ljust(self._label_width), "row", "col")
+        if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
+            self.viewer.dims.axis_labels = labels
+        return label

@@ -1,0 +1,115 @@
+"""Opening a site for a StackSession: the site indexed in a worker (progress on the session's `indexing`, its
+boundary reprojected and its first date read there too), then shown on the UI thread (`StackSession.show_index`)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+
+from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.errors import ReviewerError
+from reviewer.record.scan import SceneIndex
+from reviewer.record.stack import open_stack
+from reviewer.record.stretch import composites
+
+logger = logging.getLogger(__name__)
+
+#: modules the first image and boundary layers import (pandas via the shapes layer's features table,
+#: scipy.ndimage and napari's histogram via the image layer): imported in the open worker instead, where
+#: they do not hold the UI thread (~1 s the first time a site opened, 'longest UI block, opening')
+WARM_MODULES = (
+    "sqlite_utils",  # the store (imported by the first open's worker: ~100 ms, its file reads starving the UI thread)
+    "rasterio.warp",
+    "pandas",
+    "scipy.ndimage",
+    "napari.components.histogram",
+    "OpenGL.arrays.lists",
+)
+
+
+def warm_imports() -> None:
+    """Import WARM_MODULES and make the index composites' colour tables (any thread; a no-op once done):
+    the first NDVI/MNDWI frame imported matplotlib on the UI thread (~0.7 s, or a wait on the import lock)."""
+    import importlib
+
+    from reviewer.record.stretch import colormap_lut
+
+    for name in WARM_MODULES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            logger.debug("cannot preload %s", name)
+    for spec in composites().values():
+        if spec.get("colormap"):
+            colormap_lut(spec["colormap"])
+
+
+class SiteOpener:
+    """Opens sites for the session `s`, one at a time: opening another cancels the one under way."""
+
+    def __init__(self, session) -> None:
+        self.s = session
+        self._open_worker = None
+        self._open_cancel = threading.Event()
+
+    @property
+    def opening(self) -> bool:
+        return self._open_worker is not None
+
+    def open(self, site_dir: str | Path, *, rescan: bool = False):
+        """Index the site in a worker (progress on `indexing`); the stack shows when it returns."""
+        from reviewer.record.scan import open_index
+
+        if self._open_worker is not None:
+            self._open_cancel.set()
+        self._open_cancel = threading.Event()
+        cancel = self._open_cancel
+        progress = Progress()
+        progress.changed.connect(self.s.indexing)
+        db = self.s.db
+
+        composite, cache = self.s.state.composite, self.s.cache
+
+        def work() -> SceneIndex:
+            from reviewer.store import Store
+
+            warm_imports()  # the first image and shapes layers imported ~1 s of modules on the UI thread
+            with Store(db) as store:
+                index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
+            try:  # read and reproject the boundary here; the UI thread only draws it
+                index.site.boundary_geometries()
+            except ReviewerError:
+                pass  # reported when the boundary is drawn
+            # the first date is read here, so showing the site does not wait on disk in the UI thread
+            first = open_stack(index, composite=composite, cache=cache)
+            if len(first) and not cancel.is_set():
+                try:
+                    self.s.read_frame(first, composite, 0)
+                except ReviewerError:
+                    logger.debug("first date not preloaded", exc_info=True)  # shown as a message when displayed
+            return index
+
+        self.s.reporter.forget()
+        self.s.busy.emit(True)
+        self.s.indexing.emit(0.0, f"opening {site_dir}")
+
+        def done(index: SceneIndex) -> None:
+            self._open_worker = None
+            self.s.busy.emit(False)
+            progress.deleteLater()
+            if not cancel.is_set():
+                self.s.show_index(index)
+
+        def failed(exc: BaseException) -> None:
+            self._open_worker = None
+            self.s.busy.emit(False)
+            self.s.indexing.emit(1.0, "")
+            self.s.reporter.error(exc, context="cannot open the site")
+
+        self._open_worker = run_in_thread(work, on_done=done, on_error=failed)
+        self._open_worker.progress_ref = progress  # keep the QObject alive with the worker
+        return self._open_worker
+
+    def cancel(self) -> None:
+        self._open_cancel.set()
