@@ -275,8 +275,8 @@ def main() -> None:
     fresh_processes(root, landsat, rgb, safe, cog)
     if "--generate" not in sys.argv:
         print("generate on the 20-date scene: run with --generate (before the block-wise pass it did not finish in "
-              "1,000 s and held 11 GB resident against its 2 GB budget; since, ~400 s (4-5x the plain read) and "
-              "~2.5 GB at the peak; a plain read of one date's 8 files: ~5 s)")  # fmt: skip
+              "1,000 s and held 11 GB resident against its 2 GB budget; since, 310-400 s (3-5x the plain read) and "
+              "1.9 GB at the peak; a plain read of one date's 8 files: ~5 s)")  # fmt: skip
     else:
         site20 = _site(root / "landsat20")
         got = child("scan", str(site20))
