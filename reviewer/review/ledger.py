@@ -19,7 +19,7 @@ from reviewer import __version__
 from reviewer.errors import ReviewError
 from reviewer.review.decision import Decision
 from reviewer.review.rules import ROLES, workflow
-from reviewer.review.signing import SIGNED_COLS, sign_decision
+from reviewer.review.signing import DECISION_COLS, sign_decision
 from reviewer.store import Store, sha256_text
 
 GENESIS = "sha256:" + "0" * 64
@@ -286,8 +286,8 @@ def write_decision(
     return decision_id
 
 
-#: the columns a decision's seal in the audit chain covers: the signed ones and what came later
-_SEALED_COLS = (*SIGNED_COLS, "confidence")
+#: the columns a decision's seal in the audit chain covers: the same as a package signs today (signing.DECISION_COLS)
+_SEALED_COLS = DECISION_COLS
 
 
 def _seals(store: Store, where: str = "", args: list[Any] | None = None) -> dict[int, str]:

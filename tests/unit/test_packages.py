@@ -382,11 +382,11 @@ def test_the_confidence_given_in_a_package_is_signed_and_merged(tmp_path, capsys
 
 def test_a_package_signed_before_the_confidence_still_imports_without_it(tmp_path, capsys):
     """A package made by an earlier version signed each decision without its confidence (the columns of
-    ledger.SIGNED_COLS). It still imports; a confidence in it is covered by nothing, so it is not merged."""
+    signing.SIGNED_COLS). It still imports; a confidence in it is covered by nothing, so it is not merged."""
     import hashlib
     import hmac
 
-    from reviewer.review.ledger import SIGNED_COLS
+    from reviewer.review.signing import SIGNED_COLS
 
     team, pkg, qids = _worked(tmp_path, capsys)
     secret, pid, kid = team.db.execute("SELECT secret, id, key_id FROM packages WHERE kind = 'issued'").fetchone()
