@@ -11,9 +11,12 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import signal
 import sys
+import threading
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from reviewer import __version__
 from reviewer.errors import ReviewerError
@@ -122,6 +125,29 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the run is, so that it ends as Ctrl-C does."""
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """A closed terminal, `kill` or a batch system's time limit (SIGTERM) stops a run the way Ctrl-C does: its
+    finally blocks and exit handlers run, so a generation's spill folder (gigabytes on a whole scene) and any
+    temporary file are removed instead of left behind. The previous handler is put back afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(verb_of(argv))
@@ -140,9 +166,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 1
     try:
-        return int(args.func(args) or 0)
+        with _terminate_as_interrupt():
+            return int(args.func(args) or 0)
     except BrokenPipeError:
         return 0
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
