@@ -42,6 +42,13 @@ def problems(doc: Any, name: str) -> list[tuple[str, str]]:
     return [(_field_of(e), e.message) for e in errors]
 
 
+def load(path: Path, name: str) -> Any:
+    """A JSON file of the tool's own (settings, rules), read and checked against schemas/<name>.schema.json."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    validate(doc, name, path=path)
+    return doc
+
+
 def validate(doc: Any, name: str, *, path: str | Path | None = None, line: int | None = None) -> None:
     """Raise SchemaError naming the file, line and first failing field."""
     found = problems(doc, name)

@@ -35,16 +35,14 @@ from reviewer.app.jobs import alive
 from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
 from reviewer.app.qt_review_drafts import DraftsBox
 from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
+from reviewer.console import figure
 from reviewer.review import api
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
 PROGRESS_KEYS = ("user", "done", "assigned", "median_seconds", "gold_correct", "gold_decided")
 
 
-def fmt(x: Any) -> str:
-    from reviewer.console import figure
-
-    return figure(x)
+fmt = figure  # the tables' figures, as the CLI shows them
 
 
 class _FitTable(QTableWidget):

@@ -17,7 +17,7 @@ from typing import Any
 
 from reviewer import APP_NAME, ASSETS_DIR
 from reviewer.errors import DraftingError
-from reviewer.schemas import validate
+from reviewer.schemas import load, validate
 
 DRAFTING_DIR = ASSETS_DIR / "drafting"
 SETTINGS_PATH = DRAFTING_DIR / "settings.json"
@@ -33,9 +33,7 @@ HOW_TO_SET_KEY = (
 @cache
 def settings() -> dict[str, Any]:
     """assets/drafting/settings.json, validated on load."""
-    doc = json.loads(SETTINGS_PATH.read_text(encoding="utf-8"))
-    validate(doc, "draft_settings", path=SETTINGS_PATH)
-    return doc
+    return load(SETTINGS_PATH, "draft_settings")
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from reviewer.console import run_verb
+from reviewer.console import figure, run_verb
 
 
 def _store(args: argparse.Namespace) -> Any:
@@ -212,10 +212,7 @@ def _status(args: argparse.Namespace) -> int:
     return _run(args, lambda store: status(store, args.bank, user=args.user), say)
 
 
-def _fmt(x: Any) -> str:
-    from reviewer.console import figure
-
-    return figure(x)
+_fmt = figure  # the tables' figures: three decimals, '-' for none, never '-0.000'
 
 
 def _agreement(args: argparse.Namespace) -> int:

@@ -17,7 +17,7 @@ from typing import Any
 
 from reviewer import ASSETS_DIR
 from reviewer.errors import ReviewerError
-from reviewer.schemas import validate
+from reviewer.schemas import load, validate
 
 RUNS_DIR = ASSETS_DIR / "runs"
 SETTINGS_PATH = RUNS_DIR / "settings.json"
@@ -44,9 +44,7 @@ class RunError(ReviewerError):
 @cache
 def settings() -> dict[str, Any]:
     """assets/runs/settings.json, validated on load."""
-    doc = json.loads(SETTINGS_PATH.read_text(encoding="utf-8"))
-    validate(doc, "runs_settings", path=SETTINGS_PATH)
-    return doc
+    return load(SETTINGS_PATH, "runs_settings")
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,15 @@ def _output(result: Any) -> str:
     return out or "(no output)"
 
 
+async def _run_in_sandbox(path: str, argv: list[str], timeout: int, what: str, stdin: str | None = None) -> str:
+    """One process in the agent's working folder with the clean environment; its output as the tool's reply."""
+    try:
+        result = await sandbox().exec([*clean_env(path), *argv], input=stdin, timeout=timeout)
+    except TimeoutError:
+        raise ToolError(f"the {what} ran longer than {timeout} s and was stopped") from None
+    return _output(result)
+
+
 @tool(name="bash")
 def shell(path: str, timeout: int) -> Tool:
     async def execute(command: str) -> str:
@@ -46,11 +55,7 @@ def shell(path: str, timeout: int) -> Tool:
         Args:
           command: The bash command to run.
         """
-        try:
-            result = await sandbox().exec([*clean_env(path), "bash", "-c", command], timeout=timeout)
-        except TimeoutError:
-            raise ToolError(f"the command ran longer than {timeout} s and was stopped") from None
-        return _output(result)
+        return await _run_in_sandbox(path, ["bash", "-c", command], timeout, "command")
 
     return execute
 
@@ -63,11 +68,7 @@ def python_tool(path: str, timeout: int) -> Tool:
         Args:
           code: The Python code to run.
         """
-        try:
-            result = await sandbox().exec([*clean_env(path), "python3", "-"], input=code, timeout=timeout)
-        except TimeoutError:
-            raise ToolError(f"the script ran longer than {timeout} s and was stopped") from None
-        return _output(result)
+        return await _run_in_sandbox(path, ["python3", "-"], timeout, "script", code)
 
     return execute
 

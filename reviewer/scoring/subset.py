@@ -21,9 +21,7 @@ SUBSETS = ("unanimous", "adjudicated", "corrected", "high-agreement")
 def _high_agreement_min() -> float:
     from reviewer import ASSETS_DIR, schemas
 
-    path = ASSETS_DIR / "review" / "quality.json"
-    doc = json.loads(path.read_text(encoding="utf-8"))
-    schemas.validate(doc, "quality", path=path)
+    doc = schemas.load(ASSETS_DIR / "review" / "quality.json", "quality")
     return float(doc["subsets"]["high_agreement_min"])
 
 
