@@ -468,7 +468,9 @@ def stage1_agreement(verdicts: Sequence[str]) -> float | None:
 
 def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Per item, how it was settled, the stage-1 verdicts and agreement, the Dawid-Skene posterior that its reference
-    is acceptable, the confidence levels given on it, and how many people decided on it (counted, never named).
+    is acceptable, the confidence levels given on it (the stage-1 annotators' apart from the expert's in stage 2: an
+    expert's "high" on a split item says something else than three annotators' "high"), and how many people decided on
+    it (counted, never named).
 
     settled: corrected (an expert corrected it in stage 2), drafted-then-corrected (its AI draft was corrected by a
     reviewer before stage 1), adjudicated (an annotator flagged it and an expert or the stage-2 rule settled it),
@@ -491,12 +493,12 @@ def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dic
         f"WHERE i.bank = ? AND i.gold = 0 AND d.verdict NOT IN ('retract', 'skip') AND {EFFECTIVE} ORDER BY d.id",
         [bank],
     ):
-        row = decided.setdefault(qid, {"people": set(), "stage2": None, "confidence": {}})
+        row = decided.setdefault(qid, {"people": set(), "stage2": None, 1: {}, 2: {}})
         row["people"].add(user)
         if stage == 2:
             row["stage2"] = verdict
         if conf:
-            row["confidence"][conf] = row["confidence"].get(conf, 0) + 1
+            row[stage][conf] = row[stage].get(conf, 0) + 1
     drafted = {
         r[0]
         for r in store.db.execute(
@@ -508,7 +510,7 @@ def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dic
     levels = quality_settings().confidence
     out = {}
     for qid in qids:
-        d = decided.get(qid, {"people": set(), "stage2": None, "confidence": {}})
+        d = decided.get(qid, {"people": set(), "stage2": None, 1: {}, 2: {}})
         v = verdicts.get(qid, [])
         if d["stage2"] == "correct":
             settled = "corrected"
@@ -523,7 +525,9 @@ def item_provenance(store: Any, bank: str, qids: Iterable[str]) -> dict[str, dic
             "settled": settled,
             "stage1": {"decisions": len(v), "accepts": v.count("accept"), "agreement": stage1_agreement(v)},
             "posterior_acceptable": None if p is None else round(p, 6),
-            "confidence": {c: d["confidence"][c] for c in levels if c in d["confidence"]},
+            "confidence": {
+                who: {c: d[stage][c] for c in levels if c in d[stage]} for who, stage in (("stage1", 1), ("expert", 2))
+            },
             "people": len(d["people"]),
         }
     return out
