@@ -285,6 +285,14 @@ def _quality(args: argparse.Namespace) -> int:
         for name, m in out["models"].items():
             if not m.get("ran") and name != "per_reason":  # the table shows no per-reason figure
                 lines.append(f"{name}: not run ({m.get('why', '')})")
+        ds = out["models"].get("dawid_skene", {})
+        if ds.get("ran") and not ds.get("converged"):
+            rose = f"its bound still rose {ds['last_change']:.1e} a decision, " if ds["last_change"] is not None else ""
+            lines.append(
+                f"dawid_skene: stopped at {ds['iterations']} EM steps before converging ({rose}tol {ds['tol']:g}): "
+                "the figures above may still move (more steps: models.dawid_skene.iterations in "
+                "assets/review/quality.json)"
+            )
         return [*lines, *(f"wrote {path}" for path in out.get("csv", []))]
 
     return _run(args, call, say)

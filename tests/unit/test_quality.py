@@ -329,3 +329,38 @@ def test_all_accepted_has_no_sensitivity():
     out = reliability([("q1", "a", "accept", []), ("q1", "b", "accept", []), ("q2", "a", "accept", [])], settings=FAST)
     assert out["annotators"]["a"]["sensitivity"] is None and out["annotators"]["a"]["reliability"] == pytest.approx(1.0)
     assert out["items"]["q1"]["posterior_acceptable"] == pytest.approx(1.0)
+
+
+def test_the_report_says_when_dawid_skene_stopped_before_converging(tmp_path, capsys, monkeypatch):
+    """crowd-kit's EM stops when its bound per decision rises by less than tol, or after max steps: the report says
+    which, with the last rise crowd-kit recorded, so nobody takes an unfinished fit's posteriors for converged ones."""
+    from crowdkit.aggregation import DawidSkene
+
+    import reviewer.review.quality as quality
+
+    store = _store(tmp_path, n=6)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    said = {"ann": "aaffaa", "bob": "afaafa"}
+    for user, verdicts in said.items():
+        for i, v in enumerate(verdicts):
+            flag = v == "f"
+            why = ["wrong_reference"] if flag else None
+            api.decide(store, f"q{i:03d}", api.Decision("flag" if flag else "accept", reasons=why), user=user)
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    argv = ["--db", db, "review", "quality", BANK, "--user", "mia"]
+    rows = [(f"q{i:03d}", u, "flag" if v == "f" else "accept") for u, vs in said.items() for i, v in enumerate(vs)]
+    direct = DawidSkene(n_iter=2, tol=1e-5).fit(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+    for steps, tol, converged in ((2, 1e-5, False), (1000, 1e-7, True)):
+        s = dataclasses.replace(quality_settings(), ds_iterations=steps, ds_tol=tol)
+        monkeypatch.setattr(quality, "quality_settings", lambda s=s: s)
+        assert main([*argv, "--json"]) == 0
+        ds = json.loads(capsys.readouterr().out)["models"]["dawid_skene"]
+        assert ds["converged"] is converged and (ds["iterations"] == 2) is not converged
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+        assert ("dawid_skene: stopped at 2 EM steps before converging" in text) is not converged, text
+    # the unconverged fit's last rise is crowd-kit's own, read off its loss history
+    s = dataclasses.replace(quality_settings(), ds_iterations=2)
+    fit = reliability([(*r, []) for r in rows], settings=s)["models"]["dawid_skene"]
+    assert fit["last_change"] == pytest.approx(direct.loss_history_[1] - direct.loss_history_[0])
