@@ -287,11 +287,17 @@ def _quality(args: argparse.Namespace) -> int:
                 lines.append(f"{name}: not run ({m.get('why', '')})")
         ds = out["models"].get("dawid_skene", {})
         if ds.get("ran") and not ds.get("converged"):
-            rose = f"its bound still rose {ds['last_change']:.1e} a decision, " if ds["last_change"] is not None else ""
+            last = ds["last_change"]
+            why = (
+                f"its bound fell {-last:.1e} a decision, where crowd-kit stops too"
+                if last is not None and last < 0
+                else f"its bound still rose {last:.1e} a decision, tol {ds['tol']:g}"
+                if last is not None
+                else f"tol {ds['tol']:g}"
+            )
             lines.append(
-                f"dawid_skene: stopped at {ds['iterations']} EM steps before converging ({rose}tol {ds['tol']:g}): "
-                "the figures above may still move (more steps: models.dawid_skene.iterations in "
-                "assets/review/quality.json)"
+                f"dawid_skene: stopped at {ds['iterations']} EM steps before converging ({why}): the figures above "
+                "may still move (models.dawid_skene in assets/review/quality.json)"
             )
         return [*lines, *(f"wrote {path}" for path in out.get("csv", []))]
 

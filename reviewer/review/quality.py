@@ -135,11 +135,13 @@ def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, 
 
 
 def _convergence(history: Sequence[float], tol: float) -> dict[str, Any]:
-    """Whether crowd-kit's EM stopped on its own rule (the evidence lower bound per decision rose by less than `tol`
-    in the last step) or ran out of steps; the last rise. Unconverged posteriors still move: on 10,000 items x 3
-    annotators, 100 steps leave them up to 0.03 from a 1,000-step fit."""
+    """Whether crowd-kit's EM converged: its bound per decision rose by less than `tol` in the last step. crowd-kit
+    also stops when the bound falls, which EM's objective never does: its bound adds the class prior once per
+    decision rather than once per item, so a fall says nothing of convergence (on a 12-item bank it stopped after 4
+    steps with posteriors 0.15 from a 1,000-step fit). At the step limit the posteriors still move too: on 10,000
+    items x 3 annotators, 100 steps leave them up to 0.03 from a 1,000-step fit. `last_change`: the last step's."""
     last = history[-1] - history[-2] if len(history) >= 2 else None
-    return {"converged": last is not None and last < tol, "last_change": last}
+    return {"converged": last is not None and 0 <= last < tol, "last_change": last}
 
 
 def reliability(

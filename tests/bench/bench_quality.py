@@ -19,6 +19,7 @@ Run: .venv/bin/python tests/bench/bench_quality.py [--items 10000] [--models 12]
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import resource
@@ -38,7 +39,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 _SCRIPT = Path(sys.executable).with_name("reviewer")
 REVIEWER = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "reviewer.cli"]
 
-from reviewer.review.quality import reliability  # noqa: E402
+from reviewer.review.quality import quality_settings, reliability  # noqa: E402
 from reviewer.scoring.metrics import bootstrap_means, paired_comparisons, percentile_ci  # noqa: E402
 
 ACCURACY = {"ann_a": 0.95, "ann_b": 0.85, "ann_c": 0.65}
@@ -87,6 +88,22 @@ def bench_reliability(items: int, seed: int) -> None:
     print(f"  and per reason (--json, --csv)          {both:7.2f} s   (reasons: {steps[1]} EM steps)")
     print(f"  majority vote baseline (crowd-kit)      {base:7.2f} s   ratio {plain / base:.0f}x")
     print(f"  truth recovered: Dawid-Skene {ds_right:.3f}, majority vote {mv_right:.3f}; reliabilities {rel}")
+    # how far the step limit leaves the fit from converged: the same crowd-kit fit run long, and run to a tight tol
+    s = quality_settings()
+    long_run = dataclasses.replace(s, ds_iterations=1000, ds_tol=-1.0)  # every step: crowd-kit stops on a rise < tol
+    ref = reliability(decisions, settings=long_run, reasons=False)
+    t = time.perf_counter()
+    tight = reliability(decisions, settings=dataclasses.replace(s, ds_iterations=1000, ds_tol=1e-7), reasons=False)
+    converged = time.perf_counter() - t
+
+    def off(fit: dict) -> float:
+        return max(abs(fit["items"][q]["posterior_acceptable"] - ref["items"][q]["posterior_acceptable"]) for q in ids)
+
+    print(
+        f"  the {s.ds_iterations}-step fit's posteriors are up to {off(verdicts):.4f} from a 1,000-step fit; "
+        f"to tol 1e-7 it takes {tight['models']['dawid_skene']['iterations']} steps, {converged:.2f} s "
+        f"(up to {off(tight):.1e} from it)"
+    )
 
 
 def build_store(folder: Path, items: int, seed: int) -> Path:
@@ -122,6 +139,22 @@ def build_store(folder: Path, items: int, seed: int) -> Path:
                         api.decide(store, key, said, user=name)
     return db
 
+
+#: the floor of any `review quality` built on crowd-kit's DawidSkene: a fresh process reading the same decisions with
+#: sqlite3, importing crowd-kit and fitting its DawidSkene with the settings of assets/review/quality.json (argv 2, 3)
+CROWDKIT_FLOOR = """
+import sqlite3, sys, warnings
+import pandas as pd
+from crowdkit.aggregation import DawidSkene
+con = sqlite3.connect(sys.argv[1])
+df = pd.DataFrame(con.execute("SELECT d.item, d.user, d.verdict = 'flag' FROM decisions d "
+                              "WHERE d.stage = 1 AND d.verdict IN ('accept', 'flag')").fetchall(),
+                  columns=["task", "worker", "label"]).sort_values(["task", "worker"], ignore_index=True)
+df["worker"] = pd.factorize(df["worker"])[0]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    print(len(DawidSkene(n_iter=int(sys.argv[2]), tol=float(sys.argv[3])).fit(df).loss_history_))
+"""
 
 #: the baseline: a fresh process reading the same decisions with sqlite3 and taking the majority vote per item
 MAJORITY = """
@@ -163,13 +196,23 @@ def bench_verb(items: int, runs: int, seed: int, keep: Path | None) -> None:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
         verb = [*REVIEWER, "--db", str(db), "review", "quality", "bench", "--user", "mia"]
+        s = quality_settings()
         base = cold([sys.executable, "-c", MAJORITY, str(db)], runs, env)
+        imports = cold([sys.executable, "-c", "import pandas, crowdkit.aggregation"], runs, env)
+        floor = cold([sys.executable, "-c", CROWDKIT_FLOOR, str(db), str(s.ds_iterations), str(s.ds_tol)], runs, env)
         plain = cold(verb, runs, env)
         as_json = cold([*verb, "--json"], runs, env)
         print(f"`reviewer review quality` cold, {items} items x {len(ACCURACY)} annotators (median of {runs}):")
         for label, (wall, cpu) in (("review quality", plain), ("review quality --json", as_json)):
             print(f"  {label:<31} {wall:6.2f} s wall {cpu:6.2f} s CPU   ratio {wall / base[0]:.1f}x   target < 3 s")
         print(f"  majority vote baseline process  {base[0]:6.2f} s wall {base[1]:6.2f} s CPU")
+        print(
+            f"  floor with crowd-kit: import    {imports[0]:6.2f} s wall {imports[1]:6.2f} s CPU   (pandas + crowdkit)"
+        )
+        print(
+            f"  floor with crowd-kit: + its DS  {floor[0]:6.2f} s wall {floor[1]:6.2f} s CPU   "
+            f"(sqlite3 read + DawidSkene, {s.ds_iterations} steps, tol {s.ds_tol:g}; nothing of ours)"
+        )
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)

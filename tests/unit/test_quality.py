@@ -364,3 +364,24 @@ def test_the_report_says_when_dawid_skene_stopped_before_converging(tmp_path, ca
     s = dataclasses.replace(quality_settings(), ds_iterations=2)
     fit = reliability([(*r, []) for r in rows], settings=s)["models"]["dawid_skene"]
     assert fit["last_change"] == pytest.approx(direct.loss_history_[1] - direct.loss_history_[0])
+
+
+def test_a_fall_of_crowd_kits_bound_is_not_taken_for_convergence():
+    """crowd-kit stops its EM when its bound rises by less than tol, a fall included; its bound counts the class
+    prior once per decision, so it can fall long before the fit converges. On these 12 items it stops after 4 steps
+    with the posteriors 0.15 from a fit run for 60 steps (a negative tol: crowd-kit stops on no fall): not converged."""
+    said = {"ann": "aaafaafaaaaa", "bob": "aaafaffaaaaa", "cat": "afaaafaaa"}
+    decisions = [
+        (f"q{i:02d}", who, "flag" if v == "f" else "accept", ["wrong_reference"] if v == "f" else [])
+        for who, verdicts in said.items()
+        for i, v in enumerate(verdicts)
+    ]
+    short = reliability(decisions, settings=dataclasses.replace(quality_settings(), glad_max_decisions=0))
+    fit = short["models"]["dawid_skene"]
+    assert fit["iterations"] == 4 and fit["last_change"] < 0 and fit["converged"] is False
+    long = dataclasses.replace(quality_settings(), ds_iterations=60, ds_tol=-1.0, glad_max_decisions=0)
+    ref = reliability(decisions, settings=long)
+    off = max(
+        abs(short["items"][q]["posterior_acceptable"] - ref["items"][q]["posterior_acceptable"]) for q in ref["items"]
+    )
+    assert off > 0.1
