@@ -64,7 +64,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if not index.site.placed:
         from reviewer.record.site import NO_SITE_HINT
 
-        _echo_places(args.site_dir)
+        _echo_places(args.site_dir, index)
         echo(
             "\nno site.json: valid/clear fractions are over each scene's own extent, not a site grid; "
             + NO_SITE_HINT.format(dir=args.site_dir)
@@ -72,17 +72,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _echo_places(site_dir: str) -> None:
-    """A folder without site.json whose scenes cover places that do not overlap: each group and its box."""
+def _echo_places(site_dir: str, index) -> None:
+    """A folder without site.json whose scenes cover places that do not overlap: each group (of the scenes
+    listed above, by their sensors) and its box."""
     from reviewer.record.siteinit import footprints, place_groups
 
-    prints, _ = footprints(site_dir)
+    label = {s.scene_id: s.label for s in index.scenes}
+    prints = [f for f in footprints(site_dir)[0] if f.scene_id in label]  # not the files the scan left out
     groups = place_groups(prints)
     if len(groups) < 2:
         return
     echo(f"\nthese scenes cover {len(groups)} places that do not overlap (a site is one place):")
     for members, (w, s, e, n) in groups:
-        sensors = ", ".join(sorted({f.family for f in members}))
+        sensors = ", ".join(sorted({label[f.scene_id] for f in members}))
         echo(f"  {len(members):3} scene(s) [{sensors}] at lon {w:.3f}..{e:.3f}, lat {s:.3f}..{n:.3f}")
     echo(f"  make a site of one of them with: reviewer site init {site_dir} --bbox W S E N")
 
