@@ -147,3 +147,32 @@ def test_an_era5_land_only_site_renders_with_a_colour_bar_in_its_unit(tmp_path, 
     assert np.nanmax(panel.channels) == pytest.approx(275.0, abs=1e-3)
     fig = build_figure([panel], Stretch.default("t2m"), pixel_size_m=11_000)
     assert [ax.get_xlabel() for ax in fig.axes if ax.get_xlabel()] == ["Air temperature at 2 m (ERA5-Land) (K)"]
+
+
+#: the unit on the colour bar of every single-channel composite, by hand: indices are ratios (unitless), LST and
+#: ERA5-Land's 2 m temperature kelvin, ERA5-Land monthly precipitation metres of water a day
+UNITS = {"ndvi": "unitless", "ndwi": "unitless", "mndwi": "unitless", "nbr": "unitless", "lst": "K", "t2m": "K",
+         "precipitation": "m/day"}  # fmt: skip
+
+
+def test_every_single_channel_render_has_one_colour_bar_with_its_unit():
+    from reviewer.record.render import Panel, build_figure
+    from reviewer.record.stretch import Stretch, composites
+
+    single = sorted(c for c, spec in composites().items() if not spec.get("bands"))
+    assert single == sorted(UNITS)
+    for composite in single:
+        panel = Panel("p", np.full((1, 8, 8), 0.3, np.float32), [], "scene")
+        labels = [ax.get_xlabel() for ax in build_figure([panel], Stretch.default(composite), pixel_size_m=30).axes]
+        assert [t for t in labels if t] and [t for t in labels if t][0].endswith(f"({UNITS[composite]})"), composite
+        assert len([t for t in labels if t]) == 1, composite
+
+
+@pytest.mark.parametrize("box", [["10", "46", "9", "45"], ["9", "45", "9", "46"], ["9", "46", "10", "45"]])
+def test_a_swapped_or_empty_bbox_is_one_line_on_the_real_stderr(real_dir, tmp_path, capfd, box):
+    """capfd: what GDAL or PROJ would print from C (ERROR 1: latitude max < latitude min.) is seen too."""
+    folder = _places(real_dir, tmp_path / "dl")
+    code = main(["--db", str(tmp_path / "db"), "site", "init", str(folder), "--bbox", *box])
+    err = capfd.readouterr().err
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "ERROR" not in err and "Traceback" not in err and not (folder / "site.json").exists()
