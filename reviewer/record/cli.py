@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -22,11 +23,22 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:5.1f}"
 
 
+def _not_skipped(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("skipped ")
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from reviewer.record.scan import open_index
 
-    with _store(args) as store:
-        index = open_index(args.site_dir, store, rescan=args.rescan, allow_no_site=True)
+    # the verb lists every file not used itself (and a folder of nothing usable says why in its error line):
+    # the scan's "skipped" warnings would say each a second time on stderr
+    scan_log = logging.getLogger("reviewer.record.scan")
+    scan_log.addFilter(_not_skipped)
+    try:
+        with _store(args) as store:
+            index = open_index(args.site_dir, store, rescan=args.rescan, allow_no_site=True)
+    finally:
+        scan_log.removeFilter(_not_skipped)
     if args.json:
         json.dump(index.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")

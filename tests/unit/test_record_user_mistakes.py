@@ -176,3 +176,32 @@ def test_a_swapped_or_empty_bbox_is_one_line_on_the_real_stderr(real_dir, tmp_pa
     err = capfd.readouterr().err
     assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
     assert "ERROR" not in err and "Traceback" not in err and not (folder / "site.json").exists()
+
+
+def test_a_real_reviewer_scan_names_each_file_not_used_once(real_dir, tmp_path):
+    """As a user runs it (a process of its own, its logging to the terminal): the files not used are listed on
+    stdout, not again as WARNING lines on stderr; a folder of only Level-1 files is one error line."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    folder = _places(real_dir, tmp_path / "dl")
+    (folder / "notes_2016.tif").write_bytes(b"not a scene")
+    l1 = tmp_path / "l1"
+    l1.mkdir()
+    for f in (real_dir / "rstoolbox").iterdir():
+        (l1 / f.name).symlink_to(f)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "reviewer.cli", "--db", str(tmp_path / "db"), "scan", str(where)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )  # fmt: skip
+        for where in (folder, l1)
+    ]
+    assert runs[0].returncode == 0 and runs[0].stderr == "", runs[0].stderr
+    assert runs[0].stdout.count("notes_2016.tif: unknown name") == 1
+    assert runs[1].returncode == 2 and runs[1].stderr.count("\n") == 1 and "Level-1" in runs[1].stderr
