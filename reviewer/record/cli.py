@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -27,18 +28,23 @@ def _not_skipped(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("skipped ")
 
 
-def cmd_scan(args: argparse.Namespace) -> int:
-    from reviewer.record.scan import open_index
-
-    # the verb lists every file not used itself (and a folder of nothing usable says why in its error line):
-    # the scan's "skipped" warnings would say each a second time on stderr
+@contextlib.contextmanager
+def _skips_listed_by_the_verb():
+    """The scan's "skipped <file>" warnings held back: `scan` lists every file not used itself, `render` counts
+    them in a note, and a folder of nothing usable says why in its one error line."""
     scan_log = logging.getLogger("reviewer.record.scan")
     scan_log.addFilter(_not_skipped)
     try:
-        with _store(args) as store:
-            index = open_index(args.site_dir, store, rescan=args.rescan, allow_no_site=True)
+        yield
     finally:
         scan_log.removeFilter(_not_skipped)
+
+
+def cmd_scan(args: argparse.Namespace) -> int:
+    from reviewer.record.scan import open_index
+
+    with _skips_listed_by_the_verb(), _store(args) as store:
+        index = open_index(args.site_dir, store, rescan=args.rescan, allow_no_site=True)
     if args.json:
         json.dump(index.to_json(), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -135,7 +141,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                     f"--stretch is neither stretch JSON nor a readable file: {exc}", field="stretch"
                 ) from exc
         stretch = Stretch.from_json(text)
-    with _store(args) as store:
+    with _skips_listed_by_the_verb(), _store(args) as store:
         index = open_index(args.site_dir, store)
     result = render_dates(
         index,
@@ -155,6 +161,11 @@ def cmd_render(args: argparse.Namespace) -> int:
         echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]), err=True)
         for line in result.get("warnings", []):
             echo(f"note: {line}", err=True)
+        if index.problems:
+            echo(
+                f"note: {len(index.problems)} file(s) of the folder not used (reviewer scan {args.site_dir} lists them)",
+                err=True,
+            )
     return 0
 
 
