@@ -205,3 +205,13 @@ def test_a_real_reviewer_scan_names_each_file_not_used_once(real_dir, tmp_path):
     assert runs[0].returncode == 0 and runs[0].stderr == "", runs[0].stderr
     assert runs[0].stdout.count("notes_2016.tif: unknown name") == 1
     assert runs[1].returncode == 2 and runs[1].stderr.count("\n") == 1 and "Level-1" in runs[1].stderr
+
+
+def test_place_groups_count_the_scenes_listed_by_their_sensors(real_dir, tmp_path, capsys):
+    """MOD13A1_NDVI_2016_337.tif holds already-scaled floats: not used, so not one of the Como place's scenes."""
+    folder = _places(real_dir, tmp_path / "dl")
+    (folder / "MOD13A1_NDVI_2016_337.tif").symlink_to(real_dir / "modistsp" / "MOD13A1_NDVI_2016_337.tif")
+    code, out, _ = _run(capsys, "scan", str(folder), db=tmp_path / "db")
+    assert code == 0 and "MOD13A1_NDVI_2016_337.tif: holds already-scaled values" in out
+    groups = [line.split(" at ")[0].strip() for line in out.splitlines() if "scene(s) [" in line]
+    assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [OLI]", "1 scene(s) [TM]"]
