@@ -99,3 +99,27 @@ def decode_product(pid: str):
     from reviewer.record.catalog import catalog
 
     return catalog().products[pid]
+
+
+@pytest.mark.parametrize(
+    "when",
+    [{"datetime": "2023-06-01T15:36:19.024000Z"}, {"datetime": None, "start_datetime": "2023-06-01T15:36:19Z",
+                                                  "end_datetime": "2023-06-01T15:36:20Z"}],
+)  # fmt: skip
+def test_a_stac_1x_item_is_read_as_pystac_reads_it(when):
+    """A 1.x item is read as GeoJSON (pystac's extension-hook discovery cost 0.03 s a process): the same id,
+    properties, asset hrefs and date as pystac.Item.from_dict gives."""
+    import pystac
+
+    from reviewer.record.stac import _item_1x
+
+    doc = {
+        "type": "Feature", "stac_version": "1.0.0", "id": "S2A_18NWM_20230601_0_L2A", "geometry": None,
+        "links": [], "properties": {"s2:processing_baseline": "05.09", **when},
+        "assets": {"red": {"href": "https://x/B04.tif"}, "scl": {"href": "https://x/SCL.tif"}},
+    }  # fmt: skip
+    item = pystac.Item.from_dict(doc, migrate=False)
+    item_id, props, hrefs, stamp = _item_1x(doc)
+    assert (item_id, hrefs) == (item.id, [a.href for a in item.assets.values()])
+    assert props["s2:processing_baseline"] == item.properties["s2:processing_baseline"]
+    assert stamp == (item.datetime or item.common_metadata.start_datetime)
