@@ -383,7 +383,8 @@ def check_png(out: str | Path) -> Path:
     check_output_file(out)
     if Path(out).suffix.lower() != ".png":
         raise OutputError(
-            f"a render is written as PNG: name the file with .png (not {Path(out).suffix or 'no extension'})",
+            f"a render is written as PNG: name the file with .png "
+            f"({'not ' + Path(out).suffix if Path(out).suffix else 'the name has no extension'})",
             path=shown(Path(out)),
             field="out",
         )
@@ -391,10 +392,11 @@ def check_png(out: str | Path) -> Path:
 
 
 def showable_composites(index: SceneIndex) -> list[str]:
-    """The composites at least one record scene of the site has every band for."""
+    """The composites at least one record scene of the site has every band for (scenes outside the site, which
+    a render leaves out, do not count)."""
     from reviewer.record.stack import composite_bands
 
-    scenes = [s for s in index.scenes if s.record]
+    scenes = [s for s in index.scenes if s.record and not s.extra.get("outside_site")]
     return [c for c in composites() if any(composite_bands(c, s) is not None for s in scenes)]
 
 
@@ -417,7 +419,29 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
     hint = (
         f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
     )
+    absent = _absent_band(index, wanted)
+    if absent:
+        return f"no scene{where} with {composite} bands: {absent}{hint}"
+    if not index.scenes and index.problems:  # every scene left out at the scan: say why
+        from reviewer.record.scan import why_none
+
+        return f"the record of {index.site.id} has no usable scene{why_none(index.problems)}"
     return f"the record of {index.site.id} has no scene{where} with {composite} bands{hint}"
+
+
+def _absent_band(index: SceneIndex, wanted: list[str]) -> str | None:
+    """'<scene> has no <token> (<name>) file' for the first scene inside the site whose product has every band
+    of the composite but whose folder lacks one (a band not downloaded), else None."""
+    for s in index.scenes:
+        if not s.record or s.extra.get("outside_site"):
+            continue
+        bands = [(name, s.product_spec.band_by_name(name)) for name in wanted]
+        if any(b is None for _, b in bands):
+            continue  # the product has no such band: not a missing file
+        gone = [f"{b.token} ({name})" for name, b in bands if b.token not in s.files]
+        if gone:
+            return f"{s.scene_id} has no {' or '.join(gone)} file in the folder"
+    return None
 
 
 def render_dates(
