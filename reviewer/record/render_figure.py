@@ -273,7 +273,9 @@ def colour_bar(canvas, draw, texts: list[Text], box: Box, stretch) -> ColourBar:
     mid = (y0 + y1 - 1) / 2
     draw.polygon([(x0 - 1, y0), (x0 - 1 - tip, mid), (x0 - 1, y1 - 1)], fill=tuple(int(v) for v in colours[0]))
     draw.polygon([(x1, y0), (x1 + tip, mid), (x1, y1 - 1)], fill=tuple(int(v) for v in colours[-1]))
-    draw.rectangle((x0 - 1, y0 - 1, x1, y1), outline=(0, 0, 0), width=1)
+    # one black outline round the bar and its two triangles (a pale end of a colour map stands out from white)
+    draw.polygon([(x0 - 1, y0 - 1), (x1, y0 - 1), (x1 + tip, mid), (x1, y1), (x0 - 1, y1), (x0 - 1 - tip, mid)],
+                 outline=(0, 0, 0))  # fmt: skip
     ticks = []
     for v, label in nice_ticks(c.low, c.high):
         x = x0 + (v - c.low) / (c.high - c.low) * (x1 - x0 - 1)
