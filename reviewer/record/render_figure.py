@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.util
 import struct
 import textwrap
+import threading
 import zlib
 from dataclasses import dataclass, field
 from functools import cache
@@ -29,6 +30,10 @@ NODATA_RGB = (40, 40, 40)
 HIGHLIGHT = (255, 204, 0)  # #ffcc00
 #: the outline of a region (drafting images): dashed yellow, about 1.4 pt
 OUTLINE_RGB, OUTLINE_PX, OUTLINE_DASH = (255, 212, 0), 2, (8, 4)
+
+#: the FreeType faces are shared by every render (font() caches them) and FreeType is not safe on one face from
+#: two threads (the app exports in the background while a CLI-like render may run): text goes one at a time
+_FREETYPE = threading.Lock()
 
 Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in image pixels (y down), x1/y1 exclusive
 
@@ -70,14 +75,19 @@ def px(points: float) -> int:
     return max(1, round(points * DPI / 72))
 
 
-@cache
 def font(points: float, bold: bool = False):
     """DejaVu Sans (from matplotlib's own data, without importing matplotlib) at `points`."""
+    return _face(px(points), bold)
+
+
+@cache
+def _face(size_px: int, bold: bool):
     from PIL import ImageFont
 
     spec = importlib.util.find_spec("matplotlib")
     folder = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "fonts" / "ttf"
-    return ImageFont.truetype(str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), px(points))
+    with _FREETYPE:
+        return ImageFont.truetype(str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), size_px)
 
 
 def _spacing(points: float) -> int:
@@ -88,8 +98,9 @@ def text_size(text: str, points: float, bold: bool = False) -> tuple[int, int]:
     """(width, height) of a (multi-line) caption in pixels."""
     f = font(points, bold)
     lines = text.split("\n")
-    width = max(f.getlength(line) for line in lines)
-    ascent, descent = f.getmetrics()
+    with _FREETYPE:
+        width = max(f.getlength(line) for line in lines)
+        ascent, descent = f.getmetrics()
     return int(np.ceil(width)), len(lines) * (ascent + descent) + (len(lines) - 1) * _spacing(points)
 
 
@@ -188,8 +199,9 @@ def draw_text(draw, texts: list[Text], xy: tuple[float, float], text: str, point
               role: str, panel: int | None = None, bold: bool = False, fill=(0, 0, 0), halo: int = 0) -> None:  # fmt: skip
     """A caption at `xy` (Pillow's anchor; multi-line captions centred line by line), recorded in `texts`."""
     kw = dict(font=font(points, bold), anchor=anchor, spacing=_spacing(points), align="center", stroke_width=halo)
-    box = draw.multiline_textbbox(xy, text, **kw)
-    draw.multiline_text(xy, text, fill=fill, stroke_fill=(0, 0, 0) if halo else None, **kw)
+    with _FREETYPE:
+        box = draw.multiline_textbbox(xy, text, **kw)
+        draw.multiline_text(xy, text, fill=fill, stroke_fill=(0, 0, 0) if halo else None, **kw)
     texts.append(Text(text, tuple(int(v) for v in box), role, panel))
 
 
