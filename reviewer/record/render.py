@@ -16,7 +16,14 @@ import numpy as np
 
 from reviewer.errors import NoSceneError, OutputError, ReviewerError
 from reviewer.fileio import atomic_write, check_output_file, os_error_text, shown
-from reviewer.record.render_figure import NODATA_RGB, Figure, draw_figure, panel_size_px, png_bytes
+from reviewer.record.render_figure import (
+    NODATA_RGB,
+    Figure,
+    draw_figure,
+    nice_scale_km,  # noqa: F401 - the app's pair view imports it from here
+    panel_size_px,
+    png_bytes,
+)
 from reviewer.record.scan import Scene, SceneIndex
 from reviewer.record.stack import Stack, check_read_fits, open_stack
 from reviewer.record.stretch import Stretch, composites
@@ -95,18 +102,6 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
     return Panel(
         f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest"
     )
-
-
-def nice_scale_km(width_km: float) -> float:
-    """A round scale-bar length of about a fifth of the panel width."""
-    target = width_km / 5
-    if target <= 0:
-        return 1.0
-    exp = 10 ** np.floor(np.log10(target))
-    for step in (1, 2, 5, 10):
-        if step * exp >= target:
-            return float(step * exp)
-    return float(10 * exp)
 
 
 def saturation_share(panel: Panel, stretch: Stretch) -> float:

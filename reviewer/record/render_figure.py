@@ -205,11 +205,21 @@ def draw_text(draw, texts: list[Text], xy: tuple[float, float], text: str, point
     texts.append(Text(text, tuple(int(v) for v in box), role, panel))
 
 
+def nice_scale_km(width_km: float) -> float:
+    """A round scale-bar length of about a fifth of the panel width."""
+    target = width_km / 5
+    if target <= 0:
+        return 1.0
+    exp = 10 ** np.floor(np.log10(target))
+    for step in (1, 2, 5, 10):
+        if step * exp >= target:
+            return float(step * exp)
+    return float(10 * exp)
+
+
 def scale_bar(draw, texts: list[Text], box: Box, shape: tuple[int, int], pixel_size_m: float, k: int) -> None:
     """A round km bar about a fifth of the panel wide, white outlined in black, its label white on a black halo
     (readable on any ground); on a panel too low for the label above the bar, across its middle, label beside."""
-    from reviewer.record.render import nice_scale_km
-
     h, w = shape
     left, top, right, bottom = box
     sx, sy = (right - left) / w, (bottom - top) / h  # drawn pixels per panel pixel
