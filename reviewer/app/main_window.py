@@ -91,7 +91,7 @@ class ReviewerApp:
         site: str | Path | None = None,
         demo: bool = False,
     ) -> None:
-        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks).
+        """`warm_canvas=False`: the image layer is made by the first open, as before (benchmarks).
         `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
         then runs while the docks are built; what it found is shown from the event loop, once the window is whole."""
         from reviewer.app.qt_chips import QtChipStrip
@@ -143,7 +143,7 @@ class ReviewerApp:
             self._add_scoring_panel()
         self.bind_keys()
         fit_slider_labels(viewer)
-        # the image and boundary layers made now, while the user picks a site: the first of each held the open ~1.3 s
+        # the image layer made now, while the user picks a site: the first one held the open ~1 s
         if warm_canvas:
             self.session.warm_canvas()
         self._raise_default_docks()
@@ -293,7 +293,7 @@ class ReviewerApp:
     def settled(self) -> bool:
         """True when no background work is still to land on the UI thread (site open, chips,
         trajectory): what a user sees a moment after a site opened; benchmarks start from here."""
-        return not (self._busy or self.chips.busy or self.trajectory.busy)
+        return not (self._busy or self.chips.busy or self.trajectory.busy or self.session.canvas.boundary_waiting)
 
     def _add_scoring_panel(self) -> None:
         # the app's own panel (its scoring loads when a score runs): a failure to build it is a bug, not a condition

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import run_in_thread
+from reviewer.app.qt_window import after_next_paint
 from reviewer.app.session_dates import ShownDate
 from reviewer.app.session_frames import FrameSource
 from reviewer.app.session_layers import CanvasLayers
@@ -103,8 +103,7 @@ class StackSession(QObject):
         #: brings napari's status bar up to date in this turn (the review dock calls it as an item is shown)
         self.update_status_bar = viewer.update_status_from_cursor
         self.who = ""  # who is working (review), shown in the window title
-        # the modules and colour tables the first site and review item need, while the user picks a site
-        threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
+        self._warming = False  # `warm_after_first_site` started
 
     # ------------------------------------------------------------------ opening a site (SiteOpener)
 
@@ -158,9 +157,19 @@ class StackSession(QObject):
         self.canvas.draw_boundary()
         if stack is not None:
             self.show_stack(*stack, announce=False)
+        else:
+            self.rebuild_stack(keep_date=None)
+            self.announce(index)
+        self.warm_after_first_site()
+
+    def warm_after_first_site(self) -> None:
+        """Import the modules later work needs (`warm_imports`: pandas for the boundary's shapes layer, the colour
+        tables) in a worker once the first site's imagery is on screen, then draw the boundary if it waited for
+        them. Imported at start-up they competed with the first imagery (issue 27's launch figure)."""
+        if self._warming:
             return
-        self.rebuild_stack(keep_date=None)
-        self.announce(index)
+        self._warming = True
+        after_next_paint(self.viewer, lambda: run_in_thread(warm_imports, on_done=lambda _: self.canvas.modules_in()))
 
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
@@ -412,6 +421,7 @@ class StackSession(QObject):
         return run_in_thread(work, on_done=done, on_error=lambda exc: self.reporter.error(exc, context="export"))
 
     def close(self) -> None:
+        self.canvas.boundary_waiting = False  # a warm-up ending after the close draws nothing
         self.dates.prefetcher.shutdown()
         self.frames.close()
         self.site.cancel()

@@ -15,9 +15,10 @@ from reviewer.record.stretch import composites
 
 logger = logging.getLogger(__name__)
 
-#: modules the first image and boundary layers import (pandas via the shapes layer's features table,
-#: scipy.ndimage and napari's histogram via the image layer): imported in the open worker instead, where
-#: they do not hold the UI thread (~1 s the first time a site opened, 'longest UI block, opening')
+#: modules the boundary layer and later work import (pandas via the shapes layer's features table, scipy.ndimage
+#: and napari's histogram via the image layer): imported in a worker once the first site's imagery is on screen
+#: (`StackSession.warm_after_first_site`), where they do not hold the UI thread (~1 s the first time a site opened)
+#: nor the first imagery (imported before it, they took ~0.5 s of the launch's CPU; issue 27)
 WARM_MODULES = (
     "sqlite_utils",  # the store (imported by the first open's worker: ~100 ms, its file reads starving the UI thread)
     "rasterio.warp",
@@ -28,6 +29,9 @@ WARM_MODULES = (
 )
 
 
+_warmed = threading.Event()  # set once `warm_imports` ran in this process (imports are process-wide)
+
+
 def warm_imports() -> None:
     """Import WARM_MODULES and make the index composites' colour tables (any thread; a no-op once done):
     the first NDVI/MNDWI frame imported matplotlib on the UI thread (~0.7 s, or a wait on the import lock)."""
@@ -35,6 +39,8 @@ def warm_imports() -> None:
 
     from reviewer.record.stretch import colormap_lut
 
+    if _warmed.is_set():
+        return
     for name in WARM_MODULES:
         try:
             importlib.import_module(name)
@@ -43,6 +49,12 @@ def warm_imports() -> None:
     for spec in composites().values():
         if spec.get("colormap"):
             colormap_lut(spec["colormap"])
+    _warmed.set()
+
+
+def modules_warmed() -> bool:
+    """`warm_imports` has run: a shapes layer no longer imports pandas on the UI thread."""
+    return _warmed.is_set()
 
 
 class SiteOpener:
@@ -74,7 +86,6 @@ class SiteOpener:
         def work() -> SceneIndex:
             from reviewer.store import Store
 
-            warm_imports()  # the first image and shapes layers imported ~1 s of modules on the UI thread
             with Store(db) as store:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
             try:  # read and reproject the boundary here; the UI thread only draws it
