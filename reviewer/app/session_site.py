@@ -41,15 +41,17 @@ def warm_imports() -> None:
 
     if _warmed.is_set():
         return
-    for name in WARM_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            logger.debug("cannot preload %s", name)
-    for spec in composites().values():
-        if spec.get("colormap"):
-            colormap_lut(spec["colormap"])
-    _warmed.set()
+    try:
+        for name in WARM_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                logger.debug("cannot preload %s", name)
+        for spec in composites().values():
+            if spec.get("colormap"):
+                colormap_lut(spec["colormap"])
+    finally:  # tried: a boundary waiting for these is drawn either way (what failed is imported where it is used)
+        _warmed.set()
 
 
 def modules_warmed() -> bool:
