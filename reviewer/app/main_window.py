@@ -257,7 +257,7 @@ class ReviewerApp:
         from reviewer.store import Store
 
         self.review_store = store or Store(self.session.db)
-        self.session.warm_up()  # the first item draws its region, a shapes layer: pandas imported in a worker meanwhile
+        self.session.site.warm_up()  # the first item draws its region, a shapes layer: pandas imported in a worker meanwhile
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
         if role != "maintainer" and getattr(self, "generate_action", None) is not None:
             self.generate_action.setVisible(False)  # generation is the maintainer's; an annotator sees review only

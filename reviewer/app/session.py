@@ -10,21 +10,19 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from qtpy.QtCore import QObject, Qt, Signal
+from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import run_in_thread
-from reviewer.app.qt_window import after_next_paint
 from reviewer.app.session_dates import ShownDate
 from reviewer.app.session_frames import FrameSource
 from reviewer.app.session_layers import CanvasLayers
 from reviewer.app.session_pointer import CanvasPointer
-from reviewer.app.session_site import SiteOpener, warm_imports
+from reviewer.app.session_site import SiteOpener
 from reviewer.app.session_stretch import StretchKeeper
 from reviewer.app.state import ViewState
 from reviewer.errors import ReviewerError
@@ -54,7 +52,7 @@ class StackSession(QObject):
     busy = Signal(bool)
     status = Signal(str)
     pixel_clicked = Signal(int, int)
-    modules_ready = Signal()  # `warm_up` imported what later work needs
+    modules_ready = Signal()  # `SiteOpener.warm_up` imported what later work needs
 
     def __init__(
         self,
@@ -105,8 +103,6 @@ class StackSession(QObject):
         #: brings napari's status bar up to date in this turn (the review dock calls it as an item is shown)
         self.update_status_bar = viewer.update_status_from_cursor
         self.who = ""  # who is working (review), shown in the window title
-        self._warm_planned = False  # `warm_after_first_site` asked for the warm-up
-        self._warming = False  # `warm_up` started
 
     # ------------------------------------------------------------------ opening a site (SiteOpener)
 
@@ -163,32 +159,7 @@ class StackSession(QObject):
         else:
             self.rebuild_stack(keep_date=None)
             self.announce(index)
-        self.warm_after_first_site()
-
-    def warm_after_first_site(self) -> None:
-        """`warm_up` once the first site's imagery is on screen: imported at start-up, its modules competed with the
-        first imagery (issue 27's launch figure)."""
-        if not self._warm_planned:
-            self._warm_planned = True
-            after_next_paint(self.viewer, self.warm_up)
-
-    def warm_up(self) -> None:
-        """Import the modules later work needs (`warm_imports`: pandas for the boundary's and a region's shapes
-        layers, the colour tables) in a thread, then draw the boundary if it waited for them (`modules_ready`)."""
-        if not self._warming:
-            self._warming = True
-            self.modules_ready.connect(self.canvas.modules_in, Qt.QueuedConnection)  # drawn on the UI thread
-            threading.Thread(target=self._warm, name="warm-imports", daemon=True).start()
-
-    def _warm(self) -> None:
-        """The warm-up thread: no Qt worker, so a window closed meanwhile leaves nothing to deliver to."""
-        try:
-            warm_imports()
-        finally:
-            try:
-                self.modules_ready.emit()  # queued to the UI thread
-            except RuntimeError:  # the session was deleted meanwhile (its window closed)
-                pass
+        self.site.warm_after_first_site()
 
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""

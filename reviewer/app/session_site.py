@@ -7,7 +7,10 @@ import logging
 import threading
 from pathlib import Path
 
+from qtpy.QtCore import Qt
+
 from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.app.qt_window import after_next_paint
 from reviewer.errors import ReviewerError
 from reviewer.record.scan import SceneIndex
 from reviewer.record.stack import open_stack
@@ -66,6 +69,8 @@ class SiteOpener:
         self.s = session
         self._open_worker = None
         self._open_cancel = threading.Event()
+        self._warm_planned = False  # `warm_after_first_site` asked for the warm-up
+        self._warming = False  # `warm_up` started
 
     @property
     def opening(self) -> bool:
@@ -126,3 +131,28 @@ class SiteOpener:
 
     def cancel(self) -> None:
         self._open_cancel.set()
+
+    def warm_after_first_site(self) -> None:
+        """`warm_up` once the first site's imagery is on screen: imported at start-up, its modules competed with the
+        first imagery (issue 27's launch figure)."""
+        if not self._warm_planned:
+            self._warm_planned = True
+            after_next_paint(self.s.viewer, self.warm_up)
+
+    def warm_up(self) -> None:
+        """Import the modules later work needs (`warm_imports`: pandas for the boundary's and a region's shapes
+        layers, the colour tables) in a thread, then draw the boundary if it waited for them (`modules_ready`)."""
+        if not self._warming:
+            self._warming = True
+            self.s.modules_ready.connect(self.s.canvas.modules_in, Qt.QueuedConnection)  # drawn on the UI thread
+            threading.Thread(target=self._warm, name="warm-imports", daemon=True).start()
+
+    def _warm(self) -> None:
+        """The warm-up thread: no Qt worker, so a window closed meanwhile leaves nothing to deliver to."""
+        try:
+            warm_imports()
+        finally:
+            try:
+                self.s.modules_ready.emit()  # queued to the UI thread
+            except RuntimeError:  # the session was deleted meanwhile (its window closed)
+                pass
