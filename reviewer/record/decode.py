@@ -23,9 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import rasterio
-from rasterio.enums import Resampling
-from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 from reviewer.errors import (
     MissingLayerError,
@@ -33,6 +30,7 @@ from reviewer.errors import (
     UnreadableFileError,
     WrongProductError,
 )
+from reviewer.record import without_boto3
 from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.grid import Grid
@@ -40,6 +38,11 @@ from reviewer.record.grid import PixelMap as _PixelMap
 from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
+
+with without_boto3():  # rasterio without the AWS modules it would load (not used: local files and tar members)
+    import rasterio
+    from rasterio.enums import Resampling
+    from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 logger = logging.getLogger(__name__)
 
