@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 CHIP_PX = 96  # a chip's size in the dock; chips are read at twice this (CHIP_READ_PX), then scaled to fit it
 CHIP_READ_PX = 2 * CHIP_PX
-NODATA_RGB = (40, 40, 40)  # a chip's masked pixels
+NODATA_RGB = (40, 40, 40)  # a chip's and a pair panel's masked pixels
 #: the width (px) the canvas reads a date at: the widest canvas of the screens the app is tested at (1600x1000),
 #: so a whole site in view shows each pixel read at about one screen pixel; a full-size Landsat scene (~7,700 px
 #: across, ~700 MB of float32 channels a date) is read from its overviews at ~30 MB. Sites narrower than this
@@ -125,6 +125,7 @@ class Prepared:
     mask: np.ndarray | None
     ring: np.ndarray | None
     token: Any = None  # the request it answers (item_pipeline.Token)
+    pair_rgb: list | None = None  # the pair's panels through the view's stretch: (h, w, 3) uint8 each
 
     def series_key(self, harmonized: bool) -> tuple:
         scenes = tuple((sc.files_root, sc.key) for sc in self.stack.scenes)
@@ -228,6 +229,8 @@ def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focu
             out.panels = [resolve_panel(shown_stack(stack), p, comp, method=pair_method) for p in out.pair]
         except ReviewerError as exc:
             out.pair_error = str(exc)
+        else:  # stretched here: two panels of up to VIEW_PX across held the UI thread ~20-60 ms
+            out.pair_rgb = [stretch.apply(panel.channels, nodata_rgb=NODATA_RGB) for panel in out.panels]
     picks = clearest_per_year(stack, months=set(chip_months) if chip_months else None)
     if years is not None:
         picks = {y: i for y, i in picks.items() if years[0] <= y <= years[1]}

@@ -268,7 +268,7 @@ class EvidenceLoader(QObject):
         app.controls.show_sensors(st.sensors)  # the Stack dock's sensor boxes (it has no model listener for them)
         app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
         if p.pair is not None:
-            app.pair.show_panels(*p.pair, p.panels, p.pair_error)
+            app.pair.show_panels(*p.pair, p.panels, p.pair_error, p.pair_rgb, view.stretch)
         app.chips.show_chips(p.chips, p.chip_rgb, st.stretch)
         app.chips.info.setText(f"{len(p.chips)} years, one stretch ({st.stretch.source})")
         st.period = p.years
