@@ -322,6 +322,7 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert expert.view["id"] == split_first and expert.rationale.text().endswith("a real burn scar")
     qtbot.keyClick(expert.rationale, Qt.Key_Return)
     assert "saved: accept" in expert.saved.text(), expert.saved.text()
+    assert (expert.save.outcome, expert.save.verdict) == ("saved", "accept")  # the dock's save model says it too
     with Store(store_path) as store:
         rationale = store.db.execute(
             "SELECT d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? AND d.stage = 2",
