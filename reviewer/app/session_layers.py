@@ -14,6 +14,7 @@ from reviewer.record.series import OVERLAY_CODES
 IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
+BOUNDARY_RGBA = (1.0, 1.0, 0.0, 1.0)  # its edges: yellow
 BOUNDARY_OPACITY = 0.7  # napari's default for a shapes layer, as the boundary was always drawn
 REGION_LAYER = "trajectory region"
 #: the start-up layers' pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
@@ -269,8 +270,12 @@ class CanvasLayers:
             if tuple(old.scale) != self.scale():
                 old.scale = self.scale()
             old.data = [(r, "path") for r in inside]
-            old.edge_width = max(h, w) / 250.0
-            old.edge_color = "yellow"
+            # the rings keep the layer's width and colour; napari's setters (~10-15 ms each) only when they differ
+            width = max(h, w) / 250.0
+            if not np.allclose(old.edge_width, width):
+                old.edge_width = width
+            if not np.allclose(old.edge_color, BOUNDARY_RGBA):
+                old.edge_color = "yellow"
             if old.opacity == 0.0:  # the start-up placeholder (`warm_canvas`)
                 old.opacity = BOUNDARY_OPACITY
             self.boundary_layer = old
