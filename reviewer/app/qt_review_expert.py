@@ -163,7 +163,10 @@ class ExpertPanel(QWidget):
         """Its item's evidence in the viewer (only while this mode is in front: the other mode's item stays)."""
         if self.view is not None and self.dock.tabs.currentWidget() is self:
             self.dock.loader.wanted = self.view["item"]
-            self._load_soon()
+            if self.dock.loader.ready(self.view["item"]):
+                self.dock.loader.load(self.view["item"], self.view["question"])  # prepared ahead: in this turn
+            else:
+                self._load_soon()
 
     def start(self, bank: str) -> None:
         self.bank = bank
@@ -413,6 +416,19 @@ class ExpertPanel(QWidget):
         """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""
         if self.view is not None and key == self.view["item"]:
             self.evidence_label.setText(f"evidence: {problem} (you can still decide)" if problem else "")
+            self._prefetch_next()
+
+    def _prefetch_next(self) -> None:
+        """The next item of the queue prepared while the expert reads this one, as the annotator's dock does: after
+        a verdict or N it shows in one turn (its evidence and series ready)."""
+        nxt = self.queue.neighbour(+1)
+        if self.mode == "drafts" or self.view is None or nxt is None or nxt == self.view["item"]:
+            return
+        try:
+            question = api.expert_view(self.store, nxt, user=self.user)["question"]
+        except CORE_ERRORS:
+            return  # said when it is shown
+        self.dock.loader.prefetch(question, nxt)
 
     def _show_in_dock(self, widget) -> None:
         """Scroll the dock (a short screen) so that `widget` and the hint under it are seen."""
