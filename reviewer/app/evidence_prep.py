@@ -168,9 +168,10 @@ class ItemRequest:
     opens_with: tuple = ((), "clearest", ())
 
 
-def prepare_item(req: ItemRequest, read_frame, cache) -> Prepared:
+def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
     """Worker: the item's site indexed when it is not open yet (the store knows its scenes: no file walk), then its
-    evidence (`prepare_evidence`). `read_frame(stack, composite, i)` reads a date for the canvas."""
+    evidence (`prepare_evidence`). `render_frame(stack, composite, stretch, i)` reads and renders a date for the
+    canvas (StackSession.render_frame)."""
     index = req.index
     if index is None:
         from reviewer.record.scan import open_index
@@ -187,12 +188,12 @@ def prepare_item(req: ItemRequest, read_frame, cache) -> Prepared:
         sensors, pair_method, chip_months = req.opens_with
         labels = frozenset(sc.label for sc in index.record_scenes())
         want = (sensor_filter(labels, sensors), None, (), 1.0, pair_method, chip_months)
-    out = prepare_evidence(req.key, index, req.view, want, read_frame, cache, req.focus)
+    out = prepare_evidence(req.key, index, req.view, want, render_frame, cache, req.focus)
     out.token = req.token
     return out
 
 
-def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focus: EvidenceFocus | None = None):
+def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, focus: EvidenceFocus | None = None):
     """Worker: the item's stack with its filters, the date it opens on read (`focus`: the dates the question turns
     on), the pair's panels resolved and stretched, the chip strip over its period read at chip size and stretched,
     its region's mask and ring."""
@@ -218,7 +219,7 @@ def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focu
         y = focus.year
         out.current = best.get(y, stack.nearest(_date(f"{int(y):04d}-07-01")))
     try:
-        stretch.apply(read_frame(stack, comp, out.current))  # read for the canvas; the colour map made once
+        render_frame(stack, comp, stretch, out.current)  # napari's slice of it then only takes the RGB
     except ReviewerError:
         pass  # the canvas says so when it shows the date
     # the pair is always the item's: its view's two panels, else the years the question turns on

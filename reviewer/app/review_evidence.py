@@ -165,13 +165,13 @@ class EvidenceLoader(QObject):
     def _submit(self, req: ItemRequest) -> None:
         """Prepare the item in the evidence worker; the result comes back through `prepared_ready` with its token.
         A request whose token is stale when the worker reaches it is not prepared."""
-        read, cache = self.session.read_frame, self.session.cache
+        render, cache = self.session.render_frame, self.session.cache
 
         def job() -> None:
             if not self._live(req):
                 return
             try:
-                p = prepare_item(req, read, cache)
+                p = prepare_item(req, render, cache)
             except Exception as exc:  # noqa: BLE001 - shown on the UI thread
                 logger.debug("evidence of %s not prepared", req.key, exc_info=True)
                 self._emit((req.token, req.key, None, exc))
