@@ -314,6 +314,9 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     wait_evidence(app, qtbot, trajectory=False)  # a MODIS item: its trajectory reads ~800 scenes
     app.viewer.screenshot(str(shots / "13_review_expert.png"), canvas_only=False, flash=False)
     split_first = expert.view["id"]
+    # while she reads, the next item of her queue is prepared (its site, stack, pair, chips) ...
+    upcoming = expert.queue.neighbour(+1)
+    qtbot.waitUntil(lambda: app.review.loader.ready(upcoming), timeout=60000)
     # keyboard only: A asks for the rationale (the field takes the keyboard, the dock says Enter saves, Esc leaves);
     # the letters typed there are text, never verdicts; Enter saves the accept
     press(qtbot, app, "A")
@@ -322,6 +325,10 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert expert.view["id"] == split_first and expert.rationale.text().endswith("a real burn scar")
     qtbot.keyClick(expert.rationale, Qt.Key_Return)
     assert "saved: accept" in expert.saved.text(), expert.saved.text()
+    assert (expert.save.outcome, expert.save.verdict) == ("saved", "accept")  # the dock's save model says it too
+    # ... so it is on screen in the turn of her verdict, no worker waited for
+    assert expert.view["item"] == upcoming and app.review.loader.model.item == upcoming
+    assert app.review.loader.model.status == "shown"
     with Store(store_path) as store:
         rationale = store.db.execute(
             "SELECT d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? AND d.stage = 2",
