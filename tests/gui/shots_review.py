@@ -2,7 +2,7 @@
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
 cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
 (annotate; the flag bar open; the Pair and Chips tabs), the expert (the decision table with the annotators'
-confidence; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
+confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
 freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
 are in .pytest_cache/d/reviewer-demo-64-*):
 
@@ -103,11 +103,21 @@ def clipped_cells(root) -> list[str]:
 
 
 def trajectory_problems(app) -> list[str]:
-    """The trajectory's plotting area under TRAJECTORY_MIN_PX, or its year label outside the plot widget."""
+    """The trajectory's plotting area under TRAJECTORY_MIN_PX, its year label outside the plot widget, or its tool
+    row in more than two rows (at 1366 x 768 it had wrapped to three, a year box alone on the third)."""
     traj = app.trajectory
     if not seen(traj.plot):
         return []
     out = []
+    flow = traj.tools.layout()
+    rows, bottom = 0, -1
+    for g in sorted((flow.itemAt(k).geometry() for k in range(flow.count()) if not flow.itemAt(k).isEmpty()),
+                    key=lambda g: g.top()):  # fmt: skip
+        if g.top() > bottom:  # below the row before: a new row
+            rows, bottom = rows + 1, g.bottom()
+        bottom = max(bottom, g.bottom())
+    if rows > 2:
+        out.append(f"the trajectory's tools take {rows} rows in {traj.tools.width()} px")
     vb = traj.plot.getPlotItem().vb
     if vb.sceneBoundingRect().height() < TRAJECTORY_MIN_PX:
         out.append(f"the trajectory's plotting area is {vb.sceneBoundingRect().height():.0f} px tall")
@@ -213,6 +223,10 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             shot(app, "chips")
         elif role == "expert":
             shot(app, "expert_table")
+            # the review dock as wide as a 1600 px window left it when the window was made smaller: the middle
+            # column, the trajectory's, is then ~360 px wide
+            qwin.resizeDocks([app.docks["Review"]], [520], Qt.Horizontal)
+            shot(app, "expert_wide_review")
             press(app, "A")
             QTest.keyClicks(app.review.expert.rationale, "the burn scar shows on both dates; bob's flag stands")
             shot(app, "expert_rationale")
