@@ -32,6 +32,7 @@ from reviewer.app.qt_review_parts import (
     EXPERT_KEYS_SHORT,
     HINT_STYLE,
     OK_STYLE,
+    StatusBand,
     confidence_keys,
     item_drafts,
     keys_label,
@@ -145,12 +146,10 @@ class ExpertPanel(QWidget):
         layout.addLayout(row)
         self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
-        layout.addWidget(self.evidence_label)
         self.pending = StatusLabel("")  # what the next save carries besides the verdict: the expert's confidence
         self.pending.setStyleSheet(HINT_STYLE)
-        layout.addWidget(self.pending)
         self.saved = StatusLabel("")
-        layout.addWidget(self.saved)
+        layout.addWidget(StatusBand(self.evidence_label, self.pending, self.saved))
         dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self

@@ -1,7 +1,8 @@
 """Screenshots of every review mode on the demo bank, for looking at the fit of the window at a screen size, and
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
 cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
-(annotate; the flag bar open; the Pair and Chips tabs), the expert (the decision table with the annotators'
+(annotate; the flag bar open; a confidence pending; the next item after a save: the item's view must not move;
+the Pair and Chips tabs), the expert (the decision table with the annotators'
 confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
 freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
 are in .pytest_cache/d/reviewer-demo-64-*):
@@ -144,6 +145,16 @@ def pair_problems(app) -> list[str]:
     return out
 
 
+def item_view_rows(app) -> tuple[int, int] | None:
+    """The top and bottom (window pixels) of the item's view in the mode shown (annotate or adjudicate)."""
+    panel = app.review.tabs.currentWidget() if app.review is not None else None
+    focus = getattr(panel, "focus", None)
+    if focus is None or not seen(focus):
+        return None
+    top = focus.mapTo(app.viewer.window._qt_window, focus.rect().topLeft()).y()
+    return top, top + focus.height()
+
+
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
@@ -182,15 +193,21 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
     out.mkdir(parents=True, exist_ok=True)
     problems: dict[str, list[str]] = {}
     size = None
+    rows = None  # where the item's view was at the mode's first shot
 
-    def shot(app, name: str) -> None:
-        nonlocal size
+    def shot(app, name: str, *, same_rows: bool = False) -> None:
+        """`same_rows`: the item's view must be where it was (a status line or the flag bar had moved it)."""
+        nonlocal size, rows
         wait(lambda: False, 0.4)  # the layouts and the paint
         qwin = app.viewer.window._qt_window
         size = f"{qwin.width()}x{qwin.height()}"
         path = out / f"review_{name}_{size}.png"
         app.viewer.screenshot(str(path), canvas_only=False, flash=False)
         problems[name] = fit_problems(app)
+        now = item_view_rows(app)
+        if same_rows and now != rows:
+            problems[name].append(f"the item's view moved from rows {rows} to {now}")
+        rows = now
         print(path, problems[name])
 
     def press(app, *keys) -> None:
@@ -213,8 +230,12 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
         if role == "annotator":
             shot(app, "annotator")
             press(app, "F")
-            shot(app, "annotator_flag")
-            press(app, "Escape")
+            shot(app, "annotator_flag", same_rows=True)
+            press(app, "Escape", "M")  # a confidence pending, then saved with an accept: the next item comes
+            shot(app, "annotator_pending", same_rows=True)
+            press(app, "A")
+            wait(lambda app=app: app.review.loader.shown(trajectory=True), 60)
+            shot(app, "annotator_saved", same_rows=True)
             app.docks["Pair"].raise_()
             wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)
             shot(app, "pair")
@@ -227,9 +248,9 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             # column, the trajectory's, is then ~360 px wide
             qwin.resizeDocks([app.docks["Review"]], [520], Qt.Horizontal)
             shot(app, "expert_wide_review")
-            press(app, "A")
+            press(app, "A")  # asks for the rationale (a hint in the status band)
             QTest.keyClicks(app.review.expert.rationale, "the burn scar shows on both dates; bob's flag stands")
-            shot(app, "expert_rationale")
+            shot(app, "expert_rationale", same_rows=True)
         else:
             admin = app.review.maintainer
             scroll = admin.findChild(QScrollArea)
