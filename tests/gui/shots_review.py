@@ -103,6 +103,31 @@ def clipped_cells(root) -> list[str]:
     return out
 
 
+def clipped_html(root) -> list[str]:
+    """Text views (the item's focus view, HTML with tables) wider than their view, or with a word broken across
+    lines: Qt breaks a word only where it does not fit its table cell (a header had read "referenc e")."""
+    from qtpy.QtWidgets import QTextEdit
+
+    out = []
+    for view in root.findChildren(QTextEdit):
+        if not seen(view):
+            continue
+        if view.horizontalScrollBar().isVisible():
+            out.append(f"{type(view).__name__} {view.objectName()!r} scrolls sideways")
+        block = view.document().begin()
+        while block.isValid():
+            text, layout = block.text(), block.layout()
+            for k in range(layout.lineCount() - 1):
+                end = layout.lineAt(k).textStart() + layout.lineAt(k).textLength()
+                if 0 < end < len(text) and not (
+                    text[end - 1].isspace() or text[end].isspace() or text[end - 1] in "-/|,"
+                ):
+                    a, b = text.rfind(" ", 0, end) + 1, text.find(" ", end)
+                    out.append(f"a text view breaks {text[a : b if b >= 0 else None]!r} after {text[a:end]!r}")
+            block = block.next()
+    return out
+
+
 def trajectory_problems(app) -> list[str]:
     """The trajectory's plotting area under TRAJECTORY_MIN_PX, its year label outside the plot widget, or its tool
     row in more than two rows (at 1366 x 768 it had wrapped to three, a year box alone on the third)."""
@@ -158,7 +183,9 @@ def item_view_rows(app) -> tuple[int, int] | None:
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
-    return clipped_widgets(qwin) + clipped_cells(qwin) + trajectory_problems(app) + pair_problems(app)
+    return (
+        clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin) + trajectory_problems(app) + pair_problems(app)
+    )
 
 
 def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
