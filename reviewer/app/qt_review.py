@@ -38,6 +38,7 @@ from reviewer.app.qt_review_parts import (
     confidence_keys,
     item_drafts,
     keys_label,
+    open_form,
     question_html,
     soon,
     window_keys,
@@ -509,8 +510,7 @@ class AnnotatorPanel(QWidget):
             self._pending_text()
 
         self.dialog.accepted.connect(done)
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)
 
     def ask_correction(self):
         from reviewer.app.qt_review_forms import CorrectionForm
@@ -520,5 +520,4 @@ class AnnotatorPanel(QWidget):
         self.dialog.submitted.connect(
             lambda corr, why, code: self.decide("flag", [code], correction={**corr, "reason": why})
         )
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)

@@ -36,6 +36,7 @@ from reviewer.app.qt_review_parts import (
     confidence_keys,
     item_drafts,
     keys_label,
+    open_form,
     question_html,
     soon,
 )
@@ -352,8 +353,7 @@ class ExpertPanel(QWidget):
         self.dialog = CorrectionForm(self, self.view["question"], why_label="rationale")
         self.dialog.why.setText(self.rationale.text())
         self.dialog.submitted.connect(lambda corr, why, _c: self.adjudicate("correct", correction=corr, rationale=why))
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)
 
     def step(self, by: int) -> bool:
         target = self.queue.step(by)

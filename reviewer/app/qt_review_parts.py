@@ -151,6 +151,25 @@ class KeysLine(QStackedWidget):
         self.setCurrentWidget(self.keys if text is None else self.bar)
 
 
+def open_form(form: QWidget, viewer) -> QWidget:
+    """Show a review form (comment, correction) with the keyboard in it, and give the keys back to the canvas
+    when it closes, so that a key-only user types into the form at once and the review keys work after it (the
+    form had opened without the focus: the letters typed went to the window as review keys)."""
+    from reviewer.app.qt_window import give_keys_to_canvas, main_window
+
+    def back(_result: int) -> None:
+        window = main_window(viewer)
+        if window is not None:
+            window.activateWindow()
+        give_keys_to_canvas(viewer)
+
+    form.finished.connect(back)
+    form.show()
+    form.raise_()
+    form.activateWindow()
+    return form
+
+
 def window_keys(window: QWidget, keys: tuple[str, ...], on_key: Callable[[str], Any]) -> list[QShortcut]:
     """Window-wide shortcuts calling on_key(key) (a dock's keys; Qt gives keys typed in a text field to the field)."""
     out = []

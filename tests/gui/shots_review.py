@@ -2,7 +2,7 @@
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
 cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
 (annotate; the flag bar open; a confidence pending; the next item after a save: the item's view must not move;
-the Pair and Chips tabs), the expert (the decision table with the annotators'
+the F1 keys dialog; the Pair and Chips tabs), the expert (the decision table with the annotators'
 confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
 freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
 are in .pytest_cache/d/reviewer-demo-64-*):
@@ -263,6 +263,9 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             press(app, "A")
             wait(lambda app=app: app.review.loader.shown(trajectory=True), 60)
             shot(app, "annotator_saved", same_rows=True)
+            press(app, "F1")  # the keys dialog (its last paragraph had been cut)
+            shot(app, "help")
+            app._help.close()
             app.docks["Pair"].raise_()
             wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)
             shot(app, "pair")

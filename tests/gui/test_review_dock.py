@@ -132,17 +132,32 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "F", "1", "Return")
     press(qtbot, app, "Space")  # skip order[3]
     assert panel.view["id"] == order[4]
+    # the comment and the correction forms by keys, typed where the focus is (they had opened without it, so the
+    # letters went to the window as review keys), and the keys back on the canvas when they close
+    from qtpy.QtWidgets import QApplication
+
+    canvas = app.viewer.window._qt_viewer.canvas.native
     press(qtbot, app, "C")
-    panel.dialog.edit.setText("shoreline hidden by cloud")
-    panel.dialog.accept()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is panel.dialog.edit, timeout=5000)  # the window activates
+    qtbot.keyClicks(QApplication.focusWidget(), "shoreline hidden by cloud")
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Return)
+    assert "comment: shoreline hidden by cloud" in panel.pending.text()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
     wait_evidence(app, qtbot)  # the correction rests on the evidence shown
     press(qtbot, app, "E")
     form = panel.dialog
-    form.text.setPlainText(panel.view["question"]["text"] + " Answer for the whole site.")
-    form.why.setText("say the region")
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is form.text, timeout=5000)
+    qtbot.keyClick(form.text, Qt.Key_End, Qt.ControlModifier)
+    qtbot.keyClicks(form.text, " Answer for the whole site.")
+    for _ in range(12):  # Tab leaves the text (it had typed a tab into it) and goes on to the reason
+        if QApplication.focusWidget() is form.why:
+            break
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
+    qtbot.keyClicks(form.why, "say the region")
     assert "text:" in form.diff.text()
-    form._on_save()
+    qtbot.keyClick(form.why, Qt.Key_Return)
     assert panel.view["id"] == order[5] and "saved: flag" in panel.saved.text()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
     assert panel.progress.value() == 4  # accept, flag, flag, flag-with-correction (the skip is not done)
     want = {
         order[0]: ("accept", []),
