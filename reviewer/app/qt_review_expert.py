@@ -372,7 +372,7 @@ class ExpertPanel(QWidget):
         if act.kind == "save":
             saved = self.adjudicate(act.verdict, reasons=[act.reason] if act.reason else None)
             if saved and self.rationale.hasFocus():
-                self.list.setFocus()  # the next item's keys are verdicts again, not text
+                self._leave_field()  # the next item's keys are verdicts again, not text
             return saved
         if act.kind == "ask_rationale":
             self.rationale.setFocus()
@@ -380,7 +380,7 @@ class ExpertPanel(QWidget):
             self._hint(act.message)
             return True
         if act.kind == "leave_field":
-            self.list.setFocus()
+            self._leave_field()
             self._hint(act.message)
             return True
         if act.kind == "pick_reason":
@@ -399,6 +399,13 @@ class ExpertPanel(QWidget):
         if act.kind == "step":
             return self.step(act.by)
         return False
+
+    def _leave_field(self) -> None:
+        """The keys back to the canvas, as after the annotator's forms: the viewer's keys (dates, pair, stretch,
+        F1) work there as well as the expert's (the list had taken the focus: Up / Down moved its selection)."""
+        from reviewer.app.qt_window import give_keys_to_canvas
+
+        give_keys_to_canvas(self.dock.app.viewer, fallback=self.list)
 
     def _on_evidence(self, key: str, problem: str) -> None:
         """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""

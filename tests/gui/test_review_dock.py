@@ -379,6 +379,8 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert expert.rationale.hasFocus()
     qtbot.keyClicks(expert.rationale, "two readings")
     qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    # the keys are back on the canvas, where the viewer's keys work too (the list had taken them)
+    assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     assert not expert.rationale.hasFocus() and expert.view is third
     press(qtbot, app, "R")
     assert "saved: reject" in expert.saved.text(), expert.saved.text()
@@ -587,6 +589,8 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     press(qtbot, app, "R")
     qtbot.keyClicks(expert.rationale, "two readings")
     qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    # the keys are back on the canvas, where the viewer's keys work too (the list had taken them)
+    assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     press(qtbot, app, "M", "R")  # out of the field the keys act again: medium, then the reject is saved
     assert "saved: reject, medium confidence on" in expert.saved.text(), expert.saved.text()
     con = sqlite3.connect(store_path)
