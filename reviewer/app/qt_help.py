@@ -11,6 +11,11 @@ KEYS = (
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),
+    (
+        "Ctrl+1 ... Ctrl+9",
+        "bring a dock to the front: Review, Stack, Trajectory, Coverage, Chips, Pair, Scoring, "
+        "Failures, Generate (Reviewer menu > Show dock)",
+    ),  # fmt: skip
     ("click on the canvas", "trajectory at that pixel"),
     ("click a chip / a year / a trajectory point", "show that date"),
 )

@@ -189,6 +189,14 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "N", "N", "N")
     assert panel.view["id"] == order[3]
     assert panel.progress.value() == 4 and "4 of" in panel.progress.format()
+    # Ctrl+digit brings a dock to the front (a tab behind another had no key): a viewer's dock with the keys on the
+    # canvas, a form's dock with them in its first field
+    qtbot.keyClick(canvas, Qt.Key_5, Qt.ControlModifier)
+    assert not app.docks["Chips"].visibleRegion().isEmpty() and QApplication.focusWidget() is canvas
+    qtbot.keyClick(canvas, Qt.Key_2, Qt.ControlModifier)
+    assert app.docks["Stack"].isAncestorOf(QApplication.focusWidget())
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_3, Qt.ControlModifier)
+    assert not app.docks["Trajectory"].visibleRegion().isEmpty() and QApplication.focusWidget() is canvas
 
 
 def expected_panels(session, view):
