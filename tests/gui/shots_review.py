@@ -2,7 +2,7 @@
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
 cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
 (annotate; the flag bar open; a confidence pending; the next item after a save: the item's view must not move;
-the F1 keys dialog; the Pair and Chips tabs), the expert (the decision table with the annotators'
+the F1 keys dialog; the Pair, Chips and Coverage tabs), the expert (the decision table with the annotators'
 confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
 freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
 are in .pytest_cache/d/reviewer-demo-64-*):
@@ -180,12 +180,26 @@ def item_view_rows(app) -> tuple[int, int] | None:
     return top, top + focus.height()
 
 
+def coverage_problems(app) -> list[str]:
+    """The Coverage dock's sensor lanes closer than their names are high (ten lanes in ~90 px had overlapped)."""
+    from qtpy.QtCore import QPointF
+    from qtpy.QtGui import QFont, QFontMetrics
+
+    cov = app.coverage
+    if not seen(cov.graphics) or not cov.timeline.items:
+        return []
+    vb = cov.timeline.vb
+    lane = vb.mapViewToScene(QPointF(0, 0)).y() - vb.mapViewToScene(QPointF(0, 1)).y()
+    font = cov.timeline.getAxis("left").style.get("tickFont") or QFont(cov.graphics.font())
+    need = QFontMetrics(font).height()
+    return [f"the coverage lanes are {lane:.0f} px apart, their names {need} px high"] if lane < need else []
+
+
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
-    return (
-        clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin) + trajectory_problems(app) + pair_problems(app)
-    )
+    tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin)
+    return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app)
 
 
 def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
@@ -237,9 +251,9 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
         rows = now
         print(path, problems[name])
 
-    def press(app, *keys) -> None:
+    def press(app, *keys, mod=Qt.NoModifier) -> None:
         for k in keys:
-            QTest.keyClick(app.viewer.window._qt_viewer.canvas.native, getattr(Qt, f"Key_{k}"))
+            QTest.keyClick(app.viewer.window._qt_viewer.canvas.native, getattr(Qt, f"Key_{k}"), mod)
 
     users = {"annotator": "ann", "expert": "eve", "maintainer": "mia"}
     for role in roles.split(","):
@@ -272,6 +286,8 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             app.docks["Chips"].raise_()
             wait(lambda app=app: bool(app.chips.labels) and not app.chips.busy, 60)
             shot(app, "chips")
+            press(app, "4", mod=Qt.ControlModifier)  # Ctrl+4 brings the Coverage dock to the front
+            shot(app, "coverage")
         elif role == "expert":
             shot(app, "expert_table")
             # the review dock as wide as a 1600 px window left it when the window was made smaller: the middle
