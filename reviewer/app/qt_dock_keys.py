@@ -47,7 +47,10 @@ def bring_dock(app, name: str) -> bool:
         return False
     dock.show()
     dock.raise_()
-    first = _first_field(dock.widget()) if name in FORM_DOCKS else None
+    review = getattr(app, "review", None)
+    maintainer_only = review is not None and review.annotator is None and review.expert is None
+    form = name in FORM_DOCKS or (name == "Review" and maintainer_only)  # a maintainer's dock is all forms
+    first = _first_field(dock.widget()) if form else None
     if first is not None:
         first.setFocus(Qt.FocusReason.ShortcutFocusReason)
     else:

@@ -109,6 +109,7 @@ class ExpertPanel(QWidget):
         self.focus = QTextBrowser()
         split.addWidget(self.focus)
         self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.horizontalHeaderItem(5).setToolTip("seconds the annotator took")
         self.table.horizontalHeaderItem(4).setToolTip("the correction the annotator suggested")

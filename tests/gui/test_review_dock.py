@@ -634,8 +634,12 @@ def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
 
     from qtpy.QtWidgets import QApplication
 
-    admin.annotators.setFocus()
-    qtbot.waitUntil(admin.annotators.hasFocus, timeout=2000)
+    # Ctrl+1 from the canvas: the dock's first field (the bank), then Tab past the mode's tab to the annotators
+    qtbot.keyClick(app.viewer.window._qt_viewer.canvas.native, Qt.Key_1, Qt.ControlModifier)
+    assert QApplication.focusWidget() is app.review.bank_combo
+    tab()
+    tab()
+    assert QApplication.focusWidget() is admin.annotators
     type_over(admin.annotators, "ann,bob")
     for text in ("1", "7"):  # k, seed
         tab()
@@ -663,6 +667,16 @@ def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     with Store(store_path) as store:
         audit = store.db.execute("SELECT audit_share FROM bank_review WHERE bank = ?", [BANK]).fetchone()[0]
     assert audit == 0.25, admin.message.text()
+    # Tab leaves the tables (it had walked their cells: nothing after the progress table was reachable) and reaches
+    # the annotator quality's Compute, which Space runs
+    admin.annotators.setFocus()
+    for _ in range(12):
+        if QApplication.focusWidget() is admin.quality.compute:
+            break
+        tab()
+    assert QApplication.focusWidget() is admin.quality.compute
+    qtbot.keyClick(admin.quality.compute, Qt.Key_Space)
+    qtbot.waitUntil(lambda: admin.quality.report is not None, timeout=60000)
 
     admin.item_edit.setFocus()
     qtbot.keyClicks(admin.item_edit, "demo-core-seed0-1")
