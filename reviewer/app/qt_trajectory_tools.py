@@ -6,6 +6,7 @@ period ("shade" and its two years) wraps as one tool, so a year box is never alo
 
 from __future__ import annotations
 
+from qtpy.QtCore import QEvent
 from qtpy.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QProgressBar, QPushButton, QSpinBox, QWidget
 
 from reviewer.app.qt_style import FlowLayout
@@ -80,10 +81,27 @@ class TrajectoryTools(QWidget):
             self.draw_button,
             self.use_polygon,
             self.period,
-            self.progress,
         ):
             row.addWidget(w)
         state.events.trajectory_harmonized.connect(self._on_state_harmonized)
+
+    def overlay_progress_on(self, widget: QWidget) -> None:
+        """The plot's read progress in `widget`'s top right corner, over it, not in the tool row: shown in the row it
+        took a third row while a clicked pixel's series was read, and the plot jumped down and back."""
+        self.progress.setParent(widget)
+        self.progress.setFixedHeight(self.progress.fontMetrics().height() + 2)
+        widget.installEventFilter(self)
+        self._place_progress(widget)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override: the corner follows the plot's size
+        if event.type() == QEvent.Type.Resize and obj is self.progress.parentWidget():
+            self._place_progress(obj)
+        return False
+
+    def _place_progress(self, widget: QWidget) -> None:
+        self.progress.move(max(widget.width() - self.progress.maximumWidth() - 4, 0), 2)
+        self.progress.resize(self.progress.maximumWidth(), self.progress.height())
+        self.progress.raise_()
 
     def set_years(self, first: int, last: int) -> None:
         """A site opened: the period spans its record's years."""

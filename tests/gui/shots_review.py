@@ -170,14 +170,18 @@ def pair_problems(app) -> list[str]:
     return out
 
 
-def item_view_rows(app) -> tuple[int, int] | None:
-    """The top and bottom (window pixels) of the item's view in the mode shown (annotate or adjudicate)."""
+def item_view_rows(app) -> tuple[int, ...] | None:
+    """The top and bottom (window pixels) of the item's view in the mode shown (annotate or adjudicate), and of the
+    trajectory's plot when it is seen."""
     panel = app.review.tabs.currentWidget() if app.review is not None else None
     focus = getattr(panel, "focus", None)
     if focus is None or not seen(focus):
         return None
-    top = focus.mapTo(app.viewer.window._qt_window, focus.rect().topLeft()).y()
-    return top, top + focus.height()
+    qwin = app.viewer.window._qt_window
+    top = focus.mapTo(qwin, focus.rect().topLeft()).y()
+    plot = app.trajectory.plot
+    below = (plot.mapTo(qwin, plot.rect().topLeft()).y(), plot.height()) if seen(plot) else ()
+    return top, top + focus.height(), *below
 
 
 def coverage_problems(app) -> list[str]:
@@ -270,6 +274,9 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             wait(lambda app=app: app.settled, 30)
         if role == "annotator":
             shot(app, "annotator")
+            app.trajectory.progress.setVisible(True)  # as while a clicked pixel's series is read: nothing moves
+            shot(app, "trajectory_reading", same_rows=True)
+            app.trajectory.progress.setVisible(False)
             press(app, "F")
             shot(app, "annotator_flag", same_rows=True)
             press(app, "Escape", "M")  # a confidence pending, then saved with an accept: the next item comes

@@ -82,7 +82,7 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
     assert proc.returncode == 0, proc.stderr[-3000:]
     problems = json.loads(next(out.glob("problems_*.json")).read_text())
     annotator = {"annotator", "annotator_flag", "annotator_pending", "annotator_saved", "help", "pair", "chips"}
-    annotator |= {"coverage"}
+    annotator |= {"coverage", "trajectory_reading"}
     assert set(problems) == annotator | {"expert_table", "expert_wide_review", "expert_rationale"}
     assert {shot: p for shot, p in problems.items() if p} == {}
     from PIL import Image
