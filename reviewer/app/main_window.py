@@ -12,6 +12,7 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
+from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
 from reviewer.app.qt_window import canvas_widget, fit_slider_labels, give_keys_to_canvas, main_window, napari_docks
 from reviewer.app.recent import RecentSites
@@ -91,12 +92,11 @@ class ReviewerApp:
         site: str | Path | None = None,
         demo: bool = False,
     ) -> None:
-        """`warm_canvas=False`: the image and boundary layers are made by the first open, as before (benchmarks).
+        """`warm_canvas=False`: the image layer is made by the first open, as before (benchmarks).
         `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
         then runs while the docks are built; what it found is shown from the event loop, once the window is whole."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
-        from reviewer.app.qt_coverage import QtCoveragePlot
         from reviewer.app.qt_pair import QtPairView
         from reviewer.app.qt_status import QtStatusLine
         from reviewer.app.qt_trajectory import QtTrajectoryPlot
@@ -120,7 +120,7 @@ class ReviewerApp:
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
         self.trajectory = QtTrajectoryPlot(self.session)
-        self.coverage = QtCoveragePlot(self.session)
+        self.coverage_tab = LazyTab(self._make_coverage, "Coverage")  # built when its tab is first picked
         self.chips = QtChipStrip(self.session)
         self.pair = QtPairView(self.session)
         # the first site's worker starts once the docks that follow the open (progress, site_opened) exist: building
@@ -133,7 +133,7 @@ class ReviewerApp:
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
         self.add_dock("Trajectory", self.trajectory, "bottom")
-        self.add_dock("Coverage", self.coverage, "bottom", tabify=True)
+        self.add_dock("Coverage", self.coverage_tab, "bottom", tabify=True)
         self.add_dock("Chips", self.chips, "bottom", tabify=True)
         self.add_dock("Pair", self.pair, "bottom", tabify=True)
         # after the docks' own site_opened handlers: paint the whole window while the site is opening,
@@ -143,7 +143,7 @@ class ReviewerApp:
             self._add_scoring_panel()
         self.bind_keys()
         fit_slider_labels(viewer)
-        # the image and boundary layers made now, while the user picks a site: the first of each held the open ~1.3 s
+        # the image layer made now, while the user picks a site: the first one held the open ~1 s
         if warm_canvas:
             self.session.warm_canvas()
         self._raise_default_docks()
@@ -260,6 +260,7 @@ class ReviewerApp:
         from reviewer.store import Store
 
         self.review_store = store or Store(self.session.db)
+        self.session.site.warm_up()  # the first item draws its region, a shapes layer: pandas imported in a worker meanwhile
         self.review = ReviewDock(self, self.review_store, user, role, prefetch=prefetch)
         if role != "maintainer" and getattr(self, "generate_action", None) is not None:
             self.generate_action.setVisible(False)  # generation is the maintainer's; an annotator sees review only
@@ -296,15 +297,33 @@ class ReviewerApp:
     def settled(self) -> bool:
         """True when no background work is still to land on the UI thread (site open, chips,
         trajectory): what a user sees a moment after a site opened; benchmarks start from here."""
-        return not (self._busy or self.chips.busy or self.trajectory.busy)
+        return not (self._busy or self.chips.busy or self.trajectory.busy or self.session.canvas.boundary_waiting)
 
     def _add_scoring_panel(self) -> None:
-        # the app's own panel (its scoring loads when a score runs): a failure to build it is a bug, not a condition
-        from reviewer.app.scoring_panel import ScoringPanel
+        """The Scoring tab, its panel built when the tab is first picked (its scoring loads when a score runs)."""
 
-        panel = ScoringPanel(viewer=self.viewer)
-        self.scoring_panel = panel
-        self.add_dock("Scoring", panel, "right", tabify=True)
+        def build():
+            from reviewer.app.scoring_panel import ScoringPanel
+
+            return ScoringPanel(viewer=self.viewer)  # a failure to build it is a bug, not a condition
+
+        self.scoring_tab = LazyTab(build, "Scoring")
+        self.add_dock("Scoring", self.scoring_tab, "right", tabify=True)
+
+    @property
+    def scoring_panel(self):
+        """The Scoring dock's panel (built now if its tab was never picked)."""
+        return self.scoring_tab.content()
+
+    @property
+    def coverage(self):
+        """The Coverage dock's plot (built now if its tab was never picked)."""
+        return self.coverage_tab.content()
+
+    def _make_coverage(self):
+        from reviewer.app.qt_coverage import QtCoveragePlot
+
+        return QtCoveragePlot(self.session)
 
     def _raise_default_docks(self) -> None:
         """Stack controls and the trajectory are the tabs in front (after Qt has placed every dock)."""

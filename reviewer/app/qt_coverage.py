@@ -61,6 +61,8 @@ class QtCoveragePlot(QWidget):
         self.state.events.period.connect(self._update_period)
         self.state.events.sensors.connect(self._on_sensors_changed)
         session.site_opened.connect(self._on_site_opened)
+        if session.index is not None:  # made after the site opened (its tab first picked then)
+            self._on_site_opened(session.index)
 
     @property
     def coverage(self) -> Coverage | None:

@@ -29,6 +29,21 @@ def canvas_widget(viewer) -> QWidget | None:
     return found[0] if found else None
 
 
+def after_next_paint(viewer, func) -> None:
+    """Call `func` once the canvas has put its next frame on screen (Qt's `QOpenGLWidget.frameSwapped`), or at once
+    when the canvas is not shown (a hidden canvas never paints)."""
+    canvas = canvas_widget(viewer)
+    if canvas is None or not canvas.isVisible():
+        func()
+        return
+
+    def once() -> None:
+        canvas.frameSwapped.disconnect(once)
+        func()
+
+    canvas.frameSwapped.connect(once)
+
+
 def give_keys_to_canvas(viewer, fallback: QWidget | None = None) -> None:
     """Keyboard focus back to the canvas (napari's keys), or to `fallback` when there is none."""
     target = canvas_widget(viewer) or fallback

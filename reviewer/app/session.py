@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from reviewer.app.session_dates import ShownDate
 from reviewer.app.session_frames import FrameSource
 from reviewer.app.session_layers import CanvasLayers
 from reviewer.app.session_pointer import CanvasPointer
-from reviewer.app.session_site import SiteOpener, warm_imports
+from reviewer.app.session_site import SiteOpener
 from reviewer.app.session_stretch import StretchKeeper
 from reviewer.app.state import ViewState
 from reviewer.errors import ReviewerError
@@ -53,6 +52,7 @@ class StackSession(QObject):
     busy = Signal(bool)
     status = Signal(str)
     pixel_clicked = Signal(int, int)
+    modules_ready = Signal()  # `SiteOpener.warm_up` imported what later work needs
 
     def __init__(
         self,
@@ -103,8 +103,6 @@ class StackSession(QObject):
         #: brings napari's status bar up to date in this turn (the review dock calls it as an item is shown)
         self.update_status_bar = viewer.update_status_from_cursor
         self.who = ""  # who is working (review), shown in the window title
-        # the modules and colour tables the first site and review item need, while the user picks a site
-        threading.Thread(target=warm_imports, name="warm-imports", daemon=True).start()
 
     # ------------------------------------------------------------------ opening a site (SiteOpener)
 
@@ -158,9 +156,10 @@ class StackSession(QObject):
         self.canvas.draw_boundary()
         if stack is not None:
             self.show_stack(*stack, announce=False)
-            return
-        self.rebuild_stack(keep_date=None)
-        self.announce(index)
+        else:
+            self.rebuild_stack(keep_date=None)
+            self.announce(index)
+        self.site.warm_after_first_site()
 
     def announce(self, index: SceneIndex) -> None:
         """The docks fill in for the site shown."""
@@ -412,6 +411,7 @@ class StackSession(QObject):
         return run_in_thread(work, on_done=done, on_error=lambda exc: self.reporter.error(exc, context="export"))
 
     def close(self) -> None:
+        self.canvas.boundary_waiting = False  # a warm-up ending after the close draws nothing
         self.dates.prefetcher.shutdown()
         self.frames.close()
         self.site.cancel()

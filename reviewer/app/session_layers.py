@@ -8,16 +8,16 @@ import numpy as np
 
 from reviewer.app.frames import FrameArray
 from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
+from reviewer.app.session_site import modules_warmed
 from reviewer.errors import ReviewerError
 from reviewer.record.series import OVERLAY_CODES
 
 IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
-BOUNDARY_OPACITY = 0.7  # napari's default for a shapes layer, as the boundary was always drawn
 REGION_LAYER = "trajectory region"
-#: the start-up layers' pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
-#: napari's scale setters (~20-60 ms each for the image and the boundary)
+#: the start-up layer's pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
+#: napari's scale setter (~20-60 ms)
 PLACEHOLDER_RESOLUTION = 30.0
 
 OVERLAY_COLORS = {
@@ -44,6 +44,9 @@ class CanvasLayers:
         self._label_width = 22
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         self._canvas_dressed = False
+        #: the site's boundary waits for the modules of its shapes layer (`modules_in`): making the first shapes
+        #: layer imports pandas (~0.5 s), which the first site's imagery should not wait for
+        self.boundary_waiting = False
 
     @property
     def placeholder(self) -> bool:
@@ -73,10 +76,10 @@ class CanvasLayers:
         self.text.visible, self.text.font_size, self.text.position, self.text.box = True, 10, "top_left", True
 
     def warm_canvas(self) -> None:
-        """Make the image and boundary layers before any site opens, drawn once unseen (opacity 0), so opening a site
-        only hands them data: the first image layer (its layer controls, the date slider's widgets, its visual and
-        the first compile of its shaders on a software-GL canvas) held the UI ~1 s in the open, the first shapes
-        layer another ~0.3 s. The placeholder has one date, so no slider shows before a site."""
+        """Make the image layer before any site opens, drawn once unseen (opacity 0), so opening a site only hands it
+        data: the first image layer (its layer controls, the date slider's widgets, its visual and the first compile
+        of its shaders on a software-GL canvas) held the UI ~1 s in the open. The placeholder has one date, so no
+        slider shows before a site. (The boundary's shapes layer is made once its modules are in: `modules_in`.)"""
         if self.image_layer is not None or self.s.index is not None:
             return
         self.dress_canvas()
@@ -88,17 +91,6 @@ class CanvasLayers:
             units=("pixel", "m", "m"),
             contrast_limits=(0, 255),
             cache=False,
-            opacity=0.0,
-        )
-        ring = np.array([[0.0, 0.0], [0.0, 16.0], [16.0, 16.0]])
-        self.boundary_layer = self.viewer.add_shapes(
-            [ring],
-            shape_type="path",
-            edge_color="yellow",
-            edge_width=0.1,
-            name=BOUNDARY_LAYER,
-            scale=(PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
-            units=("m", "m"),  # as the site's (mixed units hide the scale bar and raise a warning)
             opacity=0.0,
         )
         self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
@@ -231,9 +223,20 @@ class CanvasLayers:
             if self.image_layer is not None:
                 self.viewer.layers.selection.active = self.image_layer
 
+    def modules_in(self) -> None:
+        """`warm_imports` is done: the boundary that waited for its layer's modules is drawn."""
+        if self.boundary_waiting:
+            self.boundary_waiting = False
+            if self.s.index is not None:
+                self.draw_boundary()
+
     def draw_boundary(self) -> None:
         """The site's boundary; the layer of the site shown before takes the new rings (removing it and adding
-        another cost ~1.5 s on the UI thread: a new layer, its list entry and its visual's first draw)."""
+        another cost ~1.5 s on the UI thread: a new layer, its list entry and its visual's first draw). The first
+        boundary waits for `modules_in` when its layer's modules are not imported yet."""
+        if self.boundary_layer is None and not modules_warmed():
+            self.boundary_waiting = True
+            return
         old, self.boundary_layer = self.boundary_layer, None
         if old is not None and old not in self.viewer.layers:
             old = None
@@ -271,8 +274,6 @@ class CanvasLayers:
             old.data = [(r, "path") for r in inside]
             old.edge_width = max(h, w) / 250.0
             old.edge_color = "yellow"
-            if old.opacity == 0.0:  # the start-up placeholder (`warm_canvas`)
-                old.opacity = BOUNDARY_OPACITY
             self.boundary_layer = old
             return
         self.boundary_layer = self.viewer.add_shapes(

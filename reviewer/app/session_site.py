@@ -7,7 +7,10 @@ import logging
 import threading
 from pathlib import Path
 
+from qtpy.QtCore import Qt
+
 from reviewer.app.jobs import Progress, run_in_thread
+from reviewer.app.qt_window import after_next_paint
 from reviewer.errors import ReviewerError
 from reviewer.record.scan import SceneIndex
 from reviewer.record.stack import open_stack
@@ -15,9 +18,10 @@ from reviewer.record.stretch import composites
 
 logger = logging.getLogger(__name__)
 
-#: modules the first image and boundary layers import (pandas via the shapes layer's features table,
-#: scipy.ndimage and napari's histogram via the image layer): imported in the open worker instead, where
-#: they do not hold the UI thread (~1 s the first time a site opened, 'longest UI block, opening')
+#: modules the boundary layer and later work import (pandas via the shapes layer's features table, scipy.ndimage
+#: and napari's histogram via the image layer): imported in a worker once the first site's imagery is on screen
+#: (`StackSession.warm_after_first_site`), where they do not hold the UI thread (~1 s the first time a site opened)
+#: nor the first imagery (imported before it, they took ~0.5 s of the launch's CPU; issue 27)
 WARM_MODULES = (
     "sqlite_utils",  # the store (imported by the first open's worker: ~100 ms, its file reads starving the UI thread)
     "rasterio.warp",
@@ -28,6 +32,9 @@ WARM_MODULES = (
 )
 
 
+_warmed = threading.Event()  # set once `warm_imports` ran in this process (imports are process-wide)
+
+
 def warm_imports() -> None:
     """Import WARM_MODULES and make the index composites' colour tables (any thread; a no-op once done):
     the first NDVI/MNDWI frame imported matplotlib on the UI thread (~0.7 s, or a wait on the import lock)."""
@@ -35,14 +42,24 @@ def warm_imports() -> None:
 
     from reviewer.record.stretch import colormap_lut
 
-    for name in WARM_MODULES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            logger.debug("cannot preload %s", name)
-    for spec in composites().values():
-        if spec.get("colormap"):
-            colormap_lut(spec["colormap"])
+    if _warmed.is_set():
+        return
+    try:
+        for name in WARM_MODULES:
+            try:
+                importlib.import_module(name)
+            except ImportError:
+                logger.debug("cannot preload %s", name)
+        for spec in composites().values():
+            if spec.get("colormap"):
+                colormap_lut(spec["colormap"])
+    finally:  # tried: a boundary waiting for these is drawn either way (what failed is imported where it is used)
+        _warmed.set()
+
+
+def modules_warmed() -> bool:
+    """`warm_imports` has run: a shapes layer no longer imports pandas on the UI thread."""
+    return _warmed.is_set()
 
 
 class SiteOpener:
@@ -52,6 +69,8 @@ class SiteOpener:
         self.s = session
         self._open_worker = None
         self._open_cancel = threading.Event()
+        self._warm_planned = False  # `warm_after_first_site` asked for the warm-up
+        self._warming = False  # `warm_up` started
 
     @property
     def opening(self) -> bool:
@@ -74,7 +93,6 @@ class SiteOpener:
         def work() -> SceneIndex:
             from reviewer.store import Store
 
-            warm_imports()  # the first image and shapes layers imported ~1 s of modules on the UI thread
             with Store(db) as store:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
             try:  # read and reproject the boundary here; the UI thread only draws it
@@ -113,3 +131,28 @@ class SiteOpener:
 
     def cancel(self) -> None:
         self._open_cancel.set()
+
+    def warm_after_first_site(self) -> None:
+        """`warm_up` once the first site's imagery is on screen: imported at start-up, its modules competed with the
+        first imagery (issue 27's launch figure)."""
+        if not self._warm_planned:
+            self._warm_planned = True
+            after_next_paint(self.s.viewer, self.warm_up)
+
+    def warm_up(self) -> None:
+        """Import the modules later work needs (`warm_imports`: pandas for the boundary's and a region's shapes
+        layers, the colour tables) in a thread, then draw the boundary if it waited for them (`modules_ready`)."""
+        if not self._warming:
+            self._warming = True
+            self.s.modules_ready.connect(self.s.canvas.modules_in, Qt.QueuedConnection)  # drawn on the UI thread
+            threading.Thread(target=self._warm, name="warm-imports", daemon=True).start()
+
+    def _warm(self) -> None:
+        """The warm-up thread: no Qt worker, so a window closed meanwhile leaves nothing to deliver to."""
+        try:
+            warm_imports()
+        finally:
+            try:
+                self.s.modules_ready.emit()  # queued to the UI thread
+            except RuntimeError:  # the session was deleted meanwhile (its window closed)
+                pass

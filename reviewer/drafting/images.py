@@ -113,10 +113,6 @@ def _panels(index: Any, view: EvidenceView, composite: str) -> list[Any]:
     return out
 
 
-#: the outline of the question's region on every panel (the prompt, version 2 on, says so)
-OUTLINE = {"color": "#ffd400", "linewidth": 1.4, "linestyle": "--"}
-
-
 def region_outline(view: EvidenceView, site: Any, shape: tuple[int, int]) -> list[tuple[float, float]]:
     """The region's outline in panel pixel coordinates (x = column, y = row; pixel edges at whole numbers): the
     site's boundary, its quadrant (split at half height and width, as region_mask) or the polygon's ring."""
@@ -125,7 +121,7 @@ def region_outline(view: EvidenceView, site: Any, shape: tuple[int, int]) -> lis
     if reg.kind == "polygon":
         inv = ~site.transform
         ring = [tuple(inv * (x, y)) for x, y in reg.coordinates]
-        return [(c - 0.5, r - 0.5) for c, r in ring]  # imshow puts pixel (0, 0)'s centre at 0
+        return [(c - 0.5, r - 0.5) for c, r in ring]  # the figure puts pixel (0, 0)'s centre at 0
     x0, x1, y0, y1 = 0.0, float(w), 0.0, float(h)
     if reg.kind == "quadrant":
         x0, x1 = (0.0, w / 2) if reg.quadrant in ("NW", "SW") else (w / 2, float(w))
@@ -138,25 +134,13 @@ def _render(panels: list[Any], view: EvidenceView, site: Any, title: str) -> byt
     """render_panels' figure (reviewer.record.render.build_figure) with the region outlined on every panel."""
     import json
 
-    from reviewer.record.render import build_figure
+    from reviewer.record.render import build_figure, png_bytes
 
     cols = len(panels) if len(panels) <= 6 else -(-len(panels) // 2)  # a strip render: two even rows
-    fig = build_figure(panels, view.stretch, pixel_size_m=site.resolution, title=title, columns=cols)
     ring = region_outline(view, site, panels[0].channels.shape[1:])
-    xs, ys = [x for x, _ in ring], [y for _, y in ring]
-    for ax in [a for a in fig.axes if a.images][: len(panels)]:
-        limits = ax.get_xlim(), ax.get_ylim()
-        ax.plot(xs, ys, **OUTLINE, clip_on=True)
-        ax.set_xlim(*limits[0])
-        ax.set_ylim(*limits[1])
-    buf = io.BytesIO()
+    fig = build_figure(panels, view.stretch, pixel_size_m=site.resolution, title=title, columns=cols, outline=ring)
     meta = {"Stretch": view.stretch.dumps(), "Panels": json.dumps([p.to_json() for p in panels])}
-    fig.savefig(
-        buf,
-        format="png",
-        metadata={**meta, "Region": json.dumps(view.region.to_json()), "Software": "EarthRecord Reviewer"},
-    )
-    return buf.getvalue()
+    return png_bytes(fig.rgb, {**meta, "Region": json.dumps(view.region.to_json()), "Software": "EarthRecord Reviewer"})
 
 
 def _trajectory(index: Any, view: EvidenceView, period: tuple[int, int], title: str) -> tuple[bytes, str] | None:

@@ -9,7 +9,7 @@ import datetime as dt
 import json
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,7 @@ class Product:
     sensor: str
     label: str
     record: bool
-    pattern: re.Pattern[str]
+    pattern_source: str  # the provider's file name pattern (regex), compiled on first use (pattern)
     date_rule: dict[str, str]
     location: tuple[str, ...]
     resolution_m: float
@@ -60,6 +60,12 @@ class Product:
     quality: QualitySpec | None
     required: tuple[str, ...]
     raw: dict[str, Any] = field(repr=False, compare=False, hash=False)
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        """The file name pattern, compiled when a name is first matched: a scan of STAC items or a render of a
+        stored index matches none, and compiling every product's took 4 ms of each process."""
+        return re.compile(self.pattern_source)
 
     def band_by_name(self, name: str) -> BandSpec | None:
         """The band whose common name is `name` (e.g. 'red'), or the band token itself."""
@@ -150,7 +156,7 @@ def _product(row: dict[str, Any]) -> Product:
         sensor=row["sensor"],
         label=row["label"],
         record=row["record"],
-        pattern=re.compile(row["pattern"]),
+        pattern_source=row["pattern"],
         date_rule=row["date"],
         location=tuple(row.get("location", ())),
         resolution_m=float(row.get("resolution_m", 30)),
@@ -169,15 +175,27 @@ class Catalog:
     def __init__(self, doc: dict[str, Any], *, path: Path | None = None) -> None:
         validate(doc, "products", path=path)
         self.products = {row["id"]: _product(row) for row in doc["products"]}
-        self.rejects = [(re.compile(r["pattern"]), r["reason"]) for r in doc["rejects"]]
+        self._doc = doc
         self.sensor_colors: dict[str, str] = doc.get("sensor_colors", {})
         self.platform_aliases: dict[str, str] = doc.get("platform_aliases", {})
-        self.companions = [(re.compile(r["pattern"]), r["role"]) for r in doc.get("companions", [])]
         self.file_kinds: dict[str, str] = doc.get("file_kinds", {})
         self._last: Product | None = None
-        #: (compiled name pattern, product, box) of every container (HDF4/HDF5 granule) the catalog names,
-        #: compiled once: a scan asks this of every file of the record, most of them GeoTIFFs
-        self._containers = [
+
+    # the name patterns below are compiled once, on first use (a scan of STAC items matches no name)
+
+    @cached_property
+    def rejects(self) -> list[tuple[re.Pattern[str], str]]:
+        return [(re.compile(r["pattern"]), r["reason"]) for r in self._doc["rejects"]]
+
+    @cached_property
+    def companions(self) -> list[tuple[re.Pattern[str], str]]:
+        return [(re.compile(r["pattern"]), r["role"]) for r in self._doc.get("companions", [])]
+
+    @cached_property
+    def _containers(self) -> list[tuple[re.Pattern[str], Product, dict[str, Any]]]:
+        """(compiled name pattern, product, box) of every container (HDF4/HDF5 granule) the catalog names:
+        a scan asks this of every file of the record, most of them GeoTIFFs."""
+        return [
             (re.compile(box["pattern"]), product, box)
             for product in self.products.values()
             for box in product.raw.get("containers", ())

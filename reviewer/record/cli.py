@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -22,10 +24,26 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{100 * v:5.1f}"
 
 
+def _not_skipped(record: logging.LogRecord) -> bool:
+    return not record.getMessage().startswith("skipped ")
+
+
+@contextlib.contextmanager
+def _skips_listed_by_the_verb():
+    """The scan's "skipped <file>" warnings held back: `scan` lists every file not used itself, `render` counts
+    them in a note, and a folder of nothing usable says why in its one error line."""
+    scan_log = logging.getLogger("reviewer.record.scan")
+    scan_log.addFilter(_not_skipped)
+    try:
+        yield
+    finally:
+        scan_log.removeFilter(_not_skipped)
+
+
 def cmd_scan(args: argparse.Namespace) -> int:
     from reviewer.record.scan import open_index
 
-    with _store(args) as store:
+    with _skips_listed_by_the_verb(), _store(args) as store:
         index = open_index(args.site_dir, store, rescan=args.rescan, allow_no_site=True)
     if args.json:
         json.dump(index.to_json(), sys.stdout, indent=1)
@@ -64,7 +82,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
     if not index.site.placed:
         from reviewer.record.site import NO_SITE_HINT
 
-        _echo_places(args.site_dir)
+        _echo_places(args.site_dir, index)
         echo(
             "\nno site.json: valid/clear fractions are over each scene's own extent, not a site grid; "
             + NO_SITE_HINT.format(dir=args.site_dir)
@@ -72,17 +90,19 @@ def cmd_scan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _echo_places(site_dir: str) -> None:
-    """A folder without site.json whose scenes cover places that do not overlap: each group and its box."""
+def _echo_places(site_dir: str, index) -> None:
+    """A folder without site.json whose scenes cover places that do not overlap: each group (of the scenes
+    listed above, by their sensors) and its box."""
     from reviewer.record.siteinit import footprints, place_groups
 
-    prints, _ = footprints(site_dir)
+    label = {s.scene_id: s.label for s in index.scenes}
+    prints = [f for f in footprints(site_dir)[0] if f.scene_id in label]  # not the files the scan left out
     groups = place_groups(prints)
     if len(groups) < 2:
         return
     echo(f"\nthese scenes cover {len(groups)} places that do not overlap (a site is one place):")
     for members, (w, s, e, n) in groups:
-        sensors = ", ".join(sorted({f.family for f in members}))
+        sensors = ", ".join(sorted({label[f.scene_id] for f in members}))
         echo(f"  {len(members):3} scene(s) [{sensors}] at lon {w:.3f}..{e:.3f}, lat {s:.3f}..{n:.3f}")
     echo(f"  make a site of one of them with: reviewer site init {site_dir} --bbox W S E N")
 
@@ -121,7 +141,7 @@ def cmd_render(args: argparse.Namespace) -> int:
                     f"--stretch is neither stretch JSON nor a readable file: {exc}", field="stretch"
                 ) from exc
         stretch = Stretch.from_json(text)
-    with _store(args) as store:
+    with _skips_listed_by_the_verb(), _store(args) as store:
         index = open_index(args.site_dir, store)
     result = render_dates(
         index,
@@ -141,6 +161,11 @@ def cmd_render(args: argparse.Namespace) -> int:
         echo(f"wrote {result['out']}: " + " | ".join(p["label"] for p in result["panels"]), err=True)
         for line in result.get("warnings", []):
             echo(f"note: {line}", err=True)
+        if index.problems:
+            echo(
+                f"note: {len(index.problems)} file(s) of the folder not used (reviewer scan {args.site_dir} lists them)",
+                err=True,
+            )
     return 0
 
 

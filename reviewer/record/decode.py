@@ -23,9 +23,6 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import rasterio
-from rasterio.enums import Resampling
-from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 from reviewer.errors import (
     MissingLayerError,
@@ -33,6 +30,7 @@ from reviewer.errors import (
     UnreadableFileError,
     WrongProductError,
 )
+from reviewer.record import without_boto3
 from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.grid import Grid
@@ -40,6 +38,11 @@ from reviewer.record.grid import PixelMap as _PixelMap
 from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
+
+with without_boto3():  # rasterio without the AWS modules it would load (not used: local files and tar members)
+    import rasterio
+    from rasterio.enums import Resampling
+    from rasterio.errors import NotGeoreferencedWarning, RasterioError
 
 logger = logging.getLogger(__name__)
 
@@ -575,20 +578,23 @@ def band_scaling(spec: BandSpec, extra: dict | None) -> tuple[float, float]:
     return spec.scale, spec.offset
 
 
-def decode(raw: np.ndarray, spec: BandSpec, extra: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Physical float32 values (NaN at fill/saturated/out-of-range) and the out-of-range flag array."""
+def decode(
+    raw: np.ndarray, spec: BandSpec, extra: dict | None = None, *, out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Physical float32 values (NaN at fill/saturated/out-of-range) and the out-of-range flag array; the values
+    written into `out` (float32, raw's shape) when given."""
     scale, offset = band_scaling(spec, extra)
     if raw.dtype.kind in "ui" and raw.dtype.itemsize == 1:  # 256 codes: one table lookup, same values
         values, out_of_range = _decode_table(spec, scale, offset, raw.dtype.str)
         index = _codes(raw)
-        return values.take(index), out_of_range.take(index)
-    return _decode(raw, spec, scale, offset)
+        return values.take(index, out=out), out_of_range.take(index)
+    return _decode(raw, spec, scale, offset, out)
 
 
 _OWN_TABLES: dict[tuple, tuple[QualitySpec, tuple[np.ndarray, np.ndarray]]] = {}
 
 
-def _decode_own_quality(raw: np.ndarray, spec: BandSpec, extra: dict | None, quality: QualitySpec, flags):
+def _decode_own_quality(raw: np.ndarray, spec: BandSpec, extra: dict | None, quality: QualitySpec, flags, out=None):
     """decode() of a band that is its own quality layer (MODIS snow) with its masked codes NaN in the same
     table: one lookup instead of a lookup and a masked assignment (which cost more than the read)."""
     scale, offset = band_scaling(spec, extra)
@@ -600,7 +606,7 @@ def _decode_own_quality(raw: np.ndarray, spec: BandSpec, extra: dict | None, qua
         values[_class_table(quality, tuple(flags))] = np.nan
         hit = _OWN_TABLES[key] = (quality, (values, oor))
     index = _codes(raw)
-    return hit[1][0].take(index), hit[1][1].take(index)
+    return hit[1][0].take(index, out=out), hit[1][1].take(index)
 
 
 def _codes(raw: np.ndarray) -> np.ndarray:
@@ -614,7 +620,9 @@ def _decode_table(spec: BandSpec, scale: float, offset: float, dtype: str) -> tu
     return _decode(np.arange(256, dtype=np.uint8).view(np.dtype(dtype)), spec, scale, offset)
 
 
-def _decode(raw: np.ndarray, spec: BandSpec, scale: float, offset: float) -> tuple[np.ndarray, np.ndarray]:
+def _decode(
+    raw: np.ndarray, spec: BandSpec, scale: float, offset: float, out: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     bad = np.zeros(raw.shape, bool)
     if spec.fill is not None:
         bad |= raw == spec.fill
@@ -626,7 +634,12 @@ def _decode(raw: np.ndarray, spec: BandSpec, scale: float, offset: float) -> tup
     if spec.valid is not None:
         lo, hi = spec.valid
         out_of_range = ~bad & ((raw < lo) | (raw > hi))
-    values = raw.astype(np.float32) * np.float32(scale) + np.float32(offset)
+    # in place on one array (the same float32 arithmetic as astype * scale + offset, without two temporaries)
+    values = raw.astype(np.float32) if out is None else out
+    if out is not None:
+        np.copyto(values, raw, casting="unsafe")
+    values *= np.float32(scale)
+    values += np.float32(offset)
     values[bad | out_of_range] = np.nan
     return values, out_of_range
 
@@ -642,6 +655,7 @@ class SceneData:
     masked: np.ndarray
     flags: dict[str, np.ndarray] = field(default_factory=dict)
     out_of_range: dict[str, int] = field(default_factory=dict)
+    stacked: np.ndarray | None = None  # (band, y, x): the bands as one array, when read_scene was asked to
 
 
 def _band_path(scene, token: str) -> str:
@@ -656,6 +670,10 @@ def _band_path(scene, token: str) -> str:
 
 #: Reads the bands of one scene side by side; a separate pool, so callers' own threads never wait on it.
 _READERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="band-read")
+#: a read of at most this many pixels a band goes band after band: there the pool's threads (each setting up its
+#: GDAL) cost more than they save. A render's 1,000 px box in a fresh process: 0.07 s CPU serial, 0.11 s pooled
+#: (and slower on the wall on a loaded machine); reads of the viewer's 1,600 px frames and whole frames stay pooled
+SERIAL_READ_PX = 1_200_000
 
 
 def read_quality(scene, product: Product, grid: Grid | None) -> np.ndarray | None:
@@ -678,8 +696,10 @@ def read_scene(
     *,
     mask: Iterable[str] | None = None,
     overlay_flags: Iterable[str] = (),
+    stacked: bool = False,
 ) -> SceneData:
-    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's).
+    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's); with
+    `stacked`, decoded straight into one (band, y, x) array (SceneData.stacked; no copy to stack them after).
 
     The files of the scene are read concurrently (GDAL decompresses outside the GIL)."""
     quality = product.quality
@@ -704,6 +724,7 @@ def read_scene(
     if wants_radsat:
         jobs["\0radsat"] = (_band_path(scene, sat_spec["band"]), 0)
     serial = any(is_layer(path) for path, _ in jobs.values())  # HDF4 calls are serialized anyway
+    serial = serial or (grid is not None and grid.shape[0] * grid.shape[1] <= SERIAL_READ_PX)
     futures = {} if serial else {k: _READERS.submit(read_raw, p, grid, nodata=f) for k, (p, f) in jobs.items()}
     try:
         qa = read_quality(scene, product, grid)
@@ -728,15 +749,18 @@ def read_scene(
     out_of_range: dict[str, int] = {}
     slc_off = product.slc_off_after is not None and scene.date > product.slc_off_after
     radsat = raws.get("\0radsat")
-    for name, spec in specs:
+    shape = raws[specs[0][0]].shape if specs else None
+    stack = np.empty((len(specs), *shape), np.float32) if stacked and shape is not None else None
+    for i, (name, spec) in enumerate(specs):
         path = _band_path(scene, spec.token)
         raw = raws[name]
         check_not_scaled(raw, spec, path)
+        slot = stack[i] if stack is not None and raw.shape == shape else None
         own = raw is qa and quality.kind == "classes" and raw.dtype.kind in "ui" and raw.dtype.itemsize == 1
         if own:
-            values, oor = _decode_own_quality(raw, spec, scene.extra, quality, mask_flags)
+            values, oor = _decode_own_quality(raw, spec, scene.extra, quality, mask_flags, out=slot)
         else:
-            values, oor = decode(raw, spec, scene.extra)
+            values, oor = decode(raw, spec, scene.extra, out=slot)
         if masked is None:
             masked = np.zeros(values.shape, bool)
         if values.shape != masked.shape:
@@ -754,7 +778,8 @@ def read_scene(
             out_of_range[name] = int(oor.sum())
             logger.info("%s: %d values of %s outside the valid range were masked", scene.scene_id, oor.sum(), name)
         bands[name] = values
-    return SceneData(bands=bands, masked=masked, flags=flags, out_of_range=out_of_range)
+    # (every band went into its slot: a band of another shape than the first is refused above)
+    return SceneData(bands=bands, masked=masked, flags=flags, out_of_range=out_of_range, stacked=stack)
 
 
 def scene_fractions(
@@ -867,9 +892,9 @@ def _weighted_counts(window: np.ndarray, row_weights, col_weights, product: Prod
     """Σ over blocks of rows of one weight a and columns of one weight b of a * b * _quality_counts(block)."""
     n_valid = n_cloud = n_snow = 0
     snow_counted = False
-    for a in np.unique(row_weights[row_weights > 0]):
+    for a in _weights_present(row_weights):
         rows = row_weights == a
-        for b in np.unique(col_weights[col_weights > 0]):
+        for b in _weights_present(col_weights):
             cols = col_weights == b
             block = window if rows.all() and cols.all() else window[np.ix_(rows, cols)]
             v, c, s = _quality_counts(block, product)
@@ -878,6 +903,13 @@ def _weighted_counts(window: np.ndarray, row_weights, col_weights, product: Prod
             if s is not None:
                 snow_counted, n_snow = True, n_snow + w * s
     return n_valid, n_cloud, n_snow if snow_counted else None
+
+
+def _weights_present(weights: np.ndarray) -> np.ndarray:
+    """The distinct weights above 0, ascending (np.unique's answer; its first call imports numpy.ma, 5 ms of a
+    tile's scan)."""
+    present = np.flatnonzero(np.bincount(weights, minlength=1))
+    return present[present > 0]
 
 
 def _outside_as_fill(qa: np.ndarray, inside: np.ndarray, quality: QualitySpec) -> np.ndarray:
@@ -921,29 +953,80 @@ BIT_COUNT_BLOCK = 1 << 17
 
 
 #: what each 8-bit quality code is, per product and dtype (_class_counts): a 256-byte translation table
-#: to these classes, and whether snow is counted
+#: to these classes, whether snow is counted, and the codes in value order cut into runs of one class
 _NOT_VALID, _CLEAR, _CLOUD, _SNOW = 0, 1, 2, 3
-_CLASS_TABLES: dict[tuple[int, str], tuple[Product, bytes, bool]] = {}
+_CLASS_TABLES: dict[tuple[int, str], _ClassTable] = {}
+
+#: boundaries between runs of one class (inside a layer's range of codes) up to which _class_counts counts
+#: by comparisons: a compare-and-count pass over a cache-sized block costs ~0.1 ns a pixel, bytes.translate
+#: ~1.5 ns; past this many passes (bit-packed codes: MOD11A2 QC, 192 runs) the table is cheaper
+MAX_CLASS_PASSES = 8
+#: pixels per block of the comparison passes (256 KB of bytes and of bools: both stay in the CPU cache)
+CLASS_COUNT_BLOCK = 1 << 18
 
 
-def _class_counts(pixels: np.ndarray, product: Product) -> tuple[int, int, int | None]:
-    """(valid, cloudy and valid, snow and clear and valid) pixel counts of 8-bit quality codes: every code
-    is mapped to its class by a 256-byte table made once per product (bytes.translate: one C pass; an
-    np.bincount of the codes first casts each one to a 64-bit index, twice the time), then three counts
-    of the classes. A scan asks this of a thousand granules."""
+@dataclass(frozen=True)
+class _ClassTable:
+    product: Product
+    table: bytes  # code byte -> class (bytes.translate)
+    snow: bool
+    starts: np.ndarray  # first code of each run of one class, in value order (of the layer's dtype)
+    classes: np.ndarray  # the class of each run
+
+
+def _code_classes(pixels: np.ndarray, product: Product) -> _ClassTable:
     key = (id(product), pixels.dtype.str)
     hit = _CLASS_TABLES.get(key)
-    if hit is None or hit[0] is not product:
+    if hit is None or hit.product is not product:
         codes = np.arange(256, dtype=np.uint8).view(pixels.dtype)
         fill, cloudy, snow = _quality_classes(codes, product.quality, product)
         classes = np.where(fill, _NOT_VALID, np.where(cloudy, _CLOUD, _CLEAR)).astype(np.uint8)
         if snow is not None:
             classes[snow & ~fill & ~cloudy] = _SNOW
-        hit = _CLASS_TABLES[key] = (product, classes.tobytes(), snow is not None)
-    classes = np.frombuffer(pixels.tobytes().translate(hit[1]), np.uint8)
-    n_valid = int(np.count_nonzero(classes))
-    n_cloud = int(np.count_nonzero(classes == _CLOUD))
-    return n_valid, n_cloud, int(np.count_nonzero(classes == _SNOW)) if hit[2] else None
+        order = np.argsort(codes, kind="stable")  # value order (int8 codes: -128 first)
+        by_value, class_by_value = codes[order], classes[order]
+        first = np.flatnonzero(np.r_[True, class_by_value[1:] != class_by_value[:-1]])
+        hit = _CLASS_TABLES[key] = _ClassTable(
+            product, classes.tobytes(), snow is not None, by_value[first], class_by_value[first]
+        )
+    return hit
+
+
+def _class_counts(pixels: np.ndarray, product: Product) -> tuple[int, int, int | None]:
+    """(valid, cloudy and valid, snow and clear and valid) pixel counts of 8-bit quality codes. The codes of
+    one class mostly come in runs (Sentinel-2 SCL: 0-1 not valid, 3 shadow, 4-7 clear, 8-10 cloud, 11 snow),
+    so the layer is counted below each run boundary inside its own range of codes, a compare-and-count pass
+    per boundary over cache-sized blocks, and the runs' counts are the differences: a whole tile's SCL
+    (30 M pixels) in ~10-20 ms where mapping every code to its class (bytes.translate) took 60 ms. Layers
+    with many boundaries (bit-packed codes) are mapped through the table: one C pass, then three counts."""
+    hit = _code_classes(pixels, product)
+    flat = pixels.reshape(-1)
+    if flat.size == 0:
+        return 0, 0, 0 if hit.snow else None
+    lo, hi = flat.min(), flat.max()
+    inside = (hit.starts > lo) & (hit.starts <= hi)
+    bounds = hit.starts[inside]
+    if len(bounds) > MAX_CLASS_PASSES:
+        classes = np.frombuffer(pixels.tobytes().translate(hit.table), np.uint8)
+        n_valid = int(np.count_nonzero(classes))
+        n_cloud = int(np.count_nonzero(classes == _CLOUD))
+        return n_valid, n_cloud, int(np.count_nonzero(classes == _SNOW)) if hit.snow else None
+    below = np.zeros(len(bounds), np.int64)  # pixels below each boundary
+    if len(bounds):
+        buf = np.empty(min(flat.size, CLASS_COUNT_BLOCK), bool)
+        for k in range(0, flat.size, CLASS_COUNT_BLOCK):
+            block = flat[k : k + CLASS_COUNT_BLOCK]
+            out = buf[: block.size]
+            for i, b in enumerate(bounds):
+                np.less(block, b, out=out)
+                below[i] += np.count_nonzero(out)
+    edges = np.r_[0, below, flat.size]
+    runs = np.diff(edges)  # pixels in each run inside [lo, hi]
+    first = int(np.searchsorted(hit.starts, lo, side="right")) - 1  # the run holding the lowest code
+    classes = hit.classes[first : first + len(runs)]
+    n_valid = int(runs[classes != _NOT_VALID].sum())
+    n_cloud = int(runs[classes == _CLOUD].sum())
+    return n_valid, n_cloud, int(runs[classes == _SNOW].sum()) if hit.snow else None
 
 
 def _quality_classes(values: np.ndarray, quality: QualitySpec, product: Product):

@@ -636,12 +636,25 @@ def scan_site(
         logger.warning("skipped %s: %s", p.path, p.reason)
     if not site.placed and not scenes:
         raise SiteError(
-            f"no site.json, and none of its {len(files)} file(s) is a scene of the record: this folder is not a site record",
+            f"no site.json, and none of its {len(files)} file(s) is a scene of the record{why_none(problems)}: "
+            "this folder is not a site record",
             path=site.dir,
         )
     if not scenes and not problems:
         problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
     return SceneIndex(site=site, scenes=scenes, problems=problems)
+
+
+def why_none(problems: list[ScanProblem]) -> str:
+    """The most common reason files were not used, for an error that no scene was found (' (8 files: a
+    pre-Collection Level-1 product ...)'), else ''; the other reasons are counted."""
+    if not problems:
+        return ""
+    counts = Counter(p.reason for p in problems)
+    reason, n = counts.most_common(1)[0]
+    rest = len(problems) - n
+    more = f"; {rest} more for {len(counts) - 1} other reason(s)" if rest else ""
+    return f" ({n} file(s): {reason}{more})"
 
 
 def _measure_all(todo, site, grid, inside, members, workers, progress, cancel) -> list[tuple[Scene | None, list]]:

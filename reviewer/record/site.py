@@ -10,15 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import rasterio
 from affine import Affine
-from rasterio.crs import CRS
-from rasterio.errors import CRSError
 
 from reviewer.errors import SiteError
 from reviewer.fileio import loads_strict, read_bounded
+from reviewer.record import without_boto3
 from reviewer.record.reader_errors import reader_errors
 from reviewer.schemas import problems
+
+with without_boto3():  # rasterio without the AWS modules it would load (not used: local files and tar members)
+    import rasterio
+    from rasterio.crs import CRS
+    from rasterio.errors import CRSError
 
 logger = logging.getLogger(__name__)
 

@@ -40,14 +40,15 @@ class Footprint:
 
 
 def footprints(site_dir: str | Path) -> tuple[list[Footprint], list[str]]:
-    """Each record scene's extent from one of its files' headers, and the files that could not be read."""
+    """Each record scene's extent from one of its files' headers, and why the other files give none (not
+    readable, or not of the record: the scan's reasons)."""
     from reviewer.record.scan import _expand_bundles, _group, _walk
 
     root = Path(site_dir).resolve()
     files, _ = _walk(root)
     files, _, _ = _expand_bundles(root, files)
-    scenes, _ = _group(root, files)
-    out, bad = [], []
+    scenes, skipped = _group(root, files)
+    out, bad = [], [f"{p.path}: {p.reason}" for p in skipped]
     for scene in scenes.values():
         product = scene.product_spec
         if not scene.record:
@@ -122,18 +123,24 @@ def place_groups(prints: list[Footprint]) -> list[tuple[list[Footprint], tuple[f
 
 
 def _nearest(prints: list[Footprint], bbox_lonlat, k: int = 3) -> str:
-    """The k scenes nearest a lon/lat box, with their distance (km, great circle between box centres)."""
+    """The k places (groups of overlapping scenes) nearest a lon/lat box, each named by its nearest scene,
+    how many more lie there and its footprint, with the distance (km, great circle from the box's centre to the
+    footprint's nearest point): three dates of one time series are one place, not the three nearest scenes."""
     cx, cy = (bbox_lonlat[0] + bbox_lonlat[2]) / 2, (bbox_lonlat[1] + bbox_lonlat[3]) / 2
 
-    def km(fp: Footprint) -> float:
-        w, s, e, n = lonlat_bounds(fp)
-        x, y = min(max(cx, w), e), min(max(cy, s), n)  # the footprint's point nearest the centre
+    def km(box) -> float:
+        w, s, e, n = box
+        x, y = min(max(cx, w), e), min(max(cy, s), n)  # the box's point nearest the centre
         p1, p2, dl = math.radians(cy), math.radians(y), math.radians(x - cx)
         c = math.sin(p1) * math.sin(p2) + math.cos(p1) * math.cos(p2) * math.cos(dl)
         return 6371.0 * math.acos(max(-1.0, min(1.0, c)))
 
-    near = sorted(prints, key=km)[:k]
-    return ", ".join(f"{f.scene_id} ({km(f):.0f} km away)" for f in near)
+    places = []
+    for members, box in place_groups(prints):
+        first = min(members, key=lambda f: km(lonlat_bounds(f)))
+        more = f" and {len(members) - 1} more scene(s) at {_box_text(box)}" if len(members) > 1 else ""
+        places.append((km(box), f"{first.scene_id}{more} ({km(box):.0f} km away)"))
+    return "; ".join(text for _, text in sorted(places)[:k])
 
 
 def _grid_choice(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[float, float]]:
@@ -207,10 +214,15 @@ def propose_site(
     from rasterio.warp import transform_bounds
 
     root = Path(site_dir).resolve()
-    prints, _bad = footprints(root)
+    prints, bad = footprints(root)
     if not prints and bbox_lonlat is None:
+        from reviewer.record.scan import ScanProblem, why_none
+
+        why = why_none([ScanProblem(*b.split(": ", 1)) for b in bad])
         raise SiteError(
-            "no scene of the record found to take a footprint from; give --bbox W S E N (lon/lat)", path=root
+            f"no scene of the record found to take a footprint from{why}; give --bbox W S E N (lon/lat) to make a "
+            "site before its downloads",
+            path=root,
         )
     if bbox_lonlat is not None:
         check_bbox(bbox_lonlat)

@@ -186,8 +186,8 @@ def scene_values(
 ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """read_bands' values (uncached) and, from the same read of the quality layer, the pixels of the quality
     `flags` asked for (a trajectory masks a date both ways from one read)."""
-    data = read_scene(scene, scene.product_spec, names, grid, mask=mask, overlay_flags=flags)
-    out = np.stack([data.bands[n] for n in names])
+    data = read_scene(scene, scene.product_spec, names, grid, mask=mask, overlay_flags=flags, stacked=True)
+    out = data.stacked
     if harmonized:
         for i, n in enumerate(names):
             out[i] = harmonize(out[i], n, scene.sensor)

@@ -8,17 +8,21 @@ Run: .venv/bin/python tests/bench/bench_quality.py [--items 10000] [--models 12]
    interval). Target: under 5 s.
 2. `reliability` in process (crowd-kit's Dawid-Skene over the verdicts, and also over the first flag reasons as
    --json and --csv ask) on 10,000 items x 3 annotators of accuracy 0.95 / 0.85 / 0.65, next to crowd-kit's
-   MajorityVote on the same decisions; how often each recovers the simulated truth.
+   MajorityVote on the same decisions; how often each recovers the simulated truth; how far the 100-step posteriors
+   are from a 1,000-step crowd-kit fit, and where crowd-kit's own rule would stop at tighter tols.
 3. The verb as a user runs it: a store of 10,000 items x 3 annotators (k=3, 30,000 stage-1 decisions made through
    `decide`), then `reviewer review quality BANK` (and `--json`) each in a fresh process (cold: its imports and
    the store read included), median of --runs runs, wall and CPU seconds; baseline in the same run: a fresh
    Python process that reads the same decisions with sqlite3 and takes the majority vote per item. Target: under
-   3 s. The machine is shared: the load average is printed, and the CPU seconds are the steadier figure.
+   3 s. Beside it the floor of any verb built on crowd-kit's DawidSkene, in fresh processes too: importing pandas and
+   crowd-kit alone, and reading the decisions with sqlite3 and fitting crowd-kit's DawidSkene with our settings
+   (nothing of ours). The machine is shared: the load average is printed, and the CPU seconds are the steadier figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import random
 import resource
@@ -38,7 +42,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 _SCRIPT = Path(sys.executable).with_name("reviewer")
 REVIEWER = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "reviewer.cli"]
 
-from reviewer.review.quality import reliability  # noqa: E402
+from reviewer.review.quality import dawid_skene, quality_settings, reliability  # noqa: E402
 from reviewer.scoring.metrics import bootstrap_means, paired_comparisons, percentile_ci  # noqa: E402
 
 ACCURACY = {"ann_a": 0.95, "ann_b": 0.85, "ann_c": 0.65}
@@ -87,6 +91,20 @@ def bench_reliability(items: int, seed: int) -> None:
     print(f"  and per reason (--json, --csv)          {both:7.2f} s   (reasons: {steps[1]} EM steps)")
     print(f"  majority vote baseline (crowd-kit)      {base:7.2f} s   ratio {plain / base:.0f}x")
     print(f"  truth recovered: Dawid-Skene {ds_right:.3f}, majority vote {mv_right:.3f}; reliabilities {rel}")
+    # how far the step limit leaves the fit from converged: the same crowd-kit fit run for 1,000 steps (a negative tol:
+    # crowd-kit stops on no rise); where its own rule would have stopped at tighter tols is read off that one history
+    s = quality_settings()
+    rows = [(q, w, v) for q, w, v, _ in decisions]
+    t = time.perf_counter()
+    ds, names, _ = dawid_skene(rows, {}, dataclasses.replace(s, ds_iterations=1000, ds_tol=-1.0))
+    long_s = time.perf_counter() - t
+    ref = dict(zip(names, ds.probas_[0].reindex(range(len(names))).to_numpy(), strict=True))
+    off = max(abs(verdicts["items"][q]["posterior_acceptable"] - ref[q]) for q in ids)
+    rises = np.diff(ds.loss_history_)
+    stops = {tol: next((k + 2 for k, r in enumerate(rises) if r < tol), None) for tol in (1e-5, 1e-6, 1e-7)}
+    said = ", ".join(f"tol {tol:g}: {'over 1000' if k is None else k} steps" for tol, k in stops.items())
+    print(f"  the {s.ds_iterations}-step fit's posteriors are up to {off:.4f} from a 1,000-step fit ({long_s:.1f} s)")
+    print(f"  crowd-kit's own rule on that run would stop at {said}")
 
 
 def build_store(folder: Path, items: int, seed: int) -> Path:
@@ -122,6 +140,22 @@ def build_store(folder: Path, items: int, seed: int) -> Path:
                         api.decide(store, key, said, user=name)
     return db
 
+
+#: the floor of any `review quality` built on crowd-kit's DawidSkene: a fresh process reading the same decisions with
+#: sqlite3, importing crowd-kit and fitting its DawidSkene with the settings of assets/review/quality.json (argv 2, 3)
+CROWDKIT_FLOOR = """
+import sqlite3, sys, warnings
+import pandas as pd
+from crowdkit.aggregation import DawidSkene
+con = sqlite3.connect(sys.argv[1])
+df = pd.DataFrame(con.execute("SELECT d.item, d.user, d.verdict = 'flag' FROM decisions d "
+                              "WHERE d.stage = 1 AND d.verdict IN ('accept', 'flag')").fetchall(),
+                  columns=["task", "worker", "label"]).sort_values(["task", "worker"], ignore_index=True)
+df["worker"] = pd.factorize(df["worker"])[0]
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    print(len(DawidSkene(n_iter=int(sys.argv[2]), tol=float(sys.argv[3])).fit(df).loss_history_))
+"""
 
 #: the baseline: a fresh process reading the same decisions with sqlite3 and taking the majority vote per item
 MAJORITY = """
@@ -163,13 +197,23 @@ def bench_verb(items: int, runs: int, seed: int, keep: Path | None) -> None:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(folder / "pycache")
         verb = [*REVIEWER, "--db", str(db), "review", "quality", "bench", "--user", "mia"]
+        s = quality_settings()
         base = cold([sys.executable, "-c", MAJORITY, str(db)], runs, env)
+        imports = cold([sys.executable, "-c", "import pandas, crowdkit.aggregation"], runs, env)
+        floor = cold([sys.executable, "-c", CROWDKIT_FLOOR, str(db), str(s.ds_iterations), str(s.ds_tol)], runs, env)
         plain = cold(verb, runs, env)
         as_json = cold([*verb, "--json"], runs, env)
         print(f"`reviewer review quality` cold, {items} items x {len(ACCURACY)} annotators (median of {runs}):")
         for label, (wall, cpu) in (("review quality", plain), ("review quality --json", as_json)):
             print(f"  {label:<31} {wall:6.2f} s wall {cpu:6.2f} s CPU   ratio {wall / base[0]:.1f}x   target < 3 s")
         print(f"  majority vote baseline process  {base[0]:6.2f} s wall {base[1]:6.2f} s CPU")
+        print(
+            f"  floor with crowd-kit: import    {imports[0]:6.2f} s wall {imports[1]:6.2f} s CPU   (pandas + crowdkit)"
+        )
+        print(
+            f"  floor with crowd-kit: + its DS  {floor[0]:6.2f} s wall {floor[1]:6.2f} s CPU   "
+            f"(sqlite3 read + DawidSkene, {s.ds_iterations} steps, tol {s.ds_tol:g}; nothing of ours)"
+        )
     finally:
         if keep is None:
             shutil.rmtree(folder, ignore_errors=True)

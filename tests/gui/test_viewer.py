@@ -384,10 +384,11 @@ def test_caption_follows_the_date(opened, qtbot):
     assert scene.label in s.text.text
 
 
-def test_boundary_in_other_crs_is_drawn(opened):
+def test_boundary_in_other_crs_is_drawn(opened, qtbot):
     s = opened.session
     assert s.index.site.crs.to_epsg() != 4326  # the demo boundary is EPSG:4326, the grid UTM
-    assert s.boundary_layer is not None
+    # the first boundary follows the first imagery (its shapes layer waits for pandas, imported in a worker)
+    qtbot.waitUntil(lambda: s.boundary_layer is not None, timeout=30000)
     ring = s.boundary_layer.data[0]
     h, w = s.index.site.shape
     assert ring[:, 0].min() > -2 and ring[:, 0].max() < h + 2 and ring[:, 1].max() < w + 2

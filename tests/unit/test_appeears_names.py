@@ -44,3 +44,32 @@ def test_one_request_date_is_one_scene_whatever_the_separator_before_the_feature
     a = catalog().match_alias("MOD13Q1.061__250m_16_days_NDVI_doy2005193.aid0002.tif")
     b = catalog().match_alias("MOD13Q1.061__250m_16_days_pixel_reliability_doy2005193_aid0002.tif")
     assert a.scene_id == b.scene_id == "MOD13Q1.061_doy2005193_aid0002"
+
+
+# the full doyYYYYDDDHHMMSS stamp of current exports (MOD11A2 above) for a layer of every catalogue product
+# AppEEARS serves, each with its layer's name as AppEEARS writes it: doy 2024017 is 17 January 2024
+FULL_STAMP = [
+    ("MOD13Q1.061__250m_16_days_NDVI", "modis_terra_mod13q1", "NDVI"),
+    ("MOD13Q1.061__250m_16_days_pixel_reliability", "modis_terra_mod13q1", "pixel_reliability"),
+    ("MYD13Q1.061__250m_16_days_EVI", "modis_aqua_myd13q1", "EVI"),
+    ("MYD13Q1.061__250m_16_days_VI_Quality", "modis_aqua_myd13q1", "VI_Quality"),
+    ("MOD10A1.061_NDSI_Snow_Cover", "modis_terra_mod10a1", "NDSI_Snow_Cover"),
+    ("MYD10A1.061_NDSI_Snow_Cover_Basic_QA", "modis_aqua_myd10a1", "NDSI_Snow_Cover_Basic_QA"),
+    ("MOD11A2.061_LST_Night_1km", "modis_terra_mod11a2", "LST_Night_1km"),
+    ("MOD11A2.061_QC_Day", "modis_terra_mod11a2", "QC_Day"),
+    ("VNP13A1.002__500_m_16_days_NDVI", "viirs_npp_vnp13a1", "NDVI"),
+    ("VNP13A1.002__500_m_16_days_pixel_reliability", "viirs_npp_vnp13a1", "pixel_reliability"),
+    ("VNP21A2.002_LST_Day_1KM", "viirs_npp_vnp21a2", "LST_Day_1KM"),
+    ("VNP21A2.002_QC_Day", "viirs_npp_vnp21a2", "QC_Day"),
+    ("MCD64A1.061_Burn_Date", "modis_mcd64a1", "Burn_Date"),
+    ("MCD64A1.061_QA", "modis_mcd64a1", "QA"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("stem", "product", "band"), FULL_STAMP, ids=[f[0] for f in FULL_STAMP])
+def test_full_doy_stamp_of_every_product_appeears_serves(stem, product, band):
+    full = catalog().match_alias(f"{stem}_doy2024017000000_aid0001.tif")
+    short = catalog().match_alias(f"{stem}_doy2024017_aid0001.tif")
+    assert full is not None, f"{stem}_doy2024017000000_aid0001.tif is not recognised"
+    assert (full.product.id, full.band, full.date) == (product, band, dt.date(2024, 1, 17))
+    assert full.scene_id == short.scene_id, "one request date is one scene whichever stamp the export has"

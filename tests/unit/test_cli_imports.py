@@ -111,3 +111,27 @@ def test_the_verb_is_the_first_word_after_the_global_options(argv, verb):
     from reviewer.cli import verb_of
 
     assert verb_of(argv) == verb
+
+
+def test_reading_a_raster_loads_no_aws_modules(tmp_path):
+    """rasterio would import boto3 (botocore, urllib3, s3transfer: ~0.25 s of every launch) when installed, as
+    inspect-ai installs it; the record package reads local files and keeps it out (issue 27, launch)."""
+    import numpy as np
+    import rasterio
+    from affine import Affine
+
+    path = tmp_path / "b.tif"
+    profile = {"driver": "GTiff", "width": 4, "height": 3, "count": 1, "dtype": "uint16", "crs": "EPSG:32633"}
+    with rasterio.open(path, "w", transform=Affine(30, 0, 500000, 0, -30, 4000000), **profile) as dst:
+        dst.write(np.arange(12, dtype=np.uint16).reshape(1, 3, 4))
+    code = (
+        "import json, sys\n"
+        "import reviewer.record.site, reviewer.record.decode\n"
+        "import rasterio\n"
+        f"with rasterio.open({str(path)!r}) as src:\n"
+        "    total = int(src.read(1).sum())\n"
+        "print(json.dumps(sorted(sys.modules) + [total]))\n"
+    )
+    loaded = _modules_after(code)
+    assert 66 in loaded  # 0 + 1 + ... + 11: the file was read
+    assert not sorted(m for m in loaded if str(m).split(".")[0] in ("boto3", "botocore", "s3transfer"))

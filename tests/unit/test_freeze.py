@@ -222,3 +222,60 @@ def test_freeze_never_writes_beside_someone_elses_files(tmp_path, capsys):
     before = {p.name: p.read_bytes() for p in (tmp_path / "empty").iterdir()}
     assert main(["--db", db, "freeze", BANK, "--version", "1", "--out", str(tmp_path / "empty"), "--user", "mia"]) == 0
     assert {p.name: p.read_bytes() for p in (tmp_path / "empty").iterdir()} == before
+
+
+def test_qc_counts_the_annotators_confidence_apart_from_the_experts(tmp_path):
+    """qc.json items.*.confidence: stage 1 and the expert apart. By hand: q000 ann high (her medium undone) + bob low,
+    so eve audits it (a low-confidence accept) with medium; q002 ann medium + bob high, eve corrects with high; q003 ann
+    high + bob high, eve accepts with low."""
+    store = _store(tmp_path, n=4)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    api.set_rule(store, BANK, user="mia", audit_share=0.0)
+    api.decide(store, "q000", api.Decision("accept", confidence="medium"), user="ann")
+    api.undo(store, BANK, user="ann")
+    said = {
+        "q000": (("accept", "high"), ("accept", "low")),
+        "q001": (("flag", None), ("flag", "medium")),
+        "q002": (("flag", "medium"), ("accept", "high")),
+        "q003": (("accept", "high"), ("flag", "high")),
+    }
+    for qid, pair in said.items():
+        for user, (verdict, level) in zip(("ann", "bob"), pair, strict=True):
+            why = ["wrong_reference"] if verdict == "flag" else None
+            api.decide(store, qid, api.Decision(verdict, reasons=why, confidence=level), user=user)
+    api.adjudicate(store, "q001", api.Decision("reject", reasons=["wrong_reference"], rationale="x"), user="eve")
+    fix = {"reference": {"trend": 0.29}}
+    api.adjudicate(
+        store, "q002", api.Decision("correct", correction=fix, rationale="0.29", confidence="high"), user="eve"
+    )
+    api.adjudicate(store, "q003", api.Decision("accept", rationale="holds", confidence="low"), user="eve")
+    api.adjudicate(store, "q000", api.Decision("accept", rationale="clear", confidence="medium"), user="eve")
+    freeze(store, BANK, version="1", out=tmp_path / "v1", user="mia")
+    items = json.loads((tmp_path / "v1" / "qc.json").read_text())["items"]
+    assert {q: items[q]["confidence"] for q in items} == {
+        "q000": {"stage1": {"low": 1, "high": 1}, "expert": {"medium": 1}},
+        "q002": {"stage1": {"medium": 1, "high": 1}, "expert": {"high": 1}},
+        "q003": {"stage1": {"high": 2}, "expert": {"low": 1}},
+    }
+    assert main(["verify", str(tmp_path / "v1")]) == 0
+
+
+def test_a_bank_frozen_before_the_confidence_split_still_verifies(tmp_path, capsys):
+    """A frozen bank's bytes never change: a qc.json holding one count per level over both stages (as freeze wrote
+    it before the split) stays valid; a confidence of neither shape is refused naming the field."""
+    from test_scoring_metrics import make_bank
+    from test_scoring_paired import _qc
+
+    from reviewer.bank.io import BankContent, load_bank, write_bank
+    from reviewer.errors import SchemaError
+
+    full = load_bank(make_bank(tmp_path / "made"))
+    qc = _qc([q["id"] for q in full.questions])
+    qc["items"]["q1"]["confidence"] = {"high": 2, "low": 1}
+    frozen = {"frozen": True, "created": "2026-11-30T12:00:00Z"}
+    write_bank(tmp_path / "old", BankContent("tiny", "1", full.questions, full.sites, full.pairs, qc=qc, **frozen))
+    assert main(["verify", str(tmp_path / "old")]) == 0
+    assert capsys.readouterr().out.startswith("OK ")
+    qc["items"]["q1"]["confidence"] = {"stage1": {"high": 2}}  # the expert's part missing
+    with pytest.raises(SchemaError, match="items.q1.confidence"):
+        write_bank(tmp_path / "bad", BankContent("tiny", "1", full.questions, full.sites, full.pairs, qc=qc, **frozen))

@@ -210,8 +210,8 @@ def test_single_channel_renders_carry_a_colour_bar_with_the_unit(tmp_path):
     for composite, label in (("ndvi", "NDVI (unitless)"), ("lst", "Land surface temperature (day) (K)")):
         panel = Panel("p", np.full((1, 8, 8), 0.3 if composite == "ndvi" else 300.0, np.float32), [], "scene")
         fig = build_figure([panel], Stretch.default(composite), pixel_size_m=30)
-        bars = [ax for ax in fig.axes if ax.get_xlabel()]
-        assert [ax.get_xlabel() for ax in bars] == [label]
+        assert fig.colour_bar is not None and fig.colour_bar.label == label
+        assert [t.text for t in fig.texts if t.role == "bar label"] == [label]
 
 
 def test_pre_collection_level1_scene_is_named_level1(real_dir, tmp_path):

@@ -329,3 +329,67 @@ def test_all_accepted_has_no_sensitivity():
     out = reliability([("q1", "a", "accept", []), ("q1", "b", "accept", []), ("q2", "a", "accept", [])], settings=FAST)
     assert out["annotators"]["a"]["sensitivity"] is None and out["annotators"]["a"]["reliability"] == pytest.approx(1.0)
     assert out["items"]["q1"]["posterior_acceptable"] == pytest.approx(1.0)
+
+
+def test_the_report_says_when_dawid_skene_stopped_before_converging(tmp_path, capsys, monkeypatch):
+    """crowd-kit's EM stops when its bound per decision rises by less than tol, or after max steps: the report says
+    which, with the last rise crowd-kit recorded, so nobody takes an unfinished fit's posteriors for converged ones."""
+    from crowdkit.aggregation import DawidSkene
+
+    import reviewer.review.quality as quality
+
+    store = _store(tmp_path, n=6)
+    api.assign(store, BANK, annotators=["ann", "bob"], k=2, seed=1, user="mia")
+    said = {"ann": "aaffaa", "bob": "afaafa"}
+    for user, verdicts in said.items():
+        for i, v in enumerate(verdicts):
+            flag = v == "f"
+            why = ["wrong_reference"] if flag else None
+            api.decide(store, f"q{i:03d}", api.Decision("flag" if flag else "accept", reasons=why), user=user)
+    store.close()
+    db = str(tmp_path / "review.sqlite")
+    argv = ["--db", db, "review", "quality", BANK, "--user", "mia"]
+    rows = [(f"q{i:03d}", u, "flag" if v == "f" else "accept") for u, vs in said.items() for i, v in enumerate(vs)]
+    direct = DawidSkene(n_iter=2, tol=1e-5).fit(pd.DataFrame(rows, columns=["task", "worker", "label"]))
+    for steps, tol, converged in ((2, 1e-5, False), (1000, 1e-7, True)):
+        s = dataclasses.replace(quality_settings(), ds_iterations=steps, ds_tol=tol)
+        monkeypatch.setattr(quality, "quality_settings", lambda s=s: s)
+        assert main([*argv, "--json"]) == 0
+        ds = json.loads(capsys.readouterr().out)["models"]["dawid_skene"]
+        assert ds["converged"] is converged and (ds["iterations"] == 2) is not converged
+        assert main(argv) == 0
+        text = capsys.readouterr().out
+        assert ("dawid_skene: stopped at its 2-step limit before converging" in text) is not converged, text
+    # the unconverged fit's last rise is crowd-kit's own, read off its loss history
+    s = dataclasses.replace(quality_settings(), ds_iterations=2)
+    fit = reliability([(*r, []) for r in rows], settings=s)["models"]["dawid_skene"]
+    assert fit["last_change"] == pytest.approx(direct.loss_history_[1] - direct.loss_history_[0])
+
+
+def test_a_fall_of_crowd_kits_bound_is_not_taken_for_convergence(tmp_path, capsys):
+    """crowd-kit stops its EM when its bound rises by less than tol, a fall included; its bound counts the class
+    prior once per decision, so it can fall long before the fit converges. On these 12 items it stops after 4 steps
+    with the posteriors 0.15 from a fit run for 60 steps (a negative tol: crowd-kit stops on no fall): the report says
+    it did not converge, and why."""
+    said = {"ann": "aaafaafaaaaa", "bob": "aaafaffaaaaa", "cat": "afaaafaaa"}
+    decisions = [
+        (f"q{i:03d}", who, "flag" if v == "f" else "accept", ["wrong_reference"] if v == "f" else [])
+        for who, verdicts in said.items()
+        for i, v in enumerate(verdicts)
+    ]
+    long = dataclasses.replace(quality_settings(), ds_iterations=60, ds_tol=-1.0, glad_max_decisions=0)
+    ref = reliability(decisions, settings=long)
+    store = _store(tmp_path, n=12, annotators=tuple(said))
+    api.assign(store, BANK, annotators=list(said), k=3, seed=1, user="mia")
+    for item, who, verdict, why in decisions:
+        api.decide(store, item, api.Decision(verdict, reasons=why or None), user=who)
+    store.close()
+    argv = ["--db", str(tmp_path / "review.sqlite"), "review", "quality", BANK, "--user", "mia"]
+    assert main([*argv, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    fit = out["models"]["dawid_skene"]
+    assert fit["iterations"] == 4 and fit["last_change"] < 0 and fit["converged"] is False
+    short = {i["item"]: i["posterior_acceptable"] for i in out["items"]}
+    assert max(abs(short[q] - ref["items"][q]["posterior_acceptable"]) for q in short) > 0.1
+    assert main(argv) == 0
+    assert "crowd-kit stopped after 4 EM steps because its bound fell" in capsys.readouterr().out

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from matplotlib.text import Text
 
 from reviewer.record.render import Panel, build_figure, saturation_share, saturation_warnings
 from reviewer.record.stretch import Stretch
@@ -23,29 +22,22 @@ def test_single_panel_captions_are_inside_the_figure(h, w):
     stretch = Stretch.default("truecolor")
     notes = ["2021-05-03: 80% of clear pixels saturate the fixed stretch (more than 25%); try --percentiles"]
     fig = build_figure([_panel(h, w)], stretch, pixel_size_m=30.0, title=LONG_TITLE, notes=notes)
-    fig.canvas.draw()
-    box = fig.bbox
-    texts = [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
-    assert {"truecolor" in t.get_text() or "True colour" in t.get_text() for t in texts} >= {True}
+    width, height = fig.size
+    texts = [t for t in fig.texts if t.text.strip()]
+    assert {"truecolor" in t.text or "True colour" in t.text for t in texts} >= {True}
     for t in texts:
-        e = t.get_window_extent()
-        assert e.x0 >= box.x0 - 1 and e.x1 <= box.x1 + 1 and e.y0 >= box.y0 - 1 and e.y1 <= box.y1 + 1, (
-            t.get_text(),
-            e,
-            box,
-        )
-    words = " ".join(t.get_text().replace("\n", " ") for t in texts)
+        x0, y0, x1, y1 = t.box
+        assert x0 >= 0 and x1 <= width and y0 >= 0 and y1 <= height, (t.text, t.box, fig.size)
+    words = " ".join(t.text.replace("\n", " ") for t in texts)
     assert "kilimanjaro-south-glaciers-2024" in words.replace(" ", "") or "kilimanjaro" in words
 
 
 def test_scale_bar_label_has_a_dark_halo_on_bright_ground():
     stretch = Stretch.default("truecolor")
     fig = build_figure([_panel(200, 200, value=0.5)], stretch, pixel_size_m=30.0)  # all white after the stretch
-    fig.canvas.draw()
-    label = next(t for t in fig.findobj(Text) if t.get_text().endswith(" km"))
-    e = label.get_window_extent()
-    img = np.asarray(fig.canvas.buffer_rgba())[::-1]  # rows from the bottom, as display coordinates
-    crop = img[int(e.y0) : int(e.y1) + 1, int(e.x0) : int(e.x1) + 1, :3].astype(int)
+    label = next(t for t in fig.texts if t.text.endswith(" km"))
+    x0, y0, x1, y1 = label.box
+    crop = fig.rgb[y0:y1, x0:x1].astype(int)
     dark = (crop.sum(axis=2) < 150).sum()
     white = (crop.min(axis=2) > 240).sum()
     assert dark > 20 and white > 20, "white letters outlined in black stand out from a white panel"
@@ -62,4 +54,4 @@ def test_bright_scene_saturating_the_fixed_stretch_is_flagged():
     percentile = Stretch(composite="truecolor", channels=stretch.channels, source="percentiles 2-98")
     assert saturation_warnings([desert], percentile) == []
     fig = build_figure([desert], stretch, pixel_size_m=30.0, notes=[line])
-    assert any("saturate the fixed stretch" in t.get_text().replace("\n", " ") for t in fig.findobj(Text))
+    assert any("saturate the fixed stretch" in t.text.replace("\n", " ") for t in fig.texts)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from matplotlib.text import Text
 
 from reviewer.record.render import Panel, build_figure
 from reviewer.record.stretch import Stretch
@@ -21,35 +20,28 @@ def _panels(n: int, h: int, w: int) -> list[Panel]:
     return [Panel(lab, np.full((3, h, w), 0.1, np.float32), [], "clearest") for lab in labels]
 
 
-def _texts(fig) -> list[Text]:
-    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+def _texts(fig) -> list:
+    return [t for t in fig.texts if t.text.strip()]
 
 
 def _check(fig) -> None:
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    box = fig.bbox
+    width, height = fig.size
     texts = _texts(fig)
     assert texts
     for t in texts:
-        e = t.get_window_extent(renderer)
-        inside = e.x0 >= box.x0 - 0.5 and e.x1 <= box.x1 + 0.5 and e.y0 >= box.y0 - 0.5 and e.y1 <= box.y1 + 0.5
-        assert inside, (t.get_text(), e, box)
+        x0, y0, x1, y1 = t.box
+        assert x0 >= 0 and y0 >= 0 and x1 <= width and y1 <= height, (t.text, t.box, fig.size)
     # a panel's title never lies over another panel (the strip's second row's titles covered the first row),
-    # nor does the figure title or the footer
-    for ax in fig.axes:
-        panel = ax.get_window_extent(renderer)
+    # nor does the figure title or the footer; its scale-bar label lies inside its own panel
+    for k, panel in enumerate(fig.panels):
         for t in texts:
-            if t.axes is ax:
-                if t is not ax.title:  # its scale-bar label lies inside the panel
-                    e = t.get_window_extent(renderer)
-                    assert e.x0 >= panel.x0 - 0.5 and e.x1 <= panel.x1 + 0.5, (t.get_text(), e, panel)
-                    assert e.y0 >= panel.y0 - 0.5 and e.y1 <= panel.y1 + 0.5, (t.get_text(), e, panel)
+            x0, y0, x1, y1 = t.box
+            if t.panel == k and t.role == "scale":
+                assert x0 >= panel[0] and x1 <= panel[2] and y0 >= panel[1] and y1 <= panel[3], (t.text, t.box, panel)
                 continue
-            e = t.get_window_extent(renderer)
-            overlap_w = min(e.x1, panel.x1) - max(e.x0, panel.x0)
-            overlap_h = min(e.y1, panel.y1) - max(e.y0, panel.y0)
-            assert overlap_w <= 0.5 or overlap_h <= 0.5, (t.get_text(), e, panel)
+            overlap_w = min(x1, panel[2]) - max(x0, panel[0])
+            overlap_h = min(y1, panel[3]) - max(y0, panel[1])
+            assert overlap_w <= 0 or overlap_h <= 0, (t.text, t.box, panel)
 
 
 @pytest.mark.parametrize(("h", "w"), SIZES)
@@ -58,7 +50,7 @@ def test_single_view_export_keeps_title_date_and_stretch_line_inside(h, w):
     panel.label = "1999-06-18  TM  LT05_L2SP_190026_19990618_20201123_02_T1"  # the app's date and scene id
     fig = build_figure([panel], Stretch.default("truecolor"), pixel_size_m=30.0, title=TITLE)
     _check(fig)
-    words = " ".join(t.get_text().replace("\n", " ") for t in _texts(fig)).replace(" ", "")
+    words = " ".join(t.text.replace("\n", " ") for t in _texts(fig)).replace(" ", "")
     assert "LT05_L2SP_190026_19990618_20201123_02_T1" in words and "stretch" in words
 
 
@@ -70,7 +62,7 @@ def test_cli_pair_render_keeps_its_stretch_footer_and_notes_inside(h, w):
         panels = [Panel(p.label, p.channels[:1], [], "clearest") for p in panels]
     fig = build_figure(panels, stretch, pixel_size_m=30.0, title=TITLE, notes=[NOTE, NOTE.replace("2021", "1999")])
     _check(fig)
-    footer = " ".join(t.get_text().replace("\n", " ") for t in _texts(fig))
+    footer = " ".join(t.text.replace("\n", " ") for t in _texts(fig))
     assert "saturate" in footer and "stretch (fixed default)" in footer.replace("\n", " ")
 
 

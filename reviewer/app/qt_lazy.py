@@ -1,0 +1,38 @@
+"""A tabbed dock's content built the first time its tab comes to the front, or when the app first asks for it:
+the docks behind other tabs at launch (Coverage, Scoring) cost nothing before the first imagery (issue 27)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from qtpy.QtWidgets import QVBoxLayout, QWidget
+
+
+class LazyTab(QWidget):
+    """Holds the widget `build()` makes, made by `content()` (the dock's tab picked calls `on_shown`)."""
+
+    def __init__(self, build: Callable[[], QWidget], name: str) -> None:
+        super().__init__()
+        self.setObjectName(name)
+        self._build: Callable[[], QWidget] | None = build
+        self._content: QWidget | None = None
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+
+    @property
+    def built(self) -> bool:
+        return self._content is not None
+
+    def content(self) -> QWidget:
+        """The real widget, built now if it was not yet."""
+        if self._content is None and self._build is not None:
+            build, self._build = self._build, None
+            self._content = build()
+            self.layout().addWidget(self._content)
+        return self._content
+
+    def on_shown(self) -> None:
+        """Its dock came to the front: build the content, which then draws what it shows."""
+        content = self.content()
+        if hasattr(content, "on_shown"):
+            content.on_shown()

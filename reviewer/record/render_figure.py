@@ -1,0 +1,399 @@
+"""A render's figure drawn straight into an RGB array: the panels' pixels pasted at their output size (no
+resampling when a panel is read at the width it is drawn), and only the small annotations drawn over them with
+Pillow (title, panel labels, a km scale bar, the stretch caption, a colour bar, an outline). Then written as PNG.
+
+Why not matplotlib: on a whole Landsat scene its figure and PNG cost more than reading the pixels (issue 31:
+0.07 s against a 0.04 s read at 352 px, 0.45 s for a 1,000 px panel); this draws the same figure in a few
+milliseconds. Sizes follow the matplotlib figure it replaces: 110 dpi, fonts in points (DejaVu Sans, the font
+matplotlib ships), panels 3.2 in (2.2 in in strips).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import struct
+import textwrap
+import threading
+import zlib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+DPI = 110
+MARGIN_IN = 0.08
+#: panels drawn lower than this (pixels) carry the scale-bar label beside the bar, not above it
+THIN_PANEL_PX = 40
+COLOUR_BAR_IN = 0.55  # the colour bar's band above the footer: bar, ticks and label
+NODATA_RGB = (40, 40, 40)
+HIGHLIGHT = (255, 204, 0)  # #ffcc00
+#: the outline of a region (drafting images): dashed yellow, about 1.4 pt
+OUTLINE_RGB, OUTLINE_PX, OUTLINE_DASH = (255, 212, 0), 2, (8, 4)
+
+#: the FreeType faces are shared by every render (font() caches them) and FreeType is not safe on one face from
+#: two threads (the app exports in the background while a CLI-like render may run): text goes one at a time
+_FREETYPE = threading.Lock()
+
+Box = tuple[int, int, int, int]  # x0, y0, x1, y1 in image pixels (y down), x1/y1 exclusive
+
+
+@dataclass
+class Text:
+    """A caption as drawn: what it says and where (tests check nothing is clipped or covers a panel)."""
+
+    text: str
+    box: Box
+    role: str  # title | label | scale | footer | bar label | tick
+    panel: int | None = None
+
+
+@dataclass
+class ColourBar:
+    label: str
+    box: Box
+    ticks: list[tuple[float, str]]
+
+
+@dataclass
+class Figure:
+    """The drawn figure: its pixels, and where each panel and caption went."""
+
+    rgb: np.ndarray  # (y, x, 3) uint8
+    panels: list[Box]
+    texts: list[Text] = field(default_factory=list)
+    colour_bar: ColourBar | None = None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels."""
+        return self.rgb.shape[1], self.rgb.shape[0]
+
+
+def px(points: float) -> int:
+    """Points at the figure's dpi, in whole pixels."""
+    return max(1, round(points * DPI / 72))
+
+
+def font(points: float, bold: bool = False):
+    """DejaVu Sans (from matplotlib's own data, without importing matplotlib) at `points`."""
+    return _face(px(points), bold)
+
+
+@cache
+def _face(size_px: int, bold: bool):
+    from PIL import ImageFont
+
+    spec = importlib.util.find_spec("matplotlib")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "fonts" / "ttf"
+    with _FREETYPE:
+        return ImageFont.truetype(str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), size_px)
+
+
+def _spacing(points: float) -> int:
+    return max(1, round(0.2 * px(points)))  # matplotlib's 1.2 line spacing
+
+
+def text_size(text: str, points: float, bold: bool = False) -> tuple[int, int]:
+    """(width, height) of a (multi-line) caption in pixels."""
+    f = font(points, bold)
+    lines = text.split("\n")
+    with _FREETYPE:
+        width = max(f.getlength(line) for line in lines)
+        ascent, descent = f.getmetrics()
+    return int(np.ceil(width)), len(lines) * (ascent + descent) + (len(lines) - 1) * _spacing(points)
+
+
+def fit_text(text: str, points: float, max_px: float, min_points: float = 5.0) -> tuple[str, float]:
+    """The caption wrapped (then shrunk) until it is no wider than max_px: captions are never clipped."""
+    out = text
+    for _ in range(12):
+        width = text_size(out, points)[0]
+        if width <= max_px:
+            break
+        longest = max(len(line) for line in out.splitlines()) or 1
+        chars = int(longest * max_px / width)
+        if chars >= 12 or points <= min_points:
+            out = _wrap(text, max(4, chars))
+        else:
+            points = max(min_points, points * 0.85)
+    return out, points
+
+
+def _wrap(text: str, chars: int) -> str:
+    """Each line of `text` wrapped to `chars` on its own (a note stays on its own lines)."""
+    return "\n".join(w for line in text.splitlines() for w in textwrap.wrap(line, chars, break_long_words=True) or [""])
+
+
+def panel_size_px(n: int, h: int, w: int, width_px: int | None = None) -> tuple[int, int]:
+    """A panel's drawn (width, height) in pixels: its longer side 3.2 in (2.2 in in strips), never below 1.6 in
+    wide, whatever the grid; with `width_px` (render --width), that many pixels wide."""
+    if width_px is not None:
+        pw = width_px / DPI
+    else:
+        side = 3.2 if n <= 3 else 2.2
+        pw = side if w >= h else max(1.6, side * w / h)
+    return max(1, round(pw * DPI)), max(1, round(pw * DPI * h / w))
+
+
+@dataclass
+class Layout:
+    """Where everything goes (pixels): computed before anything is drawn."""
+
+    width: int
+    height: int
+    panels: list[Box]
+    title: tuple[str, float] | None
+    labels: list[tuple[str, float]]
+    footer: tuple[str, float]
+    bar: Box | None
+
+
+def layout(labels: list[str], shape: tuple[int, int], *, cols: int, title: str | None, footer: str,
+           colour_bar: bool, width_px: int | None) -> Layout:  # fmt: skip
+    """The panels on a grid between the (wrapped) title and footer, each under its label; a colour bar between
+    the panels and the footer: nothing clipped, nothing overlapping."""
+    n = len(labels)
+    rows = -(-n // cols)
+    h, w = shape
+    pw, ph = panel_size_px(n, h, w, width_px)
+    margin = px(MARGIN_IN * 72)
+    width = cols * pw + margin * (cols + 1)
+    label_pt = 8 if n > 3 else 9
+    fitted = [fit_text(lab, label_pt, 0.95 * width / cols) for lab in labels]
+    foot = fit_text(footer, 7, 0.96 * width)
+    head = fit_text(title, 10, 0.96 * width) if title else None
+    text_h = text_size(*foot)[1] + 8
+    foot_h = text_h + (px(COLOUR_BAR_IN * 72) if colour_bar else 0)
+    head_h = text_size(*head)[1] + 12 if head else margin
+    label_h = max(text_size(*f)[1] for f in fitted) + px(10)  # + the title pad
+    row_h = label_h + ph + margin
+    height = head_h + rows * row_h + foot_h
+    panels = []
+    for k in range(n):
+        r, c = divmod(k, cols)
+        left = margin // 2 + c * (width - margin) // cols + ((width - margin) // cols - pw) // 2
+        top = head_h + r * row_h + label_h + margin // 2
+        panels.append((left, top, left + pw, top + ph))
+    bar = None
+    if colour_bar:
+        bar_w = round(min(width * 0.8, max(2.4 * DPI, 0.6 * width)))
+        bottom = height - text_h - px(0.32 * 72)
+        bar = ((width - bar_w) // 2, bottom - px(0.1 * 72), (width + bar_w) // 2, bottom)
+    return Layout(width, height, panels, head, fitted, foot, bar)
+
+
+def on_panel(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """The panel's pixels at its drawn (width, height): as they are when read at that width, else nearest
+    neighbour (a small site's pixels enlarged, a strip's panels shrunk)."""
+    h, w = rgb.shape[:2]
+    pw, ph = size
+    if (w, h) == (pw, ph):
+        return rgb
+    rows = np.minimum(((np.arange(ph) + 0.5) * h / ph).astype(np.intp), h - 1)
+    cols = np.minimum(((np.arange(pw) + 0.5) * w / pw).astype(np.intp), w - 1)
+    return rgb[rows[:, None], cols[None, :]]
+
+
+def draw_text(draw, texts: list[Text], xy: tuple[float, float], text: str, points: float, *, anchor: str,
+              role: str, panel: int | None = None, bold: bool = False, fill=(0, 0, 0), halo: int = 0) -> None:  # fmt: skip
+    """A caption at `xy` (Pillow's anchor; multi-line captions centred line by line), recorded in `texts`."""
+    kw = dict(font=font(points, bold), anchor=anchor, spacing=_spacing(points), align="center", stroke_width=halo)
+    with _FREETYPE:
+        box = draw.multiline_textbbox(xy, text, **kw)
+        draw.multiline_text(xy, text, fill=fill, stroke_fill=(0, 0, 0) if halo else None, **kw)
+    texts.append(Text(text, tuple(int(v) for v in box), role, panel))
+
+
+def nice_scale_km(width_km: float) -> float:
+    """A round scale-bar length of about a fifth of the panel width."""
+    target = width_km / 5
+    if target <= 0:
+        return 1.0
+    exp = 10 ** np.floor(np.log10(target))
+    for step in (1, 2, 5, 10):
+        if step * exp >= target:
+            return float(step * exp)
+    return float(10 * exp)
+
+
+def scale_bar(draw, texts: list[Text], box: Box, shape: tuple[int, int], pixel_size_m: float, k: int) -> None:
+    """A round km bar about a fifth of the panel wide, white outlined in black, its label white on a black halo
+    (readable on any ground); on a panel too low for the label above the bar, across its middle, label beside."""
+    h, w = shape
+    left, top, right, bottom = box
+    sx, sy = (right - left) / w, (bottom - top) / h  # drawn pixels per panel pixel
+    bar_km = nice_scale_km(w * pixel_size_m / 1000.0)
+    bar_px = bar_km * 1000.0 / pixel_size_m
+    side = min(h, w)  # the bar's thickness and inset follow the shorter side (strips, tall sites)
+    x0, y0 = side * 0.05, h - side * 0.07
+    thin = bottom - top < THIN_PANEL_PX
+    if thin:
+        y0 = h / 2
+
+    def at(x: float, y: float) -> tuple[float, float]:  # panel pixel coordinates (centres at integers) -> image
+        return left + (x + 0.5) * sx, top + (y + 0.5) * sy
+
+    (ax, ay), (bx, by) = at(x0, y0 - side * 0.015), at(x0 + bar_px, y0 + side * 0.015)
+    draw.rectangle((round(ax), round(ay), max(round(ax), round(bx) - 1), max(round(ay), round(by) - 1)),
+                   fill=(255, 255, 255), outline=(0, 0, 0), width=1)  # fmt: skip
+    text, points, halo = f"{bar_km:g} km", 7.0, 2
+    if thin:  # beside the bar, as large as the panel's height allows (a 96 x 2000 px strip panel is 12 px high)
+        xy, anchor, points, halo = at(x0 + bar_px + side * 0.1, y0), "lm", 6.0, 1
+        while points > 4 and text_size(text, points, bold=True)[1] + 2 * halo > bottom - top:
+            points *= 0.9
+    else:
+        xy, anchor = at(x0 + bar_px / 2, y0 - side * 0.03), "md"
+    draw_text(draw, texts, xy, text, points, anchor=anchor, role="scale", panel=k, bold=True,
+              fill=(255, 255, 255), halo=halo)  # fmt: skip
+
+
+def _dashes(ring: list[tuple[float, float]], on: float, off: float):
+    """The pieces of a dashed polyline (dash pattern carried across corners)."""
+    phase, drawing = on, True
+    for (x0, y0), (x1, y1) in zip(ring, ring[1:], strict=False):
+        length = float(np.hypot(x1 - x0, y1 - y0))
+        pos = 0.0
+        while pos < length:
+            step = min(phase, length - pos)
+            if drawing and length:
+                a, b = pos / length, (pos + step) / length
+                yield (x0 + (x1 - x0) * a, y0 + (y1 - y0) * a), (x0 + (x1 - x0) * b, y0 + (y1 - y0) * b)
+            pos += step
+            phase -= step
+            if phase <= 0:
+                drawing = not drawing
+                phase = on if drawing else off
+
+
+def draw_outline(canvas, box: Box, shape: tuple[int, int], ring: list[tuple[float, float]]) -> None:
+    """The region's outline (panel pixel coordinates, pixel centres at integers) dashed on the panel, clipped to it."""
+    from PIL import ImageDraw
+
+    h, w = shape
+    left, top, right, bottom = box
+    sx, sy = (right - left) / w, (bottom - top) / h
+    sub = canvas.crop(box)
+    draw = ImageDraw.Draw(sub)
+    points = [((x + 0.5) * sx, (y + 0.5) * sy) for x, y in ring]
+    for a, b in _dashes(points, *OUTLINE_DASH):
+        draw.line([a, b], fill=OUTLINE_RGB, width=OUTLINE_PX)
+    canvas.paste(sub, box[:2])
+
+
+def colour_bar(canvas, draw, texts: list[Text], box: Box, stretch) -> ColourBar:
+    """A horizontal colour bar of a single-channel composite (index, LST, ERA5 variable): the panel's own colour
+    map and gamma over the stretch's low..high, triangles for values beyond, ticks, and the composite's label and
+    unit (composites.json)."""
+    from reviewer.record.stretch import composites, unit_of
+
+    c = stretch.channels[0]
+    x0, y0, x1, y1 = box
+    colours = stretch.apply(np.linspace(c.low, c.high, x1 - x0, dtype=np.float32)[None, None])[0]  # as the panels
+    canvas.paste(_strip(colours, y1 - y0), (x0, y0))
+    tip = y1 - y0
+    mid = (y0 + y1 - 1) / 2
+    draw.polygon([(x0 - 1, y0), (x0 - 1 - tip, mid), (x0 - 1, y1 - 1)], fill=tuple(int(v) for v in colours[0]))
+    draw.polygon([(x1, y0), (x1 + tip, mid), (x1, y1 - 1)], fill=tuple(int(v) for v in colours[-1]))
+    # one black outline round the bar and its two triangles (a pale end of a colour map stands out from white)
+    draw.polygon([(x0 - 1, y0 - 1), (x1, y0 - 1), (x1 + tip, mid), (x1, y1), (x0 - 1, y1), (x0 - 1 - tip, mid)],
+                 outline=(0, 0, 0))  # fmt: skip
+    ticks = []
+    for v, label in nice_ticks(c.low, c.high):
+        x = x0 + (v - c.low) / (c.high - c.low) * (x1 - x0 - 1)
+        draw.line([(round(x), y1), (round(x), y1 + px(3.5) - 1)], fill=(0, 0, 0), width=1)
+        draw_text(draw, texts, (x, y1 + px(3.5) + 1), label, 6, anchor="ma", role="tick")
+        ticks.append((v, label))
+    unit = unit_of(stretch.composite)
+    label = composites()[stretch.composite]["label"] + (f" ({unit})" if unit else "")
+    below = max((t.box[3] for t in texts if t.role == "tick"), default=y1 + px(3.5))
+    draw_text(draw, texts, ((x0 + x1) / 2, below + 2), label, 7, anchor="ma", role="bar label")
+    return ColourBar(label, box, ticks)
+
+
+def _strip(colours: np.ndarray, height: int):
+    from PIL import Image
+
+    return Image.fromarray(np.ascontiguousarray(np.broadcast_to(colours[None], (height, *colours.shape))))
+
+
+def nice_ticks(low: float, high: float, most: int = 6) -> list[tuple[float, str]]:
+    """Round ticks within [low, high] (steps of 1, 2, 2.5 or 5 times a power of ten, at most `most`), labelled
+    as matplotlib labels them: the step's decimals on every tick, a true minus sign."""
+    span = high - low
+    if not span > 0:
+        return [(low, f"{low:g}")]
+    for exp in range(int(np.floor(np.log10(span / most))), int(np.ceil(np.log10(span))) + 2):
+        for step in (1, 2, 2.5, 5):
+            s = step * 10.0**exp
+            values = np.arange(np.ceil(low / s - 1e-9) * s, high + s * 1e-9, s)
+            if len(values) <= most:
+                decimals = max(0, -exp + (1 if step == 2.5 else 0))
+                return [(float(v), f"{v + 0.0:.{decimals}f}".replace("-", "\u2212")) for v in values]
+    return [(low, f"{low:g}"), (high, f"{high:g}")]
+
+
+def draw_figure(panels: list[np.ndarray], labels: list[str], stretch, *, pixel_size_m: float, cols: int,
+                title: str | None, footer: str, highlight: int | None = None, width_px: int | None = None,
+                outline: list[tuple[float, float]] | None = None) -> Figure:  # fmt: skip
+    """The figure of panels (each (y, x, 3) uint8, one shape) side by side in rows of `cols`: labels, scale bars,
+    the footer, a colour bar for a single-channel stretch, a highlighted panel, a region's outline."""
+    from PIL import Image, ImageDraw
+
+    shape = panels[0].shape[:2]
+    lay = layout(labels, shape, cols=cols, title=title, footer=footer, colour_bar=stretch.is_index,
+                 width_px=width_px)  # fmt: skip
+    canvas = Image.new("RGB", (lay.width, lay.height), (255, 255, 255))
+    draw = ImageDraw.Draw(canvas)
+    texts: list[Text] = []
+    for k, (rgb, box) in enumerate(zip(panels, lay.panels, strict=True)):
+        left, top, right, bottom = box
+        canvas.paste(Image.fromarray(on_panel(rgb, (right - left, bottom - top))), (left, top))
+        if outline:
+            draw_outline(canvas, box, shape, outline)
+        frame, width = ((0, 0, 0), 1) if k != highlight else (HIGHLIGHT, px(3))
+        draw.rectangle((left - width, top - width, right - 1 + width, bottom - 1 + width), outline=frame, width=width)
+        scale_bar(draw, texts, box, shape, pixel_size_m, k)
+        text, points = lay.labels[k]
+        draw_text(draw, texts, ((left + right) / 2, top - px(6)), text, points, anchor="md", role="label", panel=k)
+    text, points = lay.footer
+    draw_text(draw, texts, (lay.width / 2, lay.height - 3), text, points, anchor="md", role="footer")
+    if lay.title:
+        text, points = lay.title
+        draw_text(draw, texts, (lay.width / 2, 6), text, points, anchor="ma", role="title")
+    bar = colour_bar(canvas, draw, texts, lay.bar, stretch) if lay.bar else None
+    return Figure(np.asarray(canvas), lay.panels, texts, bar)
+
+
+# ----------------------------------------------------------------------------- PNG
+
+
+def png_bytes(rgb: np.ndarray, metadata: dict[str, str]) -> bytes:
+    """(y, x, 3) uint8 as PNG, `metadata` in text chunks. Each row is 'up'-filtered and deflated by ISA-L (isal):
+    5 ms and 0.91 MB for a 1,000 px render, where zlib took 21 ms at its fastest setting and Pillow's encoder
+    (which tries five filters on every row) 0.12-0.17 s at any level for 0.87 MB."""
+    from isal import isal_zlib
+
+    h, w, _ = rgb.shape
+    rows = np.ascontiguousarray(rgb).reshape(h, w * 3)
+    filtered = np.empty((h, w * 3 + 1), np.uint8)
+    filtered[:, 0] = 2  # 'up': each byte minus the one above (the first row: minus zeros)
+    filtered[0, 1:] = rows[0]
+    np.subtract(rows[1:], rows[:-1], out=filtered[1:, 1:])
+    data = isal_zlib.compress(filtered.data, 1)
+    chunks = [_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))]
+    chunks += [_text_chunk(key, value) for key, value in metadata.items()]
+    chunks += [_chunk(b"IDAT", data), _chunk(b"IEND", b"")]
+    return b"\x89PNG\r\n\x1a\n" + b"".join(chunks)
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+
+def _text_chunk(key: str, value: str) -> bytes:
+    """tEXt (Latin-1, as Pillow writes it), or iTXt (UTF-8) for text beyond Latin-1."""
+    try:
+        return _chunk(b"tEXt", key.encode("latin-1") + b"\0" + value.encode("latin-1"))
+    except UnicodeEncodeError:
+        return _chunk(b"iTXt", key.encode("latin-1") + b"\0\0\0\0\0" + value.encode("utf-8"))

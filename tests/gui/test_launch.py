@@ -1,0 +1,65 @@
+"""Launch: the first imagery comes before the modules only later work needs (issue 27's launch target).
+
+`main.py SITE` in a fresh process under Xvfb; at the first canvas draw that shows the site's imagery the child
+reports which modules it has loaded, then exits. Imported before that draw, pandas (the boundary's shapes layer),
+matplotlib (the index composites' colour tables), boto3 (rasterio's AWS sessions, never used) and pyqtgraph's
+coverage plot (a tab behind Trajectory) made the launch ~1 s of CPU slower; they now load after it, or when used.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: the child: napari.Viewer wrapped so the first draw with the site's imagery (an image layer seen, at least
+#: 64 px a side: not the app's 16 px placeholder) prints the loaded modules (tests may read napari's canvas)
+CHILD = r"""
+import json, os, sys
+import napari
+from napari.layers import Image
+
+_Viewer = napari.Viewer
+
+class Watched(_Viewer):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        def on_draw(event):
+            for layer in self.layers:
+                seen = isinstance(layer, Image) and layer.visible and layer.opacity > 0 and layer.loaded
+                if seen and min(layer.data.shape[-3:-1]) >= 64:
+                    print("LOADED " + json.dumps(sorted(sys.modules)), flush=True)
+                    os._exit(0)
+        self.window._qt_viewer.canvas._scene_canvas.events.draw.connect(on_draw)
+
+napari.Viewer = Watched
+import main
+sys.exit(main.main(sys.argv[1:]))
+"""
+
+
+def test_first_imagery_comes_before_what_later_work_needs(demo_site, tmp_path):
+    env = dict(os.environ)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        env[name] = str(tmp_path / name.lower())
+    env.pop("REVIEWER_USER", None)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, str(demo_site), "--db", str(tmp_path / "store.sqlite")],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("LOADED ")]
+    assert lines, f"the site's imagery was never drawn (exit {proc.returncode}): {proc.stderr[-2000:]}"
+    modules = set(json.loads(lines[0][len("LOADED ") :]))
+    loaded = {name.split(".")[0] for name in modules}
+    assert "rasterio" in loaded and "reviewer.app.session" in modules  # the site was read and shown by the app
+    early = {"pandas", "matplotlib", "boto3", "botocore"} & loaded
+    assert not early, f"loaded before the first imagery: {sorted(early)}"
+    assert "reviewer.app.qt_coverage" not in modules  # the Coverage tab is built when first picked

@@ -1,0 +1,217 @@
+"""Issue 31's "what happens today", re-tried as a new user would with small real and synthetic files, for
+what tests/unit/test_fullsize.py did not yet reproduce: a Sentinel-2-only site in its tile's UTM zone, a far
+bbox naming the nearest places (not three dates of one place), an NDVI-only MODIS site among scenes outside
+it, a band not downloaded or a scene left out named by render, a Level-1-only folder named as such, an
+ERA5-Land-only site drawn with a colour bar and its unit.
+
+Expected values by hand: UTM zone = floor((lon + 180) / 6) + 1, EPSG 326zz north / 327zz south."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import rasterio
+from rasterio.warp import transform
+
+from reviewer.cli import main
+from tests.conftest import write_site_json
+from tests.formats import write_band
+
+TM = "LT05_L2SP_090084_19980308_20200909_02_T1"  # WRS-2 090/084, EPSG:32655, lon 148.5..151.2
+OLI = "LC08_L2SP_098084_20210503_20210508_02_T1"  # 098/084, EPSG:32653, lon 136.2..138.8
+MODISTSP = [f"MOD13A1_NDVI_2016_{d:03d}.tif" for d in (1, 17, 33)]  # MODIStsp NDVI, near Como (lon 9.2-9.6)
+
+
+def _run(capsys, *argv, db: Path) -> tuple[int, str, str]:
+    code = main(["--db", str(db), *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _zone(lon: float) -> int:
+    return math.floor((lon + 180) / 6) + 1
+
+
+def test_sentinel2_only_bbox_site_takes_the_tiles_zone_not_its_centres(tmp_path, capsys):
+    """A tile of zone 32 whose pixels lie east of 12 deg E (zone 33 by its centre, as real tiles overlap the
+    next zone): a Sentinel-2-only site keeps the tile's own grid, EPSG:32632, 10 m."""
+    folder = tmp_path / "s2"
+    x0, y0 = 790_000.0, 5_100_000.0  # 290 km east of zone 32's central meridian (9 deg E), lat ~46
+    for band, res in (("B04", 10), ("SCL", 20)):
+        arr = np.full((600 // res, 600 // res), 4 if band == "SCL" else 1500, np.uint8 if band == "SCL" else np.uint16)
+        write_band(folder / f"T32TQR_20230601T101559_{band}_{res}m.jp2", arr, res, crs="EPSG:32632", origin=(x0, y0))
+    lons, lats = transform("EPSG:32632", "EPSG:4326", [x0 + 100, x0 + 500], [y0 - 500, y0 - 100])
+    box = [min(lons), min(lats), max(lons), max(lats)]
+    assert _zone((box[0] + box[2]) / 2) == 33, "the box's centre lies in the next zone"
+    code, _, err = _run(capsys, "site", "init", str(folder), "--bbox", *map(str, box), db=tmp_path / "db")
+    assert code == 0, err
+    doc = json.loads((folder / "site.json").read_text())
+    assert (doc["crs"], doc["resolution"]) == ("EPSG:32632", 10)
+    assert (doc["bbox"][0] - x0) % 10 == 0 and (y0 - doc["bbox"][3]) % 10 == 0, "cells on the tile's own pixels"
+
+
+def _places(real_dir: Path, folder: Path) -> Path:
+    """Three MODIStsp NDVI dates near Como and two Landsat scenes in south-east Australia."""
+    folder.mkdir()
+    for name in MODISTSP:
+        (folder / name).symlink_to(real_dir / "modistsp" / name)
+    for scene in (TM, OLI):
+        (folder / scene).symlink_to(real_dir / "eo-datasets" / scene)
+    return folder
+
+
+def test_far_bbox_names_the_nearest_places_not_three_dates_of_one(real_dir, tmp_path, capsys):
+    folder = _places(real_dir, tmp_path / "dl")
+    code, _, err = _run(capsys, "site", "init", str(folder), "--bbox", "20", "10", "21", "11", db=tmp_path / "db")
+    assert code == 2 and err.count("\n") == 1 and "touches none of the 5 scenes" in err
+    nearest = err.split("the nearest: ")[1]
+    assert nearest.startswith("MOD13A1_NDVI_2016_") and "and 2 more scene(s)" in nearest  # the Como series
+    assert OLI in nearest and TM in nearest and nearest.count("MOD13A1") == 1
+
+
+def test_ndvi_only_site_among_scenes_outside_it_lists_only_what_it_can_show(real_dir, tmp_path, capsys):
+    """The Landsat scenes lie outside a site around Como: the default truecolor is refused naming ndvi, the
+    one composite of its MODIS NDVI (it listed truecolor, swir ... from the scenes outside)."""
+    folder = _places(real_dir, tmp_path / "dl")
+    db = tmp_path / "db"
+    assert _run(capsys, "site", "init", str(folder), "--bbox", "9.2", "45.7", "9.6", "46.1", db=db)[0] == 0
+    assert json.loads((folder / "site.json").read_text())["crs"] == f"EPSG:326{_zone(9.4)}"  # 32
+    code, _, err = _run(capsys, "render", str(folder), "--date", "2016-01-17", "--out", str(tmp_path / "a.png"), db=db)
+    assert code == 2 and err.count("\n") == 1 and err.rstrip().endswith("this site can show: ndvi (--composite)")
+    out = tmp_path / "ndvi.png"
+    code, _, err = _run(
+        capsys, "render", str(folder), "--date", "2016-01-17", "--composite", "ndvi", "--out", str(out), db=db
+    )
+    assert code == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", err
+
+
+def _tm_without(real_dir: Path, folder: Path, left_out: str) -> Path:
+    (folder / TM).mkdir(parents=True)
+    for f in (real_dir / "eo-datasets" / TM).iterdir():
+        if left_out not in f.name:
+            (folder / TM / f.name).symlink_to(f)
+    with rasterio.open(real_dir / "eo-datasets" / TM / f"{TM}_SR_B4.TIF") as d:  # (a 60 x 60 px sample of it)
+        write_site_json(folder, bbox=list(d.bounds), crs="EPSG:32655", shape=[d.height, d.width])
+    return folder
+
+
+def test_a_band_not_downloaded_is_named_by_render(real_dir, tmp_path, capsys):
+    folder = _tm_without(real_dir, tmp_path / "nob3", "SR_B3")  # TM red
+    code, _, err = _run(
+        capsys, "render", str(folder), "--date", "1998", "--out", str(tmp_path / "x.png"), db=tmp_path / "db"
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert f"{TM} has no SR_B3 (red) file" in err and "this site can show: ndwi, mndwi, nbr" in err
+
+
+def test_a_scene_left_out_at_scan_is_the_reason_render_gives(real_dir, tmp_path, capsys):
+    folder = _tm_without(real_dir, tmp_path / "noqa", "QA_PIXEL")
+    code, _, err = _run(
+        capsys, "render", str(folder), "--date", "1998", "--out", str(tmp_path / "x.png"), db=tmp_path / "db"
+    )
+    assert code == 2 and err.count("\n") == 1 and "has no usable scene" in err and "no QA_PIXEL" in err
+
+
+def test_a_folder_of_level1_only_says_level1_in_its_error(real_dir, tmp_path, capsys):
+    folder = tmp_path / "l1"
+    folder.mkdir()
+    for f in (real_dir / "rstoolbox").iterdir():  # LT52240631988227CUB02: MTL DATA_TYPE "L1T"
+        (folder / f.name).symlink_to(f)
+    for verb in (["scan"], ["site", "init"]):
+        code, _, err = _run(capsys, *verb, str(folder), db=tmp_path / "db")
+        assert code == 2 and err.count("\n") == 1 and "Level-1" in err and "digital numbers" in err, err
+
+
+def test_an_era5_land_only_site_renders_with_a_colour_bar_in_its_unit(tmp_path, capsys):
+    from reviewer.record.render import build_figure, resolve_panel
+    from reviewer.record.scan import scan_site
+    from reviewer.record.stack import open_stack
+    from reviewer.record.stretch import Stretch
+    from tests.unit.test_record_formats_era5 import _era5
+
+    site = write_site_json(tmp_path / "e", bbox=[8.95, 45.45, 9.55, 46.05], crs="EPSG:4326", resolution=0.1)
+    _era5(site)  # t2m DN 5000 x 0.001 + 270 = 275 K in January
+    db = tmp_path / "db"
+    code, _, err = _run(capsys, "render", str(site), "--date", "2023-01-01", "--out", str(tmp_path / "a.png"), db=db)
+    assert code == 2 and err.rstrip().endswith("this site can show: t2m, precipitation (--composite)")
+    out = tmp_path / "t2m.png"
+    code, _, err = _run(
+        capsys, "render", str(site), "--date", "2023-01-01", "--composite", "t2m", "--out", str(out), db=db
+    )
+    assert code == 0 and out.is_file(), err
+    panel = resolve_panel(open_stack(scan_site(site), composite="t2m"), "2023-01-01", "t2m")
+    assert np.nanmax(panel.channels) == pytest.approx(275.0, abs=1e-3)
+    fig = build_figure([panel], Stretch.default("t2m"), pixel_size_m=11_000)
+    assert [ax.get_xlabel() for ax in fig.axes if ax.get_xlabel()] == ["Air temperature at 2 m (ERA5-Land) (K)"]
+
+
+#: the unit on the colour bar of every single-channel composite, by hand: indices are ratios (unitless), LST and
+#: ERA5-Land's 2 m temperature kelvin, ERA5-Land monthly precipitation metres of water a day
+UNITS = {"ndvi": "unitless", "ndwi": "unitless", "mndwi": "unitless", "nbr": "unitless", "lst": "K", "t2m": "K",
+         "precipitation": "m/day"}  # fmt: skip
+
+
+def test_every_single_channel_render_has_one_colour_bar_with_its_unit():
+    from reviewer.record.render import Panel, build_figure
+    from reviewer.record.stretch import Stretch, composites
+
+    single = sorted(c for c, spec in composites().items() if not spec.get("bands"))
+    assert single == sorted(UNITS)
+    for composite in single:
+        panel = Panel("p", np.full((1, 8, 8), 0.3, np.float32), [], "scene")
+        labels = [ax.get_xlabel() for ax in build_figure([panel], Stretch.default(composite), pixel_size_m=30).axes]
+        assert [t for t in labels if t] and [t for t in labels if t][0].endswith(f"({UNITS[composite]})"), composite
+        assert len([t for t in labels if t]) == 1, composite
+
+
+@pytest.mark.parametrize("box", [["10", "46", "9", "45"], ["9", "45", "9", "46"], ["9", "46", "10", "45"]])
+def test_a_swapped_or_empty_bbox_is_one_line_on_the_real_stderr(real_dir, tmp_path, capfd, box):
+    """capfd: what GDAL or PROJ would print from C (ERROR 1: latitude max < latitude min.) is seen too."""
+    folder = _places(real_dir, tmp_path / "dl")
+    code = main(["--db", str(tmp_path / "db"), "site", "init", str(folder), "--bbox", *box])
+    err = capfd.readouterr().err
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "ERROR" not in err and "Traceback" not in err and not (folder / "site.json").exists()
+
+
+def test_a_real_reviewer_scan_names_each_file_not_used_once(real_dir, tmp_path):
+    """As a user runs it (a process of its own, its logging to the terminal): the files not used are listed on
+    stdout, not again as WARNING lines on stderr; a folder of only Level-1 files is one error line."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    folder = _places(real_dir, tmp_path / "dl")
+    (folder / "notes_2016.tif").write_bytes(b"not a scene")
+    l1 = tmp_path / "l1"
+    l1.mkdir()
+    for f in (real_dir / "rstoolbox").iterdir():
+        (l1 / f.name).symlink_to(f)
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "reviewer.cli", "--db", str(tmp_path / "db"), "scan", str(where)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )  # fmt: skip
+        for where in (folder, l1)
+    ]
+    assert runs[0].returncode == 0 and runs[0].stderr == "", runs[0].stderr
+    assert runs[0].stdout.count("notes_2016.tif: unknown name") == 1
+    assert runs[1].returncode == 2 and runs[1].stderr.count("\n") == 1 and "Level-1" in runs[1].stderr
+
+
+def test_place_groups_count_the_scenes_listed_by_their_sensors(real_dir, tmp_path, capsys):
+    """MOD13A1_NDVI_2016_337.tif holds already-scaled floats: not used, so not one of the Como place's scenes."""
+    folder = _places(real_dir, tmp_path / "dl")
+    (folder / "MOD13A1_NDVI_2016_337.tif").symlink_to(real_dir / "modistsp" / "MOD13A1_NDVI_2016_337.tif")
+    code, out, _ = _run(capsys, "scan", str(folder), db=tmp_path / "db")
+    assert code == 0 and "MOD13A1_NDVI_2016_337.tif: holds already-scaled values" in out
+    groups = [line.split(" at ")[0].strip() for line in out.splitlines() if "scene(s) [" in line]
+    assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [OLI]", "1 scene(s) [TM]"]
