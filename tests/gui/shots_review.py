@@ -189,6 +189,9 @@ def coverage_problems(app) -> list[str]:
     from qtpy.QtCore import QPointF
     from qtpy.QtGui import QFont, QFontMetrics
 
+    tab = getattr(app, "coverage_tab", None)  # built when its tab is first shown: not built, not seen
+    if tab is not None and not tab.built:
+        return []
     cov = app.coverage
     if not seen(cov.graphics) or not cov.timeline.items:
         return []
