@@ -33,9 +33,11 @@ from reviewer.app.qt_review_parts import (
     EXPERT_KEYS_SHORT,
     HINT_STYLE,
     OK_STYLE,
+    StatusBand,
     confidence_keys,
     item_drafts,
     keys_label,
+    open_form,
     question_html,
     soon,
 )
@@ -108,6 +110,7 @@ class ExpertPanel(QWidget):
         self.focus = QTextBrowser()
         split.addWidget(self.focus)
         self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.horizontalHeaderItem(5).setToolTip("seconds the annotator took")
         self.table.horizontalHeaderItem(4).setToolTip("the correction the annotator suggested")
@@ -146,13 +149,11 @@ class ExpertPanel(QWidget):
         layout.addLayout(row)
         self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
-        layout.addWidget(self.evidence_label)
         self.pending = StatusLabel("")  # what the next save carries besides the verdict: the expert's confidence
         self.pending.setStyleSheet(HINT_STYLE)
-        layout.addWidget(self.pending)
         self.save = PendingSave()  # the verdict being saved and its outcome (the saved line says it)
         self.saved = StatusLabel("")
-        layout.addWidget(self.saved)
+        layout.addWidget(StatusBand(self.evidence_label, self.pending, self.saved))
         dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
@@ -364,8 +365,7 @@ class ExpertPanel(QWidget):
         self.dialog = CorrectionForm(self, self.view["question"], why_label="rationale")
         self.dialog.why.setText(self.rationale.text())
         self.dialog.submitted.connect(lambda corr, why, _c: self.adjudicate("correct", correction=corr, rationale=why))
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)
 
     def step(self, by: int) -> bool:
         target = self.queue.step(by)
@@ -384,7 +384,7 @@ class ExpertPanel(QWidget):
         if act.kind == "save":
             saved = self.adjudicate(act.verdict, reasons=[act.reason] if act.reason else None)
             if saved and self.rationale.hasFocus():
-                self.list.setFocus()  # the next item's keys are verdicts again, not text
+                self._leave_field()  # the next item's keys are verdicts again, not text
             return saved
         if act.kind == "ask_rationale":
             self.rationale.setFocus()
@@ -392,7 +392,7 @@ class ExpertPanel(QWidget):
             self._hint(act.message)
             return True
         if act.kind == "leave_field":
-            self.list.setFocus()
+            self._leave_field()
             self._hint(act.message)
             return True
         if act.kind == "pick_reason":
@@ -411,6 +411,13 @@ class ExpertPanel(QWidget):
         if act.kind == "step":
             return self.step(act.by)
         return False
+
+    def _leave_field(self) -> None:
+        """The keys back to the canvas, as after the annotator's forms: the viewer's keys (dates, pair, stretch,
+        F1) work there as well as the expert's (the list had taken the focus: Up / Down moved its selection)."""
+        from reviewer.app.qt_window import give_keys_to_canvas
+
+        give_keys_to_canvas(self.dock.app.viewer, fallback=self.list)
 
     def _on_evidence(self, key: str, problem: str) -> None:
         """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""
