@@ -84,8 +84,9 @@ def font(points: float, bold: bool = False):
 def _face(size_px: int, bold: bool):
     from PIL import ImageFont
 
-    spec = importlib.util.find_spec("matplotlib")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "mpl-data" / "fonts" / "ttf"
+    spec = importlib.util.find_spec("matplotlib")  # its fonts' folder, without importing it
+    assert spec is not None and spec.origin is not None, "matplotlib (a dependency) is installed"
+    folder = Path(spec.origin).parent / "mpl-data" / "fonts" / "ttf"
     with _FREETYPE:
         return ImageFont.truetype(str(folder / ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")), size_px)
 
@@ -202,7 +203,8 @@ def draw_text(draw, texts: list[Text], xy: tuple[float, float], text: str, point
     with _FREETYPE:
         box = draw.multiline_textbbox(xy, text, **kw)
         draw.multiline_text(xy, text, fill=fill, stroke_fill=(0, 0, 0) if halo else None, **kw)
-    texts.append(Text(text, tuple(int(v) for v in box), role, panel))
+    left, top, right, bottom = (int(v) for v in box)
+    texts.append(Text(text, (left, top, right, bottom), role, panel))
 
 
 def nice_scale_km(width_km: float) -> float:
