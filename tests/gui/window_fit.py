@@ -100,6 +100,10 @@ def exercise(app, wait_until: Callable, click: Callable, shots: Path, tag: str, 
     size0 = (qwin.frameGeometry().width(), qwin.frameGeometry().height())
     steps["opened window"] = layout_problems(app, None)
     wait_until(lambda: s.stack is not None and len(s.stack) > 0 and s.frame_shown() and app.settled, 120000)
+    # the docks take their content's width in Qt's next layout pass, which comes late on a busy machine: what is
+    # checked is the window as it stays, not a frame in between (a sideways scroll bar still there after 3 s fails)
+    end = time.monotonic() + 3.0
+    wait_until(lambda: not layout_problems(app, size0) or time.monotonic() > end, 8000)
     steps["site open"] = layout_problems(app, size0)
     app.docks["Trajectory"].raise_()
     s.pixel_clicked.emit(32, 32)  # what a click on the canvas emits
