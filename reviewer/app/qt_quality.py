@@ -84,6 +84,9 @@ class QualityBox(QGroupBox):
         self.table.setSortingEnabled(True)
         self.table.setMinimumHeight(120)
         layout.addWidget(self.table)
+        self.fit_note = QLabel("")  # whether the fit converged: the line `reviewer review quality` prints
+        self.fit_note.setWordWrap(True)
+        layout.addWidget(self.fit_note)
         self.plot = pg.PlotWidget()  # the dark background of the app's other plots
         self.plot.setFixedHeight(200)
         self.plot.setLabel("bottom", "gold accuracy")
@@ -98,6 +101,7 @@ class QualityBox(QGroupBox):
             self.bank, self.report = bank, None
             self.table.setRowCount(0)
             self.plot.clear()
+            self.fit_note.setText("")
             self.message.setText("Compute fits the model on this bank's decisions")
 
     def start_compute(self) -> bool:
@@ -127,7 +131,7 @@ class QualityBox(QGroupBox):
     def show_report(self, report: dict[str, Any]) -> None:
         if not alive(self.compute):
             return
-        from reviewer.review.quality import quality_settings, weak_annotators
+        from reviewer.review.quality import convergence_note, quality_settings, weak_annotators
 
         self.compute.setEnabled(True)
         self.report = report
@@ -151,6 +155,11 @@ class QualityBox(QGroupBox):
         if weak:
             said += "; under the thresholds: " + ", ".join(w["annotator"] for w in weak) + " (review route)"
         self.message.setText(said)
+        note = convergence_note(report["models"]) or ""
+        self.fit_note.setText(note)
+        self.fit_note.setStyleSheet(
+            "" if report["models"].get("dawid_skene", {}).get("converged") else "color: #e0a030"
+        )
         self._plot(rows, s)
 
     def _plot(self, rows: list[dict[str, Any]], s: Any) -> None:

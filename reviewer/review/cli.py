@@ -237,7 +237,7 @@ def _agreement(args: argparse.Namespace) -> int:
 
 
 def _quality(args: argparse.Namespace) -> int:
-    from reviewer.review.quality import quality_report, quality_settings, write_quality_csv
+    from reviewer.review.quality import convergence_note, quality_report, quality_settings, write_quality_csv
 
     def call(store: Any) -> dict[str, Any]:
         # the per-reason model only where it is shown (as long a fit again)
@@ -285,21 +285,9 @@ def _quality(args: argparse.Namespace) -> int:
         for name, m in out["models"].items():
             if not m.get("ran") and name != "per_reason":  # the table shows no per-reason figure
                 lines.append(f"{name}: not run ({m.get('why', '')})")
-        ds = out["models"].get("dawid_skene", {})
-        if ds.get("ran") and not ds.get("converged"):
-            last = ds["last_change"]
-            if last is not None and last < 0:  # crowd-kit stops on a fall whatever the settings
-                lines.append(
-                    f"dawid_skene: crowd-kit stopped after {ds['iterations']} EM steps because its bound fell "
-                    f"({-last:.1e} a decision), not because the fit converged: the figures above may still move"
-                )
-            else:
-                rose = f"its bound still rose {last:.1e} a decision, " if last is not None else ""
-                lines.append(
-                    f"dawid_skene: stopped at its {ds['iterations']}-step limit before converging ({rose}tol "
-                    f"{ds['tol']:g}): the figures above may still move (models.dawid_skene.iterations in "
-                    "assets/review/quality.json)"
-                )
+        note = convergence_note(out["models"])
+        if note:
+            lines.append(note)
         return [*lines, *(f"wrote {path}" for path in out.get("csv", []))]
 
     return _run(args, call, say)

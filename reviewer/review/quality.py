@@ -29,6 +29,10 @@ from typing import Any
 from reviewer.errors import ReviewError
 from reviewer.review.rules import QualitySettings, quality_settings
 
+#: crowd-kit's DawidSkene and GLAD stop when their bound per decision changes by less than `tol`, a fall included; a
+#: -inf tol never stops them, so they run their step limit and we judge convergence ourselves (`_convergence`)
+NEVER_STOP = float("-inf")
+
 #: label codes of the verdict models: 0 = the reference is acceptable, 1 = it is not
 ACCEPT, FLAG = 0, 1
 VERDICT_CODE = {"accept": ACCEPT, "flag": FLAG}
@@ -103,7 +107,7 @@ def dawid_skene(
     df = df.sort_values(["task", "worker"], kind="stable", ignore_index=True)
     code = {name: i for i, name in enumerate(items)}
     truth = pd.Series({code[i]: codes[v] for i, v in gold.items() if i in code}, dtype="int64")
-    ds = DawidSkene(n_iter=settings.ds_iterations, tol=settings.ds_tol)
+    ds = DawidSkene(n_iter=settings.ds_iterations, tol=NEVER_STOP)
     with _quiet():
         ds.fit(df, true_labels=truth if len(truth) else None)
     return ds, items, raters
@@ -135,13 +139,33 @@ def _ds_rater_figures(ds, raters: list[str], labels: tuple[int, int] = (ACCEPT, 
 
 
 def _convergence(history: Sequence[float], tol: float) -> dict[str, Any]:
-    """Whether crowd-kit's EM converged: its bound per decision rose by less than `tol` in the last step. crowd-kit
-    also stops when the bound falls, which EM's objective never does: its bound adds the class prior once per
-    decision rather than once per item, so a fall says nothing of convergence (on a 12-item bank it stopped after 4
-    steps with posteriors 0.15 from a 1,000-step fit). At the step limit the posteriors still move too: on 10,000
-    items x 3 annotators, 100 steps leave them up to 0.03 from a 1,000-step fit. `last_change`: the last step's."""
+    """Whether crowd-kit's EM converged: its last step changed the bound per decision by less than `tol` either way.
+    crowd-kit would also stop on any fall of its bound, which EM's objective never does: its bound adds the class prior
+    once per decision rather than once per item, so it can fall long before the fit settles (on a 12-item bank it
+    stopped after 4 steps with posteriors 0.15 from a 1,000-step fit); so it runs with NEVER_STOP and this is the one
+    rule. At the step limit the posteriors may still move: on 10,000 items x 3 annotators, 100 steps leave them up to
+    0.03 from a 1,000-step fit. `last_change`: the last step's."""
     last = history[-1] - history[-2] if len(history) >= 2 else None
-    return {"converged": last is not None and 0 <= last < tol, "last_change": last}
+    return {"converged": last is not None and abs(last) < tol, "last_change": last}
+
+
+def convergence_note(models: dict[str, Any]) -> str | None:
+    """The line the CLI and the maintainer's quality view show under the figures: whether the Dawid-Skene fit
+    converged, or stopped at its step limit with figures that may still move (None when it did not run)."""
+    ds = models.get("dawid_skene", {})
+    if not ds.get("ran"):
+        return None
+    last = ds.get("last_change")
+    if ds.get("converged"):
+        return (
+            f"dawid_skene: converged (the last of its {ds['iterations']} EM steps changed its bound by {abs(last):.1e} "
+            f"a decision, under tol {ds['tol']:g})"
+        )
+    moved = f"its bound still moved {abs(last):.1e} a decision, " if last is not None else ""
+    return (
+        f"dawid_skene: stopped at its {ds['iterations']}-step limit before converging ({moved}tol {ds['tol']:g}): "
+        "the figures above may still move (models.dawid_skene.iterations in assets/review/quality.json)"
+    )
 
 
 def reliability(
@@ -242,6 +266,7 @@ def _per_reason(out: dict[str, Any], latest: dict, settings: QualitySettings) ->
         "reasons": reasons,
         "items": len(flagged),
         "iterations": len(ds.loss_history_),
+        **_convergence(ds.loss_history_, settings.ds_tol),
     }
 
 
@@ -272,7 +297,7 @@ def _glad(out: dict[str, Any], rows: list[tuple[str, str, str]], settings: Quali
         out["models"]["glad"] = {"ran": False, "why": "one verdict only (no difficulty)"}
         return
     with _quiet():
-        glad = GLAD(n_iter=settings.glad_iterations, silent=True).fit(df)
+        glad = GLAD(n_iter=settings.glad_iterations, tol=NEVER_STOP, silent=True).fit(df)
     # crowd-kit fits beta through exp(beta) (GLAD's 1/beta > 0 is the difficulty): difficulty = exp(-beta_)
     for t, beta in glad.betas_.items():
         out["items"][items[int(t)]]["difficulty"] = float(np.exp(-beta))

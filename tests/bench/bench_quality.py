@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 _SCRIPT = Path(sys.executable).with_name("reviewer")
 REVIEWER = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "reviewer.cli"]
 
-from reviewer.review.quality import dawid_skene, quality_settings, reliability  # noqa: E402
+from reviewer.review.quality import NEVER_STOP, dawid_skene, quality_settings, reliability  # noqa: E402
 from reviewer.scoring.metrics import bootstrap_means, paired_comparisons, percentile_ci  # noqa: E402
 
 ACCURACY = {"ann_a": 0.95, "ann_b": 0.85, "ann_c": 0.65}
@@ -142,7 +142,8 @@ def build_store(folder: Path, items: int, seed: int) -> Path:
 
 
 #: the floor of any `review quality` built on crowd-kit's DawidSkene: a fresh process reading the same decisions with
-#: sqlite3, importing crowd-kit and fitting its DawidSkene with the settings of assets/review/quality.json (argv 2, 3)
+#: sqlite3, importing crowd-kit and fitting its DawidSkene for the steps of assets/review/quality.json (argv 2) with the
+#: tol we give it (argv 3: -inf, so that it never stops on a fall of its bound)
 CROWDKIT_FLOOR = """
 import sqlite3, sys, warnings
 import pandas as pd
@@ -200,7 +201,7 @@ def bench_verb(items: int, runs: int, seed: int, keep: Path | None) -> None:
         s = quality_settings()
         base = cold([sys.executable, "-c", MAJORITY, str(db)], runs, env)
         imports = cold([sys.executable, "-c", "import pandas, crowdkit.aggregation"], runs, env)
-        floor = cold([sys.executable, "-c", CROWDKIT_FLOOR, str(db), str(s.ds_iterations), str(s.ds_tol)], runs, env)
+        floor = cold([sys.executable, "-c", CROWDKIT_FLOOR, str(db), str(s.ds_iterations), str(NEVER_STOP)], runs, env)
         plain = cold(verb, runs, env)
         as_json = cold([*verb, "--json"], runs, env)
         print(f"`reviewer review quality` cold, {items} items x {len(ACCURACY)} annotators (median of {runs}):")
@@ -212,7 +213,7 @@ def bench_verb(items: int, runs: int, seed: int, keep: Path | None) -> None:
         )
         print(
             f"  floor with crowd-kit: + its DS  {floor[0]:6.2f} s wall {floor[1]:6.2f} s CPU   "
-            f"(sqlite3 read + DawidSkene, {s.ds_iterations} steps, tol {s.ds_tol:g}; nothing of ours)"
+            f"(sqlite3 read + DawidSkene, {s.ds_iterations} steps, tol {NEVER_STOP:g}; nothing of ours)"
         )
     finally:
         if keep is None:

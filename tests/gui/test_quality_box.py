@@ -33,7 +33,10 @@ def _store(tmp_path: Path) -> Path:
     return tmp_path / "review.sqlite"
 
 
-def test_quality_table_and_plot(qtbot, tmp_path, shots):
+def test_quality_table_and_plot(qtbot, tmp_path, shots, monkeypatch):
+    import dataclasses
+
+    import reviewer.review.quality as quality
     from reviewer.app.qt_quality import QualityBox
 
     box = QualityBox(_store(tmp_path), "mia")
@@ -56,5 +59,18 @@ def test_quality_table_and_plot(qtbot, tmp_path, shots):
     assert t.item(2, 0).text() == "cat"
     assert "3 annotators" in box.message.text()
     assert len(box.plot.listDataItems()) == 3  # one point per annotator
+    # under the table, the line the CLI prints on whether the fit converged (these 10 items settle within 100 steps)
+    assert box.fit_note.text().startswith("dawid_skene: converged (the last of its 100 EM steps"), box.fit_note.text()
     qtbot.wait(200)
     box.grab().save(str(shots / "30_quality_box.png"))
+    # a fit cut at 2 steps has not converged: the box says so, as the CLI does
+    two = dataclasses.replace(quality.quality_settings(), ds_iterations=2)
+    monkeypatch.setattr(quality, "quality_settings", lambda: two)
+    box.report = None
+    qtbot.keyClick(box.compute, Qt.Key_Space)
+    qtbot.waitUntil(lambda: box.report is not None, timeout=120000)
+    assert box.fit_note.text().startswith("dawid_skene: stopped at its 2-step limit before converging")
+    assert "may still move" in box.fit_note.text()
+    box.resize(1366, 768)
+    qtbot.wait(200)
+    box.grab().save(str(shots / "30_quality_box_not_converged_1366x768.png"))
