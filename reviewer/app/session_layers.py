@@ -151,16 +151,20 @@ class CanvasLayers:
         else:
             sliced = True
             first = self.image_layer is None
-            self.image_layer = self.viewer.add_image(
-                data,
-                rgb=True,
-                name=IMAGE_LAYER,
-                scale=scale,
-                translate=self.view_translate(),
-                units=("pixel", "m", "m"),
-                contrast_limits=(0, 255),
-                cache=False,
-            )
+            # napari puts the slider on the middle date when a viewer's first layer comes (no start-up placeholder:
+            # the plugin's docks, a headless session); the date shown is the user's, `state.current`
+            with self.viewer.dims.events.current_step.blocker(self.s.dates.on_dims_step):
+                self.image_layer = self.viewer.add_image(
+                    data,
+                    rgb=True,
+                    name=IMAGE_LAYER,
+                    scale=scale,
+                    translate=self.view_translate(),
+                    units=("pixel", "m", "m"),
+                    contrast_limits=(0, 255),
+                    cache=False,
+                )
+            self.s.dates.set_dims_step(min(self.s.state.current, len(self.s.stack) - 1))
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
             self.show_overlays()
             if first:
