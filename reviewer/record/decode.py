@@ -768,12 +768,16 @@ def read_scene(
                 f"band is {values.shape[0]} x {values.shape[1]} but its quality layer is {masked.shape[0]} x {masked.shape[1]}",
                 path=path,
             )
+        # every mask of the band in one pass (each masked assignment costs about a decode of the band)
+        hide = None if own else masked  # (an own quality layer's masked codes are NaN in its decode table already)
         if radsat is not None and spec.token in sat_spec.get("bits", {}):
-            values[(radsat >> radsat.dtype.type(sat_spec["bits"][spec.token])) & 1 == 1] = np.nan
+            saturated = (radsat & radsat.dtype.type(1 << sat_spec["bits"][spec.token])) != 0
+            hide = saturated if hide is None else hide | saturated
         if slc_off and spec.fill is not None:
-            values[raw == spec.fill] = np.nan  # SLC-off gaps are fill: masked, never zeros
-        if not own:  # (an own quality layer's masked codes are NaN in its decode table already)
-            values[masked] = np.nan
+            gaps = raw == spec.fill  # SLC-off gaps are fill: masked, never zeros
+            hide = gaps if hide is None else hide | gaps
+        if hide is not None:
+            np.copyto(values, np.float32(np.nan), where=hide)
         if oor.any():
             out_of_range[name] = int(oor.sum())
             logger.info("%s: %d values of %s outside the valid range were masked", scene.scene_id, oor.sum(), name)
