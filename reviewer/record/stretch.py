@@ -154,25 +154,33 @@ class Stretch:
             lut = colormap_lut(self.colormap or "viridis")[_gamma_lut(self.channels[0].gamma, 255)]
             table = np.concatenate([lut, np.asarray([nodata_rgb], np.uint8)])
             return table.take(_levels(channels[0], self.channels[0], nan), axis=0)
-        rgb = np.empty((*channels.shape[1:], 3), np.uint8)
+        shape = channels.shape[1:]
+        rgb = np.empty((*shape, 3), np.uint8)
+        # one float, one level and one byte plane for all channels: fresh memory for each had cost as much again
+        scratch, levels, plane = np.empty(shape, np.float32), np.empty(shape, np.uint16), np.empty(shape, np.uint8)
         for i, c in enumerate(self.channels):
             table = np.append(_gamma_lut(c.gamma, 255), np.uint8(nodata_rgb[i]))
-            rgb[..., i] = table.take(_levels(channels[i], c, nan))
+            rgb[..., i] = table.take(_levels(channels[i], c, nan, scratch=scratch, out=levels), out=plane)
         return rgb
 
 
 _LEVELS = 4096
 
 
-def _levels(values: np.ndarray, c: ChannelStretch, nan: np.ndarray) -> np.ndarray:
+def _levels(
+    values: np.ndarray, c: ChannelStretch, nan: np.ndarray, *, scratch: np.ndarray | None = None, out=None
+) -> np.ndarray:
     """Physical values -> integer levels 0..4095 between low and high, and _LEVELS where `nan` (the no-data
-    entry of the caller's table); in place on one float temporary."""
-    v = np.subtract(values, np.float32(c.low), dtype=np.float32)
+    entry of the caller's table); in place on one float temporary (`scratch`), into `out` (uint16) if given."""
+    v = np.subtract(values, np.float32(c.low), dtype=np.float32, out=scratch)
     v *= np.float32((_LEVELS - 1) / (c.high - c.low))
     v += np.float32(0.5)
     np.clip(v, 0, _LEVELS - 1, out=v)
     np.copyto(v, _LEVELS, where=nan)
-    return v.astype(np.uint16)
+    if out is None:
+        return v.astype(np.uint16)
+    np.copyto(out, v, casting="unsafe")  # (the same truncating cast as astype)
+    return out
 
 
 @cache
