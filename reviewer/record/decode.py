@@ -579,16 +579,25 @@ def band_scaling(spec: BandSpec, extra: dict | None) -> tuple[float, float]:
 
 
 def decode(
-    raw: np.ndarray, spec: BandSpec, extra: dict | None = None, *, out: np.ndarray | None = None
+    raw: np.ndarray,
+    spec: BandSpec,
+    extra: dict | None = None,
+    *,
+    out: np.ndarray | None = None,
+    masked: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Physical float32 values (NaN at fill/saturated/out-of-range) and the out-of-range flag array; the values
-    written into `out` (float32, raw's shape) when given."""
+    """Physical float32 values (NaN at fill/saturated/out-of-range, and where `masked`: the caller's quality
+    mask, set in the same pass) and the out-of-range flag array; the values written into `out` (float32, raw's
+    shape) when given."""
     scale, offset = band_scaling(spec, extra)
     if raw.dtype.kind in "ui" and raw.dtype.itemsize == 1:  # 256 codes: one table lookup, same values
         values, out_of_range = _decode_table(spec, scale, offset, raw.dtype.str)
         index = _codes(raw)
-        return values.take(index, out=out), out_of_range.take(index)
-    return _decode(raw, spec, scale, offset, out)
+        values = values.take(index, out=out)
+        if masked is not None:
+            np.copyto(values, np.float32(np.nan), where=masked)
+        return values, out_of_range.take(index)
+    return _decode(raw, spec, scale, offset, out, masked)
 
 
 _OWN_TABLES: dict[tuple, tuple[QualitySpec, tuple[np.ndarray, np.ndarray]]] = {}
@@ -621,26 +630,31 @@ def _decode_table(spec: BandSpec, scale: float, offset: float, dtype: str) -> tu
 
 
 def _decode(
-    raw: np.ndarray, spec: BandSpec, scale: float, offset: float, out: np.ndarray | None = None
+    raw: np.ndarray,
+    spec: BandSpec,
+    scale: float,
+    offset: float,
+    out: np.ndarray | None = None,
+    masked: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    bad = np.zeros(raw.shape, bool)
-    if spec.fill is not None:
-        bad |= raw == spec.fill
+    bad = raw == spec.fill if spec.fill is not None else np.zeros(raw.shape, bool)
     if raw.dtype.kind == "f":
         bad |= ~np.isfinite(raw)
     if spec.saturated is not None:
         bad |= raw == spec.saturated
-    out_of_range = np.zeros(raw.shape, bool)
     if spec.valid is not None:
         lo, hi = spec.valid
         out_of_range = ~bad & ((raw < lo) | (raw > hi))
-    # in place on one array (the same float32 arithmetic as astype * scale + offset, without two temporaries)
-    values = raw.astype(np.float32) if out is None else out
-    if out is not None:
-        np.copyto(values, raw, casting="unsafe")
-    values *= np.float32(scale)
+    else:
+        out_of_range = np.zeros(raw.shape, bool)
+    # in place on one array (the same float32 arithmetic as astype * scale + offset, without a temporary)
+    values = np.empty(raw.shape, np.float32) if out is None else out
+    np.multiply(raw, np.float32(scale), out=values, dtype=np.float32, casting="unsafe")
     values += np.float32(offset)
-    values[bad | out_of_range] = np.nan
+    bad |= out_of_range
+    if masked is not None:
+        bad |= masked
+    np.copyto(values, np.float32(np.nan), where=bad)  # (one masked pass: each cost about a decode of the band)
     return values, out_of_range
 
 
@@ -757,23 +771,27 @@ def read_scene(
         check_not_scaled(raw, spec, path)
         slot = stack[i] if stack is not None and raw.shape == shape else None
         own = raw is qa and quality.kind == "classes" and raw.dtype.kind in "ui" and raw.dtype.itemsize == 1
-        if own:
-            values, oor = _decode_own_quality(raw, spec, scene.extra, quality, mask_flags, out=slot)
-        else:
-            values, oor = decode(raw, spec, scene.extra, out=slot)
-        if masked is None:
-            masked = np.zeros(values.shape, bool)
-        if values.shape != masked.shape:
+        if masked is not None and raw.shape != masked.shape:
             raise UnreadableFileError(
-                f"band is {values.shape[0]} x {values.shape[1]} but its quality layer is {masked.shape[0]} x {masked.shape[1]}",
+                f"band is {raw.shape[0]} x {raw.shape[1]} but its quality layer is {masked.shape[0]} x {masked.shape[1]}",
                 path=path,
             )
+        # every mask of the band NaN in decode's one masked pass (each such pass cost about a decode of the band)
+        hide = None if own else masked  # (an own quality layer's masked codes are NaN in its decode table already)
         if radsat is not None and spec.token in sat_spec.get("bits", {}):
-            values[(radsat >> radsat.dtype.type(sat_spec["bits"][spec.token])) & 1 == 1] = np.nan
+            saturated = (radsat & radsat.dtype.type(1 << sat_spec["bits"][spec.token])) != 0
+            hide = saturated if hide is None else hide | saturated
         if slc_off and spec.fill is not None:
-            values[raw == spec.fill] = np.nan  # SLC-off gaps are fill: masked, never zeros
-        if not own:  # (an own quality layer's masked codes are NaN in its decode table already)
-            values[masked] = np.nan
+            gaps = raw == spec.fill  # SLC-off gaps are fill: masked, never zeros
+            hide = gaps if hide is None else hide | gaps
+        if own:
+            values, oor = _decode_own_quality(raw, spec, scene.extra, quality, mask_flags, out=slot)
+            if hide is not None:
+                np.copyto(values, np.float32(np.nan), where=hide)
+        else:
+            values, oor = decode(raw, spec, scene.extra, out=slot, masked=hide)
+        if masked is None:
+            masked = np.zeros(values.shape, bool)
         if oor.any():
             out_of_range[name] = int(oor.sum())
             logger.info("%s: %d values of %s outside the valid range were masked", scene.scene_id, oor.sum(), name)

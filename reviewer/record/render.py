@@ -317,7 +317,7 @@ def render_dates(
     elif stretch.composite != composite:
         raise ReviewerError(f"the stretch is for {stretch.composite}, not {composite}", field="stretch")
     for p in panels:
-        if not np.isfinite(p.channels).any():
+        if not any(np.isfinite(c).any() for c in p.channels):  # (channel by channel: stops at the first seen)
             logger.warning("panel %s: every pixel is masked", p.label)
     title = f"{index.site.name} ({index.site.id})"
     warnings = saturation_warnings(panels, stretch)

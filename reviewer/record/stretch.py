@@ -143,31 +143,44 @@ class Stretch:
     def apply(self, channels: np.ndarray, *, nodata_rgb: tuple[int, int, int] = (0, 0, 0)) -> np.ndarray:
         """(c, y, x) physical values -> (y, x, 3) uint8 RGB; masked (NaN) pixels get `nodata_rgb`.
 
-        Same result as round(255 * normalise(x)), computed through a 4096-level lookup table so a
-        400 x 400 date renders in a few milliseconds (the viewer steps through dates with it).
+        Same result as round(255 * normalise(x)), computed through a 4096-level lookup table whose one extra
+        entry is the no-data colour (a pixel NaN in any channel takes it): a 1,000 px date in ~10 ms, with no
+        masked assignment over the RGB array (the viewer steps through dates with it).
         """
-        nan = np.isnan(channels).any(axis=0)
+        nan = np.isnan(channels[0])
+        for c in channels[1:]:
+            nan |= np.isnan(c)
         if self.is_index:
-            idx = _levels(channels[0], self.channels[0])
-            rgb = colormap_lut(self.colormap or "viridis")[_gamma_lut(self.channels[0].gamma, 255)[idx]]
-        else:
-            rgb = np.empty((*channels.shape[1:], 3), np.uint8)
-            for i, c in enumerate(self.channels):
-                rgb[..., i] = _gamma_lut(c.gamma, 255)[_levels(channels[i], c)]
-        if nan.any():
-            rgb[nan] = nodata_rgb
+            lut = colormap_lut(self.colormap or "viridis")[_gamma_lut(self.channels[0].gamma, 255)]
+            table = np.concatenate([lut, np.asarray([nodata_rgb], np.uint8)])
+            return table.take(_levels(channels[0], self.channels[0], nan), axis=0)
+        shape = channels.shape[1:]
+        rgb = np.empty((*shape, 3), np.uint8)
+        # one float, one level and one byte plane for all channels: fresh memory for each had cost as much again
+        scratch, levels, plane = np.empty(shape, np.float32), np.empty(shape, np.uint16), np.empty(shape, np.uint8)
+        for i, c in enumerate(self.channels):
+            table = np.append(_gamma_lut(c.gamma, 255), np.uint8(nodata_rgb[i]))
+            rgb[..., i] = table.take(_levels(channels[i], c, nan, scratch=scratch, out=levels), out=plane)
         return rgb
 
 
 _LEVELS = 4096
 
 
-def _levels(values: np.ndarray, c: ChannelStretch) -> np.ndarray:
-    """Physical values -> integer levels 0..4095 between low and high (NaN -> 0; masked later)."""
-    v = (values - np.float32(c.low)) * np.float32((_LEVELS - 1) / (c.high - c.low)) + np.float32(0.5)
+def _levels(
+    values: np.ndarray, c: ChannelStretch, nan: np.ndarray, *, scratch: np.ndarray | None = None, out=None
+) -> np.ndarray:
+    """Physical values -> integer levels 0..4095 between low and high, and _LEVELS where `nan` (the no-data
+    entry of the caller's table); in place on one float temporary (`scratch`), into `out` (uint16) if given."""
+    v = np.subtract(values, np.float32(c.low), dtype=np.float32, out=scratch)
+    v *= np.float32((_LEVELS - 1) / (c.high - c.low))
+    v += np.float32(0.5)
     np.clip(v, 0, _LEVELS - 1, out=v)
-    v[np.isnan(v)] = 0
-    return v.astype(np.uint16)
+    np.copyto(v, _LEVELS, where=nan)
+    if out is None:
+        return v.astype(np.uint16)
+    np.copyto(out, v, casting="unsafe")  # (the same truncating cast as astype)
+    return out
 
 
 @cache
