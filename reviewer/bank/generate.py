@@ -119,13 +119,43 @@ def _sweep(name: str) -> dict[str, Any]:
 
 
 def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
-    """Per year, `stat` of the composite at the region's pixels (NaN when under 30% of them are clear); each
-    year's values gathered block by block (SiteSeries.gather), never its whole frame."""
-    out = []
-    for y in years:
-        v = s.gather(lambda r0, r1, y=y: s.comp_rows(comp, y, r0, r1), region)
-        out.append(_stat(v, stat) if np.isfinite(v).mean() > 0.3 else float("nan"))
-    return out
+    """Per year, `stat` (np.nanmedian or np.nanmean) of the composite at the region's pixels inside the site, NaN
+    when under 30% of them are clear (_region_stat)."""
+    return [_region_stat(s, lambda r0, r1, y=y: s.comp_rows(comp, y, r0, r1), region, stat) for y in years]
+
+
+def _region_stat(
+    s: SiteSeries, rows_of: Callable[[int, int], np.ndarray], region: np.ndarray, stat, min_clear: float | None = 0.3
+) -> float:
+    """`stat` (np.nanmedian or np.nanmean) of a frame's values at the region's pixels inside the site, NaN when
+    not more than `min_clear` of them are finite (None: no such rule); the frame read a block of rows at a time (`rows_of(r0, r1)`). A mean adds up
+    over the blocks (NanMean: np.nanmean's value when the site is one block); a median gathers the region's
+    values that are not NaN (the values it is taken of), never the whole frame or its NaN."""
+    total = finite = 0
+    mean = M.NanMean()
+    kept: np.ndarray | None = None
+    at = 0
+    for r0, r1 in s.blocks(1):
+        m = region[r0:r1] & s.inside[r0:r1]
+        n = int(m.sum())
+        if not n:
+            continue
+        v = rows_of(r0, r1)[m]
+        total += n
+        finite += int(np.isfinite(v).sum())
+        if stat is np.nanmedian:
+            v = v[~np.isnan(v)]
+            if kept is None:  # room for every pixel of the region (known from its mask, counted once)
+                kept = np.empty(int((region & s.inside).sum()), v.dtype)
+            kept[at : at + v.size] = v
+            at += v.size
+        else:
+            mean.add(v)
+    if not total or (min_clear is not None and finite / total <= min_clear):
+        return float("nan")
+    if stat is np.nanmedian:
+        return float(np.nanmedian(kept[:at], overwrite_input=True))
+    return float(mean.value()) if stat is np.nanmean else float(stat(s.gather(rows_of, region)))
 
 
 def _stat(values: np.ndarray, stat) -> float:
@@ -944,7 +974,7 @@ def lowest_greenness(s: SiteSeries, name: str) -> list[Candidate]:
             sel = [i for i, y in enumerate(d["years"]) if y1 <= y <= y2]
             if len(sel) >= 0.8 * len(yrs):
                 vals = [
-                    _stat(s.gather(lambda r0, r1, i=i, d=d: cube_rows(d["gs"], i, r0, r1), veg), np.nanmedian)
+                    _region_stat(s, lambda r0, r1, i=i, d=d: cube_rows(d["gs"], i, r0, r1), veg, np.nanmedian, None)
                     for i in sel
                 ]
                 low[label.lower().replace(" ", "_")] = M.smallest_year([d["years"][i] for i in sel], vals)
