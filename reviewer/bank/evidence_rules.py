@@ -62,7 +62,6 @@ def missing_evidence(
     season, need = rule.get("season", "all"), int(rule.get("min", 1))
     counts = series.clear_obs.get(season, {})
     share_needed = rules.get("region_clear_share")
-    mask = series.regions.get(region or "site", series.inside) & series.inside
     out = []
     for lo, hi in compared_periods(tpl, params, period):
         have = sum(counts.get(y, 0) for y in range(lo, hi + 1))
@@ -81,12 +80,12 @@ def missing_evidence(
             )
             out.append(entry)
             continue
-        if share_needed and mask.any():
-            years = [y for y in series.years if lo <= y <= hi]
-            seen = np.zeros(series.shape, bool)
-            for y in years:
-                seen |= np.isfinite(series.comp(rules.get("composite", "ndvi_h"), y))
-            share = float((seen & mask).sum() / mask.sum())
+        if not share_needed:
+            continue
+        years = [y for y in series.years if lo <= y <= hi]
+        in_region, seen = _seen_clear(series, rules.get("composite", "ndvi_h"), years, region)
+        if in_region:
+            share = float(seen / in_region)
             if share < share_needed:
                 entry.update(
                     {
@@ -101,6 +100,21 @@ def missing_evidence(
                 )
                 out.append(entry)
     return out
+
+
+def _seen_clear(series: Any, composite: str, years: list[int], region: str | None) -> tuple[int, int]:
+    """(pixels of the region inside the site, those clear in at least one of the years' composites), counted a
+    block of rows at a time (not the years' whole frames)."""
+    mask = series.regions.get(region or "site", series.inside)
+    in_region = seen = 0
+    for r0, r1, frames in series.year_rows(composite, years):
+        m = mask[r0:r1] & series.inside[r0:r1]
+        in_region += int(m.sum())
+        clear = np.zeros(m.shape, bool)
+        for f in frames:
+            clear |= np.isfinite(f)
+        seen += int((clear & m).sum())
+    return in_region, seen
 
 
 def missing_years(series: Any, counts: dict[str, int], needed: int, season: str) -> list[dict[str, Any]]:

@@ -27,7 +27,7 @@ from reviewer.bank.evidence import build_view
 from reviewer.bank.io import BankContent, write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, min_range, multi_sensor_of
 from reviewer.bank.options import GenerationOptions
-from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, scene_mpx
+from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, cube_rows, reduce_frames, scene_mpx
 from reviewer.bank.templates import REGION_NAMES, methods_agree_share, rules_doc, templates, templates_doc
 from reviewer.fileio import check_output_folder
 
@@ -119,18 +119,67 @@ def _sweep(name: str) -> dict[str, Any]:
 
 
 def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
-    out = []
-    for y in years:
-        v = s.comp(comp, y)[region & s.inside]
-        out.append(float(stat(v)) if np.isfinite(v).mean() > 0.3 else float("nan"))
-    return out
+    """Per year, `stat` (np.nanmedian or np.nanmean) of the composite at the region's pixels inside the site, NaN
+    when under 30% of them are clear (_region_stat)."""
+    return [_region_stat(s, lambda r0, r1, y=y: s.comp_rows(comp, y, r0, r1), region, stat) for y in years]
+
+
+def _region_stat(
+    s: SiteSeries, rows_of: Callable[[int, int], np.ndarray], region: np.ndarray, stat, min_clear: float | None = 0.3
+) -> float:
+    """`stat` (np.nanmedian or np.nanmean) of a frame's values at the region's pixels inside the site, NaN when
+    not more than `min_clear` of them are finite (None: no such rule); the frame read a block of rows at a time (`rows_of(r0, r1)`). A mean adds up
+    over the blocks (NanMean: np.nanmean's value when the site is one block); a median gathers the region's
+    values that are not NaN (the values it is taken of), never the whole frame or its NaN."""
+    total = finite = 0
+    mean = M.NanMean()
+    kept: np.ndarray | None = None
+    at = 0
+    for r0, r1 in s.blocks(1):
+        m = region[r0:r1] & s.inside[r0:r1]
+        n = int(m.sum())
+        if not n:
+            continue
+        v = rows_of(r0, r1)[m]
+        total += n
+        finite += int(np.isfinite(v).sum())
+        if stat is np.nanmedian:
+            v = v[~np.isnan(v)]
+            if kept is None:  # room for every pixel of the region (known from its mask, counted once)
+                kept = np.empty(int((region & s.inside).sum()), v.dtype)
+            kept[at : at + v.size] = v
+            at += v.size
+        else:
+            mean.add(v)
+    if not total or (min_clear is not None and finite / total <= min_clear):
+        return float("nan")
+    if stat is np.nanmedian:
+        return float(np.nanmedian(kept[:at], overwrite_input=True))
+    return float(mean.value()) if stat is np.nanmean else float(stat(s.gather(rows_of, region)))
+
+
+def _stat(values: np.ndarray, stat) -> float:
+    """stat(values) of values gathered for it (a median partitions them in place: no copy of a region)."""
+    return float(np.nanmedian(values, overwrite_input=True) if stat is np.nanmedian else stat(values))
 
 
 def _water_area(s: SiteSeries, year: int, method: str) -> float:
-    idx, var, rule = method.split(":")
-    img = s.comp(f"{idx}_{var}", year)
-    thr = M.otsu_threshold(s.inside_values(img)) if rule == "otsu" else 0.0
-    return M.area_above(img, thr, s.pixel_area_km2, inside=s.inside, min_valid=0.8)
+    """km2 of water in the year's composite by one method (index:reflectance:threshold), a block of rows at a
+    time (two passes for Otsu's threshold); remembered on the series (the water templates ask for the same
+    years and methods)."""
+    memo = s.derived.setdefault("water_area", {})
+    if (year, method) not in memo:
+        idx, var, rule = method.split(":")
+        frame = [(f"{idx}_{var}", year)]
+
+        def inside_values():
+            for r0, r1, (rows,) in s.frame_rows(frame):
+                yield s.inside_values(rows, (r0, r1))
+
+        thr = M.otsu_threshold_of(inside_values) if rule == "otsu" else 0.0
+        counts = sum(M.area_counts(rows, thr, s.inside[r0:r1]) for r0, r1, (rows,) in s.frame_rows(frame))
+        memo[(year, method)] = M.area_of(counts, thr, s.pixel_area_km2, min_valid=0.8)
+    return memo[(year, method)]
 
 
 #: Water area methods (index:reflectance:threshold). NDWI is read from unharmonized reflectance only: the Roy et
@@ -380,6 +429,17 @@ def _burns(s: SiteSeries, name: str) -> dict[str, Any]:
     }
 
 
+def _year_counts(s: SiteSeries, key: Any, years: list[int]) -> dict[int, int]:
+    """Pixels inside the site per year of a year map in the store (a burn map), counted a block of rows at a
+    time (not the whole map and a mask per year)."""
+    counts = dict.fromkeys(years, 0)
+    for r0, r1 in s.blocks(1):
+        ymap, inside = s.store.rows(key, r0, r1), s.inside[r0:r1]
+        for y in years:
+            counts[y] += int(((ymap == y) & inside).sum())
+    return counts
+
+
 def burn_year(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     if not s.nbr_dates:
@@ -392,8 +452,7 @@ def burn_year(s: SiteSeries, name: str) -> list[Candidate]:
         c = Candidate(name, {"y1": y1, "y2": y2, "dnbr": th["dnbr"]}, (y1, y2), sensors=s.sensors(y1, y2))
         years, areas, leads = {}, {}, []
         for m, key in maps.items():
-            ymap = s.store.get(key)
-            per = {y: float(((ymap == y) & s.inside).sum()) * s.pixel_area_km2 for y in s.years_between(y1, y2)}
+            per = {y: float(n) * s.pixel_area_km2 for y, n in _year_counts(s, key, s.years_between(y1, y2)).items()}
             if not per or max(per.values()) < th["min_area_km2"]:
                 continue
             ranked = sorted(per.items(), key=lambda kv: -kv[1])
@@ -420,13 +479,13 @@ def _scene_difference(s: SiteSeries, mask: np.ndarray, control: np.ndarray | Non
     for t, d in enumerate(s.nbr_dates):
         if d.month not in s.config.growing_months:
             continue
-        v = s.nbr_frame(t)
-        b = v[mask].astype(np.float32)
+        rows = lambda r0, r1, t=t: s.store.rows(("nbr", t), r0, r1)  # noqa: E731 - the scene's NBR, by blocks
+        b = s.gather(rows, mask).astype(np.float32)
         if np.isfinite(b).mean() <= 0.3:
             continue
         value = float(np.nanmedian(b))
         if control is not None:
-            cv = v[control].astype(np.float32)
+            cv = s.gather(rows, control).astype(np.float32)
             if np.isfinite(cv).mean() <= 0.3:
                 continue
             value -= float(np.nanmedian(cv))
@@ -445,16 +504,20 @@ def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     if not s.nbr_dates:
         return []
-    ymap = burn_events(s, th["dnbr"], th["post_nbr"])[0]
+    # the burn map is read a block of rows at a time (the masks it makes are bool frames, a quarter of a float one)
+    ymap = _burn_keys(s, [(th["dnbr"], th["post_nbr"], False)])[0][0]
     ys = s.years
     mid = ys[len(ys) // 2]
     out = []
+    burn_px = _year_counts(s, ymap, ys)
     for y1, y2 in dict.fromkeys([(ys[0], ys[-1]), (mid, ys[-1])]):
-        per = {y: int(((ymap == y) & s.inside).sum()) for y in s.years_between(y1, y2)}
+        per = {y: burn_px[y] for y in s.years_between(y1, y2)}
         if not per or max(per.values()) * s.pixel_area_km2 < 0.05:
             continue
         event = max(per, key=per.get)
-        mask = (ymap == event) & s.inside
+        mask = np.zeros(s.shape, bool)
+        for r0, r1 in s.blocks(1):
+            mask[r0:r1] = (s.store.rows(ymap, r0, r1) == event) & s.inside[r0:r1]
         c = Candidate(
             name,
             {"y1": y1, "y2": y2, "recovered_fraction": th["recovered_fraction"]},
@@ -470,9 +533,13 @@ def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
         # removes the year-to-year differences of seasonal sampling and weather
         quad = max(QUADRANTS, key=lambda q: int((mask & s.regions[q]).sum()))
         pre = [y for y in (event - 3, event - 2, event - 1) if y in s.years] or [event]
-        base = s.over_years("ndvi_h", pre)
-        level = float(np.nanmedian(base[mask]))
-        control = s.regions[quad] & (ymap == 0) & (np.abs(base - level) < 0.1) & s.inside
+        base = lambda r0, r1, pre=pre: reduce_frames([s.comp_rows("ndvi_h", y, r0, r1) for y in pre])  # noqa: E731
+        level = _stat(s.gather(base, mask), np.nanmedian)
+        control = np.zeros(s.shape, bool)
+        for r0, r1, frames in s.year_rows("ndvi_h", pre):
+            near = np.abs(reduce_frames(frames) - level) < 0.1
+            unburned = s.store.rows(ymap, r0, r1) == 0
+            control[r0:r1] = s.regions[quad][r0:r1] & unburned & near & s.inside[r0:r1]
         c.extra["control_pixels"] = int(control.sum())
         for comp in sw["indices"]:
             burned = np.array(_region_series(s, comp, mask, s.years))
@@ -536,10 +603,31 @@ def burn_recovery(s: SiteSeries, name: str) -> list[Candidate]:
 # ---- land cover: water, built-up, trees
 
 
-def _built(s: SiteSeries, year: int, t_ndvi: float, t_ndbi: float) -> np.ndarray:
-    ys = [y for y in (year - 1, year, year + 1) if y in s.years]
-    vmax = s.over_years("ndvimax_h", ys, "max")
-    return (vmax < t_ndvi) & (s.comp("ndbi_h", year) > t_ndbi) & (s.comp("mndwi_h", year) < 0) & s.inside
+def _built_counts(
+    s: SiteSeries, years: tuple[int, ...], thresholds: list[tuple[float, float]]
+) -> dict[tuple[float, float], dict[int, dict[str, int]]]:
+    """Built-up pixels per (maximum NDVI, NDBI) thresholds, year and quadrant: the year's and its neighbours'
+    maximum NDVI below the first, the year's NDBI above the second, no water (MNDWI < 0). One pass over blocks
+    of rows of the frames they read (not whole frames per threshold pair)."""
+    around = {y: [x for x in (y - 1, y, y + 1) if x in s.years] for y in years}
+    frames = list(
+        dict.fromkeys(
+            [(n, y) for y in years for n in ("ndbi_h", "mndwi_h")]
+            + [("ndvimax_h", x) for y in years for x in around[y]]
+        )
+    )
+    counts = {t: {y: dict.fromkeys(QUADRANTS, 0) for y in years} for t in thresholds}
+    for r0, r1, rows in s.frame_rows(frames):
+        got = dict(zip(frames, rows, strict=True))
+        quads = {q: s.regions[q][r0:r1] for q in QUADRANTS}
+        for y in years:
+            vmax = reduce_frames([got[("ndvimax_h", x)] for x in around[y]], "max")
+            dry = (got[("mndwi_h", y)] < 0) & s.inside[r0:r1]
+            for t_ndvi, t_ndbi in thresholds:
+                built = (vmax < t_ndvi) & (got[("ndbi_h", y)] > t_ndbi) & dry
+                for q, inq in quads.items():
+                    counts[(t_ndvi, t_ndbi)][y][q] += int((built & inq).sum())
+    return counts
 
 
 def water_periods(s: SiteSeries, name: str) -> list[Candidate]:
@@ -583,18 +671,16 @@ def builtup_quadrant(s: SiteSeries, name: str) -> list[Candidate]:
     for y1, y2 in _periods(s, [(ys[0] + 1, ys[-1] - 1), (ys[0] + 6, ys[-1] - 10)]):
         c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
         quads, growth, leads = {}, {}, []
-        for tn in _sweep(name)["ndvimax"]:
-            for tb in _sweep(name)["ndbi"]:
-                b1, b2 = _built(s, y1, tn, tb), _built(s, y2, tn, tb)
-                g = {
-                    q: float((b2 & s.regions[q]).sum() - (b1 & s.regions[q]).sum()) * s.pixel_area_km2
-                    for q in QUADRANTS
-                }
-                ranked = sorted(g.items(), key=lambda kv: -kv[1])
-                key = f"ndvimax<{tn}&ndbi>{tb}"
-                quads[key] = ranked[0][0]
-                growth[key] = ranked[0][1]
-                leads.append(ranked[0][1] / max(ranked[1][1], 1e-9) if ranked[1][1] > 0 else math.inf)
+        pairs = [(tn, tb) for tn in _sweep(name)["ndvimax"] for tb in _sweep(name)["ndbi"]]
+        built = _built_counts(s, (y1, y2), pairs)
+        for tn, tb in pairs:
+            b1, b2 = built[(tn, tb)][y1], built[(tn, tb)][y2]
+            g = {q: float(b2[q] - b1[q]) * s.pixel_area_km2 for q in QUADRANTS}
+            ranked = sorted(g.items(), key=lambda kv: -kv[1])
+            key = f"ndvimax<{tn}&ndbi>{tb}"
+            quads[key] = ranked[0][0]
+            growth[key] = ranked[0][1]
+            leads.append(ranked[0][1] / max(ranked[1][1], 1e-9) if ranked[1][1] > 0 else math.inf)
         c.methods = {"quadrant": quads, "growth": growth}
         if float(np.median(list(growth.values()))) < th["min_growth_km2"]:
             c.drop = "built-up growth below the minimum"
@@ -604,10 +690,17 @@ def builtup_quadrant(s: SiteSeries, name: str) -> list[Candidate]:
     return out
 
 
-def _tree_share(s: SiteSeries, years: list[int], t: float) -> float:
-    med = s.over_years("ndvi_h", years)
-    valid = np.isfinite(med) & s.inside
-    return float(100.0 * ((med > t) & valid).sum() / max(1, valid.sum()))
+def _tree_shares(s: SiteSeries, years: list[int], ts: list[float]) -> dict[float, float]:
+    """Per NDVI threshold, the % of the site's clear pixels whose median NDVI over `years` is above it (counted
+    block by block)."""
+    valid, above = 0, dict.fromkeys(ts, 0)
+    for r0, r1, frames in s.year_rows("ndvi_h", years):
+        med = reduce_frames(frames, "median")
+        ok = np.isfinite(med) & s.inside[r0:r1]
+        valid += int(ok.sum())
+        for t in ts:
+            above[t] += int(((med > t) & ok).sum())
+    return {t: float(100.0 * above[t] / max(1, valid)) for t in ts}
 
 
 def tree_cover_change(s: SiteSeries, name: str) -> list[Candidate]:
@@ -623,10 +716,10 @@ def tree_cover_change(s: SiteSeries, name: str) -> list[Candidate]:
             c.drop = f"the record has no years to compare in {y1}-{y2}"
             out.append(c)
             continue
-        for t in _sweep(name)["tree_ndvi"]:
-            a = _tree_share(s, first, t)
-            b = _tree_share(s, last, t)
-            change[f"ndvi>{t}"] = b - a
+        ts = _sweep(name)["tree_ndvi"]
+        a, b = _tree_shares(s, first, ts), _tree_shares(s, last, ts)
+        for t in ts:
+            change[f"ndvi>{t}"] = b[t] - a[t]
         mag = abs(float(np.median(list(change.values()))))
         rng = np.random.default_rng([c.period[0], c.period[1], k, 17])
         far = [x for x in th["choices_pct"] if abs(mag - x) >= th["near_ratio"] * x]
@@ -642,22 +735,55 @@ def tree_cover_change(s: SiteSeries, name: str) -> list[Candidate]:
     return out
 
 
-def _loss_maps(
-    s: SiteSeries, lo: int, hi: int, cover_t: float, drop_t: float, region: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Pixels of `cover` (baseline NDVI above cover_t in the three years before lo) whose NDVI later falls by
-    drop_t, with the year of the first such fall."""
+def _loss_blocks(
+    s: SiteSeries,
+    lo: int,
+    hi: int,
+    cover_t: float,
+    drops: list[float],
+    region: np.ndarray,
+    extra: list[tuple[str, int]] = (),
+):
+    """Block by block, (r0, r1, loss years by NDVI drop, rows of the `extra` (composite, year) frames): pixels of
+    `cover` (median NDVI above cover_t in the three years up to lo, in `region`) whose NDVI falls below that
+    baseline by a drop in a later year up to hi, with the year of the first such fall (0 where none). Every
+    drop from one read of the frames' rows; a block of each frame at a time, never a whole frame."""
     base_years = [y for y in (lo - 2, lo - 1, lo) if y in s.years] or [lo]
-    base = s.over_years("ndvi_h", base_years)
-    cover = (base > cover_t) & region & s.inside
-    loss_year = np.zeros(s.shape, np.int32)
     ys = s.years_between(lo + 1, hi)
-    # block by block (the years' frames a block at a time, not a whole frame and its comparisons per year)
-    for r0, r1, frames in s.year_rows("ndvi_h", ys):
-        below, ly, cv = base[r0:r1] - drop_t, loss_year[r0:r1], cover[r0:r1]
-        for y, frame in zip(ys, frames, strict=True):
-            ly[cv & (ly == 0) & (frame < below)] = y
-    return cover, loss_year
+    frames = list(dict.fromkeys([("ndvi_h", y) for y in [*base_years, *ys]] + list(extra)))
+    for r0, r1, rows in s.frame_rows(frames):
+        got = dict(zip(frames, rows, strict=True))
+        base = reduce_frames([got[("ndvi_h", y)] for y in base_years], "median")
+        cover = (base > cover_t) & region[r0:r1] & s.inside[r0:r1]
+        loss = {}
+        for drop_t in drops:
+            below, ly = base - drop_t, np.zeros(base.shape, np.int32)
+            for y in ys:
+                ly[cover & (ly == 0) & (got[("ndvi_h", y)] < below)] = y
+            loss[drop_t] = ly
+        yield r0, r1, loss, got
+
+
+def _loss_causes(
+    s: SiteSeries, lo: int, hi: int, cover_t: float, region: np.ndarray, drops: list[float], chars: list[float]
+) -> tuple[dict[float, int], dict[tuple[float, float], int]]:
+    """Per NDVI drop, the lost pixels (_loss_blocks), and per (drop, char) the lost pixels that are charred: the
+    lowest NBR of the loss year and the year after below `char`."""
+    near = [yy for yy in dict.fromkeys(y + k for y in s.years_between(lo + 1, hi) for k in (0, 1)) if yy in s.years]
+    lost_n, fire_n = dict.fromkeys(drops, 0), {(d, c): 0 for d in drops for c in chars}
+    for _, _, loss, got in _loss_blocks(s, lo, hi, cover_t, drops, region, [("nbrmin_h", y) for y in near]):
+        for drop_t, ly in loss.items():
+            lost = ly > 0
+            lost_n[drop_t] += int(lost.sum())
+            char_min = np.full(ly.shape, np.inf, np.float32)
+            for y in np.unique(ly[lost]):
+                sel = lost & (ly == y)
+                for yy in (int(y), int(y) + 1):
+                    if yy in s.years:
+                        char_min[sel] = np.fmin(char_min[sel], got[("nbrmin_h", yy)][sel])
+            for char in chars:
+                fire_n[(drop_t, char)] += int((lost & (char_min < char)).sum())
+    return lost_n, fire_n
 
 
 def loss_cause(s: SiteSeries, name: str) -> list[Candidate]:
@@ -677,20 +803,12 @@ def loss_cause(s: SiteSeries, name: str) -> list[Candidate]:
             extra={"region": region},
         )
         causes = {}
+        lost_n, fire_n = _loss_causes(s, y1, y2, cover_t, s.regions[region], sw["loss_drop"], sw["char_nbr"])
         for drop_t in sw["loss_drop"]:
-            _, loss_year = _loss_maps(s, y1, y2, cover_t, drop_t, s.regions[region])
-            lost = loss_year > 0
-            if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
+            if lost_n[drop_t] * s.pixel_area_km2 < th["min_loss_km2"]:
                 continue
-            char_min = np.full(s.shape, np.inf, np.float32)
-            for y in np.unique(loss_year[lost]):
-                for yy in (y, y + 1):
-                    if yy in s.years:
-                        sel = lost & (loss_year == y)
-                        char_min[sel] = np.fmin(char_min[sel], s.comp("nbrmin_h", yy)[sel])
             for char in sw["char_nbr"]:
-                fire = lost & (char_min < char)
-                share_fire = fire.sum() / lost.sum()
+                share_fire = fire_n[(drop_t, char)] / lost_n[drop_t]
                 key = f"drop>{drop_t}&char<{char}"
                 if share_fire >= th["min_main_share"]:
                     causes[key] = "fire"
@@ -710,14 +828,22 @@ def cover_after_loss(s: SiteSeries, name: str) -> list[Candidate]:
     th = _thr(name)
     ys = s.years
     y1, y2 = ER.not_before(_t(name), ys[0] + 2), ys[-1]
-    _, loss_year = _loss_maps(s, y1, y2, 0.75, th["loss_drop"], s.regions["site"])
-    lost = loss_year > 0
-    if lost.sum() * s.pixel_area_km2 < th["min_loss_km2"]:
+    drop_t = th["loss_drop"]
+    lost_n, quads = 0, dict.fromkeys(QUADRANTS, 0)
+    values: dict[str, list[np.ndarray]] = {"ndvi_h": [], "mndwi_h": []}  # of y2 at the lost pixels, in row order
+    extra = [("ndvi_h", y2), ("mndwi_h", y2)]
+    for r0, r1, loss, got in _loss_blocks(s, y1, y2, 0.75, [drop_t], s.regions["site"], extra):
+        lost = loss[drop_t] > 0
+        lost_n += int(lost.sum())
+        for q in QUADRANTS:
+            quads[q] += int((lost & s.regions[q][r0:r1]).sum())
+        for comp, parts in values.items():
+            parts.append(got[(comp, y2)][lost])
+    if lost_n * s.pixel_area_km2 < th["min_loss_km2"]:
         return []
-    quads = {q: int((lost & s.regions[q]).sum()) for q in QUADRANTS}
     region = max(quads, key=quads.get)
-    ndvi = float(np.nanmedian(s.comp("ndvi_h", y2)[lost]))
-    mndwi = float(np.nanmedian(s.comp("mndwi_h", y2)[lost]))
+    ndvi = float(np.nanmedian(np.concatenate(values["ndvi_h"])))
+    mndwi = float(np.nanmedian(np.concatenate(values["mndwi_h"])))
     if math.isfinite(ndvi) and math.isfinite(mndwi):
         draft = "water" if mndwi > 0 else "forest" if ndvi > 0.75 else "grassland" if ndvi > 0.45 else "bare soil"
     else:
@@ -742,10 +868,12 @@ def forest_loss_product(s: SiteSeries, name: str) -> list[Candidate]:
     ys = s.years
     y1, y2 = ER.not_before(_t(name), ys[0] + 2), ys[-1]
     c = Candidate(name, {"y1": y1, "y2": y2}, (y1, y2), sensors=s.sensors(y1, y2))
-    est = {}
-    for drop_t in _sweep(name)["loss_drop"]:
-        _, loss_year = _loss_maps(s, y1, y2, th["tree_ndvi"], drop_t, s.regions["site"])
-        est[f"ndvi_drop>{drop_t}"] = float((loss_year > 0).sum()) * s.pixel_area_km2
+    drops = _sweep(name)["loss_drop"]
+    lost_n = dict.fromkeys(drops, 0)
+    for _, _, loss, _ in _loss_blocks(s, y1, y2, th["tree_ndvi"], drops, s.regions["site"]):
+        for drop_t, ly in loss.items():
+            lost_n[drop_t] += int((ly > 0).sum())
+    est = {f"ndvi_drop>{d}": float(lost_n[d]) * s.pixel_area_km2 for d in drops}
     c.methods = {"area": est}
     if s.hansen_lossyear is not None:
         # lossyear counts years since the product's base year; it covers loss from its first year on
@@ -768,26 +896,40 @@ def ndvi_share(s: SiteSeries, name: str) -> list[Candidate]:
     ys = s.years
     y1, y2 = ER.not_before(_t(name), ys[0]), ys[-1]
     yrs = s.years_between(y1, y2)
-    # each cube (years x pixels of one index) is loaded when its turn comes, so one is in memory at a time
-    cubes: dict[str, tuple[list[int], Callable[[], np.ndarray]]] = {
-        "landsat_harmonized": (yrs, lambda: np.stack([s.comp("ndvi_h", y) for y in yrs]))
+    # each cube (years x pixels of one index) is read a block of rows at a time: per-pixel trends of a block
+    # and the counts of significant ones added up (a whole scene's cube of 30 years was 7 GB)
+    cubes: dict[str, tuple[list[int], Callable[[int, int, int], np.ndarray]]] = {
+        "landsat_harmonized": (yrs, lambda k, r0, r1: s.comp_rows("ndvi_h", yrs[k], r0, r1))
     }
     for label, d in s.coarse.items():
         sel = [i for i, y in enumerate(d["years"]) if y1 <= y <= y2]
         if len(sel) >= th["min_obs"]:
-            cubes[label.lower().replace(" ", "_")] = ([d["years"][i] for i in sel], lambda d=d, sel=sel: d["gs"][sel])
-    flat = s.inside.ravel()
+            cubes[label.lower().replace(" ", "_")] = (
+                [d["years"][i] for i in sel],
+                lambda k, r0, r1, d=d, sel=sel: cube_rows(d["gs"], sel[k], r0, r1),
+            )
     results: dict[str, dict[str, float]] = {"increase": {}, "decrease": {}}
-    for cname, (years_c, load) in cubes.items():
+    tests = {"ols": ("ols_slope", "ols_p"), "mk_sen": ("sen_slope", "mk_p")}
+    for cname, (years_c, rows_of) in cubes.items():
         if len(years_c) < th["min_obs"]:
             continue
-        pixels = load().reshape(len(years_c), -1)[:, flat]
-        # the pairwise Theil-Sen slopes are worked through in pixel blocks sized to the run's memory budget
-        r = M.pixel_trends(years_c, pixels, min_obs=th["min_obs"], scratch=s.store.ram_bytes // 3, runner=s.runner)
-        del pixels
-        for sense, sign in (("increase", 1), ("decrease", -1)):
-            results[sense][f"{cname}:ols"] = M.share_significant(r["ols_slope"], r["ols_p"], sign, th["alpha"])
-            results[sense][f"{cname}:mk_sen"] = M.share_significant(r["sen_slope"], r["mk_p"], sign, th["alpha"])
+        n = len(years_c)
+        counts = {(sense, t): np.zeros(2, np.int64) for sense in results for t in tests}
+        for r0, r1 in s.blocks(n):
+            inside = s.inside[r0:r1].ravel()
+            if not inside.any():
+                continue
+            pixels = np.stack([rows_of(k, r0, r1) for k in range(n)]).reshape(n, -1)[:, inside]
+            # the pairwise Theil-Sen slopes are worked through in pixel blocks of the templates' block size
+            scratch = min(s.store.ram_bytes // 3, s.rows_bytes)
+            r = M.pixel_trends(years_c, pixels, min_obs=th["min_obs"], scratch=scratch, runner=s.runner)
+            del pixels
+            for sense, sign in (("increase", 1), ("decrease", -1)):
+                for t, (slope, p) in tests.items():
+                    counts[(sense, t)] += M.significant_counts(r[slope], r[p], sign, th["alpha"])
+        for sense in results:
+            for t in tests:
+                results[sense][f"{cname}:{t}"] = M.share_of(*counts[(sense, t)])
     out = []
     for sense in ("increase", "decrease"):
         c = Candidate(
@@ -831,7 +973,10 @@ def lowest_greenness(s: SiteSeries, name: str) -> list[Candidate]:
         for label, d in s.coarse.items():
             sel = [i for i, y in enumerate(d["years"]) if y1 <= y <= y2]
             if len(sel) >= 0.8 * len(yrs):
-                vals = [float(np.nanmedian(d["gs"][i][veg])) for i in sel]
+                vals = [
+                    _region_stat(s, lambda r0, r1, i=i, d=d: cube_rows(d["gs"], i, r0, r1), veg, np.nanmedian, None)
+                    for i in sel
+                ]
                 low[label.lower().replace(" ", "_")] = M.smallest_year([d["years"][i] for i in sel], vals)
         c.methods = {"year": low}
         vote, _ = M.combine_votes(low)

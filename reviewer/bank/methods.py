@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -195,11 +195,40 @@ def _pixel_trends(years: Sequence[float], cube: np.ndarray, min_obs: int) -> dic
 
 def share_significant(slope: np.ndarray, p: np.ndarray, sign: int, alpha: float = ALPHA) -> float:
     """Percentage of pixels with a finite result whose trend has the given sign and p < alpha."""
+    return share_of(*significant_counts(slope, p, sign, alpha))
+
+
+def significant_counts(slope: np.ndarray, p: np.ndarray, sign: int, alpha: float = ALPHA) -> np.ndarray:
+    """[pixels whose trend has the sign and p < alpha, pixels with a finite result]: share_significant's
+    counts, which add up over blocks of pixels."""
     ok = np.isfinite(slope) & np.isfinite(p)
-    if not ok.any():
-        return float("nan")
     hit = ok & (p < alpha) & (np.sign(slope) == sign)
-    return float(100.0 * hit.sum() / ok.sum())
+    return np.array([hit.sum(), ok.sum()], np.int64)
+
+
+def share_of(hit: int, ok: int) -> float:
+    """100 x hit / ok, NaN when no pixel had a finite result."""
+    return float(100.0 * hit / ok) if ok else float("nan")
+
+
+class NanMean:
+    """The mean of values given in parts (blocks of rows), NaN ignored: with one part, exactly np.nanmean of it
+    (its sum in its own dtype divided by the count); with several, their sums added in float64. `value()` is a
+    scalar of the values' dtype, NaN when no value was given."""
+
+    def __init__(self) -> None:
+        self.total, self.count, self.finite, self.dtype = 0.0, 0, False, np.float32
+
+    def add(self, values: np.ndarray) -> None:
+        v = np.asarray(values)
+        self.dtype = v.dtype.type if v.size else self.dtype
+        if v.size:
+            self.total += float(np.nansum(v))
+            self.count += int((~np.isnan(v)).sum())
+            self.finite = self.finite or bool(np.isfinite(v).any())
+
+    def value(self) -> np.floating:
+        return self.dtype(self.total / self.count) if self.count else self.dtype(np.nan)
 
 
 # ----------------------------------------------------------------------------- thresholds and areas
@@ -213,22 +242,33 @@ def otsu_threshold(values: np.ndarray) -> float:
     """Otsu's threshold (skimage.filters.threshold_otsu) of the finite values. skimage's 256-bin histogram over
     the values' range is counted block by block (np.histogram, the same range: the same counts), so a whole
     scene's pixels are not copied to float64 twice (skimage flattens its float64 copy; 1.4 GB at the peak)."""
+    v = np.asarray(values).reshape(-1)
+    return otsu_threshold_of(lambda: iter([v]))
+
+
+def otsu_threshold_of(blocks: Callable[[], Iterable[np.ndarray]]) -> float:
+    """otsu_threshold of the values `blocks()` gives a block at a time (blocks of a frame's rows: the frame is
+    never whole). It is called twice, for the range and then for the histogram, which only counts: the blocks
+    do not change the threshold."""
     from skimage.filters import threshold_otsu
 
-    v = np.asarray(values).reshape(-1)
-    blocks = [slice(i, i + OTSU_BLOCK) for i in range(0, v.size, OTSU_BLOCK)]
+    def pieces():
+        for blk in blocks():
+            flat = np.asarray(blk).reshape(-1)
+            for i in range(0, flat.size, OTSU_BLOCK):
+                sl = flat[i : i + OTSU_BLOCK]
+                yield sl[np.isfinite(sl)]
+
     n, lo, hi = 0, math.inf, -math.inf
-    for sl in blocks:
-        b = v[sl][np.isfinite(v[sl])]
+    for b in pieces():
         if b.size:
             n, lo, hi = n + b.size, min(lo, float(b.min())), max(hi, float(b.max()))
     if n < 2 or lo == hi:
         return float("nan")
     counts = np.zeros(256, np.int64)
     edges = np.linspace(lo, hi, 257)
-    for sl in blocks:
-        b = v[sl][np.isfinite(v[sl])].astype(np.float64)
-        c, edges = np.histogram(b, bins=256, range=(lo, hi))
+    for b in pieces():
+        c, edges = np.histogram(b.astype(np.float64), bins=256, range=(lo, hi))
         counts += c
     return float(threshold_otsu(hist=(counts, (edges[:-1] + edges[1:]) / 2.0)))
 
@@ -247,12 +287,22 @@ def area_above(
     """
     img = np.asarray(image)
     region = np.ones(img.shape, bool) if inside is None else inside
-    valid = np.isfinite(img) & region
-    total = region.sum()
-    if total == 0 or valid.sum() == 0 or valid.sum() / total < min_valid or not math.isfinite(threshold):
+    return area_of(area_counts(img, threshold, region), threshold, pixel_area_km2, min_valid=min_valid)
+
+
+def area_counts(image: np.ndarray, threshold: float, inside: np.ndarray) -> np.ndarray:
+    """[pixels inside, valid (finite) ones, valid ones above `threshold`]: area_above's counts, which add up
+    over blocks of rows."""
+    valid = np.isfinite(image) & inside
+    return np.array([inside.sum(), valid.sum(), (image[valid] > threshold).sum()], np.int64)
+
+
+def area_of(counts: np.ndarray, threshold: float, pixel_area_km2: float, *, min_valid: float = 0.0) -> float:
+    """area_above from its counts (area_counts, summed over the blocks)."""
+    total, valid, above = (int(x) for x in counts)
+    if total == 0 or valid == 0 or valid / total < min_valid or not math.isfinite(threshold):
         return float("nan")
-    frac = float((img[valid] > threshold).sum()) / float(valid.sum())
-    return frac * float(total) * pixel_area_km2
+    return float(above) / float(valid) * float(total) * pixel_area_km2
 
 
 def dnbr(pre_nbr: np.ndarray, post_nbr: np.ndarray) -> np.ndarray:

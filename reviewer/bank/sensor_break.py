@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from reviewer.bank.methods import NanMean
+
 MODES = ("mark", "drop", "off")
 
 
@@ -77,9 +79,6 @@ class BreakCheck:
             }
         return out
 
-    def _index(self, scene: Any, index_name: str, grid: Any, harmonized: bool) -> np.ndarray:
-        return _index_of(self, scene, index_name, grid, harmonized)
-
     def _measure(self, early: str, late: str, region: np.ndarray, index_name: str) -> dict | None:
         """One overlap: pairs of acquisitions at most `max_days` apart, compared on the region's pixels clear in
         both (clouds, shadows and ETM+ SLC-off gaps differ between the two dates)."""
@@ -111,17 +110,17 @@ class BreakCheck:
         grid = Grid.of_site(self.index.site)
         out: dict[str, Any] = {"index": index_name, "earlier": early, "later": late, "overlap_years": o["years"]}
         need = max(1, int(0.3 * region.sum()))
-        for scale, harmonized in (("raw", False), ("harmonized", True)):
-            diffs, years = [], set()
-            for d, a, b in pairs:
-                va, vb = (self._index(sc, index_name, grid, harmonized) for sc in (a, b))
-                both = region & np.isfinite(va) & np.isfinite(vb)
-                if both.sum() >= need:
-                    diffs.append(float(vb[both].mean() - va[both].mean()))
-                    years.add(d.year)
-            if len(diffs) < self.settings["min_pairs"]:
+        diffs: dict[str, list[float]] = {"raw": [], "harmonized": []}
+        seen: dict[str, set[int]] = {"raw": set(), "harmonized": set()}
+        for d, a, b in pairs:
+            for scale, (n, mean_a, mean_b) in _pair_means(self, a, b, index_name, grid, region).items():
+                if n >= need:
+                    diffs[scale].append(float(mean_b.value() - mean_a.value()))
+                    seen[scale].add(d.year)
+        for scale in ("raw", "harmonized"):
+            if len(diffs[scale]) < self.settings["min_pairs"]:
                 return None
-            arr = np.array(diffs)
+            arr, years = np.array(diffs[scale]), seen[scale]
             # robust spread (1.4826 x the median absolute deviation): a snowy or hazy date the mask missed on one
             # of the two sensors must not widen every offset of the site
             mad = float(np.median(np.abs(arr - np.median(arr))))
@@ -134,16 +133,47 @@ class BreakCheck:
         return out
 
 
-def _index_of(check: BreakCheck, scene: Any, index_name: str, grid: Any, harmonized: bool) -> np.ndarray:
-    """The scene's index on the site grid, raw or harmonized, from one read of its bands (kept in the check's
-    cache for every region and both scales)."""
+#: what a block of rows of a pair's reads holds (bytes): two scenes' bands and their index frames, both scales
+PAIR_BLOCK_BYTES = 64 * 2**20
+
+
+def _pair_means(
+    check: BreakCheck, a: Any, b: Any, index_name: str, grid: Any, region: np.ndarray
+) -> dict[str, tuple[int, NanMean, NanMean]]:
+    """Per scale (raw, harmonized): the region's pixels clear in both scenes and each scene's mean index there,
+    read a block of rows at a time (a pair of whole Landsat scenes' bands and indices was 2 GB); a site that fits
+    one block is read whole through the check's cache, once for every region and both scales."""
+    h, w = grid.shape
+    rows = max(1, min(h, PAIR_BLOCK_BYTES // (w * 4 * 16)))  # 2 scenes x (2-3 bands + stacked copies + 2 indices)
+    acc = {scale: (0, NanMean(), NanMean()) for scale in ("raw", "harmonized")}
+    for r0 in range(0, h, rows):
+        r1 = min(h, r0 + rows)
+        reg = region[r0:r1]
+        if not reg.any():
+            continue
+        whole = rows >= h
+        g = grid if whole else grid.window((r0, r1), (0, w))
+        ia, ib = (_indices_of(check, sc, index_name, g, cached=whole) for sc in (a, b))
+        for scale, (n, mean_a, mean_b) in acc.items():
+            va, vb = ia[scale], ib[scale]
+            both = reg & np.isfinite(va) & np.isfinite(vb)
+            mean_a.add(va[both])
+            mean_b.add(vb[both])
+            acc[scale] = (n + int(both.sum()), mean_a, mean_b)
+    return acc
+
+
+def _indices_of(check: BreakCheck, scene: Any, index_name: str, grid: Any, cached: bool) -> dict[str, np.ndarray]:
+    """The scene's index on `grid` (the site grid or a block of its rows), raw and harmonized, from one read of its
+    bands (the whole site's kept in the check's cache when `cached`: the cache knows grids by shape only)."""
     from reviewer.record.stack import composite_bands, composite_channels, harmonize, read_bands
 
     names = composite_bands(index_name, scene)
-    bands = read_bands(scene, names, grid, cache=check.cube)
-    if harmonized:
-        bands = np.stack([harmonize(bands[i], n, scene.sensor) for i, n in enumerate(names)])
-    return composite_channels(index_name, names, bands)[0]
+    bands = read_bands(scene, names, grid, cache=check.cube if cached else None)
+    out = {"raw": composite_channels(index_name, names, bands)[0]}
+    bands = np.stack([harmonize(bands[i], n, scene.sensor) for i, n in enumerate(names)])
+    out["harmonized"] = composite_channels(index_name, names, bands)[0]
+    return out
 
 
 def _concurrent(early: list, late: list, max_days: int) -> list[tuple]:
@@ -186,9 +216,12 @@ def assess(
     if comp in series.composites:
         vals = []
         for lo, hi in (first, last):
-            frames = [series.comp(comp, y)[region] for y in series.years_between(lo, hi)]
-            v = np.concatenate(frames) if frames else np.array([])
-            vals.append(float(np.nanmean(v)) if np.isfinite(v).any() else math.nan)
+            # the region's values of the period's years, a block of rows at a time (not every year's whole frame)
+            mean = NanMean()
+            for r0, r1, frames in series.year_rows(comp, series.years_between(lo, hi)):
+                if frames:
+                    mean.add(np.concatenate([f[region[r0:r1]] for f in frames]))
+            vals.append(float(mean.value()) if mean.finite else math.nan)
         change = vals[1] - vals[0]
     doc: dict[str, Any] = {
         "sensors": [e, la],

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -209,6 +209,8 @@ class SiteSeries:
     store: FrameStore = field(default_factory=_empty_store, repr=False)
     #: what the blocks of rows the Landsat scenes are read and reduced in may hold (bytes)
     block_bytes: int = DEFAULT_BUDGET // 4
+    #: what a block of rows of the templates' per-pixel work holds of the frames it reads (bytes; blocks)
+    rows_bytes: int = 64 * 2**20
 
     def year_index(self, year: int) -> int:
         return self.years.index(year)
@@ -218,46 +220,66 @@ class SiteSeries:
         i = self.year_index(year)
         return c.frame(name, i) if isinstance(c, Composites) else c[name][i]
 
-    def inside_values(self, frame: np.ndarray) -> np.ndarray:
-        """The frame's pixels inside the site's boundary: a view of the whole frame when every pixel is inside
-        (a bbox site), not a copy (235 MB for a whole Landsat scene)."""
+    def inside_values(self, frame: np.ndarray, rows: tuple[int, int] | None = None) -> np.ndarray:
+        """The frame's pixels inside the site's boundary (of rows r0:r1 of the site when `frame` is a block of
+        them): a view of the frame when every pixel is inside (a bbox site), not a copy."""
         if "inside_all" not in self.derived:
             self.derived["inside_all"] = bool(self.inside.all())
-        return frame.reshape(-1) if self.derived["inside_all"] else frame[self.inside]
+        inside = self.inside if rows is None else self.inside[rows[0] : rows[1]]
+        return frame.reshape(-1) if self.derived["inside_all"] else frame[inside]
 
-    def year_rows(self, name: str, years: list[int], block_bytes: int = 64 * 2**20):
+    def blocks(self, n_frames: int, block_bytes: int | None = None) -> Iterator[tuple[int, int]]:
+        """Blocks of rows (r0, r1) of the site grid in which `n_frames` float32 frames' rows hold about
+        `block_bytes` (default `rows_bytes`): the templates' per-pixel work holds a block of each frame it
+        reads, never a whole frame (235 MB for a Landsat scene) or a cube of them."""
+        h, w = self.shape
+        rows = max(1, min(h, (block_bytes or self.rows_bytes) // max(1, n_frames * w * 4)))
+        for r0 in range(0, h, rows):
+            yield r0, min(h, r0 + rows)
+
+    def comp_rows(self, name: str, year: int, r0: int, r1: int) -> np.ndarray:
+        """Rows r0:r1 of a composite's frame of `year` (read from its file without the rest)."""
+        c = self.composites
+        i = self.year_index(year)
+        if isinstance(c, Composites):
+            if name not in c:
+                raise KeyError(name)
+            return self.store.rows(("comp", name, i), r0, r1)
+        return c[name][i][r0:r1]
+
+    def frame_rows(self, frames: list[tuple[str, int]], block_bytes: int | None = None):
+        """(r0, r1, [rows r0:r1 of each (composite, year) frame]) block by block (blocks)."""
+        for r0, r1 in self.blocks(len(frames), block_bytes):
+            yield r0, r1, [self.comp_rows(name, y, r0, r1) for name, y in frames]
+
+    def year_rows(self, name: str, years: list[int], block_bytes: int | None = None):
         """(r0, r1, [rows r0:r1 of the composite in each year]) block by block: per-pixel work over years
         holds a block of each year's frame, never the (n_years, H, W) cube (1.4 GB for six years of a whole
         Landsat scene)."""
-        h, w = self.shape
-        idx = [self.year_index(y) for y in years]
-        rows = max(1, min(h, block_bytes // max(1, len(idx) * w * 4)))
-        c = self.composites
-        for r0 in range(0, h, rows):
-            r1 = min(h, r0 + rows)
-            if isinstance(c, Composites):
-                if name not in c:
-                    raise KeyError(name)
-                yield r0, r1, [self.store.rows(("comp", name, i), r0, r1) for i in idx]
-            else:
-                yield r0, r1, [c[name][i][r0:r1] for i in idx]
+        yield from self.frame_rows([(name, y) for y in years], block_bytes)
 
     def over_years(self, name: str, years: list[int], how: str = "median") -> np.ndarray:
         """The per-pixel median (NaN ignored; or "max", "min") of a composite over `years`, block by block
         (year_rows): the same values as np.nanmedian / np.nanmax of the stacked years."""
-        import warnings
-
         out = np.full(self.shape, np.nan, np.float32)
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN pixel is NaN, as meant
-            for r0, r1, frames in self.year_rows(name, years):
-                if not frames:
-                    continue
-                if how == "median":
-                    out[r0:r1] = nanmedian0(frames if len(frames) <= NETWORK_MAX else np.stack(frames))
-                else:
-                    out[r0:r1] = (np.nanmax if how == "max" else np.nanmin)(np.stack(frames), 0)
+        for r0, r1, frames in self.year_rows(name, years):
+            if frames:
+                out[r0:r1] = reduce_frames(frames, how)
         return out
+
+    def gather(self, rows_of: Callable[[int, int], np.ndarray], region: np.ndarray) -> np.ndarray:
+        """frame[region & inside] of the frame whose rows r0:r1 `rows_of(r0, r1)` gives, gathered block by block
+        (the same values in the same order): the frame itself is never whole in memory."""
+        blocks = list(self.blocks(1))
+        counts = [int((region[r0:r1] & self.inside[r0:r1]).sum()) for r0, r1 in blocks]
+        out, at = None, 0
+        for (r0, r1), n in zip(blocks, counts, strict=True):
+            if n:
+                rows = rows_of(r0, r1)
+                out = np.empty(sum(counts), rows.dtype) if out is None else out
+                out[at : at + n] = rows[region[r0:r1] & self.inside[r0:r1]]
+                at += n
+        return out if out is not None else np.empty(0, np.float32)
 
     def nbr_frame(self, t: int) -> np.ndarray:
         """The harmonized NBR (float16) of the t-th scene of nbr_dates."""
@@ -481,6 +503,20 @@ def nanmedian0(a: Any) -> np.ndarray:
     return out
 
 
+def reduce_frames(frames: list[np.ndarray], how: str = "median") -> np.ndarray:
+    """The per-pixel median (NaN ignored), "max" or "min" of equal-shaped float32 frames, NaN where a pixel has
+    no value in any (without numpy's warnings about it): what over_years gives for each block."""
+    import warnings
+
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN pixel is NaN, as meant
+        if how == "median":
+            out = nanmedian0(frames if len(frames) <= NETWORK_MAX else np.stack(frames))
+        else:
+            out = (np.nanmax if how == "max" else np.nanmin)(np.stack(frames), 0)
+    return out.astype(np.float32, copy=False)
+
+
 def _median(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     if not stack:
         return np.full(shape, np.nan, np.float32)
@@ -513,7 +549,8 @@ def build_series(
 
     `memory` (bytes, default 2 GB) is the process's budget. Of what the process does not hold already, a half
     is for the blocks of rows the Landsat scenes are read and reduced in, a quarter keeps composite, NBR and
-    snow frames in memory, the rest of them goes to files (read back with a cache of a twentieth); the values are
+    snow frames in memory, the rest of them goes to files (read back with a cache of a twentieth), and the
+    templates' per-pixel work reads a thirty-second of it (at most 64 MB) of frame rows a block; the values are
     the same either way.
 
     `parts` limits the pass to some of PARTS (default: all): "landsat" (composites, NBR cube, Landsat crop
@@ -539,6 +576,7 @@ def build_series(
     free = max(0, (memory or DEFAULT_BUDGET) - psutil.Process().memory_info().rss)
     series.store = FrameStore(free // 4, cache_bytes=free // 20)
     series.block_bytes = free // 2
+    series.rows_bytes = min(TEMPLATE_ROWS_BYTES, max(1 << 16, free // 32))
     parts = PARTS if parts is None else frozenset(parts)
     crop_core = _read_products(series, site.dir, grid, parts)
     to_read = _to_read(scenes, landsat, series.years, cfg, parts)
@@ -693,6 +731,11 @@ COMPOSITE_NAMES = {
 #: ETM+ (harmonized copies, raw indices too) about twice that.
 READ_BYTES_PX = 100
 KEPT_BYTES_PX = 40
+
+
+#: what a block of rows of the templates' per-pixel work holds of the frames it reads at most (bytes): a
+#: thirty-second of the budget below that (its temporaries are a few times the frames' rows)
+TEMPLATE_ROWS_BYTES = 64 * 2**20
 
 
 #: the fewest rows of a block whatever the budget: each block opens every file of its scenes again
@@ -1036,9 +1079,18 @@ class StoredCube:
             else np.zeros((0, *self.shape[1:]), np.float32)
         )
 
+    def rows(self, i: int, r0: int, r1: int) -> np.ndarray:
+        """Rows r0:r1 of the i-th frame (read from its file without the rest)."""
+        return self.store.rows(self.keys[i], r0, r1)
+
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
         a = self[slice(None)]
         return a.astype(dtype) if dtype is not None else a
+
+
+def cube_rows(cube: Any, i: int, r0: int, r1: int) -> np.ndarray:
+    """Rows r0:r1 of the i-th frame of a cube: a StoredCube's from its store, else an array's."""
+    return cube.rows(i, r0, r1) if isinstance(cube, StoredCube) else np.asarray(cube[i])[r0:r1]
 
 
 def _read_coarse(

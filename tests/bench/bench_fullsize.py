@@ -1,7 +1,7 @@
 """Full-size downloads (issue 31): render, scan and generate on a whole Landsat scene and a whole Sentinel-2
 tile, each figure next to a plain rasterio read of the same pixels measured in the same run.
 
-Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate] (BENCH_REPEAT runs of each step, 3 by default:
+Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate | --generate-only] (BENCH_REPEAT runs of each step, 3 by default:
 the fastest is shown). The scenes are built once under
 BENCH_CACHE (fullsize_scenes.py; ~0.9 GB of disk). Each measured step runs in a fresh process, so its peak
 memory (ru_maxrss) is its own; times are wall-clock of the step alone (imports and the scan before a render
@@ -195,14 +195,21 @@ def step_scan(site: str) -> dict:
 
 
 def step_generate(site: str, out: str) -> dict:
-    cmd = [sys.executable, "-m", "reviewer.cli", "--db", str(Path(out) / "bench.db"), "generate", site]
-    t = time.perf_counter()
-    run = subprocess.run([*cmd, "--out", str(Path(out) / "candidates")], capture_output=True, text=True, check=False)
+    """`reviewer generate` in a fresh process as a user runs it: wall time, CPU seconds and peak (its own)."""
     import resource
 
+    cmd = [sys.executable, "-m", "reviewer.cli", "--db", str(Path(out) / "bench.db"), "generate", site]
+    t, used = time.perf_counter(), _children_cpu()
+    run = subprocess.run([*cmd, "--out", str(Path(out) / "candidates")], capture_output=True, text=True, check=False)
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     tail = (run.stdout + run.stderr).strip().splitlines()[-6:]
-    return {"seconds": time.perf_counter() - t, "peak_mb": peak, "rc": run.returncode, "tail": tail}
+    return {
+        "seconds": time.perf_counter() - t,
+        "cpu": _children_cpu() - used,
+        "peak_mb": peak,
+        "rc": run.returncode,
+        "tail": tail,
+    }
 
 
 # ----------------------------------------------------------------------------- the bench (in the parent)
@@ -258,6 +265,10 @@ def main() -> None:
     root.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     landsat = build_landsat(root)
+    if "--generate-only" in sys.argv:  # the generate rows alone (the scenes are built if missing)
+        rgb = _band_files(landsat, ["SR_B4.TIF", "SR_B3.TIF", "SR_B2.TIF", "QA_PIXEL.TIF", "QA_RADSAT.TIF"])
+        generate_rows(root, rgb)
+        return
     safe, cog = build_s2(root)
     print(f"scenes under {root} ({time.perf_counter() - t:.0f} s to check/build)", flush=True)
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} (shared CPUs: CPU ratios hold steadier)")
@@ -290,21 +301,40 @@ def main() -> None:
     fresh_processes(root, landsat, rgb, safe, cog)
     if "--generate" not in sys.argv:
         print("generate on the 20-date scene: run with --generate (before the block-wise pass it did not finish in "
-              "1,000 s and held 11 GB resident against its 2 GB budget; since, 310-400 s (3-5x the plain read) and "
-              "1.9 GB at the peak; a plain read of one date's 8 files: ~5 s)")  # fmt: skip
+              "1,000 s and held 11 GB resident against its 2 GB budget; see README for today's figures)")  # fmt: skip
     else:
-        site20 = _site(root / "landsat20")
-        got = child("scan", str(site20))
-        one = child("plain", str(rgb[3]), "-", "-")
-        base = {"seconds": 20 * one["seconds"], "peak_mb": one["peak_mb"]}
-        row("scan Landsat 20 dates", got, base, 1.5, "plain: 20 x one QA_PIXEL read (hard links)")
-        every = _band_files(landsat, [f"{b}.TIF" for b in LS_BANDS] + ["QA_PIXEL.TIF", "QA_RADSAT.TIF"])
-        one = child("plain", ",".join(map(str, every)), "-", "-")
-        base = {"seconds": 20 * one["seconds"], "peak_mb": one["peak_mb"]}
-        out = root / "out" / "generate"
-        out.mkdir(parents=True, exist_ok=True)
-        got = child("generate", str(site20), str(out))
-        row("generate Landsat 20 dates (budget 2 GB)", got, base, 5.0, f"rc {got['rc']}: {' | '.join(got['tail'])}")
+        generate_rows(root, rgb)
+
+
+def generate_rows(root: Path, rgb: list[Path]) -> None:
+    """`reviewer generate` on the 20-date scene next to a plain rasterio read of every file it reads (the six
+    reflectance bands, QA_PIXEL and QA_RADSAT of each of the 20 dates: 160 files read whole, one after the
+    other), timed in the same run: once before and once after the generate run, the faster kept (the machine's
+    load drifts over the minutes a generate takes). The load average is printed with the row."""
+    site20 = _site(root / "landsat20")
+    got = child("scan", str(site20))
+    one = child("plain", str(rgb[3]), "-", "-")
+    base = {"seconds": 20 * one["seconds"], "peak_mb": one["peak_mb"], "cpu": 20 * one["cpu"]}
+    row("scan Landsat 20 dates", got, base, 1.5, "plain: 20 x one QA_PIXEL read (hard links)")
+    names = [f"{b}.TIF" for b in LS_BANDS] + ["QA_PIXEL.TIF", "QA_RADSAT.TIF"]
+    every = ",".join(
+        str(f) for scene in sorted(p for p in site20.iterdir() if p.is_dir()) for f in _band_files(scene, names)
+    )
+    out = root / "out" / "generate"
+    out.mkdir(parents=True, exist_ok=True)
+    load0 = os.getloadavg()
+    plain = [_child_once("plain", every, "-", "-")]
+    got = child("generate", str(site20), str(out))
+    plain.append(_child_once("plain", every, "-", "-"))
+    load1 = os.getloadavg()
+    base = min(plain, key=lambda r: r["seconds"])
+    print(
+        f"plain read of the 160 files (20 dates x 8): {plain[0]['seconds']:.1f} s before, {plain[1]['seconds']:.1f} s "
+        f"after the generate run (CPU {plain[0]['cpu']:.1f} / {plain[1]['cpu']:.1f} s); load average "
+        f"{load0[0]:.1f} / {load0[1]:.1f} before, {load1[0]:.1f} / {load1[1]:.1f} after (1 / 5 min)",
+        flush=True,
+    )
+    row("generate Landsat 20 dates (budget 2 GB)", got, base, 5.0, f"rc {got['rc']}: {' | '.join(got['tail'])}")
 
 
 PLAIN_FRESH = """

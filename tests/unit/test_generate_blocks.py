@@ -67,3 +67,55 @@ def test_block_rows_follow_the_budget_and_whole_tile_rows():
     assert block_rows(4, (7591, 7741), int(3.5609e6 * 600), 3) == 512
     assert block_rows(4, (100, 7741), 10**12, 3) == 100  # the whole site in one block
     assert block_rows(4, (7591, 7741), 0, 3) == 8  # at least 8 rows: each block opens its files again
+
+
+# ----------------------------------------------------------------------------- the templates, block by block
+
+
+@pytest.fixture(scope="module")
+def decade(tmp_path_factory):
+    """The series of a 128 x 128 px site, 2000-2009, 2 Landsat scenes a year (frames of 64 KB float32), all of it
+    in memory: what a template allocates is its own work, not frames read back from files."""
+    from reviewer.bank.series import build_series, cached_index
+
+    site = make_site(
+        tmp_path_factory.mktemp("decade") / "site", "landsat_small", size=128, start=2000, end=2009, scenes_per_year=2
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return build_series(cached_index(site), parts={"landsat"})
+
+
+#: template -> what its traced peak may be, in whole float32 frames of the site. Before they worked block by
+#: block, each held whole frames (the median over years, the loss years, the lowest NBR, the built-up masks of
+#: each threshold pair: 6-12 frames traced) and ndvi_share the (years, H, W) cube and its float64 copies (326).
+#: ndvi_share's bound is looser: numpy's masked median (Theil-Sen) leaves garbage until the cycle collector runs
+BLOCK_TEMPLATES = {
+    "compare.builtup_quadrant": 1,
+    "attribute.loss_cause": 1,
+    "quantify.forest_loss_product": 1,
+    "detect.tree_cover_change": 1,
+    "regional_statistics.ndvi_share": 5,
+}
+
+
+def _run(series, name: str, rows_bytes: int):
+    from reviewer.bank.generate import run_compute
+
+    series.rows_bytes = rows_bytes
+    tracemalloc.start()
+    try:
+        out = run_compute(series, name)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    return [(c.params, c.methods, c.drop, c.insufficient, c.extra) for c in out], peak
+
+
+@pytest.mark.parametrize("name", sorted(BLOCK_TEMPLATES))
+def test_the_templates_work_a_block_of_rows_at_a_time_with_the_same_results(decade, name):
+    frame = 128 * 128 * 4
+    whole, _ = _run(decade, name, 1 << 30)  # one block: the whole site
+    rows, peak = _run(decade, name, 8 * 1024)  # a row or two of each frame a block
+    assert rows == whole
+    assert peak < BLOCK_TEMPLATES[name] * frame, f"{name}: traced peak {peak / frame:.1f} frames"
