@@ -20,7 +20,7 @@ logger = logging.getLogger(__name__)
 
 CHIP_PX = 96  # a chip's size in the dock; chips are read at twice this (CHIP_READ_PX), then scaled to fit it
 CHIP_READ_PX = 2 * CHIP_PX
-NODATA_RGB = (40, 40, 40)  # a chip's masked pixels
+NODATA_RGB = (40, 40, 40)  # a chip's and a pair panel's masked pixels
 #: the width (px) the canvas reads a date at: the widest canvas of the screens the app is tested at (1600x1000),
 #: so a whole site in view shows each pixel read at about one screen pixel; a full-size Landsat scene (~7,700 px
 #: across, ~700 MB of float32 channels a date) is read from its overviews at ~30 MB. Sites narrower than this
@@ -125,6 +125,7 @@ class Prepared:
     mask: np.ndarray | None
     ring: np.ndarray | None
     token: Any = None  # the request it answers (item_pipeline.Token)
+    pair_rgb: list | None = None  # the pair's panels through the view's stretch: (h, w, 3) uint8 each
 
     def series_key(self, harmonized: bool) -> tuple:
         scenes = tuple((sc.files_root, sc.key) for sc in self.stack.scenes)
@@ -167,9 +168,10 @@ class ItemRequest:
     opens_with: tuple = ((), "clearest", ())
 
 
-def prepare_item(req: ItemRequest, read_frame, cache) -> Prepared:
+def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
     """Worker: the item's site indexed when it is not open yet (the store knows its scenes: no file walk), then its
-    evidence (`prepare_evidence`). `read_frame(stack, composite, i)` reads a date for the canvas."""
+    evidence (`prepare_evidence`). `render_frame(stack, composite, stretch, i)` reads and renders a date for the
+    canvas (StackSession.render_frame)."""
     index = req.index
     if index is None:
         from reviewer.record.scan import open_index
@@ -186,12 +188,12 @@ def prepare_item(req: ItemRequest, read_frame, cache) -> Prepared:
         sensors, pair_method, chip_months = req.opens_with
         labels = frozenset(sc.label for sc in index.record_scenes())
         want = (sensor_filter(labels, sensors), None, (), 1.0, pair_method, chip_months)
-    out = prepare_evidence(req.key, index, req.view, want, read_frame, cache, req.focus)
+    out = prepare_evidence(req.key, index, req.view, want, render_frame, cache, req.focus)
     out.token = req.token
     return out
 
 
-def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focus: EvidenceFocus | None = None):
+def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, focus: EvidenceFocus | None = None):
     """Worker: the item's stack with its filters, the date it opens on read (`focus`: the dates the question turns
     on), the pair's panels resolved and stretched, the chip strip over its period read at chip size and stretched,
     its region's mask and ring."""
@@ -217,7 +219,7 @@ def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focu
         y = focus.year
         out.current = best.get(y, stack.nearest(_date(f"{int(y):04d}-07-01")))
     try:
-        stretch.apply(read_frame(stack, comp, out.current))  # read for the canvas; the colour map made once
+        render_frame(stack, comp, stretch, out.current)  # napari's slice of it then only takes the RGB
     except ReviewerError:
         pass  # the canvas says so when it shows the date
     # the pair is always the item's: its view's two panels, else the years the question turns on
@@ -228,6 +230,8 @@ def prepare_evidence(key: str, index, view, want: tuple, read_frame, cache, focu
             out.panels = [resolve_panel(shown_stack(stack), p, comp, method=pair_method) for p in out.pair]
         except ReviewerError as exc:
             out.pair_error = str(exc)
+        else:  # stretched here: two panels of up to VIEW_PX across held the UI thread ~20-60 ms
+            out.pair_rgb = [stretch.apply(panel.channels, nodata_rgb=NODATA_RGB) for panel in out.panels]
     picks = clearest_per_year(stack, months=set(chip_months) if chip_months else None)
     if years is not None:
         picks = {y: i for y, i in picks.items() if years[0] <= y <= years[1]}

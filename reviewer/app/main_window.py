@@ -230,6 +230,9 @@ class ReviewerApp:
         self.generate_action = menu.addAction("Generate questions…")
         self.generate_action.setToolTip("generate candidate questions for one or many sites (reviewer generate)")
         self.generate_action.triggered.connect(self.show_generate_panel)
+        from reviewer.app.qt_dock_keys import add_dock_keys
+
+        add_dock_keys(self, menu)  # Ctrl+1..9 bring a dock to the front (a tab behind another had no key)
         self.reviewer_menu = menu
 
     def show_generate_panel(self, _checked: bool = False):

@@ -5,11 +5,10 @@ window, all visible at once in the stack's stretch; the shown year is highlighte
 from __future__ import annotations
 
 import logging
-import time
 from pathlib import Path
 
 import numpy as np
-from qtpy.QtCore import Qt, QTimer, Signal
+from qtpy.QtCore import Qt, Signal
 from qtpy.QtGui import QImage, QPixmap
 from qtpy.QtWidgets import (
     QFileDialog,
@@ -37,7 +36,6 @@ MIN_CHIP_PX, MAX_CHIP_PX = 48, 192
 CHIP_PAD_PX = 12  # grid spacing and the highlight border around a chip
 CAPTION_PX = 18
 RESIZE_DELAY_MS = 150
-PLACE_SLICE_MS = 12.0  # widget work per event-loop turn while the strip is being laid out
 MARKED = "border: 3px solid #ffcc00;"
 UNMARKED = "border: 3px solid transparent;"
 
@@ -88,10 +86,7 @@ class QtChipStrip(QWidget):
         self._refill_pending = False  # chips given while the dock was behind another tab, placed when it shows
         self._resized_when_settled = when_settled(self._on_resized, RESIZE_DELAY_MS, self)
         self._rgb: tuple[Stretch | None, dict[int, np.ndarray]] = (None, {})
-        self._to_place: list[tuple[int, tuple]] = []
-        self._place_timer = QTimer(self)
-        self._place_timer.setInterval(0)
-        self._place_timer.timeout.connect(self._place_batch)
+        self._highlighted: int | None = None  # the year whose chip is styled as the shown one
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         row = FlowLayout()  # wraps in a narrow dock (beside the review dock the strip scrolled sideways)
@@ -125,6 +120,7 @@ class QtChipStrip(QWidget):
         self.grid_host = QWidget()
         self.grid = QGridLayout(self.grid_host)
         self.grid.setSpacing(3)
+        self.grid.setContentsMargins(2, 2, 2, 2)
         self.area.setWidget(self.grid_host)
         layout.addWidget(self.area, 1)
         self.state.events.stretch.connect(self._redraw)
@@ -156,8 +152,7 @@ class QtChipStrip(QWidget):
             self.refresh()
         elif self._refill_pending:
             self._refill_pending = False
-            self.chip_columns, self.chip_px = self._geometry(len(self.chips))
-            self._refill()
+            self._layout_chips()
             self._resized_when_settled()  # the dock may still take its front size: fitted again once it has
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
@@ -208,17 +203,10 @@ class QtChipStrip(QWidget):
         return self._worker
 
     def _layout_chips(self) -> None:
-        """Build the new grid off screen a few chips per event-loop turn (forty years of widgets at once
-        held the UI ~70 ms), then swap it in whole: the old strip stays until the new one is complete."""
-        self._next_host = QWidget()
-        self._next_grid = QGridLayout(self._next_host)
-        self._next_grid.setSpacing(3)
-        self._next_grid.setContentsMargins(2, 2, 2, 2)
-        self._next_labels: dict[int, ChipLabel] = {}
-        self._next_captions: dict[int, QLabel] = {}
+        """Lay the strip out for `chips` in this event-loop turn: the chip widgets on screen take the new images
+        and places (widgets made or dropped only for a longer or shorter strip)."""
         self.chip_columns, self.chip_px = self._geometry(len(self.chips))
-        self._to_place = list(enumerate(self.chips))
-        self._place_timer.start()
+        self._refill()
 
     def _geometry(self, n: int) -> tuple[int, int]:
         """(columns, chip size): the largest chips with which all n fit the visible area (TimeSync shows
@@ -243,23 +231,16 @@ class QtChipStrip(QWidget):
         self._resized_when_settled()
 
     def _on_resized(self) -> None:
-        """Fit the chips to the dock's new size: the widgets on screen re-placed and re-scaled in one go when they
-        are as many as the chips, else the grid built anew."""
+        """Fit the chips to the dock's new size: the widgets on screen re-placed and re-scaled in one go."""
         if self._refill_pending or not self.chips or self.busy:
             return
-        geometry = self._geometry(len(self.chips))
-        if geometry == (self.chip_columns, self.chip_px):
-            return
-        if len(self.labels) == len(self.chips):
-            self.chip_columns, self.chip_px = geometry
-            self._refill()
-        else:
+        if self._geometry(len(self.chips)) != (self.chip_columns, self.chip_px):
             self._layout_chips()
 
     @property
     def busy(self) -> bool:
-        """Chips still being read or placed."""
-        return self._worker is not None or bool(self._to_place)
+        """Chips still being read."""
+        return self._worker is not None
 
     @property
     def laid_out(self) -> bool:
@@ -267,10 +248,9 @@ class QtChipStrip(QWidget):
         to the strip, placed when the tab comes to the front)."""
         if self._refill_pending and not on_screen(self):
             return True
-        return (
-            not self._to_place
-            and len(self.labels) == len(self.chips)
-            and self._geometry(len(self.chips)) == (self.chip_columns, self.chip_px)
+        return len(self.labels) == len(self.chips) and self._geometry(len(self.chips)) == (
+            self.chip_columns,
+            self.chip_px,
         )
 
     def show_chips(self, chips: list[tuple[int, int, str, np.ndarray]], rgb: dict[int, np.ndarray], stretch) -> None:
@@ -280,23 +260,20 @@ class QtChipStrip(QWidget):
         self._generation += 1  # a refresh still reading is stale now
         self._worker = None
         self._dirty = False
-        self._place_timer.stop()
-        self._to_place = []
         self.chips = list(chips)
         self._rgb = (stretch, rgb)
         if not on_screen(self):  # behind another tab: the widgets take the chips when the tab comes to the front
             self._refill_pending = True
             return
         self._refill_pending = False
-        self.chip_columns, self.chip_px = self._geometry(len(self.chips))
-        self._refill()
+        self._layout_chips()
 
     def _refill(self) -> None:
         """The strip's grid shows `chips`: each widget (in order) takes a chip's image, year, caption and place."""
         used, rgb = self._rgb
         stretch = self.state.stretch
         cols, size = self.chip_columns, self.chip_px
-        marked = self.labels.get(getattr(self, "_highlighted", None))  # the widget styled as the shown year
+        marked = self.labels.get(self._highlighted)  # the widget styled as the shown year
         pairs = list(zip(self.labels.values(), self.captions.values(), strict=True))
         labels, captions = {}, {}
         for k, (year, _i, label, ch) in enumerate(self.chips):
@@ -340,37 +317,6 @@ class QtChipStrip(QWidget):
                 target.setStyleSheet(MARKED)
         self._highlighted = year
 
-    def _place_batch(self) -> None:
-        t0 = time.perf_counter()
-        cols, size = self.chip_columns, self.chip_px
-        stretch = self.state.stretch
-        used, rgb = self._rgb
-        while self._to_place and (time.perf_counter() - t0) * 1000 < PLACE_SLICE_MS:
-            k, (year, _i, label, ch) = self._to_place.pop(0)
-            chip = ChipLabel(year)
-            chip.setToolTip(label)
-            chip.clicked.connect(self._on_chip_clicked)
-            chip.setStyleSheet(UNMARKED)
-            image = _chip_rgb(year, ch, stretch, used, rgb)
-            if image is not None:
-                chip.setPixmap(rgb_pixmap(image, size))
-            cap = QLabel(f"{year}")
-            cap.setAlignment(Qt.AlignCenter)
-            cap.setToolTip(label)
-            self._next_grid.addWidget(chip, 2 * (k // cols), k % cols)
-            self._next_grid.addWidget(cap, 2 * (k // cols) + 1, k % cols)
-            chip.place = (2 * (k // cols), k % cols)
-            self._next_labels[year] = chip
-            self._next_captions[year] = cap
-        if not self._to_place:
-            self._place_timer.stop()
-            self.area.setWidget(self._next_host)  # the scroll area deletes the old strip
-            self.grid_host, self.grid = self._next_host, self._next_grid
-            self.labels, self.captions = self._next_labels, self._next_captions
-            self._highlighted = None
-            self._highlight()
-            self._on_resized()  # the dock changed size while the chips were being placed
-
     def _redraw(self, event=None) -> None:
         stretch = self.state.stretch
         for year, _i, _label, ch in self.chips:
@@ -387,7 +333,7 @@ class QtChipStrip(QWidget):
     def _highlight(self, event=None, *, force: bool = False) -> None:
         """Restyle only the chips whose state changed: a stylesheet change relayouts the window."""
         year = self.current_year()
-        previous = getattr(self, "_highlighted", None)
+        previous = self._highlighted
         if year == previous and not force:
             return
         for y, chip in self.labels.items():

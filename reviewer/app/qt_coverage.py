@@ -9,7 +9,8 @@ import logging
 
 import numpy as np
 import pyqtgraph as pg
-from qtpy.QtCore import Qt
+from qtpy.QtCore import QSize, Qt
+from qtpy.QtGui import QFont, QFontMetrics
 from qtpy.QtWidgets import QGraphicsRectItem, QLabel, QVBoxLayout, QWidget
 
 from reviewer.app.jobs import on_screen, when_settled
@@ -40,9 +41,10 @@ class QtCoveragePlot(QWidget):
         self.bars = self.graphics.addPlot(row=1, col=0)
         self.bars.setXLink(self.timeline)
         self.timeline.setMouseEnabled(x=True, y=False)
+        self.timeline.hideAxis("bottom")  # the years once, under the bars (linked): room for the sensors' lanes
         self.bars.setMouseEnabled(x=True, y=False)
         self.bars.setLabel("left", "scenes")
-        self.bars.setLabel("bottom", "year (click to jump)")
+        # no label under the years ("year (click to jump)"): the caption says it, and its line went to the lanes
         self.graphics.ci.layout.setRowStretchFactor(0, 3)
         self.graphics.ci.layout.setRowStretchFactor(1, 1)
         layout.addWidget(self.graphics, 1)
@@ -68,6 +70,15 @@ class QtCoveragePlot(QWidget):
         if self._coverage is None and self._index is not None:
             self._coverage = coverage(self._index, sensors=self.state.sensors)
         return self._coverage
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
+        """The plots' minimum and the caption's lines at the present width: the dock scrolls below it (the layout's
+        own minimum counted the caption as one line, and it was drawn over the plots' years)."""
+        hint = super().minimumSizeHint()
+        m = self.layout().contentsMargins()
+        inner = max(self.width() - m.left() - m.right(), 1)
+        height = self.graphics.minimumHeight() + self.info.heightForWidth(inner) + self.layout().spacing()
+        return QSize(hint.width(), max(hint.height(), height + m.top() + m.bottom()))
 
     def _on_sensors_changed(self, event=None) -> None:
         """The bars count the sensors the user chose (Landsat when none)."""
@@ -122,7 +133,21 @@ class QtCoveragePlot(QWidget):
                     rect.setPen(pg.mkPen("#ff5555", width=1))
                     rect.setBrush(pg.mkBrush(255, 85, 85, 50))
                     self.timeline.addItem(rect)
-        axis = self.timeline.getAxis("left")  # SLC-off named in the lane's tick label, so no text covers a lane
+        # a lane per sensor at least a tick label high: at 1366 x 768 ten lanes had ~9 px each and their names
+        # overlapped ("ETM+ (SLC-off red)" over "OLI"). The names a point smaller, the lanes their height apart, the
+        # bars' three count ticks, year axis and label whole; the dock scrolls below the sum
+        font = QFont(self.graphics.font())
+        if font.pointSizeF() > 7:
+            font.setPointSizeF(font.pointSizeF() - 1)
+        axis = self.timeline.getAxis("left")
+        axis.setStyle(tickFont=font)
+        lane = QFontMetrics(font).height()
+        self.timeline.setMinimumHeight(n * lane + lane // 2)
+        self.bars.setMinimumHeight(6 * QFontMetrics(self.graphics.font()).height())
+        need = self.graphics.ci.effectiveSizeHint(Qt.SizeHint.MinimumSize).height()  # with its margins and spacing
+        self.graphics.setMinimumHeight(int(need) + 2 * self.graphics.frameWidth() + 1)
+        self.updateGeometry()  # the dock's scroll area reads the new minimum
+        # SLC-off named in the lane's tick label, so no text covers a lane
         axis.setTicks(
             [
                 [
@@ -139,7 +164,8 @@ class QtCoveragePlot(QWidget):
         self.bars.addItem(
             pg.BarGraphItem(x=years, y0=clear, height=cloudy, width=0.8, brush=pg.mkBrush("#999999"), pen=None)
         )
-        self.bars.setLabel("left", f"scenes ({', '.join(cov.counted) or 'none'})")
+        # "scenes" alone: the caption says which sensors the bars count ("scenes (TM, ETM+)" ran past a short plot)
+        self.bars.setLabel("left", "scenes")
         for plot, cursor, region in (
             (self.timeline, self.cursors[0], self.regions[0]),
             (self.bars, self.cursors[1], self.regions[1]),
@@ -155,7 +181,8 @@ class QtCoveragePlot(QWidget):
         self.info.setText(
             f"{len(labels)} sensors, {total} dates, {cov.years[0]}-{cov.years[-1]}{slc}. Bars: {counted} "
             f"{'/'.join(cov.counted) or 'no'} scenes, <span style='color:#4daf4a'>&#9632;</span> clear "
-            f"(&gt;= {cov.clear_threshold:.0%} clear) <span style='color:#999999'>&#9632;</span> cloudy"
+            f"(&gt;= {cov.clear_threshold:.0%} clear) <span style='color:#999999'>&#9632;</span> cloudy; click a "
+            "year to show it"
         )
         self._update_cursor()
         self._update_period()

@@ -81,6 +81,7 @@ class GeneratePanel(QWidget):
         form.addRow("Memory per site / seed", hrow(self.memory_spin, self.seed_spin))
 
         self.table = QTableWidget(0, 3)
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setHorizontalHeaderLabels(["Site", "Progress", "Outcome"])
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)

@@ -11,9 +11,16 @@ KEYS = (
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),
+    (
+        "Ctrl+1 ... Ctrl+9",
+        "bring a dock to the front: Review, Stack, Trajectory, Coverage, Chips, Pair, Scoring, "
+        "Failures, Generate (Reviewer menu > Show dock)",
+    ),  # fmt: skip
     ("click on the canvas", "trajectory at that pixel"),
     ("click a chip / a year / a trajectory point", "show that date"),
 )
+
+HELP_WIDTH = 640  # px: the key tables' two columns without a break in a key's name
 
 
 def _rows(keys) -> str:
@@ -36,19 +43,34 @@ class QtHelpDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Keyboard")
         layout = QVBoxLayout(self)
-        label = QLabel(help_html())
-        label.setWordWrap(True)
-        layout.addWidget(label)
+        self.label = QLabel(help_html())
+        self.label.setWordWrap(True)
+        self.label.setFixedWidth(HELP_WIDTH)
+        layout.addWidget(self.label)
         buttons = QDialogButtonBox(QDialogButtonBox.Close)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        """A window is sized by its label's one-line hint, not by its height at the width it gets: the last
+        paragraph was cut at 1366 x 768 (541 px of text in 525). Once shown (napari's style sheet and its font
+        applied), the label gets the height of its text at its width."""
+        self.label.setMinimumHeight(self.label.heightForWidth(HELP_WIDTH))
+        super().showEvent(event)
+
 
 def show_help(parent: QWidget | None = None, return_focus: QWidget | None = None) -> QtHelpDialog:
-    """Show the keys; when the dialog closes, focus goes back to `return_focus` (the canvas), so the keys work
-    again at once instead of after a click on the canvas."""
+    """Show the keys, with the keyboard in the dialog (Esc closes it); when it closes, focus goes back to
+    `return_focus` (the canvas) in its window, so the keys work again at once instead of after a click."""
     dialog = QtHelpDialog(parent)
     if return_focus is not None:
-        dialog.finished.connect(lambda _result: return_focus.setFocus())
+
+        def back(_result: int) -> None:
+            return_focus.window().activateWindow()
+            return_focus.setFocus()
+
+        dialog.finished.connect(back)
     dialog.show()
+    dialog.raise_()
+    dialog.activateWindow()
     return dialog

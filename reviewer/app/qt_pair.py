@@ -21,6 +21,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.evidence_prep import NODATA_RGB
 from reviewer.app.jobs import alive, on_screen, run_in_thread
 from reviewer.app.qt_style import FlowLayout
 from reviewer.app.session import StackSession
@@ -246,9 +247,10 @@ class QtPairView(QWidget):
         self._worker = run_in_thread(work, on_done=done, on_error=failed)
         return self._worker
 
-    def show_panels(self, a: str, b: str, panels: list[Panel] | None, error: str = "") -> None:
+    def show_panels(self, a: str, b: str, panels: list[Panel] | None, error: str = "", rgbs=None, stretch=None) -> None:
         """Show panels resolved elsewhere (a review item's, prepared ahead) for dates or periods a and b, or the
-        error that kept them from being read; a read of this dock still running is dropped."""
+        error that kept them from being read; a read of this dock still running is dropped. `rgbs`: the panels
+        already stretched through `stretch` off the UI thread, drawn as they are while that is the stretch shown."""
         self.a_edit.setText(a)
         self.b_edit.setText(b)
         self._generation += 1
@@ -260,21 +262,30 @@ class QtPairView(QWidget):
             self.session.reporter.error(ReviewerError(error), context="pair view")
             return
         self.panels = panels
-        self._redraw(reset=True)
+        if rgbs is not None and stretch is self.state.stretch:
+            self._draw(rgbs, stretch, reset=True)
+        else:
+            self._redraw(reset=True)
 
     def _redraw(self, event=None, reset: bool = False) -> None:
+        """The panels through the stretch shown (it changed, or they were read here)."""
         if not self.panels or self.panels[0].channels.shape[0] != len(self.state.stretch.channels):
             return
         stretch = self.state.stretch
+        self._draw([stretch.apply(p.channels, nodata_rgb=NODATA_RGB) for p in self.panels], stretch, reset=reset)
+
+    def _draw(self, rgbs: list[np.ndarray], stretch, *, reset: bool) -> None:
+        """Hand the panels' RGB images to their views; titles and the caption are set only when they change (a
+        pyqtgraph title's text relayouts the pair's graphics)."""
         res = float(self.session.index.site.resolution) if self.session.index else 1.0
-        self.rgbs = []
-        for k, panel in enumerate(self.panels):
-            rgb = stretch.apply(panel.channels, nodata_rgb=(40, 40, 40))
-            self.rgbs.append(rgb)
+        self.rgbs = list(rgbs)
+        for k, (panel, rgb) in enumerate(zip(self.panels, self.rgbs, strict=True)):
             self.images[k].setImage(rgb, autoLevels=False, levels=(0, 255))
             self.images[k].setRect(0, 0, rgb.shape[1] * res, rgb.shape[0] * res)
             masked = "" if np.isfinite(panel.channels).any() else "  (every pixel masked)"
-            self.labels[k].setText(f"{'AB'[k]}: {panel.label}{masked}")
+            title = f"{'AB'[k]}: {panel.label}{masked}"
+            if self.labels[k].text != title:
+                self.labels[k].setText(title)
             if self.scale_bars[k] is None:
                 width_km = rgb.shape[1] * res / 1000.0
                 bar = pg.ScaleBar(size=nice_scale_km(width_km) * 1000.0, suffix="m")

@@ -22,6 +22,8 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.jobs import alive
 
+#: how near (gold accuracy, reliability) two annotators' points are for one label: a name's line and ~60 px wide
+LABEL_NEAR = (0.15, 0.08)
 #: (column header, key of a quality_report annotator row)
 COLUMNS = (
     ("annotator", "annotator"),
@@ -75,6 +77,7 @@ class QualityBox(QGroupBox):
         row.addWidget(self.message, 1)
         layout.addLayout(row)
         self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setHorizontalHeaderLabels([c for c, _ in COLUMNS])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -159,22 +162,32 @@ class QualityBox(QGroupBox):
                 pen=pg.mkPen("#ff6b6b", width=1, style=Qt.PenStyle.DashLine),
             )
             self.plot.addItem(line)
-        at: dict[tuple[float, float], list[str]] = {}  # annotators at the same point share one label
+        # annotators at nearly the same point share one label (ann at 0.932 and bob at 0.977 had been written over
+        # each other): a point within LABEL_NEAR of a label's joins it
+        at: list[tuple[float, float, list[str]]] = []
         for a in rows:
             if a["reliability"] is None:
                 continue
             gold = a["gold_accuracy"]
             x = gold if gold is not None else 0.0  # no gold items: drawn on the axis, hollow
-            at.setdefault((round(x, 3), round(a["reliability"], 3)), []).append(a["annotator"])
+            y = a["reliability"]
+            near = next(
+                (names for lx, ly, names in at if abs(lx - x) < LABEL_NEAR[0] and abs(ly - y) < LABEL_NEAR[1]), None
+            )
+            if near is None:
+                at.append((x, y, [a["annotator"]]))
+            else:
+                near.append(a["annotator"])
             brush = pg.mkBrush("#6baed6") if gold is not None else pg.mkBrush(None)
             self.plot.addItem(
                 pg.ScatterPlotItem([x], [a["reliability"]], size=10, brush=brush, pen=pg.mkPen("#6baed6"))
             )
-        for (x, y), names in at.items():
+        for x, y, names in at:
             label = pg.TextItem(", ".join(names), color="#dddddd", anchor=(0, 1))
             label.setPos(x, y)
             self.plot.addItem(label)
         hollow = any(a["gold_accuracy"] is None for a in rows)
         self.plot.setTitle(
-            "dashed: thresholds (quality.json)" + ("; hollow at 0: no gold items decided" if hollow else ""), size="8pt"
+            "dashed: thresholds (quality.json)" + ("<br>hollow at 0: no gold items decided" if hollow else ""),
+            size="8pt",
         )

@@ -33,9 +33,12 @@ from reviewer.app.qt_review_parts import (
     ANNOTATOR_KEYS_SHORT,
     BAD_STYLE,
     OK_STYLE,
+    KeysLine,
+    StatusBand,
     confidence_keys,
     item_drafts,
     keys_label,
+    open_form,
     question_html,
     soon,
     window_keys,
@@ -213,12 +216,11 @@ class AnnotatorPanel(QWidget):
         layout.addWidget(split, 1)
         self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
-        layout.addWidget(self.evidence_label)
         self.pending = StatusLabel("")
-        layout.addWidget(self.pending)
         self.saved = StatusLabel("")
-        layout.addWidget(self.saved)
-        layout.addWidget(keys_label(ANNOTATOR_KEYS_SHORT, ANNOTATOR_KEYS))
+        layout.addWidget(StatusBand(self.evidence_label, self.pending, self.saved))
+        self.keys_line = KeysLine(keys_label(ANNOTATOR_KEYS_SHORT, ANNOTATOR_KEYS))  # the flag bar in its place
+        layout.addWidget(self.keys_line)
         self.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(self._load_evidence, self)
         from reviewer.app.jobs import when_settled
@@ -302,6 +304,7 @@ class AnnotatorPanel(QWidget):
         self.queue.show(view["item"])
         self.comment = None
         self.flagging = None
+        self.keys_line.reserve(self._flag_bar([]))  # its room is kept for the item: opening it moves nothing
         self._pending_text()
         self.focus.setHtml(question_html(view["question"], view.get("your_decision"), item_drafts(self, view)))
         self._fill_list()
@@ -432,14 +435,16 @@ class AnnotatorPanel(QWidget):
         self.saved.setText(html.escape(text))
         self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
 
+    def _flag_bar(self, picked: list[str]) -> str:
+        reasons = self.view["flag_reasons"] if self.view else []
+        menu = ", ".join(
+            f"{'[x]' if r['code'] in picked else '[ ]'} {i} {r['label']}" for i, r in enumerate(reasons, 1)
+        )
+        return f"<b>flag</b>: {html.escape(menu)} - Enter saves, Esc cancels"
+
     def _pending_text(self) -> None:
+        self.keys_line.show_bar(None if self.flagging is None else self._flag_bar(self.flagging))
         bits = []
-        if self.flagging is not None:
-            reasons = self.view["flag_reasons"] if self.view else []
-            menu = ", ".join(
-                f"{'[x]' if r['code'] in self.flagging else '[ ]'} {i} {r['label']}" for i, r in enumerate(reasons, 1)
-            )
-            bits.append(f"<b>flag</b>: {html.escape(menu)} - Enter saves, Esc cancels")
         if self.comment:
             bits.append(f"comment: {html.escape(self.comment)}")
         if self.confidence:
@@ -505,8 +510,7 @@ class AnnotatorPanel(QWidget):
             self._pending_text()
 
         self.dialog.accepted.connect(done)
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)
 
     def ask_correction(self):
         from reviewer.app.qt_review_forms import CorrectionForm
@@ -516,5 +520,4 @@ class AnnotatorPanel(QWidget):
         self.dialog.submitted.connect(
             lambda corr, why, code: self.decide("flag", [code], correction={**corr, "reason": why})
         )
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)

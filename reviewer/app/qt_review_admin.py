@@ -59,6 +59,7 @@ def _table(headers: tuple[str, ...]) -> QTableWidget:
     """A table that keeps its columns at their contents' width and scrolls sideways inside the dock (the columns
     can be widened by dragging their header edges) instead of being cut at the dock's width."""
     t = _FitTable(0, len(headers))
+    t.setTabKeyNavigation(False)  # Tab goes on to the next field (it had walked the cells: the dock's end unreachable)
     t.setHorizontalHeaderLabels(list(headers))
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.horizontalHeader().setStretchLastSection(True)
@@ -98,6 +99,7 @@ class MaintainerPanel(QWidget):
         outer.setContentsMargins(0, 0, 0, 0)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
+        scroll.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no Tab stop of its own: it scrolls to the field Tab reaches
         host = QWidget()
         layout = QVBoxLayout(host)
         scroll.setWidget(host)

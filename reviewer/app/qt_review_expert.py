@@ -26,15 +26,18 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.item_pipeline import PendingSave
 from reviewer.app.qt_review_parts import (
     BAD_STYLE,
     EXPERT_KEYS,
     EXPERT_KEYS_SHORT,
     HINT_STYLE,
     OK_STYLE,
+    StatusBand,
     confidence_keys,
     item_drafts,
     keys_label,
+    open_form,
     question_html,
     soon,
 )
@@ -107,6 +110,7 @@ class ExpertPanel(QWidget):
         self.focus = QTextBrowser()
         split.addWidget(self.focus)
         self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.horizontalHeaderItem(5).setToolTip("seconds the annotator took")
         self.table.horizontalHeaderItem(4).setToolTip("the correction the annotator suggested")
@@ -145,12 +149,11 @@ class ExpertPanel(QWidget):
         layout.addLayout(row)
         self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)
-        layout.addWidget(self.evidence_label)
         self.pending = StatusLabel("")  # what the next save carries besides the verdict: the expert's confidence
         self.pending.setStyleSheet(HINT_STYLE)
-        layout.addWidget(self.pending)
+        self.save = PendingSave()  # the verdict being saved and its outcome (the saved line says it)
         self.saved = StatusLabel("")
-        layout.addWidget(self.saved)
+        layout.addWidget(StatusBand(self.evidence_label, self.pending, self.saved))
         dock.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(
             lambda: self.view and self.dock.loader.load(self.view["item"], self.view["question"]), self
@@ -161,7 +164,10 @@ class ExpertPanel(QWidget):
         """Its item's evidence in the viewer (only while this mode is in front: the other mode's item stays)."""
         if self.view is not None and self.dock.tabs.currentWidget() is self:
             self.dock.loader.wanted = self.view["item"]
-            self._load_soon()
+            if self.dock.loader.ready(self.view["item"]):
+                self.dock.loader.load(self.view["item"], self.view["question"])  # prepared ahead: in this turn
+            else:
+                self._load_soon()
 
     def start(self, bank: str) -> None:
         self.bank = bank
@@ -282,17 +288,20 @@ class ExpertPanel(QWidget):
             return False
         key = self.view["item"]
         why = rationale if rationale is not None else self.rationale.text().strip()
+        self.save.start(key, f"draft {verdict}")
         try:
             out = api.review_draft(
                 self.store, key, user=self.user, verdict=verdict, reason=reason, correction=correction,
                 rationale=why or None, version=self.view["version"],
             )  # fmt: skip
         except CORE_ERRORS as exc:  # a failed save is shown and the item stays
-            self._say(f"NOT saved: draft {verdict} {key}: {exc}", ok=False)
+            self.save.not_saved(f"NOT saved: draft {verdict} {key}: {exc}")
+            self._say(self.save.message, ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         route = f" ({out['reason']} → {out['state']})" if out["reason"] else ""
-        self._say(f"saved: draft {out['verdict']} on {out['item']}{route}{new}", ok=True)
+        self.save.saved(f"saved: draft {out['verdict']} on {out['item']}{route}{new}")
+        self._say(self.save.message, ok=True)
         self._next_after_save()
         return True
 
@@ -329,6 +338,7 @@ class ExpertPanel(QWidget):
         if self.mode == "drafts":
             return self.review_draft(verdict, reason=(reasons or [None])[0], correction=correction, rationale=rationale)
         key = self.view["item"]
+        self.save.start(key, verdict)
         try:
             decision = api.Decision(
                 verdict,
@@ -339,11 +349,13 @@ class ExpertPanel(QWidget):
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown and the item stays
-            self._say(f"NOT saved: {verdict} {key}: {exc}", ok=False)
+            self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
+            self._say(self.save.message, ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
-        self._say(f"saved: {out['verdict']}{sure} on {out['item']}{new} (decision {out['decision']})", ok=True)
+        self.save.saved(f"saved: {out['verdict']}{sure} on {out['item']}{new} (decision {out['decision']})")
+        self._say(self.save.message, ok=True)
         self._next_after_save()
         return True
 
@@ -353,8 +365,7 @@ class ExpertPanel(QWidget):
         self.dialog = CorrectionForm(self, self.view["question"], why_label="rationale")
         self.dialog.why.setText(self.rationale.text())
         self.dialog.submitted.connect(lambda corr, why, _c: self.adjudicate("correct", correction=corr, rationale=why))
-        self.dialog.show()
-        return self.dialog
+        return open_form(self.dialog, self.dock.app.viewer)
 
     def step(self, by: int) -> bool:
         target = self.queue.step(by)
@@ -373,7 +384,7 @@ class ExpertPanel(QWidget):
         if act.kind == "save":
             saved = self.adjudicate(act.verdict, reasons=[act.reason] if act.reason else None)
             if saved and self.rationale.hasFocus():
-                self.list.setFocus()  # the next item's keys are verdicts again, not text
+                self._leave_field()  # the next item's keys are verdicts again, not text
             return saved
         if act.kind == "ask_rationale":
             self.rationale.setFocus()
@@ -381,7 +392,7 @@ class ExpertPanel(QWidget):
             self._hint(act.message)
             return True
         if act.kind == "leave_field":
-            self.list.setFocus()
+            self._leave_field()
             self._hint(act.message)
             return True
         if act.kind == "pick_reason":
@@ -401,10 +412,30 @@ class ExpertPanel(QWidget):
             return self.step(act.by)
         return False
 
+    def _leave_field(self) -> None:
+        """The keys back to the canvas, as after the annotator's forms: the viewer's keys (dates, pair, stretch,
+        F1) work there as well as the expert's (the list had taken the focus: Up / Down moved its selection)."""
+        from reviewer.app.qt_window import give_keys_to_canvas
+
+        give_keys_to_canvas(self.dock.app.viewer, fallback=self.list)
+
     def _on_evidence(self, key: str, problem: str) -> None:
         """Why the item's evidence is not in the viewer (a site not in the store, a folder missing), or nothing."""
         if self.view is not None and key == self.view["item"]:
             self.evidence_label.setText(f"evidence: {problem} (you can still decide)" if problem else "")
+            self._prefetch_next()
+
+    def _prefetch_next(self) -> None:
+        """The next item of the queue prepared while the expert reads this one, as the annotator's dock does: after
+        a verdict or N it shows in one turn (its evidence and series ready)."""
+        nxt = self.queue.neighbour(+1)
+        if self.mode == "drafts" or self.view is None or nxt is None or nxt == self.view["item"]:
+            return
+        try:
+            question = api.expert_view(self.store, nxt, user=self.user)["question"]
+        except CORE_ERRORS:
+            return  # said when it is shown
+        self.dock.loader.prefetch(question, nxt)
 
     def _show_in_dock(self, widget) -> None:
         """Scroll the dock (a short screen) so that `widget` and the hint under it are seen."""

@@ -89,6 +89,7 @@ class CorrectionForm(QDialog):
         form = QFormLayout()
         self.text = QPlainTextEdit(question.get("text", ""))
         self.text.setMaximumHeight(80)
+        self.text.setTabChangesFocus(True)  # Tab goes on to the next field (it had typed a tab into the text)
         form.addRow("text", self.text)
         self.edits: dict[tuple[str, str], tuple[QLineEdit, str]] = {}
         ref, rng, acc = (question.get(k) or {} for k in ("reference", "reference_range", "accept"))
@@ -118,6 +119,9 @@ class CorrectionForm(QDialog):
         self.problem = QLabel("")
         self.problem.setStyleSheet("color: #ff6b6b")
         layout.addWidget(self.problem)
+        keys = QLabel("Tab next field · Enter save · Esc cancel")
+        keys.setStyleSheet("color: #aaa")
+        layout.addWidget(keys)
         buttons = QDialogButtonBox(QDialogButtonBox.Save | QDialogButtonBox.Cancel)
         buttons.accepted.connect(self._on_save)
         buttons.rejected.connect(self.reject)

@@ -14,7 +14,7 @@ from typing import Any
 
 from qtpy.QtCore import Qt
 from qtpy.QtGui import QKeySequence
-from qtpy.QtWidgets import QLabel, QShortcut, QWidget
+from qtpy.QtWidgets import QLabel, QShortcut, QStackedWidget, QVBoxLayout, QWidget
 
 from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.review_model import ReviewQueue
@@ -99,6 +99,75 @@ def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], .
     if full:
         label.setToolTip("<br>".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in full))
     return label
+
+
+class StatusBand(QWidget):
+    """A dock's status lines (the evidence's problem, what the next save carries, the last save or a hint) in a band
+    that keeps `lines` lines of room while they say less: a line that comes or goes no longer moves the list, the
+    item and the table above it (it had, by a line, at each first save, confidence key and item change). Longer
+    text (a long comment) grows it."""
+
+    def __init__(self, *labels: QLabel, lines: int = 2) -> None:
+        super().__init__()
+        self.lines = lines
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        for label in labels:
+            layout.addWidget(label)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override: the style sheet's font is known once shown
+        one = QLabel("x", self)  # a one-line status label's height (its line and margins), never shown
+        one.hide()
+        one.ensurePolished()
+        self.setMinimumHeight(self.lines * one.sizeHint().height())
+        one.deleteLater()
+        super().showEvent(event)
+
+
+class KeysLine(QStackedWidget):
+    """The key line under a dock, or in its place a bar of the keys a pending step takes (the flag's reasons, 1-4,
+    Enter, Esc): as tall as the taller of the two at the dock's width, so that opening the bar moves nothing (the
+    flag bar above the key line had pushed the item up by three lines and back)."""
+
+    def __init__(self, keys: QLabel) -> None:
+        super().__init__()
+        self.keys = keys
+        self.bar = QLabel()
+        self.bar.setWordWrap(True)
+        self.bar.setStyleSheet(HINT_STYLE)
+        self.addWidget(keys)
+        self.addWidget(self.bar)
+
+    def reserve(self, text: str) -> None:
+        """The bar's longest text for the item (what its height is kept for), shown or not."""
+        self.bar.setText(text)
+        self.updateGeometry()
+
+    def show_bar(self, text: str | None) -> None:
+        """The bar with `text` in the key line's place, or the key line back (None)."""
+        if text is not None:
+            self.bar.setText(text)
+        self.setCurrentWidget(self.keys if text is None else self.bar)
+
+
+def open_form(form: QWidget, viewer) -> QWidget:
+    """Show a review form (comment, correction) with the keyboard in it, and give the keys back to the canvas
+    when it closes, so that a key-only user types into the form at once and the review keys work after it (the
+    form had opened without the focus: the letters typed went to the window as review keys)."""
+    from reviewer.app.qt_window import give_keys_to_canvas, main_window
+
+    def back(_result: int) -> None:
+        window = main_window(viewer)
+        if window is not None:
+            window.activateWindow()
+        give_keys_to_canvas(viewer)
+
+    form.finished.connect(back)
+    form.show()
+    form.raise_()
+    form.activateWindow()
+    return form
 
 
 def window_keys(window: QWidget, keys: tuple[str, ...], on_key: Callable[[str], Any]) -> list[QShortcut]:

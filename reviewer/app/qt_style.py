@@ -132,17 +132,25 @@ class FlowLayout(QLayout):
         return QSize(size.width() + m.left() + m.right(), size.height() + m.top() + m.bottom())
 
     def _place(self, rect: QRect, *, move: bool) -> int:
+        """Fill rows left to right; each tool centred in its row's height (a check box beside a button)."""
         m = self.contentsMargins()
         area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
-        x, y, line = area.x(), area.y(), 0
+        rows: list[list] = [[]]
+        x = area.x()
         for item in self._items:
             if item.isEmpty():
                 continue
             hint = item.sizeHint()
             if x > area.x() and x + hint.width() > area.right() + 1:
-                x, y, line = area.x(), y + line + self.spacing(), 0
-            if move:
-                item.setGeometry(QRect(QPoint(x, y), hint))
+                rows.append([])
+                x = area.x()
+            rows[-1].append((item, QPoint(x, 0), hint))
             x += hint.width() + self.spacing()
-            line = max(line, hint.height())
-        return y + line - rect.y() + m.bottom()
+        y = area.y()
+        for row in rows:
+            line = max((hint.height() for _, _, hint in row), default=0)
+            if move:
+                for item, at, hint in row:
+                    item.setGeometry(QRect(QPoint(at.x(), y + (line - hint.height()) // 2), hint))
+            y += line + self.spacing()
+        return y - self.spacing() - rect.y() + m.bottom() if rows[0] else area.y() - rect.y() + m.bottom()

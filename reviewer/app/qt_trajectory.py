@@ -70,6 +70,7 @@ class QtTrajectoryPlot(QWidget):
         layout.addWidget(self.tools)
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
+        self.tools.overlay_progress_on(self.plot)  # not in the tool row, which it made a row taller while reading
         self.plot.setLabel("bottom", "year")
         self.plot.setXRange(1984, 2025, padding=0.02)  # no site yet: the Landsat era, not a unit axis around 0
         self._label: str | None = None  # the value axis's label shown

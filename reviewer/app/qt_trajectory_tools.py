@@ -1,11 +1,13 @@
 """The trajectory dock's tool row: the series, TM/ETM+ harmonisation, masked points, the shaded period (these
 four are the viewer state's; the row edits the state and follows it), and the buttons whose work the plot does
 (draw / use a polygon, CSV). A flow of tools that wraps in a narrow dock: at 1366 x 768 beside the review dock
-(~420 px) it takes two rows, the series' view settings first and the region and period tools second."""
+(360-450 px) it takes two rows, the series' view settings first and the region and period tools second; the
+period ("shade" and its two years) wraps as one tool, so a year box is never alone on a row."""
 
 from __future__ import annotations
 
-from qtpy.QtWidgets import QCheckBox, QComboBox, QProgressBar, QPushButton, QSpinBox, QWidget
+from qtpy.QtCore import QEvent
+from qtpy.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QProgressBar, QPushButton, QSpinBox, QWidget
 
 from reviewer.app.qt_style import FlowLayout
 from reviewer.app.state import ViewState
@@ -19,6 +21,9 @@ YEAR_SPIN = (
     "QAbstractSpinBox { min-width: 30px; padding: 1px 2px; } "
     "QAbstractSpinBox::up-button, QAbstractSpinBox::down-button { width: 12px; }"
 )
+#: a year box's width past its four digits: the two 12 px buttons, the line edit's margins and 3 px to spare (its
+#: own size hint, 74 px, counts the range's widest text with napari's 10 px padding)
+YEAR_SPIN_EXTRA = 2 * 12 + 4 + 3
 
 
 class TrajectoryTools(QWidget):
@@ -53,6 +58,7 @@ class TrajectoryTools(QWidget):
         for sb in (self.period_from, self.period_to):
             sb.setRange(1970, 2100)
             sb.setStyleSheet(YEAR_SPIN)
+            sb.setFixedWidth(sb.fontMetrics().horizontalAdvance("0000") + YEAR_SPIN_EXTRA)
             sb.setKeyboardTracking(False)
             sb.valueChanged.connect(self._on_period_edited)
         self.period_check.toggled.connect(self._on_period_edited)
@@ -60,6 +66,12 @@ class TrajectoryTools(QWidget):
         self.progress.setRange(0, 1000)
         self.progress.setMaximumWidth(120)
         self.progress.setVisible(False)
+        self.period = QWidget()  # one tool in the flow: "shade" and its years wrap together
+        period_row = QHBoxLayout(self.period)
+        period_row.setContentsMargins(0, 0, 0, 0)
+        period_row.setSpacing(2)
+        for w in (self.period_check, self.period_from, self.period_to):
+            period_row.addWidget(w)
         row = FlowLayout(self)
         for w in (
             self.name_combo,
@@ -68,13 +80,28 @@ class TrajectoryTools(QWidget):
             self.export_button,
             self.draw_button,
             self.use_polygon,
-            self.period_check,
-            self.period_from,
-            self.period_to,
-            self.progress,
+            self.period,
         ):
             row.addWidget(w)
         state.events.trajectory_harmonized.connect(self._on_state_harmonized)
+
+    def overlay_progress_on(self, widget: QWidget) -> None:
+        """The plot's read progress in `widget`'s top right corner, over it, not in the tool row: shown in the row it
+        took a third row while a clicked pixel's series was read, and the plot jumped down and back."""
+        self.progress.setParent(widget)
+        self.progress.setFixedHeight(self.progress.fontMetrics().height() + 2)
+        widget.installEventFilter(self)
+        self._place_progress(widget)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override: the corner follows the plot's size
+        if event.type() == QEvent.Type.Resize and obj is self.progress.parentWidget():
+            self._place_progress(obj)
+        return False
+
+    def _place_progress(self, widget: QWidget) -> None:
+        self.progress.move(max(widget.width() - self.progress.maximumWidth() - 4, 0), 2)
+        self.progress.resize(self.progress.maximumWidth(), self.progress.height())
+        self.progress.raise_()
 
     def set_years(self, first: int, last: int) -> None:
         """A site opened: the period spans its record's years."""

@@ -66,28 +66,44 @@ def fit_slider_labels(viewer) -> None:
     them by (`slice_label`, `axis_label`), through Qt's API, and re-sized whenever the dates change."""
     from qtpy.QtCore import QTimer
 
+    from reviewer.app.jobs import alive
+
+    found: dict[str, list[QWidget]] = {}  # object name -> napari's labels, found again when the sliders change
+
+    def labels(window: QMainWindow, name: str) -> list[QWidget]:
+        kept = found.get(name)
+        if kept is None or not all(alive(w) for w in kept):  # (a walk of the whole window: ~1 ms, 3x per item)
+            kept = found[name] = window.findChildren(QWidget, name)
+        return kept
+
     def fit() -> None:
         window = main_window(viewer)
         if window is None:
             return
         digits = max([len(str(max(int(n) - 1, 0))) for n in viewer.dims.nsteps] or [1])
-        for label in window.findChildren(QWidget, "slice_label"):
+        for label in labels(window, "slice_label"):
             margins = label.contentsMargins()
             extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
             label.setFixedWidth(label.fontMetrics().horizontalAdvance("8" * digits) + extra)
         # the date label left of the slider ("2016-10-01 ETM+"): napari sizes it before the slider has its width
         # (then at most a fifth of 0 px: "201"); as wide as its text, at most a third of the slider's row
-        for label in window.findChildren(QWidget, "axis_label"):
+        for label in labels(window, "axis_label"):
             row = label.parentWidget().width() if label.parentWidget() is not None else 0
             want = label.fontMetrics().horizontalAdvance(label.text().rstrip()) + 16
             if row > 0:
                 label.setFixedWidth(min(want, row // 3))
 
-    def later(_event=None) -> None:
-        fit()  # now, before the next paint
-        QTimer.singleShot(0, fit)  # and after napari's own resize of the same labels (a no-op if unchanged)
-        QTimer.singleShot(200, fit)  # and once the slider row is laid out (its width known)
+    def later(_event=None, *, sliders_changed: bool = False) -> None:
+        def refit() -> None:
+            if sliders_changed:  # napari may have made the slider rows anew: found again
+                found.clear()
+            fit()
 
-    for name in ("range", "ndim", "axis_labels"):
-        getattr(viewer.dims.events, name).connect(later)
-    later()
+        refit()  # now, before the next paint
+        QTimer.singleShot(0, refit)  # and after napari's own resize of the same labels (a no-op if unchanged)
+        QTimer.singleShot(200, refit)  # and once the slider row is laid out (its width known)
+
+    viewer.dims.events.ndim.connect(lambda _event=None: later(sliders_changed=True))
+    viewer.dims.events.range.connect(later)
+    viewer.dims.events.axis_labels.connect(later)
+    later(sliders_changed=True)

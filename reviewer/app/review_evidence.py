@@ -165,13 +165,13 @@ class EvidenceLoader(QObject):
     def _submit(self, req: ItemRequest) -> None:
         """Prepare the item in the evidence worker; the result comes back through `prepared_ready` with its token.
         A request whose token is stale when the worker reaches it is not prepared."""
-        read, cache = self.session.read_frame, self.session.cache
+        render, cache = self.session.render_frame, self.session.cache
 
         def job() -> None:
             if not self._live(req):
                 return
             try:
-                p = prepare_item(req, read, cache)
+                p = prepare_item(req, render, cache)
             except Exception as exc:  # noqa: BLE001 - shown on the UI thread
                 logger.debug("evidence of %s not prepared", req.key, exc_info=True)
                 self._emit((req.token, req.key, None, exc))
@@ -268,7 +268,7 @@ class EvidenceLoader(QObject):
         app.controls.show_sensors(st.sensors)  # the Stack dock's sensor boxes (it has no model listener for them)
         app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
         if p.pair is not None:
-            app.pair.show_panels(*p.pair, p.panels, p.pair_error)
+            app.pair.show_panels(*p.pair, p.panels, p.pair_error, p.pair_rgb, view.stretch)
         app.chips.show_chips(p.chips, p.chip_rgb, st.stretch)
         app.chips.info.setText(f"{len(p.chips)} years, one stretch ({st.stretch.source})")
         st.period = p.years

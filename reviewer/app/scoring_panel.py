@@ -94,6 +94,8 @@ class ScoringPanel(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.pairs_table = QTableWidget(0, 0)
         self.pairs_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        for table in (self.table, self.pairs_table):
+            table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
         self.figure = QLabel("")
         # the figure scrolls in its tab: as a bare label its 700 px pixmap widened the dock and the window
         self.figure_area = QScrollArea()

@@ -265,6 +265,10 @@ class StackSession(QObject):
         """Read date i's channels as the canvas shows them (any thread: the evidence worker too)."""
         return self.frames.read_frame(stack, composite, i)
 
+    def render_frame(self, stack: Stack, composite: str, stretch: Stretch, i: int) -> None:
+        """Read and render date i as the canvas will show it (any thread: the evidence worker, for an item's date)."""
+        self.frames.render_ahead(stack, composite, stretch, i)
+
     def _on_frame_read(self, key: tuple, exc: BaseException | None) -> None:
         """A frame the canvas asked for is read: the layer showing it re-slices."""
         if self.stack is None or not len(self.stack):

@@ -21,6 +21,7 @@ from reviewer.record.stretch import Stretch
 READY_KEYS = 4096  # frames remembered as read (their data is in the scene cache)
 PLACEHOLDER_GREY = 40  # what a date shows for the few ms until its frame is read
 FRAMES_KEPT = 16  # recent frames' channels kept for the status line's values
+RENDERED_KEPT = 4  # frames rendered ahead (an item's opening date, by the evidence worker) kept for napari's slice
 
 
 class FrameSource(QObject):
@@ -34,6 +35,8 @@ class FrameSource(QObject):
         self.on_read = on_read
         self.report = report  # (error, context) -> None: said once, in the window's messages
         self._frames: OrderedDict[tuple, np.ndarray] = OrderedDict()  # recent frames' channels (status line)
+        #: (frame key, id(stretch)) -> (stretch, channels, RGB) of frames rendered ahead off the UI thread
+        self._rendered: OrderedDict[tuple, tuple[Stretch, np.ndarray, np.ndarray]] = OrderedDict()
         self._lock = threading.Lock()
         self._ready: OrderedDict[tuple, None] = OrderedDict()  # keys of frames read recently (data in the cache)
         self._requested: set[tuple] = set()
@@ -72,6 +75,24 @@ class FrameSource(QObject):
         channels = shown_stack(stack).read(i, composite)
         self._mark_ready(self.frame_key(stack, composite, i))
         return channels
+
+    def render_ahead(self, stack: Stack, composite: str, stretch: Stretch, i: int) -> None:
+        """Read date i and render it through `stretch` (any thread: the evidence worker), so that napari's slice of it
+        on the UI thread only takes the RGB (a 1,600 px frame's stretch is ~40 ms of CPU)."""
+        channels = self.read_frame(stack, composite, i)
+        rgb = stretch.apply(channels)
+        key = (self.frame_key(stack, composite, i), id(stretch))
+        with self._lock:
+            self._rendered[key] = (stretch, channels, rgb)
+            self._rendered.move_to_end(key)
+            while len(self._rendered) > RENDERED_KEPT:
+                self._rendered.popitem(last=False)
+
+    def _rendered_rgb(self, key: tuple, stretch: Stretch) -> tuple[np.ndarray, np.ndarray] | None:
+        """(channels, RGB) of a frame rendered ahead through this very stretch, else None."""
+        with self._lock:
+            kept = self._rendered.get((key, id(stretch)))
+        return kept[1:] if kept is not None and kept[0] is stretch else None
 
     def read_codes(self, stack: Stack, i: int) -> np.ndarray:
         codes = quality_codes(shown_stack(stack), i)
@@ -119,7 +140,10 @@ class FrameSource(QObject):
             self.shown = None
             self._request(key, lambda: self.read_frame(stack, composite, i))
             return np.full(shape, PLACEHOLDER_GREY, np.uint8)
-        if exc is None:
+        ahead = self._rendered_rgb(key, stretch) if exc is None else None
+        if ahead is not None:
+            channels, rgb = ahead
+        elif exc is None:
             try:
                 channels = shown_stack(stack).read(i, composite)  # from the cache (re-read if evicted since)
             except Exception as err:  # noqa: BLE001 - a broken file must not break slicing
@@ -135,7 +159,7 @@ class FrameSource(QObject):
                 self._frames.popitem(last=False)
         if not np.isfinite(channels).any():
             self.all_masked.add((id(stack), i))
-        return stretch.apply(channels)
+        return ahead[1] if ahead is not None else stretch.apply(channels)
 
     def rgb_array(self, stack: Stack, composite: str, stretch: Stretch) -> FrameArray:
         """Lazy (t, y, x, 3) uint8 frames at display size, each date rendered with one stretch when napari slices."""

@@ -15,6 +15,7 @@ from reviewer.record.series import OVERLAY_CODES
 IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
+BOUNDARY_RGBA = (1.0, 1.0, 0.0, 1.0)  # its edges: yellow
 REGION_LAYER = "trajectory region"
 #: the start-up layer's pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
 #: napari's scale setter (~20-60 ms)
@@ -272,8 +273,12 @@ class CanvasLayers:
             if tuple(old.scale) != self.scale():
                 old.scale = self.scale()
             old.data = [(r, "path") for r in inside]
-            old.edge_width = max(h, w) / 250.0
-            old.edge_color = "yellow"
+            # the rings keep the layer's width and colour; napari's setters (~10-15 ms each) only when they differ
+            width = max(h, w) / 250.0
+            if not np.allclose(old.edge_width, width):
+                old.edge_width = width
+            if not np.allclose(old.edge_color, BOUNDARY_RGBA):
+                old.edge_color = "yellow"
             self.boundary_layer = old
             return
         self.boundary_layer = self.viewer.add_shapes(

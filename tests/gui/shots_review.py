@@ -1,8 +1,9 @@
 """Screenshots of every review mode on the demo bank, for looking at the fit of the window at a screen size, and
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
 cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
-(annotate; the flag bar open; the Pair and Chips tabs), the expert (the decision table with the annotators'
-confidence; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
+(annotate; the flag bar open; a confidence pending; the next item after a save: the item's view must not move;
+the F1 keys dialog; the Pair, Chips and Coverage tabs), the expert (the decision table with the annotators'
+confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
 freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
 are in .pytest_cache/d/reviewer-demo-64-*):
 
@@ -102,12 +103,47 @@ def clipped_cells(root) -> list[str]:
     return out
 
 
+def clipped_html(root) -> list[str]:
+    """Text views (the item's focus view, HTML with tables) wider than their view, or with a word broken across
+    lines: Qt breaks a word only where it does not fit its table cell (a header had read "referenc e")."""
+    from qtpy.QtWidgets import QTextEdit
+
+    out = []
+    for view in root.findChildren(QTextEdit):
+        if not seen(view):
+            continue
+        if view.horizontalScrollBar().isVisible():
+            out.append(f"{type(view).__name__} {view.objectName()!r} scrolls sideways")
+        block = view.document().begin()
+        while block.isValid():
+            text, layout = block.text(), block.layout()
+            for k in range(layout.lineCount() - 1):
+                end = layout.lineAt(k).textStart() + layout.lineAt(k).textLength()
+                if 0 < end < len(text) and not (
+                    text[end - 1].isspace() or text[end].isspace() or text[end - 1] in "-/|,"
+                ):
+                    a, b = text.rfind(" ", 0, end) + 1, text.find(" ", end)
+                    out.append(f"a text view breaks {text[a : b if b >= 0 else None]!r} after {text[a:end]!r}")
+            block = block.next()
+    return out
+
+
 def trajectory_problems(app) -> list[str]:
-    """The trajectory's plotting area under TRAJECTORY_MIN_PX, or its year label outside the plot widget."""
+    """The trajectory's plotting area under TRAJECTORY_MIN_PX, its year label outside the plot widget, or its tool
+    row in more than two rows (at 1366 x 768 it had wrapped to three, a year box alone on the third)."""
     traj = app.trajectory
     if not seen(traj.plot):
         return []
     out = []
+    flow = traj.tools.layout()
+    rows, bottom = 0, -1
+    for g in sorted((flow.itemAt(k).geometry() for k in range(flow.count()) if not flow.itemAt(k).isEmpty()),
+                    key=lambda g: g.top()):  # fmt: skip
+        if g.top() > bottom:  # below the row before: a new row
+            rows, bottom = rows + 1, g.bottom()
+        bottom = max(bottom, g.bottom())
+    if rows > 2:
+        out.append(f"the trajectory's tools take {rows} rows in {traj.tools.width()} px")
     vb = traj.plot.getPlotItem().vb
     if vb.sceneBoundingRect().height() < TRAJECTORY_MIN_PX:
         out.append(f"the trajectory's plotting area is {vb.sceneBoundingRect().height():.0f} px tall")
@@ -134,10 +170,43 @@ def pair_problems(app) -> list[str]:
     return out
 
 
+def item_view_rows(app) -> tuple[int, ...] | None:
+    """The top and bottom (window pixels) of the item's view in the mode shown (annotate or adjudicate), and of the
+    trajectory's plot when it is seen."""
+    panel = app.review.tabs.currentWidget() if app.review is not None else None
+    focus = getattr(panel, "focus", None)
+    if focus is None or not seen(focus):
+        return None
+    qwin = app.viewer.window._qt_window
+    top = focus.mapTo(qwin, focus.rect().topLeft()).y()
+    plot = app.trajectory.plot
+    below = (plot.mapTo(qwin, plot.rect().topLeft()).y(), plot.height()) if seen(plot) else ()
+    return top, top + focus.height(), *below
+
+
+def coverage_problems(app) -> list[str]:
+    """The Coverage dock's sensor lanes closer than their names are high (ten lanes in ~90 px had overlapped)."""
+    from qtpy.QtCore import QPointF
+    from qtpy.QtGui import QFont, QFontMetrics
+
+    tab = getattr(app, "coverage_tab", None)  # built when its tab is first shown: not built, not seen
+    if tab is not None and not tab.built:
+        return []
+    cov = app.coverage
+    if not seen(cov.graphics) or not cov.timeline.items:
+        return []
+    vb = cov.timeline.vb
+    lane = vb.mapViewToScene(QPointF(0, 0)).y() - vb.mapViewToScene(QPointF(0, 1)).y()
+    font = cov.timeline.getAxis("left").style.get("tickFont") or QFont(cov.graphics.font())
+    need = QFontMetrics(font).height()
+    return [f"the coverage lanes are {lane:.0f} px apart, their names {need} px high"] if lane < need else []
+
+
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
-    return clipped_widgets(qwin) + clipped_cells(qwin) + trajectory_problems(app) + pair_problems(app)
+    tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin)
+    return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app)
 
 
 def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
@@ -172,20 +241,26 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
     out.mkdir(parents=True, exist_ok=True)
     problems: dict[str, list[str]] = {}
     size = None
+    rows = None  # where the item's view was at the mode's first shot
 
-    def shot(app, name: str) -> None:
-        nonlocal size
+    def shot(app, name: str, *, same_rows: bool = False) -> None:
+        """`same_rows`: the item's view must be where it was (a status line or the flag bar had moved it)."""
+        nonlocal size, rows
         wait(lambda: False, 0.4)  # the layouts and the paint
         qwin = app.viewer.window._qt_window
         size = f"{qwin.width()}x{qwin.height()}"
         path = out / f"review_{name}_{size}.png"
         app.viewer.screenshot(str(path), canvas_only=False, flash=False)
         problems[name] = fit_problems(app)
+        now = item_view_rows(app)
+        if same_rows and now != rows:
+            problems[name].append(f"the item's view moved from rows {rows} to {now}")
+        rows = now
         print(path, problems[name])
 
-    def press(app, *keys) -> None:
+    def press(app, *keys, mod=Qt.NoModifier) -> None:
         for k in keys:
-            QTest.keyClick(app.viewer.window._qt_viewer.canvas.native, getattr(Qt, f"Key_{k}"))
+            QTest.keyClick(app.viewer.window._qt_viewer.canvas.native, getattr(Qt, f"Key_{k}"), mod)
 
     users = {"annotator": "ann", "expert": "eve", "maintainer": "mia"}
     for role in roles.split(","):
@@ -202,20 +277,36 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             wait(lambda app=app: app.settled, 30)
         if role == "annotator":
             shot(app, "annotator")
+            app.trajectory.progress.setVisible(True)  # as while a clicked pixel's series is read: nothing moves
+            shot(app, "trajectory_reading", same_rows=True)
+            app.trajectory.progress.setVisible(False)
             press(app, "F")
-            shot(app, "annotator_flag")
-            press(app, "Escape")
+            shot(app, "annotator_flag", same_rows=True)
+            press(app, "Escape", "M")  # a confidence pending, then saved with an accept: the next item comes
+            shot(app, "annotator_pending", same_rows=True)
+            press(app, "A")
+            wait(lambda app=app: app.review.loader.shown(trajectory=True), 60)
+            shot(app, "annotator_saved", same_rows=True)
+            press(app, "F1")  # the keys dialog (its last paragraph had been cut)
+            shot(app, "help")
+            app._help.close()
             app.docks["Pair"].raise_()
             wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)
             shot(app, "pair")
             app.docks["Chips"].raise_()
             wait(lambda app=app: bool(app.chips.labels) and not app.chips.busy, 60)
             shot(app, "chips")
+            press(app, "4", mod=Qt.ControlModifier)  # Ctrl+4 brings the Coverage dock to the front
+            shot(app, "coverage")
         elif role == "expert":
             shot(app, "expert_table")
-            press(app, "A")
+            # the review dock as wide as a 1600 px window left it when the window was made smaller: the middle
+            # column, the trajectory's, is then ~360 px wide
+            qwin.resizeDocks([app.docks["Review"]], [520], Qt.Horizontal)
+            shot(app, "expert_wide_review")
+            press(app, "A")  # asks for the rationale (a hint in the status band)
             QTest.keyClicks(app.review.expert.rationale, "the burn scar shows on both dates; bob's flag stands")
-            shot(app, "expert_rationale")
+            shot(app, "expert_rationale", same_rows=True)
         else:
             admin = app.review.maintainer
             scroll = admin.findChild(QScrollArea)

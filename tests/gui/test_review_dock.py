@@ -132,17 +132,32 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "F", "1", "Return")
     press(qtbot, app, "Space")  # skip order[3]
     assert panel.view["id"] == order[4]
+    # the comment and the correction forms by keys, typed where the focus is (they had opened without it, so the
+    # letters went to the window as review keys), and the keys back on the canvas when they close
+    from qtpy.QtWidgets import QApplication
+
+    canvas = app.viewer.window._qt_viewer.canvas.native
     press(qtbot, app, "C")
-    panel.dialog.edit.setText("shoreline hidden by cloud")
-    panel.dialog.accept()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is panel.dialog.edit, timeout=5000)  # the window activates
+    qtbot.keyClicks(QApplication.focusWidget(), "shoreline hidden by cloud")
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Return)
+    assert "comment: shoreline hidden by cloud" in panel.pending.text()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
     wait_evidence(app, qtbot)  # the correction rests on the evidence shown
     press(qtbot, app, "E")
     form = panel.dialog
-    form.text.setPlainText(panel.view["question"]["text"] + " Answer for the whole site.")
-    form.why.setText("say the region")
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is form.text, timeout=5000)
+    qtbot.keyClick(form.text, Qt.Key_End, Qt.ControlModifier)
+    qtbot.keyClicks(form.text, " Answer for the whole site.")
+    for _ in range(12):  # Tab leaves the text (it had typed a tab into it) and goes on to the reason
+        if QApplication.focusWidget() is form.why:
+            break
+        qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
+    qtbot.keyClicks(form.why, "say the region")
     assert "text:" in form.diff.text()
-    form._on_save()
+    qtbot.keyClick(form.why, Qt.Key_Return)
     assert panel.view["id"] == order[5] and "saved: flag" in panel.saved.text()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
     assert panel.progress.value() == 4  # accept, flag, flag, flag-with-correction (the skip is not done)
     want = {
         order[0]: ("accept", []),
@@ -174,6 +189,14 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "N", "N", "N")
     assert panel.view["id"] == order[3]
     assert panel.progress.value() == 4 and "4 of" in panel.progress.format()
+    # Ctrl+digit brings a dock to the front (a tab behind another had no key): a viewer's dock with the keys on the
+    # canvas, a form's dock with them in its first field
+    qtbot.keyClick(canvas, Qt.Key_5, Qt.ControlModifier)
+    assert not app.docks["Chips"].visibleRegion().isEmpty() and QApplication.focusWidget() is canvas
+    qtbot.keyClick(canvas, Qt.Key_2, Qt.ControlModifier)
+    assert app.docks["Stack"].isAncestorOf(QApplication.focusWidget())
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_3, Qt.ControlModifier)
+    assert not app.docks["Trajectory"].visibleRegion().isEmpty() and QApplication.focusWidget() is canvas
 
 
 def expected_panels(session, view):
@@ -314,6 +337,9 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     wait_evidence(app, qtbot, trajectory=False)  # a MODIS item: its trajectory reads ~800 scenes
     app.viewer.screenshot(str(shots / "13_review_expert.png"), canvas_only=False, flash=False)
     split_first = expert.view["id"]
+    # while she reads, the next item of her queue is prepared (its site, stack, pair, chips) ...
+    upcoming = expert.queue.neighbour(+1)
+    qtbot.waitUntil(lambda: app.review.loader.ready(upcoming), timeout=60000)
     # keyboard only: A asks for the rationale (the field takes the keyboard, the dock says Enter saves, Esc leaves);
     # the letters typed there are text, never verdicts; Enter saves the accept
     press(qtbot, app, "A")
@@ -322,6 +348,10 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert expert.view["id"] == split_first and expert.rationale.text().endswith("a real burn scar")
     qtbot.keyClick(expert.rationale, Qt.Key_Return)
     assert "saved: accept" in expert.saved.text(), expert.saved.text()
+    assert (expert.save.outcome, expert.save.verdict) == ("saved", "accept")  # the dock's save model says it too
+    # ... so it is on screen in the turn of her verdict, no worker waited for
+    assert expert.view["item"] == upcoming and app.review.loader.model.item == upcoming
+    assert app.review.loader.model.status == "shown"
     with Store(store_path) as store:
         rationale = store.db.execute(
             "SELECT d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? AND d.stage = 2",
@@ -364,6 +394,8 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert expert.rationale.hasFocus()
     qtbot.keyClicks(expert.rationale, "two readings")
     qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    # the keys are back on the canvas, where the viewer's keys work too (the list had taken them)
+    assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     assert not expert.rationale.hasFocus() and expert.view is third
     press(qtbot, app, "R")
     assert "saved: reject" in expert.saved.text(), expert.saved.text()
@@ -572,6 +604,8 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     press(qtbot, app, "R")
     qtbot.keyClicks(expert.rationale, "two readings")
     qtbot.keyClick(expert.rationale, Qt.Key_Escape)
+    # the keys are back on the canvas, where the viewer's keys work too (the list had taken them)
+    assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     press(qtbot, app, "M", "R")  # out of the field the keys act again: medium, then the reject is saved
     assert "saved: reject, medium confidence on" in expert.saved.text(), expert.saved.text()
     con = sqlite3.connect(store_path)
@@ -607,8 +641,12 @@ def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
 
     from qtpy.QtWidgets import QApplication
 
-    admin.annotators.setFocus()
-    qtbot.waitUntil(admin.annotators.hasFocus, timeout=2000)
+    # Ctrl+1 from the canvas: the dock's first field (the bank), then Tab past the mode's tab to the annotators
+    qtbot.keyClick(app.viewer.window._qt_viewer.canvas.native, Qt.Key_1, Qt.ControlModifier)
+    assert QApplication.focusWidget() is app.review.bank_combo
+    tab()
+    tab()
+    assert QApplication.focusWidget() is admin.annotators
     type_over(admin.annotators, "ann,bob")
     for text in ("1", "7"):  # k, seed
         tab()
@@ -636,6 +674,16 @@ def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     with Store(store_path) as store:
         audit = store.db.execute("SELECT audit_share FROM bank_review WHERE bank = ?", [BANK]).fetchone()[0]
     assert audit == 0.25, admin.message.text()
+    # Tab leaves the tables (it had walked their cells: nothing after the progress table was reachable) and reaches
+    # the annotator quality's Compute, which Space runs
+    admin.annotators.setFocus()
+    for _ in range(12):
+        if QApplication.focusWidget() is admin.quality.compute:
+            break
+        tab()
+    assert QApplication.focusWidget() is admin.quality.compute
+    qtbot.keyClick(admin.quality.compute, Qt.Key_Space)
+    qtbot.waitUntil(lambda: admin.quality.report is not None, timeout=60000)
 
     admin.item_edit.setFocus()
     qtbot.keyClicks(admin.item_edit, "demo-core-seed0-1")

@@ -101,3 +101,35 @@ def test_status_bar_gives_the_value_of_the_item_shown(review_window, qtbot):
         value = f"[{', '.join(str(int(v)) for v in rgb)}]"
         assert isinstance(viewer.status, dict) and viewer.status["value"] == value, (viewer.status, value)
         assert viewer.status["coords"].startswith(f"[{s.state.current:.2f}"), viewer.status
+
+
+def test_a_prepared_item_is_stretched_off_the_ui_thread(review_window, qtbot, monkeypatch):
+    """The next item prepared ahead has its canvas date, pair panels and chips read and stretched to RGB in the
+    evidence worker: showing it stretches nothing on the UI thread (one 1,600 px date or pair panel is ~40 ms of the
+    UI thread's CPU), and the canvas shows the date through the item's stretch."""
+    import threading
+
+    from reviewer.record.stretch import Stretch
+
+    app = review_window
+    panel, loader, s = app.review.annotator, app.review.loader, app.session
+    wait_evidence(app, qtbot, timeout=60000)
+    keys = [r["item"] for r in panel.shown_rows]
+    upcoming = keys[keys.index(panel.view["item"]) + 1]
+    qtbot.waitUntil(lambda: loader.ready(upcoming), timeout=60000)
+    on_ui_thread = []
+    apply = Stretch.apply
+
+    def recorded(self, channels, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            on_ui_thread.append(channels.shape)
+        return apply(self, channels, *args, **kwargs)
+
+    monkeypatch.setattr(Stretch, "apply", recorded)
+    assert app.review.key("N") and panel.view["item"] == upcoming
+    wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    assert on_ui_thread == []
+    monkeypatch.undo()
+    shown = np.asarray(s.image_layer.data[s.state.current])
+    channels = s.frames.read_frame(s.stack, s.state.composite, s.state.current)  # (from the scene cache)
+    assert np.array_equal(shown, loader.view.stretch.apply(channels))

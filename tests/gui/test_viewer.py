@@ -392,6 +392,9 @@ def test_boundary_in_other_crs_is_drawn(opened, qtbot):
     ring = s.boundary_layer.data[0]
     h, w = s.index.site.shape
     assert ring[:, 0].min() > -2 and ring[:, 0].max() < h + 2 and ring[:, 1].max() < w + 2
+    # drawn in yellow, a 250th of the site's larger side wide (the start-up placeholder layer took the rings)
+    assert np.allclose(s.boundary_layer.edge_color, [1.0, 1.0, 0.0, 1.0])
+    assert np.allclose(s.boundary_layer.edge_width, max(h, w) / 250.0)
 
 
 def test_plugin_reader_and_widgets(make_napari_viewer, demo_site, demo_db, tmp_path, monkeypatch):

@@ -69,9 +69,11 @@ def test_window_fits_a_small_screen(screen, demo_db, demo_site, tmp_path, shots)
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a 1366 x 768 screen")
 def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path, shots):
     """Issue 27: at 1366 x 768 with the review dock open, the annotator's and the expert's windows (annotate, the
-    flag bar, the Pair and Chips tabs, the decision table with confidences, a typed rationale) have no label,
-    button, combo, table header or cell, or pair title cut, and the trajectory's plotting area is >= 150 px with
-    its year label inside the plot (tests/gui/shots_review.py, in a fresh process on an Xvfb screen that size)."""
+    flag bar, a confidence pending, a save, the F1 keys, the Pair, Chips and Coverage tabs, the decision table
+    with confidences, also beside a 520 px review dock, a typed rationale) have no label, button, combo, table
+    header or cell, pair title or coverage lane name cut or overlapping; the trajectory's plotting area is >= 150 px with its year label inside the plot and its tools in at
+    most two rows; the item's view stays where it was when the flag bar, a pending confidence, a saved line or a
+    rationale hint comes (tests/gui/shots_review.py, in a fresh process on an Xvfb screen that size)."""
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
     cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, str(HERE.with_name("shots_review.py"))]
@@ -79,7 +81,9 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
     proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     problems = json.loads(next(out.glob("problems_*.json")).read_text())
-    assert set(problems) == {"annotator", "annotator_flag", "pair", "chips", "expert_table", "expert_rationale"}
+    annotator = {"annotator", "annotator_flag", "annotator_pending", "annotator_saved", "help", "pair", "chips"}
+    annotator |= {"coverage", "trajectory_reading"}
+    assert set(problems) == annotator | {"expert_table", "expert_wide_review", "expert_rationale"}
     assert {shot: p for shot, p in problems.items() if p} == {}
     from PIL import Image
 
