@@ -28,6 +28,9 @@ WINDOW_SIZE = (1560, 960)
 FRAME_ALLOWANCE = 32
 #: a vertical scroll bar's width (napari's style) plus a margin
 SCROLL_BAR_ALLOWANCE = 20
+#: the longest the built window waits hidden for the first site's stack (a slow disk or a demo being generated
+#: shows the window with its progress instead)
+SHOW_WAIT_MS = 1500
 
 
 class DockScroll(QScrollArea):
@@ -455,18 +458,36 @@ def launch(
     return 0
 
 
-def _show_built_window(app: ReviewerApp) -> None:
-    """Show the window built hidden, at the size and place `fit_to_screen` gave it, keys on the canvas. Qt's own
-    show: napari's `Window.show()` would now put back the geometry and dock layout an earlier napari session saved
-    (meant for napari's docks, it moved and resized the app's docks, and a 1366 px session shrank the canvas)."""
+def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
+    """Show the window built hidden once the site being opened has its stack (or after `wait_ms`), at the size and
+    place `fit_to_screen` gave it, keys on the canvas. Shown before the stack, the window was painted three times
+    before the first imagery (at show, again when the date slider appeared with the stack's dates and when the
+    layout settled; 0.1-0.3 s of CPU each on a software-GL canvas): shown with the stack, its first paint has the
+    final layout and the next one the imagery. Qt's own show: napari's `Window.show()` would now put back the
+    geometry and dock layout an earlier napari session saved (meant for napari's docks, it moved and resized the
+    app's docks, and a 1366 px session shrank the canvas)."""
+    from qtpy.QtCore import QTimer
+
     qwin = main_window(app.viewer)
     if qwin is None:
         app.viewer.window.show()
         return
-    qwin.show()
-    qwin.raise_()
-    qwin.activateWindow()
-    give_keys_to_canvas(app.viewer)
+
+    def show(*_args) -> None:
+        if not alive(qwin) or qwin.isVisible():
+            return
+        qwin.show()
+        qwin.raise_()
+        qwin.activateWindow()
+        give_keys_to_canvas(app.viewer)
+
+    if app.session.index is None and app._busy:  # the first site (or the demo) is being opened
+        # its worker done: busy off, then the stack shown in the same turn; the window follows in the next (shown at
+        # once, Qt painted it there and then, before the stack)
+        app.session.busy.connect(lambda busy: busy or QTimer.singleShot(0, show))
+        QTimer.singleShot(wait_ms, show)
+    else:
+        show()
 
 
 def _ask_who(app: ReviewerApp, user: str | None) -> None:

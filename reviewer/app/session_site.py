@@ -7,7 +7,7 @@ import logging
 import threading
 from pathlib import Path
 
-from qtpy.QtCore import Qt
+from qtpy.QtCore import Qt, QTimer
 
 from reviewer.app.jobs import Progress, run_in_thread
 from reviewer.app.qt_window import after_next_paint
@@ -137,7 +137,8 @@ class SiteOpener:
         first imagery (issue 27's launch figure)."""
         if not self._warm_planned:
             self._warm_planned = True
-            after_next_paint(self.s.viewer, self.warm_up)
+            # on the next turn: the launch shows its window then, with the first site (main_window._show_built_window)
+            QTimer.singleShot(0, lambda: after_next_paint(self.s.viewer, self.warm_up))
 
     def warm_up(self) -> None:
         """Import the modules later work needs (`warm_imports`: pandas for the boundary's and a region's shapes

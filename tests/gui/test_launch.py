@@ -4,6 +4,7 @@
 reports which modules it has loaded, then exits. Imported before that draw, pandas (the boundary's shapes layer),
 matplotlib (the index composites' colour tables), boto3 (rasterio's AWS sessions, never used) and pyqtgraph's
 coverage plot (a tab behind Trajectory) made the launch ~1 s of CPU slower; they now load after it, or when used.
+No paint comes before that draw (the window is shown with the site's stack).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class Watched(_Viewer):
                 if seen and min(layer.data.shape[-3:-1]) >= 64:
                     print("LOADED " + json.dumps(sorted(sys.modules)), flush=True)
                     os._exit(0)
+            print("PAINTED WITHOUT IMAGERY", flush=True)
         self.window._qt_viewer.canvas._scene_canvas.events.draw.connect(on_draw)
 
 napari.Viewer = Watched
@@ -63,3 +65,7 @@ def test_first_imagery_comes_before_what_later_work_needs(demo_site, tmp_path):
     early = {"pandas", "matplotlib", "boto3", "botocore"} & loaded
     assert not early, f"loaded before the first imagery: {sorted(early)}"
     assert "reviewer.app.qt_coverage" not in modules  # the Coverage tab is built when first picked
+    # the window is shown with the site's stack: its first paint is the imagery (it had been painted three times
+    # before: at show, for a 2 px resize and when the date slider came with the stack's dates)
+    early_paints = proc.stdout.count("PAINTED WITHOUT IMAGERY")
+    assert early_paints == 0, f"the canvas was painted {early_paints} times before the first imagery"
