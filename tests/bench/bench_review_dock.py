@@ -159,8 +159,19 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
     return out
 
 
-def decisions_run(db: Path, n: int) -> tuple[list[float], float, float]:
-    """n keyboard decisions (A, Backspace alternating): ms per key (until the next turn of the event loop)."""
+def resident_mib() -> float:
+    """The process's resident memory now, after a collection (the peak, ru_maxrss, also keeps one-off highs)."""
+    import gc
+
+    import psutil
+
+    gc.collect()
+    return psutil.Process().memory_info().rss / 2**20
+
+
+def decisions_run(db: Path, n: int) -> tuple[list[float], float, float, list[float]]:
+    """n keyboard decisions (A, Backspace alternating): ms per key (until the next turn of the event loop), the peak
+    resident memory before and after, and the resident memory now at every quarter of the run."""
     import napari
     from qtpy.QtWidgets import QApplication
 
@@ -172,16 +183,18 @@ def decisions_run(db: Path, n: int) -> tuple[list[float], float, float]:
     app.start_review("ann", "annotator")
     pump_until(lambda: app.review.loader.shown(trajectory=False), timeout=300)
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    lat = []
+    lat, resident = [], [resident_mib()]
     for k in range(n):
         t0 = time.perf_counter()
         assert app.review.key("A" if k % 2 == 0 else "Backspace"), app.review.annotator.saved.text()
         QApplication.processEvents()
         lat.append((time.perf_counter() - t0) * 1000)
+        if (k + 1) % max(1, n // 4) == 0:
+            resident.append(resident_mib())
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     app.close()
     viewer.close()
-    return lat, rss0, rss1
+    return lat, rss0, rss1, resident
 
 
 def above_floor(run: dict[str, list[float]]) -> list[float]:
@@ -201,18 +214,34 @@ def print_items(title: str, ours: dict[str, list], base: dict[str, list]) -> Non
         )
 
 
+def print_decisions(n: int, lat: list[float], rss0: float, rss1: float, resident: list[float]) -> None:
+    first, last = lat[:20], lat[-20:]
+    print(f"\n{n} keyboard decisions (A / Backspace alternating), ms per key:")
+    print(f"{'figure':36} {'last 20':>10} {'first 20':>10} {'ratio':>7}")
+    for name, q in (("p50", 50), ("p95", 95)):
+        a, b = pct(last, q), pct(first, q)
+        print(f"{'decision latency ' + name:36} {a:10.1f} {b:10.1f} {a / b:7.2f}")
+    print(f"{'peak RSS (MiB), after vs before':36} {rss1:10.0f} {rss0:10.0f} {rss1 / rss0:7.2f}")
+    marks = " / ".join(f"{r:.0f}" for r in resident)
+    print(f"resident memory after a collection (MiB) at 0, 1/4, 1/2, 3/4 and all of the decisions: {marks}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--decisions", type=int, default=200)
+    parser.add_argument("--decisions-only", action="store_true", help="only the run of keyboard decisions")
     args = parser.parse_args(argv)
     ROOT.mkdir(parents=True, exist_ok=True)
+    if args.decisions_only:
+        print_decisions(args.decisions, *decisions_run(prepare(), args.decisions))
+        return 0
     load0, steal0 = os.getloadavg(), cpu_steal()
     with_pf = next_item_run(prepare(), args.items, prefetch=True)
     without = next_item_run(prepare(), args.items, prefetch=False)
     two_pf = next_item_run(prepare(two_sites=True), args.items, prefetch=True)
     two_base = next_item_run(prepare(two_sites=True), args.items, prefetch=False)
-    lat, rss0, rss1 = decisions_run(prepare(), args.decisions)
+    decisions = decisions_run(prepare(), args.decisions)
     rows = [
         ("next item, key -> all shown p50 (ms)", pct(with_pf["trajectory"], 50), pct(without["trajectory"], 50)),
         ("next item, key -> all shown p95 (ms)", pct(with_pf["trajectory"], 95), pct(without["trajectory"], 95)),
@@ -253,17 +282,11 @@ def main(argv: list[str] | None = None) -> int:
         a, b = pct(ours, q), pct(base, q)
         print(f"{name:40} {a:10.1f} {b:10.1f} {a / b if b else float('nan'):7.2f}")
     print("target (issue 27): another site's item all shown p95 < 1 s, UI-thread CPU p95 < 60 ms")
-    first, last = lat[:20], lat[-20:]
-    print(f"\n{args.decisions} keyboard decisions (A / Backspace alternating), ms per key:")
-    print(f"{'figure':36} {'last 20':>10} {'first 20':>10} {'ratio':>7}")
-    for name, q in (("p50", 50), ("p95", 95)):
-        a, b = pct(last, q), pct(first, q)
-        print(f"{'decision latency ' + name:36} {a:10.1f} {b:10.1f} {a / b:7.2f}")
-    print(f"{'peak RSS (MiB), after vs before':36} {rss1:10.0f} {rss0:10.0f} {rss1 / rss0:7.2f}")
+    print_decisions(args.decisions, *decisions)
     print("\ntarget (issue 27): same site all shown p95 < 250 ms, UI-thread CPU p95 < 60 ms per item change;")
     print("no growth in latency or memory over 200 decisions (ratios ~1)")
     print("baseline = the same steps with the next item's evidence not prefetched")
-    print(f"all keys: p50 {np.median(lat):.1f} ms")
+    print(f"all keys: p50 {np.median(decisions[0]):.1f} ms")
     load1 = os.getloadavg()
     print(
         f"load average (1, 5, 15 min) at start {load0[0]:.2f} {load0[1]:.2f} {load0[2]:.2f}, "
