@@ -30,7 +30,7 @@ from reviewer.errors import (
     UnreadableFileError,
     WrongProductError,
 )
-from reviewer.record import without_boto3
+from reviewer.imports import without
 from reviewer.record.archive import gdal_path
 from reviewer.record.catalog import BandSpec, Product, QualitySpec
 from reviewer.record.grid import Grid
@@ -39,7 +39,7 @@ from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
 
-with without_boto3():  # rasterio without the AWS modules it would load (not used: local files and tar members)
+with without("boto3", unless_loaded="rasterio"):  # no AWS modules: local files and tar members only
     import rasterio
     from rasterio.enums import Resampling
     from rasterio.errors import NotGeoreferencedWarning, RasterioError

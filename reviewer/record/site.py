@@ -14,11 +14,11 @@ from affine import Affine
 
 from reviewer.errors import SiteError
 from reviewer.fileio import loads_strict, read_bounded
-from reviewer.record import without_boto3
+from reviewer.imports import without
 from reviewer.record.reader_errors import reader_errors
 from reviewer.schemas import problems
 
-with without_boto3():  # rasterio without the AWS modules it would load (not used: local files and tar members)
+with without("boto3", unless_loaded="rasterio"):  # no AWS modules: local files and tar members only
     import rasterio
     from rasterio.crs import CRS
     from rasterio.errors import CRSError

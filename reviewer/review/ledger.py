@@ -286,13 +286,10 @@ def write_decision(
     return decision_id
 
 
-#: the columns a decision's seal in the audit chain covers: the same as a package signs today (signing.DECISION_COLS)
-_SEALED_COLS = DECISION_COLS
-
-
 def _seals(store: Store, where: str = "", args: list[Any] | None = None) -> dict[int, str]:
-    """decision id -> its seal: sha256 of its own fields and of the text of the item version it judged."""
-    cols = ", ".join(f"d.{c}" for c in _SEALED_COLS)
+    """decision id -> its seal: sha256 of its own fields (the columns a package signs, signing.DECISION_COLS) and of
+    the text of the item version it judged."""
+    cols = ", ".join(f"d.{c}" for c in DECISION_COLS)
     rows = store.db.execute(
         f"SELECT {cols}, v.json FROM decisions d LEFT JOIN item_versions v ON v.item = d.item "
         f"AND v.version = d.version {where} ORDER BY d.id",
@@ -300,7 +297,7 @@ def _seals(store: Store, where: str = "", args: list[Any] | None = None) -> dict
     ).fetchall()
     out = {}
     for r in rows:
-        body = dict(zip(_SEALED_COLS, r[: len(_SEALED_COLS)], strict=True))
+        body = dict(zip(DECISION_COLS, r[: len(DECISION_COLS)], strict=True))
         body["item_version_sha256"] = sha256_text(r[-1]) if r[-1] is not None else None
         out[int(r[0])] = sha256_text(dumps(body) or "")
     return out

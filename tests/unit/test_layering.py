@@ -38,6 +38,7 @@ CORE = {
     "reviewer.console",
     "reviewer.progress",
     "reviewer.argtypes",
+    "reviewer.imports",
 }
 ON_TOP = {"reviewer.app", "reviewer.cli"}
 # The data flow (DESIGN.md), top first as import-linter lists layers.
@@ -51,7 +52,7 @@ DATA_FLOW = [
     "reviewer.bank",
     "reviewer.record",
     "reviewer.store",
-    "reviewer.schemas : reviewer.fileio : reviewer.console : reviewer.progress : reviewer.argtypes",
+    "reviewer.schemas : reviewer.fileio : reviewer.console : reviewer.progress : reviewer.argtypes : reviewer.imports",
     "reviewer.errors",
 ]  # reviewer.cli only dispatches (importlib) to each package's verbs
 
