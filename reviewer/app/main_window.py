@@ -14,7 +14,14 @@ from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
-from reviewer.app.qt_window import canvas_widget, fit_slider_labels, give_keys_to_canvas, main_window, napari_docks
+from reviewer.app.qt_window import (
+    after_next_paint,
+    canvas_widget,
+    fit_slider_labels,
+    give_keys_to_canvas,
+    main_window,
+    napari_docks,
+)
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
@@ -94,15 +101,16 @@ class ReviewerApp:
         warm_canvas: bool = True,
         site: str | Path | None = None,
         demo: bool = False,
+        plots_later: bool = False,
     ) -> None:
         """`warm_canvas=False`: the image layer is made by the first open, as before (benchmarks).
         `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
-        then runs while the docks are built; what it found is shown from the event loop, once the window is whole."""
+        then runs while the docks are built; what it found is shown from the event loop, once the window is whole.
+        `plots_later`: the Trajectory dock (in front, empty until a pixel is clicked) is built by `build_plots`, which
+        the launch calls once the first imagery is on screen (pyqtgraph and the plot cost ~0.2 s of CPU before it)."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
-        from reviewer.app.qt_pair import QtPairView
         from reviewer.app.qt_status import QtStatusLine
-        from reviewer.app.qt_trajectory import QtTrajectoryPlot
 
         self.viewer = viewer
         self.state = ViewState()
@@ -122,10 +130,12 @@ class ReviewerApp:
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
-        self.trajectory = QtTrajectoryPlot(self.session)
+        self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=plots_later)
+        if not plots_later:
+            self.trajectory_tab.content()
         self.coverage_tab = LazyTab(self._make_coverage, "Coverage")  # built when its tab is first picked
         self.chips = QtChipStrip(self.session)
-        self.pair = QtPairView(self.session)
+        self.pair_tab = LazyTab(self._make_pair, "Pair")  # built when its tab is first picked, or by P
         # the first site's worker starts once the docks that follow the open (progress, site_opened) exist: building
         # the rest of the window (~1 s on the UI thread) no longer comes before the index read and the first date
         if demo:
@@ -135,10 +145,10 @@ class ReviewerApp:
         self.docks: dict[str, object] = {}
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
-        self.add_dock("Trajectory", self.trajectory, "bottom")
+        self.add_dock("Trajectory", self.trajectory_tab, "bottom")
         self.add_dock("Coverage", self.coverage_tab, "bottom", tabify=True)
         self.add_dock("Chips", self.chips, "bottom", tabify=True)
-        self.add_dock("Pair", self.pair, "bottom", tabify=True)
+        self.add_dock("Pair", self.pair_tab, "bottom", tabify=True)
         # after the docks' own site_opened handlers: paint the whole window while the site is opening,
         # not on the user's first keypress (a full repaint of the docks costs ~100 ms once)
         self.session.site_opened.connect(self._repaint_window)
@@ -300,7 +310,8 @@ class ReviewerApp:
     def settled(self) -> bool:
         """True when no background work is still to land on the UI thread (site open, chips,
         trajectory): what a user sees a moment after a site opened; benchmarks start from here."""
-        return not (self._busy or self.chips.busy or self.trajectory.busy or self.session.canvas.boundary_waiting)
+        busy = self._busy or self.chips.busy or self.session.canvas.boundary_waiting or self.trajectory_tab.held
+        return not (busy or (self.trajectory_tab.built and self.trajectory.busy))
 
     def _add_scoring_panel(self) -> None:
         """The Scoring tab, its panel built when the tab is first picked (its scoring loads when a score runs)."""
@@ -317,6 +328,30 @@ class ReviewerApp:
     def scoring_panel(self):
         """The Scoring dock's panel (built now if its tab was never picked)."""
         return self.scoring_tab.content()
+
+    @property
+    def trajectory(self):
+        """The Trajectory dock's plot (built now if the launch had not built it yet)."""
+        return self.trajectory_tab.content()
+
+    @property
+    def pair(self):
+        """The Pair dock's view (built now if its tab was never picked)."""
+        return self.pair_tab.content()
+
+    def build_plots(self) -> None:
+        """The Trajectory plot built, if `plots_later` held it (the launch calls this after the first imagery)."""
+        self.trajectory_tab.release()
+
+    def _make_trajectory(self):
+        from reviewer.app.qt_trajectory import QtTrajectoryPlot
+
+        return QtTrajectoryPlot(self.session)
+
+    def _make_pair(self):
+        from reviewer.app.qt_pair import QtPairView
+
+        return QtPairView(self.session)
 
     @property
     def coverage(self):
@@ -392,7 +427,8 @@ class ReviewerApp:
             store.close()
             self.review_store = None
 
-        self.trajectory._cancel.set()
+        if self.trajectory_tab.built:
+            self.trajectory._cancel.set()
         self.session.close()
         QThreadPool.globalInstance().waitForDone(wait_ms)
 
@@ -448,7 +484,7 @@ def launch(
     # painted it (a software-GL paint is 0.1-0.5 s; five of them came before the first imagery)
     viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
     # the site's worker (index, first date read) starts while the window is built, so the two overlap
-    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo)
+    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo, plots_later=True)
     _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
@@ -471,6 +507,7 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
     qwin = main_window(app.viewer)
     if qwin is None:
         app.viewer.window.show()
+        app.build_plots()
         return
 
     def show(*_args) -> None:
@@ -480,6 +517,8 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
         qwin.raise_()
         qwin.activateWindow()
         give_keys_to_canvas(app.viewer)
+        # the Trajectory plot once the window's first paint (the first imagery) is on screen
+        after_next_paint(app.viewer, lambda: QTimer.singleShot(0, lambda: alive(qwin) and app.build_plots()))
 
     if app.session.index is None and app._busy:  # the first site (or the demo) is being opened
         # its worker done: busy off, then the stack shown in the same turn; the window follows in the next (shown at
