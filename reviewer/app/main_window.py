@@ -101,13 +101,14 @@ class ReviewerApp:
         warm_canvas: bool = True,
         site: str | Path | None = None,
         demo: bool = False,
-        plots_later: bool = False,
+        later: bool = False,
     ) -> None:
         """`warm_canvas=False`: the image layer is made by the first open, as before (benchmarks).
         `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
         then runs while the docks are built; what it found is shown from the event loop, once the window is whole.
-        `plots_later`: the Trajectory dock (in front, empty until a pixel is clicked) is built by `build_plots`, which
-        the launch calls once the first imagery is on screen (pyqtgraph and the plot cost ~0.2 s of CPU before it)."""
+        `later`: what the first imagery does not need waits for `after_first_imagery`, which the launch calls once it
+        is on screen: the Trajectory plot (in front, empty until a pixel is clicked; pyqtgraph and the plot cost
+        ~0.15 s of CPU) and the wheel guard (a Python filter of every Qt event, ~9,000 events before the imagery)."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
         from reviewer.app.qt_status import QtStatusLine
@@ -125,13 +126,14 @@ class ReviewerApp:
             async_slicing=async_slicing,
         )
         viewer.title = "EarthRecord Reviewer"
-        guard_wheel()
+        if not later:
+            guard_wheel()
         self._busy = False
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
-        self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=plots_later)
-        if not plots_later:
+        self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=later)
+        if not later:
             self.trajectory_tab.content()
         self.coverage_tab = LazyTab(self._make_coverage, "Coverage")  # built when its tab is first picked
         self.chips = QtChipStrip(self.session)
@@ -339,8 +341,10 @@ class ReviewerApp:
         """The Pair dock's view (built now if its tab was never picked)."""
         return self.pair_tab.content()
 
-    def build_plots(self) -> None:
-        """The Trajectory plot built, if `plots_later` held it (the launch calls this after the first imagery)."""
+    def after_first_imagery(self) -> None:
+        """What `later` held back: the wheel guard installed, the Trajectory plot built (the launch calls this once
+        the first imagery is on screen)."""
+        guard_wheel()
         self.trajectory_tab.release()
 
     def _make_trajectory(self):
@@ -484,7 +488,7 @@ def launch(
     # painted it (a software-GL paint is 0.1-0.5 s; five of them came before the first imagery)
     viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
     # the site's worker (index, first date read) starts while the window is built, so the two overlap
-    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo, plots_later=True)
+    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo, later=True)
     _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
@@ -507,7 +511,7 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
     qwin = main_window(app.viewer)
     if qwin is None:
         app.viewer.window.show()
-        app.build_plots()
+        app.after_first_imagery()
         return
 
     def show(*_args) -> None:
@@ -517,8 +521,8 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
         qwin.raise_()
         qwin.activateWindow()
         give_keys_to_canvas(app.viewer)
-        # the Trajectory plot once the window's first paint (the first imagery) is on screen
-        after_next_paint(app.viewer, lambda: QTimer.singleShot(0, lambda: alive(qwin) and app.build_plots()))
+        # the rest once the window's first paint (the first imagery) is on screen
+        after_next_paint(app.viewer, lambda: QTimer.singleShot(0, lambda: alive(qwin) and app.after_first_imagery()))
 
     if app.session.index is None and app._busy:  # the first site (or the demo) is being opened
         # its worker done: busy off, then the stack shown in the same turn; the window follows in the next (shown at
