@@ -756,7 +756,8 @@ def save_index(store, index: SceneIndex, sig: str) -> None:
 
 
 def load_index(db, site: Site, sig: str) -> SceneIndex | None:
-    """The stored index when the record has not changed since it was scanned."""
+    """The stored index when the record has not changed since it was scanned (`db`: anything with sqlite-utils'
+    `query`, the Store itself included)."""
     site_dir = str(site.dir)
     rows = list(db.query("SELECT signature FROM sites WHERE site_dir = ?", [site_dir]))
     if not rows or rows[0]["signature"] != sig:
@@ -802,7 +803,7 @@ def open_index(
     sig = signature(site.dir)
     if store is not None and not rescan:
         try:
-            index = load_index(store.db, site, sig)
+            index = load_index(store, site, sig)  # the store's own `query`: no sqlite-utils to open a stored index
         except ReviewerError:
             index = None
         if index is not None:
