@@ -76,6 +76,10 @@ class DockScroll(QScrollArea):
         super().resizeEvent(event)
         self._fit()
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self._fit()
+
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
         if obj is self.widget() and event.type() == QEvent.LayoutRequest:
             self._fit()
@@ -108,7 +112,8 @@ class ReviewerApp:
         then runs while the docks are built; what it found is shown from the event loop, once the window is whole.
         `later`: what the first imagery does not need waits for `after_first_imagery`, which the launch calls once it
         is on screen: the Trajectory plot (in front, empty until a pixel is clicked; pyqtgraph and the plot cost
-        ~0.15 s of CPU) and the wheel guard (a Python filter of every Qt event, ~9,000 events before the imagery)."""
+        ~0.15 s of CPU), the canvas's scale bar and date caption (their visuals and the caption's glyphs, ~0.1 s) and
+        the wheel guard (a Python filter of every Qt event, ~9,000 events before the imagery)."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
         from reviewer.app.qt_status import QtStatusLine
@@ -128,6 +133,7 @@ class ReviewerApp:
         viewer.title = "EarthRecord Reviewer"
         if not later:
             guard_wheel()
+        self.session.canvas.overlays_held = later  # the scale bar and the date caption: after the first imagery
         self._busy = False
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
@@ -342,9 +348,10 @@ class ReviewerApp:
         return self.pair_tab.content()
 
     def after_first_imagery(self) -> None:
-        """What `later` held back: the wheel guard installed, the Trajectory plot built (the launch calls this once
-        the first imagery is on screen)."""
+        """What `later` held back: the wheel guard installed, the scale bar and the caption shown, the Trajectory
+        plot built (the launch calls this once the first imagery is on screen)."""
         guard_wheel()
+        self.session.canvas.release_overlays()
         self.trajectory_tab.release()
 
     def _make_trajectory(self):
