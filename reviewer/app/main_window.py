@@ -528,8 +528,9 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
         qwin.raise_()
         qwin.activateWindow()
         give_keys_to_canvas(app.viewer)
-        # the rest once the window's first paint (the first imagery) is on screen
-        after_next_paint(app.viewer, lambda: QTimer.singleShot(0, lambda: alive(qwin) and app.after_first_imagery()))
+        # the rest once the window's first paint (the first imagery) is on screen: at once, before the warm-up thread
+        # (connected after this) starts importing, whose GIL share made the plot come ~1.2 s after the imagery
+        after_next_paint(app.viewer, lambda: alive(qwin) and app.after_first_imagery())
 
     if app.session.index is None and app._busy:  # the first site (or the demo) is being opened
         # its worker done: busy off, then the stack shown in the same turn; the window follows in the next (shown at
