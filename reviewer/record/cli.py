@@ -96,7 +96,7 @@ def _echo_places(site_dir: str, index) -> None:
     from reviewer.record.siteinit import footprints, place_groups
 
     label = {s.scene_id: s.label for s in index.scenes}
-    prints = [f for f in footprints(site_dir)[0] if f.scene_id in label]  # not the files the scan left out
+    prints = footprints(site_dir, index)[0]  # the scenes listed above, not the files the scan left out
     groups = place_groups(prints)
     if len(groups) < 2:
         return
@@ -107,20 +107,49 @@ def _echo_places(site_dir: str, index) -> None:
     echo(f"  make a site of one of them with: reviewer site init {site_dir} --bbox W S E N")
 
 
+#: files not used that `site init` names one by one (the rest are counted; `reviewer scan` lists them all)
+UNUSED_SHOWN = 5
+
+
 def cmd_site_init(args: argparse.Namespace) -> int:
     from reviewer.record.siteinit import init_site
 
-    path, account = init_site(
-        args.site_dir,
-        force=args.force,
-        bbox_lonlat=tuple(args.bbox) if args.bbox else None,
-        name=args.name,
-        theme=args.theme,
-        role=args.role,
-    )
+    with _skips_listed_by_the_verb():
+        path, account, unused = init_site(
+            args.site_dir,
+            force=args.force,
+            bbox_lonlat=tuple(args.bbox) if args.bbox else None,
+            name=args.name,
+            theme=args.theme,
+            role=args.role,
+            index=_stored_unplaced_index(args),
+        )
     echo(f"wrote {path}: {account}")
+    if unused:
+        echo(f"{len(unused)} file(s) of the folder not used (the scan leaves them out):")
+        for p in unused[:UNUSED_SHOWN]:
+            echo(f"  {p.path}: {p.reason}")
+        if len(unused) > UNUSED_SHOWN:
+            echo(f"  and {len(unused) - UNUSED_SHOWN} more (reviewer scan {args.site_dir} lists them all)")
     echo(f"next: reviewer scan {args.site_dir}")
     return 0
+
+
+def _stored_unplaced_index(args: argparse.Namespace):
+    """The index a `reviewer scan` of the folder without site.json stored, when no file changed since (site
+    init then reads no pixel again); else None and site init scans the folder itself."""
+    from reviewer.record.scan import load_index, signature
+    from reviewer.record.site import unplaced_site
+
+    folder = Path(args.site_dir)
+    if not folder.is_dir() or (folder / "site.json").exists():
+        return None
+    try:
+        site = unplaced_site(folder)
+        with _store(args) as store:
+            return load_index(store.db, site, signature(site.dir))
+    except (ReviewerError, OSError):
+        return None
 
 
 def cmd_render(args: argparse.Namespace) -> int:

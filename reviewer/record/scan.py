@@ -613,6 +613,27 @@ def scan_site(
 
     With `allow_no_site`, a folder without site.json is indexed too, each scene on its own extent."""
     site = _site_or_unplaced(site_dir, allow_no_site)
+    index, n_files = scan_record(site, progress=progress, cancel=cancel, workers=workers)
+    if not site.placed and not index.scenes:
+        raise SiteError(
+            f"no site.json, and none of its {n_files} file(s) is a scene of the record{why_none(index.problems)}: "
+            "this folder is not a site record",
+            path=site.dir,
+        )
+    if not index.scenes and not index.problems:
+        index.problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
+    return index
+
+
+def scan_record(
+    site: Site,
+    *,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    workers: int = 2,
+) -> tuple[SceneIndex, int]:
+    """scan_site's index of `site` (an unplaced one too, even with no scene: `site init --bbox` of a folder
+    before its downloads) and how many files its folder holds."""
     files, skipped = _walk(site.dir)
     files, members, bundle_problems = _expand_bundles(site.dir, files)
     grouped, problems = _group(site.dir, files, _site_own(site))
@@ -634,15 +655,7 @@ def scan_site(
     scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
     for p in problems:
         logger.warning("skipped %s: %s", p.path, p.reason)
-    if not site.placed and not scenes:
-        raise SiteError(
-            f"no site.json, and none of its {len(files)} file(s) is a scene of the record{why_none(problems)}: "
-            "this folder is not a site record",
-            path=site.dir,
-        )
-    if not scenes and not problems:
-        problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
-    return SceneIndex(site=site, scenes=scenes, problems=problems)
+    return SceneIndex(site=site, scenes=scenes, problems=problems), len(files)
 
 
 def why_none(problems: list[ScanProblem]) -> str:

@@ -214,4 +214,5 @@ def test_place_groups_count_the_scenes_listed_by_their_sensors(real_dir, tmp_pat
     code, out, _ = _run(capsys, "scan", str(folder), db=tmp_path / "db")
     assert code == 0 and "MOD13A1_NDVI_2016_337.tif: holds already-scaled values" in out
     groups = [line.split(" at ")[0].strip() for line in out.splitlines() if "scene(s) [" in line]
-    assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [OLI]", "1 scene(s) [TM]"]
+    # the most scenes first; places of as many scenes in the order of their first date (TM 1998, OLI 2021)
+    assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [TM]", "1 scene(s) [OLI]"]
