@@ -292,7 +292,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("render", help="render dates side by side with one stretch")
     p.add_argument("site_dir")
     p.add_argument(
-        "--date", action="append", required=True, help="YYYY-MM-DD, YYYY or YYYY-YYYY; repeat for a pair or strip"
+        "--date",
+        action="append",
+        required=True,
+        help="YYYY-MM-DD, YYYY-MM (a month: a monthly product's scene, else its clearest), YYYY or YYYY-YYYY; "
+        "repeat for a pair or strip",
     )
     p.add_argument("--composite", default="truecolor", choices=names)
     p.add_argument(

@@ -216,3 +216,39 @@ def test_place_groups_count_the_scenes_listed_by_their_sensors(real_dir, tmp_pat
     groups = [line.split(" at ")[0].strip() for line in out.splitlines() if "scene(s) [" in line]
     # the most scenes first; places of as many scenes in the order of their first date (TM 1998, OLI 2021)
     assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [TM]", "1 scene(s) [OLI]"]
+
+
+def test_monthly_era5_dates_by_month_and_a_missed_date_names_the_nearest(real_dir, tmp_path, capsys):
+    """ERA5-Land monthly means are dated by month (scenes 2023-01, -02, -03, each dated the 1st): YYYY-MM, or any
+    day of the month, names that month's scene (`--date 2023-01` was refused as not a date); a date with no
+    scene names the site's nearest dates, in months for a monthly product and in days otherwise."""
+    from tests.unit.test_record_formats_era5 import _era5
+
+    site = write_site_json(tmp_path / "e", bbox=[8.95, 45.45, 9.55, 46.05], crs="EPSG:4326", resolution=0.1)
+    _era5(site)
+    db, out = tmp_path / "db", str(tmp_path / "t2m.png")
+    for date, month in (("2023-01", "2023-01"), ("2023-02-15", "2023-02"), ("2023-03-31", "2023-03")):
+        code, shown, err = _run(
+            capsys, "render", str(site), "--date", date, "--composite", "t2m", "--out", out, "--json", db=db
+        )
+        assert code == 0, err
+        (panel,) = json.loads(shown)["panels"]
+        assert panel["label"] == f"{month}  ERA5-Land" and panel["scenes"][0]["date"] == f"{month}-01"
+    code, _, err = _run(capsys, "render", str(site), "--date", "2023-05", "--composite", "t2m", "--out", out, db=db)
+    assert code == 2 and err.count("\n") == 1
+    assert err.rstrip().endswith(
+        "no scene with t2m bands in 2023-05; the nearest dates the site has: 2023-03 (2 months before)"
+    )
+    code, _, err = _run(capsys, "render", str(site), "--date", "2023-13", "--composite", "t2m", "--out", out, db=db)
+    assert code == 2 and err.count("\n") == 1 and "not a month: '2023-13'" in err
+    # MODIStsp NDVI 16-day composites of days 1, 17 and 33 of 2016 (1 Jan, 17 Jan, 2 Feb): 20 Jan is 3 days
+    # after the one and 13 days before the other
+    folder = _places(real_dir, tmp_path / "dl")
+    assert _run(capsys, "site", "init", str(folder), "--bbox", "9.2", "45.7", "9.6", "46.1", db=db)[0] == 0
+    code, _, err = _run(
+        capsys, "render", str(folder), "--date", "2016-01-20", "--composite", "ndvi", "--out", out, db=db
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert err.rstrip().endswith(
+        "the nearest dates the site has: 2016-01-17 (3 days before), 2016-02-02 (13 days after)"
+    )
