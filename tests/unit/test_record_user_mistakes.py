@@ -252,3 +252,35 @@ def test_monthly_era5_dates_by_month_and_a_missed_date_names_the_nearest(real_di
     assert err.rstrip().endswith(
         "the nearest dates the site has: 2016-01-17 (3 days before), 2016-02-02 (13 days after)"
     )
+
+
+@pytest.mark.parametrize("width", [None, 60])
+def test_scale_bar_of_a_few_coarse_pixels_lies_inside_its_panel_under_its_label(width):
+    """A 3 x 5 px ERA5-Land site (11 km cells: 33 km across): the bar is drawn inside the panel (it lay below the
+    panel, under the colour bar), its length its km at the drawn scale (panel width / 33 km), and its label inside
+    the panel; at the default width the 10 km bar holds its label, and a panel too narrow for a bar that holds
+    its label starts the label where the bar starts."""
+    from reviewer.record.render import Panel, build_figure
+    from reviewer.record.stretch import Stretch
+
+    panel = Panel("2023-01  ERA5-Land", np.full((1, 5, 3), 275.0, np.float32), [], "scene")
+    fig = build_figure([panel], Stretch.default("t2m"), pixel_size_m=11_000, width_px=width)
+    x0, y0, x1, y1 = fig.panels[0]
+    (label,) = [t for t in fig.texts if t.role == "scale"]
+    km = float(label.text.removesuffix(" km"))
+    bar_px = km * (x1 - x0) / 33
+    white = (fig.rgb[y0:y1, x0:x1] == 255).all(axis=2)
+    longest = max(_longest_run(row) for row in white[(y1 - y0) * 3 // 4 :])
+    assert abs(longest + 2 - bar_px) <= 1.5, (longest, bar_px)  # its white inside and a black edge at each end
+    lx0, ly0, lx1, ly1 = label.box
+    assert x0 <= lx0 and lx1 <= x1 and y0 <= ly0 and ly1 <= y1, "the label lies inside its panel"
+    if width is None:
+        assert label.text == "10 km" and lx1 - lx0 <= bar_px, "a fifth of 33 km, rounded up; the label over the bar"
+
+
+def _longest_run(row: np.ndarray) -> int:
+    best = run = 0
+    for v in row:
+        run = run + 1 if v else 0
+        best = max(best, run)
+    return best
