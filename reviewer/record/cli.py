@@ -154,11 +154,14 @@ def _stored_unplaced_index(args: argparse.Namespace):
 
 def cmd_render(args: argparse.Namespace) -> int:
     from reviewer.fileio import read_bounded
+    from reviewer.record.datespec import parse_date_spec
     from reviewer.record.render import check_png, render_dates
     from reviewer.record.scan import open_index
     from reviewer.record.stretch import Stretch
 
     check_png(args.out)  # before any work: another extension, a folder or a read-only place is refused
+    for date in args.date:  # a mistyped date is named before the folder is scanned or a band is found missing
+        parse_date_spec(date)
     stretch = None
     if args.stretch:
         text = args.stretch

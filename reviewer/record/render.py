@@ -216,6 +216,11 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
     """Why no scene can show `composite`: a band left out as damaged (named), and what the site can show."""
     spec = composites()[composite]
     wanted = spec.get("bands") or spec.get("index") or [spec["band"]]
+    can = showable_composites(index)
+    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
+    hint = (
+        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
+    )
     for s in index.scenes:
         damaged = s.extra.get("damaged", {}) if isinstance(s.extra, dict) else {}
         for name in wanted:
@@ -224,13 +229,8 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
                 bad = damaged[band.token]
                 return (
                     f"no scene with {composite} bands: band {band.token} ({name}) of {s.scene_id} is not readable "
-                    f"({bad['path']}: {bad['reason']})"
+                    f"({bad['path']}: {bad['reason']}){hint}"
                 )
-    can = showable_composites(index)
-    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
-    hint = (
-        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
-    )
     absent = _absent_band(index, wanted)
     if absent:
         return f"no scene{where} with {composite} bands: {absent}{hint}"

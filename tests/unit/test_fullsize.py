@@ -233,7 +233,14 @@ def test_truncated_band_is_named_by_render(real_dir, tmp_path, capsys):
     code, _, err = _run(
         capsys, "render", str(site), "--date", "1998", "--out", str(tmp_path / "t.png"), db=tmp_path / "db"
     )
-    assert code == 2 and "SR_B3" in err and "truncated" in err
+    assert code == 2 and err.count("\n") == 1 and f"{TM}/{TM}_SR_B3.TIF: truncated" in err
+    # without red (SR_B3), what TM can still show, by hand: ndwi (green, NIR), mndwi (green, SWIR1), nbr (NIR, SWIR2)
+    assert err.rstrip().endswith("this site can show: ndwi, mndwi, nbr (--composite)")
+    # a mistyped date is the one error, before the folder's band is looked at
+    code, _, err = _run(
+        capsys, "render", str(site), "--date", "1998-13-01", "--out", str(tmp_path / "t.png"), db=tmp_path / "db"
+    )
+    assert code == 2 and err == "error: field 'date': not a date: '1998-13-01' (month must be in 1..12)\n"
 
 
 def test_out_must_be_png_and_version(tmp_path, capsys):
