@@ -60,8 +60,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{s.scene_id}{'' if s.record else '  (withheld reference)'}"
         )
     summary = index.summary()
+    n_out = sum(1 for s in index.scenes if s.extra.get("outside_site"))
     echo(
         f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})"
+        + (f", {n_out} of them outside the site" if n_out else "")
         + ("  [from the stored index]" if index.from_store else "")
     )
     for label, span in summary["sensor_spans"].items():

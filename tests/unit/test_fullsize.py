@@ -147,6 +147,7 @@ def test_bbox_picks_its_own_utm_zone_and_outside_scenes_are_named(real_dir, tmp_
     rows = {line.split()[-1]: line for line in out.splitlines() if line.startswith(("19", "20"))}
     assert "outside the site" in rows[TM] and "outside the site" in rows[ETM]
     assert "outside the site" not in rows[OLI] and "100.0" not in rows[TM]
+    assert "3 scenes of dl (dl), 2 of them outside the site" in out  # the count says so too
 
 
 def test_bbox_touching_no_scene_is_refused_naming_the_nearest(real_dir, tmp_path, capsys):
