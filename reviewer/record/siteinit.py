@@ -43,13 +43,15 @@ def footprints(site_dir: str | Path, index=None) -> tuple[list[Footprint], list]
     """Each scene the scan uses, with its extent from one of its files' headers, and the files not used with
     the scan's reasons (ScanProblem). `index`: the folder's scan already made; else it is scanned here, each
     scene on its own extent, so a file refused for its content (already-scaled values, a truncated band) is
-    not counted as a scene: what site init tells is what the scan will use."""
+    not counted as a scene: what site init tells is what the scan will use. The scan here checks each file's
+    header and byte ranges and reads the pixels only of scenes without a quality layer (their values are
+    what can refuse them); it measures no fractions."""
     from reviewer.record.scan import ScanProblem, scan_record
     from reviewer.record.site import unplaced_site
 
     root = Path(site_dir).resolve()
     if index is None:
-        index, _ = scan_record(unplaced_site(root))
+        index, _ = scan_record(unplaced_site(root), fractions=False)
     out, bad = [], list(index.problems)
     for scene in index.scenes:
         product = scene.product_spec
