@@ -191,6 +191,25 @@ def _bbox_grid(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[
     return centre, res, (0.0, 0.0)
 
 
+def _inner_bounds(fp: Footprint, crs: str) -> tuple[float, float, float, float]:
+    """A box in `crs` inside the footprint: each side as far in as its edge reaches there (the east-most point
+    of its west edge ...). A footprint in another CRS is turned and bent in the site's (a lon/lat AppEEARS export
+    on a UTM grid): its bounding box would take in corners of no data; in its own CRS it is its bounds."""
+    from rasterio.warp import transform
+
+    w, s, e, n = fp.bounds
+    t = [k / 20 for k in range(21)]
+
+    def edge(xs, ys):
+        return transform(fp.crs, crs, xs, ys)
+
+    west = edge([w] * 21, [s + k * (n - s) for k in t])[0]
+    east = edge([e] * 21, [s + k * (n - s) for k in t])[0]
+    south = edge([w + k * (e - w) for k in t], [s] * 21)[1]
+    north = edge([w + k * (e - w) for k in t], [n] * 21)[1]
+    return max(west), max(south), min(east), min(north)
+
+
 def _box_text(b) -> str:
     return "W {:.3f} S {:.3f} E {:.3f} N {:.3f}".format(*b)
 
@@ -255,7 +274,7 @@ def propose_site(
         box = _snap(transform_bounds("EPSG:4326", crs, *bbox_lonlat, densify_pts=21), res, origin, outward=True)
         source = "the given lon/lat box"
     else:
-        boxes = [transform_bounds(f.crs, crs, *f.bounds, densify_pts=21) for f in prints]
+        boxes = [_inner_bounds(f, crs) for f in prints]
         common = (
             max(b[0] for b in boxes),
             max(b[1] for b in boxes),

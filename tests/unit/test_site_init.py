@@ -185,3 +185,26 @@ def test_site_init_counts_only_the_scenes_the_scan_will_use(real_dir, tmp_path, 
     assert "from the common footprint of 3 scene(s)" in out and "2 file(s) of the folder not used" in out
     assert out.count("holds already-scaled values") == 2 and "MOD13A1_NDVI_2016_353.tif" in out
     assert len(scan_site(modis).scenes) == 3
+
+
+def test_site_of_a_lonlat_export_lies_inside_its_footprint(tmp_path, capsys):
+    """A MOD11A2 AppEEARS export on a 0.01 deg lon/lat grid (lon 11.0..11.2, lat 45.8..46.0) makes a site in UTM
+    zone floor((11.1 + 180) / 6) + 1 = 32 at 1 km. In that zone the file's edges are turned (~1.5 deg at 2 deg
+    east of the zone's meridian): the site took their bounding box, whose corners lie outside the file (by up
+    to 0.005 deg here; on a 40 x 40 px export a column of no-data cells showed along the render's edge); its box
+    lies inside the footprint now, and every site pixel has data."""
+    from rasterio.warp import transform
+
+    from tests.unit.test_fullsize import _appeears_lst
+
+    folder = tmp_path / "lst"
+    folder.mkdir()
+    _appeears_lst(folder, "2024017000000")
+    assert main(["--db", str(tmp_path / "db"), "site", "init", str(folder)]) == 0
+    doc = json.loads((folder / "site.json").read_text())
+    assert (doc["crs"], doc["resolution"]) == ("EPSG:32632", 1000)
+    w, s, e, n = doc["bbox"]
+    lons, lats = transform("EPSG:32632", "EPSG:4326", [w, e, e, w], [s, s, n, n])
+    assert all(11.0 <= x <= 11.2 for x in lons) and all(45.8 <= y <= 46.0 for y in lats), (lons, lats)
+    (scene,) = scan_site(folder).scenes
+    assert scene.valid_fraction == 1.0
