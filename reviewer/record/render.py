@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,8 @@ import numpy as np
 
 from reviewer.errors import NoSceneError, OutputError, ReviewerError
 from reviewer.fileio import atomic_write, check_output_file, os_error_text, shown
+from reviewer.record.decode import SceneDN, decode_scene, read_scene_dn
+from reviewer.record.render_dn import PanelColours, panel_colours, renderable
 from reviewer.record.render_figure import (
     NODATA_RGB,
     Figure,
@@ -25,8 +27,8 @@ from reviewer.record.render_figure import (
     png_bytes,
 )
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stack import Stack, check_read_fits, open_stack
-from reviewer.record.stretch import Stretch, composites
+from reviewer.record.stack import Stack, check_read_fits, composite_bands, open_stack
+from reviewer.record.stretch import Stretch, composites, is_single
 
 logger = logging.getLogger(__name__)
 
@@ -54,15 +56,35 @@ class Panel:
             ],
         }
 
+    def rgb(self, stretch: Stretch) -> np.ndarray:
+        """(y, x, 3) uint8: the channels through `stretch`, masked pixels in the no-data colour."""
+        return stretch.apply(self.channels, nodata_rgb=NODATA_RGB)
+
+
+@dataclass
+class ScenePanel(Panel):
+    """A panel of one scene read as raw DN (render_dn.py), for `reviewer render`: no float values; its colours
+    and pixel counts are made in one pass once the stretch is known (channels is None)."""
+
+    dn: SceneDN | None = None
+    _coloured: tuple[Stretch, PanelColours] | None = field(default=None, repr=False)
+
+    def colours(self, stretch: Stretch) -> PanelColours:
+        if self._coloured is None or self._coloured[0] != stretch:
+            self._coloured = (stretch, panel_colours(self.dn, stretch, NODATA_RGB))
+        return self._coloured[1]
+
+    def rgb(self, stretch: Stretch) -> np.ndarray:
+        return self.colours(stretch).rgb
+
 
 def clear_land_view(scene: Scene) -> float:
     """Share of the site seen clear and snow-free: what 'clearest scene of a year' ranks by."""
     return (scene.clear_fraction or 0.0) - float(scene.extra.get("snow_fraction", 0.0))
 
 
-def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
-    """A day (YYYY-MM-DD) picks that day's scene; a year or period (YYYY or YYYY-YYYY) picks the
-    clearest scene, or with method 'median' the per-pixel median of all clear pixels in it."""
+def pick_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> tuple[str, list[int], str]:
+    """What resolve_panel shows for `spec`, read nothing: (label, the stack indices of its scenes, method)."""
     spec = spec.strip()
     if _DAY.match(spec):
         try:
@@ -76,7 +98,7 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
             raise NoSceneError(f"no scene with {composite} bands on {spec}{hint}", field="date")
         i = max(same, key=lambda j: stack.scenes[j].clear_fraction or 0.0)
         s = stack.scenes[i]
-        return Panel(f"{s.date.isoformat()}  {s.label}", stack.read(i, composite), [s], "scene")
+        return f"{s.date.isoformat()}  {s.label}", [i], "scene"
     m = _PERIOD.match(spec)
     if not m:
         raise ReviewerError(f"not a date, year or period: {spec!r} (use YYYY-MM-DD, YYYY or YYYY-YYYY)", field="date")
@@ -87,6 +109,18 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
         raise NoSceneError(f"no scene with {composite} bands in {spec}", field="date")
     period = str(y0) if y0 == y1 else f"{y0}-{y1}"
     if method == "median":
+        sensors = "/".join(sorted({stack.scenes[i].label for i in idx}))
+        return f"{period}  median of {len(idx)}  {sensors}", idx, "median"
+    best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
+    s = stack.scenes[best]
+    return f"{s.date.isoformat()}  {s.label}  (clearest of {period})", [best], "clearest"
+
+
+def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
+    """A day (YYYY-MM-DD) picks that day's scene; a year or period (YYYY or YYYY-YYYY) picks the
+    clearest scene, or with method 'median' the per-pixel median of all clear pixels in it."""
+    label, idx, how = pick_panel(stack, spec, composite, method=method)
+    if how == "median":
         arrays = np.stack([stack.read(i, composite) for i in idx])
         with np.errstate(all="ignore"):
             import warnings
@@ -94,18 +128,28 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 med = np.nanmedian(arrays, axis=0).astype(np.float32)
-        scenes = [stack.scenes[i] for i in idx]
-        sensors = "/".join(sorted({s.label for s in scenes}))
-        return Panel(f"{period}  median of {len(idx)}  {sensors}", med, scenes, "median")
-    best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
-    s = stack.scenes[best]
-    return Panel(
-        f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest"
-    )
+        return Panel(label, med, [stack.scenes[i] for i in idx], "median")
+    return Panel(label, stack.read(idx[0], composite), [stack.scenes[idx[0]]], how)
+
+
+def render_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
+    """resolve_panel for a render: one scene of an RGB composite read as raw DN, coloured in one pass once the
+    stretch is known (ScenePanel: the same pixels), without the float values, the viewer's cache or its copy."""
+    label, idx, how = pick_panel(stack, spec, composite, method=method)
+    if how == "median" or is_single(composite) or stack.harmonized:
+        return resolve_panel(stack, spec, composite, method=method)
+    scene = stack.scenes[idx[0]]
+    dn = read_scene_dn(scene, scene.product_spec, composite_bands(composite, scene), stack.grid)
+    if not renderable(dn, Stretch.default(composite)):  # (float or 32-bit bands: decoded as any read)
+        return Panel(label, decode_scene(dn, stacked=True, grid=stack.grid).stacked, [scene], how)
+    return ScenePanel(label, None, [scene], how, dn=dn)
 
 
 def saturation_share(panel: Panel, stretch: Stretch) -> float:
     """Share of the panel's clear pixels (finite in every channel) at or above a channel's high end."""
+    if isinstance(panel, ScenePanel):
+        counts = panel.colours(stretch)
+        return counts.hot / counts.clear if counts.clear else 0.0
     ch = panel.channels
     clear = np.isfinite(ch[0])
     for c in ch[1:]:
@@ -165,7 +209,7 @@ def build_figure(
     chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
     footer = "\n".join([f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes])
     return draw_figure(
-        [stretch.apply(p.channels, nodata_rgb=NODATA_RGB) for p in panels], [p.label for p in panels], stretch,
+        [p.rgb(stretch) for p in panels], [p.label for p in panels], stretch,
         pixel_size_m=pixel_size_m, cols=columns or min(n, 6), title=title, footer=footer, highlight=highlight,
         width_px=width_px, outline=outline,
     )  # fmt: skip
@@ -220,8 +264,6 @@ def check_png(out: str | Path) -> Path:
 def showable_composites(index: SceneIndex) -> list[str]:
     """The composites at least one record scene of the site has every band for (scenes outside the site, which
     a render leaves out, do not count)."""
-    from reviewer.record.stack import composite_bands
-
     scenes = [s for s in index.scenes if s.record and not s.extra.get("outside_site")]
     return [c for c in composites() if any(composite_bands(c, s) is not None for s in scenes)]
 
@@ -305,7 +347,7 @@ def render_dates(
         stack.grid, len(spec.get("bands") or spec.get("index") or [1]), site=f"site {index.site.id}",
         resolution=index.site.resolution * cols / width,
     )  # fmt: skip
-    panels = [resolve_panel(stack, d, composite, method=method) for d in dates]
+    panels = [render_panel(stack, d, composite, method=method) for d in dates]
     if stretch is None:
         if percentiles:
             from reviewer.record.stretch import percentile_stretch
@@ -317,7 +359,10 @@ def render_dates(
     elif stretch.composite != composite:
         raise ReviewerError(f"the stretch is for {stretch.composite}, not {composite}", field="stretch")
     for p in panels:
-        if not any(np.isfinite(c).any() for c in p.channels):  # (channel by channel: stops at the first seen)
+        if isinstance(p, ScenePanel):
+            if not p.colours(stretch).clear:
+                logger.warning("panel %s: every pixel is masked", p.label)
+        elif not any(np.isfinite(c).any() for c in p.channels):  # (channel by channel: stops at the first seen)
             logger.warning("panel %s: every pixel is masked", p.label)
     title = f"{index.site.name} ({index.site.id})"
     warnings = saturation_warnings(panels, stretch)
