@@ -10,13 +10,13 @@ full-size array written is the panel's RGB.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
 
 from reviewer.record.catalog import BandSpec
-from reviewer.record.decode import SceneDN, _decode, band_scaling, mask_from_flags
+from reviewer.record.decode import SceneDN, _decode, band_scaling, flag_bits, mask_from_flags
 from reviewer.record.stretch import ChannelStretch, Stretch, channel_colours
 
 #: pixels per block: a block's index, mask and colour planes (~0.7 MB) stay in the CPU's L2 cache
@@ -64,45 +64,89 @@ def panel_colours(
     """Stretch.apply(read_scene(...).stacked) of a renderable scene (the same pixels), written into `out` when
     given ((y, x, 3) uint8, e.g. the panel's place in the figure), with its clear and hot pixel counts."""
     raws = [dn.raws[name] for name, _ in dn.specs]
-    tables = [
-        band_colours(spec, *band_scaling(spec, dn.scene.extra), raw.dtype.str, stretch.channels[i], nodata_rgb[i])
+    tables = [  # (bands that decode alike under one channel stretch share a table: Landsat's red, green and blue)
+        band_colours(
+            replace(spec, token="", name="", unit=""),
+            *band_scaling(spec, dn.scene.extra),
+            raw.dtype.str,
+            stretch.channels[i],
+            nodata_rgb[i],
+        )  # fmt: skip
         for i, ((_, spec), raw) in enumerate(zip(dn.specs, raws, strict=True))
     ]
     codes = [r.view(f"u{r.dtype.itemsize}") for r in raws]
     height, width = raws[0].shape
     rgb = np.empty((height, width, 3), np.uint8) if out is None else out
     rows = max(1, BLOCK_PIXELS // max(1, width))
-    index = np.empty((rows, width), np.intp)
-    plane = np.empty((rows, width), np.uint8)
-    masked, hot, scratch = (np.empty((rows, width), bool) for _ in range(3))
-    quality = dn.product.quality
+    block = _Block((rows, width), dn)
     n_clear = n_hot = 0
     for y0 in range(0, height, rows):
         part = slice(y0, min(height, y0 + rows))
         n = part.stop - y0
-        m, h, tmp = masked[:n], hot[:n], scratch[:n]
-        if dn.qa is not None:
-            np.copyto(m, mask_from_flags(dn.qa[part], quality, dn.mask_flags))
-        else:
-            m.fill(False)
-        h.fill(False)
-        for (_, spec), code, table in zip(dn.specs, codes, tables, strict=True):
-            block = code[part]
-            _or_codes(block, table.masked, m, tmp, index[:n])
-            _or_codes(block, table.hot, h, tmp, index[:n])
-            saturated = dn.saturated(spec, part)
-            if saturated is not None:
-                m |= saturated
-        np.logical_not(m, out=tmp)
+        masked, hot, tmp = block.masked[:n], block.hot[:n], block.tmp[:n]
+        block.quality_mask(part, masked)
+        hot.fill(False)
+        for code, table in zip(codes, tables, strict=True):
+            _or_codes(code[part], table.masked, masked, tmp, block.index[:n])
+            _or_codes(code[part], table.hot, hot, tmp, block.index[:n])
+        np.logical_not(masked, out=tmp)
         n_clear += int(np.count_nonzero(tmp))
-        h &= tmp
-        n_hot += int(np.count_nonzero(h))
+        hot &= tmp
+        n_hot += int(np.count_nonzero(hot))
+        # the no-data colour without a masked assignment (whose cost follows how scattered the mask is): each
+        # plane ANDed with 0x00 where masked (0xFF elsewhere), then ORed with the no-data value there
+        fill, keep, plane, index = block.fill[:n], block.keep[:n], block.plane[:n], block.index[:n]
+        np.subtract(0, masked.view(np.uint8), out=fill)  # 0xFF where masked
+        np.invert(fill, out=keep)
         for i, (code, table) in enumerate(zip(codes, tables, strict=True)):
-            np.copyto(index[:n], code[part], casting="unsafe")
-            table.colours.take(index[:n], out=plane[:n], mode="clip")
-            np.copyto(plane[:n], np.uint8(nodata_rgb[i]), where=m)
-            rgb[part, :, i] = plane[:n]
+            np.copyto(index, code[part], casting="unsafe")
+            table.colours.take(index, out=plane, mode="clip")
+            plane &= keep
+            if nodata_rgb[i]:
+                plane |= fill & np.uint8(nodata_rgb[i])
+            rgb[part, :, i] = plane
     return PanelColours(rgb, n_clear, n_hot)
+
+
+class _Block:
+    """The scratch arrays of one block of rows (allocated once: fresh memory costs more than the passes), and the
+    scene's quality and saturation masks of a block."""
+
+    def __init__(self, shape: tuple[int, int], dn: SceneDN) -> None:
+        self.index = np.empty(shape, np.intp)
+        self.masked, self.hot, self.tmp = (np.empty(shape, bool) for _ in range(3))
+        self.plane, self.fill, self.keep = (np.empty(shape, np.uint8) for _ in range(3))
+        self.dn = dn
+        quality = dn.product.quality
+        qa = dn.qa
+        # unsigned bit flags (Landsat QA_PIXEL): one AND of all flags' bits (mask_from_flags' own test)
+        self.qa_bits = (
+            flag_bits(quality, dn.mask_flags)
+            if qa is not None and quality.kind == "bits" and qa.dtype.kind == "u"
+            else None
+        )
+        # a pixel saturated in any band shown is masked in every channel: one AND of the bands' bits
+        bits = [
+            dn.saturation_bits[s.token] for _, s in dn.specs if dn.radsat is not None and s.token in dn.saturation_bits
+        ]
+        self.radsat_bits = sum({1 << b for b in bits}) if bits else 0
+        self.words = np.empty(shape, qa.dtype if qa is not None else np.uint16)
+        self.radsat_words = np.empty(shape, dn.radsat.dtype) if self.radsat_bits else None
+
+    def quality_mask(self, part: slice, out: np.ndarray) -> None:
+        """out = the pixels of rows `part` hidden by the quality layer's mask flags or saturated in a band shown."""
+        dn, n = self.dn, part.stop - part.start
+        if dn.qa is None:
+            out.fill(False)
+        elif self.qa_bits is not None:
+            np.bitwise_and(dn.qa[part], dn.qa.dtype.type(self.qa_bits), out=self.words[:n])
+            np.not_equal(self.words[:n], 0, out=out)
+        else:
+            np.copyto(out, mask_from_flags(dn.qa[part], dn.product.quality, dn.mask_flags))
+        if self.radsat_bits:
+            words = self.radsat_words[:n]
+            np.bitwise_and(dn.radsat[part], dn.radsat.dtype.type(self.radsat_bits), out=words)
+            out |= words != 0
 
 
 @lru_cache(maxsize=64)
@@ -117,7 +161,14 @@ def band_colours(
     colours = channel_colours(channel, values, nodata)
     nan = np.isnan(values)
     with np.errstate(invalid="ignore"):
-        hot = (values >= np.float32(channel.high)) | nan  # (masked pixels are not counted: either will do)
+        hot = values >= np.float32(channel.high)
+    # a masked code is never counted, so it may take either value: that of the nearest code below it that is not
+    # masked (the first one's, below that), which leaves the hot codes in as few runs as they are among the valid
+    if (~nan).any():
+        seen = np.where(~nan, np.arange(nan.size), 0)
+        np.maximum.accumulate(seen, out=seen)
+        seen[: int(np.argmax(~nan))] = int(np.argmax(~nan))
+        hot = hot[seen]
     return BandColours(colours, _as_runs(nan), _as_runs(hot))
 
 
