@@ -759,11 +759,12 @@ def read_scene_dn(
     serial = any(is_layer(path) for path, _ in jobs.values())  # HDF4 calls are serialized anyway
     serial = serial or (grid is not None and grid.shape[0] * grid.shape[1] <= SERIAL_READ_PX)
     futures = {} if serial else {k: _READERS.submit(read_raw, p, grid, nodata=f) for k, (p, f) in jobs.items()}
-    try:
-        qa = read_quality(scene, product, grid)
-        if serial:
-            raws = {key: read_raw(path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
-        else:
+    try:  # (serial reads share one GDAL environment: setting one up per file was 0.1 ms each)
+        with gdal_env() if serial else contextlib.nullcontext():
+            qa = read_quality(scene, product, grid)
+            if serial:
+                raws = {key: read_raw(path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
+        if not serial:
             raws = {key: f.result() for key, f in futures.items()}
     finally:
         for f in futures.values():

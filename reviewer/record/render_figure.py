@@ -404,6 +404,7 @@ class _Probe:
 
     def __init__(self) -> None:
         self.box: Box | None = None
+        self._text_boxes: dict[tuple, tuple] = {}  # (a caption is measured, then drawn: laid out once)
 
     def _grow(self, x0: float, y0: float, x1: float, y1: float) -> None:
         import math
@@ -428,11 +429,15 @@ class _Probe:
         self._points(xy, kw.get("width", 1))
 
     def multiline_textbbox(self, xy, text, **kw):
-        return _measure().multiline_textbbox(xy, text, **kw)
+        key = (tuple(xy), text, tuple(sorted(kw.items(), key=lambda item: item[0])))
+        box = self._text_boxes.get(key)
+        if box is None:
+            box = self._text_boxes[key] = _measure().multiline_textbbox(xy, text, **kw)
+        return box
 
     def multiline_text(self, xy, text, **kw) -> None:
         colours = ("fill", "stroke_fill")  # (what it is drawn in: not what textbbox takes)
-        self._grow(*_measure().multiline_textbbox(xy, text, **{k: v for k, v in kw.items() if k not in colours}))
+        self._grow(*self.multiline_textbbox(xy, text, **{k: v for k, v in kw.items() if k not in colours}))
 
     def paste(self, image, xy) -> None:
         self._grow(xy[0], xy[1], xy[0] + image.width - 1, xy[1] + image.height - 1)
