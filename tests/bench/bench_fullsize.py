@@ -111,7 +111,9 @@ def step_render(site: str, date: str, width: str) -> dict:
     index = scan_site(site)
     out = Path(cache_dir()) / "out" / f"{Path(site).name}.png"
     out.parent.mkdir(parents=True, exist_ok=True)
+    import isal.isal_zlib  # noqa: F401 - (the PNG's deflate: imported on first use)
     import PIL.ImageDraw  # noqa: F401
+    import PIL.ImageFile  # noqa: F401
     import PIL.ImageFont  # noqa: F401
     import rasterio  # noqa: F401 - imports before the clock (the fresh-process rows include them)
 
