@@ -22,6 +22,7 @@ from reviewer.record.render_figure import (
     NODATA_RGB,
     Figure,
     draw_figure,
+    layout,
     nice_scale_km,  # noqa: F401 - the app's pair view imports it from here
     panel_size_px,
     png_bytes,
@@ -56,6 +57,11 @@ class Panel:
             ],
         }
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the panel's pixels."""
+        return self.channels.shape[1:]
+
     def rgb(self, stretch: Stretch) -> np.ndarray:
         """(y, x, 3) uint8: the channels through `stretch`, masked pixels in the no-data colour."""
         return stretch.apply(self.channels, nodata_rgb=NODATA_RGB)
@@ -69,9 +75,14 @@ class ScenePanel(Panel):
     dn: SceneDN | None = None
     _coloured: tuple[Stretch, PanelColours] | None = field(default=None, repr=False)
 
-    def colours(self, stretch: Stretch) -> PanelColours:
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.dn.raws[self.dn.specs[0][0]].shape
+
+    def colours(self, stretch: Stretch, *, out: np.ndarray | None = None) -> PanelColours:
+        """The panel's RGB through `stretch` and its pixel counts, made once (into `out` if given)."""
         if self._coloured is None or self._coloured[0] != stretch:
-            self._coloured = (stretch, panel_colours(self.dn, stretch, NODATA_RGB))
+            self._coloured = (stretch, panel_colours(self.dn, stretch, NODATA_RGB, out=out))
         return self._coloured[1]
 
     def rgb(self, stretch: Stretch) -> np.ndarray:
@@ -198,21 +209,47 @@ def build_figure(
     notes: list[str] = (),
     width_px: int | None = None,
     outline: list[tuple[float, float]] | None = None,
+    canvas: np.ndarray | None = None,
 ) -> Figure:
     """The figure of panels side by side (wrapping into rows for strips) with labels, a km scale bar
     (white on a black halo, readable on any ground), the stretch caption and any notes, none clipped, a colour
-    bar for a single-channel composite, and `outline` (panel pixel coordinates) dashed on every panel."""
+    bar for a single-channel composite, and `outline` (panel pixel coordinates) dashed on every panel; drawn on
+    `canvas` (paint_panels) when it is the figure's size."""
     n = len(panels)
     if n == 0:
         raise NoSceneError("nothing to render")
-    st = stretch.to_json()
-    chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
-    footer = "\n".join([f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes])
     return draw_figure(
         [p.rgb(stretch) for p in panels], [p.label for p in panels], stretch,
-        pixel_size_m=pixel_size_m, cols=columns or min(n, 6), title=title, footer=footer, highlight=highlight,
-        width_px=width_px, outline=outline,
+        pixel_size_m=pixel_size_m, cols=columns or min(n, 6), title=title, footer=_footer(stretch, notes),
+        highlight=highlight, width_px=width_px, outline=outline, canvas=canvas,
     )  # fmt: skip
+
+
+def _footer(stretch: Stretch, notes: list[str]) -> str:
+    """The stretch caption under the panels, then any notes."""
+    st = stretch.to_json()
+    chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
+    return "\n".join([f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes])
+
+
+def paint_panels(
+    panels: list[Panel], stretch: Stretch, *, title: str | None, width_px: int | None
+) -> np.ndarray | None:
+    """The figure's pixels laid out as build_figure lays them out without notes, white, with every ScenePanel
+    drawn at its own size coloured straight into its place (its counts, which the notes need, made in the same
+    pass): build_figure(canvas=...) draws the rest on it, with no panel array of its own to copy in. None when
+    no panel is a ScenePanel. (Notes only add lines at the bottom: the panels keep their places.)"""
+    if not any(isinstance(p, ScenePanel) for p in panels):
+        return None
+    lay = layout(
+        [p.label for p in panels], panels[0].shape, cols=min(len(panels), 6), title=title,
+        footer=_footer(stretch, []), colour_bar=stretch.is_index, width_px=width_px,
+    )  # fmt: skip
+    canvas = np.full((lay.height, lay.width, 3), 255, np.uint8)
+    for p, (left, top, right, bottom) in zip(panels, lay.panels, strict=True):
+        if isinstance(p, ScenePanel) and (bottom - top, right - left) == p.shape:
+            p.colours(stretch, out=canvas[top:bottom, left:right])
+    return canvas
 
 
 def render_panels(
@@ -226,12 +263,13 @@ def render_panels(
     columns: int | None = None,
     notes: list[str] = (),
     width_px: int | None = None,
+    canvas: np.ndarray | None = None,
 ) -> Path:
     """Write panels side by side to a PNG (see build_figure), the stretch in the PNG's metadata."""
     out = check_png(out)
     fig = build_figure(
         panels, stretch, pixel_size_m=pixel_size_m, title=title, highlight=highlight, columns=columns, notes=notes,
-        width_px=width_px,
+        width_px=width_px, canvas=canvas,
     )  # fmt: skip
     metadata = {
         "Stretch": stretch.dumps(),
@@ -358,19 +396,20 @@ def render_dates(
             stretch = Stretch.default(composite)
     elif stretch.composite != composite:
         raise ReviewerError(f"the stretch is for {stretch.composite}, not {composite}", field="stretch")
+    title = f"{index.site.name} ({index.site.id})"
+    canvas = paint_panels(panels, stretch, title=title, width_px=asked)
     for p in panels:
         if isinstance(p, ScenePanel):
             if not p.colours(stretch).clear:
                 logger.warning("panel %s: every pixel is masked", p.label)
         elif not any(np.isfinite(c).any() for c in p.channels):  # (channel by channel: stops at the first seen)
             logger.warning("panel %s: every pixel is masked", p.label)
-    title = f"{index.site.name} ({index.site.id})"
     warnings = saturation_warnings(panels, stretch)
     for line in warnings:
         logger.info("%s", line)
     path = render_panels(
         panels, stretch, pixel_size_m=index.site.resolution * cols / stack.grid.shape[1], out=out, title=title,
-        notes=warnings, width_px=asked,
+        notes=warnings, width_px=asked, canvas=canvas,
     )  # fmt: skip
     return {
         "out": str(path),

@@ -337,7 +337,7 @@ def nice_ticks(low: float, high: float, most: int = 6) -> list[tuple[float, str]
 
 def draw_figure(panels: list[np.ndarray], labels: list[str], stretch, *, pixel_size_m: float, cols: int,
                 title: str | None, footer: str, highlight: int | None = None, width_px: int | None = None,
-                outline: list[tuple[float, float]] | None = None) -> Figure:  # fmt: skip
+                outline: list[tuple[float, float]] | None = None, canvas: np.ndarray | None = None) -> Figure:  # fmt: skip
     """The figure of panels (each (y, x, 3) uint8, one shape) side by side in rows of `cols`: labels, scale bars,
     the footer, a colour bar for a single-channel stretch, a highlighted panel, a region's outline.
 
@@ -347,11 +347,16 @@ def draw_figure(panels: list[np.ndarray], labels: list[str], stretch, *, pixel_s
     shape = panels[0].shape[:2]
     lay = layout(labels, shape, cols=cols, title=title, footer=footer, colour_bar=stretch.is_index,
                  width_px=width_px)  # fmt: skip
-    rgb = np.full((lay.height, lay.width, 3), 255, np.uint8)
+    if canvas is not None and canvas.shape == (lay.height, lay.width, 3):
+        rgb = canvas  # (white, with panels drawn in their places already: see render.paint_panels)
+    else:
+        rgb = np.full((lay.height, lay.width, 3), 255, np.uint8)
     texts: list[Text] = []
     for k, (panel, box) in enumerate(zip(panels, lay.panels, strict=True)):
         left, top, right, bottom = box
-        rgb[top:bottom, left:right] = on_panel(panel, (right - left, bottom - top))
+        place = rgb[top:bottom, left:right]
+        if not _same_array(place, panel):
+            place[...] = on_panel(panel, (right - left, bottom - top))
         if outline:
             draw_outline(rgb, box, shape, outline)
         frame, width = ((0, 0, 0), 1) if k != highlight else (HIGHLIGHT, px(3))
@@ -370,6 +375,15 @@ def draw_figure(panels: list[np.ndarray], labels: list[str], stretch, *, pixel_s
                                                    role="title"))  # fmt: skip
     bar = on_crop(rgb, texts, lambda d, t: colour_bar(d, d, t, lay.bar, stretch)) if lay.bar else None
     return Figure(rgb, lay.panels, texts, bar)
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether a and b are the same pixels in memory (a panel already drawn in its place)."""
+    return (
+        a.shape == b.shape
+        and a.strides == b.strides
+        and a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+    )
 
 
 def draw_frame(rgb: np.ndarray, xy: Box, colour: tuple[int, int, int], width: int) -> None:
