@@ -78,3 +78,40 @@ def test_the_dn_path_matches_the_float_path_on_every_code_of_a_band(tmp_path):
         fast = render_panel(stack, "2021-07-18", "truecolor").rgb(stretch)
         slow = stretch.apply(resolve_panel(stack, "2021-07-18", "truecolor").channels, nodata_rgb=NODATA_RGB)
         assert np.array_equal(fast, slow)
+
+
+def test_render_writes_the_dn_colours_and_notes_a_saturating_scene(tmp_path):
+    """`reviewer render` end to end: the PNG holds the panel's pixels as worked out by hand, drawn straight into
+    the figure (the top left 2 x 5 pixels, clear of the scale bar); 764 of the 1,599 clear pixels at or above the
+    high end (48% > the 25% of composites.json) is noted under the panels, and a stretch set by hand (no such
+    note) draws the same pixels."""
+    import json
+
+    from PIL import Image
+
+    from reviewer.record.render import render_dates
+
+    red = np.full((40, 40), 12000)
+    red[2:, :20] = 20000  # 38 x 20 = 760 pixels at or above the high end
+    red[:2, :5] = [[7273, 10000, 12000, 18182, 43636], [0, 20000, 20000, 12000, 12000]]  # 4 more; 1 fill
+    bands = {"SR_B4": red, "SR_B3": np.full(red.shape, 12000), "SR_B2": np.full(red.shape, 10000)}
+    site = _scene(tmp_path / "site", bands, np.full(red.shape, CLEAR), np.zeros(red.shape))
+    index = scan_site(site)
+    expected = np.array(
+        [
+            [[0, 127, 80], [80, 127, 80], [127, 127, 80], [255, 127, 80], [255, 127, 80]],
+            [list(NODATA_RGB)] + [[255, 127, 80]] * 2 + [[127, 127, 80]] * 2,
+        ],
+        np.uint8,
+    )
+    manual = Stretch.from_json({**Stretch.default("truecolor").to_json(), "source": "manual"})
+    for stretch, notes in ((None, 1), (manual, 0)):
+        out = tmp_path / f"r{notes}.png"
+        result = render_dates(index, ["2021-07-18"], "truecolor", out, width=40, stretch=stretch)
+        assert len(result["warnings"]) == notes
+        if notes:
+            assert result["warnings"][0].startswith("2021-07-18: 48% of clear pixels saturate the fixed stretch")
+        png = np.asarray(Image.open(out).convert("RGB"))
+        windows = np.lib.stride_tricks.sliding_window_view(png, expected.shape)[..., 0, :, :, :]
+        assert (windows == expected).all(axis=(-3, -2, -1)).any(), "the panel's pixels are in the PNG"
+        assert json.loads(Image.open(out).text["Stretch"])["source"] == ("fixed default" if notes else "manual")
