@@ -10,6 +10,7 @@ full-size array written is the panel's RGB.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -17,6 +18,7 @@ import numpy as np
 
 from reviewer.record.catalog import BandSpec
 from reviewer.record.decode import SceneDN, _decode, band_scaling, flag_bits, mask_from_flags
+from reviewer.record.decode import logger as decode_logger
 from reviewer.record.stretch import ChannelStretch, Stretch, channel_colours
 
 #: pixels per block: a block's index, mask and colour planes (~0.7 MB) stay in the CPU's L2 cache
@@ -35,6 +37,7 @@ class BandColours:
     colours: np.ndarray  # uint8, one per code
     masked: Runs | np.ndarray  # runs, or a bool table when the codes are scattered
     hot: Runs | np.ndarray
+    out_of_range: Runs | np.ndarray  # outside the valid range (neither fill nor saturated): logged as a read logs it
 
 
 @dataclass
@@ -105,6 +108,17 @@ def panel_colours(
             if nodata_rgb[i]:
                 plane |= fill & np.uint8(nodata_rgb[i])
             rgb[part, :, i] = plane
+    if decode_logger.isEnabledFor(logging.INFO):  # (`reviewer -v`: what read_scene's decode logs)
+        for (name, _), code, table in zip(dn.specs, codes, tables, strict=True):
+            hit = np.zeros(code.shape, bool)
+            _or_codes(code, table.out_of_range, hit, np.empty(code.shape, bool), np.empty(code.shape, np.intp))
+            if hit.any():
+                decode_logger.info(
+                    "%s: %d values of %s outside the valid range were masked",
+                    dn.scene.scene_id,
+                    int(np.count_nonzero(hit)),
+                    name,
+                )
     return PanelColours(rgb, n_clear, n_hot)
 
 
@@ -157,7 +171,7 @@ def band_colours(
     stretched (Stretch.channel_colours: the same levels and gamma table as Stretch.apply)."""
     raw_dtype = np.dtype(dtype)
     codes = np.arange(1 << (8 * raw_dtype.itemsize), dtype=f"u{raw_dtype.itemsize}").view(raw_dtype)
-    values, _ = _decode(codes, spec, scale, offset)  # (what decode() does with the scene's scaling)
+    values, out_of_range = _decode(codes, spec, scale, offset)  # (what decode() does with the scene's scaling)
     colours = channel_colours(channel, values, nodata)
     nan = np.isnan(values)
     with np.errstate(invalid="ignore"):
@@ -169,7 +183,7 @@ def band_colours(
         np.maximum.accumulate(seen, out=seen)
         seen[: int(np.argmax(~nan))] = int(np.argmax(~nan))
         hot = hot[seen]
-    return BandColours(colours, _as_runs(nan), _as_runs(hot))
+    return BandColours(colours, _as_runs(nan), _as_runs(hot), _as_runs(out_of_range))
 
 
 def _as_runs(table: np.ndarray) -> Runs | np.ndarray:

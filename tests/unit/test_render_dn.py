@@ -37,7 +37,7 @@ def _scene(folder: Path, bands: dict[str, np.ndarray], qa: np.ndarray, radsat: n
     return folder
 
 
-def test_a_scene_is_coloured_from_its_dn_as_worked_out_by_hand(tmp_path):
+def test_a_scene_is_coloured_from_its_dn_as_worked_out_by_hand(tmp_path, caplog):
     # row 0: clear pixels of known colour; row 1: each masked one way
     red = np.array([[7273, 10000, 12000, 18182, 43636], [0, 12000, 12000, 12000, 12000]])
     green = np.array([[12000, 12000, 12000, 12000, 12000], [12000, 7272, 12000, 12000, 12000]])
@@ -52,7 +52,13 @@ def test_a_scene_is_coloured_from_its_dn_as_worked_out_by_hand(tmp_path):
     stretch = Stretch.default("truecolor")
     panel = render_panel(stack, "2021-07-18", "truecolor")
     assert isinstance(panel, ScenePanel)  # the DN path, not the float one
-    rgb = panel.rgb(stretch)
+    with caplog.at_level("INFO", logger="reviewer.record.decode"):
+        rgb = panel.rgb(stretch)
+    # `reviewer -v` names the values outside the valid range as a read does: green's 7272 and blue's 43637
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{OLI}: 1 values of green outside the valid range were masked",
+        f"{OLI}: 1 values of blue outside the valid range were masked",
+    ]
     # by hand: DN 7273 -> 0.0000075 -> 0; 10000 -> 0.075 -> (0.25 ** (1 / 1.2)) * 255 = 80.3; 12000 -> 0.13 ->
     # 127.0; 18182 -> 0.300005 and 43636 -> 1.0: at or above the stretch's high end -> 255
     assert rgb[0].tolist() == [[0, 127, 80], [80, 127, 80], [127, 127, 80], [255, 127, 80], [255, 127, 80]]
