@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -477,7 +478,8 @@ NETWORK_MAX = 12
 
 def nanmedian0(a: Any) -> np.ndarray:
     """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t.
-    `a` is a (t, ...) array or a list of t equal-shaped frames (not stacked: no copy of the cube)."""
+    `a` is a (t, ...) array or a list of t equal-shaped frames (not stacked: no copy of the cube), whose values
+    are finite or NaN (as every frame of the series pass)."""
     t = len(a)
     if t > NETWORK_MAX or t == 0:
         a = np.sort(np.asarray(a), axis=0)  # NaN sorts last
@@ -489,16 +491,32 @@ def nanmedian0(a: Any) -> np.ndarray:
         out = (v_lo + v_hi) / 2
         out[n == 0] = np.nan
         return out
+    if t <= 2:  # a year's season often has one or two scenes: (v + v) / 2 and (min + max) / 2, as below
+        lo, out = (a[0], a[0] + a[0]) if t == 1 else (np.fmin(a[0], a[1]), np.fmax(a[0], a[1]))
+        if t == 2:
+            out += lo
+        out /= 2
+        out[np.isnan(out)] = np.nan  # (one NaN for every column without a value, as below)
+        return out
     # NaN as +inf sorts last, as in np.sort; the finite values are the same, in the same order
     v = [np.where(np.isnan(f), np.inf, f) for f in a]
-    n = sum((np.isfinite(f).view(np.uint8) for f in a), np.zeros(v[0].shape, np.uint8))
+    n = np.isfinite(a[0]).view(np.uint8).copy()
+    for f in a[1:]:
+        n += np.isfinite(f).view(np.uint8)
     for i in range(1, t):  # insertion network: after pass i, v[0..i] are sorted
         for k in range(i, 0, -1):
             lo = np.minimum(v[k - 1], v[k])
             np.maximum(v[k - 1], v[k], out=v[k])
             v[k - 1] = lo
-    lo_i = np.clip((n.astype(np.int16) - 1) // 2, 0, None)
-    out = (np.choose(lo_i, v) + np.choose(n // 2, v)) / 2
+    # the (n - 1) // 2-th and n // 2-th smallest of a column's n values: v[j] where n reaches 2j + 1 and 2j
+    # (a few comparisons; np.choose over the t frames cost more than the sorting)
+    v_lo, v_hi = v[0], v[0]
+    for j in range(1, t // 2 + 1):
+        if 2 * j < t:
+            v_lo = np.where(n > 2 * j, v[j], v_lo)
+        v_hi = np.where(n >= 2 * j, v[j], v_hi)
+    out = v_lo + v_hi
+    out /= 2
     out[n == 0] = np.nan
     return out
 
@@ -520,7 +538,7 @@ def reduce_frames(frames: list[np.ndarray], how: str = "median") -> np.ndarray:
 def _median(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     if not stack:
         return np.full(shape, np.nan, np.float32)
-    return nanmedian0(stack if len(stack) <= NETWORK_MAX else np.stack(stack)).astype(np.float32)
+    return nanmedian0(stack if len(stack) <= NETWORK_MAX else np.stack(stack)).astype(np.float32, copy=False)
 
 
 def _reduce(stack: list[np.ndarray], shape: tuple[int, int], how: str) -> np.ndarray:
@@ -744,13 +762,68 @@ MIN_ROWS = 8
 
 def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int) -> int:
     """Rows of the site grid a year's scenes are read and reduced in, so the block's frames fit `limit` bytes:
-    whole COG tile rows (256) where that fits, so each tile of a file is decompressed once."""
+    whole COG tile rows (256) where that fits, so each tile of a file is decompressed once (row_blocks aligns
+    them with the files' own tile rows)."""
     h, w = shape
     per_row = w * (in_flight * READ_BYTES_PX + max(1, n_scenes) * KEPT_BYTES_PX)
     rows = max(MIN_ROWS, limit // max(1, per_row))
     if rows >= h:
         return h
     return rows // 256 * 256 if rows >= 256 else rows
+
+
+#: a budget of at least this share of a tile row reads whole tile rows (a block of up to a third more rows than
+#: the budget's: each tile decompressed once, where blocks of fewer rows than a tile decompress most tiles twice)
+ROUND_UP_SHARE = 0.75
+
+
+def row_blocks(h: int, rows: int, tile: tuple[int, int] | None) -> list[tuple[int, int]]:
+    """The blocks (r0, r1) of a site of `h` rows read `rows` rows at a time, cut at the files' tile rows when
+    `tile` = (tile height, first site row where a tile row of the files starts) is known: a block never ends
+    inside a tile row, so GDAL decompresses each tile once (a file is opened again for each block, and its tiles
+    with it). A budget under a tile row reads a whole one from three quarters of it up (ROUND_UP_SHARE), and
+    below that equal parts of each tile row (each tile decompressed once per part, not once more where a block
+    straddles two). Without `tile`, blocks of `rows` from the top."""
+    if rows >= h or tile is None or tile[0] < MIN_ROWS:
+        return [(r0, min(h, r0 + rows)) for r0 in range(0, h, rows)]
+    th, first = tile
+    if rows >= th or rows >= ROUND_UP_SHARE * th:
+        step = max(1, rows // th) * th
+        cuts = list(range(first % th, h, step))
+    else:
+        parts = math.ceil(th / rows)
+        cuts = [t + th * k // parts for t in range(first % th - th, h, th) for k in range(parts)]
+    cuts = sorted({c for c in cuts if 0 < c < h} | {0, h})
+    return list(zip(cuts[:-1], cuts[1:], strict=False))
+
+
+def tile_rows(scene: Scene, grid: Grid) -> tuple[int, int] | None:
+    """(tile height, first site row at which a tile row starts) of the scene's first band file when its rows lie
+    on the site grid's (same CRS, cell height and row alignment; what COGs of one path/row share with a site
+    made from them), else None (blocks are then not aligned: a reprojected read crosses tile rows anyway)."""
+    import rasterio
+    from rasterio.errors import RasterioError
+
+    from reviewer.record.archive import gdal_path
+    from reviewer.record.decode import gdal_env
+
+    spec = scene.product_spec.band_by_name(BANDS[0])
+    rel = scene.files.get(spec.token) if spec is not None else None
+    if rel is None:
+        return None
+    try:
+        with gdal_env(), rasterio.open(gdal_path(Path(scene.files_root) / rel)) as src:
+            th, t, crs = src.block_shapes[0][0], src.transform, src.crs
+            same_crs = crs is not None and crs == grid.crs
+    except (RasterioError, OSError, ValueError):  # unreadable: the read proper names the file and its fault
+        return None
+    g = grid.transform
+    if not same_crs or t.b or t.d or g.b or g.d or not math.isclose(t.e, g.e, rel_tol=1e-9):
+        return None
+    off = (g.f - t.f) / t.e + grid.origin[0]  # the file row of site row 0
+    if not math.isclose(off, round(off), abs_tol=1e-6):
+        return None
+    return th, -round(off) % th
 
 
 class _SceneFailed(Exception):
@@ -837,14 +910,14 @@ def _year_blocks(
     year = scenes[0].year if scenes else 0
     workers = max(1, getattr(pool, "_max_workers", 1))
     rows = block_rows(len(scenes), (h, w), limit, workers + 1)  # (ahead_map: `workers` read ahead of the one taken)
+    blocks = row_blocks(h, rows, tile_rows(scenes[0], grid) if scenes and rows < h else None)
     names = [f"{i}_{v}" for i, v in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]]
     comp_keys = {n: (*tag, "comp", n) for n in [*names, "ndvimax_h", "nbrmin_h"]}
     todo = [j for j in range(len(scenes)) if j not in skip]
     read: list[int] = []  # scenes read in the first block, in reading order
     crop_parts: dict[int, list[Any]] = defaultdict(list)
     same: dict[str, str] = {}  # raw composite -> the harmonized one it is (decided on the first block)
-    for r0 in range(0, h, rows):
-        r1 = min(h, r0 + rows)
+    for r0, r1 in blocks:
         bgrid, binside = grid.window((r0, r1), (0, w)), inside[r0:r1]
         bcrop = crop_core[r0:r1] if crop_core is not None else None
         stack: dict[str, list[np.ndarray]] = defaultdict(list)
