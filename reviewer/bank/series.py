@@ -917,6 +917,7 @@ def _year_blocks(
     read: list[int] = []  # scenes read in the first block, in reading order
     crop_parts: dict[int, list[Any]] = defaultdict(list)
     same: dict[str, str] = {}  # raw composite -> the harmonized one it is (decided on the first block)
+    empty: set[str] = set()  # composites without a scene of their season (decided on the first block)
     for r0, r1 in blocks:
         bgrid, binside = grid.window((r0, r1), (0, w)), inside[r0:r1]
         bcrop = crop_core[r0:r1] if crop_core is not None else None
@@ -956,10 +957,17 @@ def _year_blocks(
             same = {n: n[:-2] + "_h" for n in names if n.endswith("_r") and n[:-2] + "_h" in names}
             if any(a is not b for n, hn in same.items() for a, b in zip(stack[n], stack[hn], strict=True)):
                 same = {}
+            # a composite without a scene of its season this year is NaN in every block: one value, not a frame
+            # of NaN written to a file and read back (a year without growing-season scenes has seven)
+            of = {**{n: n for n in names}, "ndvimax_h": "ndvi_h", "nbrmin_h": "nbr_h"}
+            empty = {n for n, src in of.items() if n not in same and not stack.get(src)}
+            for n in empty:
+                store.fill(comp_keys[n], (h, w), np.float32, np.nan)
+                keys.append(comp_keys[n])
         shape = (r1 - r0, w)
-        reduced = [(n, _median(stack.get(n, []), shape)) for n in names if n not in same]
-        reduced += [("ndvimax_h", _reduce(stack.get("ndvi_h", []), shape, "max"))]
-        reduced += [("nbrmin_h", _reduce(stack.get("nbr_h", []), shape, "min"))]
+        reduced = [(n, _median(stack[n], shape)) for n in names if n not in same and n not in empty]
+        reduced += [("ndvimax_h", _reduce(stack["ndvi_h"], shape, "max"))] if "ndvimax_h" not in empty else []
+        reduced += [("nbrmin_h", _reduce(stack["nbr_h"], shape, "min"))] if "nbrmin_h" not in empty else []
         del stack
         for n, frame in reduced:
             if r0 == 0:

@@ -56,6 +56,40 @@ def test_a_site_larger_than_the_budget_is_read_in_blocks_within_it_and_gives_the
         np.testing.assert_array_equal(roomy.nbr_frame(t), tight.nbr_frame(t))
 
 
+def test_a_season_without_scenes_writes_no_frames_of_nan(wide_site):
+    from reviewer.bank.series import SeriesConfig, build_series, cached_index
+
+    # no growing season: the year's scenes (TM and ETM+: harmonized and raw composites differ) feed only the four
+    # water composites; the five growing-season composites and the yearly NDVI maximum and NBR minimum are NaN
+    cfg = SeriesConfig(growing_months=())
+    index = cached_index(wide_site)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        series = build_series(index, parts={"landsat"}, config=cfg, memory=psutil.Process().memory_info().rss + 3e6)
+    frame = 192 * 192 * 4
+    for name in ("ndvi_h", "ndvi_r", "nbr_h", "nbr_r", "ndbi_h", "ndvimax_h", "nbrmin_h"):
+        got = series.comp(name, 2000)
+        assert got.shape == (192, 192) and np.isnan(got).all(), name
+    assert np.isfinite(series.comp("mndwi_h", 2000)).any()
+    # held or written: each scene's NBR frame (float16) and the 4 water composites, no frame of NaN (7 more before)
+    assert len(series.nbr_dates) == 7
+    assert series.store.in_ram + series.store.on_disk == 7 * frame // 2 + 4 * frame
+
+
+def test_a_frame_of_one_value_takes_no_budget_and_no_file(tmp_path):
+    from reviewer.bank.spill import FrameStore
+
+    store = FrameStore(1000, cache_bytes=0, folder=tmp_path)
+    store.fill("nan", (7591, 7741), np.float32, np.nan)  # a whole scene's frame: 235 MB if it were an array
+    store.put("kept", np.ones((10, 10), np.float32))
+    assert (store.in_ram, store.on_disk) == (400, 0)
+    rows = store.rows("nan", 100, 356)
+    assert rows.shape == (256, 7741) and np.isnan(rows).all() and not rows.flags.writeable
+    store.rename("nan", "renamed")
+    store.drop("renamed")
+    assert (store.in_ram, store.on_disk, len(store)) == (400, 0, 1)
+
+
 def test_block_rows_follow_the_budget_and_whole_tile_rows():
     from reviewer.bank.series import KEPT_BYTES_PX, READ_BYTES_PX, block_rows
 
