@@ -403,16 +403,23 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     invalid = ~valid
     del valid
     # the indices are masked, not the bands (an index is NaN wherever one of its bands would have been)
-    h = _masked_indices(harm_b, invalid)
     # OLI is not harmonized (its bands pass through): its raw indices are the harmonized ones
     same = all(harm_b[b] is raw_b[b] for b in BANDS)
-    return {"scene": scene, "h": h, "r": h if same else _masked_indices(raw_b, invalid)}
+    if same:
+        h = _masked_indices(harm_b, invalid, USED["h"] | USED["r"])
+        return {"scene": scene, "h": h, "r": h}
+    return {
+        "scene": scene,
+        "h": _masked_indices(harm_b, invalid, USED["h"]),
+        "r": _masked_indices(raw_b, invalid, USED["r"]),
+    }
 
 
-def _masked_indices(bands: dict[str, np.ndarray], invalid: np.ndarray) -> dict[str, np.ndarray]:
-    """indices() of float32 bands, NaN where `invalid`: the same values, without a copy per index."""
+def _masked_indices(bands: dict[str, np.ndarray], invalid: np.ndarray, names: set[str]) -> dict[str, np.ndarray]:
+    """The `names` of indices() of float32 bands, NaN where `invalid`: the same values, without a copy per index."""
     pairs = {name: tuple(spec["index"]) for name, spec in composites().items() if "index" in spec}
     pairs.update(EXTRA_INDICES)
+    pairs = {name: pair for name, pair in pairs.items() if name in names}
     out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, (a, b) in pairs.items():
@@ -736,10 +743,18 @@ class _Ticker:
             self.progress(0.8 * min(self.done, self.total) / self.total, msg)
 
 
-#: the Landsat composites per season: (index, "h" harmonized or "r" raw)
+#: the Landsat composites per season: (index, "h" harmonized or "r" raw), those the templates read (no raw NBR, no
+#: harmonized NDWI: nothing read them, and on TM/ETM+ each was one more median and frame a year; see WATER_METHODS)
 COMPOSITE_NAMES = {
-    "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("nbr", "r"), ("ndbi", "h")],
-    "water": [("mndwi", "h"), ("ndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+    "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("ndbi", "h")],
+    "water": [("mndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+}
+#: the indices of a scene each reflectance ("h", "r") is reduced to: its composites', the NBR of the per-scene
+#: cube and the NDVI of the crop series (harmonized)
+USED = {
+    var: {i for season in COMPOSITE_NAMES.values() for i, v in season if v == var}
+    | ({"nbr", "ndvi"} if var == "h" else set())
+    for var in ("h", "r")
 }
 
 

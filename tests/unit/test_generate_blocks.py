@@ -59,21 +59,22 @@ def test_a_site_larger_than_the_budget_is_read_in_blocks_within_it_and_gives_the
 def test_a_season_without_scenes_writes_no_frames_of_nan(wide_site):
     from reviewer.bank.series import SeriesConfig, build_series, cached_index
 
-    # no growing season: the year's scenes (TM and ETM+: harmonized and raw composites differ) feed only the four
-    # water composites; the five growing-season composites and the yearly NDVI maximum and NBR minimum are NaN
+    # no growing season: the year's scenes (TM and ETM+: harmonized and raw composites differ) feed only the three
+    # water composites; the four growing-season composites and the yearly NDVI maximum and NBR minimum are NaN
     cfg = SeriesConfig(growing_months=())
     index = cached_index(wide_site)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         series = build_series(index, parts={"landsat"}, config=cfg, memory=psutil.Process().memory_info().rss + 3e6)
     frame = 192 * 192 * 4
-    for name in ("ndvi_h", "ndvi_r", "nbr_h", "nbr_r", "ndbi_h", "ndvimax_h", "nbrmin_h"):
+    for name in ("ndvi_h", "ndvi_r", "nbr_h", "ndbi_h", "ndvimax_h", "nbrmin_h"):
         got = series.comp(name, 2000)
         assert got.shape == (192, 192) and np.isnan(got).all(), name
     assert np.isfinite(series.comp("mndwi_h", 2000)).any()
-    # held or written: each scene's NBR frame (float16) and the 4 water composites, no frame of NaN (7 more before)
+    # held or written: each scene's NBR frame (float16) and the 3 water composites, no frame of NaN (before: 4 water
+    # composites, the unread harmonized NDWI too, and 7 frames of NaN)
     assert len(series.nbr_dates) == 7
-    assert series.store.in_ram + series.store.on_disk == 7 * frame // 2 + 4 * frame
+    assert series.store.in_ram + series.store.on_disk == 7 * frame // 2 + 3 * frame
 
 
 def test_a_frame_of_one_value_takes_no_budget_and_no_file(tmp_path):
