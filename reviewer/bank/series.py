@@ -190,6 +190,9 @@ class SiteSeries:
     #: one row per day in `store`),
     #: "weights": (n,) site pixels (inside the boundary) each product pixel covers}
     snow: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: (raw composite, year) -> the harmonized composite whose frame it is (a year of OLI, which is not harmonized):
+    #: what templates derive from a frame is derived once for both names (frame_id)
+    same_frames: dict[tuple[str, int], str] = field(default_factory=dict)
     #: What templates derive from the series and share (e.g. burn-year maps per template), computed once
     #: and living as long as the series does
     derived: dict[str, Any] = field(default_factory=dict)
@@ -237,6 +240,11 @@ class SiteSeries:
         rows = max(1, min(h, (block_bytes or self.rows_bytes) // max(1, n_frames * w * 4)))
         for r0 in range(0, h, rows):
             yield r0, min(h, r0 + rows)
+
+    def frame_id(self, name: str, year: int) -> tuple[str, int]:
+        """(composite, year) of the frame a composite of a year is: the harmonized one's where the raw one is the
+        same frame (OLI years), so a value derived from it is derived once."""
+        return self.same_frames.get((name, year), name), year
 
     def comp_rows(self, name: str, year: int, r0: int, r1: int) -> np.ndarray:
         """Rows r0:r1 of a composite's frame of `year` (read from its file without the rest)."""
@@ -860,6 +868,8 @@ class LandsatYear:
     sensors: set[str] = field(default_factory=set)
     read: int = 0
     scenes: int = 0
+    #: raw composite -> the harmonized composite whose frame it is (the year's scenes are not harmonized: OLI)
+    same: dict[str, str] = field(default_factory=dict)
 
 
 def landsat_year(
@@ -1004,6 +1014,7 @@ def _year_blocks(
             if np.isfinite(v).mean() > 0.5:
                 out.crop.append((scene.date, float(np.nanmedian(v))))
     out.composites = [(n, comp_keys[n]) for n in [*names, "ndvimax_h", "nbrmin_h"]]
+    out.same = dict(same)
 
 
 def _read_landsat(
@@ -1042,6 +1053,8 @@ def _read_landsat(
             if name not in comps.names:
                 comps.names.append(name)
             put(("comp", name, i), frame)
+        for name, target in res.same.items():
+            series.same_frames[(name, series.years[i])] = target
 
     args = (grid, series.inside, series.config, crop_core, limit)
     if runner is None:
