@@ -9,34 +9,19 @@ checked again; any change to the file or its schema checks it again, and a file 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 
 def stamp_dir() -> Path:
-    import platformdirs
+    from reviewer.schema_once import stamp_dir as where
 
-    from reviewer import APP_NAME
-
-    return Path(platformdirs.user_cache_dir(APP_NAME)) / "validated"
+    return where()
 
 
 def check_once(doc: Any, raw: bytes, schema: str, *, path: str | Path | None = None) -> None:
     """Validate `doc` (parsed from `raw`) against schemas/`schema`.schema.json unless these very bytes passed
-    before; raises SchemaError as reviewer.schemas.validate does."""
-    from reviewer import SCHEMAS_DIR
+    before; raises SchemaError as reviewer.schemas.validate does (reviewer.schema_once.validate_once)."""
+    from reviewer.schema_once import validate_once
 
-    schema_raw = (SCHEMAS_DIR / f"{schema}.schema.json").read_bytes()
-    key = hashlib.sha256(schema.encode() + b"\0" + schema_raw + b"\0" + raw).hexdigest()
-    stamp = stamp_dir() / key
-    if stamp.exists():
-        return
-    from reviewer.schemas import validate
-
-    validate(doc, schema, path=path)
-    try:
-        stamp.parent.mkdir(parents=True, exist_ok=True)
-        stamp.touch()
-    except OSError:
-        pass  # no cache folder: validate every time
+    validate_once(doc, raw, schema, path=path)

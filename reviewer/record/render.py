@@ -4,10 +4,8 @@ scale bar, and the exact stretch saved in the PNG's metadata so the render can b
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ import numpy as np
 
 from reviewer.errors import NoSceneError, OutputError, ReviewerError
 from reviewer.fileio import atomic_write, check_output_file, os_error_text, shown
+from reviewer.record.datespec import by_month, names_scene, nearest_dates, parse_date_spec, scene_date_text
 from reviewer.record.render_figure import (
     NODATA_RGB,
     Figure,
@@ -29,10 +28,6 @@ from reviewer.record.stack import Stack, check_read_fits, open_stack
 from reviewer.record.stretch import Stretch, composites
 
 logger = logging.getLogger(__name__)
-
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_YEAR = re.compile(r"^\d{4}$")
-_PERIOD = re.compile(r"^(\d{4})(?:-(\d{4}))?$")
 
 
 @dataclass
@@ -61,31 +56,22 @@ def clear_land_view(scene: Scene) -> float:
 
 
 def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
-    """A day (YYYY-MM-DD) picks that day's scene; a year or period (YYYY or YYYY-YYYY) picks the
-    clearest scene, or with method 'median' the per-pixel median of all clear pixels in it."""
-    spec = spec.strip()
-    if _DAY.match(spec):
-        try:
-            day = dt.date.fromisoformat(spec)
-        except ValueError as exc:
-            raise ReviewerError(f"not a date: {spec!r}", field="date") from exc
-        same = [i for i, s in enumerate(stack.scenes) if s.date == day]
-        if not same:
-            near = stack.scenes[stack.nearest(day)].date.isoformat() if stack.scenes else None
-            hint = f"; the nearest scene is {near}" if near else ""
-            raise NoSceneError(f"no scene with {composite} bands on {spec}{hint}", field="date")
-        i = max(same, key=lambda j: stack.scenes[j].clear_fraction or 0.0)
-        s = stack.scenes[i]
-        return Panel(f"{s.date.isoformat()}  {s.label}", stack.read(i, composite), [s], "scene")
-    m = _PERIOD.match(spec)
-    if not m:
-        raise ReviewerError(f"not a date, year or period: {spec!r} (use YYYY-MM-DD, YYYY or YYYY-YYYY)", field="date")
-    y0 = int(m.group(1))
-    y1 = int(m.group(2) or y0)
-    idx = [i for i, s in enumerate(stack.scenes) if y0 <= s.year <= y1]
+    """A day (YYYY-MM-DD) picks that day's scene; a month, year or period (YYYY-MM, YYYY or YYYY-YYYY) picks
+    the clearest scene, or with method 'median' the per-pixel median of all clear pixels in it. A product
+    dated by month (ERA5-Land) has one scene a month: a day of the month or the month names it. A date with
+    no scene names the site's nearest dates (datespec)."""
+    asked = parse_date_spec(spec)
+    idx = [i for i, s in enumerate(stack.scenes) if names_scene(asked, s)]
     if not idx:
-        raise NoSceneError(f"no scene with {composite} bands in {spec}", field="date")
-    period = str(y0) if y0 == y1 else f"{y0}-{y1}"
+        where = "on" if asked.kind == "day" else "in"
+        raise NoSceneError(
+            f"no scene with {composite} bands {where} {asked.text}{nearest_dates(asked, stack.scenes)}", field="date"
+        )
+    if asked.kind == "day" or (asked.kind == "month" and all(by_month(stack.scenes[i]) for i in idx)):
+        i = max(idx, key=lambda j: stack.scenes[j].clear_fraction or 0.0)
+        s = stack.scenes[i]
+        return Panel(f"{scene_date_text(s)}  {s.label}", stack.read(i, composite), [s], "scene")
+    period = asked.label
     if method == "median":
         arrays = np.stack([stack.read(i, composite) for i in idx])
         with np.errstate(all="ignore"):
@@ -100,7 +86,7 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
     best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
     s = stack.scenes[best]
     return Panel(
-        f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest"
+        f"{scene_date_text(s)}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest"
     )
 
 
@@ -230,6 +216,11 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
     """Why no scene can show `composite`: a band left out as damaged (named), and what the site can show."""
     spec = composites()[composite]
     wanted = spec.get("bands") or spec.get("index") or [spec["band"]]
+    can = showable_composites(index)
+    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
+    hint = (
+        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
+    )
     for s in index.scenes:
         damaged = s.extra.get("damaged", {}) if isinstance(s.extra, dict) else {}
         for name in wanted:
@@ -238,13 +229,8 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
                 bad = damaged[band.token]
                 return (
                     f"no scene with {composite} bands: band {band.token} ({name}) of {s.scene_id} is not readable "
-                    f"({bad['path']}: {bad['reason']})"
+                    f"({bad['path']}: {bad['reason']}){hint}"
                 )
-    can = showable_composites(index)
-    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
-    hint = (
-        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
-    )
     absent = _absent_band(index, wanted)
     if absent:
         return f"no scene{where} with {composite} bands: {absent}{hint}"

@@ -221,31 +221,43 @@ def nice_scale_km(width_km: float) -> float:
 
 def scale_bar(draw, texts: list[Text], box: Box, shape: tuple[int, int], pixel_size_m: float, k: int) -> None:
     """A round km bar about a fifth of the panel wide, white outlined in black, its label white on a black halo
-    (readable on any ground); on a panel too low for the label above the bar, across its middle, label beside."""
+    (readable on any ground); on a panel too low for the label above the bar, across its middle, label beside.
+
+    Placed in drawn pixels, so it stays inside a panel of a few coarse pixels (a 3 x 5 px ERA5-Land site drawn
+    350 px high put it below the panel); a bar shorter than its label takes the next round length that fits
+    the panel, and where none does the label starts where the bar starts, over the panel."""
     h, w = shape
     left, top, right, bottom = box
-    sx, sy = (right - left) / w, (bottom - top) / h  # drawn pixels per panel pixel
+    dw, dh = right - left, bottom - top
+    per_km = 1000.0 / pixel_size_m * dw / w  # drawn pixels per km
+    side = min(dw, dh)  # the bar's thickness and inset follow the shorter side (strips, tall sites)
+    inset = side * 0.05
     bar_km = nice_scale_km(w * pixel_size_m / 1000.0)
-    bar_px = bar_km * 1000.0 / pixel_size_m
-    side = min(h, w)  # the bar's thickness and inset follow the shorter side (strips, tall sites)
-    x0, y0 = side * 0.05, h - side * 0.07
-    thin = bottom - top < THIN_PANEL_PX
+    points, halo = 7.0, 2
+    label_px = text_size(f"{bar_km:g} km", points, bold=True)[0] + 2 * halo
+    longer = bar_km
+    while bar_km * per_km < label_px:  # the next round length (1, 2, 5, 10 ...) whose bar holds its label
+        longer = nice_scale_km(longer * 5 * 1.001)
+        if longer * per_km > dw - 2 * inset:
+            break
+        bar_km, label_px = longer, text_size(f"{longer:g} km", points, bold=True)[0] + 2 * halo
+    bar_px = bar_km * per_km
+    x0, y0 = left + inset, bottom - side * 0.07
+    thin = dh < THIN_PANEL_PX
     if thin:
-        y0 = h / 2
-
-    def at(x: float, y: float) -> tuple[float, float]:  # panel pixel coordinates (centres at integers) -> image
-        return left + (x + 0.5) * sx, top + (y + 0.5) * sy
-
-    (ax, ay), (bx, by) = at(x0, y0 - side * 0.015), at(x0 + bar_px, y0 + side * 0.015)
-    draw.rectangle((round(ax), round(ay), max(round(ax), round(bx) - 1), max(round(ay), round(by) - 1)),
+        y0 = top + dh / 2
+    half = max(side * 0.015, 2.0)  # (a white inside between its two black edges)
+    draw.rectangle((round(x0), round(y0 - half), max(round(x0), round(x0 + bar_px) - 1), round(y0 + half) - 1),
                    fill=(255, 255, 255), outline=(0, 0, 0), width=1)  # fmt: skip
-    text, points, halo = f"{bar_km:g} km", 7.0, 2
+    text = f"{bar_km:g} km"
     if thin:  # beside the bar, as large as the panel's height allows (a 96 x 2000 px strip panel is 12 px high)
-        xy, anchor, points, halo = at(x0 + bar_px + side * 0.1, y0), "lm", 6.0, 1
-        while points > 4 and text_size(text, points, bold=True)[1] + 2 * halo > bottom - top:
+        xy, anchor, points, halo = (x0 + bar_px + max(side * 0.1, 3), y0), "lm", 6.0, 1
+        while points > 4 and text_size(text, points, bold=True)[1] + 2 * halo > dh:
             points *= 0.9
+    elif bar_px < label_px:  # a narrow panel: above the bar from its start, into the panel (not past its edge)
+        xy, anchor = (x0, y0 - side * 0.03), "ld"
     else:
-        xy, anchor = at(x0 + bar_px / 2, y0 - side * 0.03), "md"
+        xy, anchor = (x0 + bar_px / 2, y0 - side * 0.03), "md"
     draw_text(draw, texts, xy, text, points, anchor=anchor, role="scale", panel=k, bold=True,
               fill=(255, 255, 255), halo=halo)  # fmt: skip
 
