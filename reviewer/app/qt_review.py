@@ -158,15 +158,24 @@ class ReviewDock(QWidget):
     def install_keys(self, window: QWidget) -> None:
         """Window-wide keys (not while typing in a text field: Qt gives those keys to the field). A maintainer's
         dock has none: its forms take Qt's own keys (Space on the focused Assign button had been eaten by Space)."""
+        from reviewer.app.qt_dock_keys import order_tabs
+
+        order_tabs(self.app, "Review")  # Tab from the canvas: this dock first
         if self.annotator is None and self.expert is None:
             return
         self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
-        """Send a key to the mode in front; True when it did something."""
+        """Send a key to the mode in front; True when it did something. Esc also gives the keyboard back to the
+        canvas from a dock's field (the window's Esc shortcut takes the key before the field's dock sees it)."""
         panel = self.tabs.currentWidget()
         handler = getattr(panel, "key", None)
-        return bool(handler(key)) if handler else False
+        done = bool(handler(key)) if handler else False
+        if key == "Escape":
+            from reviewer.app.qt_wheel import leave_field
+
+            done = leave_field() or done
+        return done
 
 
 class AnnotatorPanel(QWidget):

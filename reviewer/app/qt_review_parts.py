@@ -33,6 +33,7 @@ ANNOTATOR_KEYS = (
     ("Space", "skip (the item comes back at the end)"),
     ("Backspace", "undo my last decision"),
     ("N / P", "next / previous item"),
+    ("Esc", "cancel the flag; in a dock's field: back to the canvas"),
 )
 EXPERT_KEYS = (
     ("A", "accept (asks for the rationale if none is typed)"),
@@ -52,13 +53,13 @@ ANNOTATOR_KEYS_SHORT = (
     ("Space", "skip"),
     ("Backspace", "undo"),
     ("N / P", "next / previous"),
-    ("F1", "all keys"),
+    ("F1", "all keys"),  # (Esc, back to the canvas from a field: a third line at 1366 x 768; in F1 and the tooltip)
 )
 EXPERT_KEYS_SHORT = (
     ("A", "accept"),
     ("1-9, R", "reject"),
     ("Enter", "save"),
-    ("Esc", "leave the rationale"),
+    ("Esc", "leave a field"),
     ("E", "correct"),
     ("L/M/H", "confidence"),
     ("N / P", "next / previous"),
