@@ -83,6 +83,33 @@ def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
         assert st.pair == (view.panels[0], view.panels[-1])
 
 
+def test_the_next_items_prefetch_starts_once_the_item_shown_is_painted(review_window, qtbot):
+    """Issue 27, no chains of timers: the next item's evidence starts being prepared at the canvas's first frame
+    after the item shown is applied (it waited a fixed 250 ms timer before, re-armed while an item came up), so
+    it never competes with the item's own paint and is never later than that paint."""
+    app = review_window
+    panel, loader = app.review.annotator, app.review.loader
+    wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    keys = [r["item"] for r in panel.shown_rows]
+    at_frame: list[tuple[str | None, tuple[str, ...]]] = []
+
+    def on_applied(key: str, _problem: str) -> None:
+        def frame() -> None:  # (connected after the dock's own handler: called after it)
+            canvas.frameSwapped.disconnect(frame)
+            at_frame.append((key, loader.plan.items))
+
+        canvas.frameSwapped.connect(frame)
+
+    loader.applied.connect(on_applied)
+    assert app.review.key("N")
+    shown = panel.view["item"]
+    qtbot.waitUntil(lambda: bool(at_frame), timeout=60000)
+    loader.applied.disconnect(on_applied)
+    key, plan = at_frame[0]
+    assert key == shown and plan[:1] == (keys[keys.index(shown) + 1],), at_frame
+
+
 def test_status_bar_gives_the_value_of_the_item_shown(review_window, qtbot):
     """napari's status bar gives the image value under the pointer; when the next item shows another date under a
     pointer that stays put, it gives that date's value, worked out in the item's own turn (napari's status thread
