@@ -824,29 +824,11 @@ def tile_rows(scene: Scene, grid: Grid) -> tuple[int, int] | None:
     """(tile height, first site row at which a tile row starts) of the scene's first band file when its rows lie
     on the site grid's (same CRS, cell height and row alignment; what COGs of one path/row share with a site
     made from them), else None (blocks are then not aligned: a reprojected read crosses tile rows anyway)."""
-    import rasterio
-    from rasterio.errors import RasterioError
-
-    from reviewer.record.archive import gdal_path
-    from reviewer.record.decode import gdal_env
+    from reviewer.record.decode import tile_rows_on_grid
 
     spec = scene.product_spec.band_by_name(BANDS[0])
     rel = scene.files.get(spec.token) if spec is not None else None
-    if rel is None:
-        return None
-    try:
-        with gdal_env(), rasterio.open(gdal_path(Path(scene.files_root) / rel)) as src:
-            th, t, crs = src.block_shapes[0][0], src.transform, src.crs
-            same_crs = crs is not None and crs == grid.crs
-    except (RasterioError, OSError, ValueError):  # unreadable: the read proper names the file and its fault
-        return None
-    g = grid.transform
-    if not same_crs or t.b or t.d or g.b or g.d or not math.isclose(t.e, g.e, rel_tol=1e-9):
-        return None
-    off = (g.f - t.f) / t.e + grid.origin[0]  # the file row of site row 0
-    if not math.isclose(off, round(off), abs_tol=1e-6):
-        return None
-    return th, -round(off) % th
+    return None if rel is None else tile_rows_on_grid(Path(scene.files_root) / rel, grid)
 
 
 class _SceneFailed(Exception):

@@ -172,14 +172,12 @@ class Catalog:
 
     def __init__(self, doc: dict[str, Any], *, path: Path | None = None, raw: bytes | None = None) -> None:
         """`raw`: the bytes `doc` was parsed from, so a catalogue that passed its schema before is not checked
-        again (reviewer.schema_once); without them `doc` is checked now."""
-        if raw is not None:
-            from reviewer.schema_once import validate_once
+        again (reviewer.schemas.validate_once); without them `doc` is checked now."""
+        from reviewer.schemas import validate, validate_once
 
+        if raw is not None:
             validate_once(doc, raw, "products", path=path)
         else:
-            from reviewer.schemas import validate
-
             validate(doc, "products", path=path)
         self.products = {row["id"]: _product(row) for row in doc["products"]}
         self._doc = doc

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
@@ -39,9 +39,6 @@ from reviewer.record.grid import PixelMap as _PixelMap
 from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
-
-if TYPE_CHECKING:
-    from reviewer.record.scan import Scene
 
 with without("boto3", unless_loaded="rasterio"):  # no AWS modules: local files and tar members only
     import rasterio
@@ -712,7 +709,7 @@ class SceneDN:
     decode hides, the radiometric-saturation layer and which bit of it each band has. read_scene decodes it into
     physical values; a render looks its DN up in colour tables (render_dn.py), without float values."""
 
-    scene: Scene
+    scene: Any  # the scan.Scene read (scan imports this module)
     product: Product
     specs: list[tuple[str, BandSpec]]
     raws: dict[str, np.ndarray]  # by common name (a band that is its own quality layer: the quality layer)
@@ -1138,3 +1135,22 @@ def file_geometry(path: str | Path) -> tuple[object, object, tuple[int, int]]:
                 return src.crs, src.transform, (src.height, src.width)
     except RasterioError as exc:
         raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+
+
+def tile_rows_on_grid(path: Path, grid: Grid) -> tuple[int, int] | None:
+    """(tile height, first site row at which a tile row starts) of a band file whose rows lie on the site grid's
+    (same CRS, cell height and row alignment: what COGs of one path/row share with a site made from them), else
+    None (a reprojected read crosses tile rows anyway); generate cuts its read blocks on them."""
+    try:
+        with gdal_env(), rasterio.open(gdal_path(path)) as src:
+            th, t, crs = src.block_shapes[0][0], src.transform, src.crs
+            same_crs = crs is not None and crs == grid.crs
+    except (RasterioError, OSError, ValueError):  # unreadable: the read proper names the file and its fault
+        return None
+    g = grid.transform
+    if not same_crs or t.b or t.d or g.b or g.d or not math.isclose(t.e, g.e, rel_tol=1e-9):
+        return None
+    off = (g.f - t.f) / t.e + grid.origin[0]  # the file row of site row 0
+    if not math.isclose(off, round(off), abs_tol=1e-6):
+        return None
+    return th, -round(off) % th
