@@ -61,6 +61,23 @@ def region_mask(region, site) -> tuple[np.ndarray, np.ndarray]:
     return np.ones((h, w), bool), ring
 
 
+REGION_INSIDE, REGION_EDGE = 1, 2  # the values of a region's raster (0: outside)
+
+
+def region_raster(mask: np.ndarray) -> np.ndarray:
+    """A region as the canvas shows it: its very pixels (those its trajectory averages), REGION_INSIDE, with an edge
+    band of REGION_EDGE along its border (about 1/400 of the site across, at least a pixel; the site's own border
+    counts as the region's edge there)."""
+    from scipy.ndimage import minimum_filter
+
+    inside = np.asarray(mask, bool)
+    band = max(1, round(max(inside.shape) / 400))
+    core = minimum_filter(inside.view(np.uint8), size=2 * band + 1, mode="constant", cval=0).astype(bool)
+    out = inside.astype(np.uint8) * REGION_INSIDE
+    out[inside & ~core] = REGION_EDGE
+    return out
+
+
 def sensor_filter(labels: frozenset[str], sensors) -> tuple[str, ...]:
     """The sensors of `sensors` the site's record has (`labels`: its record's sensors), in their order; () when that
     is all of them (no filter)."""
@@ -122,10 +139,10 @@ class Prepared:
     pair_error: str
     chips: list  # (year, i, label, channels) as the chip strip keeps them
     chip_rgb: dict
-    mask: np.ndarray | None
-    ring: np.ndarray | None
+    mask: np.ndarray | None  # the region on the site grid (its series reads these pixels)
     token: Any = None  # the request it answers (item_pipeline.Token)
     pair_rgb: list | None = None  # the pair's panels through the view's stretch: (h, w, 3) uint8 each
+    region: np.ndarray | None = None  # `region_raster` of the mask: the region as the canvas draws it
 
     def series_key(self, harmonized: bool) -> tuple:
         scenes = tuple((sc.files_root, sc.key) for sc in self.stack.scenes)
@@ -196,7 +213,7 @@ def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
 def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, focus: EvidenceFocus | None = None):
     """Worker: the item's stack with its filters, the date it opens on read (`focus`: the dates the question turns
     on), the pair's panels resolved and stretched, the chip strip over its period read at chip size and stretched,
-    its region's mask and ring."""
+    its region's mask and raster."""
     from reviewer.record.render import resolve_panel
     from reviewer.record.series import clearest_per_year
 
@@ -206,10 +223,11 @@ def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, fo
     stack = item_stack(index, view, want, cache)
     years = view_years(view)
     try:
-        mask, ring = region_mask(view.region, index.site)
+        mask, _ring = region_mask(view.region, index.site)
     except (ReviewerError, ValueError):
-        mask = ring = None
-    out = Prepared(key, view, index, want, stack, 0, years, None, None, "", [], {}, mask, ring)
+        mask = None
+    out = Prepared(key, view, index, want, stack, 0, years, None, None, "", [], {}, mask)
+    out.region = region_raster(mask) if mask is not None else None
     if not len(stack):
         return out
     best = clearest_per_year(stack)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE
 from reviewer.app.frames import FrameArray
 from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
 from reviewer.app.session_site import modules_warmed
@@ -16,7 +17,14 @@ IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
 BOUNDARY_RGBA = (1.0, 1.0, 0.0, 1.0)  # its edges: yellow
-REGION_LAYER = "trajectory region"
+REGION_LAYER = "trajectory region"  # the polygon the user draws for the trajectory (Draw polygon)
+ITEM_REGION_LAYER = "item region"  # a review item's region, as the pixels its trajectory averages
+ITEM_REGION_COLORS = {
+    None: (0, 0, 0, 0),
+    0: (0, 0, 0, 0),
+    REGION_INSIDE: (0.0, 1.0, 1.0, 0.15),  # cyan, as a drawn polygon's face
+    REGION_EDGE: (0.0, 1.0, 1.0, 1.0),
+}
 #: the start-up layer's pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
 #: napari's scale setter (~20-60 ms)
 PLACEHOLDER_RESOLUTION = 30.0
@@ -42,6 +50,7 @@ class CanvasLayers:
         self.overlay_layer = None
         self.boundary_layer = None
         self.region_layer = None
+        self.item_region_layer = None
         self._label_width = 22
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         self._canvas_dressed = False
@@ -314,6 +323,42 @@ class CanvasLayers:
                 edge_width=max(self.s.index.site.shape) / 200.0 if self.s.index else 1.0,
             )
         return self.region_layer
+
+    def show_item_region(self, raster: np.ndarray | None) -> None:
+        """A review item's region (`evidence_prep.region_raster`; None: none) in a Labels layer whose array is rewritten
+        in place and re-sliced: another region is one texture upload. (Drawn as a Shapes polygon, each new region
+        rebuilt napari's meshes and vispy relinked two shader programs: ~20 ms of the UI thread under software GL.)
+        A polygon the user drew for the trajectory is cleared: the canvas shows the item's own region."""
+        drawn = self.region_layer
+        if drawn is not None and drawn in self.viewer.layers and len(drawn.data):
+            drawn.data = []
+        layer = self.item_region_layer
+        if layer is not None and layer not in self.viewer.layers:
+            layer = self.item_region_layer = None
+        if raster is None:
+            if layer is not None and layer.data.any():
+                layer.data[...] = 0
+                layer.refresh()
+            return
+        if layer is None:
+            from napari.utils.colormaps import DirectLabelColormap
+
+            layer = self.item_region_layer = self.viewer.add_labels(
+                raster.copy(),
+                name=ITEM_REGION_LAYER,
+                scale=self.scale(),
+                units=("m", "m"),
+                colormap=DirectLabelColormap(color_dict=ITEM_REGION_COLORS),
+            )
+        elif layer.data.shape != raster.shape:  # another site's grid
+            layer.data = raster.copy()
+        elif not np.array_equal(layer.data, raster):
+            layer.data[...] = raster  # in place: napari re-slices the same array
+            layer.refresh()
+        if tuple(layer.scale) != self.scale():  # (another site)
+            layer.scale = self.scale()
+        if self.image_layer is not None and self.viewer.layers.selection.active is not self.image_layer:
+            self.viewer.layers.selection.active = self.image_layer
 
     def label_time_axis(self, i: int) -> str:
         """Label the slider with date i's date and sensor (padded to one width, so the label does not
