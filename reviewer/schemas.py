@@ -1,16 +1,23 @@
-"""JSON Schemas (2020-12) from schemas/: loaded once, enforced on every read and write."""
+"""JSON Schemas (2020-12) from schemas/: loaded once, enforced on every read and write.
+
+jsonschema is imported only when a check runs: importing it and building a validator cost 0.1-0.3 s, so files
+read by verbs scripted in loops (the product catalogue, the rules, the failure sets) are checked through
+validate_once, which remembers a success by content.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-
-from reviewer import SCHEMAS_DIR
+from reviewer import APP_NAME, SCHEMAS_DIR
 from reviewer.errors import SchemaError
+
+if TYPE_CHECKING:
+    import jsonschema
 
 
 @cache
@@ -18,6 +25,8 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
     """`name` is the file stem, e.g. 'question' for schemas/question.schema.json. The schema files themselves
     are checked against the metaschema by tests/unit/test_schema_files.py, not at every start (a third of
     a `reviewer scan`'s fixed cost: 0.1-0.2 s for products.schema.json)."""
+    import jsonschema
+
     schema = json.loads((SCHEMAS_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
     return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
 
@@ -55,3 +64,26 @@ def validate(doc: Any, name: str, *, path: str | Path | None = None, line: int |
     if found:
         field, message = found[0]
         raise SchemaError(f"does not match {name}.schema.json: {message}", path=path, line=line, field=field)
+
+
+def validate_once(doc: Any, raw: bytes, name: str, *, path: str | Path | None = None) -> None:
+    """validate(doc, name) of `doc` parsed from `raw`, unless these very bytes passed before against this very
+    schema: a success is remembered by the sha256 of both (a stamp in the user cache folder); any change to
+    either checks again, and a document that fails is never stamped."""
+    schema_raw = (SCHEMAS_DIR / f"{name}.schema.json").read_bytes()
+    stamp = stamp_dir() / hashlib.sha256(name.encode() + b"\0" + schema_raw + b"\0" + raw).hexdigest()
+    if stamp.exists():
+        return
+    validate(doc, name, path=path)
+    try:
+        stamp.parent.mkdir(parents=True, exist_ok=True)
+        stamp.touch()
+    except OSError:
+        pass  # no cache folder: validate every time
+
+
+def stamp_dir() -> Path:
+    """Where validate_once keeps its stamps (under XDG_CACHE_HOME, which the test suite points elsewhere)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME)) / "validated"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -59,6 +60,69 @@ def region_mask(region, site) -> tuple[np.ndarray, np.ndarray]:
         return quadrant_masks((h, w))[name], ring
     ring = np.array([(0, 0), (0, w), (h, w), (h, 0)], float)
     return np.ones((h, w), bool), ring
+
+
+REGION_INSIDE, REGION_EDGE = 1, 2  # the values of a region's raster (0: outside)
+
+
+def boundary_raster(rings: list[np.ndarray], shape: tuple[int, int]) -> tuple[np.ndarray, int]:
+    """A site's boundary rings ((row, col) on the site grid, pixel corners at whole numbers) as a raster of 1s on
+    their lines, and its pixels per site pixel `k`: drawn at about VIEW_PX across (k site pixels to the raster's on
+    a small site), the lines a 250th of the site's larger side wide, as thin on a 64 px site as on a 1,600 px one."""
+    h, w = shape
+    k = max(1, VIEW_PX // max(h, w))
+    width = max(1, round(max(h, w) * k / 250))
+    out = np.zeros((h * k, w * k), np.uint8)
+    for ring in rings:
+        pts = np.asarray(ring, float) * k
+        if len(pts) < 2:
+            continue
+        a, b = pts[:-1], pts[1:]
+        steps = np.maximum(1, np.ceil(2 * np.abs(b - a).max(axis=1)).astype(int))  # half a raster pixel apart
+        t = np.concatenate([np.arange(n + 1) / n for n in steps])
+        seg = np.repeat(np.arange(len(a)), steps + 1)
+        line = np.unique(np.floor(a[seg] + (b - a)[seg] * t[:, None]).astype(int), axis=0)
+        for dr in range(width):  # each line pixel widened to width x width (down and right of it)
+            for dc in range(width):
+                r, c = line[:, 0] + dr - width // 2, line[:, 1] + dc - width // 2
+                keep = (r >= 0) & (r < h * k) & (c >= 0) & (c < w * k)
+                out[r[keep], c[keep]] = 1
+    return out, k
+
+
+BOUNDARIES_KEPT = 4  # sites' boundary rasters kept (made by a worker, drawn by the UI thread)
+_boundaries: OrderedDict[tuple, tuple[np.ndarray, int]] = OrderedDict()
+_boundaries_lock = threading.Lock()
+
+
+def site_boundary_raster(site) -> tuple[np.ndarray, int]:
+    """`boundary_raster` of a site's boundary, made once (any thread: the worker that opens a site makes it, the UI
+    thread then only draws it); raises ReviewerError when the boundary cannot be read."""
+    key = (str(site.dir), tuple(site.shape), str(site.boundary_path))
+    with _boundaries_lock:
+        kept = _boundaries.get(key)
+    if kept is not None:
+        return kept
+    made = boundary_raster(site.boundary_lines(), tuple(site.shape))
+    with _boundaries_lock:
+        _boundaries[key] = made
+        while len(_boundaries) > BOUNDARIES_KEPT:
+            _boundaries.popitem(last=False)
+    return made
+
+
+def region_raster(mask: np.ndarray) -> np.ndarray:
+    """A region as the canvas shows it: its very pixels (those its trajectory averages), REGION_INSIDE, with an edge
+    band of REGION_EDGE along its border (about 1/400 of the site across, at least a pixel; the site's own border
+    counts as the region's edge there)."""
+    from scipy.ndimage import minimum_filter
+
+    inside = np.asarray(mask, bool)
+    band = max(1, round(max(inside.shape) / 400))
+    core = minimum_filter(inside.view(np.uint8), size=2 * band + 1, mode="constant", cval=0).astype(bool)
+    out = inside.astype(np.uint8) * REGION_INSIDE
+    out[inside & ~core] = REGION_EDGE
+    return out
 
 
 def sensor_filter(labels: frozenset[str], sensors) -> tuple[str, ...]:
@@ -122,10 +186,10 @@ class Prepared:
     pair_error: str
     chips: list  # (year, i, label, channels) as the chip strip keeps them
     chip_rgb: dict
-    mask: np.ndarray | None
-    ring: np.ndarray | None
+    mask: np.ndarray | None  # the region on the site grid (its series reads these pixels)
     token: Any = None  # the request it answers (item_pipeline.Token)
     pair_rgb: list | None = None  # the pair's panels through the view's stretch: (h, w, 3) uint8 each
+    region: np.ndarray | None = None  # `region_raster` of the mask: the region as the canvas draws it
 
     def series_key(self, harmonized: bool) -> tuple:
         scenes = tuple((sc.files_root, sc.key) for sc in self.stack.scenes)
@@ -179,8 +243,9 @@ def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
 
         with Store(req.db) as store:
             index = open_index(req.folder, store)
-        try:  # read and reproject the boundary here; the UI thread only draws it
-            index.site.boundary_geometries()
+        try:  # read, reproject and rasterize the boundary here; the UI thread only draws it
+            if index.site.boundary_path is not None:
+                site_boundary_raster(index.site)
         except ReviewerError:
             pass  # said when the boundary is drawn
     want = req.want
@@ -196,7 +261,7 @@ def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
 def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, focus: EvidenceFocus | None = None):
     """Worker: the item's stack with its filters, the date it opens on read (`focus`: the dates the question turns
     on), the pair's panels resolved and stretched, the chip strip over its period read at chip size and stretched,
-    its region's mask and ring."""
+    its region's mask and raster."""
     from reviewer.record.render import resolve_panel
     from reviewer.record.series import clearest_per_year
 
@@ -206,10 +271,11 @@ def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, fo
     stack = item_stack(index, view, want, cache)
     years = view_years(view)
     try:
-        mask, ring = region_mask(view.region, index.site)
+        mask, _ring = region_mask(view.region, index.site)
     except (ReviewerError, ValueError):
-        mask = ring = None
-    out = Prepared(key, view, index, want, stack, 0, years, None, None, "", [], {}, mask, ring)
+        mask = None
+    out = Prepared(key, view, index, want, stack, 0, years, None, None, "", [], {}, mask)
+    out.region = region_raster(mask) if mask is not None else None
     if not len(stack):
         return out
     best = clearest_per_year(stack)

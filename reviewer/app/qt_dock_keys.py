@@ -1,7 +1,13 @@
-"""Keys that bring a dock to the front (Reviewer menu > Show dock): a dock tabbed behind another (Coverage, Chips,
-Pair, Scoring, Failures) had no way in without the mouse, as a dock's tab bar takes no keyboard focus. A viewer's
-dock comes to the front with the keys on the canvas (the review and date keys go on working); a form's dock
-(Stack, Scoring, Generate) takes the keyboard at its first field, and Tab goes on through it."""
+"""The keyboard between the canvas and the docks.
+
+- Keys that bring a dock to the front (Reviewer menu > Show dock): a dock tabbed behind another (Coverage, Chips,
+  Pair, Scoring, Failures) had no way in without the mouse, as a dock's tab bar takes no keyboard focus. A viewer's
+  dock comes to the front with the keys on the canvas (the review and date keys go on working); a form's dock
+  (Stack, Scoring, Generate) takes the keyboard at its first field, and Tab goes on through it.
+- Tab from the canvas goes to the dock where the person works (Review, or Failures for a coder), then through the
+  other docks in the order of their keys (`order_tabs`).
+- Esc in any field of the app's docks gives the keyboard back to the canvas (`qt_wheel.leave_field`).
+"""
 
 from __future__ import annotations
 
@@ -61,12 +67,66 @@ def bring_dock(app, name: str) -> bool:
 
 
 def _first_field(root: QWidget | None) -> QWidget | None:
-    """The first widget under `root` that Tab would stop at, in the order Tab goes."""
+    """The first widget under `root` that Tab would stop at, in the order Tab goes (`order_tabs` may have moved the
+    dock's fields: the stretch of the chain before any of them is walked back to its start)."""
     if root is None:
         return None
+    stops = [w for w in _tab_stops(root) if w.isVisibleTo(root) and w.isEnabled()]
+    if not stops:
+        return None
+    first, ids = stops[0], set(map(id, stops))
+    w = first.previousInFocusChain()
+    while w is not None and root.isAncestorOf(w):
+        if id(w) in ids:
+            first = w
+        w = w.previousInFocusChain()
+    return first
+
+
+def order_tabs(app, first: str) -> list[QWidget]:
+    """Tab from the canvas goes to dock `first` (where the person works: Review, or Failures for a coder), then on
+    through the other docks in the order of their keys (Stack, Trajectory, Coverage, Chips, Pair, Scoring, Failures,
+    Generate); a dock's own fields keep their order. Returns the fields in that order.
+
+    Qt puts a widget in the window's Tab chain when it is made: the app's docks came after napari's widgets, Tab from
+    the canvas went through napari's activity button and the Stack dock first, and the Review dock, made last, came
+    after napari's date field, which hands the keys to its slider bar when left: Tab never reached it. Only the app's
+    own widgets are moved (Qt's `QWidget.setTabOrder`); napari's stay where napari put them, after the docks'. A
+    dock's scroll area is no stop of its own (Tab had stopped on an empty frame before the dock's first field)."""
+    from qtpy.QtWidgets import QAbstractScrollArea
+
+    from reviewer.app.qt_window import canvas_widget
+
+    canvas = canvas_widget(app.viewer)
+    names = [first] + [name for name, _key in DOCK_KEYS if name != first]
+    roots = [app.docks[n].widget() for n in names if n in app.docks and app.docks[n].widget() is not None]
+    if canvas is None or not roots:
+        return []
+    for root in roots:  # a dock's scroll area (DockScroll) is no Tab stop; the wheel still scrolls it
+        if isinstance(root, QAbstractScrollArea) and root.focusPolicy() & Qt.FocusPolicy.TabFocus:
+            root.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+    chain = [w for root in roots for w in _tab_stops(root)]
+    before = canvas
+    for w in chain:
+        QWidget.setTabOrder(before, w)
+        before = w
+    return chain
+
+
+def _tab_stops(root: QWidget) -> list[QWidget]:
+    """The widgets under `root` that Tab stops at, in Tab's order (the dock's, top to bottom); those made later (a
+    form filled in when first shown) after them. Only the dock's own stretch of the chain is walked: walking the
+    window's whole chain (napari's widgets too) kept napari's viewer alive after its window closed."""
+    tab, window = Qt.FocusPolicy.TabFocus, root.window()
+
+    def stop(w: QWidget) -> bool:
+        return bool(w.focusPolicy() & tab) and w.focusProxy() is None and w.window() is window
+
+    out: list[QWidget] = []
     w = root.nextInFocusChain()
-    while w is not None and w is not root:
-        if root.isAncestorOf(w) and w.isVisibleTo(root) and w.isEnabled() and w.focusPolicy() & Qt.TabFocus:
-            return w
+    while w is not None and root.isAncestorOf(w):
+        if stop(w):
+            out.append(w)
         w = w.nextInFocusChain()
-    return None
+    seen = set(map(id, out))
+    return out + [w for w in root.findChildren(QWidget) if id(w) not in seen and stop(w)]

@@ -47,7 +47,7 @@ MODES = (
 )
 FAILURE_KEYS = (
     ("1-7 / 1-5", "the code with that key, steps / pairs (saved at once, then the next run to code)"),
-    ("C", "type a note (Enter: back to the keys; saved with the next code)"),
+    ("C", "type a note (Enter or Esc: back to the keys; saved with the next code)"),
     ("N / P", "next / previous run"),
 )
 SHORTCUT_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "C", "N", "P")
@@ -350,6 +350,7 @@ class FailuresDock(QWidget):
                 self.list.blockSignals(False)
         if self.loader is not None:
             self.loader.wanted = view["question"]["id"]  # its evidence is the one wanted from now on
+            self._say_evidence()  # this run's question's, from now on (not the run before's, while it loads)
         self._load_soon()
 
     def _show_nothing(self, text: str) -> None:
@@ -366,23 +367,29 @@ class FailuresDock(QWidget):
         if self.loader.key == qid and not self.loader.problem:
             return
         question = dict(self.doc["questions"][qid], id=qid)
-        self.evidence_label.setText(f"evidence: opening {question.get('site')} ...")
-        self.evidence_label.setStyleSheet("color: #aaa")
         self.loader.load(qid, question)
+        self._say_evidence()
         nxt = self.next_to_code(self.view["run"])  # the run a code key goes to next: its scenes read ahead
         nq = next((r["question"] for r in self.rows if r["run"] == nxt), None)
         if nq is not None and nq != qid:
             self.loader.prefetch(dict(self.doc["questions"][nq], id=nq))
 
-    def _on_evidence(self, key: str, problem: str) -> None:
-        if self.view is None or key != self.view["question"]["id"]:
+    def _on_evidence(self, key: str, _problem: str) -> None:
+        if self.view is not None and key == self.view["question"]["id"]:
+            self._say_evidence()
+
+    def _say_evidence(self) -> None:
+        """The evidence line of the run's question, as the item pipeline stands (`review_model.evidence_line`)."""
+        from reviewer.app.review_model import evidence_line
+
+        if self.loader is None or self.view is None:
             return
-        if problem:
-            self.evidence_label.setText(f"evidence: {problem} (you can still code the run)")
-            self.evidence_label.setStyleSheet(BAD_STYLE)
-        else:
-            self.evidence_label.setText(f"evidence of {key} in the viewer")
-            self.evidence_label.setStyleSheet("color: #aaa")
+        qid = self.view["question"]["id"]
+        site = (self.doc["questions"].get(qid) or {}).get("site")
+        line = evidence_line(qid, self.loader.model, site=site)
+        failed = line.state == "failed"
+        self.evidence_label.setText(line.text + (" (you can still code the run)" if failed else ""))
+        self.evidence_label.setStyleSheet(BAD_STYLE if failed else "color: #aaa")
 
     # ------------------------------------------------------------------ saving
 
@@ -460,6 +467,9 @@ def install_failures_dock(app, set_path: str | Path, user: str, role: str, *, st
     qwin = main_window(app.viewer)
     if qwin is not None:
         dock.install_keys(qwin)
+        from reviewer.app.qt_dock_keys import order_tabs
+
+        order_tabs(app, "Failures")  # Tab from the canvas: the coding dock first
         try:
             qwin.resizeDocks([app.docks["Failures"]], [min(560, int(qwin.width() * 0.36))], Qt.Horizontal)
         except AttributeError:

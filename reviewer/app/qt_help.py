@@ -11,6 +11,8 @@ KEYS = (
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),
+    ("Tab / Shift+Tab", "from the canvas: the Review (or Failures) dock first"),
+    ("Esc", "in a dock's field: back to the canvas, the text kept"),
     (
         "Ctrl+1 ... Ctrl+9",
         "bring a dock to the front: Review, Stack, Trajectory, Coverage, Chips, Pair, Scoring, "

@@ -51,9 +51,6 @@ logger = logging.getLogger(__name__)
 
 MARKS = {None: "·", "accept": "✓", "flag": "⚑", "skip": "↷"}
 STATE_FILTERS = {"all": None, "undecided": (None, "skip"), "accepted": ("accept",), "flagged": ("flag",)}
-#: the next item's evidence is prepared this long after an item shows: workers started with the item held the GIL
-#: while the UI thread changed the docks and painted them (2-3 x slower); the annotator reads for seconds anyway
-PREFETCH_DELAY_MS = 250
 SERIES_AHEAD = 6  # items past the next two whose series grids are read ahead (a small site's; EvidenceLoader.prefetch)
 SHORTCUT_KEYS = (
     "A",
@@ -158,15 +155,24 @@ class ReviewDock(QWidget):
     def install_keys(self, window: QWidget) -> None:
         """Window-wide keys (not while typing in a text field: Qt gives those keys to the field). A maintainer's
         dock has none: its forms take Qt's own keys (Space on the focused Assign button had been eaten by Space)."""
+        from reviewer.app.qt_dock_keys import order_tabs
+
+        order_tabs(self.app, "Review")  # Tab from the canvas: this dock first
         if self.annotator is None and self.expert is None:
             return
         self._shortcuts += window_keys(window, SHORTCUT_KEYS, self.key)
 
     def key(self, key: str) -> bool:
-        """Send a key to the mode in front; True when it did something."""
+        """Send a key to the mode in front; True when it did something. Esc also gives the keyboard back to the
+        canvas from a dock's field (the window's Esc shortcut takes the key before the field's dock sees it)."""
         panel = self.tabs.currentWidget()
         handler = getattr(panel, "key", None)
-        return bool(handler(key)) if handler else False
+        done = bool(handler(key)) if handler else False
+        if key == "Escape":
+            from reviewer.app.qt_wheel import leave_field
+
+            done = leave_field() or done
+        return done
 
 
 class AnnotatorPanel(QWidget):
@@ -223,9 +229,7 @@ class AnnotatorPanel(QWidget):
         layout.addWidget(self.keys_line)
         self.loader.applied.connect(self._on_evidence)
         self._load_soon = soon(self._load_evidence, self)
-        from reviewer.app.jobs import when_settled
-
-        self._prefetch_later = when_settled(self._prefetch_next, PREFETCH_DELAY_MS, self)
+        self._prefetch_waits = False  # the next items' prefetch waits for the item shown to be painted
 
     # ------------------------------------------------------------------ queue
 
@@ -315,7 +319,7 @@ class AnnotatorPanel(QWidget):
         if self.loader.ready(view["item"]):
             self._load_evidence()  # prepared ahead: shown in this turn, painted once with the dock
         else:
-            self._load_soon()
+            self._load_soon()  # keys pressed in a burst: only the last one's item is asked for (`soon`)
 
     def show_evidence(self) -> None:
         """This mode came to the front: its item's evidence in the viewer."""
@@ -324,20 +328,34 @@ class AnnotatorPanel(QWidget):
             self._load_evidence()
 
     def _load_evidence(self) -> None:
-        """The shown item's evidence, and the next one's prefetched (keys pressed in a burst load once)."""
+        """The shown item's evidence; the next items are prefetched once it is on screen (`_on_evidence`)."""
         view = self.view
         if view is None:
             return
-        self.loader.load(view["item"], view["question"])
-        self.loader.prefetch(None)  # stale prefetch work stops now ...
-        self._prefetch_later()  # ... and the next item's starts once this one is on screen
+        self.loader.load(view["item"], view["question"])  # (prepared ahead: applied in this turn)
+        self.loader.prefetch(None)  # stale prefetch work stops now (a prefetch of this item goes on: it is loading)
+
+    def _prefetch_when_painted(self) -> None:
+        """The next items' prefetch starts once the item shown is painted (the canvas's next frame, `after_next_paint`):
+        workers started with the item held the GIL while the UI thread painted it (2-3 x slower)."""
+        from reviewer.app.qt_window import after_next_paint, canvas_widget
+
+        if self._prefetch_waits:
+            return
+        self._prefetch_waits = True
+
+        def start() -> None:
+            self._prefetch_waits = False
+            self._prefetch_next()
+
+        canvas = canvas_widget(self.dock.app.viewer)
+        if canvas is not None:
+            canvas.update()  # a frame comes even when the item changed nothing on the canvas (one paint for both)
+        after_next_paint(self.dock.app.viewer, start)
 
     def _prefetch_next(self) -> None:
         view = self.view
-        if view is None:
-            return
-        if self.loader.changing():  # (another site's item still showing: its workers would slow its last paints)
-            self._prefetch_later()
+        if view is None or self.loader.changing():  # (the item shown prefetches once it is applied)
             return
         ahead, at = [], view["item"]  # the next items in my order: two prepared, the series of the rest read ahead
         while len(ahead) < 2 + SERIES_AHEAD:
@@ -355,8 +373,10 @@ class AnnotatorPanel(QWidget):
         )
 
     def _on_evidence(self, key: str, problem: str) -> None:
-        if self.view is not None and key == self.view["item"]:
+        """The item shown is applied (or cannot be): say why not, and prefetch the next items once it is painted."""
+        if self.view is not None and key == self.view["item"] and self.dock.tabs.currentWidget() is self:
             self.evidence_label.setText(f"evidence: {problem} (you can still decide or skip)" if problem else "")
+            self._prefetch_when_painted()
 
     def _done(self) -> None:
         self.view = None

@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from qtpy.QtCore import QObject, Signal
 
 from reviewer.app.evidence_prep import (  # noqa: F401 - re-exported: the docks' and tests' names for them
@@ -262,8 +261,7 @@ class EvidenceLoader(QObject):
             s.show_stack(p.stack, p.current, announce=False)
         with st.events.locked.blocker():
             st.locked = True  # the item's stretch stays while the reviewer looks around
-        if p.ring is not None:
-            self._draw_region(p.ring)
+        s.canvas.show_item_region(p.region)
         app = self.app
         app.controls.show_sensors(st.sensors)  # the Stack dock's sensor boxes (it has no model listener for them)
         app.controls.show_stack(p.stack)  # the Stack dock's count and stretch line
@@ -287,22 +285,6 @@ class EvidenceLoader(QObject):
                 st.composite = view.composite
                 st.stretch = view.stretch
                 st.pair = p.pair
-
-    def _draw_region(self, ring: np.ndarray) -> None:
-        """The region on the canvas through napari's public data setter (kept when the next item has the same
-        region; one rebuild of the layer when it changes)."""
-        s = self.session
-        layer = s.region_shapes_layer()
-        ring = np.asarray(ring, float)
-        same = len(layer.data) == 1 and layer.shape_type == ["polygon"]
-        if same and not np.array_equal(np.asarray(layer.data[0])[:, -2:], ring):
-            layer.data = [ring]  # one polygon for another: its type and colours are kept (one rebuild)
-        elif not same:
-            if len(layer.data):
-                layer.data = []
-            layer.add(ring, shape_type="polygon")
-        if s.image_layer is not None and s.viewer.layers.selection.active is not s.image_layer:
-            s.viewer.layers.selection.active = s.image_layer
 
     # ------------------------------------------------------------------ shown, ready
 
@@ -381,11 +363,11 @@ class EvidenceLoader(QObject):
     def _series_only(self, req: ItemRequest) -> None:
         """Read an upcoming item's series ahead from its stack and region alone (no file read on this thread)."""
         try:
-            mask, ring = region_mask(req.view.region, req.index.site)
+            mask, _ring = region_mask(req.view.region, req.index.site)
         except (ReviewerError, ValueError):
             return
         stack = item_stack(req.index, req.view, req.want, self.session.cache)
-        p = Prepared(req.key, req.view, req.index, req.want, stack, 0, None, None, None, "", [], {}, mask, ring)
+        p = Prepared(req.key, req.view, req.index, req.want, stack, 0, None, None, None, "", [], {}, mask)
         self.series.start(p)
 
     def _warm_stack(self, question: dict[str, Any]) -> tuple | None:

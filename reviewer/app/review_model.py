@@ -8,6 +8,7 @@ tested without a display (tests/unit/test_review_model.py), and the review dock'
 - `ExpertKeys`: what a key does in the expert's mode: A / R save at once with a rationale typed, else ask for it;
   Enter in the rationale field saves the verdict asked for, Esc leaves the field, 1-9 pick the reject reason.
 - `first_mode`: the mode a role opens on (the first of its queues that has work).
+- `evidence_line`: what a dock says of the evidence in the viewer: the item's own, never another's as current.
 """
 
 from __future__ import annotations
@@ -246,3 +247,27 @@ def _question_span(question: Mapping[str, Any], view: Any) -> tuple[int, int] | 
         return int(str(p["start"])[:4]), int(str(p["end"])[:4])
     except (KeyError, TypeError, ValueError):
         return None
+
+
+@dataclass(frozen=True)
+class EvidenceLine:
+    """What a dock says of the evidence in the viewer for the item it shows: `state` opening / shown / failed."""
+
+    state: str
+    text: str
+
+
+def evidence_line(item: str | None, evidence: Any, *, site: str | None = None) -> EvidenceLine:
+    """The line for `item` (the one the dock shows) from the item pipeline's state (`evidence`: its `item`, `status`
+    loading / shown / failed and `reason`, as `item_pipeline.ItemEvidence` holds them). Evidence is always the
+    item's: while the pipeline holds another item (the one before, still on screen while this one is asked for or
+    prepared), the line says this item's evidence is opening, never "evidence of" the other one (the failures dock
+    had said "evidence of demo-core-seed0-18" while another run's question was loading)."""
+    opening = EvidenceLine("opening", f"evidence: opening {site or item} ...")
+    if item is None or evidence.item != item:
+        return opening
+    if evidence.status == "failed":
+        return EvidenceLine("failed", f"evidence: {evidence.reason}")
+    if evidence.status == "shown":
+        return EvidenceLine("shown", f"evidence of {item} in the viewer")
+    return opening

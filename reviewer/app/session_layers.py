@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE, site_boundary_raster
 from reviewer.app.frames import FrameArray
 from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
 from reviewer.app.session_site import modules_warmed
@@ -15,8 +16,17 @@ from reviewer.record.series import OVERLAY_CODES
 IMAGE_LAYER = "stack"
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
-BOUNDARY_RGBA = (1.0, 1.0, 0.0, 1.0)  # its edges: yellow
-REGION_LAYER = "trajectory region"
+#: the boundary's raster (`evidence_prep.boundary_raster`): its lines yellow. (Drawn as a Shapes layer of paths,
+#: each site's boundary rebuilt napari's meshes and vispy relinked two shader programs: ~30 ms of the UI thread.)
+BOUNDARY_COLORS = {None: (0, 0, 0, 0), 0: (0, 0, 0, 0), 1: (1.0, 1.0, 0.0, 1.0)}
+REGION_LAYER = "trajectory region"  # the polygon the user draws for the trajectory (Draw polygon)
+ITEM_REGION_LAYER = "item region"  # a review item's region, as the pixels its trajectory averages
+ITEM_REGION_COLORS = {
+    None: (0, 0, 0, 0),
+    0: (0, 0, 0, 0),
+    REGION_INSIDE: (0.0, 1.0, 1.0, 0.15),  # cyan, as a drawn polygon's face
+    REGION_EDGE: (0.0, 1.0, 1.0, 1.0),
+}
 #: the start-up layer's pixel size (m): a site of this pixel size (Landsat's, the site grid's default) opens without
 #: napari's scale setter (~20-60 ms)
 PLACEHOLDER_RESOLUTION = 30.0
@@ -42,6 +52,7 @@ class CanvasLayers:
         self.overlay_layer = None
         self.boundary_layer = None
         self.region_layer = None
+        self.item_region_layer = None
         self._label_width = 22
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         self._canvas_dressed = False
@@ -256,9 +267,10 @@ class CanvasLayers:
                 self.draw_boundary()
 
     def draw_boundary(self) -> None:
-        """The site's boundary; the layer of the site shown before takes the new rings (removing it and adding
-        another cost ~1.5 s on the UI thread: a new layer, its list entry and its visual's first draw). The first
-        boundary waits for `modules_in` when its layer's modules are not imported yet."""
+        """The site's boundary, its lines rasterized (`site_boundary_raster`, made by the worker that opened an item's
+        site) into a Labels layer: another site's boundary is one texture upload. The layer of the site shown before
+        takes it (removing it and adding another cost ~1.5 s on the UI thread: a new layer, its list entry and its
+        visual's first draw). The first boundary waits for `modules_in`, after the first imagery."""
         if self.boundary_layer is None and not modules_warmed():
             self.boundary_waiting = True
             return
@@ -293,28 +305,32 @@ class CanvasLayers:
             return
         if not inside:
             return
-        if old is not None:
-            if tuple(old.scale) != self.scale():
-                old.scale = self.scale()
-            old.data = [(r, "path") for r in inside]
-            # the rings keep the layer's width and colour; napari's setters (~10-15 ms each) only when they differ
-            width = max(h, w) / 250.0
-            if not np.allclose(old.edge_width, width):
-                old.edge_width = width
-            if not np.allclose(old.edge_color, BOUNDARY_RGBA):
-                old.edge_color = "yellow"
-            self.boundary_layer = old
-            return
-        self.boundary_layer = self.viewer.add_shapes(
-            inside,
-            shape_type="path",
-            edge_color="yellow",
-            edge_width=max(h, w) / 250.0,
-            name=BOUNDARY_LAYER,
-            scale=self.scale(),
-            units=("m", "m"),
-        )
-        if self.image_layer is not None:
+        raster, k = site_boundary_raster(site)  # (made by the worker that opened an item's site)
+        res = self.scale()[0]
+        scale = (res / k, res / k)
+        translate = (res * (0.5 / k - 0.5),) * 2  # the raster's pixel edges on the site pixels' edges
+        if old is None:
+            from napari.utils.colormaps import DirectLabelColormap
+
+            old = self.viewer.add_labels(
+                raster.copy(),
+                name=BOUNDARY_LAYER,
+                scale=scale,
+                translate=translate,
+                units=("m", "m"),
+                colormap=DirectLabelColormap(color_dict=BOUNDARY_COLORS),
+            )
+        elif old.data.shape != raster.shape:
+            old.data = raster.copy()
+        elif not np.array_equal(old.data, raster):
+            old.data[...] = raster  # in place: napari re-slices the same array
+            old.refresh()
+        if tuple(old.scale) != scale:
+            old.scale = scale
+        if tuple(old.translate) != translate:
+            old.translate = translate
+        self.boundary_layer = old
+        if self.image_layer is not None and self.viewer.layers.selection.active is not self.image_layer:
             self.viewer.layers.selection.active = self.image_layer
 
     def remove_layer(self, name: str) -> None:
@@ -334,6 +350,42 @@ class CanvasLayers:
                 edge_width=max(self.s.index.site.shape) / 200.0 if self.s.index else 1.0,
             )
         return self.region_layer
+
+    def show_item_region(self, raster: np.ndarray | None) -> None:
+        """A review item's region (`evidence_prep.region_raster`; None: none) in a Labels layer whose array is rewritten
+        in place and re-sliced: another region is one texture upload. (Drawn as a Shapes polygon, each new region
+        rebuilt napari's meshes and vispy relinked two shader programs: ~20 ms of the UI thread under software GL.)
+        A polygon the user drew for the trajectory is cleared: the canvas shows the item's own region."""
+        drawn = self.region_layer
+        if drawn is not None and drawn in self.viewer.layers and len(drawn.data):
+            drawn.data = []
+        layer = self.item_region_layer
+        if layer is not None and layer not in self.viewer.layers:
+            layer = self.item_region_layer = None
+        if raster is None:
+            if layer is not None and layer.data.any():
+                layer.data[...] = 0
+                layer.refresh()
+            return
+        if layer is None:
+            from napari.utils.colormaps import DirectLabelColormap
+
+            layer = self.item_region_layer = self.viewer.add_labels(
+                raster.copy(),
+                name=ITEM_REGION_LAYER,
+                scale=self.scale(),
+                units=("m", "m"),
+                colormap=DirectLabelColormap(color_dict=ITEM_REGION_COLORS),
+            )
+        elif layer.data.shape != raster.shape:  # another site's grid
+            layer.data = raster.copy()
+        elif not np.array_equal(layer.data, raster):
+            layer.data[...] = raster  # in place: napari re-slices the same array
+            layer.refresh()
+        if tuple(layer.scale) != self.scale():  # (another site)
+            layer.scale = self.scale()
+        if self.image_layer is not None and self.viewer.layers.selection.active is not self.image_layer:
+            self.viewer.layers.selection.active = self.image_layer
 
     def label_time_axis(self, i: int) -> str:
         """Label the slider with date i's date and sensor (padded to one width, so the label does not

@@ -13,6 +13,7 @@ import json
 import logging
 import math
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -120,8 +121,18 @@ def _sweep(name: str) -> dict[str, Any]:
 
 def _region_series(s: SiteSeries, comp: str, region: np.ndarray, years: list[int], stat=np.nanmedian) -> list[float]:
     """Per year, `stat` (np.nanmedian or np.nanmean) of the composite at the region's pixels inside the site, NaN
-    when under 30% of them are clear (_region_stat)."""
-    return [_region_stat(s, lambda r0, r1, y=y: s.comp_rows(comp, y, r0, r1), region, stat) for y in years]
+    when under 30% of them are clear (_region_stat); remembered on the series per frame, region and statistic
+    (templates ask for the same years, and an OLI year's raw composite is its harmonized frame)."""
+    memo = s.derived.setdefault("region_stat", {})
+    out = []
+    for y in years:
+        key = (s.frame_id(comp, y), id(region), stat.__name__)
+        hit = memo.get(key)
+        if hit is None or hit[0]() is not region:  # (a weak reference: an id is the region's only while it lives)
+            value = _region_stat(s, lambda r0, r1, y=y: s.comp_rows(comp, y, r0, r1), region, stat)
+            hit = memo[key] = (weakref.ref(region), value)
+        out.append(hit[1])
+    return out
 
 
 def _region_stat(
@@ -168,8 +179,9 @@ def _water_area(s: SiteSeries, year: int, method: str) -> float:
     time (two passes for Otsu's threshold); remembered on the series (the water templates ask for the same
     years and methods)."""
     memo = s.derived.setdefault("water_area", {})
-    if (year, method) not in memo:
-        idx, var, rule = method.split(":")
+    idx, var, rule = method.split(":")
+    key = (s.frame_id(f"{idx}_{var}", year), rule)  # (an OLI year's raw MNDWI is its harmonized frame)
+    if key not in memo:
         frame = [(f"{idx}_{var}", year)]
 
         def inside_values():
@@ -178,8 +190,8 @@ def _water_area(s: SiteSeries, year: int, method: str) -> float:
 
         thr = M.otsu_threshold_of(inside_values) if rule == "otsu" else 0.0
         counts = sum(M.area_counts(rows, thr, s.inside[r0:r1]) for r0, r1, (rows,) in s.frame_rows(frame))
-        memo[(year, method)] = M.area_of(counts, thr, s.pixel_area_km2, min_valid=0.8)
-    return memo[(year, method)]
+        memo[key] = M.area_of(counts, thr, s.pixel_area_km2, min_valid=0.8)
+    return memo[key]
 
 
 #: Water area methods (index:reflectance:threshold). NDWI is read from unharmonized reflectance only: the Roy et
@@ -400,18 +412,26 @@ def _burn_block(
             continue
         v = s.store.rows(("nbr", t), r0, r1).astype(np.float32)
         ok = np.isfinite(v)
+        charred: dict[float, np.ndarray] = {}  # v < post_nbr, shared by the specs of one threshold
         for g in groups:
             drop = last[g] - v
-            mid = None
+            seen = ok & np.isfinite(last[g])
+            dropped: dict[float, np.ndarray] = {}  # seen & (drop > dnbr), shared likewise
+            mid_year = None
             for (dnbr, post_nbr, g2), (best, best_year) in zip(specs, state, strict=True):
                 if g2 != g:
                     continue
-                hit = ok & np.isfinite(last[g]) & (drop > dnbr) & (v < post_nbr) & (drop > best)
+                if dnbr not in dropped:
+                    dropped[dnbr] = seen & (drop > dnbr)
+                if post_nbr not in charred:
+                    charred[post_nbr] = v < post_nbr
+                hit = dropped[dnbr] & charred[post_nbr]
+                hit &= drop > best
                 if hit.any():
-                    if mid is None:
-                        mid = (ords[np.clip(last_t[g], 0, None)] + ords[t]) // 2
-                    best[hit] = drop[hit]
-                    best_year[hit] = year_of[mid[hit] - first]
+                    if mid_year is None:  # the year of the midpoint between the two observations
+                        mid_year = year_of[(ords[np.clip(last_t[g], 0, None)] + ords[t]) // 2 - first]
+                    np.copyto(best, drop, where=hit)
+                    np.copyto(best_year, mid_year, where=hit, casting="same_kind")
             last[g] = np.where(ok, v, last[g])
             last_t[g] = np.where(ok, t, last_t[g])
     return state

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import math
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -189,6 +190,9 @@ class SiteSeries:
     #: one row per day in `store`),
     #: "weights": (n,) site pixels (inside the boundary) each product pixel covers}
     snow: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: (raw composite, year) -> the harmonized composite whose frame it is (a year of OLI, which is not harmonized):
+    #: what templates derive from a frame is derived once for both names (frame_id)
+    same_frames: dict[tuple[str, int], str] = field(default_factory=dict)
     #: What templates derive from the series and share (e.g. burn-year maps per template), computed once
     #: and living as long as the series does
     derived: dict[str, Any] = field(default_factory=dict)
@@ -236,6 +240,11 @@ class SiteSeries:
         rows = max(1, min(h, (block_bytes or self.rows_bytes) // max(1, n_frames * w * 4)))
         for r0 in range(0, h, rows):
             yield r0, min(h, r0 + rows)
+
+    def frame_id(self, name: str, year: int) -> tuple[str, int]:
+        """(composite, year) of the frame a composite of a year is: the harmonized one's where the raw one is the
+        same frame (OLI years), so a value derived from it is derived once."""
+        return self.same_frames.get((name, year), name), year
 
     def comp_rows(self, name: str, year: int, r0: int, r1: int) -> np.ndarray:
         """Rows r0:r1 of a composite's frame of `year` (read from its file without the rest)."""
@@ -402,16 +411,23 @@ def _landsat_scene(scene: Scene, grid: Grid, inside: np.ndarray, cfg: SeriesConf
     invalid = ~valid
     del valid
     # the indices are masked, not the bands (an index is NaN wherever one of its bands would have been)
-    h = _masked_indices(harm_b, invalid)
     # OLI is not harmonized (its bands pass through): its raw indices are the harmonized ones
     same = all(harm_b[b] is raw_b[b] for b in BANDS)
-    return {"scene": scene, "h": h, "r": h if same else _masked_indices(raw_b, invalid)}
+    if same:
+        h = _masked_indices(harm_b, invalid, USED["h"] | USED["r"])
+        return {"scene": scene, "h": h, "r": h}
+    return {
+        "scene": scene,
+        "h": _masked_indices(harm_b, invalid, USED["h"]),
+        "r": _masked_indices(raw_b, invalid, USED["r"]),
+    }
 
 
-def _masked_indices(bands: dict[str, np.ndarray], invalid: np.ndarray) -> dict[str, np.ndarray]:
-    """indices() of float32 bands, NaN where `invalid`: the same values, without a copy per index."""
+def _masked_indices(bands: dict[str, np.ndarray], invalid: np.ndarray, names: set[str]) -> dict[str, np.ndarray]:
+    """The `names` of indices() of float32 bands, NaN where `invalid`: the same values, without a copy per index."""
     pairs = {name: tuple(spec["index"]) for name, spec in composites().items() if "index" in spec}
     pairs.update(EXTRA_INDICES)
+    pairs = {name: pair for name, pair in pairs.items() if name in names}
     out = {}
     with np.errstate(divide="ignore", invalid="ignore"):
         for name, (a, b) in pairs.items():
@@ -477,7 +493,8 @@ NETWORK_MAX = 12
 
 def nanmedian0(a: Any) -> np.ndarray:
     """Median along axis 0 ignoring NaN (NaN where a column has no value); a fast np.nanmedian for small t.
-    `a` is a (t, ...) array or a list of t equal-shaped frames (not stacked: no copy of the cube)."""
+    `a` is a (t, ...) array or a list of t equal-shaped frames (not stacked: no copy of the cube), whose values
+    are finite or NaN (as every frame of the series pass)."""
     t = len(a)
     if t > NETWORK_MAX or t == 0:
         a = np.sort(np.asarray(a), axis=0)  # NaN sorts last
@@ -489,16 +506,32 @@ def nanmedian0(a: Any) -> np.ndarray:
         out = (v_lo + v_hi) / 2
         out[n == 0] = np.nan
         return out
+    if t <= 2:  # a year's season often has one or two scenes: (v + v) / 2 and (min + max) / 2, as below
+        lo, out = (a[0], a[0] + a[0]) if t == 1 else (np.fmin(a[0], a[1]), np.fmax(a[0], a[1]))
+        if t == 2:
+            out += lo
+        out /= 2
+        out[np.isnan(out)] = np.nan  # (one NaN for every column without a value, as below)
+        return out
     # NaN as +inf sorts last, as in np.sort; the finite values are the same, in the same order
     v = [np.where(np.isnan(f), np.inf, f) for f in a]
-    n = sum((np.isfinite(f).view(np.uint8) for f in a), np.zeros(v[0].shape, np.uint8))
+    n = np.isfinite(a[0]).view(np.uint8).copy()
+    for f in a[1:]:
+        n += np.isfinite(f).view(np.uint8)
     for i in range(1, t):  # insertion network: after pass i, v[0..i] are sorted
         for k in range(i, 0, -1):
             lo = np.minimum(v[k - 1], v[k])
             np.maximum(v[k - 1], v[k], out=v[k])
             v[k - 1] = lo
-    lo_i = np.clip((n.astype(np.int16) - 1) // 2, 0, None)
-    out = (np.choose(lo_i, v) + np.choose(n // 2, v)) / 2
+    # the (n - 1) // 2-th and n // 2-th smallest of a column's n values: v[j] where n reaches 2j + 1 and 2j
+    # (a few comparisons; np.choose over the t frames cost more than the sorting)
+    v_lo, v_hi = v[0], v[0]
+    for j in range(1, t // 2 + 1):
+        if 2 * j < t:
+            v_lo = np.where(n > 2 * j, v[j], v_lo)
+        v_hi = np.where(n >= 2 * j, v[j], v_hi)
+    out = v_lo + v_hi
+    out /= 2
     out[n == 0] = np.nan
     return out
 
@@ -520,7 +553,7 @@ def reduce_frames(frames: list[np.ndarray], how: str = "median") -> np.ndarray:
 def _median(stack: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     if not stack:
         return np.full(shape, np.nan, np.float32)
-    return nanmedian0(stack if len(stack) <= NETWORK_MAX else np.stack(stack)).astype(np.float32)
+    return nanmedian0(stack if len(stack) <= NETWORK_MAX else np.stack(stack)).astype(np.float32, copy=False)
 
 
 def _reduce(stack: list[np.ndarray], shape: tuple[int, int], how: str) -> np.ndarray:
@@ -718,10 +751,18 @@ class _Ticker:
             self.progress(0.8 * min(self.done, self.total) / self.total, msg)
 
 
-#: the Landsat composites per season: (index, "h" harmonized or "r" raw)
+#: the Landsat composites per season: (index, "h" harmonized or "r" raw), those the templates read (no raw NBR, no
+#: harmonized NDWI: nothing read them, and on TM/ETM+ each was one more median and frame a year; see WATER_METHODS)
 COMPOSITE_NAMES = {
-    "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("nbr", "r"), ("ndbi", "h")],
-    "water": [("mndwi", "h"), ("ndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+    "gs": [("ndvi", "h"), ("ndvi", "r"), ("nbr", "h"), ("ndbi", "h")],
+    "water": [("mndwi", "h"), ("mndwi", "r"), ("ndwi", "r")],
+}
+#: the indices of a scene each reflectance ("h", "r") is reduced to: its composites', the NBR of the per-scene
+#: cube and the NDVI of the crop series (harmonized)
+USED = {
+    var: {i for season in COMPOSITE_NAMES.values() for i, v in season if v == var}
+    | ({"nbr", "ndvi"} if var == "h" else set())
+    for var in ("h", "r")
 }
 
 
@@ -744,13 +785,50 @@ MIN_ROWS = 8
 
 def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int) -> int:
     """Rows of the site grid a year's scenes are read and reduced in, so the block's frames fit `limit` bytes:
-    whole COG tile rows (256) where that fits, so each tile of a file is decompressed once."""
+    whole COG tile rows (256) where that fits, so each tile of a file is decompressed once (row_blocks aligns
+    them with the files' own tile rows)."""
     h, w = shape
     per_row = w * (in_flight * READ_BYTES_PX + max(1, n_scenes) * KEPT_BYTES_PX)
     rows = max(MIN_ROWS, limit // max(1, per_row))
     if rows >= h:
         return h
     return rows // 256 * 256 if rows >= 256 else rows
+
+
+#: a budget of at least this share of a tile row reads whole tile rows (a block of up to a third more rows than
+#: the budget's: each tile decompressed once, where blocks of fewer rows than a tile decompress most tiles twice)
+ROUND_UP_SHARE = 0.75
+
+
+def row_blocks(h: int, rows: int, tile: tuple[int, int] | None) -> list[tuple[int, int]]:
+    """The blocks (r0, r1) of a site of `h` rows read `rows` rows at a time, cut at the files' tile rows when
+    `tile` = (tile height, first site row where a tile row of the files starts) is known: a block never ends
+    inside a tile row, so GDAL decompresses each tile once (a file is opened again for each block, and its tiles
+    with it). A budget under a tile row reads a whole one from three quarters of it up (ROUND_UP_SHARE), and
+    below that equal parts of each tile row (each tile decompressed once per part, not once more where a block
+    straddles two). Without `tile`, blocks of `rows` from the top."""
+    if rows >= h or tile is None or tile[0] < MIN_ROWS:
+        return [(r0, min(h, r0 + rows)) for r0 in range(0, h, rows)]
+    th, first = tile
+    if rows >= th or rows >= ROUND_UP_SHARE * th:
+        step = max(1, rows // th) * th
+        cuts = list(range(first % th, h, step))
+    else:
+        parts = math.ceil(th / rows)
+        cuts = [t + th * k // parts for t in range(first % th - th, h, th) for k in range(parts)]
+    cuts = sorted({c for c in cuts if 0 < c < h} | {0, h})
+    return list(zip(cuts[:-1], cuts[1:], strict=False))
+
+
+def tile_rows(scene: Scene, grid: Grid) -> tuple[int, int] | None:
+    """(tile height, first site row at which a tile row starts) of the scene's first band file when its rows lie
+    on the site grid's (same CRS, cell height and row alignment; what COGs of one path/row share with a site
+    made from them), else None (blocks are then not aligned: a reprojected read crosses tile rows anyway)."""
+    from reviewer.record.decode import tile_rows_on_grid
+
+    spec = scene.product_spec.band_by_name(BANDS[0])
+    rel = scene.files.get(spec.token) if spec is not None else None
+    return None if rel is None else tile_rows_on_grid(Path(scene.files_root) / rel, grid)
 
 
 class _SceneFailed(Exception):
@@ -772,6 +850,8 @@ class LandsatYear:
     sensors: set[str] = field(default_factory=set)
     read: int = 0
     scenes: int = 0
+    #: raw composite -> the harmonized composite whose frame it is (the year's scenes are not harmonized: OLI)
+    same: dict[str, str] = field(default_factory=dict)
 
 
 def landsat_year(
@@ -837,14 +917,15 @@ def _year_blocks(
     year = scenes[0].year if scenes else 0
     workers = max(1, getattr(pool, "_max_workers", 1))
     rows = block_rows(len(scenes), (h, w), limit, workers + 1)  # (ahead_map: `workers` read ahead of the one taken)
+    blocks = row_blocks(h, rows, tile_rows(scenes[0], grid) if scenes and rows < h else None)
     names = [f"{i}_{v}" for i, v in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]]
     comp_keys = {n: (*tag, "comp", n) for n in [*names, "ndvimax_h", "nbrmin_h"]}
     todo = [j for j in range(len(scenes)) if j not in skip]
     read: list[int] = []  # scenes read in the first block, in reading order
     crop_parts: dict[int, list[Any]] = defaultdict(list)
     same: dict[str, str] = {}  # raw composite -> the harmonized one it is (decided on the first block)
-    for r0 in range(0, h, rows):
-        r1 = min(h, r0 + rows)
+    empty: set[str] = set()  # composites without a scene of their season (decided on the first block)
+    for r0, r1 in blocks:
         bgrid, binside = grid.window((r0, r1), (0, w)), inside[r0:r1]
         bcrop = crop_core[r0:r1] if crop_core is not None else None
         stack: dict[str, list[np.ndarray]] = defaultdict(list)
@@ -883,10 +964,17 @@ def _year_blocks(
             same = {n: n[:-2] + "_h" for n in names if n.endswith("_r") and n[:-2] + "_h" in names}
             if any(a is not b for n, hn in same.items() for a, b in zip(stack[n], stack[hn], strict=True)):
                 same = {}
+            # a composite without a scene of its season this year is NaN in every block: one value, not a frame
+            # of NaN written to a file and read back (a year without growing-season scenes has seven)
+            of = {**{n: n for n in names}, "ndvimax_h": "ndvi_h", "nbrmin_h": "nbr_h"}
+            empty = {n for n, src in of.items() if n not in same and not stack.get(src)}
+            for n in empty:
+                store.fill(comp_keys[n], (h, w), np.float32, np.nan)
+                keys.append(comp_keys[n])
         shape = (r1 - r0, w)
-        reduced = [(n, _median(stack.get(n, []), shape)) for n in names if n not in same]
-        reduced += [("ndvimax_h", _reduce(stack.get("ndvi_h", []), shape, "max"))]
-        reduced += [("nbrmin_h", _reduce(stack.get("nbr_h", []), shape, "min"))]
+        reduced = [(n, _median(stack[n], shape)) for n in names if n not in same and n not in empty]
+        reduced += [("ndvimax_h", _reduce(stack["ndvi_h"], shape, "max"))] if "ndvimax_h" not in empty else []
+        reduced += [("nbrmin_h", _reduce(stack["nbr_h"], shape, "min"))] if "nbrmin_h" not in empty else []
         del stack
         for n, frame in reduced:
             if r0 == 0:
@@ -908,6 +996,7 @@ def _year_blocks(
             if np.isfinite(v).mean() > 0.5:
                 out.crop.append((scene.date, float(np.nanmedian(v))))
     out.composites = [(n, comp_keys[n]) for n in [*names, "ndvimax_h", "nbrmin_h"]]
+    out.same = dict(same)
 
 
 def _read_landsat(
@@ -946,6 +1035,8 @@ def _read_landsat(
             if name not in comps.names:
                 comps.names.append(name)
             put(("comp", name, i), frame)
+        for name, target in res.same.items():
+            series.same_frames[(name, series.years[i])] = target
 
     args = (grid, series.inside, series.config, crop_core, limit)
     if runner is None:

@@ -40,6 +40,7 @@ class FrameStore:
         self._cache: OrderedDict[Hashable, np.ndarray] = OrderedDict()
         self._filling: dict[Hashable, np.ndarray] = {}  # writable bases of alloc's frames in memory
         self._aliases: set[Hashable] = set()
+        self._constant: set[Hashable] = set()  # fill's frames (no memory counted)
         self._cached = 0
         self.in_ram = 0
         self.on_disk = 0
@@ -85,6 +86,12 @@ class FrameStore:
         self._disk[key] = (path, dtype, tuple(shape))
         self.on_disk += nbytes
 
+    def fill(self, key: Hashable, shape: tuple[int, ...], dtype: np.dtype | type, value: float) -> None:
+        """A frame of one value (a year's composite without any scene in its season: all NaN), held as a read-only
+        broadcast of the value: no memory of the budget, no file written and read back."""
+        self._ram[key] = np.broadcast_to(np.array(value, dtype=dtype), tuple(shape))  # (read-only, as put's)
+        self._constant.add(key)
+
     def write_rows(self, key: Hashable, start: int, rows: np.ndarray) -> None:
         """Rows start:start+len(rows) of a frame made by alloc."""
         a = self._filling.get(key)
@@ -96,7 +103,7 @@ class FrameStore:
         row = int(np.prod(shape[1:], dtype=np.int64)) * dtype.itemsize
         with open(path, "r+b") as f:
             f.seek(start * row)
-            f.write(np.ascontiguousarray(rows, dtype=dtype).tobytes())
+            f.write(memoryview(np.ascontiguousarray(rows, dtype=dtype)).cast("B"))  # (no bytes copy of the rows)
 
     def alias(self, key: Hashable, target: Hashable) -> None:
         """`key` names the frame `target` (the same memory or file; written through either name)."""
@@ -110,9 +117,10 @@ class FrameStore:
         for d in (self._ram, self._disk, self._cache, self._filling):
             if key in d:
                 d[new] = d.pop(key)
-        if key in self._aliases:
-            self._aliases.discard(key)
-            self._aliases.add(new)
+        for names in (self._aliases, self._constant):
+            if key in names:
+                names.discard(key)
+                names.add(new)
 
     def drop(self, key: Hashable) -> None:
         """Forget a frame (its memory is free for the next ones; its file stays until close)."""
@@ -122,8 +130,9 @@ class FrameStore:
                 d.pop(key, None)
             return
         a = self._ram.pop(key, None)
-        if a is not None:
+        if a is not None and key not in self._constant:
             self.in_ram -= a.nbytes
+        self._constant.discard(key)
         self._filling.pop(key, None)
         c = self._cache.pop(key, None)
         if c is not None:
@@ -172,6 +181,7 @@ class FrameStore:
         self._ram.clear()
         self._filling.clear()
         self._aliases.clear()
+        self._constant.clear()
         self._disk.clear()
         self._cache.clear()
         self._cached = self.in_ram = self.on_disk = 0

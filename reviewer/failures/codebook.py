@@ -63,12 +63,12 @@ class Codebook:
 
 
 def _load(name: str, schema: str) -> tuple[dict[str, Any], bytes, Path]:
-    from reviewer.failures.checked import check_once
+    from reviewer.schemas import validate_once
 
     path = FAILURES_DIR / name
     raw = path.read_bytes()
     doc = json.loads(raw.decode("utf-8"))
-    check_once(doc, raw, schema, path=path)
+    validate_once(doc, raw, schema, path=path)
     return doc, raw, path
 
 

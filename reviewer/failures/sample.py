@@ -269,8 +269,8 @@ def write_set(doc: dict[str, Any], out: str | Path) -> Path:
 
 def load_set(path: str | Path) -> dict[str, Any]:
     """A coding set, checked against its schema (a hand-edited or damaged file is named with its field)."""
-    from reviewer.failures.checked import check_once
     from reviewer.fileio import loads_strict
+    from reviewer.schemas import validate_once
 
     path = Path(path)
     try:
@@ -280,7 +280,7 @@ def load_set(path: str | Path) -> dict[str, Any]:
         from reviewer.errors import SchemaError
 
         raise SchemaError(f"not a coding set: {exc}", path=path) from exc
-    check_once(doc, raw, "failure_set", path=path)  # a set checked before is not checked again (0.3 s a call)
+    validate_once(doc, raw, "failure_set", path=path)  # a set checked before is not checked again (0.3 s a call)
     return doc
 
 

@@ -13,8 +13,6 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
-from reviewer.schemas import validate
-
 CATALOG_PATH = Path(__file__).with_name("products.json")
 
 
@@ -172,8 +170,15 @@ def _product(row: dict[str, Any]) -> Product:
 class Catalog:
     """The loaded catalog: products by id, reject rules, sensor colours."""
 
-    def __init__(self, doc: dict[str, Any], *, path: Path | None = None) -> None:
-        validate(doc, "products", path=path)
+    def __init__(self, doc: dict[str, Any], *, path: Path | None = None, raw: bytes | None = None) -> None:
+        """`raw`: the bytes `doc` was parsed from, so a catalogue that passed its schema before is not checked
+        again (reviewer.schemas.validate_once); without them `doc` is checked now."""
+        from reviewer.schemas import validate, validate_once
+
+        if raw is not None:
+            validate_once(doc, raw, "products", path=path)
+        else:
+            validate(doc, "products", path=path)
         self.products = {row["id"]: _product(row) for row in doc["products"]}
         self._doc = doc
         self.sensor_colors: dict[str, str] = doc.get("sensor_colors", {})
@@ -287,4 +292,5 @@ class Catalog:
 
 @cache
 def catalog() -> Catalog:
-    return Catalog(json.loads(CATALOG_PATH.read_text(encoding="utf-8")), path=CATALOG_PATH)
+    raw = CATALOG_PATH.read_bytes()
+    return Catalog(json.loads(raw), path=CATALOG_PATH, raw=raw)

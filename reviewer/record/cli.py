@@ -60,8 +60,10 @@ def cmd_scan(args: argparse.Namespace) -> int:
             f"{s.scene_id}{'' if s.record else '  (withheld reference)'}"
         )
     summary = index.summary()
+    n_out = sum(1 for s in index.scenes if s.extra.get("outside_site"))
     echo(
         f"\n{summary['scenes']} scenes of {index.site.name} ({index.site.id})"
+        + (f", {n_out} of them outside the site" if n_out else "")
         + ("  [from the stored index]" if index.from_store else "")
     )
     for label, span in summary["sensor_spans"].items():
@@ -96,7 +98,7 @@ def _echo_places(site_dir: str, index) -> None:
     from reviewer.record.siteinit import footprints, place_groups
 
     label = {s.scene_id: s.label for s in index.scenes}
-    prints = [f for f in footprints(site_dir)[0] if f.scene_id in label]  # not the files the scan left out
+    prints = footprints(site_dir, index)[0]  # the scenes listed above, not the files the scan left out
     groups = place_groups(prints)
     if len(groups) < 2:
         return
@@ -107,29 +109,61 @@ def _echo_places(site_dir: str, index) -> None:
     echo(f"  make a site of one of them with: reviewer site init {site_dir} --bbox W S E N")
 
 
+#: files not used that `site init` names one by one (the rest are counted; `reviewer scan` lists them all)
+UNUSED_SHOWN = 5
+
+
 def cmd_site_init(args: argparse.Namespace) -> int:
     from reviewer.record.siteinit import init_site
 
-    path, account = init_site(
-        args.site_dir,
-        force=args.force,
-        bbox_lonlat=tuple(args.bbox) if args.bbox else None,
-        name=args.name,
-        theme=args.theme,
-        role=args.role,
-    )
+    with _skips_listed_by_the_verb():
+        path, account, unused = init_site(
+            args.site_dir,
+            force=args.force,
+            bbox_lonlat=tuple(args.bbox) if args.bbox else None,
+            name=args.name,
+            theme=args.theme,
+            role=args.role,
+            index=_stored_unplaced_index(args),
+        )
     echo(f"wrote {path}: {account}")
+    if unused:
+        echo(f"{len(unused)} file(s) of the folder not used (the scan leaves them out):")
+        for p in unused[:UNUSED_SHOWN]:
+            echo(f"  {p.path}: {p.reason}")
+        if len(unused) > UNUSED_SHOWN:
+            echo(f"  and {len(unused) - UNUSED_SHOWN} more (reviewer scan {args.site_dir} lists them all)")
     echo(f"next: reviewer scan {args.site_dir}")
     return 0
 
 
+def _stored_unplaced_index(args: argparse.Namespace):
+    """The index a `reviewer scan` of the folder without site.json stored, when no file changed since (site
+    init then reads no pixel again); else None and site init scans the folder itself."""
+    from reviewer.record.scan import load_index, signature
+    from reviewer.record.site import unplaced_site
+
+    folder = Path(args.site_dir)
+    if not folder.is_dir() or (folder / "site.json").exists():
+        return None
+    try:
+        site = unplaced_site(folder)
+        with _store(args) as store:
+            return load_index(store.db, site, signature(site.dir))
+    except (ReviewerError, OSError):
+        return None
+
+
 def cmd_render(args: argparse.Namespace) -> int:
     from reviewer.fileio import read_bounded
+    from reviewer.record.datespec import parse_date_spec
     from reviewer.record.render import check_png, render_dates
     from reviewer.record.scan import open_index
     from reviewer.record.stretch import Stretch
 
     check_png(args.out)  # before any work: another extension, a folder or a read-only place is refused
+    for date in args.date:  # a mistyped date is named before the folder is scanned or a band is found missing
+        parse_date_spec(date)
     stretch = None
     if args.stretch:
         text = args.stretch
@@ -263,7 +297,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("render", help="render dates side by side with one stretch")
     p.add_argument("site_dir")
     p.add_argument(
-        "--date", action="append", required=True, help="YYYY-MM-DD, YYYY or YYYY-YYYY; repeat for a pair or strip"
+        "--date",
+        action="append",
+        required=True,
+        help="YYYY-MM-DD, YYYY-MM (a month: a monthly product's scene, else its clearest), YYYY or YYYY-YYYY; "
+        "repeat for a pair or strip",
     )
     p.add_argument("--composite", default="truecolor", choices=names)
     p.add_argument(

@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -702,20 +703,39 @@ def read_quality(scene, product: Product, grid: Grid | None) -> np.ndarray | Non
     return read_raw(_band_path(scene, token), grid, nodata=quality_nodata(product.quality))
 
 
-def read_scene(
-    scene,
-    product: Product,
-    names: Sequence[str],
-    grid: Grid | None,
-    *,
-    mask: Iterable[str] | None = None,
-    overlay_flags: Iterable[str] = (),
-    stacked: bool = False,
-) -> SceneData:
-    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's); with
-    `stacked`, decoded straight into one (band, y, x) array (SceneData.stacked; no copy to stack them after).
+@dataclass
+class SceneDN:
+    """One read of a scene's files, not decoded yet: each band's raw DN, the quality layer and the mask flags a
+    decode hides, the radiometric-saturation layer and which bit of it each band has. read_scene decodes it into
+    physical values; a render looks its DN up in colour tables (render_dn.py), without float values."""
 
-    The files of the scene are read concurrently (GDAL decompresses outside the GIL)."""
+    scene: Any  # the scan.Scene read (scan imports this module)
+    product: Product
+    specs: list[tuple[str, BandSpec]]
+    raws: dict[str, np.ndarray]  # by common name (a band that is its own quality layer: the quality layer)
+    qa: np.ndarray | None
+    mask_flags: tuple[str, ...]
+    radsat: np.ndarray | None = None
+    saturation_bits: dict[str, int] = field(default_factory=dict)  # band token -> bit of `radsat`
+    slc_off: bool = False  # Landsat 7 after the SLC failure: fill is a gap, masked in every band
+
+    def own_quality(self, raw: np.ndarray) -> bool:
+        """Whether `raw` is the quality layer itself as a band of 8-bit class codes (MODIS snow)."""
+        q = self.product.quality
+        return raw is self.qa and q.kind == "classes" and raw.dtype.kind in "ui" and raw.dtype.itemsize == 1
+
+    def saturated(self, spec: BandSpec, rows: slice = slice(None)) -> np.ndarray | None:
+        """The band's radiometrically saturated pixels (in `rows`), or None when the scene does not flag them."""
+        if self.radsat is None or spec.token not in self.saturation_bits:
+            return None
+        part = self.radsat[rows]
+        return (part & part.dtype.type(1 << self.saturation_bits[spec.token])) != 0
+
+
+def read_scene_dn(
+    scene, product: Product, names: Sequence[str], grid: Grid | None, *, mask: Iterable[str] | None = None
+) -> SceneDN:
+    """The files read_scene decodes, read on `grid` (see read_scene) and not decoded."""
     quality = product.quality
     specs = []
     for name in names:
@@ -740,11 +760,12 @@ def read_scene(
     serial = any(is_layer(path) for path, _ in jobs.values())  # HDF4 calls are serialized anyway
     serial = serial or (grid is not None and grid.shape[0] * grid.shape[1] <= SERIAL_READ_PX)
     futures = {} if serial else {k: _READERS.submit(read_raw, p, grid, nodata=f) for k, (p, f) in jobs.items()}
-    try:
-        qa = read_quality(scene, product, grid)
-        if serial:
-            raws = {key: read_raw(path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
-        else:
+    try:  # (serial reads share one GDAL environment: setting one up per file was 0.1 ms each)
+        with gdal_env() if serial else contextlib.nullcontext():
+            qa = read_quality(scene, product, grid)
+            if serial:
+                raws = {key: read_raw(path, grid, nodata=fill) for key, (path, fill) in jobs.items()}
+        if not serial:
             raws = {key: f.result() for key, f in futures.items()}
     finally:
         for f in futures.values():
@@ -753,6 +774,37 @@ def read_scene(
         if name not in raws and name not in jobs:
             raws[name] = qa
     mask_flags = tuple(mask) if mask is not None else (quality.default_mask if quality else ())
+    radsat = raws.pop("\0radsat", None)
+    return SceneDN(
+        scene, product, specs, raws, qa, mask_flags, radsat,
+        dict(sat_spec.get("bits", {})) if radsat is not None else {},
+        product.slc_off_after is not None and scene.date > product.slc_off_after,
+    )  # fmt: skip
+
+
+def read_scene(
+    scene,
+    product: Product,
+    names: Sequence[str],
+    grid: Grid | None,
+    *,
+    mask: Iterable[str] | None = None,
+    overlay_flags: Iterable[str] = (),
+    stacked: bool = False,
+) -> SceneData:
+    """Read bands (by common name) of one scene on `grid`, masked by `mask` flags (default: product's); with
+    `stacked`, decoded straight into one (band, y, x) array (SceneData.stacked; no copy to stack them after).
+
+    The files of the scene are read concurrently (GDAL decompresses outside the GIL)."""
+    dn = read_scene_dn(scene, product, names, grid, mask=mask)
+    return decode_scene(dn, overlay_flags=overlay_flags, stacked=stacked, grid=grid)
+
+
+def decode_scene(
+    dn: SceneDN, *, overlay_flags: Iterable[str] = (), stacked: bool = False, grid: Grid | None = None
+) -> SceneData:
+    """read_scene's decoding of what read_scene_dn read (`grid`: the grid it was read on, if any)."""
+    scene, quality, qa, specs, raws, mask_flags = dn.scene, dn.product.quality, dn.qa, dn.specs, dn.raws, dn.mask_flags
     masked = np.zeros(grid.shape if grid else qa.shape, bool) if qa is not None or grid else None
     flags: dict[str, np.ndarray] = {}
     if qa is not None:
@@ -761,8 +813,6 @@ def read_scene(
             flags[flag] = flag_array(qa, quality, flag)
     bands: dict[str, np.ndarray] = {}
     out_of_range: dict[str, int] = {}
-    slc_off = product.slc_off_after is not None and scene.date > product.slc_off_after
-    radsat = raws.get("\0radsat")
     shape = raws[specs[0][0]].shape if specs else None
     stack = np.empty((len(specs), *shape), np.float32) if stacked and shape is not None else None
     for i, (name, spec) in enumerate(specs):
@@ -770,7 +820,7 @@ def read_scene(
         raw = raws[name]
         check_not_scaled(raw, spec, path)
         slot = stack[i] if stack is not None and raw.shape == shape else None
-        own = raw is qa and quality.kind == "classes" and raw.dtype.kind in "ui" and raw.dtype.itemsize == 1
+        own = dn.own_quality(raw)
         if masked is not None and raw.shape != masked.shape:
             raise UnreadableFileError(
                 f"band is {raw.shape[0]} x {raw.shape[1]} but its quality layer is {masked.shape[0]} x {masked.shape[1]}",
@@ -778,10 +828,10 @@ def read_scene(
             )
         # every mask of the band NaN in decode's one masked pass (each such pass cost about a decode of the band)
         hide = None if own else masked  # (an own quality layer's masked codes are NaN in its decode table already)
-        if radsat is not None and spec.token in sat_spec.get("bits", {}):
-            saturated = (radsat & radsat.dtype.type(1 << sat_spec["bits"][spec.token])) != 0
+        saturated = dn.saturated(spec)
+        if saturated is not None:
             hide = saturated if hide is None else hide | saturated
-        if slc_off and spec.fill is not None:
+        if dn.slc_off and spec.fill is not None:
             gaps = raw == spec.fill  # SLC-off gaps are fill: masked, never zeros
             hide = gaps if hide is None else hide | gaps
         if own:
@@ -1085,3 +1135,22 @@ def file_geometry(path: str | Path) -> tuple[object, object, tuple[int, int]]:
                 return src.crs, src.transform, (src.height, src.width)
     except RasterioError as exc:
         raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+
+
+def tile_rows_on_grid(path: Path, grid: Grid) -> tuple[int, int] | None:
+    """(tile height, first site row at which a tile row starts) of a band file whose rows lie on the site grid's
+    (same CRS, cell height and row alignment: what COGs of one path/row share with a site made from them), else
+    None (a reprojected read crosses tile rows anyway); generate cuts its read blocks on them."""
+    try:
+        with gdal_env(), rasterio.open(gdal_path(path)) as src:
+            th, t, crs = src.block_shapes[0][0], src.transform, src.crs
+            same_crs = crs is not None and crs == grid.crs
+    except (RasterioError, OSError, ValueError):  # unreadable: the read proper names the file and its fault
+        return None
+    g = grid.transform
+    if not same_crs or t.b or t.d or g.b or g.d or not math.isclose(t.e, g.e, rel_tol=1e-9):
+        return None
+    off = (g.f - t.f) / t.e + grid.origin[0]  # the file row of site row 0
+    if not math.isclose(off, round(off), abs_tol=1e-6):
+        return None
+    return th, -round(off) % th

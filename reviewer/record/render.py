@@ -4,11 +4,9 @@ scale bar, and the exact stretch saved in the PNG's metadata so the render can b
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import logging
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,23 +14,23 @@ import numpy as np
 
 from reviewer.errors import NoSceneError, OutputError, ReviewerError
 from reviewer.fileio import atomic_write, check_output_file, os_error_text, shown
+from reviewer.record.datespec import by_month, names_scene, nearest_dates, parse_date_spec, scene_date_text
+from reviewer.record.decode import SceneDN, decode_scene, read_scene_dn
+from reviewer.record.render_dn import PanelColours, panel_colours, renderable
 from reviewer.record.render_figure import (
     NODATA_RGB,
     Figure,
     draw_figure,
+    layout,
     nice_scale_km,  # noqa: F401 - the app's pair view imports it from here
     panel_size_px,
     png_bytes,
 )
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stack import Stack, check_read_fits, open_stack
-from reviewer.record.stretch import Stretch, composites
+from reviewer.record.stack import Stack, check_read_fits, composite_bands, open_stack
+from reviewer.record.stretch import Stretch, composites, is_single
 
 logger = logging.getLogger(__name__)
-
-_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_YEAR = re.compile(r"^\d{4}$")
-_PERIOD = re.compile(r"^(\d{4})(?:-(\d{4}))?$")
 
 
 @dataclass
@@ -54,39 +52,74 @@ class Panel:
             ],
         }
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, columns) of the panel's pixels."""
+        return self.channels.shape[1:]
+
+    def rgb(self, stretch: Stretch) -> np.ndarray:
+        """(y, x, 3) uint8: the channels through `stretch`, masked pixels in the no-data colour."""
+        return stretch.apply(self.channels, nodata_rgb=NODATA_RGB)
+
+
+@dataclass
+class ScenePanel(Panel):
+    """A panel of one scene read as raw DN (render_dn.py), for `reviewer render`: no float values; its colours
+    and pixel counts are made in one pass once the stretch is known (channels is None)."""
+
+    dn: SceneDN | None = None
+    _coloured: tuple[Stretch, PanelColours] | None = field(default=None, repr=False)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.dn.raws[self.dn.specs[0][0]].shape
+
+    def colours(self, stretch: Stretch, *, out: np.ndarray | None = None) -> PanelColours:
+        """The panel's RGB through `stretch` and its pixel counts, made once (into `out` if given)."""
+        if self._coloured is None or self._coloured[0] != stretch:
+            self._coloured = (stretch, panel_colours(self.dn, stretch, NODATA_RGB, out=out))
+        return self._coloured[1]
+
+    def rgb(self, stretch: Stretch) -> np.ndarray:
+        return self.colours(stretch).rgb
+
 
 def clear_land_view(scene: Scene) -> float:
     """Share of the site seen clear and snow-free: what 'clearest scene of a year' ranks by."""
     return (scene.clear_fraction or 0.0) - float(scene.extra.get("snow_fraction", 0.0))
 
 
-def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
-    """A day (YYYY-MM-DD) picks that day's scene; a year or period (YYYY or YYYY-YYYY) picks the
-    clearest scene, or with method 'median' the per-pixel median of all clear pixels in it."""
-    spec = spec.strip()
-    if _DAY.match(spec):
-        try:
-            day = dt.date.fromisoformat(spec)
-        except ValueError as exc:
-            raise ReviewerError(f"not a date: {spec!r}", field="date") from exc
-        same = [i for i, s in enumerate(stack.scenes) if s.date == day]
-        if not same:
-            near = stack.scenes[stack.nearest(day)].date.isoformat() if stack.scenes else None
-            hint = f"; the nearest scene is {near}" if near else ""
-            raise NoSceneError(f"no scene with {composite} bands on {spec}{hint}", field="date")
-        i = max(same, key=lambda j: stack.scenes[j].clear_fraction or 0.0)
-        s = stack.scenes[i]
-        return Panel(f"{s.date.isoformat()}  {s.label}", stack.read(i, composite), [s], "scene")
-    m = _PERIOD.match(spec)
-    if not m:
-        raise ReviewerError(f"not a date, year or period: {spec!r} (use YYYY-MM-DD, YYYY or YYYY-YYYY)", field="date")
-    y0 = int(m.group(1))
-    y1 = int(m.group(2) or y0)
-    idx = [i for i, s in enumerate(stack.scenes) if y0 <= s.year <= y1]
+def pick_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> tuple[str, list[int], str]:
+    """What resolve_panel shows for `spec`, read nothing: (label, the stack indices of its scenes, method).
+
+    A day (YYYY-MM-DD) picks that day's scene; a month, year or period (YYYY-MM, YYYY or YYYY-YYYY) picks the
+    clearest scene, or with method 'median' the per-pixel median of all clear pixels in it. A product dated by
+    month (ERA5-Land) has one scene a month: a day of the month or the month names it. A date with no scene
+    names the site's nearest dates (datespec)."""
+    asked = parse_date_spec(spec)
+    idx = [i for i, s in enumerate(stack.scenes) if names_scene(asked, s)]
     if not idx:
-        raise NoSceneError(f"no scene with {composite} bands in {spec}", field="date")
-    period = str(y0) if y0 == y1 else f"{y0}-{y1}"
+        where = "on" if asked.kind == "day" else "in"
+        raise NoSceneError(
+            f"no scene with {composite} bands {where} {asked.text}{nearest_dates(asked, stack.scenes)}", field="date"
+        )
+    if asked.kind == "day" or (asked.kind == "month" and all(by_month(stack.scenes[i]) for i in idx)):
+        i = max(idx, key=lambda j: stack.scenes[j].clear_fraction or 0.0)
+        s = stack.scenes[i]
+        return f"{scene_date_text(s)}  {s.label}", [i], "scene"
+    period = asked.label
     if method == "median":
+        sensors = "/".join(sorted({stack.scenes[i].label for i in idx}))
+        return f"{period}  median of {len(idx)}  {sensors}", idx, "median"
+    best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
+    s = stack.scenes[best]
+    return f"{scene_date_text(s)}  {s.label}  (clearest of {period})", [best], "clearest"
+
+
+def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
+    """The panel pick_panel names, read as float values (the median of its scenes for method 'median')."""
+    label, idx, how = pick_panel(stack, spec, composite, method=method)
+    if how == "median":
         arrays = np.stack([stack.read(i, composite) for i in idx])
         with np.errstate(all="ignore"):
             import warnings
@@ -94,18 +127,28 @@ def resolve_panel(stack: Stack, spec: str, composite: str, *, method: str = "cle
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)
                 med = np.nanmedian(arrays, axis=0).astype(np.float32)
-        scenes = [stack.scenes[i] for i in idx]
-        sensors = "/".join(sorted({s.label for s in scenes}))
-        return Panel(f"{period}  median of {len(idx)}  {sensors}", med, scenes, "median")
-    best = max(idx, key=lambda j: (clear_land_view(stack.scenes[j]), stack.scenes[j].tier == "T1"))
-    s = stack.scenes[best]
-    return Panel(
-        f"{s.date.isoformat()}  {s.label}  (clearest of {period})", stack.read(best, composite), [s], "clearest"
-    )
+        return Panel(label, med, [stack.scenes[i] for i in idx], "median")
+    return Panel(label, stack.read(idx[0], composite), [stack.scenes[idx[0]]], how)
+
+
+def render_panel(stack: Stack, spec: str, composite: str, *, method: str = "clearest") -> Panel:
+    """resolve_panel for a render: one scene of an RGB composite read as raw DN, coloured in one pass once the
+    stretch is known (ScenePanel: the same pixels), without the float values, the viewer's cache or its copy."""
+    label, idx, how = pick_panel(stack, spec, composite, method=method)
+    if how == "median" or is_single(composite) or stack.harmonized:
+        return resolve_panel(stack, spec, composite, method=method)
+    scene = stack.scenes[idx[0]]
+    dn = read_scene_dn(scene, scene.product_spec, composite_bands(composite, scene), stack.grid)
+    if not renderable(dn, Stretch.default(composite)):  # (float or 32-bit bands: decoded as any read)
+        return Panel(label, decode_scene(dn, stacked=True, grid=stack.grid).stacked, [scene], how)
+    return ScenePanel(label, None, [scene], how, dn=dn)
 
 
 def saturation_share(panel: Panel, stretch: Stretch) -> float:
     """Share of the panel's clear pixels (finite in every channel) at or above a channel's high end."""
+    if isinstance(panel, ScenePanel):
+        counts = panel.colours(stretch)
+        return counts.hot / counts.clear if counts.clear else 0.0
     ch = panel.channels
     clear = np.isfinite(ch[0])
     for c in ch[1:]:
@@ -154,21 +197,47 @@ def build_figure(
     notes: list[str] = (),
     width_px: int | None = None,
     outline: list[tuple[float, float]] | None = None,
+    canvas: np.ndarray | None = None,
 ) -> Figure:
     """The figure of panels side by side (wrapping into rows for strips) with labels, a km scale bar
     (white on a black halo, readable on any ground), the stretch caption and any notes, none clipped, a colour
-    bar for a single-channel composite, and `outline` (panel pixel coordinates) dashed on every panel."""
+    bar for a single-channel composite, and `outline` (panel pixel coordinates) dashed on every panel; drawn on
+    `canvas` (paint_panels) when it is the figure's size."""
     n = len(panels)
     if n == 0:
         raise NoSceneError("nothing to render")
+    return draw_figure(
+        [p.rgb(stretch) for p in panels], [p.label for p in panels], stretch,
+        pixel_size_m=pixel_size_m, cols=columns or min(n, 6), title=title, footer=_footer(stretch, notes),
+        highlight=highlight, width_px=width_px, outline=outline, canvas=canvas,
+    )  # fmt: skip
+
+
+def _footer(stretch: Stretch, notes: list[str]) -> str:
+    """The stretch caption under the panels, then any notes."""
     st = stretch.to_json()
     chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
-    footer = "\n".join([f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes])
-    return draw_figure(
-        [stretch.apply(p.channels, nodata_rgb=NODATA_RGB) for p in panels], [p.label for p in panels], stretch,
-        pixel_size_m=pixel_size_m, cols=columns or min(n, 6), title=title, footer=footer, highlight=highlight,
-        width_px=width_px, outline=outline,
+    return "\n".join([f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes])
+
+
+def paint_panels(
+    panels: list[Panel], stretch: Stretch, *, title: str | None, width_px: int | None
+) -> np.ndarray | None:
+    """The figure's pixels laid out as build_figure lays them out without notes, white, with every ScenePanel
+    drawn at its own size coloured straight into its place (its counts, which the notes need, made in the same
+    pass): build_figure(canvas=...) draws the rest on it, with no panel array of its own to copy in. None when
+    no panel is a ScenePanel. (Notes only add lines at the bottom: the panels keep their places.)"""
+    if not any(isinstance(p, ScenePanel) for p in panels):
+        return None
+    lay = layout(
+        [p.label for p in panels], panels[0].shape, cols=min(len(panels), 6), title=title,
+        footer=_footer(stretch, []), colour_bar=stretch.is_index, width_px=width_px,
     )  # fmt: skip
+    canvas = np.full((lay.height, lay.width, 3), 255, np.uint8)
+    for p, (left, top, right, bottom) in zip(panels, lay.panels, strict=True):
+        if isinstance(p, ScenePanel) and (bottom - top, right - left) == p.shape:
+            p.colours(stretch, out=canvas[top:bottom, left:right])
+    return canvas
 
 
 def render_panels(
@@ -182,12 +251,13 @@ def render_panels(
     columns: int | None = None,
     notes: list[str] = (),
     width_px: int | None = None,
+    canvas: np.ndarray | None = None,
 ) -> Path:
     """Write panels side by side to a PNG (see build_figure), the stretch in the PNG's metadata."""
     out = check_png(out)
     fig = build_figure(
         panels, stretch, pixel_size_m=pixel_size_m, title=title, highlight=highlight, columns=columns, notes=notes,
-        width_px=width_px,
+        width_px=width_px, canvas=canvas,
     )  # fmt: skip
     metadata = {
         "Stretch": stretch.dumps(),
@@ -220,8 +290,6 @@ def check_png(out: str | Path) -> Path:
 def showable_composites(index: SceneIndex) -> list[str]:
     """The composites at least one record scene of the site has every band for (scenes outside the site, which
     a render leaves out, do not count)."""
-    from reviewer.record.stack import composite_bands
-
     scenes = [s for s in index.scenes if s.record and not s.extra.get("outside_site")]
     return [c for c in composites() if any(composite_bands(c, s) is not None for s in scenes)]
 
@@ -230,6 +298,11 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
     """Why no scene can show `composite`: a band left out as damaged (named), and what the site can show."""
     spec = composites()[composite]
     wanted = spec.get("bands") or spec.get("index") or [spec["band"]]
+    can = showable_composites(index)
+    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
+    hint = (
+        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
+    )
     for s in index.scenes:
         damaged = s.extra.get("damaged", {}) if isinstance(s.extra, dict) else {}
         for name in wanted:
@@ -238,13 +311,8 @@ def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | Non
                 bad = damaged[band.token]
                 return (
                     f"no scene with {composite} bands: band {band.token} ({name}) of {s.scene_id} is not readable "
-                    f"({bad['path']}: {bad['reason']})"
+                    f"({bad['path']}: {bad['reason']}){hint}"
                 )
-    can = showable_composites(index)
-    where = f" of the sensors {', '.join(sensors)}" if sensors else ""
-    hint = (
-        f"; this site can show: {', '.join(can)} (--composite)" if can else "; no composite can be made of its scenes"
-    )
     absent = _absent_band(index, wanted)
     if absent:
         return f"no scene{where} with {composite} bands: {absent}{hint}"
@@ -305,7 +373,7 @@ def render_dates(
         stack.grid, len(spec.get("bands") or spec.get("index") or [1]), site=f"site {index.site.id}",
         resolution=index.site.resolution * cols / width,
     )  # fmt: skip
-    panels = [resolve_panel(stack, d, composite, method=method) for d in dates]
+    panels = [render_panel(stack, d, composite, method=method) for d in dates]
     if stretch is None:
         if percentiles:
             from reviewer.record.stretch import percentile_stretch
@@ -316,16 +384,20 @@ def render_dates(
             stretch = Stretch.default(composite)
     elif stretch.composite != composite:
         raise ReviewerError(f"the stretch is for {stretch.composite}, not {composite}", field="stretch")
-    for p in panels:
-        if not any(np.isfinite(c).any() for c in p.channels):  # (channel by channel: stops at the first seen)
-            logger.warning("panel %s: every pixel is masked", p.label)
     title = f"{index.site.name} ({index.site.id})"
+    canvas = paint_panels(panels, stretch, title=title, width_px=asked)
+    for p in panels:
+        if isinstance(p, ScenePanel):
+            if not p.colours(stretch).clear:
+                logger.warning("panel %s: every pixel is masked", p.label)
+        elif not any(np.isfinite(c).any() for c in p.channels):  # (channel by channel: stops at the first seen)
+            logger.warning("panel %s: every pixel is masked", p.label)
     warnings = saturation_warnings(panels, stretch)
     for line in warnings:
         logger.info("%s", line)
     path = render_panels(
         panels, stretch, pixel_size_m=index.site.resolution * cols / stack.grid.shape[1], out=out, title=title,
-        notes=warnings, width_px=asked,
+        notes=warnings, width_px=asked, canvas=canvas,
     )  # fmt: skip
     return {
         "out": str(path),

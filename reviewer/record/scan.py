@@ -409,10 +409,12 @@ def _add_copy(scene: Scene, band: str, rel: str, res: float | None) -> None:
 
 
 def _measure(
-    scene: Scene, site: Site, grid: Grid | None, inside, members: Members | None = None
+    scene: Scene, site: Site, grid: Grid | None, inside, members: Members | None = None, fractions: bool = True
 ) -> tuple[Scene | None, list[ScanProblem]]:
     """Check every file of the scene (header and the byte ranges it promises) and read its quality layer
-    (a worker thread per scene); a damaged file is reported and left out, the rest of the scene goes on."""
+    (a worker thread per scene); a damaged file is reported and left out, the rest of the scene goes on.
+    Without `fractions` (site init), a scene with a quality layer is kept or left out on its checks alone;
+    one without is still read, as its pixels are what can refuse it (already-scaled values)."""
     granule = _granule_of(scene)
     if granule is not None:
         return _measure_granule(scene, site, grid, inside, *granule)
@@ -429,7 +431,7 @@ def _measure(
         path = os.path.join(site.dir, rel)  # (a str: pathlib cost twice the check of a small band)
         if member is not None:
             bad = check_file(path, member, bundle)
-        elif quality is not None and band == quality.band:
+        elif quality is not None and band == quality.band and fractions:
             bad, qa = check_quality_band(path, grid, quality_nodata(quality))
         else:
             bad = check_path(path)[0]
@@ -439,18 +441,21 @@ def _measure(
         problems.extend(_check_container(scene, site, file, layers))
     if not scene.files or (problems and any(b not in scene.files for b in scene.product_spec.required)):
         return None, problems  # a bad quality layer is the one reason given, not also 'missing band'
+    if not fractions and quality is not None:
+        unusable = _unusable(scene)
+        return (None, [*problems, unusable]) if unusable else (scene, problems)
     result = _measure_files(scene, site, grid, inside, qa)
     if isinstance(result, ScanProblem):
         return None, [*problems, result]
     return result, problems
 
 
-def _measure_batch(batch: list[Scene], site: Site, grid: Grid | None, inside, members: Members):
+def _measure_batch(batch: list[Scene], site: Site, grid: Grid | None, inside, members: Members, fractions=True):
     """_measure of each scene, in one GDAL environment (see decode.gdal_env)."""
     import rasterio
 
     with rasterio.Env():
-        return [_measure(s, site, grid, inside, members) for s in batch]
+        return [_measure(s, site, grid, inside, members, fractions) for s in batch]
 
 
 def _drop(scene: Scene, band: str, rel: str, reason: str, problems: list[ScanProblem]) -> None:
@@ -565,17 +570,10 @@ def _leave_out(scene: Scene, file: str, layers: list[tuple[str, str]], found: di
 def _measure_files(scene: Scene, site: Site, grid: Grid, inside, qa=None) -> Scene | ScanProblem:
     """The scene's fractions from its quality layer (`qa`: read already, on `grid`), or why it has none."""
     product = scene.product_spec
-    missing = [b for b in product.required if b not in scene.files]
-    if missing:
-        where = next(iter(scene.files.values()))
-        return ScanProblem(
-            where,
-            f"missing band: scene {scene.scene_id} has no {', '.join(missing)} (quality layer); its bands cannot be masked",
-        )
+    unusable = _unusable(scene)
+    if unusable:
+        return unusable
     physical = [t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files]
-    if not physical:
-        where = next(iter(scene.files.values()))
-        return ScanProblem(where, f"missing band: scene {scene.scene_id} has only quality layers")
     if product.raw.get("radiometric_offset") and "offset_source" not in scene.extra:  # a STAC item set it
         token = physical[0]
         extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
@@ -596,6 +594,22 @@ def _measure_files(scene: Scene, site: Site, grid: Grid, inside, qa=None) -> Sce
     scene.clear_fraction = fractions["clear_fraction"]
     scene.cloud_fraction = fractions["cloud_fraction"]
     return scene
+
+
+def _unusable(scene: Scene) -> ScanProblem | None:
+    """Why the scene's files cannot make a scene (its quality layer or every data band absent), else None."""
+    product = scene.product_spec
+    missing = [b for b in product.required if b not in scene.files]
+    if missing:
+        where = next(iter(scene.files.values()))
+        return ScanProblem(
+            where,
+            f"missing band: scene {scene.scene_id} has no {', '.join(missing)} (quality layer); its bands cannot be masked",
+        )
+    if not any(s.kind in ("physical", "classes") and t in scene.files for t, s in product.bands.items()):
+        where = next(iter(scene.files.values()))
+        return ScanProblem(where, f"missing band: scene {scene.scene_id} has only quality layers")
+    return None
 
 
 def _outside(scene: Scene, site: Site, token: str) -> bool:
@@ -626,6 +640,30 @@ def scan_site(
 
     With `allow_no_site`, a folder without site.json is indexed too, each scene on its own extent."""
     site = _site_or_unplaced(site_dir, allow_no_site)
+    index, n_files = scan_record(site, progress=progress, cancel=cancel, workers=workers)
+    if not site.placed and not index.scenes:
+        raise SiteError(
+            f"no site.json, and none of its {n_files} file(s) is a scene of the record{why_none(index.problems)}: "
+            "this folder is not a site record",
+            path=site.dir,
+        )
+    if not index.scenes and not index.problems:
+        index.problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
+    return index
+
+
+def scan_record(
+    site: Site,
+    *,
+    progress: Progress | None = None,
+    cancel: Callable[[], bool] | None = None,
+    workers: int = 2,
+    fractions: bool = True,
+) -> tuple[SceneIndex, int]:
+    """scan_site's index of `site` (an unplaced one too, even with no scene: `site init --bbox` of a folder
+    before its downloads) and how many files its folder holds. Without `fractions`, the scenes and the files
+    left out as a scan finds them, without reading quality layers (site init: a header check per file, where
+    measuring 20 whole Landsat scenes took 16 s); the scenes' fractions are then None."""
     files, skipped = _walk(site.dir)
     files, members, bundle_problems = _expand_bundles(site.dir, files)
     grouped, problems = _group(site.dir, files, _site_own(site))
@@ -638,7 +676,7 @@ def scan_site(
         check_read_fits(grid, 0, site=f"site {site.id}", resolution=site.resolution, width_hint=False, lookup=False)
     inside = site.boundary_mask if site.placed else None
     todo = list(grouped.values())
-    results = _measure_all(todo, site, grid, inside, members, workers, progress, cancel)
+    results = _measure_all(todo, site, grid, inside, members, workers, progress, cancel, fractions)
     scenes: list[Scene] = []
     for scene, found in results:  # in the order the scenes were found, however they were measured
         problems.extend(found)
@@ -647,15 +685,7 @@ def scan_site(
     scenes.sort(key=lambda s: (s.date, s.product, s.scene_id))
     for p in problems:
         logger.warning("skipped %s: %s", p.path, p.reason)
-    if not site.placed and not scenes:
-        raise SiteError(
-            f"no site.json, and none of its {len(files)} file(s) is a scene of the record{why_none(problems)}: "
-            "this folder is not a site record",
-            path=site.dir,
-        )
-    if not scenes and not problems:
-        problems.append(ScanProblem(".", "empty record: no raster files found in the site folder"))
-    return SceneIndex(site=site, scenes=scenes, problems=problems)
+    return SceneIndex(site=site, scenes=scenes, problems=problems), len(files)
 
 
 def why_none(problems: list[ScanProblem]) -> str:
@@ -670,7 +700,9 @@ def why_none(problems: list[ScanProblem]) -> str:
     return f" ({n} file(s): {reason}{more})"
 
 
-def _measure_all(todo, site, grid, inside, members, workers, progress, cancel) -> list[tuple[Scene | None, list]]:
+def _measure_all(
+    todo, site, grid, inside, members, workers, progress, cancel, fractions=True
+) -> list[tuple[Scene | None, list]]:
     """_measure of every scene. Scenes read through GDAL go to the worker threads in batches (a future per
     scene cost as much as a MODIS granule's whole check); HDF4 granules are measured here meanwhile, one
     after another: the HDF4 library is serialized by a lock and holds the GIL, so a second thread only
@@ -694,7 +726,10 @@ def _measure_all(todo, site, grid, inside, members, workers, progress, cancel) -
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         try:
-            futures = [pool.submit(_measure_batch, [todo[i] for i in b], site, grid, inside, members) for b in batches]
+            futures = [
+                pool.submit(_measure_batch, [todo[i] for i in b], site, grid, inside, members, fractions)
+                for b in batches
+            ]
             measured = _measure_granules(
                 [todo[i] for i in here], [granules[i] for i in here], site, grid, inside, workers, tick
             )

@@ -39,17 +39,21 @@ class Footprint:
         return min(xs), min(ys), max(xs), max(ys)
 
 
-def footprints(site_dir: str | Path) -> tuple[list[Footprint], list[str]]:
-    """Each record scene's extent from one of its files' headers, and why the other files give none (not
-    readable, or not of the record: the scan's reasons)."""
-    from reviewer.record.scan import _expand_bundles, _group, _walk
+def footprints(site_dir: str | Path, index=None) -> tuple[list[Footprint], list]:
+    """Each scene the scan uses, with its extent from one of its files' headers, and the files not used with
+    the scan's reasons (ScanProblem). `index`: the folder's scan already made; else it is scanned here, each
+    scene on its own extent, so a file refused for its content (already-scaled values, a truncated band) is
+    not counted as a scene: what site init tells is what the scan will use. The scan here checks each file's
+    header and byte ranges and reads the pixels only of scenes without a quality layer (their values are
+    what can refuse them); it measures no fractions."""
+    from reviewer.record.scan import ScanProblem, scan_record
+    from reviewer.record.site import unplaced_site
 
     root = Path(site_dir).resolve()
-    files, _ = _walk(root)
-    files, _, _ = _expand_bundles(root, files)
-    scenes, skipped = _group(root, files)
-    out, bad = [], [f"{p.path}: {p.reason}" for p in skipped]
-    for scene in scenes.values():
+    if index is None:
+        index, _ = scan_record(unplaced_site(root), fractions=False)
+    out, bad = [], list(index.problems)
+    for scene in index.scenes:
         product = scene.product_spec
         if not scene.record:
             continue
@@ -58,7 +62,7 @@ def footprints(site_dir: str | Path) -> tuple[list[Footprint], list[str]]:
         try:
             crs, transform, shape = file_geometry(root / rel)
         except RecordError as exc:
-            bad.append(f"{rel}: {exc.message}")
+            bad.append(ScanProblem(rel, exc.message))
             continue
         out.append(Footprint(scene.scene_id, product.family, product.resolution_m, crs, transform, shape))
     return out, bad
@@ -97,7 +101,8 @@ def check_bbox(bbox_lonlat) -> None:
 
 def place_groups(prints: list[Footprint]) -> list[tuple[list[Footprint], tuple[float, float, float, float]]]:
     """Scenes grouped by place: footprints that overlap (directly or through others) form one group; each
-    group with its lon/lat footprint (the union of its scenes' boxes)."""
+    group with its lon/lat footprint (the union of its scenes' boxes). The groups of most scenes come first;
+    groups of as many scenes keep the order of their first scene in `prints` (the scan's: by date)."""
     boxes = [lonlat_bounds(f) for f in prints]
     parent = list(range(len(prints)))
 
@@ -186,6 +191,25 @@ def _bbox_grid(prints: list[Footprint], bbox_lonlat) -> tuple[str, float, tuple[
     return centre, res, (0.0, 0.0)
 
 
+def _inner_bounds(fp: Footprint, crs: str) -> tuple[float, float, float, float]:
+    """A box in `crs` inside the footprint: each side as far in as its edge reaches there (the east-most point
+    of its west edge ...). A footprint in another CRS is turned and bent in the site's (a lon/lat AppEEARS export
+    on a UTM grid): its bounding box would take in corners of no data; in its own CRS it is its bounds."""
+    from rasterio.warp import transform
+
+    w, s, e, n = fp.bounds
+    t = [k / 20 for k in range(21)]
+
+    def edge(xs, ys):
+        return transform(fp.crs, crs, xs, ys)
+
+    west = edge([w] * 21, [s + k * (n - s) for k in t])[0]
+    east = edge([e] * 21, [s + k * (n - s) for k in t])[0]
+    south = edge([w + k * (e - w) for k in t], [s] * 21)[1]
+    north = edge([w + k * (e - w) for k in t], [n] * 21)[1]
+    return max(west), max(south), min(east), min(north)
+
+
 def _box_text(b) -> str:
     return "W {:.3f} S {:.3f} E {:.3f} N {:.3f}".format(*b)
 
@@ -209,16 +233,18 @@ def propose_site(
     name: str | None = None,
     theme: str = "region",
     role: str = "region",
-) -> tuple[dict[str, Any], str]:
-    """The site.json document and a one-line account of where its grid came from."""
+    index=None,
+) -> tuple[dict[str, Any], str, list]:
+    """The site.json document, a one-line account of where its grid came from, and the folder's files the
+    scan does not use, with why (`index`: the folder's scan without site.json, when already made)."""
     from rasterio.warp import transform_bounds
 
     root = Path(site_dir).resolve()
-    prints, bad = footprints(root)
+    prints, bad = footprints(root, index)
     if not prints and bbox_lonlat is None:
-        from reviewer.record.scan import ScanProblem, why_none
+        from reviewer.record.scan import why_none
 
-        why = why_none([ScanProblem(*b.split(": ", 1)) for b in bad])
+        why = why_none(bad)
         raise SiteError(
             f"no scene of the record found to take a footprint from{why}; give --bbox W S E N (lon/lat) to make a "
             "site before its downloads",
@@ -248,7 +274,7 @@ def propose_site(
         box = _snap(transform_bounds("EPSG:4326", crs, *bbox_lonlat, densify_pts=21), res, origin, outward=True)
         source = "the given lon/lat box"
     else:
-        boxes = [transform_bounds(f.crs, crs, *f.bounds, densify_pts=21) for f in prints]
+        boxes = [_inner_bounds(f, crs) for f in prints]
         common = (
             max(b[0] for b in boxes),
             max(b[1] for b in boxes),
@@ -276,18 +302,19 @@ def propose_site(
     if found:
         raise SiteError(f"the proposed site does not match site.schema.json: {found[0][1]}", field=found[0][0])
     rows, cols = round((box[3] - box[1]) / res), round((box[2] - box[0]) / res)
-    return doc, f"{crs}, {res:g} m, {rows} x {cols} pixels, from {source}"
+    return doc, f"{crs}, {res:g} m, {rows} x {cols} pixels, from {source}", bad
 
 
-def init_site(site_dir: str | Path, *, force: bool = False, **kwargs) -> tuple[Path, str]:
-    """Write site.json (atomically) and check that it loads; an existing one is kept unless `force`."""
+def init_site(site_dir: str | Path, *, force: bool = False, **kwargs) -> tuple[Path, str, list]:
+    """Write site.json (atomically) and check that it loads; an existing one is kept unless `force`.
+    (path, account, files not used): see propose_site."""
     root = Path(site_dir)
     if not root.is_dir():
         raise SiteError("not a folder", path=root)
     target = root / "site.json"
     if target.exists() and not force:
         raise SiteError("already has a site.json (use --force to replace it)", path=target)
-    doc, account = propose_site(root, **kwargs)
+    doc, account, unused = propose_site(root, **kwargs)
     atomic_write(target, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
     load_site(root)
-    return target, account
+    return target, account, unused

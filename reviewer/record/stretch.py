@@ -167,6 +167,14 @@ class Stretch:
 _LEVELS = 4096
 
 
+def channel_colours(c: ChannelStretch, values: np.ndarray, nodata: int = 0) -> np.ndarray:
+    """The uint8 output of an RGB channel stretched by `c` for physical `values`, `nodata` where NaN: what
+    Stretch.apply draws for pixels whose other channels are not masked (a render tabulates every raw code of a
+    band with it: render_dn.py)."""
+    table = np.append(_gamma_lut(c.gamma, 255), np.uint8(nodata))
+    return table.take(_levels(values, c, np.isnan(values)))
+
+
 def _levels(
     values: np.ndarray, c: ChannelStretch, nan: np.ndarray, *, scratch: np.ndarray | None = None, out=None
 ) -> np.ndarray:

@@ -5,14 +5,12 @@ validated on load; code asks these objects and never copies a rule.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-from reviewer import APP_NAME, ASSETS_DIR
+from reviewer import ASSETS_DIR
 from reviewer.errors import ReviewError, SchemaError
 
 #: the review rules kept as data (DESIGN.md section 3: codebooks live in assets/)
@@ -127,29 +125,13 @@ def load_checked(name: str) -> dict[str, Any]:
     user cache folder), so verbs scripted in loops need not import jsonschema (0.1 s) each time;
     any change to either file validates again.
     """
-    from reviewer import SCHEMAS_DIR
+    from reviewer.schemas import validate_once
 
     path = RULES_DIR / f"{name}.json"
     data = path.read_bytes()
-    schema = (SCHEMAS_DIR / f"{name}.schema.json").read_bytes()
     doc = json.loads(data)
-    stamp = _stamp_dir() / hashlib.sha256(data + b"\0" + schema).hexdigest()
-    if not stamp.exists():
-        from reviewer import schemas
-
-        schemas.validate(doc, name, path=path)
-        try:
-            stamp.parent.mkdir(parents=True, exist_ok=True)
-            stamp.touch()
-        except OSError:
-            pass  # no cache folder: validate every time
+    validate_once(doc, data, name, path=path)
     return doc
-
-
-def _stamp_dir() -> Path:
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir(APP_NAME)) / "validated"
 
 
 @cache

@@ -1,7 +1,8 @@
 """Full-size downloads (issue 31): render, scan and generate on a whole Landsat scene and a whole Sentinel-2
 tile, each figure next to a plain rasterio read of the same pixels measured in the same run.
 
-Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate | --generate-only] (BENCH_REPEAT runs of each step, 3 by default:
+Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate | --generate-only | --scan-only | --render-only]
+(--scan-only, --render-only: those rows alone; BENCH_REPEAT runs of each step, 3 by default:
 the fastest is shown). The scenes are built once under
 BENCH_CACHE (fullsize_scenes.py; ~0.9 GB of disk). Each measured step runs in a fresh process, so its peak
 memory (ru_maxrss) is its own; times are wall-clock of the step alone (imports and the scan before a render
@@ -110,7 +111,9 @@ def step_render(site: str, date: str, width: str) -> dict:
     index = scan_site(site)
     out = Path(cache_dir()) / "out" / f"{Path(site).name}.png"
     out.parent.mkdir(parents=True, exist_ok=True)
+    import isal.isal_zlib  # noqa: F401 - (the PNG's deflate: imported on first use)
     import PIL.ImageDraw  # noqa: F401
+    import PIL.ImageFile  # noqa: F401
     import PIL.ImageFont  # noqa: F401
     import rasterio  # noqa: F401 - imports before the clock (the fresh-process rows include them)
 
@@ -127,18 +130,20 @@ def step_render(site: str, date: str, width: str) -> dict:
 
 
 def step_render_read(site: str, date: str, width: str) -> dict:
-    """A render's reading alone, in a process of its own (the bands, quality layers, masks and decoding of
-    the panel; not the figure and the PNG): what compares with the plain read like for like."""
-    from reviewer.record.render import default_width, resolve_panel
+    """A render's reading alone, in a process of its own (the bands, quality layers, masks and the panel's
+    colours: decode, masks and stretch are one pass over the raw DN; not the figure and the PNG): what compares
+    with the plain read like for like."""
+    from reviewer.record.render import default_width, render_panel
     from reviewer.record.scan import scan_site
     from reviewer.record.stack import open_stack
+    from reviewer.record.stretch import Stretch
 
     index = scan_site(site)
     t, cpu = time.perf_counter(), time.process_time()
     stack = open_stack(index, composite="truecolor")
     rows, cols = stack.grid.shape
     w = default_width(1, rows, cols) if width == "-" else min(cols, int(width))
-    resolve_panel(stack.at_width(w), date, "truecolor")
+    render_panel(stack.at_width(w), date, "truecolor").rgb(Stretch.default("truecolor"))
     return {"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb()}
 
 
@@ -272,6 +277,9 @@ def main() -> None:
     safe, cog = build_s2(root)
     print(f"scenes under {root} ({time.perf_counter() - t:.0f} s to check/build)", flush=True)
     print(f"load average {' '.join(f'{v:.1f}' for v in os.getloadavg())} (shared CPUs: CPU ratios hold steadier)")
+    if "--scan-only" in sys.argv:  # the scan rows alone (nothing is written under the cache)
+        scan_rows(landsat, safe, cog)
+        return
 
     # render: one date of the whole Landsat scene at the default width (352 px)
     site = _site(landsat)
@@ -292,18 +300,30 @@ def main() -> None:
         s2files = ",".join(map(str, _band_files(folder, names)))
         got, base = render_child(str(site), "2023-06-01", "-", s2files, "352", "-")
         row(f"render Sentinel-2 tile ({name}), default width", got, base, 2.0, "peak target < 1024 MB")
-        got = child("scan", str(site))
-        base = child("plain", s2files.split(",")[-1], "-", "-")
-        row(f"scan Sentinel-2 tile ({name})", got, base, 1.5)
-    got = child("scan", str(_site(landsat)))
-    base = child("plain", str(rgb[3]), "-", "-")
-    row("scan Landsat scene (1 date)", got, base, 1.5)
+    if "--render-only" in sys.argv:
+        return
+    scan_rows(landsat, safe, cog)
     fresh_processes(root, landsat, rgb, safe, cog)
     if "--generate" not in sys.argv:
         print("generate on the 20-date scene: run with --generate (before the block-wise pass it did not finish in "
               "1,000 s and held 11 GB resident against its 2 GB budget; see README for today's figures)")  # fmt: skip
     else:
         generate_rows(root, rgb)
+
+
+def scan_rows(landsat: Path, safe: Path, cog: Path) -> None:
+    """`scan` of each full-size folder next to a plain read of its quality layer, in turn (same load)."""
+    for name, folder, qa in (
+        ("Sentinel-2 tile (SAFE JP2)", safe, "SCL_20m.jp2"),
+        ("Sentinel-2 tile (Element84 COG)", cog, "SCL.tif"),
+        ("Landsat scene (1 date)", landsat, "QA_PIXEL.TIF"),
+    ):
+        plain = str(_band_files(folder, [qa])[0])
+        scans, plains = [], []
+        for _ in range(REPEAT):
+            scans.append(_child_once("scan", str(_site(folder))))
+            plains.append(_child_once("plain", plain, "-", "-"))
+        row(f"scan {name}", _fastest(scans), _fastest(plains), 1.5)
 
 
 def generate_rows(root: Path, rgb: list[Path]) -> None:
@@ -369,5 +389,7 @@ if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         result = globals()[f"step_{sys.argv[2]}"](*sys.argv[3:])
         print(json.dumps(result, default=str))
+    elif {"-h", "--help"} & set(sys.argv):
+        print(__doc__)
     else:
         main()

@@ -11,7 +11,8 @@ On the GUI demo site (900 scenes: Landsat, Sentinel-2, MODIS, VIIRS; 64 x 64 px)
   prefetch of the next item's evidence, against the same steps without prefetch in the same run (the
   baseline), the longest UI block while it comes up, and what one repaint of the whole unchanged window costs
   on this machine (Xvfb, software OpenGL: the floor under any 'shown'), measured before each item, and each
-  item's 'all shown' less that repaint;
+  item's 'all shown' less that repaint; the canvas's frames and the shader programs linked per item (each link
+  compiles on the UI thread under software GL);
 - 200 decisions with the keyboard (A accept, Backspace undo, alternating): latency per key, the first 20
   against the last 20 (growth), and the process's resident memory before and after.
 """
@@ -127,9 +128,11 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
     loader = app.review.loader
     pump_until(lambda: loader.shown(trajectory=True), timeout=300)
     out: dict[str, list[float]] = {"shown": [], "trajectory": [], "block": [], "repaint": []}
-    from reviewer.app.qt_window import main_window
+    from reviewer.app.qt_window import canvas_widget, main_window
 
     qwin = main_window(viewer)
+    frames: list[int] = []  # the canvas's frames put on screen (Qt's QOpenGLWidget.frameSwapped)
+    canvas_widget(viewer).frameSwapped.connect(lambda: frames.append(1))
     for _ in range(n):
         t_read = time.perf_counter()
         while time.perf_counter() - t_read < 1.0:  # the annotator reads the item: prefetch has time to work
@@ -142,6 +145,8 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
         hb.start()
         before = site_of(app)
         t0, cpu0 = time.perf_counter(), time.thread_time()
+        frames.clear()
+        links.clear()
         app.review.key("N")
         out.setdefault("other_site", []).append(float(site_of(app) != before))
         pump_until(lambda: loader.shown(trajectory=False), timeout=120)
@@ -151,12 +156,35 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
         QApplication.processEvents()
         out["trajectory"].append((time.perf_counter() - t0) * 1000)
         out.setdefault("cpu", []).append((time.thread_time() - cpu0) * 1000)  # the UI thread's own CPU
+        out.setdefault("frames", []).append(len(frames))
+        out.setdefault("links", []).append(len(links))
         out["block"].append(hb.stop())
         stack = app.session.stack
         out.setdefault("item", []).append((loader.key, loader.view.index, len(stack) if stack is not None else 0))
     app.close()
     viewer.close()
     return out
+
+
+links: list[str] = []  # the shader programs vispy linked on the UI thread, by class (counted once `main` starts)
+
+
+def count_links() -> None:
+    """Count the shader programs vispy links on the UI thread into `links` (a measuring hook on
+    `vispy.gloo.Program.set_shaders` for this benchmark's process only): under software GL (llvmpipe) each link
+    compiles the program on the UI thread at its next draw, ~10 ms of its CPU with vispy's own shader build."""
+    import threading
+
+    from vispy.gloo import Program
+
+    set_shaders = Program.set_shaders
+
+    def counted(self, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            links.append(type(self).__name__)
+        return set_shaders(self, *args, **kwargs)
+
+    Program.set_shaders = counted
 
 
 def resident_mib() -> float:
@@ -202,15 +230,23 @@ def above_floor(run: dict[str, list[float]]) -> list[float]:
     return [t - r for t, r in zip(run["trajectory"], run["repaint"], strict=True)]
 
 
+def later(values: list[float]) -> list[float]:
+    """The later half of a run's items: napari draws each character of the canvas caption's font the first time a
+    caption holds it (~6 ms a glyph, once per process), which the first items of a fresh process pay."""
+    return values[len(values) // 2 :]
+
+
 def print_items(title: str, ours: dict[str, list], base: dict[str, list]) -> None:
     """Each step's item (its index and stack length: a MODIS record's series is the long one) and its times."""
-    print(f"\n{title}, per item: key -> shown / all shown (ms), prefetch vs baseline")
+    print(
+        f"\n{title}, per item: key -> shown / all shown (ms), UI-thread CPU (ms), programs linked; prefetch vs baseline"
+    )
     for k, (item, index, n) in enumerate(ours["item"]):
         other = "other site" if ours["other_site"][k] else ""
         print(
             f"  {k:2d} {item[-28:]:28} {str(index):6} {n:4d} scenes {other:10} "
-            f"{ours['shown'][k]:7.0f} / {ours['trajectory'][k]:7.0f}   base {base['shown'][k]:7.0f} / "
-            f"{base['trajectory'][k]:7.0f}"
+            f"{ours['shown'][k]:7.0f} / {ours['trajectory'][k]:7.0f} cpu {ours['cpu'][k]:5.0f} links {ours['links'][k]}"
+            f"   base {base['shown'][k]:7.0f} / {base['trajectory'][k]:7.0f} cpu {base['cpu'][k]:5.0f}"
         )
 
 
@@ -233,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--decisions-only", action="store_true", help="only the run of keyboard decisions")
     args = parser.parse_args(argv)
     ROOT.mkdir(parents=True, exist_ok=True)
+    count_links()
     if args.decisions_only:
         print_decisions(args.decisions, *decisions_run(prepare(), args.decisions))
         return 0
@@ -249,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
         ("  canvas, pair, chips p95 (ms)", pct(with_pf["shown"], 95), pct(without["shown"], 95)),
         ("next item, UI-thread CPU p50 (ms)", pct(with_pf["cpu"], 50), pct(without["cpu"], 50)),
         ("next item, UI-thread CPU p95 (ms)", pct(with_pf["cpu"], 95), pct(without["cpu"], 95)),
+        ("  p95 of the later half of the items (ms)", pct(later(with_pf["cpu"]), 95), pct(later(without["cpu"]), 95)),
         ("next item, longest UI block (ms)", max(with_pf["block"]), max(without["block"])),
+        ("canvas frames per item, max", max(with_pf["frames"]), max(without["frames"])),
+        ("shader programs linked per item, p50", pct(with_pf["links"], 50), pct(without["links"], 50)),
+        ("shader programs linked per item, max", max(with_pf["links"]), max(without["links"])),
         ("one window repaint, p50 (ms)", pct(with_pf["repaint"], 50), pct(without["repaint"], 50)),
         ("one window repaint, p95 (ms)", pct(with_pf["repaint"], 95), pct(without["repaint"], 95)),
         ("all shown minus that repaint, p50 (ms)", pct(above_floor(with_pf), 50), pct(above_floor(without), 50)),
@@ -275,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         ("  canvas, pair, chips p95 (ms)", other(two_pf, "shown"), other(two_base, "shown"), 95),
         ("another site, UI-thread CPU p95 (ms)", other(two_pf, "cpu"), other(two_base, "cpu"), 95),
         ("another site, longest UI block (ms)", other(two_pf, "block"), other(two_base, "block"), 100),
+        ("another site, programs linked, max", other(two_pf, "links"), other(two_base, "links"), 100),
     ]
     print(f"\n{args.items} items of a bank over two sites; {n_other} steps went to the other site")
     print(f"{'figure':40} {'prefetch':>10} {'baseline':>10} {'ratio':>7}")

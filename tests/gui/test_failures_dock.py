@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from qtpy.QtCore import Qt
-from qtpy.QtWidgets import QLabel
+from qtpy.QtWidgets import QApplication, QLabel
 
 pytestmark = pytest.mark.gui
 
@@ -167,6 +167,13 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     qtbot.keyClicks(dock.note, "cause read from the colour alone")  # digits or N typed here stay text
     press(qtbot, app, "Return")
     assert not dock.note.hasFocus() and dock.note.text() == "cause read from the colour alone"
+    press(qtbot, app, "C")  # Esc leaves the note for the canvas too, the note kept
+    qtbot.keyClick(dock.note, Qt.Key_Escape)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    assert canvas.hasFocus() and dock.note.text() == "cause read from the colour alone"
+    qtbot.keyClick(canvas, Qt.Key_Tab)  # Tab from the canvas: the coding dock first (its mode)
+    assert QApplication.focusWidget() is dock.mode_combo
+    canvas.setFocus()
     press(qtbot, app, "4")  # s002: analysis with the note
     assert dock.saved.text() == "saved: analysis on s002" and dock.note.text() == ""
     assert dock.view["run"] == "s003"
@@ -184,6 +191,10 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     press(qtbot, app, "9")  # no code on 9: nothing saved
     qtbot.waitUntil(lambda: dock.loader.shown(trajectory=False), timeout=60000)
     assert "evidence of demo-core-seed0-7 in the viewer" in dock.evidence_label.text()
+    dock.show_run("s001")  # another question's run: q7's evidence is still on screen while q18's is asked for
+    assert dock.evidence_label.text() == "evidence: opening demo-core-seed0 ..."  # it had said "evidence of ...-7"
+    dock.show_run("s003")
+    assert dock.evidence_label.text() == "evidence of demo-core-seed0-7 in the viewer"
     q7 = doc["questions"][Q7]
     assert app.state.composite == q7["evidence"]["composite"] == "mndwi"  # the question's own evidence view
     app.viewer.window.screenshot(str(shots / "failures_dock_steps.png"), canvas_only=False)

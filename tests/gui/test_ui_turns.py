@@ -83,6 +83,33 @@ def test_two_quick_items_draw_only_the_last_items_docks(review_window, qtbot):
         assert st.pair == (view.panels[0], view.panels[-1])
 
 
+def test_the_next_items_prefetch_starts_once_the_item_shown_is_painted(review_window, qtbot):
+    """Issue 27, no chains of timers: the next item's evidence starts being prepared at the canvas's first frame
+    after the item shown is applied (it waited a fixed 250 ms timer before, re-armed while an item came up), so
+    it never competes with the item's own paint and is never later than that paint."""
+    app = review_window
+    panel, loader = app.review.annotator, app.review.loader
+    wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    keys = [r["item"] for r in panel.shown_rows]
+    at_frame: list[tuple[str | None, tuple[str, ...]]] = []
+
+    def on_applied(key: str, _problem: str) -> None:
+        def frame() -> None:  # (connected after the dock's own handler: called after it)
+            canvas.frameSwapped.disconnect(frame)
+            at_frame.append((key, loader.plan.items))
+
+        canvas.frameSwapped.connect(frame)
+
+    loader.applied.connect(on_applied)
+    assert app.review.key("N")
+    shown = panel.view["item"]
+    qtbot.waitUntil(lambda: bool(at_frame), timeout=60000)
+    loader.applied.disconnect(on_applied)
+    key, plan = at_frame[0]
+    assert key == shown and plan[:1] == (keys[keys.index(shown) + 1],), at_frame
+
+
 def test_status_bar_gives_the_value_of_the_item_shown(review_window, qtbot):
     """napari's status bar gives the image value under the pointer; when the next item shows another date under a
     pointer that stays put, it gives that date's value, worked out in the item's own turn (napari's status thread
@@ -133,3 +160,46 @@ def test_a_prepared_item_is_stretched_off_the_ui_thread(review_window, qtbot, mo
     shown = np.asarray(s.image_layer.data[s.state.current])
     channels = s.frames.read_frame(s.stack, s.state.composite, s.state.current)  # (from the scene cache)
     assert np.array_equal(shown, loader.view.stretch.apply(channels))
+
+
+def test_another_region_relinks_no_shader_program(review_window, qtbot, monkeypatch):
+    """The next item, prepared ahead, with another region than the item before: its key's turn and paint link at
+    most one shader program (the caption's box: napari resizes it for each caption, and vispy relinks a mesh whose
+    data is set), and the canvas draws the item's region as the pixels its trajectory averages. Under software GL
+    (llvmpipe) a link compiles the program on the UI thread; drawn as a Shapes polygon, each new region rebuilt
+    napari's two meshes and relinked two more programs (~20 ms of the UI thread's CPU)."""
+    import threading
+
+    from vispy.gloo import Program
+
+    app = review_window
+    panel, loader, s = app.review.annotator, app.review.loader, app.session
+    wait_evidence(app, qtbot, timeout=60000)
+    for _ in range(6):  # on to an item whose next item has another region
+        keys = [r["item"] for r in panel.shown_rows]
+        upcoming = keys[keys.index(panel.view["item"]) + 1]
+        qtbot.waitUntil(lambda upcoming=upcoming: loader.ready(upcoming), timeout=60000)
+        nxt = loader._prepared[upcoming]
+        if nxt.region is not None and not np.array_equal(nxt.region, s.canvas.item_region_layer.data):
+            break
+        assert app.review.key("N")
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    else:
+        pytest.fail("no two items in a row with different regions in the demo bank")
+    qtbot.wait(200)  # the item before painted
+    linked = []
+    set_shaders = Program.set_shaders
+
+    def recorded(self, *args, **kwargs):
+        if threading.current_thread() is threading.main_thread():
+            linked.append(type(self).__name__)
+        return set_shaders(self, *args, **kwargs)
+
+    monkeypatch.setattr(Program, "set_shaders", recorded)
+    assert app.review.key("N") and panel.view["item"] == upcoming
+    wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    qtbot.wait(200)  # ... and its paint
+    monkeypatch.undo()
+    assert len(linked) <= 1, linked
+    drawn = np.asarray(s.canvas.item_region_layer.data)
+    assert ((drawn > 0) == nxt.mask).all()

@@ -389,12 +389,20 @@ def test_boundary_in_other_crs_is_drawn(opened, qtbot):
     assert s.index.site.crs.to_epsg() != 4326  # the demo boundary is EPSG:4326, the grid UTM
     # the first boundary follows the first imagery (its shapes layer waits for pandas, imported in a worker)
     qtbot.waitUntil(lambda: s.boundary_layer is not None, timeout=30000)
-    ring = s.boundary_layer.data[0]
     h, w = s.index.site.shape
+    ring = s.index.site.boundary_lines()[0]  # (row, col) on the site grid
     assert ring[:, 0].min() > -2 and ring[:, 0].max() < h + 2 and ring[:, 1].max() < w + 2
-    # drawn in yellow, a 250th of the site's larger side wide (the start-up placeholder layer took the rings)
-    assert np.allclose(s.boundary_layer.edge_color, [1.0, 1.0, 0.0, 1.0])
-    assert np.allclose(s.boundary_layer.edge_width, max(h, w) / 250.0)
+    # drawn in yellow, at about 1,600 raster pixels across (k per site pixel), its lines a 250th of that wide,
+    # on the ring's vertices and nowhere far from its lines
+    layer = s.boundary_layer
+    k = 1600 // max(h, w)
+    drawn = np.asarray(layer.data)
+    assert drawn.shape == (h * k, w * k) and tuple(layer.scale) == (s.index.site.resolution / k,) * 2
+    assert np.allclose(layer.colormap.map(1), [1.0, 1.0, 0.0, 1.0])
+    for r, c in ring.astype(float) * k:
+        if 0 <= r < h * k and 0 <= c < w * k:
+            assert drawn[int(r), int(c)] == 1, (r, c)
+    assert drawn.sum() <= 2 * len(ring) * max(h, w) * k * round(max(h, w) * k / 250)  # lines, not a fill
 
 
 def test_plugin_reader_and_widgets(make_napari_viewer, demo_site, demo_db, tmp_path, monkeypatch):

@@ -147,6 +147,7 @@ def test_bbox_picks_its_own_utm_zone_and_outside_scenes_are_named(real_dir, tmp_
     rows = {line.split()[-1]: line for line in out.splitlines() if line.startswith(("19", "20"))}
     assert "outside the site" in rows[TM] and "outside the site" in rows[ETM]
     assert "outside the site" not in rows[OLI] and "100.0" not in rows[TM]
+    assert "3 scenes of dl (dl), 2 of them outside the site" in out  # the count says so too
 
 
 def test_bbox_touching_no_scene_is_refused_naming_the_nearest(real_dir, tmp_path, capsys):
@@ -223,7 +224,8 @@ def test_pre_collection_level1_scene_is_named_level1(real_dir, tmp_path):
         assert "Level-1" in reasons[f] and "digital numbers" in reasons[f] and "ESPA" not in reasons[f]
 
 
-def test_truncated_band_is_named_by_render(real_dir, tmp_path, capsys):
+def test_truncated_band_is_named_by_render(real_dir, tmp_path, capfd):
+    """capfd: what GDAL would print from C on the truncated TIFF (ERROR 1: TIFFFillStrip ...) is seen too."""
     scene = tmp_path / "t" / TM
     shutil.copytree(real_dir / "eo-datasets" / TM, scene)
     b3 = scene / f"{TM}_SR_B3.TIF"  # red of TM
@@ -231,9 +233,16 @@ def test_truncated_band_is_named_by_render(real_dir, tmp_path, capsys):
     with rasterio.open(scene / f"{TM}_QA_PIXEL.TIF") as d:
         site = write_site_json(tmp_path / "t", bbox=list(d.bounds), crs="EPSG:32655", shape=[d.height, d.width])
     code, _, err = _run(
-        capsys, "render", str(site), "--date", "1998", "--out", str(tmp_path / "t.png"), db=tmp_path / "db"
+        capfd, "render", str(site), "--date", "1998", "--out", str(tmp_path / "t.png"), db=tmp_path / "db"
     )
-    assert code == 2 and "SR_B3" in err and "truncated" in err
+    assert code == 2 and err.count("\n") == 1 and f"{TM}/{TM}_SR_B3.TIF: truncated" in err
+    # without red (SR_B3), what TM can still show, by hand: ndwi (green, NIR), mndwi (green, SWIR1), nbr (NIR, SWIR2)
+    assert err.rstrip().endswith("this site can show: ndwi, mndwi, nbr (--composite)")
+    # a mistyped date is the one error, before the folder's band is looked at
+    code, _, err = _run(
+        capfd, "render", str(site), "--date", "1998-13-01", "--out", str(tmp_path / "t.png"), db=tmp_path / "db"
+    )
+    assert code == 2 and err == "error: field 'date': not a date: '1998-13-01' (month must be in 1..12)\n"
 
 
 def test_out_must_be_png_and_version(tmp_path, capsys):

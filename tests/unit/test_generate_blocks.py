@@ -56,6 +56,41 @@ def test_a_site_larger_than_the_budget_is_read_in_blocks_within_it_and_gives_the
         np.testing.assert_array_equal(roomy.nbr_frame(t), tight.nbr_frame(t))
 
 
+def test_a_season_without_scenes_writes_no_frames_of_nan(wide_site):
+    from reviewer.bank.series import SeriesConfig, build_series, cached_index
+
+    # no growing season: the year's scenes (TM and ETM+: harmonized and raw composites differ) feed only the three
+    # water composites; the four growing-season composites and the yearly NDVI maximum and NBR minimum are NaN
+    cfg = SeriesConfig(growing_months=())
+    index = cached_index(wide_site)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        series = build_series(index, parts={"landsat"}, config=cfg, memory=psutil.Process().memory_info().rss + 3e6)
+    frame = 192 * 192 * 4
+    for name in ("ndvi_h", "ndvi_r", "nbr_h", "ndbi_h", "ndvimax_h", "nbrmin_h"):
+        got = series.comp(name, 2000)
+        assert got.shape == (192, 192) and np.isnan(got).all(), name
+    assert np.isfinite(series.comp("mndwi_h", 2000)).any()
+    # held or written: each scene's NBR frame (float16) and the 3 water composites, no frame of NaN (before: 4 water
+    # composites, the unread harmonized NDWI too, and 7 frames of NaN)
+    assert len(series.nbr_dates) == 7
+    assert series.store.in_ram + series.store.on_disk == 7 * frame // 2 + 3 * frame
+
+
+def test_a_frame_of_one_value_takes_no_budget_and_no_file(tmp_path):
+    from reviewer.bank.spill import FrameStore
+
+    store = FrameStore(1000, cache_bytes=0, folder=tmp_path)
+    store.fill("nan", (7591, 7741), np.float32, np.nan)  # a whole scene's frame: 235 MB if it were an array
+    store.put("kept", np.ones((10, 10), np.float32))
+    assert (store.in_ram, store.on_disk) == (400, 0)
+    rows = store.rows("nan", 100, 356)
+    assert rows.shape == (256, 7741) and np.isnan(rows).all() and not rows.flags.writeable
+    store.rename("nan", "renamed")
+    store.drop("renamed")
+    assert (store.in_ram, store.on_disk, len(store)) == (400, 0, 1)
+
+
 def test_block_rows_follow_the_budget_and_whole_tile_rows():
     from reviewer.bank.series import KEPT_BYTES_PX, READ_BYTES_PX, block_rows
 
@@ -67,6 +102,70 @@ def test_block_rows_follow_the_budget_and_whole_tile_rows():
     assert block_rows(4, (7591, 7741), int(3.5609e6 * 600), 3) == 512
     assert block_rows(4, (100, 7741), 10**12, 3) == 100  # the whole site in one block
     assert block_rows(4, (7591, 7741), 0, 3) == 8  # at least 8 rows: each block opens its files again
+
+
+def test_read_blocks_end_on_the_files_tile_rows_so_each_tile_is_decompressed_once():
+    from reviewer.bank.series import row_blocks
+
+    def tiles_read(blocks, th, first):  # tile rows each block touches, counted over the blocks
+        return sum(len(range((r0 - first) // th, (r1 - 1 - first) // th + 1)) for r0, r1 in blocks)
+
+    # the default budget on the whole 7,591-row scene left room for 220 rows: 35 blocks of 220 rows decompress
+    # the 30 tile rows of 256 of each file 64 times (35 blocks, and 29 tile rows cut by a block's end); blocks of
+    # one tile row (16% more rows) decompress each tile row once
+    unaligned = row_blocks(7591, 220, None)
+    assert (len(unaligned), tiles_read(unaligned, 256, 0)) == (35, 64)
+    aligned = row_blocks(7591, 220, (256, 0))
+    assert aligned[:2] == [(0, 256), (256, 512)] and aligned[-1] == (7424, 7591)
+    assert tiles_read(aligned, 256, 0) == 30
+    # a site starting 10 rows into a file's tile row: the first block ends where the file's next tile row starts
+    shifted = row_blocks(7591, 600, (256, 246))
+    assert shifted[:3] == [(0, 246), (246, 758), (758, 1270)] and tiles_read(shifted, 256, 246) == 30
+    # under three quarters of a tile row: equal parts of each tile row, none straddling two (3 reads a tile)
+    parts = row_blocks(1024, 100, (256, 0))
+    assert parts[:4] == [(0, 85), (85, 170), (170, 256), (256, 341)] and tiles_read(parts, 256, 0) == 12
+    assert tiles_read(row_blocks(1024, 100, None), 256, 0) == 14
+    assert row_blocks(100, 220, (256, 0)) == [(0, 100)]  # the whole site in one block
+
+
+def test_the_tile_rows_of_a_site_are_found_from_its_files(wide_site):
+    from affine import Affine
+
+    from reviewer.bank.series import cached_index, tile_rows
+    from reviewer.record.decode import Grid
+
+    index = cached_index(wide_site)
+    grid = Grid.of_site(index.site)
+    scene = next(s for s in index.scenes if s.record)
+    # the demo site's 192 px wide GeoTIFFs are in strips of 21 rows (GDAL's 8 KB strips of 384-byte rows)
+    assert tile_rows(scene, grid) == (21, 0)
+    t = grid.transform
+    lower = Grid(grid.crs, Affine(t.a, t.b, t.c, t.d, t.e, t.f + 10 * t.e), grid.shape)  # 10 rows further down
+    assert tile_rows(scene, lower) == (21, 11)  # site row 11 is file row 21
+    off = Grid(grid.crs, Affine(t.a, t.b, t.c, t.d, t.e, t.f + 0.5 * t.e), grid.shape)  # half a pixel off
+    assert tile_rows(scene, off) is None
+
+
+@pytest.mark.parametrize("t", [1, 2, 3, 4, 5, 12, 13])
+def test_the_median_of_a_few_frames_is_numpys_nanmedian(t):
+    from reviewer.bank.series import nanmedian0
+
+    rng = np.random.default_rng(t)
+    frames = [rng.standard_normal((40, 50)).astype(np.float32) for _ in range(t)]
+    for f in frames:
+        f[rng.random(f.shape) < 0.4] = np.nan
+    for f in frames:
+        f[0] = np.nan  # a row without any value: NaN
+    frames[0][1] = 0.5  # a row with one value in the first frame only
+    for f in frames[1:]:
+        f[1] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.nanmedian(np.stack(frames), axis=0)
+    got = nanmedian0(frames)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, expected)
+    assert np.isnan(got[0]).all() and (got[1] == 0.5).all()
 
 
 # ----------------------------------------------------------------------------- the templates, block by block

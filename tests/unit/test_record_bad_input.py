@@ -126,7 +126,8 @@ def test_already_converted_reflectance_is_refused(oli_site):
 
 def test_date_with_no_scene_refuses_with_nearest(oli_site):
     index = scan_site(oli_site)
-    with pytest.raises(NoSceneError, match="nearest scene is 2021-05-03"):
+    # 2020 has 366 days, then 31 + 28 + 31 + 30 + 2 to 3 May 2021: 488 days after
+    with pytest.raises(NoSceneError, match=r"nearest dates the site has: 2021-05-03 \(488 days after\)$"):
         render_dates(index, ["2020-01-01"], "truecolor", oli_site / "x.png")
 
 

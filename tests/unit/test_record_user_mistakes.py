@@ -214,4 +214,73 @@ def test_place_groups_count_the_scenes_listed_by_their_sensors(real_dir, tmp_pat
     code, out, _ = _run(capsys, "scan", str(folder), db=tmp_path / "db")
     assert code == 0 and "MOD13A1_NDVI_2016_337.tif: holds already-scaled values" in out
     groups = [line.split(" at ")[0].strip() for line in out.splitlines() if "scene(s) [" in line]
-    assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [OLI]", "1 scene(s) [TM]"]
+    # the most scenes first; places of as many scenes in the order of their first date (TM 1998, OLI 2021)
+    assert groups == ["3 scene(s) [MODIS Terra]", "1 scene(s) [TM]", "1 scene(s) [OLI]"]
+
+
+def test_monthly_era5_dates_by_month_and_a_missed_date_names_the_nearest(real_dir, tmp_path, capsys):
+    """ERA5-Land monthly means are dated by month (scenes 2023-01, -02, -03, each dated the 1st): YYYY-MM, or any
+    day of the month, names that month's scene (`--date 2023-01` was refused as not a date); a date with no
+    scene names the site's nearest dates, in months for a monthly product and in days otherwise."""
+    from tests.unit.test_record_formats_era5 import _era5
+
+    site = write_site_json(tmp_path / "e", bbox=[8.95, 45.45, 9.55, 46.05], crs="EPSG:4326", resolution=0.1)
+    _era5(site)
+    db, out = tmp_path / "db", str(tmp_path / "t2m.png")
+    for date, month in (("2023-01", "2023-01"), ("2023-02-15", "2023-02"), ("2023-03-31", "2023-03")):
+        code, shown, err = _run(
+            capsys, "render", str(site), "--date", date, "--composite", "t2m", "--out", out, "--json", db=db
+        )
+        assert code == 0, err
+        (panel,) = json.loads(shown)["panels"]
+        assert panel["label"] == f"{month}  ERA5-Land" and panel["scenes"][0]["date"] == f"{month}-01"
+    code, _, err = _run(capsys, "render", str(site), "--date", "2023-05", "--composite", "t2m", "--out", out, db=db)
+    assert code == 2 and err.count("\n") == 1
+    assert err.rstrip().endswith(
+        "no scene with t2m bands in 2023-05; the nearest dates the site has: 2023-03 (2 months before)"
+    )
+    code, _, err = _run(capsys, "render", str(site), "--date", "2023-13", "--composite", "t2m", "--out", out, db=db)
+    assert code == 2 and err.count("\n") == 1 and "not a month: '2023-13'" in err
+    # MODIStsp NDVI 16-day composites of days 1, 17 and 33 of 2016 (1 Jan, 17 Jan, 2 Feb): 20 Jan is 3 days
+    # after the one and 13 days before the other
+    folder = _places(real_dir, tmp_path / "dl")
+    assert _run(capsys, "site", "init", str(folder), "--bbox", "9.2", "45.7", "9.6", "46.1", db=db)[0] == 0
+    code, _, err = _run(
+        capsys, "render", str(folder), "--date", "2016-01-20", "--composite", "ndvi", "--out", out, db=db
+    )
+    assert code == 2 and err.count("\n") == 1
+    assert err.rstrip().endswith(
+        "the nearest dates the site has: 2016-01-17 (3 days before), 2016-02-02 (13 days after)"
+    )
+
+
+@pytest.mark.parametrize("width", [None, 60])
+def test_scale_bar_of_a_few_coarse_pixels_lies_inside_its_panel_under_its_label(width):
+    """A 3 x 5 px ERA5-Land site (11 km cells: 33 km across): the bar is drawn inside the panel (it lay below the
+    panel, under the colour bar), its length its km at the drawn scale (panel width / 33 km), and its label inside
+    the panel; at the default width the 10 km bar holds its label, and a panel too narrow for a bar that holds
+    its label starts the label where the bar starts."""
+    from reviewer.record.render import Panel, build_figure
+    from reviewer.record.stretch import Stretch
+
+    panel = Panel("2023-01  ERA5-Land", np.full((1, 5, 3), 275.0, np.float32), [], "scene")
+    fig = build_figure([panel], Stretch.default("t2m"), pixel_size_m=11_000, width_px=width)
+    x0, y0, x1, y1 = fig.panels[0]
+    (label,) = [t for t in fig.texts if t.role == "scale"]
+    km = float(label.text.removesuffix(" km"))
+    bar_px = km * (x1 - x0) / 33
+    white = (fig.rgb[y0:y1, x0:x1] == 255).all(axis=2)
+    longest = max(_longest_run(row) for row in white[(y1 - y0) * 3 // 4 :])
+    assert abs(longest + 2 - bar_px) <= 1.5, (longest, bar_px)  # its white inside and a black edge at each end
+    lx0, ly0, lx1, ly1 = label.box
+    assert x0 <= lx0 and lx1 <= x1 and y0 <= ly0 and ly1 <= y1, "the label lies inside its panel"
+    if width is None:
+        assert label.text == "10 km" and lx1 - lx0 <= bar_px, "a fifth of 33 km, rounded up; the label over the bar"
+
+
+def _longest_run(row: np.ndarray) -> int:
+    best = run = 0
+    for v in row:
+        run = run + 1 if v else 0
+        best = max(best, run)
+    return best

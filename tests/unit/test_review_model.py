@@ -150,3 +150,28 @@ def test_expert_confidence_keys_toggle_stay_text_while_typing_and_end_with_the_i
     assert keys.confidence is None
     drafts = ExpertKeys(needs_rationale=False)  # an AI draft's review has no confidence keys
     assert drafts.key("L").kind == "none" and drafts.confidence is None
+
+
+def test_a_dock_never_calls_another_items_evidence_the_one_in_the_viewer() -> None:
+    """Issue 27, "evidence is always the item's": the failures dock said "evidence of demo-core-seed0-18" while
+    another run's question was selected and loading."""
+    from reviewer.app.item_pipeline import ItemEvidence
+    from reviewer.app.review_model import evidence_line
+
+    ev = ItemEvidence()
+    q18 = ev.begin("q18")
+    assert evidence_line("q18", ev, site="demo").text == "evidence: opening demo ..."
+    ev.shown(q18)
+    assert evidence_line("q18", ev).text == "evidence of q18 in the viewer"
+    # q29's run is selected: q18's evidence is still on screen, q29's not asked for yet, then loading
+    assert evidence_line("q29", ev, site="demo") == evidence_line(None, ev, site="demo")
+    assert evidence_line("q29", ev, site="demo").text == "evidence: opening demo ..."
+    q29 = ev.begin("q29")
+    assert not ev.shown(q18)  # q18's late result changes nothing
+    assert evidence_line("q29", ev).state == "opening" and evidence_line("q18", ev).state == "opening"
+    ev.shown(q29)
+    assert evidence_line("q29", ev).text == "evidence of q29 in the viewer"
+    q7 = ev.begin("q7")
+    ev.failed(q7, "site 'x' is not in this store")
+    assert evidence_line("q7", ev).text == "evidence: site 'x' is not in this store"
+    assert evidence_line("q29", ev).state == "opening"  # q29's evidence is no longer the one on screen

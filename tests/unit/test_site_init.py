@@ -148,3 +148,63 @@ def test_site_init_for_modis_granules_with_a_box(tmp_path, capsys):
     assert (doc["crs"], doc["resolution"]) == ("EPSG:32610", 250)
     (scene,) = scan_site(folder).scenes
     assert scene.product == "modis_terra_mod13q1" and scene.valid_fraction == 1.0
+
+
+def test_site_init_counts_only_the_scenes_the_scan_will_use(real_dir, tmp_path, capsys):
+    """ETM's QA_PIXEL cut to its first 3,000 of 7,560 bytes (its header still reads): the scan leaves that scene
+    out, so site init takes its footprint from the TM scene alone and names the file, as the scan will; two
+    MODIStsp NDVI dates holding already-scaled floats (days 337 and 353) next to three raw ones: 3 scenes, not
+    5. Site init said "the common footprint of 2 scene(s)" and "of 5 scene(s)", without naming a file."""
+    folder = tmp_path / "dl"
+    (folder / ETM).mkdir(parents=True)
+    (folder / TM).symlink_to(real_dir / "eo-datasets" / TM)
+    for f in (real_dir / "eo-datasets" / ETM).iterdir():
+        if "QA_PIXEL" not in f.name:
+            (folder / ETM / f.name).symlink_to(f)
+    qa = f"{ETM}_QA_PIXEL.TIF"
+    (folder / ETM / qa).write_bytes((real_dir / "eo-datasets" / ETM / qa).read_bytes()[:3000])
+    db = str(tmp_path / "db")
+    assert main(["--db", db, "site", "init", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "from the common footprint of 1 scene(s)" in out
+    assert "1 file(s) of the folder not used" in out and f"{ETM}/{qa}: truncated" in out
+    with rasterio.open(real_dir / "eo-datasets" / TM / f"{TM}_QA_PIXEL.TIF") as ds:
+        tm = ds.bounds  # the site is the TM scene's box (on its own 30 m cells), not the two scenes' overlap
+    assert json.loads((folder / "site.json").read_text())["bbox"] == pytest.approx(list(tm), abs=30)
+    assert [s.scene_id for s in scan_site(folder).scenes] == [TM]
+
+    modis = tmp_path / "como"
+    modis.mkdir()
+    for day in (1, 17, 33, 337, 353):
+        name = f"MOD13A1_NDVI_2016_{day:03d}.tif"
+        (modis / name).symlink_to(real_dir / "modistsp" / name)
+    assert main(["--db", db, "scan", str(modis)]) == 0  # as NO_SITE_HINT says: scan first, then site init
+    capsys.readouterr()
+    assert main(["--db", db, "site", "init", str(modis)]) == 0
+    out = capsys.readouterr().out
+    assert "from the common footprint of 3 scene(s)" in out and "2 file(s) of the folder not used" in out
+    assert out.count("holds already-scaled values") == 2 and "MOD13A1_NDVI_2016_353.tif" in out
+    assert len(scan_site(modis).scenes) == 3
+
+
+def test_site_of_a_lonlat_export_lies_inside_its_footprint(tmp_path, capsys):
+    """A MOD11A2 AppEEARS export on a 0.01 deg lon/lat grid (lon 11.0..11.2, lat 45.8..46.0) makes a site in UTM
+    zone floor((11.1 + 180) / 6) + 1 = 32 at 1 km. In that zone the file's edges are turned (~1.5 deg at 2 deg
+    east of the zone's meridian): the site took their bounding box, whose corners lie outside the file (by up
+    to 0.005 deg here; on a 40 x 40 px export a column of no-data cells showed along the render's edge); its box
+    lies inside the footprint now, and every site pixel has data."""
+    from rasterio.warp import transform
+
+    from tests.unit.test_fullsize import _appeears_lst
+
+    folder = tmp_path / "lst"
+    folder.mkdir()
+    _appeears_lst(folder, "2024017000000")
+    assert main(["--db", str(tmp_path / "db"), "site", "init", str(folder)]) == 0
+    doc = json.loads((folder / "site.json").read_text())
+    assert (doc["crs"], doc["resolution"]) == ("EPSG:32632", 1000)
+    w, s, e, n = doc["bbox"]
+    lons, lats = transform("EPSG:32632", "EPSG:4326", [w, e, e, w], [s, s, n, n])
+    assert all(11.0 <= x <= 11.2 for x in lons) and all(45.8 <= y <= 46.0 for y in lats), (lons, lats)
+    (scene,) = scan_site(folder).scenes
+    assert scene.valid_fraction == 1.0
