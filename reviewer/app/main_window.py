@@ -14,7 +14,14 @@ from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
-from reviewer.app.qt_window import canvas_widget, fit_slider_labels, give_keys_to_canvas, main_window, napari_docks
+from reviewer.app.qt_window import (
+    after_next_paint,
+    canvas_widget,
+    fit_slider_labels,
+    give_keys_to_canvas,
+    main_window,
+    napari_docks,
+)
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
@@ -69,6 +76,10 @@ class DockScroll(QScrollArea):
         super().resizeEvent(event)
         self._fit()
 
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self._fit()
+
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt override
         if obj is self.widget() and event.type() == QEvent.LayoutRequest:
             self._fit()
@@ -94,15 +105,18 @@ class ReviewerApp:
         warm_canvas: bool = True,
         site: str | Path | None = None,
         demo: bool = False,
+        later: bool = False,
     ) -> None:
         """`warm_canvas=False`: the image layer is made by the first open, as before (benchmarks).
         `site` or `demo`: open that site (the demo site) from the start: its worker (index, boundary, first date read)
-        then runs while the docks are built; what it found is shown from the event loop, once the window is whole."""
+        then runs while the docks are built; what it found is shown from the event loop, once the window is whole.
+        `later`: what the first imagery does not need waits for `after_first_imagery`, which the launch calls once it
+        is on screen: the Trajectory plot (in front, empty until a pixel is clicked; pyqtgraph and the plot cost
+        ~0.15 s of CPU), the canvas's scale bar and date caption (their visuals and the caption's glyphs, ~0.1 s) and
+        the wheel guard (a Python filter of every Qt event, ~9,000 events before the imagery)."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
-        from reviewer.app.qt_pair import QtPairView
         from reviewer.app.qt_status import QtStatusLine
-        from reviewer.app.qt_trajectory import QtTrajectoryPlot
 
         self.viewer = viewer
         self.state = ViewState()
@@ -117,15 +131,19 @@ class ReviewerApp:
             async_slicing=async_slicing,
         )
         viewer.title = "EarthRecord Reviewer"
-        guard_wheel()
+        if not later:
+            guard_wheel()
+        self.session.canvas.overlays_held = later  # the scale bar and the date caption: after the first imagery
         self._busy = False
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
-        self.trajectory = QtTrajectoryPlot(self.session)
+        self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=later)
+        if not later:
+            self.trajectory_tab.content()
         self.coverage_tab = LazyTab(self._make_coverage, "Coverage")  # built when its tab is first picked
         self.chips = QtChipStrip(self.session)
-        self.pair = QtPairView(self.session)
+        self.pair_tab = LazyTab(self._make_pair, "Pair")  # built when its tab is first picked, or by P
         # the first site's worker starts once the docks that follow the open (progress, site_opened) exist: building
         # the rest of the window (~1 s on the UI thread) no longer comes before the index read and the first date
         if demo:
@@ -135,10 +153,10 @@ class ReviewerApp:
         self.docks: dict[str, object] = {}
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
-        self.add_dock("Trajectory", self.trajectory, "bottom")
+        self.add_dock("Trajectory", self.trajectory_tab, "bottom")
         self.add_dock("Coverage", self.coverage_tab, "bottom", tabify=True)
         self.add_dock("Chips", self.chips, "bottom", tabify=True)
-        self.add_dock("Pair", self.pair, "bottom", tabify=True)
+        self.add_dock("Pair", self.pair_tab, "bottom", tabify=True)
         # after the docks' own site_opened handlers: paint the whole window while the site is opening,
         # not on the user's first keypress (a full repaint of the docks costs ~100 ms once)
         self.session.site_opened.connect(self._repaint_window)
@@ -300,7 +318,8 @@ class ReviewerApp:
     def settled(self) -> bool:
         """True when no background work is still to land on the UI thread (site open, chips,
         trajectory): what a user sees a moment after a site opened; benchmarks start from here."""
-        return not (self._busy or self.chips.busy or self.trajectory.busy or self.session.canvas.boundary_waiting)
+        busy = self._busy or self.chips.busy or self.session.canvas.boundary_waiting or self.trajectory_tab.held
+        return not (busy or (self.trajectory_tab.built and self.trajectory.busy))
 
     def _add_scoring_panel(self) -> None:
         """The Scoring tab, its panel built when the tab is first picked (its scoring loads when a score runs)."""
@@ -317,6 +336,33 @@ class ReviewerApp:
     def scoring_panel(self):
         """The Scoring dock's panel (built now if its tab was never picked)."""
         return self.scoring_tab.content()
+
+    @property
+    def trajectory(self):
+        """The Trajectory dock's plot (built now if the launch had not built it yet)."""
+        return self.trajectory_tab.content()
+
+    @property
+    def pair(self):
+        """The Pair dock's view (built now if its tab was never picked)."""
+        return self.pair_tab.content()
+
+    def after_first_imagery(self) -> None:
+        """What `later` held back: the wheel guard installed, the scale bar and the caption shown, the Trajectory
+        plot built (the launch calls this once the first imagery is on screen)."""
+        guard_wheel()
+        self.session.canvas.release_overlays()
+        self.trajectory_tab.release()
+
+    def _make_trajectory(self):
+        from reviewer.app.qt_trajectory import QtTrajectoryPlot
+
+        return QtTrajectoryPlot(self.session)
+
+    def _make_pair(self):
+        from reviewer.app.qt_pair import QtPairView
+
+        return QtPairView(self.session)
 
     @property
     def coverage(self):
@@ -392,7 +438,8 @@ class ReviewerApp:
             store.close()
             self.review_store = None
 
-        self.trajectory._cancel.set()
+        if self.trajectory_tab.built:
+            self.trajectory._cancel.set()
         self.session.close()
         QThreadPool.globalInstance().waitForDone(wait_ms)
 
@@ -448,7 +495,7 @@ def launch(
     # painted it (a software-GL paint is 0.1-0.5 s; five of them came before the first imagery)
     viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
     # the site's worker (index, first date read) starts while the window is built, so the two overlap
-    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo)
+    app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo, later=True)
     _ask_who(app, user)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
@@ -471,6 +518,7 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
     qwin = main_window(app.viewer)
     if qwin is None:
         app.viewer.window.show()
+        app.after_first_imagery()
         return
 
     def show(*_args) -> None:
@@ -480,6 +528,9 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
         qwin.raise_()
         qwin.activateWindow()
         give_keys_to_canvas(app.viewer)
+        # the rest once the window's first paint (the first imagery) is on screen: at once, before the warm-up thread
+        # (connected after this) starts importing, whose GIL share made the plot come ~1.2 s after the imagery
+        after_next_paint(app.viewer, lambda: alive(qwin) and app.after_first_imagery())
 
     if app.session.index is None and app._busy:  # the first site (or the demo) is being opened
         # its worker done: busy off, then the stack shown in the same turn; the window follows in the next (shown at

@@ -148,6 +148,10 @@ class QtPairView(QWidget):
         self.state.events.stretch.connect(self._redraw)
         self.state.events.pair.connect(self._on_state_pair)
         session.stack_changed.connect(self._on_stack_changed)
+        if self.state.pair:  # built after a pair was asked for: shown when its tab comes to the front (`on_shown`)
+            self.a_edit.setText(self.state.pair[0])
+            self.b_edit.setText(self.state.pair[1])
+            self._stale = True
 
     @property
     def busy(self) -> bool:

@@ -105,6 +105,8 @@ class QtTrajectoryPlot(QWidget):
         session.pixel_clicked.connect(self._on_pixel_clicked)
         session.stack_changed.connect(lambda _s: self.recompute())
         session.site_opened.connect(self._on_site_opened)
+        if session.index is not None:  # built after the site opened (the launch builds it after the first imagery)
+            self._on_site_opened(session.index)
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt override
         """As tall as the tool rows and the caption's lines at the present width, and the plot's minimum: the dock

@@ -79,7 +79,7 @@ class ShownDate:
 
         if self.s.text.text != caption:
             self.s.text.text = caption
-        if not self.s.text.visible:
+        if not self.s.text.visible and not self.s.canvas.overlays_held:  # (held: shown after the first imagery)
             self.s.text.visible = True
 
     def jump_to_index(self, i: int) -> None:

@@ -56,6 +56,9 @@ class CanvasLayers:
         self._label_width = 22
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         self._canvas_dressed = False
+        #: the launch shows the scale bar and the caption once the first imagery is on screen (`release_overlays`):
+        #: made and first drawn before it (their visuals, shaders and the caption's glyphs), they cost ~0.1 s of it
+        self.overlays_held = False
         #: the site's boundary waits for the modules of its shapes layer (`modules_in`): making the first shapes
         #: layer imports pandas (~0.5 s), which the first site's imagery should not wait for
         self.boundary_waiting = False
@@ -80,7 +83,7 @@ class CanvasLayers:
     def dress_canvas(self) -> None:
         """The scale bar and the date caption on napari's canvas: set when the session first shows something of its
         own (a site, the app's start-up layers), never merely by making the session (a plugin dock in plain napari)."""
-        if self._canvas_dressed:
+        if self._canvas_dressed or self.overlays_held:
             return
         self._canvas_dressed = True
         bar = self.viewer.canvas.overlays.scale_bar
@@ -109,11 +112,26 @@ class CanvasLayers:
         # nothing of the placeholder said before a site: no layer active (napari's status line read its grey
         # value under the cursor) and no scale bar (it measured the 16 px placeholder: "5 m")
         self.viewer.layers.selection.clear()
+        self._warm_layers = True
         # the scale bar and a caption drawn unseen, so their shaders compile now (the caption's, first drawn with the
         # first site's date, held that paint 65-90 ms); `_show_overlays` shows them with the first site
-        self.viewer.canvas.overlays.scale_bar.opacity = 0.0
-        self.text.opacity, self.text.text = 0.0, "0"
-        self._warm_layers = True
+        self._overlays_unseen()
+
+    def _overlays_unseen(self) -> None:
+        if self._canvas_dressed:
+            self.viewer.canvas.overlays.scale_bar.opacity = 0.0
+            self.text.opacity, self.text.text = 0.0, self.text.text or "0"
+
+    def release_overlays(self) -> None:
+        """The scale bar and the caption `overlays_held` kept back: made now, seen if a site is shown."""
+        if not self.overlays_held:
+            return
+        self.overlays_held = False
+        self.dress_canvas()
+        if self._warm_layers or self.image_layer is None:  # no site yet: unseen until one shows (`unveil`)
+            self._overlays_unseen()
+        else:
+            self.show_overlays()
 
     def scale(self) -> tuple[float, float]:
         r = float(self.s.index.site.resolution) if self.s.index else 1.0
@@ -207,6 +225,8 @@ class CanvasLayers:
     def show_overlays(self) -> None:
         """The scale bar and the caption seen: unseen while only the start-up placeholder was there (the scale bar
         measured its 16 px)."""
+        if self.overlays_held:
+            return
         bar = self.viewer.canvas.overlays.scale_bar
         bar.visible, bar.opacity = True, 1.0
         self.text.opacity = 1.0

@@ -68,7 +68,7 @@ def os_login() -> str:
 def login_bindings(store: Store) -> dict[str, set[str]]:
     """profile -> the OS logins bound to it now (latest row of each pair); empty: the store is one seat."""
     held: dict[tuple[str, str], bool] = {}
-    for user, login, bound in store.db.execute("SELECT user, login, bound FROM user_logins ORDER BY id"):
+    for user, login, bound in store.conn.execute("SELECT user, login, bound FROM user_logins ORDER BY id"):
         held[(user, login)] = bool(bound)
     out: dict[str, set[str]] = {}
     for (user, login), bound in held.items():
@@ -112,7 +112,7 @@ def working_profiles(store: Store) -> list[dict[str, Any]]:
 
 def list_users(store: Store) -> list[dict[str, Any]]:
     bindings = login_bindings(store)
-    rows = list(store.db.query("SELECT name, role, created FROM users ORDER BY name"))
+    rows = list(store.query("SELECT name, role, created FROM users ORDER BY name"))
     for r in rows:
         r["logins"] = sorted(bindings.get(r["name"], set()))
     return rows

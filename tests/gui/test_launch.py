@@ -2,9 +2,10 @@
 
 `main.py SITE` in a fresh process under Xvfb; at the first canvas draw that shows the site's imagery the child
 reports which modules it has loaded, then exits. Imported before that draw, pandas (the boundary's shapes layer),
-matplotlib (the index composites' colour tables), boto3 (rasterio's AWS sessions, never used) and pyqtgraph's
-coverage plot (a tab behind Trajectory) made the launch ~1 s of CPU slower; they now load after it, or when used.
-No paint comes before that draw (the window is shown with the site's stack).
+matplotlib (the index composites' colour tables), boto3 (rasterio's AWS sessions, never used) and pyqtgraph (the
+Trajectory plot in front and the Coverage and Pair plots behind it) made the launch ~1.2 s of CPU slower; they now
+load after it, or when used. No paint comes before that draw (the window is shown with the site's stack), and the
+Trajectory plot built after it leaves every dock where it was.
 """
 
 from __future__ import annotations
@@ -26,16 +27,44 @@ from napari.layers import Image
 
 _Viewer = napari.Viewer
 
+def docks(qwin):
+    from qtpy.QtWidgets import QDockWidget
+    return {d.objectName(): d.geometry().getRect() for d in qwin.findChildren(QDockWidget) if d.isVisibleTo(qwin)}
+
+def wait_for_plot(qwin):
+    # the Trajectory plot is built after the first imagery: then the docks are where they were
+    import time
+    from qtpy.QtCore import QTimer
+    from qtpy.QtWidgets import QApplication
+    start = time.monotonic()
+    def poll():
+        if "pyqtgraph" in sys.modules:
+            import pyqtgraph as pg
+            if any(p.isVisible() for p in qwin.findChildren(pg.PlotWidget)):
+                QApplication.processEvents()
+                print("PLOT", flush=True)
+                print("DOCKS " + json.dumps(docks(qwin)), flush=True)
+                os._exit(0)
+        if time.monotonic() - start > 60:
+            os._exit(0)
+        QTimer.singleShot(50, poll)
+    QTimer.singleShot(0, poll)
+
 class Watched(_Viewer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        seen_once = []
         def on_draw(event):
             for layer in self.layers:
                 seen = isinstance(layer, Image) and layer.visible and layer.opacity > 0 and layer.loaded
-                if seen and min(layer.data.shape[-3:-1]) >= 64:
+                if seen and min(layer.data.shape[-3:-1]) >= 64 and not seen_once:
+                    seen_once.append(True)
                     print("LOADED " + json.dumps(sorted(sys.modules)), flush=True)
-                    os._exit(0)
-            print("PAINTED WITHOUT IMAGERY", flush=True)
+                    print("DOCKS " + json.dumps(docks(self.window._qt_window)), flush=True)
+                    wait_for_plot(self.window._qt_window)
+                    return
+            if not seen_once:
+                print("PAINTED WITHOUT IMAGERY", flush=True)
         self.window._qt_viewer.canvas._scene_canvas.events.draw.connect(on_draw)
 
 napari.Viewer = Watched
@@ -62,9 +91,15 @@ def test_first_imagery_comes_before_what_later_work_needs(demo_site, tmp_path):
     modules = set(json.loads(lines[0][len("LOADED ") :]))
     loaded = {name.split(".")[0] for name in modules}
     assert "rasterio" in loaded and "reviewer.app.session" in modules  # the site was read and shown by the app
-    early = {"pandas", "matplotlib", "boto3", "botocore"} & loaded
+    early = {"pandas", "matplotlib", "boto3", "botocore", "pyqtgraph"} & loaded
     assert not early, f"loaded before the first imagery: {sorted(early)}"
     assert "reviewer.app.qt_coverage" not in modules  # the Coverage tab is built when first picked
+    # the Trajectory plot (in front, empty) is built once the first imagery is on screen, and the docks stay put
+    assert "PLOT" in proc.stdout.splitlines(), "the Trajectory plot was never built after the first imagery"
+    at_imagery, with_plot = (
+        json.loads(line[len("DOCKS ") :]) for line in proc.stdout.splitlines() if line.startswith("DOCKS ")
+    )
+    assert {"Stack", "Trajectory"} <= set(at_imagery) and at_imagery == with_plot
     # the window is shown with the site's stack: its first paint is the imagery (it had been painted three times
     # before: at show, for a 2 px resize and when the date slider came with the stack's dates)
     early_paints = proc.stdout.count("PAINTED WITHOUT IMAGERY")
