@@ -118,13 +118,12 @@ def floor_rows(cases: list[FloorCase], steps: int) -> list[tuple[str, float, flo
     return rows
 
 
-def print_floor(rows, steps: int, window: tuple[int, int], ours: tuple[str, list[float], list[float]] | None = None):
-    """The floor table; with `ours` (label, UI-thread CPU per item, wall per item), the app's row first."""
+def print_floor(rows, steps: int, window: tuple[int, int], ours: list[tuple[str, list[float], list[float]]] = ()):
+    """The floor table; `ours` (label, UI-thread CPU per item, wall per item): the app's rows first."""
     print(f"\nbare napari's floor per date step ({steps} steps, window {window[0]} x {window[1]}, set_current_step +")
     print("caption -> canvas frame swapped + one event-loop turn), next to the app's item change in the same run")
     print(f"{'row':48} {'CPU p50':>8} {'CPU p95':>8} {'wall p50':>9} {'wall p95':>9}")
-    if ours is not None:
-        name, cpu, wall = ours
+    for name, cpu, wall in ours:
         print(f"{name:48} {pct(cpu, 50):8.1f} {pct(cpu, 95):8.1f} {pct(wall, 50):9.1f} {pct(wall, 95):9.1f}")
     for name, c50, c95, w50, w95 in rows:
         print(f"{name:48} {c50:8.1f} {c95:8.1f} {w50:9.1f} {w95:9.1f}")

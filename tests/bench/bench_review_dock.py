@@ -312,7 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     print("all shown = canvas, pair, chips and trajectory, painted; 'one window repaint' (of the unchanged window,")
     print("measured before each item) is the floor of any 'shown' on this machine; minus it: the item's own cost")
 
-    ours = ("the app: next item, same site (prefetch)", with_pf["cpu"], with_pf["trajectory"])
+    ours = [
+        ("the app: next item, same site (prefetch)", with_pf["cpu"], with_pf["trajectory"]),
+        ("  its later half of the items", later(with_pf["cpu"]), later(with_pf["trajectory"])),
+    ]
     print_floor(floor, args.items, window, ours)
 
     print_items("same site", with_pf, without)
