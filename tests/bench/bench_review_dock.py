@@ -13,6 +13,9 @@ On the GUI demo site (900 scenes: Landsat, Sentinel-2, MODIS, VIIRS; 64 x 64 px)
   on this machine (Xvfb, software OpenGL: the floor under any 'shown'), measured before each item, and each
   item's 'all shown' less that repaint; the canvas's frames and the shader programs linked per item (each link
   compiles on the UI thread under software GL);
+- bare napari's floor per date step in the same run (bench_napari_floor.py): a Viewer at the app's window size, one
+  RGB image layer of the app's frame size (and of a 1,600 px full-size frame), the text overlay's caption changed
+  each step, with and without one QLabel dock: UI-thread CPU and wall p50/p95, printed next to the app's item change;
 - 200 decisions with the keyboard (A accept, Backspace undo, alternating): latency per key, the first 20
   against the last 20 (growth), and the process's resident memory before and after.
 """
@@ -33,6 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_napari_floor import floor_cases, floor_rows, print_floor  # noqa: E402
 from bench_viewer import Heartbeat, pct, pump_until  # noqa: E402
 
 ROOT = Path(os.environ.get("BENCH_ROOT", "/tmp/bench/review"))  # (one per engineer on a shared machine)
@@ -161,6 +165,8 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
         out["block"].append(hb.stop())
         stack = app.session.stack
         out.setdefault("item", []).append((loader.key, loader.view.index, len(stack) if stack is not None else 0))
+    out["window"] = [float(qwin.width()), float(qwin.height())]  # for bare napari's floor at the same size
+    out["frame"] = [float(x) for x in app.session.image_layer.data.shape[1:3]]
     app.close()
     viewer.close()
     return out
@@ -276,6 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     load0, steal0 = os.getloadavg(), cpu_steal()
     with_pf = next_item_run(prepare(), args.items, prefetch=True)
     without = next_item_run(prepare(), args.items, prefetch=False)
+    window = (int(with_pf["window"][0]), int(with_pf["window"][1]))
+    frame = (int(with_pf["frame"][0]), int(with_pf["frame"][1]))
+    floor = floor_rows(floor_cases(frame, window), args.items)  # bare napari, in the same run
     two_pf = next_item_run(prepare(two_sites=True), args.items, prefetch=True)
     two_base = next_item_run(prepare(two_sites=True), args.items, prefetch=False)
     decisions = decisions_run(prepare(), args.decisions)
@@ -302,6 +311,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:40} {ours:10.1f} {base:10.1f} {ours / base if base else float('nan'):7.2f}")
     print("all shown = canvas, pair, chips and trajectory, painted; 'one window repaint' (of the unchanged window,")
     print("measured before each item) is the floor of any 'shown' on this machine; minus it: the item's own cost")
+
+    ours = [
+        ("the app: next item, same site (prefetch)", with_pf["cpu"], with_pf["trajectory"]),
+        ("  its later half of the items", later(with_pf["cpu"]), later(with_pf["trajectory"])),
+    ]
+    print_floor(floor, args.items, window, ours)
 
     print_items("same site", with_pf, without)
     print_items("two sites", two_pf, two_base)
