@@ -19,6 +19,7 @@ from rasterio.warp import transform
 
 from reviewer.cli import main
 from tests.conftest import write_site_json
+from tests.figures import longest_run
 from tests.formats import write_band
 
 TM = "LT05_L2SP_090084_19980308_20200909_02_T1"  # WRS-2 090/084, EPSG:32655, lon 148.5..151.2
@@ -270,17 +271,9 @@ def test_scale_bar_of_a_few_coarse_pixels_lies_inside_its_panel_under_its_label(
     km = float(label.text.removesuffix(" km"))
     bar_px = km * (x1 - x0) / 33
     white = (fig.rgb[y0:y1, x0:x1] == 255).all(axis=2)
-    longest = max(_longest_run(row) for row in white[(y1 - y0) * 3 // 4 :])
+    longest = max(longest_run(row) for row in white[(y1 - y0) * 3 // 4 :])
     assert abs(longest + 2 - bar_px) <= 1.5, (longest, bar_px)  # its white inside and a black edge at each end
     lx0, ly0, lx1, ly1 = label.box
     assert x0 <= lx0 and lx1 <= x1 and y0 <= ly0 and ly1 <= y1, "the label lies inside its panel"
     if width is None:
         assert label.text == "10 km" and lx1 - lx0 <= bar_px, "a fifth of 33 km, rounded up; the label over the bar"
-
-
-def _longest_run(row: np.ndarray) -> int:
-    best = run = 0
-    for v in row:
-        run = run + 1 if v else 0
-        best = max(best, run)
-    return best

@@ -13,6 +13,7 @@ from PIL import Image
 from reviewer.record.render import Panel, build_figure, render_panels
 from reviewer.record.render_figure import png_bytes
 from reviewer.record.stretch import Stretch
+from tests.figures import longest_run
 
 
 def _panel(h: int = 300, w: int = 400) -> Panel:
@@ -37,21 +38,13 @@ def test_scale_bar_is_its_km_long_at_the_panel_pixel_size():
     assert label.text == "5 km"
     x0, y0, x1, y1 = fig.panels[0]
     white = (fig.rgb[y0:y1, x0:x1] == 255).all(axis=2)
-    longest = max(_longest_run(row) for row in white[int(0.85 * (y1 - y0)) :])
+    longest = max(longest_run(row) for row in white[int(0.85 * (y1 - y0)) :])
     assert abs(longest + 2 - 5000 / 30) <= 1.5  # its white inside and a one-pixel black edge at each end
     # the same panel drawn twice as wide: the bar doubles with it
     fig = build_figure([_panel()], Stretch.default("truecolor"), pixel_size_m=30.0, width_px=800)
     x0, y0, x1, y1 = fig.panels[0]
     white = (fig.rgb[y0:y1, x0:x1] == 255).all(axis=2)
-    assert abs(max(_longest_run(row) for row in white[int(0.85 * (y1 - y0)) :]) + 2 - 2 * 5000 / 30) <= 1.5
-
-
-def _longest_run(row: np.ndarray) -> int:
-    best = run = 0
-    for v in row:
-        run = run + 1 if v else 0
-        best = max(best, run)
-    return best
+    assert abs(max(longest_run(row) for row in white[int(0.85 * (y1 - y0)) :]) + 2 - 2 * 5000 / 30) <= 1.5
 
 
 def test_png_decodes_to_the_same_pixels_with_its_text_chunks(tmp_path):
