@@ -84,14 +84,19 @@ def fit_slider_labels(viewer) -> None:
         for label in labels(window, "slice_label"):
             margins = label.contentsMargins()
             extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
-            label.setFixedWidth(label.fontMetrics().horizontalAdvance("8" * digits) + extra)
+            width = label.fontMetrics().horizontalAdvance("8" * digits) + extra
+            if label.minimumWidth() != width or label.maximumWidth() != width:
+                label.setFixedWidth(width)
         # the date label left of the slider ("2016-10-01 ETM+"): napari sizes it before the slider has its width
-        # (then at most a fifth of 0 px: "201"); as wide as its text, at most a third of the slider's row
+        # (then at most a fifth of 0 px: "201"); widened to its text, at most a third of the slider's row. Only
+        # widened: napari sizes all its axis labels again whenever a slider row resizes, so narrowing one napari
+        # made wide enough came back at once, and each such round trip laid out the dims bar and the window again
+        # (two extra canvas frames per item change)
         for label in labels(window, "axis_label"):
             row = label.parentWidget().width() if label.parentWidget() is not None else 0
-            want = label.fontMetrics().horizontalAdvance(label.text().rstrip()) + 16
-            if row > 0:
-                label.setFixedWidth(min(want, row // 3))
+            want = min(label.fontMetrics().horizontalAdvance(label.text().rstrip()) + 16, row // 3)
+            if row > 0 and label.width() < want:
+                label.setFixedWidth(want)
 
     def later(_event=None, *, sliders_changed: bool = False) -> None:
         def refit() -> None:
