@@ -20,6 +20,7 @@ from reviewer.record.render_dn import PanelColours, panel_colours, renderable
 from reviewer.record.render_figure import (
     NODATA_RGB,
     Figure,
+    bar_label,
     draw_figure,
     layout,
     nice_scale_km,  # noqa: F401 - the app's pair view imports it from here
@@ -231,7 +232,7 @@ def paint_panels(
         return None
     lay = layout(
         [p.label for p in panels], panels[0].shape, cols=min(len(panels), 6), title=title,
-        footer=_footer(stretch, []), colour_bar=stretch.is_index, width_px=width_px,
+        footer=_footer(stretch, []), colour_bar=bar_label(stretch), width_px=width_px,
     )  # fmt: skip
     canvas = np.full((lay.height, lay.width, 3), 255, np.uint8)
     for p, (left, top, right, bottom) in zip(panels, lay.panels, strict=True):

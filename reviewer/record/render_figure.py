@@ -25,7 +25,8 @@ DPI = 110
 MARGIN_IN = 0.08
 #: panels drawn lower than this (pixels) carry the scale-bar label beside the bar, not above it
 THIN_PANEL_PX = 40
-COLOUR_BAR_IN = 0.55  # the colour bar's band above the footer: bar, ticks and label
+COLOUR_BAR_IN = 0.55  # the colour bar's band above the footer: bar, ticks and a label of one line
+BAR_LABEL_PT = 7.0  # the colour bar's label (smaller, to 5 pt, only while one of its words is wider than the figure)
 NODATA_RGB = (40, 40, 40)
 HIGHLIGHT = (255, 204, 0)  # #ffcc00
 #: the outline of a region (drafting images): dashed yellow, about 1.4 pt
@@ -121,6 +122,25 @@ def fit_text(text: str, points: float, max_px: float, min_points: float = 5.0) -
     return out, points
 
 
+def fit_words(text: str, points: float, max_px: float, min_points: float = 5.0) -> tuple[str, float]:
+    """The caption wrapped at spaces to lines no wider than max_px, its font shrunk (to min_points) only while
+    one word is wider than max_px: a word is never cut. At min_points a word may still be wider than max_px:
+    the caller makes room (the figure grows)."""
+    words = text.split()
+    if not words:
+        return text, points
+    while points > min_points and max(text_size(w, points)[0] for w in words) > max_px:
+        points = max(min_points, points * 0.9)
+    lines = [words[0]]
+    for word in words[1:]:
+        joined = f"{lines[-1]} {word}"
+        if text_size(joined, points)[0] <= max_px:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return "\n".join(lines), points
+
+
 def _wrap(text: str, chars: int) -> str:
     """Each line of `text` wrapped to `chars` on its own (a note stays on its own lines)."""
     return "\n".join(w for line in text.splitlines() for w in textwrap.wrap(line, chars, break_long_words=True) or [""])
@@ -148,24 +168,32 @@ class Layout:
     labels: list[tuple[str, float]]
     footer: tuple[str, float]
     bar: Box | None
+    bar_label: tuple[str, float] | None = None  # the colour bar's label as drawn (wrapped, its points)
 
 
 def layout(labels: list[str], shape: tuple[int, int], *, cols: int, title: str | None, footer: str,
-           colour_bar: bool, width_px: int | None) -> Layout:  # fmt: skip
-    """The panels on a grid between the (wrapped) title and footer, each under its label; a colour bar between
-    the panels and the footer: nothing clipped, nothing overlapping."""
+           colour_bar: str | None, width_px: int | None) -> Layout:  # fmt: skip
+    """The panels on a grid between the (wrapped) title and footer, each under its label; a colour bar (labelled
+    `colour_bar`) between the panels and the footer: nothing clipped, nothing overlapping.
+
+    The panels keep their width (render --width); the colour bar's label wraps at spaces, then shrinks to 5 pt,
+    and only a word wider than that makes the figure wider than its panels (they stay centred)."""
     n = len(labels)
     rows = -(-n // cols)
     h, w = shape
     pw, ph = panel_size_px(n, h, w, width_px)
     margin = px(MARGIN_IN * 72)
     width = cols * pw + margin * (cols + 1)
+    bar_text = fit_words(colour_bar, BAR_LABEL_PT, 0.96 * width) if colour_bar else None
+    if bar_text:
+        width = max(width, int(np.ceil(text_size(*bar_text)[0] / 0.96)))
     label_pt = 8 if n > 3 else 9
     fitted = [fit_text(lab, label_pt, 0.95 * width / cols) for lab in labels]
     foot = fit_text(footer, 7, 0.96 * width)
     head = fit_text(title, 10, 0.96 * width) if title else None
     text_h = text_size(*foot)[1] + 8
-    foot_h = text_h + (px(COLOUR_BAR_IN * 72) if colour_bar else 0)
+    extra = max(0, text_size(*bar_text)[1] - text_size("x", BAR_LABEL_PT)[1]) if bar_text else 0  # more lines
+    foot_h = text_h + (px(COLOUR_BAR_IN * 72) + extra if bar_text else 0)
     head_h = text_size(*head)[1] + 12 if head else margin
     label_h = max(text_size(*f)[1] for f in fitted) + px(10)  # + the title pad
     row_h = label_h + ph + margin
@@ -177,11 +205,12 @@ def layout(labels: list[str], shape: tuple[int, int], *, cols: int, title: str |
         top = head_h + r * row_h + label_h + margin // 2
         panels.append((left, top, left + pw, top + ph))
     bar = None
-    if colour_bar:
-        bar_w = round(min(width * 0.8, max(2.4 * DPI, 0.6 * width)))
-        bottom = height - text_h - px(0.32 * 72)
-        bar = ((width - bar_w) // 2, bottom - px(0.1 * 72), (width + bar_w) // 2, bottom)
-    return Layout(width, height, panels, head, fitted, foot, bar)
+    if bar_text:
+        tip = px(0.1 * 72)  # the bar's height, and how far each end's triangle reaches beyond it
+        bar_w = round(min(width * 0.8, max(2.4 * DPI, 0.6 * width), width - 2 * (tip + 1) - margin))
+        bottom = height - text_h - px(0.32 * 72) - extra
+        bar = ((width - bar_w) // 2, bottom - tip, (width + bar_w) // 2, bottom)
+    return Layout(width, height, panels, head, fitted, foot, bar, bar_text)
 
 
 def on_panel(rgb: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -295,12 +324,20 @@ def draw_outline(rgb: np.ndarray, box: Box, shape: tuple[int, int], ring: list[t
     rgb[top:bottom, left:right] = np.asarray(sub)
 
 
-def colour_bar(canvas, draw, texts: list[Text], box: Box, stretch) -> ColourBar:
-    """A horizontal colour bar of a single-channel composite (index, LST, ERA5 variable): the panel's own colour
-    map and gamma over the stretch's low..high, triangles for values beyond, ticks, and the composite's label and
-    unit (composites.json)."""
+def bar_label(stretch) -> str | None:
+    """The colour bar's label of a single-channel composite: its label and unit (composites.json); None: no bar."""
     from reviewer.record.stretch import composites, unit_of
 
+    if not stretch.is_index:
+        return None
+    unit = unit_of(stretch.composite)
+    return composites()[stretch.composite]["label"] + (f" ({unit})" if unit else "")
+
+
+def colour_bar(canvas, draw, texts: list[Text], box: Box, stretch, label: tuple[str, float], width: int) -> ColourBar:
+    """A horizontal colour bar of a single-channel composite (index, LST, ERA5 variable): the panel's own colour
+    map and gamma over the stretch's low..high, triangles for values beyond, ticks whose labels neither overlap
+    nor leave the figure (`width` px), and `label` (text, points: layout's fit of bar_label) under them."""
     c = stretch.channels[0]
     x0, y0, x1, y1 = box
     colours = stretch.apply(np.linspace(c.low, c.high, x1 - x0, dtype=np.float32)[None, None])[0]  # as the panels
@@ -313,16 +350,38 @@ def colour_bar(canvas, draw, texts: list[Text], box: Box, stretch) -> ColourBar:
     draw.polygon([(x0 - 1, y0 - 1), (x1, y0 - 1), (x1 + tip, mid), (x1, y1), (x0 - 1, y1), (x0 - 1 - tip, mid)],
                  outline=(0, 0, 0))  # fmt: skip
     ticks = []
-    for v, label in nice_ticks(c.low, c.high):
+    for v, tick in _readable_ticks(c.low, c.high, x0, x1, width):
         x = x0 + (v - c.low) / (c.high - c.low) * (x1 - x0 - 1)
         draw.line([(round(x), y1), (round(x), y1 + px(3.5) - 1)], fill=(0, 0, 0), width=1)
-        draw_text(draw, texts, (x, y1 + px(3.5) + 1), label, 6, anchor="ma", role="tick")
-        ticks.append((v, label))
-    unit = unit_of(stretch.composite)
-    label = composites()[stretch.composite]["label"] + (f" ({unit})" if unit else "")
+        draw_text(draw, texts, (x, y1 + px(3.5) + 1), tick, 6, anchor="ma", role="tick")
+        ticks.append((v, tick))
+    text, points = label
     below = max((t.box[3] for t in texts if t.role == "tick"), default=y1 + px(3.5))
-    draw_text(draw, texts, ((x0 + x1) / 2, below + 2), label, 7, anchor="ma", role="bar label")
-    return ColourBar(label, box, ticks)
+    draw_text(draw, texts, ((x0 + x1) / 2, below + 2), text, points, anchor="ma", role="bar label")
+    return ColourBar(" ".join(text.split()), box, ticks)
+
+
+def _readable_ticks(low: float, high: float, x0: int, x1: int, width: int) -> list[tuple[float, str]]:
+    """The most round ticks (at most 6) whose 6 pt labels stand apart and inside the figure; on a bar too short
+    for two, those of the fewest that do, the ones in the way left out."""
+    gap = px(2)
+
+    def readable(ticks) -> bool:
+        s = [(x0 + (v - low) / (high - low) * (x1 - x0 - 1), text_size(t, 6)[0] / 2) for v, t in ticks]
+        inside = all(x - half >= 0 and x + half <= width for x, half in s)
+        return inside and all(a + ha + gap <= b - hb for (a, ha), (b, hb) in zip(s, s[1:], strict=False))
+
+    if not high > low:
+        return nice_ticks(low, high)
+    for most in range(6, 1, -1):
+        ticks = nice_ticks(low, high, most)
+        if readable(ticks):
+            return ticks
+    kept: list[tuple[float, str]] = []
+    for tick in nice_ticks(low, high, 2):
+        if readable([*kept, tick]):
+            kept.append(tick)
+    return kept
 
 
 def _strip(colours: np.ndarray, height: int):
@@ -357,7 +416,7 @@ def draw_figure(panels: list[np.ndarray], labels: list[str], stretch, *, pixel_s
     on a crop of just the pixels it covers (a Pillow canvas of the whole figure, its fill, the panels' paste and
     the copy back cost as much as the pixels' colours on a 1,000 px panel: issue 31)."""
     shape = panels[0].shape[:2]
-    lay = layout(labels, shape, cols=cols, title=title, footer=footer, colour_bar=stretch.is_index,
+    lay = layout(labels, shape, cols=cols, title=title, footer=footer, colour_bar=bar_label(stretch),
                  width_px=width_px)  # fmt: skip
     if canvas is not None and canvas.shape == (lay.height, lay.width, 3):
         rgb = canvas  # (white, with panels drawn in their places already: see render.paint_panels)
@@ -385,7 +444,9 @@ def draw_figure(panels: list[np.ndarray], labels: list[str], stretch, *, pixel_s
         head, head_points = lay.title
         on_crop(rgb, texts, lambda d, t: draw_text(d, t, (lay.width / 2, 6), head, head_points, anchor="ma",
                                                    role="title"))  # fmt: skip
-    bar = on_crop(rgb, texts, lambda d, t: colour_bar(d, d, t, lay.bar, stretch)) if lay.bar else None
+    bar = None
+    if lay.bar and lay.bar_label:
+        bar = on_crop(rgb, texts, lambda d, t: colour_bar(d, d, t, lay.bar, stretch, lay.bar_label, lay.width))
     return Figure(rgb, lay.panels, texts, bar)
 
 

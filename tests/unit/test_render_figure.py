@@ -8,6 +8,7 @@ import io
 import json
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from reviewer.record.render import Panel, build_figure, render_panels
@@ -58,3 +59,34 @@ def test_png_decodes_to_the_same_pixels_with_its_text_chunks(tmp_path):
     meta = Image.open(out).text
     assert json.loads(meta["Stretch"])["composite"] == "truecolor"
     assert json.loads(meta["Panels"])[0]["label"] == "2021-07-18  OLI"
+
+
+@pytest.mark.parametrize("width", [40, 60, 100, None])
+@pytest.mark.parametrize(
+    ("composite", "label"), [("ndvi", "NDVI (unitless)"), ("t2m", "Air temperature at 2 m (ERA5-Land) (K)")]
+)
+def test_colour_bar_label_and_ticks_of_a_narrow_render_lie_inside_the_figure_uncut(composite, label, width):
+    """render --width 40 drew "NDVI (unitless)" and the ERA5-Land label past both edges of a 58 px figure, the
+    bar's triangles cut and its tick labels on top of each other. The panel keeps its --width; the label wraps
+    at spaces (every word whole, in order) inside the figure, under the ticks and over the footer; the bar with
+    its triangles and each tick label inside the figure, the tick labels apart; the figure's edge columns white
+    beside the label."""
+    panel = Panel("2023-01  ERA5-Land", np.full((1, 6, 6), 0.3, np.float32), [], "scene")
+    fig = build_figure([panel], Stretch.default(composite), pixel_size_m=11_000, width_px=width)
+    w, h = fig.size
+    x0, _, x1, _ = fig.panels[0]
+    assert x1 - x0 == (width or 352), "the panel at --width (3.2 in at 110 dpi by default)"
+    (bar_label,) = [t for t in fig.texts if t.role == "bar label"]
+    assert bar_label.text.split() == label.split(), "whole words, in order"
+    lx0, ly0, lx1, ly1 = bar_label.box
+    assert 0 <= lx0 and lx1 <= w and 0 <= ly0 and ly1 <= h, (bar_label.box, fig.size)
+    dark = (fig.rgb[ly0:ly1] < 128).all(axis=2)
+    assert not dark[:, 0].any() and not dark[:, -1].any(), "nothing cut at the figure's edges"
+    (footer,) = [t for t in fig.texts if t.role == "footer"]
+    ticks = sorted((t for t in fig.texts if t.role == "tick"), key=lambda t: t.box[0])
+    assert ticks and max(t.box[3] for t in ticks) <= ly0 and ly1 <= footer.box[1]
+    assert all(0 <= t.box[0] and t.box[2] <= w for t in ticks)
+    assert all(a.box[2] < b.box[0] for a, b in zip(ticks, ticks[1:], strict=False)), "tick labels apart"
+    bx0, by0, bx1, by1 = fig.colour_bar.box
+    tip = by1 - by0  # each end's triangle reaches one bar height beyond it
+    assert 0 <= bx0 - 1 - tip and bx1 + tip < w
