@@ -117,6 +117,7 @@ class QtStackControls(QWidget):
         for sb in (self.year_from, self.year_to):
             compact(sb)
             sb.setRange(1970, 2100)
+            sb.setSpecialValueText(" ")  # no site, no years (a maintainer's window said "1970 - 1970")
             sb.setKeyboardTracking(False)
             sb.valueChanged.connect(self._on_years_edited)
             yrow.addWidget(sb)
@@ -278,6 +279,7 @@ class QtStackControls(QWidget):
             self._show_sensor_boxes(list(coverage(index).sensors))
             years = [s.year for s in index.record_scenes()] or [2000]
             for sb in (self.year_from, self.year_to):
+                sb.setSpecialValueText("")  # the site's first year is its minimum: shown as it is
                 sb.setRange(min(years), max(years))
             self.year_from.setValue(min(years))
             self.year_to.setValue(max(years))

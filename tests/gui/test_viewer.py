@@ -615,9 +615,13 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
         caption.visible and caption.opacity > 0 and caption.text.strip()
     )
     assert viewer.layers.selection.active is None
+    years = (app.controls.year_from, app.controls.year_to)
+    assert [sb.text().strip() for sb in years] == ["", ""]  # no site, no years (it said "1970 - 1970")
     app.open_site(demo_site)
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
     wait_frame(app, qtbot)
+    first, last = min(sc.year for sc in s.index.record_scenes()), max(sc.year for sc in s.index.record_scenes())
+    assert [sb.text() for sb in years] == [str(first), str(last)]  # the first year shown, not blank
     qtbot.waitUntil(lambda: app.settled, timeout=30000)
     qtbot.wait(100)
     viewer.screenshot(str(shots / "first_open_fitted.png"), canvas_only=False, flash=False)
