@@ -40,6 +40,20 @@ logger = logging.getLogger(__name__)
 MONTHS = "JFMAMJJASOND"
 
 
+def skipped_files(problems) -> str:
+    """The site line's note of the files the scan left out (a truncated download, a stray file), kept in sight while
+    the site is open: the warning said once at the open went by in a few seconds. All of them in the tooltip."""
+    if not problems:
+        return ""
+    first = problems[0]
+    more = f" and {len(problems) - 1} more (hover, or reviewer scan)" if len(problems) > 1 else ""
+    noun = "file" if len(problems) == 1 else "files"
+    return (
+        f'<br><span style="color: #e0c060">{len(problems)} {noun} not used: '
+        f"{html.escape(first.path)} ({html.escape(first.reason)}){more}</span>"
+    )
+
+
 class QtStackControls(QWidget):
     """Site, filters, composite, stretch, overlay and export controls for one `StackSession`."""
 
@@ -268,9 +282,10 @@ class QtStackControls(QWidget):
         site = index.site
         n = len(index.record_scenes())
         self.site_label.setText(
-            f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
-            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m"
+            f"<b>{html.escape(site.name)}</b> ({html.escape(site.id)}), {html.escape(site.theme)}, {n} scenes, "
+            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m" + skipped_files(index.problems)
         )
+        self.site_label.setToolTip("\n".join(f"{p.path}: {p.reason}" for p in index.problems[:50]))
         self._fill_recent()
         self._updating = True
         try:
