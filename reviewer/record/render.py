@@ -265,6 +265,9 @@ def render_panels(
         "Panels": json.dumps([p.to_json() for p in panels]),
         "Software": "EarthRecord Reviewer",
     }
+    bars = sorted({t.text for t in fig.texts if t.role == "scale"})  # what the bar says, readable without OCR
+    if bars:
+        metadata["Scale bar"] = ", ".join(bars)
     buf = png_bytes(fig.rgb, metadata)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -372,7 +375,7 @@ def render_dates(
     spec = composites()[composite]
     check_read_fits(
         stack.grid, len(spec.get("bands") or spec.get("index") or [1]), site=f"site {index.site.id}",
-        resolution=index.site.resolution * cols / width,
+        cell_m=(index.site.cell_m[0] * cols / width, index.site.cell_m[1] * rows / stack.grid.shape[0]),
     )  # fmt: skip
     panels = [render_panel(stack, d, composite, method=method) for d in dates]
     if stretch is None:
@@ -397,7 +400,7 @@ def render_dates(
     for line in warnings:
         logger.info("%s", line)
     path = render_panels(
-        panels, stretch, pixel_size_m=index.site.resolution * cols / stack.grid.shape[1], out=out, title=title,
+        panels, stretch, pixel_size_m=index.site.cell_m[0] * cols / stack.grid.shape[1], out=out, title=title,
         notes=warnings, width_px=asked, canvas=canvas,
     )  # fmt: skip
     return {
