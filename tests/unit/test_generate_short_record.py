@@ -1,0 +1,39 @@
+"""`reviewer generate` on a record of one year, as a new user's first download (issue 31's walk): every template
+whose rules start its period two years into the record is dropped as too short, saying so (it said "no tree
+cover loss above 0.1 km2 in the period" and "the record has no years to compare in 2002-2000", the template's
+own reading of a reversed period), and the summary reads as a sentence: "(insufficient 2)", not
+"(; insufficient 2)", and "no scored question: no baselines", not "majority class None pass^k"."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from reviewer.cli import main
+from tests.sites import make_site
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def test_a_one_year_record_says_why_each_template_is_not_asked(tmp_path, capsys):
+    site = make_site(tmp_path / "site", "landsat_small", size=32, start=2000, end=2000, scenes_per_year=3)
+    out = tmp_path / "bank"
+    code = main(["--db", str(tmp_path / "db"), "generate", str(site), "--out", str(out)])
+    shown = capsys.readouterr()
+    assert code == 0, shown.err
+    dropped = [json.loads(line) for line in (out / "dropped.jsonl").read_text().splitlines()]
+    reversed_ = [d for d in dropped if d["period"][0] > d["period"][1]]
+    # attribute.loss_cause, quantify.forest_loss_product, detect.tree_cover_change ... start in 2000 + 2 = 2002
+    assert {d["template"] for d in reversed_} >= {"attribute.loss_cause", "detect.tree_cover_change"}
+    for d in reversed_:
+        assert d["reason"] == (
+            f"the record is too short for this template: its rules start the period in {d['period'][0]}, after "
+            "the record's last year 2000 (the record's years: 2000)"
+        ), d
+    report = json.loads((out / "generation_report.json").read_text())
+    summary = next(line for line in shown.out.splitlines() if "candidate questions" in line)
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(report["by_task"].items()))
+    parts = f"{kinds}; insufficient {report['insufficient']}" if kinds else f"insufficient {report['insufficient']}"
+    assert f"{report['questions']} candidate questions ({parts})," in summary
+    assert "(;" not in summary and "None pass^k" not in shown.out
