@@ -1559,11 +1559,11 @@ def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
 
 
 def _too_short(years: list[int], period: tuple[int, int]) -> str:
-    """Why a template with a reversed period is not asked: its rules start it after the record's last year."""
+    """Why a template with a reversed period is not asked: its rules, on this record, end it before it starts."""
     have = "none" if not years else str(years[0]) if years[0] == years[-1] else f"{years[0]}-{years[-1]}"
     return (
-        f"the record is too short for this template: its rules start the period in {period[0]}, after the "
-        f"record's last year {period[1]} (the record's years: {have})"
+        f"the record is too short for this template: its rules give it the period {period[0]}-{period[1]}, "
+        f"which ends before it starts (the record's years: {have})"
     )
 
 

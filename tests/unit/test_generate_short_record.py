@@ -28,8 +28,8 @@ def test_a_one_year_record_says_why_each_template_is_not_asked(tmp_path, capsys)
     assert {d["template"] for d in reversed_} >= {"attribute.loss_cause", "detect.tree_cover_change"}
     for d in reversed_:
         assert d["reason"] == (
-            f"the record is too short for this template: its rules start the period in {d['period'][0]}, after "
-            "the record's last year 2000 (the record's years: 2000)"
+            f"the record is too short for this template: its rules give it the period {d['period'][0]}-2000, "
+            "which ends before it starts (the record's years: 2000)"
         ), d
     report = json.loads((out / "generation_report.json").read_text())
     summary = next(line for line in shown.out.splitlines() if "candidate questions" in line)
