@@ -215,9 +215,10 @@ def build_figure(
 
 
 def _footer(stretch: Stretch, notes: list[str]) -> str:
-    """The stretch caption under the panels, then any notes."""
+    """The stretch caption under the panels, then any notes. A channel's "[low, high] gamma" is never wrapped
+    (no-break spaces: a narrow pair's caption read "[0," on one line and "0.3] g1.2" on the next)."""
     st = stretch.to_json()
-    chan = ", ".join(f"[{c['low']:.3g}, {c['high']:.3g}] g{c['gamma']:.2g}" for c in st["channels"])
+    chan = ", ".join(f"[{c['low']:.3g},\u00a0{c['high']:.3g}]\u00a0g{c['gamma']:.2g}" for c in st["channels"])
     return "\n".join([f"{composites()[stretch.composite]['label']}  stretch ({stretch.source}): {chan}", *notes])
 
 

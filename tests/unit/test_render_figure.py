@@ -90,3 +90,17 @@ def test_colour_bar_label_and_ticks_of_a_narrow_render_lie_inside_the_figure_unc
     bx0, by0, bx1, by1 = fig.colour_bar.box
     tip = by1 - by0  # each end's triangle reaches one bar height beyond it
     assert 0 <= bx0 - 1 - tip and bx1 + tip < w
+
+
+@pytest.mark.parametrize("width", [176, 120, 352])
+def test_a_wrapped_stretch_caption_keeps_each_channels_range_and_gamma_on_one_line(width):
+    """A pair of 1,820 x 3,623 px panels drawn 176 px wide (`reviewer render` of a tall Landsat box): the
+    caption wrapped as "... g1.2, [0," / "0.3] g1.2". Each channel's "[low, high] gN" stays whole on a line."""
+    import re
+
+    panels = [Panel(f"{y}-07-12  OLI", np.full((3, 60, 30), 0.1, np.float32), [], "scene") for y in (2016, 2018)]
+    fig = build_figure(panels, Stretch.default("truecolor"), pixel_size_m=30.0, width_px=width)
+    (footer,) = [t for t in fig.texts if t.role == "footer"]
+    assert "\n" in footer.text or width == 352, "wrapped at the narrow widths"
+    whole = [re.findall(r"\[0,\s0\.3\]\sg1\.2", line) for line in footer.text.splitlines()]
+    assert sum(len(found) for found in whole) == 3, footer.text
