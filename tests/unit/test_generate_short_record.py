@@ -37,3 +37,25 @@ def test_a_one_year_record_says_why_each_template_is_not_asked(tmp_path, capsys)
     parts = f"{kinds}; insufficient {report['insufficient']}" if kinds else f"insufficient {report['insufficient']}"
     assert f"{report['questions']} candidate questions ({parts})," in summary
     assert "(;" not in summary and "None pass^k" not in shown.out
+
+
+def test_a_large_site_with_nothing_to_read_makes_no_site_sized_masks(tmp_path):
+    """A Sentinel-2 tile's 10 m grid (10,980 x 10,980 px) with nothing the methods read: the pass ends with its
+    reason, having made none of the site's masks (the boundary's and six regions', 120.6 MB each as bool: its
+    peak was 942 MB against a 500 MB --memory)."""
+    import tracemalloc
+
+    from reviewer.bank.series import build_series, cached_index
+    from tests.conftest import write_site_json
+
+    site = write_site_json(tmp_path / "tile", bbox=[499980, 690240, 609780, 800040], crs="EPSG:32618", resolution=10)
+    index = cached_index(site)
+    assert index.site.shape == (10980, 10980)
+    tracemalloc.start()
+    try:
+        series = build_series(index, memory=500 * 10**6)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert series.nothing_read is not None and "nothing of the record of t1 is read" in series.nothing_read
+    assert peak < 10 * 10**6, f"{peak / 1e6:.0f} MB traced"
