@@ -66,8 +66,9 @@ class Site:
             return (r, r)
         if self.crs.is_geographic:
             from pyproj import CRS as ProjCRS
+            from pyproj import Geod
 
-            geod = ProjCRS.from_wkt(self.crs.to_wkt()).get_geod()
+            geod = ProjCRS.from_wkt(self.crs.to_wkt()).get_geod() or Geod(ellps="WGS84")
             w, s, e, n = self.bbox
             lon, lat = (w + e) / 2, (s + n) / 2
             east_west = geod.inv(lon - r / 2, lat, lon + r / 2, lat)[2]
