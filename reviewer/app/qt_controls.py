@@ -282,9 +282,10 @@ class QtStackControls(QWidget):
         site = index.site
         n = len(index.record_scenes())
         self.site_label.setText(
-            f"<b>{html.escape(site.name)}</b> ({html.escape(site.id)}), {html.escape(site.theme)}, {n} scenes, "
-            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m" + skipped_files(index.problems)
+            f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
+            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m"
         )
+        self.site_label.setText(self.site_label.text() + skipped_files(index.problems))
         self.site_label.setToolTip("\n".join(f"{p.path}: {p.reason}" for p in index.problems[:50]))
         self._fill_recent()
         self._updating = True
