@@ -193,7 +193,7 @@ class Prepared:
 
     def series_key(self, harmonized: bool) -> tuple:
         scenes = tuple((sc.files_root, sc.key) for sc in self.stack.scenes)
-        return (scenes, self.view.index, self.mask.tobytes(), harmonized)
+        return (scenes, item_series_name(self.view), self.mask.tobytes(), harmonized)
 
 
 def item_stack(index, view, want: tuple, cache):
@@ -335,14 +335,15 @@ def item_trajectory(p: Prepared, harmonized: bool, stop, partial=None, cube=None
 
     stack = dataclasses.replace(p.stack, harmonized=harmonized) if harmonized else p.stack
     n = len(stack)
+    name = item_series_name(p.view)
     cube = cube if cube_fits(cube, stack) else None  # decided on the whole stack, not on each part
-    if partial is None or n <= FIRST_SCENES or cube_holds(cube, stack, p.view.index):
-        return trajectory(stack, p.view.index, region=p.mask, cancel=stop, cube=cube)
+    if partial is None or n <= FIRST_SCENES or cube_holds(cube, stack, name):
+        return trajectory(stack, name, region=p.mask, cancel=stop, cube=cube)
     out, start, size = None, 0, FIRST_SCENES
     while start < n:
         part = trajectory(
             dataclasses.replace(stack, scenes=stack.scenes[start : start + size]),
-            p.view.index,
+            name,
             region=p.mask,
             cancel=stop,
             cube=cube,
@@ -365,14 +366,18 @@ def joined(a, b):
     return a
 
 
-def item_series_name(view) -> str | None:
-    """What the trajectory plots for an item: its view's index, else the index its composite shows (an NBR image
-    came with the NDVI trajectory left from the item before), else what the plot has."""
+ITEM_SERIES_DEFAULT = "ndvi"  # the index of a view that names none (evidence_for's default by task, too)
+
+
+def item_series_name(view) -> str:
+    """What the trajectory plots and reads for an item: its view's index, else the index its composite shows (an
+    NBR image came with the NDVI trajectory left from the item before), else NDVI. One name for the plot and the
+    read: a built-up compare item (SWIR composite, no index) read no series and said "no observation of NDVI"."""
     from reviewer.record.series import series_names
 
     if view.index:
         return view.index
-    return view.composite if view.composite in series_names() else None
+    return view.composite if view.composite in series_names() else ITEM_SERIES_DEFAULT
 
 
 def _date(text: str):

@@ -524,7 +524,14 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
     def show(*_args) -> None:
         if not alive(qwin) or qwin.isVisible():
             return
+        # the site was fitted while the window was hidden, to a canvas of another size (a 64 px site came zoomed in
+        # ~2x, its top and bottom cut): fitted again once the canvas has its size, before its first paint (which
+        # Qt makes within show)
+        qwin.setUpdatesEnabled(False)
         qwin.show()
+        if app.session.index is not None:
+            app.viewer.reset_view()
+        qwin.setUpdatesEnabled(True)
         qwin.raise_()
         qwin.activateWindow()
         give_keys_to_canvas(app.viewer)

@@ -40,6 +40,20 @@ logger = logging.getLogger(__name__)
 MONTHS = "JFMAMJJASOND"
 
 
+def skipped_files(problems) -> str:
+    """The site line's note of the files the scan left out (a truncated download, a stray file), kept in sight while
+    the site is open: the warning said once at the open went by in a few seconds. All of them in the tooltip."""
+    if not problems:
+        return ""
+    first = problems[0]
+    more = f" and {len(problems) - 1} more (hover, or reviewer scan)" if len(problems) > 1 else ""
+    noun = "file" if len(problems) == 1 else "files"
+    return (
+        f'<br><span style="color: #e0c060">{len(problems)} {noun} not used: '
+        f"{html.escape(first.path)} ({html.escape(first.reason)}){more}</span>"
+    )
+
+
 class QtStackControls(QWidget):
     """Site, filters, composite, stretch, overlay and export controls for one `StackSession`."""
 
@@ -117,6 +131,7 @@ class QtStackControls(QWidget):
         for sb in (self.year_from, self.year_to):
             compact(sb)
             sb.setRange(1970, 2100)
+            sb.setSpecialValueText(" ")  # no site, no years (a maintainer's window said "1970 - 1970")
             sb.setKeyboardTracking(False)
             sb.valueChanged.connect(self._on_years_edited)
             yrow.addWidget(sb)
@@ -270,6 +285,8 @@ class QtStackControls(QWidget):
             f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
             f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m"
         )
+        self.site_label.setText(self.site_label.text() + skipped_files(index.problems))
+        self.site_label.setToolTip("\n".join(f"{p.path}: {p.reason}" for p in index.problems[:50]))
         self._fill_recent()
         self._updating = True
         try:
@@ -278,6 +295,7 @@ class QtStackControls(QWidget):
             self._show_sensor_boxes(list(coverage(index).sensors))
             years = [s.year for s in index.record_scenes()] or [2000]
             for sb in (self.year_from, self.year_to):
+                sb.setSpecialValueText("")  # the site's first year is its minimum: shown as it is
                 sb.setRange(min(years), max(years))
             self.year_from.setValue(min(years))
             self.year_to.setValue(max(years))

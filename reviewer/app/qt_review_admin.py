@@ -159,6 +159,9 @@ class MaintainerPanel(QWidget):
         v = QVBoxLayout(progress_box)
         self.progress = _table(PROGRESS_KEYS)
         self.states = QLabel("")
+        # wrapped: on one line ("items: accepted 1, consensus_accepted 1, flagged 1, in_review 21, rejected 1") it
+        # widened the whole form past the dock at 1366 x 768, every field and button cut at the dock's right edge
+        self.states.setWordWrap(True)
         v.addWidget(self.progress)
         v.addWidget(self.states)
         agreement_box = QGroupBox("Agreement (stage 1, accept / flag, per reason and per task)")

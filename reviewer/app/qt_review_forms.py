@@ -50,6 +50,14 @@ def parse_value(text: str, kind: str) -> Any:
     return text
 
 
+class BadValue(ValueError):
+    """A correction's field whose text is not of its kind; `edit` is that field (None: not one field's)."""
+
+    def __init__(self, message: str, edit: QLineEdit | None) -> None:
+        super().__init__(message)
+        self.edit = edit
+
+
 class CommentDialog(QDialog):
     """C: one line of comment that goes with the next decision on the item."""
 
@@ -111,6 +119,7 @@ class CorrectionForm(QDialog):
             self.flag_combo.setCurrentIndex(max(k, 0))
             form.addRow("flag reason", self.flag_combo)
         self.why = QLineEdit()
+        self.why_label = why_label
         form.addRow(why_label, self.why)
         layout.addLayout(form)
         self.diff = QLabel("no change yet")
@@ -139,7 +148,26 @@ class CorrectionForm(QDialog):
         self.edits[(part, name)][0].setText(text)
 
     def correction(self) -> dict[str, Any]:
-        """The changed parts as a correction (schemas/correction.schema.json); ValueError on a bad value."""
+        """The changed parts as a correction (schemas/correction.schema.json); BadValue naming the field (and its
+        line edit) on a value that is not of the field's kind."""
+        try:
+            return self._correction()
+        except BadValue:
+            raise
+        except ValueError as exc:  # json's or float()'s message: found again per field, to name it
+            for (part, name), (edit, kind) in self.edits.items():
+                raw = edit.text().strip()
+                try:
+                    for v in raw.split(",") if part == "accept" else [raw]:
+                        if v.strip():
+                            parse_value(v, "number" if part in ("lo", "hi") else kind)
+                except ValueError:
+                    label = {"lo": f"{name} range low", "hi": f"{name} range high"}.get(part, name)
+                    what = "number" if part in ("lo", "hi") else kind
+                    raise BadValue(f"{label}: '{raw}' is not a {what}", edit) from exc
+            raise BadValue(str(exc), None) from exc
+
+    def _correction(self) -> dict[str, Any]:
         q = self.question
         out: dict[str, Any] = {}
         text = self.text.toPlainText().strip()
@@ -166,7 +194,7 @@ class CorrectionForm(QDialog):
             lines = diff_lines(self.question, self.correction())
             self.problem.setText("")
         except ValueError as exc:
-            self.problem.setText(f"not a value: {exc}")
+            self.problem.setText(str(exc))
             return
         self.diff.setText(
             "<b>diff against the current version</b><br>" + "<br>".join(html.escape(t) for t in lines)
@@ -175,16 +203,21 @@ class CorrectionForm(QDialog):
         )
 
     def _on_save(self) -> None:
+        """Enter or Save: refused with the reason said and the keyboard put in the field to mend (it stayed in
+        the field left, where the reason typed next went into the year: "2015scar is 2015")."""
         try:
             corr = self.correction()
-        except ValueError as exc:
-            self.problem.setText(f"not a value: {exc}")
+        except BadValue as exc:
+            self.problem.setText(str(exc))
+            if exc.edit is not None:
+                exc.edit.setFocus()
             return
         if not corr:
             self.problem.setText("nothing changed")
             return
         if not self.why.text().strip():
-            self.problem.setText("say why")
+            self.problem.setText(f"say why: type the {self.why_label} here, then Enter")
+            self.why.setFocus()
             return
         code = self.flag_combo.currentData() if self.flag_combo is not None else ""
         self.submitted.emit(corr, self.why.text().strip(), code)

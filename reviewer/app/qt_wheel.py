@@ -2,8 +2,9 @@
 widget needs one of its own):
 
 - The mouse wheel scrolls the docks: a spin box, combo box or slider in one of the app's docks changes under the
-  wheel only once it has the keyboard focus (a click or Tab); unfocused, the wheel scrolls the dock it is in (it had
-  changed the maintainer's 'adjudicate share' from 1.00 to 0.50 instead of scrolling).
+  wheel only once it has the keyboard focus (a click or Tab; the wheel itself gives none, `no_wheel_focus`);
+  unfocused, the wheel scrolls the dock it is in (it had changed the maintainer's 'adjudicate share' from 1.00 to
+  0.50 instead of scrolling).
 - Esc that no field took (a text field, spin box, combo, list: none of them uses it) gives the keyboard back to the
   canvas, where the review keys work (`leave_field`); the text typed stays. Esc in a dialog (a form)
   stays the dialog's: it cancels it."""
@@ -30,6 +31,17 @@ VALUE_WIDGETS = (QAbstractSpinBox, QComboBox, QAbstractSlider)
 def mark_own(widget: QWidget) -> None:
     """Let the wheel guard look after `widget` and everything in it."""
     widget.setProperty(OWN, True)
+    for w in widget.findChildren(QWidget):
+        if isinstance(w, VALUE_WIDGETS):
+            no_wheel_focus(w)
+
+
+def no_wheel_focus(widget: QWidget) -> None:
+    """A click or Tab focuses the value widget, the wheel not: Qt gives the focus to a wheel-focus widget under the
+    pointer (spin and combo boxes are) before any event filter sees the wheel, so the guard found it focused and let
+    the wheel change it (a real wheel over the maintainer's unfocused 'k' turned 2 into 1)."""
+    if widget.focusPolicy() == Qt.FocusPolicy.WheelFocus:
+        widget.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
 
 
 def _own(widget: QWidget) -> bool:
@@ -62,6 +74,9 @@ class WheelGuard(QObject):
         kind = event.type()
         if kind == QEvent.KeyPress and event.key() == Qt.Key.Key_Escape and obj.property(OWN):
             return leave_field(obj)  # Esc came up untaken from a field of this dock (one that uses Esc takes it)
+        if kind == QEvent.Polish and isinstance(obj, VALUE_WIDGETS) and _own(obj):
+            no_wheel_focus(obj)  # one made after its dock was marked (a lazy tab, the maintainer's forms)
+            return False
         if kind != QEvent.Wheel or not isinstance(obj, VALUE_WIDGETS) or isinstance(obj, QScrollBar):
             return False
         if obj.hasFocus() or not _own(obj):
@@ -83,6 +98,9 @@ def guard_wheel() -> WheelGuard:
     if _guard is None:
         _guard = WheelGuard()
         QApplication.instance().installEventFilter(_guard)
+        for w in QApplication.allWidgets():  # those polished before the guard came (it comes after the first imagery)
+            if isinstance(w, VALUE_WIDGETS) and _own(w):
+                no_wheel_focus(w)
     return _guard
 
 

@@ -65,7 +65,11 @@ class ItemSeries(QObject):
         traj.set_region(p.mask, item_series_name(p.view))
         skey = p.series_key(self.harmonized())
         series = self._series.get(skey)
-        reading = "" if series is not None else f"reading {p.view.index} over the region ({len(p.stack)} scenes)..."
+        reading = (
+            ""
+            if series is not None
+            else f"reading {item_series_name(p.view)} over the region ({len(p.stack)} scenes)..."
+        )
         self._plot_cancel = traj.expect_series(reading)
         self._shown = p
         if series is not None:

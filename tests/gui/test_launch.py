@@ -61,6 +61,11 @@ class Watched(_Viewer):
                     seen_once.append(True)
                     print("LOADED " + json.dumps(sorted(sys.modules)), flush=True)
                     print("DOCKS " + json.dumps(docks(self.window._qt_window)), flush=True)
+                    native = self.window._qt_viewer.canvas.native
+                    lo, hi = layer.extent.world[0][-2:], layer.extent.world[1][-2:]  # (row, col) in metres
+                    fit = {"zoom": self.camera.zoom, "canvas": [native.height(), native.width()],
+                           "site": [float(hi[0] - lo[0]), float(hi[1] - lo[1])]}
+                    print("FIT " + json.dumps(fit), flush=True)
                     wait_for_plot(self.window._qt_window)
                     return
             if not seen_once:
@@ -104,3 +109,11 @@ def test_first_imagery_comes_before_what_later_work_needs(demo_site, tmp_path):
     # before: at show, for a 2 px resize and when the date slider came with the stack's dates)
     early_paints = proc.stdout.count("PAINTED WITHOUT IMAGERY")
     assert early_paints == 0, f"the canvas was painted {early_paints} times before the first imagery"
+    # the first imagery shows the whole site, fitted to the canvas it is drawn in (fitted while the window was
+    # hidden, to a canvas of another size, the 64 px site came zoomed in ~2x, its top and bottom rows cut off)
+    fit = next(json.loads(line[4:]) for line in proc.stdout.splitlines() if line.startswith("FIT "))
+    shown = [fit["zoom"] * side for side in fit["site"]]  # the site's height and width on screen, in px
+    assert all(s <= c + 1 for s, c in zip(shown, fit["canvas"], strict=True)), fit
+    assert max(s / c for s, c in zip(shown, fit["canvas"], strict=True)) > 0.8, (
+        fit
+    )  # and fills it along its tighter axis

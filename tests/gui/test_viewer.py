@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -309,10 +310,29 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
     s.open_site(far)
     qtbot.waitUntil(lambda: any("boundary" in m[1] for m in app.reporter.messages), timeout=60000)
     qtbot.waitUntil(lambda: app.controls.open_button.isEnabled(), timeout=10000)
-    # the good site still opens afterwards
+    # a site with a stray file and a half-downloaded band: opened, and the Stack dock's site line says which files
+    # it left out for as long as the site is open (the warning at the open went by in seconds)
+    mixed = tmp_path / "mixed-site"
+    (mixed / "landsat").mkdir(parents=True)
+    for name in ("site.json", "boundary.geojson"):
+        shutil.copy(demo_site / name, mixed / name)
+    shutil.copytree(src, mixed / "landsat" / src.name)
+    (mixed / "landsat" / "notes.txt").write_text("to do: ask about 2003")
+    band = sorted((mixed / "landsat" / src.name).glob("*_SR_B4.TIF"))[0]
+    band.write_bytes(band.read_bytes()[: band.stat().st_size // 2])
+    s.open_site(mixed)
+    qtbot.waitUntil(lambda: s.index is not None and Path(s.index.site.dir) == mixed, timeout=30000)
+    line = app.controls.site_label.text()
+    assert "2 files not used: " in line and "1 more" in line, line
+    assert {"notes.txt", band.name} <= {
+        Path(t.split(": ")[0]).name for t in app.controls.site_label.toolTip().split("\n")
+    }
+    # the good site still opens afterwards, and its line says nothing of the other's files
     s.open_site(demo_site)
+    qtbot.waitUntil(lambda: s.index is not None and Path(s.index.site.dir) == demo_site, timeout=60000)
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
     wait_frame(app, qtbot)
+    assert "not used" not in app.controls.site_label.text() and not app.controls.site_label.toolTip()
     # a date with every pixel masked: a black frame and a note, no exception
     stack = s.stack
     real_read = stack.read
@@ -615,9 +635,13 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
         caption.visible and caption.opacity > 0 and caption.text.strip()
     )
     assert viewer.layers.selection.active is None
+    years = (app.controls.year_from, app.controls.year_to)
+    assert [sb.text().strip() for sb in years] == ["", ""]  # no site, no years (it said "1970 - 1970")
     app.open_site(demo_site)
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) > 0, timeout=60000)
     wait_frame(app, qtbot)
+    first, last = min(sc.year for sc in s.index.record_scenes()), max(sc.year for sc in s.index.record_scenes())
+    assert [sb.text() for sb in years] == [str(first), str(last)]  # the first year shown, not blank
     qtbot.waitUntil(lambda: app.settled, timeout=30000)
     qtbot.wait(100)
     viewer.screenshot(str(shots / "first_open_fitted.png"), canvas_only=False, flash=False)
