@@ -63,6 +63,10 @@ class EvidenceLoader(QObject):
         self._errors_at = 0
         self._closed = False  # set when the window closes: late results do nothing
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened by the worker (ahead of time)
+        #: site id -> its folder, and folder -> its resolved path: asked for the item shown and every item prefetched
+        #: (~8 per item change), each a store query or a few file-system calls on the UI thread
+        self._folders: dict[str, str] = {}
+        self._resolved: dict[str, str] = {}
         self.memo = ViewMemo()
         self._prepared: dict[str, Prepared] = {}  # item key -> its evidence prepared in the worker
         self._current: ItemRequest | None = None  # the request of the item shown
@@ -84,14 +88,24 @@ class EvidenceLoader(QObject):
     # ------------------------------------------------------------------ which folder holds a site
 
     def site_dir(self, site_id: str | None) -> str | None:
-        """The folder of a bank's site: the scanned folder the store knows, else the demo site for the demo bank."""
+        """The folder of a bank's site: the scanned folder the store knows, else the demo site for the demo bank.
+        Asked once per site while its folder stays (a folder moved or deleted meanwhile is asked for again)."""
+        if not site_id:
+            return None
+        kept = self._folders.get(site_id)
+        if kept is not None and Path(kept).is_dir():
+            return kept
+        found = self._find_site_dir(site_id)
+        if found is not None:
+            self._folders[site_id] = found
+        return found
+
+    def _find_site_dir(self, site_id: str) -> str | None:
         import json
 
         from reviewer.record.demo import demo_site_dir
         from reviewer.review.api import site_folder
 
-        if not site_id:
-            return None
         found = site_folder(self.store, site_id)
         if found:
             return found
@@ -103,11 +117,19 @@ class EvidenceLoader(QObject):
             pass
         return None
 
+    def _resolve(self, folder) -> str:
+        """A site folder's resolved path (kept: the same few folders are resolved for every item)."""
+        key = str(folder)
+        found = self._resolved.get(key)
+        if found is None:
+            found = self._resolved[key] = str(Path(folder).resolve())
+        return found
+
     def _index_for(self, folder: str):
         """The folder's site index when it is open or was opened by the worker, else None (the worker opens it)."""
-        site_key = str(Path(folder).resolve())
+        site_key = self._resolve(folder)
         index = self.session.index
-        if index is not None and str(Path(index.site.dir).resolve()) == site_key:
+        if index is not None and self._resolve(index.site.dir) == site_key:
             return index
         return self._indexes.get(site_key)
 
@@ -221,7 +243,7 @@ class EvidenceLoader(QObject):
         if req is None or req.key != p.key:
             return False
         if req.index is None:
-            return p.view == req.view and Path(p.index.site.dir).resolve() == Path(req.folder).resolve()
+            return p.view == req.view and self._resolve(p.index.site.dir) == self._resolve(req.folder)
         return self._fits(p, req)
 
     def _keep(self, p: Prepared) -> None:
@@ -229,7 +251,7 @@ class EvidenceLoader(QObject):
         self._prepared[p.key] = p
         while len(self._prepared) > PREPARED_KEPT:
             self._prepared.pop(next(iter(self._prepared)))
-        site_key = str(Path(p.index.site.dir).resolve())
+        site_key = self._resolve(p.index.site.dir)
         if self._index_for(site_key) is None:
             self._indexes[site_key] = p.index
         if self.plan.wants(p.key) and p.mask is not None:

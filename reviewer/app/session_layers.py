@@ -170,9 +170,13 @@ class CanvasLayers:
                 # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
                 # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
                 # a layer shown again only on its next refresh). napari clamps the step to the new length meanwhile:
-                # that is not the user's step (state.current is already the shown date's index in the new stack)
+                # that is not the user's step (state.current is already the shown date's index in the new stack),
+                # so the slice napari takes there renders only a grey frame (`only_date`); the date shown is sliced
+                # when the session sets the step, or here when it is the same step
+                shown = min(self.s.state.current, len(self.s.stack) - 1)
                 with self.viewer.dims.events.current_step.blocker(self.s.dates.on_dims_step):
-                    layer.data = data
+                    with data.only_date(shown, PLACEHOLDER_GREY):
+                        layer.data = data
                 self.scale_image()
                 if self._warm_layers:
                     self.unveil()

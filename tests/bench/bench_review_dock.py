@@ -18,6 +18,9 @@ On the GUI demo site (900 scenes: Landsat, Sentinel-2, MODIS, VIIRS; 64 x 64 px)
   each step, with and without one QLabel dock: UI-thread CPU and wall p50/p95, printed next to the app's item change;
 - 200 decisions with the keyboard (A accept, Backspace undo, alternating): latency per key, the first 20
   against the last 20 (growth), and the process's resident memory before and after.
+
+`--parts`: only where an item change's UI-thread CPU goes, part by part (bench_item_parts.py), on the same site and
+on items of another site, with prefetch (as the app runs).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_item_parts import PartTimes, print_parts  # noqa: E402
 from bench_napari_floor import floor_cases, floor_rows, print_floor  # noqa: E402
 from bench_viewer import Heartbeat, pct, pump_until  # noqa: E402
 
@@ -117,9 +121,10 @@ def site_of(app) -> str | None:
     return view["question"].get("site") if view else None
 
 
-def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
+def next_item_run(db: Path, n: int, prefetch: bool, parts: PartTimes | None = None) -> dict[str, list]:
     """Step through n items with N; ms from the key press to the evidence shown and painted (canvas, pair,
-    chips), to the trajectory drawn too, the longest UI block meanwhile, and one window repaint (the floor)."""
+    chips), to the trajectory drawn too, the longest UI block meanwhile, and one window repaint (the floor);
+    with `parts`, each item's UI-thread CPU per part too."""
     import napari
     from qtpy.QtWidgets import QApplication
 
@@ -151,6 +156,8 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
         t0, cpu0 = time.perf_counter(), time.thread_time()
         frames.clear()
         links.clear()
+        if parts is not None:
+            parts.take()
         app.review.key("N")
         out.setdefault("other_site", []).append(float(site_of(app) != before))
         pump_until(lambda: loader.shown(trajectory=False), timeout=120)
@@ -163,6 +170,8 @@ def next_item_run(db: Path, n: int, prefetch: bool) -> dict[str, list[float]]:
         out.setdefault("frames", []).append(len(frames))
         out.setdefault("links", []).append(len(links))
         out["block"].append(hb.stop())
+        if parts is not None:
+            out.setdefault("parts", []).append(parts.take())
         stack = app.session.stack
         out.setdefault("item", []).append((loader.key, loader.view.index, len(stack) if stack is not None else 0))
     out["window"] = [float(qwin.width()), float(qwin.height())]  # for bare napari's floor at the same size
@@ -273,9 +282,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--items", type=int, default=30)
     parser.add_argument("--decisions", type=int, default=200)
     parser.add_argument("--decisions-only", action="store_true", help="only the run of keyboard decisions")
+    parser.add_argument("--parts", action="store_true", help="only where an item change's UI-thread CPU goes")
     args = parser.parse_args(argv)
     ROOT.mkdir(parents=True, exist_ok=True)
     count_links()
+    if args.parts:
+        parts_run(args.items)
+        return 0
     if args.decisions_only:
         print_decisions(args.decisions, *decisions_run(prepare(), args.decisions))
         return 0
@@ -354,6 +367,19 @@ def main(argv: list[str] | None = None) -> int:
         share = (steal1[0] - steal0[0]) / (steal1[1] - steal0[1])
         print(f"CPU time the virtual machine's host took meanwhile (steal): {100 * share:.1f}%")
     return 0
+
+
+def parts_run(n: int) -> None:
+    """The same-site and two-site item loops with prefetch, each item's UI-thread CPU split into parts (the first two
+    items left out: a fresh process draws the caption font's glyphs and links shaders once)."""
+    parts = PartTimes()
+    parts.install()
+    same = next_item_run(prepare(), n, prefetch=True, parts=parts)
+    print_parts("same site", same["parts"][2:], same["cpu"][2:], same["frames"][2:])
+    two = next_item_run(prepare(two_sites=True), n, prefetch=True, parts=parts)
+    other = [k for k, o in enumerate(two["other_site"]) if o and k >= 2]
+    pick = lambda name: [two[name][k] for k in other]  # noqa: E731
+    print_parts("another site", pick("parts"), pick("cpu"), pick("frames"))
 
 
 def cpu_steal() -> tuple[int, int] | None:

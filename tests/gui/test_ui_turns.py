@@ -203,3 +203,52 @@ def test_another_region_relinks_no_shader_program(review_window, qtbot, monkeypa
     assert len(linked) <= 1, linked
     drawn = np.asarray(s.canvas.item_region_layer.data)
     assert ((drawn > 0) == nxt.mask).all()
+
+
+def test_an_item_with_another_number_of_dates_renders_only_its_own_date(review_window, qtbot, monkeypatch):
+    """The next item, prepared ahead, whose stack has another number of dates than the one shown (napari's data
+    setter: it slices the new array at the old step, clamped to the new length, before the item's date is set): the
+    UI thread renders only the item's own date and asks the frame reader for no other date. Before, the slice at the
+    old step rendered that date on the UI thread (a 1,600 px stretch is ~40 ms) or had the frame reader read it while
+    the item was painted, and nobody saw it."""
+    import threading
+
+    from reviewer.app.session_frames import FrameSource
+
+    app = review_window
+    panel, loader, s = app.review.annotator, app.review.loader, app.session
+    wait_evidence(app, qtbot, timeout=60000)
+    for _ in range(12):  # on to an item whose next item has another number of dates, shown at another index
+        keys = [r["item"] for r in panel.shown_rows]
+        upcoming = keys[keys.index(panel.view["item"]) + 1]
+        qtbot.waitUntil(lambda upcoming=upcoming: loader.ready(upcoming), timeout=60000)
+        nxt = loader._prepared[upcoming]
+        old_step = min(int(app.viewer.dims.current_step[0]), len(nxt.stack) - 1)
+        if len(nxt.stack) != len(s.stack) and nxt.current != old_step:
+            break
+        assert app.review.key("N")
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    else:
+        pytest.fail("no two items in a row with stacks of different lengths in the demo bank")
+    rendered, asked = [], []
+    render, request = FrameSource.render, FrameSource._request
+
+    def rendered_on_ui(self, stack, composite, stretch, i):
+        if threading.current_thread() is threading.main_thread():
+            rendered.append(i)
+        return render(self, stack, composite, stretch, i)
+
+    def asked_for(self, key, read):
+        asked.append(key)
+        return request(self, key, read)
+
+    monkeypatch.setattr(FrameSource, "render", rendered_on_ui)
+    monkeypatch.setattr(FrameSource, "_request", asked_for)
+    assert app.review.key("N") and panel.view["item"] == upcoming
+    wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    monkeypatch.undo()
+    assert s.state.current == nxt.current and len(s.stack) == len(nxt.stack)
+    assert set(rendered) == {nxt.current} and asked == [], (rendered, asked, old_step)
+    shown = np.asarray(s.image_layer.data[s.state.current])
+    channels = s.frames.read_frame(s.stack, s.state.composite, s.state.current)
+    assert np.array_equal(shown, loader.view.stretch.apply(channels))  # the item's date, not the grey frame
