@@ -203,3 +203,20 @@ def test_another_region_relinks_no_shader_program(review_window, qtbot, monkeypa
     assert len(linked) <= 1, linked
     drawn = np.asarray(s.canvas.item_region_layer.data)
     assert ((drawn > 0) == nxt.mask).all()
+
+
+def test_the_question_keeps_its_width_from_item_to_item(review_window, qtbot):
+    """The question's text keeps its width from item to item: it is never re-wrapped 13 px narrower or wider
+    because the view's scroll bar came or went with the question's length (issue 27)."""
+    app = review_window
+    panel = app.review.annotator
+    wait_evidence(app, qtbot, timeout=60000)
+    widths, scrolls = set(), set()
+    for _ in range(6):
+        assert app.review.key("N")
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+        bar = panel.focus.verticalScrollBar()
+        widths.add(panel.focus.viewport().width())
+        scrolls.add(bar.maximum() > 0)
+    assert scrolls == {True, False}, scrolls  # (a long question and a short one were shown)
+    assert len(widths) == 1, widths
