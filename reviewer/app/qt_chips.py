@@ -377,7 +377,7 @@ class QtChipStrip(QWidget):
             return render_panels(
                 panels,
                 stretch,
-                pixel_size_m=site.resolution,
+                pixel_size_m=site.cell_m[0],
                 out=path,
                 title=f"{site.name} ({site.id}): clearest scene per year",
                 highlight=hl,

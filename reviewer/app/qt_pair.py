@@ -313,7 +313,7 @@ class QtPairView(QWidget):
 
         def work() -> Path:
             return render_panels(
-                panels, stretch, pixel_size_m=site.resolution, out=path, title=f"{site.name} ({site.id})"
+                panels, stretch, pixel_size_m=site.cell_m[0], out=path, title=f"{site.name} ({site.id})"
             )
 
         return self.session._export(work, on_done)

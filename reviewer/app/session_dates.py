@@ -128,7 +128,7 @@ class ShownDate:
             s = stack.scenes[i]
             panel = Panel(f"{s.date.isoformat()}  {s.label}  {s.scene_id}", stack.read(i, comp), [s], "scene")
             return render_panels(
-                [panel], stretch, pixel_size_m=site.resolution, out=out, title=f"{site.name} ({site.id})"
+                [panel], stretch, pixel_size_m=site.cell_m[0], out=out, title=f"{site.name} ({site.id})"
             )
 
         return self.s._export(work, on_done)

@@ -74,9 +74,10 @@ class GenerationReport:
     sensor_break: dict[str, Any] = field(default_factory=dict)
 
     def summary(self) -> str:
-        tasks = ", ".join(f"{k} {v}" for k, v in sorted(self.by_task.items()))
+        tasks = "".join(f"{k} {v}, " for k, v in sorted(self.by_task.items()))
         return (
-            f"{self.site}: {self.questions} candidate questions ({tasks}; insufficient {self.insufficient}), "
+            f"{self.site}: {self.questions} candidate questions ({tasks.rstrip(', ')}{'; ' if tasks else ''}"
+            f"insufficient {self.insufficient}), "
             f"{len(self.dropped)} dropped, {self.scenes_read} scenes read in {self.series_seconds:.1f} s, "
             f"total {self.seconds:.1f} s, peak memory {_size(self.peak_memory)} of {_size(self.memory_budget)} "
             "budget"
@@ -1557,6 +1558,15 @@ def _apply_evidence_rules(series: SiteSeries, c: Candidate) -> None:
         c.drop = None
 
 
+def _too_short(years: list[int], period: tuple[int, int]) -> str:
+    """Why a template with a reversed period is not asked: its rules, on this record, end it before it starts."""
+    have = "none" if not years else str(years[0]) if years[0] == years[-1] else f"{years[0]}-{years[-1]}"
+    return (
+        f"the record is too short for this template: its rules give it the period {period[0]}-{period[1]}, "
+        f"which ends before it starts (the record's years: {have})"
+    )
+
+
 def _questions(
     series: SiteSeries,
     names: list[str],
@@ -1577,8 +1587,9 @@ def _questions(
             progress(0.8 + 0.2 * k / max(1, len(names)), f"template {name}")
         for c in run_compute(series, name):
             number += 1
-            if c.period[0] > c.period[1] and not c.drop:  # a record too short for the template's windows
-                c.drop = f"the record is too short for this template (period {c.period[0]}-{c.period[1]})"
+            if c.period[0] > c.period[1]:  # a record too short for the template's windows (whatever the
+                # template made of the reversed period: "no tree cover loss above 0.1 km2 in the period")
+                c.drop = _too_short(series.years, c.period)
             q, reason = finish(c, site_id, number, seed, gen_cfg, site_bbox=site_bbox)
             if q is not None and breaks is not None and q["class"] != "insufficient":
                 reason = _check_break(breaks, series, c, q, report)

@@ -603,6 +603,14 @@ def build_series(
     scenes = [s for s in index.scenes if s.record]
     landsat = [s for s in scenes if s.label in LANDSAT and (s.tier in cfg.tiers)]
     series = _empty_series(index, scenes, landsat, cfg)
+    parts = PARTS if parts is None else frozenset(parts)
+    to_read = _to_read(scenes, landsat, series.years, cfg, parts)
+    files = _product_files(site.dir, PRODUCT_IDS) if "products" in parts else {}
+    if not any(to_read.values()) and not files:  # (the products' files may still hold nothing of the site)
+        series.regions = {}  # nothing to read: no masks (a 10 m tile's seven are 850 MB, over a 500 MB budget)
+    else:
+        series.inside = site.boundary_mask if site.boundary_mask is not None else np.ones(series.shape, bool)
+        series.regions = quadrant_masks(series.shape)
     # the budget is for the whole process: what it holds already (interpreter, libraries, caches) is not free
     import psutil
 
@@ -610,9 +618,7 @@ def build_series(
     series.store = FrameStore(free // 4, cache_bytes=free // 20)
     series.block_bytes = free // 2
     series.rows_bytes = min(TEMPLATE_ROWS_BYTES, max(1 << 16, free // 32))
-    parts = PARTS if parts is None else frozenset(parts)
-    crop_core = _read_products(series, site.dir, grid, parts)
-    to_read = _to_read(scenes, landsat, series.years, cfg, parts)
+    crop_core = _read_products(series, site.dir, grid, files)
     tick = _Ticker(sum(len(v) for v in to_read.values()), progress, cancel)
     series.runner = runner
     series.nothing_read = _nothing_read(index, series, to_read)
@@ -653,16 +659,16 @@ def _nothing_read(index: SceneIndex, series: SiteSeries, to_read: dict[str, list
 
 
 def _empty_series(index: SceneIndex, scenes: list[Scene], landsat: list[Scene], cfg: SeriesConfig) -> SiteSeries:
-    """The series' frame: its years (the Landsat years, else the record's), regions and clear-observation
-    counts per year, from the index (no pixels read)."""
+    """The series' frame: its years (the Landsat years, else the record's) and clear-observation counts per
+    year, from the index (no pixels read); build_series adds the site's masks once it knows it reads something."""
     site = index.site
     shape = tuple(site.shape)
-    inside = site.boundary_mask if site.boundary_mask is not None else np.ones(shape, bool)
+    # the whole site until build_series knows it reads something (then the boundary's mask, or ones)
+    inside = np.broadcast_to(np.True_, shape)
     years = sorted({s.year for s in landsat}) or sorted({s.year for s in scenes})
     if years:
         years = list(range(years[0], years[-1] + 1))
     series = SiteSeries(site.id, shape, site.pixel_area_km2, inside, years, cfg)
-    series.regions = quadrant_masks(shape)
     for key, months in (("all", tuple(range(1, 13))), ("growing", cfg.growing_months), ("water", cfg.water_months)):
         counts: dict[int, int] = defaultdict(int)
         for s in landsat:
@@ -681,11 +687,15 @@ def _class_value(product_id: str, name: str) -> int:
     raise KeyError(f"{product_id} has no class {name!r} in products.json")
 
 
-def _read_products(series: SiteSeries, site_dir: Path, grid: Grid, parts: frozenset[str]) -> np.ndarray | None:
-    """WorldCover and the Hansen loss year into the series; returns the crop core (WorldCover cropland eroded by
-    4 pixels, or all of it when erosion leaves none) the crop NDVI is read over, None without cropland."""
-    ids = ("esa_worldcover", "hansen_gfc_lossyear")
-    files = _product_files(site_dir, ids) if "products" in parts else {}
+#: the products the pass reads whole (WorldCover, Hansen loss year), in _read_products' order
+PRODUCT_IDS = ("esa_worldcover", "hansen_gfc_lossyear")
+
+
+def _read_products(series: SiteSeries, site_dir: Path, grid: Grid, files: dict[str, Path]) -> np.ndarray | None:
+    """WorldCover and the Hansen loss year (`files`: _product_files of PRODUCT_IDS) into the series; returns the
+    crop core (WorldCover cropland eroded by 4 pixels, or all of it when erosion leaves none) the crop NDVI is
+    read over, None without cropland."""
+    ids = PRODUCT_IDS
     wc, _ = _read_product(site_dir, files.get(ids[0]), grid)
     series.worldcover = wc
     hansen, hansen_path = _read_product(site_dir, files.get(ids[1]), grid)

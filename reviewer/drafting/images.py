@@ -138,7 +138,7 @@ def _render(panels: list[Any], view: EvidenceView, site: Any, title: str) -> byt
 
     cols = len(panels) if len(panels) <= 6 else -(-len(panels) // 2)  # a strip render: two even rows
     ring = region_outline(view, site, panels[0].channels.shape[1:])
-    fig = build_figure(panels, view.stretch, pixel_size_m=site.resolution, title=title, columns=cols, outline=ring)
+    fig = build_figure(panels, view.stretch, pixel_size_m=site.cell_m[0], title=title, columns=cols, outline=ring)
     meta = {"Stretch": view.stretch.dumps(), "Panels": json.dumps([p.to_json() for p in panels])}
     return png_bytes(fig.rgb, {**meta, "Region": json.dumps(view.region.to_json()), "Software": "EarthRecord Reviewer"})
 

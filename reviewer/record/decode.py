@@ -71,7 +71,7 @@ def check_read_fits(
     n_bands: int,
     *,
     site: str = "the site",
-    resolution: float | None = None,
+    cell_m: tuple[float, float] | None = None,
     width_hint: bool = True,
     lookup: bool = True,
 ) -> None:
@@ -84,7 +84,7 @@ def check_read_fits(
     free = psutil.virtual_memory().available
     if need <= free * 0.8:
         return
-    km = f" ({cols * resolution / 1000:.0f} x {rows * resolution / 1000:.0f} km)" if resolution else ""
+    km = f" ({cols * cell_m[0] / 1000:.0f} x {rows * cell_m[1] / 1000:.0f} km)" if cell_m else ""
     width = "give a smaller --width, or " if width_hint else ""
     from reviewer.errors import MemoryBudgetError
 

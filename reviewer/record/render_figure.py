@@ -25,6 +25,7 @@ DPI = 110
 MARGIN_IN = 0.08
 #: panels drawn lower than this (pixels) carry the scale-bar label beside the bar, not above it
 THIN_PANEL_PX = 40
+MAX_BAR_HALF_PX = 5.5  # a scale bar's half thickness at most (a 352 px panel's is 5.28)
 COLOUR_BAR_IN = 0.55  # the colour bar's band above the footer: bar, ticks and a label of one line
 BAR_LABEL_PT = 7.0  # the colour bar's label (smaller, to 5 pt, only while one of its words is wider than the figure)
 NODATA_RGB = (40, 40, 40)
@@ -275,7 +276,10 @@ def scale_bar(draw, texts: list[Text], box: Box, shape: tuple[int, int], pixel_s
     thin = dh < THIN_PANEL_PX
     if thin:
         y0 = top + dh / 2
-    half = max(side * 0.015, 2.0)  # (a white inside between its two black edges)
+    # (a white inside between its two black edges) as thick as a default 352 px panel's at most: on a 1,000 px
+    # panel (a full-resolution box) it was a 30 px slab under a 7 pt label, the label 15 px above it
+    half = min(max(side * 0.015, 2.0), MAX_BAR_HALF_PX)
+    above = min(side * 0.03, 2 * half)  # the label's foot above the bar's middle
     draw.rectangle((round(x0), round(y0 - half), max(round(x0), round(x0 + bar_px) - 1), round(y0 + half) - 1),
                    fill=(255, 255, 255), outline=(0, 0, 0), width=1)  # fmt: skip
     text = f"{bar_km:g} km"
@@ -284,9 +288,9 @@ def scale_bar(draw, texts: list[Text], box: Box, shape: tuple[int, int], pixel_s
         while points > 4 and text_size(text, points, bold=True)[1] + 2 * halo > dh:
             points *= 0.9
     elif bar_px < label_px:  # a narrow panel: above the bar from its start, into the panel (not past its edge)
-        xy, anchor = (x0, y0 - side * 0.03), "ld"
+        xy, anchor = (x0, y0 - above), "ld"
     else:
-        xy, anchor = (x0 + bar_px / 2, y0 - side * 0.03), "md"
+        xy, anchor = (x0 + bar_px / 2, y0 - above), "md"
     draw_text(draw, texts, xy, text, points, anchor=anchor, role="scale", panel=k, bold=True,
               fill=(255, 255, 255), halo=halo)  # fmt: skip
 

@@ -673,7 +673,7 @@ def scan_record(
         from reviewer.record.decode import check_read_fits
 
         # (a lookup onto a grid not aligned with a file's checks its own size: _pixel_map)
-        check_read_fits(grid, 0, site=f"site {site.id}", resolution=site.resolution, width_hint=False, lookup=False)
+        check_read_fits(grid, 0, site=f"site {site.id}", cell_m=site.cell_m, width_hint=False, lookup=False)
     inside = site.boundary_mask if site.placed else None
     todo = list(grouped.values())
     results = _measure_all(todo, site, grid, inside, members, workers, progress, cancel, fractions)

@@ -456,6 +456,8 @@ def balance_lines(balance: dict[str, Any]) -> list[str]:
         n = sum(counts.values())
         lines.append(f"  {task}: " + ", ".join(f"{v} {c / n:.0%}" for v, c in counts.items()) + f" (of {n})")
     base = balance["baselines"]
+    if not balance["scored"]:  # (a bank of insufficient-evidence questions only: "majority class None pass^k")
+        return [*lines, "  no scored question: no baselines"]
     lines.append(
         f"  baselines on {balance['scored']} scored questions: majority class {base['majority_class']} pass^k, "
         f"always no change {base['always_no_change']} pass^k"

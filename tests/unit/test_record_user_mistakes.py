@@ -8,6 +8,7 @@ Expected values by hand: UTM zone = floor((lon + 180) / 6) + 1, EPSG 326zz north
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from pathlib import Path
@@ -21,6 +22,7 @@ from reviewer.cli import main
 from tests.conftest import write_site_json
 from tests.figures import longest_run
 from tests.formats import write_band
+from tests.formats import write_era5_land_nc as _era5_nc
 
 TM = "LT05_L2SP_090084_19980308_20200909_02_T1"  # WRS-2 090/084, EPSG:32655, lon 148.5..151.2
 OLI = "LC08_L2SP_098084_20210503_20210508_02_T1"  # 098/084, EPSG:32653, lon 136.2..138.8
@@ -277,3 +279,21 @@ def test_scale_bar_of_a_few_coarse_pixels_lies_inside_its_panel_under_its_label(
     assert x0 <= lx0 and lx1 <= x1 and y0 <= ly0 and ly1 <= y1, "the label lies inside its panel"
     if width is None:
         assert label.text == "10 km" and lx1 - lx0 <= bar_px, "a fifth of 33 km, rounded up; the label over the bar"
+
+
+def test_a_width_far_past_the_sites_pixels_is_refused_before_any_read(tmp_path, capsys):
+    """`--width` upsamples a small site's pixels; far past them the figure cannot be drawn: a 10,980 px tile drawn
+    20,000 px wide took 3.8 GB. A column of 6 ERA5-Land cells drawn 100,000 px wide is 100,000 x 600,000 px,
+    about 9 bytes a pixel to draw (5.4e11 bytes, 502.9 GiB): one error naming --width, exit 2, no PNG (before:
+    "out of memory")."""
+    site = write_site_json(tmp_path / "col", bbox=[9.15, 45.45, 9.25, 46.05], crs="EPSG:4326", resolution=0.1)
+    lat = np.round(np.arange(46.0, 45.45, -0.1), 1)[:6]
+    t2m = np.full((1, 6, 1), 5000, np.int16)
+    _era5_nc(site / "era5.nc", [dt.date(2023, 1, 1)], lat, np.array([9.2]), {"t2m": (t2m, 0.001, 270.0, "K")})
+    out = tmp_path / "big.png"
+    code = main(["--db", str(tmp_path / "db"), "render", str(site), "--date", "2023-01", "--composite", "t2m",
+                 "--width", "100000", "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and not out.exists()
+    assert "a figure of 1 panel(s) of 100000 x 600000 px needs about 502.9 GB to draw" in err
+    assert err.rstrip().endswith("give a smaller --width")

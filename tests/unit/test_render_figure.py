@@ -90,3 +90,40 @@ def test_colour_bar_label_and_ticks_of_a_narrow_render_lie_inside_the_figure_unc
     bx0, by0, bx1, by1 = fig.colour_bar.box
     tip = by1 - by0  # each end's triangle reaches one bar height beyond it
     assert 0 <= bx0 - 1 - tip and bx1 + tip < w
+
+
+@pytest.mark.parametrize("width", [176, 120, 352])
+def test_a_wrapped_stretch_caption_keeps_each_channels_range_and_gamma_on_one_line(width):
+    """A pair of 1,820 x 3,623 px panels drawn 176 px wide (`reviewer render` of a tall Landsat box): the
+    caption wrapped as "... g1.2, [0," / "0.3] g1.2". Each channel's "[low, high] gN" stays whole on a line."""
+    import re
+
+    panels = [Panel(f"{y}-07-12  OLI", np.full((3, 60, 30), 0.1, np.float32), [], "scene") for y in (2016, 2018)]
+    fig = build_figure(panels, Stretch.default("truecolor"), pixel_size_m=30.0, width_px=width)
+    (footer,) = [t for t in fig.texts if t.role == "footer"]
+    assert "\n" in footer.text or width == 352, "wrapped at the narrow widths"
+    whole = [re.findall(r"\[0,\s0\.3\]\sg1\.2", line) for line in footer.text.splitlines()]
+    assert sum(len(found) for found in whole) == 3, footer.text
+
+
+def _bar_rows(width: int, height: int) -> tuple[str, int, int]:
+    """(label, the bar's white rows, the gap between the label's foot and the bar's top black edge) of a
+    panel drawn `width` px wide at 10 m a pixel."""
+    fig = build_figure([_panel(height, width)], Stretch.default("truecolor"), pixel_size_m=10.0, width_px=width)
+    (label,) = [t for t in fig.texts if t.role == "scale"]
+    x0, y0, x1, y1 = fig.panels[0]
+    white = (fig.rgb[y0:y1, x0:x1] == 255).all(axis=2)
+    km = float(label.text.removesuffix(" km"))
+    rows = [r for r in range(y1 - y0) if abs(longest_run(white[r]) + 2 - km * 100) <= 1.5]  # 100 px a km
+    assert rows == list(range(rows[0], rows[-1] + 1)), rows
+    return label.text, len(rows), y0 + rows[0] - 1 - label.box[3]
+
+
+def test_scale_bar_of_a_wide_panel_is_as_thick_as_a_default_ones_under_its_label():
+    """A 1,000 px box drawn at full resolution (`render --width 1000`): its bar was a 30 px slab (3% of the
+    panel's side) with its 7 pt label 15 px above it. Now as thick as on a 352 px panel (at most 2 px more) and
+    its label as close above it: 10 km across, a 2 km bar of 200 px; 3.5 km, a 1 km bar of 100 px."""
+    label, rows, gap = _bar_rows(1000, 1000)
+    label_d, rows_d, gap_d = _bar_rows(352, 300)
+    assert (label, label_d) == ("2 km", "1 km")
+    assert 0 <= rows - rows_d <= 2 and abs(gap - gap_d) <= 2, (rows, rows_d, gap, gap_d)
