@@ -1,14 +1,16 @@
 """Where an item change's UI-thread CPU goes (standalone, not collected by pytest). Run under Xvfb:
 
     xvfb-run -a -s "-screen 0 1600x1000x24" nice -n 10 .venv/bin/python tests/bench/profile_item_cpu.py \
-        [--items 16] [--profile] [--top 40]
+        [--items 16] [--profile] [--top 40] [--paints] [--hide DOCK ...]
 
 Steps through the items of bench_review_dock's demo site with N (1 s read on each, prefetch on) and prints the UI
 thread's CPU per item change (time.thread_time, key -> all shown, as bench_review_dock measures it), p50/p95.
 With --profile, cProfile runs on the UI thread with time.thread_time as its clock during each item change only
 (so the figures are the UI thread's own CPU, apart from waiting), and prints the functions by cumulative and own
 time, and the share of each part of the app (by file). The profiler's own overhead inflates every figure: compare
-parts with each other, and take the per-item figure from a run without --profile.
+parts with each other, and take the per-item figure from a run without --profile. With --paints, each item's window
+paints (one is the least: the item shown) and what each painted; with --hide DOCK (a dock's title, repeatable), the
+same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
 """
 
 from __future__ import annotations
@@ -27,53 +29,53 @@ from bench_review_dock import prepare  # noqa: E402
 from bench_viewer import pct, pump_until  # noqa: E402
 
 
-class PaintCount:
-    """The Qt events that lay out or paint our widgets during the item changes, by dock and widget class: how many,
-    and the UI thread's CPU each took, less the events delivered inside it (an application event filter that
-    delivers these events itself, timed; a measuring hook of this helper's process only)."""
+class WindowPaints:
+    """The window paints of each item change (Qt's UpdateRequest to the main window: each paints the dirty widgets and
+    composes the window, ~5 ms of UI-thread CPU even for a small one) and what each painted, by dock; the layout
+    requests and resizes after the first one (a dock re-laid out after the paint that showed the item is painted
+    again in a window paint of its own). An application event filter that only looks: a measuring hook of this
+    helper's process only."""
 
-    def __init__(self) -> None:
+    def __init__(self, window) -> None:
         from qtpy.QtCore import QEvent, QObject
 
-        kinds = {QEvent.Paint: "paint", QEvent.LayoutRequest: "layout", QEvent.Resize: "resize"}
-        self.counts: dict[tuple[str, str, str], list[float]] = {}
+        self.items: list[list[dict]] = []  # per item: per window paint {"cpu": ms after the key, "painted": {dock: n}}
         self.on = False
-        counts = self.counts
-        me = self
-        nested: list[float] = []
+        self.t0 = 0.0
+        me, names = self, {QEvent.LayoutRequest: "layout", QEvent.Resize: "resize"}
 
         class Filter(QObject):
             def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
-                kind = kinds.get(event.type())
-                if not me.on or kind is None or not hasattr(obj, "isWidgetType") or not obj.isWidgetType():
+                if not me.on or not obj.isWidgetType():
                     return False
-                nested.append(0.0)
-                t0 = time.thread_time()
-                obj.event(event)
-                spent = time.thread_time() - t0
-                inner = nested.pop()
-                if nested:
-                    nested[-1] += spent
-                key = (kind, dock_of(obj), type(obj).__name__)
-                row = counts.setdefault(key, [0, 0.0])
-                row[0] += 1
-                row[1] += spent - inner
-                return True
+                kind, paints = event.type(), me.items[-1]
+                if kind == QEvent.UpdateRequest and obj is window:
+                    paints.append({"cpu": 1000 * (time.thread_time() - me.t0), "painted": {}, "after": []})
+                elif kind == QEvent.Paint and paints:
+                    painted = paints[-1]["painted"]
+                    painted[dock_of(obj)] = painted.get(dock_of(obj), 0) + 1
+                elif kind in names and paints:
+                    paints[-1]["after"].append(f"{names[kind]} {dock_of(obj)} {type(obj).__name__}")
+                return False
 
         self.filter = Filter()
 
-    def print(self, n: int) -> None:
-        total = sum(t for _, t in self.counts.values())
-        print(
-            f"\nQt events per item (paint / layout request / resize): count, own CPU ms; total {1000 * total / n:.1f} ms"
-        )
-        by_dock: dict[str, float] = {}
-        for (_kind, dock, _cls), (_c, t) in self.counts.items():
-            by_dock[dock] = by_dock.get(dock, 0.0) + t
-        for dock, t in sorted(by_dock.items(), key=lambda kv: -kv[1]):
-            print(f"  {dock:20} {1000 * t / n:6.2f} ms")
-        for (kind, dock, cls), (c, t) in sorted(self.counts.items(), key=lambda kv: -kv[1][1])[:45]:
-            print(f"  {kind:7} {c / n:5.1f} {1000 * t / n:6.2f} ms  {dock:20} {cls}")
+    def start(self) -> None:
+        self.items.append([])
+        self.t0, self.on = time.thread_time(), True
+
+    def stop(self) -> None:
+        self.on = False
+
+    def print(self, cpu: list[float]) -> None:
+        print("\nwindow paints per item (Qt's UpdateRequest to the main window), what each painted (widgets by dock)")
+        for k, paints in enumerate(self.items):
+            print(f"  item {k:2d}: {cpu[k]:5.0f} ms CPU, {len(paints)} window paint(s)")
+            for i, p in enumerate(paints):
+                docks = ", ".join(f"{d} {n}" for d, n in sorted(p["painted"].items(), key=lambda kv: -kv[1]))
+                print(f"      at {p['cpu']:5.1f} ms: {docks}")
+                if i + 1 < len(paints) and p["after"]:  # what was laid out before the next window paint
+                    print(f"        then: {'; '.join(sorted(set(p['after'])))}")
 
 
 def dock_of(obj) -> str:
@@ -85,7 +87,7 @@ def dock_of(obj) -> str:
     return w.windowTitle() if w is not None else "-"
 
 
-def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: PaintCount | None = None) -> list[float]:
+def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: bool = False) -> list[float]:
     import napari
     from bench_review_dock import ROOT
     from qtpy.QtWidgets import QApplication
@@ -98,8 +100,12 @@ def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: Pain
     app.start_review("ann", "annotator", prefetch=True)
     loader = app.review.loader
     pump_until(lambda: loader.shown(trajectory=True), timeout=300)
-    if paints is not None:
-        QApplication.instance().installEventFilter(paints.filter)
+    window = None
+    if paints:
+        from reviewer.app.qt_window import main_window
+
+        window = WindowPaints(main_window(viewer))
+        QApplication.instance().installEventFilter(window.filter)
     if hide:  # what a dock costs an item: the same steps with it hidden (its widgets neither laid out nor painted)
         from qtpy.QtWidgets import QDockWidget
 
@@ -118,8 +124,8 @@ def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: Pain
         cpu0 = time.thread_time()
         if profiler is not None:
             profiler.enable()
-        if paints is not None:
-            paints.on = True
+        if window is not None:
+            window.start()
         app.review.key("N")
         pump_until(lambda: loader.shown(trajectory=False), timeout=120)
         QApplication.processEvents()
@@ -127,9 +133,11 @@ def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: Pain
         QApplication.processEvents()
         if profiler is not None:
             profiler.disable()
-        if paints is not None:
-            paints.on = False
+        if window is not None:
+            window.stop()
         cpu.append((time.thread_time() - cpu0) * 1000)
+    if window is not None:
+        window.print(cpu)
     app.close()
     viewer.close()
     return cpu
@@ -169,24 +177,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--hide", action="append", default=[], help="a dock to hide (its title), to see its share")
-    parser.add_argument("--paints", action="store_true", help="count Qt's paint and layout events by widget")
+    parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
     parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
     args = parser.parse_args(argv)
     profiler = cProfile.Profile(time.thread_time) if args.profile else None
-    paints = None
-    if args.paints:
-        from qtpy.QtWidgets import QApplication
-
-        QApplication.instance() or QApplication([])
-        paints = PaintCount()
-    cpu = run(args.items, profiler, args.hide, paints)
+    cpu = run(args.items, profiler, args.hide, args.paints)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
         f"later half p50 {pct(later, 50):.1f} p95 {pct(later, 95):.1f}; all: {' '.join(f'{c:.0f}' for c in cpu)}"
     )
-    if paints is not None:
-        paints.print(args.items)
     if profiler is not None:
         stats = pstats.Stats(profiler)
         if args.dump:
