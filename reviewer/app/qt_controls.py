@@ -191,6 +191,9 @@ class QtStackControls(QWidget):
                 sb.setKeyboardTracking(False)
                 sb.valueChanged.connect(lambda _v, ch=i: self._on_stretch_edited(ch))
             for col, w in enumerate((name, lo, hi, ga)):
+                policy = w.sizePolicy()  # a one-channel index keeps the rows' room: nothing below moves (issue 27)
+                policy.setRetainSizeWhenHidden(True)
+                w.setSizePolicy(policy)
                 self.stretch_grid.addWidget(w, i + 1, col)
             self.stretch_rows.append((name, lo, hi, ga))
         dl.addLayout(self.stretch_grid)

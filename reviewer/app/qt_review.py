@@ -21,7 +21,6 @@ from qtpy.QtWidgets import (
     QProgressBar,
     QSplitter,
     QTabWidget,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -40,6 +39,7 @@ from reviewer.app.qt_review_parts import (
     keys_label,
     open_form,
     question_html,
+    question_view,
     soon,
     window_keys,
 )
@@ -216,7 +216,7 @@ class AnnotatorPanel(QWidget):
         self.list.itemActivated.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
         self.list.itemClicked.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
         split.addWidget(self.list)
-        self.focus = QTextBrowser()
+        self.focus = question_view()
         split.addWidget(self.focus)
         split.setSizes([160, 420])
         layout.addWidget(split, 1)

@@ -20,7 +20,6 @@ from qtpy.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -39,6 +38,7 @@ from reviewer.app.qt_review_parts import (
     keys_label,
     open_form,
     question_html,
+    question_view,
     soon,
 )
 from reviewer.app.qt_style import StatusLabel
@@ -107,7 +107,7 @@ class ExpertPanel(QWidget):
         self.list = QListWidget()
         self.list.itemClicked.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
         split.addWidget(self.list)
-        self.focus = QTextBrowser()
+        self.focus = question_view()
         split.addWidget(self.focus)
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it

@@ -14,7 +14,7 @@ from typing import Any
 
 from qtpy.QtCore import Qt
 from qtpy.QtGui import QKeySequence
-from qtpy.QtWidgets import QLabel, QShortcut, QStackedWidget, QVBoxLayout, QWidget
+from qtpy.QtWidgets import QLabel, QShortcut, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.review_model import ReviewQueue
@@ -108,6 +108,15 @@ def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], .
     return label
 
 
+def question_view() -> QTextBrowser:
+    """The item's question, decision and drafts (the focus view of the review docks). Its scroll bar is always
+    there: shown only when needed, it came and went with each item's length, and the text was laid out again 13 px
+    narrower or wider (every line re-wrapped under the reader's eye, and the document laid out twice)."""
+    view = QTextBrowser()
+    view.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOn)
+    return view
+
+
 class StatusBand(QWidget):
     """A dock's status lines (the evidence's problem, what the next save carries, the last save or a hint) in a band
     that keeps `lines` lines of room while they say less: a line that comes or goes no longer moves the list, the
@@ -148,6 +157,8 @@ class KeysLine(QStackedWidget):
 
     def reserve(self, text: str) -> None:
         """The bar's longest text for the item (what its height is kept for), shown or not."""
+        if text == self.bar.text():
+            return  # the item before had the same reasons: the review dock is not laid out again for it
         self.bar.setText(text)
         self.updateGeometry()
 

@@ -252,3 +252,20 @@ def test_an_item_with_another_number_of_dates_renders_only_its_own_date(review_w
     shown = np.asarray(s.image_layer.data[s.state.current])
     channels = s.frames.read_frame(s.stack, s.state.composite, s.state.current)
     assert np.array_equal(shown, loader.view.stretch.apply(channels))  # the item's date, not the grey frame
+
+
+def test_the_question_keeps_its_width_from_item_to_item(review_window, qtbot):
+    """The question's text keeps its width from item to item: it is never re-wrapped 13 px narrower or wider
+    because the view's scroll bar came or went with the question's length (issue 27)."""
+    app = review_window
+    panel = app.review.annotator
+    wait_evidence(app, qtbot, timeout=60000)
+    widths, scrolls = set(), set()
+    for _ in range(6):
+        assert app.review.key("N")
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+        bar = panel.focus.verticalScrollBar()
+        widths.add(panel.focus.viewport().width())
+        scrolls.add(bar.maximum() > 0)
+    assert scrolls == {True, False}, scrolls  # (a long question and a short one were shown)
+    assert len(widths) == 1, widths

@@ -83,6 +83,35 @@ def test_composites_switch(opened, qtbot, shots):
     assert s.reset_stretch() and s.state.stretch.source == "fixed default"
 
 
+def test_stack_dock_controls_keep_their_place_when_the_composite_changes(opened, qtbot):
+    """An index (one channel: NDVI) after a colour composite (three) hides two stretch rows; their room is kept,
+    so the lock, reset, stretch line, overlay and export below them stay where the reviewer's eye and mouse
+    are (they moved up ~50 px and back at every review item of the other kind, the Stack dock re-laid out and
+    painted again after the window's paint, issue 27)."""
+    from qtpy.QtWidgets import QApplication
+
+    app = opened
+    c = app.controls
+    below = (c.lock_check, c.reset_button, c.percentile_button, c.stretch_source, c.overlay_check, c.export_button)
+
+    def places() -> list[int]:
+        QApplication.processEvents()
+        return [w.mapTo(c, w.rect().topLeft()).y() for w in below]
+
+    app.controls._on_composite_changed("truecolor")
+    wait_frame(app, qtbot)
+    three = places()
+    assert all(name.isVisible() for name, *_ in c.stretch_rows)  # red, green, blue
+    app.controls._on_composite_changed("ndvi")
+    wait_frame(app, qtbot)
+    assert [name.isVisible() for name, *_ in c.stretch_rows] == [True, False, False]
+    assert c.stretch_rows[0][0].text() == "NDVI"
+    assert places() == three
+    app.controls._on_composite_changed("truecolor")
+    wait_frame(app, qtbot)
+    assert places() == three
+
+
 def _panel_screen_colours(pair, k: int, rows: np.ndarray, cols: np.ndarray, grab) -> np.ndarray:
     """Colours on the grabbed widget at the centres of image pixels (rows, cols) of panel k."""
     img = pair.images[k]

@@ -1,0 +1,199 @@
+"""Where an item change's UI-thread CPU goes (standalone, not collected by pytest). Run under Xvfb:
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" nice -n 10 .venv/bin/python tests/bench/profile_item_cpu.py \
+        [--items 16] [--profile] [--top 40] [--paints] [--hide DOCK ...]
+
+Steps through the items of bench_review_dock's demo site with N (1 s read on each, prefetch on) and prints the UI
+thread's CPU per item change (time.thread_time, key -> all shown, as bench_review_dock measures it), p50/p95.
+With --profile, cProfile runs on the UI thread with time.thread_time as its clock during each item change only
+(so the figures are the UI thread's own CPU, apart from waiting), and prints the functions by cumulative and own
+time, and the share of each part of the app (by file). The profiler's own overhead inflates every figure: compare
+parts with each other, and take the per-item figure from a run without --profile. With --paints, each item's window
+paints (one is the least: the item shown) and what each painted; with --hide DOCK (a dock's title, repeatable), the
+same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_review_dock import prepare  # noqa: E402
+from bench_viewer import pct, pump_until  # noqa: E402
+
+
+class WindowPaints:
+    """The window paints of each item change (Qt's UpdateRequest to the main window: each paints the dirty widgets and
+    composes the window, ~5 ms of UI-thread CPU even for a small one) and what each painted, by dock; the layout
+    requests and resizes after the first one (a dock re-laid out after the paint that showed the item is painted
+    again in a window paint of its own). An application event filter that only looks: a measuring hook of this
+    helper's process only."""
+
+    def __init__(self, window) -> None:
+        from qtpy.QtCore import QEvent, QObject
+
+        self.items: list[list[dict]] = []  # per item: per window paint {"cpu": ms after the key, "painted": {dock: n}}
+        self.on = False
+        self.t0 = 0.0
+        me, names = self, {QEvent.LayoutRequest: "layout", QEvent.Resize: "resize"}
+
+        class Filter(QObject):
+            def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+                if not me.on or not obj.isWidgetType():
+                    return False
+                kind, paints = event.type(), me.items[-1]
+                if kind == QEvent.UpdateRequest and obj is window:
+                    paints.append({"cpu": 1000 * (time.thread_time() - me.t0), "painted": {}, "after": []})
+                elif kind == QEvent.Paint and paints:
+                    painted = paints[-1]["painted"]
+                    painted[dock_of(obj)] = painted.get(dock_of(obj), 0) + 1
+                elif kind in names and paints:
+                    paints[-1]["after"].append(f"{names[kind]} {dock_of(obj)} {type(obj).__name__}")
+                return False
+
+        self.filter = Filter()
+
+    def start(self) -> None:
+        self.items.append([])
+        self.t0, self.on = time.thread_time(), True
+
+    def stop(self) -> None:
+        self.on = False
+
+    def print(self, cpu: list[float]) -> None:
+        print("\nwindow paints per item (Qt's UpdateRequest to the main window), what each painted (widgets by dock)")
+        for k, paints in enumerate(self.items):
+            print(f"  item {k:2d}: {cpu[k]:5.0f} ms CPU, {len(paints)} window paint(s)")
+            for i, p in enumerate(paints):
+                docks = ", ".join(f"{d} {n}" for d, n in sorted(p["painted"].items(), key=lambda kv: -kv[1]))
+                print(f"      at {p['cpu']:5.1f} ms: {docks}")
+                if i + 1 < len(paints) and p["after"]:  # what was laid out before the next window paint
+                    print(f"        then: {'; '.join(sorted(set(p['after'])))}")
+
+
+def dock_of(obj) -> str:
+    from qtpy.QtWidgets import QDockWidget, QWidget
+
+    w = obj if isinstance(obj, QWidget) else None
+    while w is not None and not isinstance(w, QDockWidget):
+        w = w.parentWidget()
+    return w.windowTitle() if w is not None else "-"
+
+
+def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: bool = False) -> list[float]:
+    import napari
+    from bench_review_dock import ROOT
+    from qtpy.QtWidgets import QApplication
+
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+
+    viewer = napari.Viewer(show=True)
+    app = ReviewerApp(viewer, db=prepare(), recent=RecentSites(ROOT / "recent.json"), scoring=False)
+    app.start_review("ann", "annotator", prefetch=True)
+    loader = app.review.loader
+    pump_until(lambda: loader.shown(trajectory=True), timeout=300)
+    window = None
+    if paints:
+        from reviewer.app.qt_window import main_window
+
+        window = WindowPaints(main_window(viewer))
+        QApplication.instance().installEventFilter(window.filter)
+    if hide:  # what a dock costs an item: the same steps with it hidden (its widgets neither laid out nor painted)
+        from qtpy.QtWidgets import QDockWidget
+
+        from reviewer.app.qt_window import main_window
+
+        docks = {d.windowTitle(): d for d in main_window(viewer).findChildren(QDockWidget)}
+        for name in hide:
+            docks[name].hide()
+        print("docks:", ", ".join(f"{t}{' (hidden)' if t in hide else ''}" for t in docks))
+    cpu: list[float] = []
+    for _ in range(n):
+        t_read = time.perf_counter()
+        while time.perf_counter() - t_read < 1.0:
+            QApplication.processEvents()
+            time.sleep(0.005)
+        cpu0 = time.thread_time()
+        if profiler is not None:
+            profiler.enable()
+        if window is not None:
+            window.start()
+        app.review.key("N")
+        pump_until(lambda: loader.shown(trajectory=False), timeout=120)
+        QApplication.processEvents()
+        pump_until(lambda: loader.shown(trajectory=True), timeout=120)
+        QApplication.processEvents()
+        if profiler is not None:
+            profiler.disable()
+        if window is not None:
+            window.stop()
+        cpu.append((time.thread_time() - cpu0) * 1000)
+    if window is not None:
+        window.print(cpu)
+    app.close()
+    viewer.close()
+    return cpu
+
+
+def part_of(filename: str) -> str:
+    """The part of the app (or library) a function's file belongs to."""
+    path = filename.replace("\\", "/")
+    if "/reviewer/" in path:
+        return "reviewer/" + path.split("/reviewer/", 1)[1]
+    for lib in ("napari", "vispy", "pyqtgraph", "qtpy", "superqt", "psygnal", "numpy", "PySide6", "OpenGL"):
+        if f"/{lib}/" in path:
+            return lib
+    return "other" if path.startswith("/") else path  # '~' = built-ins (Qt's C++ calls show here)
+
+
+def print_parts(stats: pstats.Stats, n: int, top: int) -> None:
+    """Own (tottime) CPU per item by part, and the biggest functions by cumulative CPU per item."""
+    own: dict[str, float] = {}
+    for (file, _line, _name), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        own[part_of(file)] = own.get(part_of(file), 0.0) + tt
+    total = sum(own.values())
+    print(f"\nown CPU per item by file (profiled; total {1000 * total / n:.1f} ms/item)")
+    for name, t in sorted(own.items(), key=lambda kv: -kv[1])[:top]:
+        print(f"  {1000 * t / n:7.2f} ms  {100 * t / total:5.1f}%  {name}")
+    rows = []
+    for (file, line, name), (_cc, nc, tt, ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        rows.append((ct, tt, nc, f"{part_of(file)}:{line}({name})"))
+    print("\ncumulative CPU per item (ms), own (ms), calls per item, function")
+    for ct, tt, nc, where in sorted(rows, reverse=True)[:top]:
+        print(f"  {1000 * ct / n:7.2f} {1000 * tt / n:7.2f} {nc / n:7.1f}  {where}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=16)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--hide", action="append", default=[], help="a dock to hide (its title), to see its share")
+    parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
+    parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
+    args = parser.parse_args(argv)
+    profiler = cProfile.Profile(time.thread_time) if args.profile else None
+    cpu = run(args.items, profiler, args.hide, args.paints)
+    later = cpu[len(cpu) // 2 :]
+    print(
+        f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
+        f"later half p50 {pct(later, 50):.1f} p95 {pct(later, 95):.1f}; all: {' '.join(f'{c:.0f}' for c in cpu)}"
+    )
+    if profiler is not None:
+        stats = pstats.Stats(profiler)
+        if args.dump:
+            stats.dump_stats(str(args.dump))
+        print_parts(stats, args.items, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
