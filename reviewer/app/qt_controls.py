@@ -268,7 +268,7 @@ class QtStackControls(QWidget):
         n = len(index.record_scenes())
         self.site_label.setText(
             f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
-            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m"
+            f"{site.shape[1]} x {site.shape[0]} px {cell_size_text(site)}"
         )
         self._fill_recent()
         self._updating = True
@@ -440,3 +440,15 @@ class QtStackControls(QWidget):
 
     def current_stretch(self) -> Stretch:
         return self.state.stretch
+
+
+def cell_size_text(site) -> str:
+    """A grid cell's size as the Stack dock says it: "at 30 m"; a grid not in metres in its own unit and on the ground
+    (`Site.cell_m`): "at 0.01° (776 x 1,112 m)", "at 100 US survey foot (30.5 m)"."""
+    x_m, y_m = site.cell_m
+    if x_m == y_m == site.resolution:
+        return f"at {site.resolution:g} m"
+    unit = "°" if site.crs.is_geographic else f" {site.crs.linear_units}"
+    metres = [f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in (x_m, y_m)]
+    ground = " x ".join(metres) if metres[0] != metres[1] else metres[0]
+    return f"at {site.resolution:g}{unit} ({ground} m)"

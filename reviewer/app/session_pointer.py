@@ -32,8 +32,8 @@ class CanvasPointer:
     def world_to_pixel(self, position) -> tuple[int, int] | None:
         if self.s.index is None:
             return None
-        res = float(self.s.index.site.resolution)
-        r, c = int(np.floor(position[-2] / res + 0.5)), int(np.floor(position[-1] / res + 0.5))
+        x_m, y_m = self.s.index.site.cell_m  # the layers' scale: a pixel's ground size (`scale`)
+        r, c = int(np.floor(position[-2] / y_m + 0.5)), int(np.floor(position[-1] / x_m + 0.5))
         h, w = self.s.index.site.shape
         if 0 <= r < h and 0 <= c < w:
             return r, c
