@@ -33,7 +33,7 @@ from qtpy.QtWidgets import (
 from reviewer.app.jobs import alive
 from reviewer.app.qt_style import RichCaption, compact
 from reviewer.app.session import StackSession
-from reviewer.record.stretch import Stretch, composites
+from reviewer.record.stretch import Stretch, composites, is_single
 
 logger = logging.getLogger(__name__)
 
@@ -410,7 +410,7 @@ class QtStackControls(QWidget):
             if i >= 0 and i != self.composite_combo.currentIndex():
                 self.composite_combo.setCurrentIndex(i)
             spec = composites()[st.composite]
-            names = [spec["label"]] if "index" in spec else spec["bands"]
+            names = [spec["label"]] if is_single(st.composite) else spec["bands"]  # (LST, ERA5: one band, no index)
             for k, (name, lo, hi, ga) in enumerate(self.stretch_rows):
                 visible = k < len(st.stretch.channels)
                 for w in (name, lo, hi, ga):

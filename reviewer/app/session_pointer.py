@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reviewer.record.stretch import composites
+from reviewer.record.stretch import composites, is_single
 
 
 class CanvasPointer:
@@ -52,7 +52,7 @@ class CanvasPointer:
                 (h, w), (hv, wv) = self.s.stack.grid.shape, values.shape[1:]
                 r, c = min(hv - 1, r * hv // h), min(wv - 1, c * wv // w)
                 spec = composites()[self.s.state.composite]
-                names = [spec["label"]] if "index" in spec else spec["bands"]
+                names = [spec["label"]] if is_single(self.s.state.composite) else spec["bands"]
                 vals = ", ".join(
                     f"{n} {'masked' if not np.isfinite(v) else f'{v:.4f}'}"
                     for n, v in zip(names, values[:, r, c], strict=False)
