@@ -33,7 +33,7 @@ from qtpy.QtWidgets import (
 from reviewer.app.jobs import alive
 from reviewer.app.qt_style import RichCaption, compact
 from reviewer.app.session import StackSession
-from reviewer.record.stretch import Stretch, composites, is_single
+from reviewer.record.stretch import Stretch, composites
 
 logger = logging.getLogger(__name__)
 
@@ -410,7 +410,8 @@ class QtStackControls(QWidget):
             if i >= 0 and i != self.composite_combo.currentIndex():
                 self.composite_combo.setCurrentIndex(i)
             spec = composites()[st.composite]
-            names = [spec["label"]] if is_single(st.composite) else spec["bands"]  # (LST, ERA5: one band, no index)
+            # an RGB's bands, an index's name, one band's unit (LST, ERA5-Land: "K"; the combo above names the band)
+            names = spec.get("bands") or [spec["label"] if "index" in spec else spec["unit"]]
             for k, (name, lo, hi, ga) in enumerate(self.stretch_rows):
                 visible = k < len(st.stretch.channels)
                 for w in (name, lo, hi, ga):
@@ -419,6 +420,12 @@ class QtStackControls(QWidget):
                 if visible:
                     c = st.stretch.channels[k]
                     name.setText(names[k] if k < len(names) else f"ch {k}")
+                    # a band in kelvin or mm (LST, ERA5-Land: 260-330 K) held as it is, not clamped to a reflectance's
+                    span = c.high - c.low
+                    rng = (-2.0, 2.0) if -2.0 <= c.low and c.high <= 2.0 else (c.low - span, c.high + span)
+                    for sb in (lo, hi):
+                        if (sb.minimum(), sb.maximum()) != rng:
+                            sb.setRange(*rng)
                     lo.setValue(c.low)
                     hi.setValue(c.high)
                     ga.setValue(c.gamma)

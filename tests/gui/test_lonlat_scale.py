@@ -67,6 +67,13 @@ def test_a_lon_lat_site_is_measured_on_the_ground(make_napari_viewer, tmp_path, 
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) == 1, timeout=60000)
     wait_frame(app, qtbot)
     assert "20 x 20 px at 0.01° (776 x 1,111 m)" in app.controls.site_label.text()  # was "at 0.01 m"
+    # the LST stretch (composites.json: 260-330 K) in the dock's boxes, and a gamma typed there keeps it (the boxes
+    # were clamped to a reflectance's -2..2: they read 2.0 and 2.0, and every edit was refused, "high must be above low")
+    _, low, high, gamma = app.controls.stretch_rows[0]
+    assert (low.value(), high.value()) == (260.0, 330.0)
+    gamma.setValue(1.5)
+    c = s.state.stretch.channels[0]
+    assert (c.low, c.high, c.gamma) == (260.0, 330.0, 1.5)
 
     # the canvas: 0.01 px per metre, centred on the site's middle (napari centres pixel 0 on 0)
     viewer.scene.camera.zoom = ZOOM
