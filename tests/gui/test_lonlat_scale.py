@@ -15,6 +15,8 @@ site's width rounded up to 1, 2 or 5 x 10^k km: 3.1 -> 5 km.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import rasterio
@@ -118,4 +120,10 @@ def test_a_lon_lat_site_is_measured_on_the_ground(make_napari_viewer, tmp_path, 
     assert pair.scale_bars[0].size == 5000.0 and pair.scale_bars[0].text.toPlainText() == "5 km"
     qtbot.wait(50)
     viewer.screenshot(str(shots / "lonlat_pair.png"), canvas_only=False, flash=False)
+    # a review item's panels are read at display size: 10 x 10 px of the same 20 x 20 cells, the same ground
+    a, b = pair.a_edit.text(), pair.b_edit.text()
+    pair.show_panels(a, b, [replace(p, channels=p.channels[:, ::2, ::2]) for p in pair.panels])
+    drawn = pair.images[0].mapRectToView(pair.images[0].boundingRect())
+    assert (drawn.width(), drawn.height()) == pytest.approx((20 * CELL_X_M, 20 * CELL_Y_M), rel=1e-4)
+    assert pair.scale_bars[0].text.toPlainText() == "5 km"
     app.close()
