@@ -45,13 +45,19 @@ def _appeears_lst_site(root):
 
 
 def _image_box(rgb: np.ndarray) -> tuple[int, int, int, int]:
-    """(left, top, right, bottom), exclusive, of the image on the canvas: the columns and rows not black (napari's
-    canvas) through the canvas's middle."""
+    """(left, top, right, bottom), exclusive, of the image centred on the canvas: the run of pixels not black
+    (napari's canvas) through the canvas's middle, along its middle row and column (the date caption and a message
+    elsewhere on the canvas are not counted)."""
     lit = rgb.sum(axis=2) > 30
     cy, cx = rgb.shape[0] // 2, rgb.shape[1] // 2
-    cols, rows = np.flatnonzero(lit[cy]), np.flatnonzero(lit[:, cx])
-    assert len(cols) and len(rows), "no image at the canvas's middle"
-    return int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1
+    assert lit[cy, cx], "no image at the canvas's middle"
+
+    def run(line: np.ndarray, at: int) -> tuple[int, int]:
+        dark = np.flatnonzero(~line)
+        return int(dark[dark < at].max(initial=-1)) + 1, int(dark[dark > at].min(initial=len(line)))
+
+    (left, right), (top, bottom) = run(lit[cy], cx), run(lit[:, cx], cy)
+    return left, top, right, bottom
 
 
 def test_a_lon_lat_site_is_measured_on_the_ground(make_napari_viewer, tmp_path, qtbot, shots):
