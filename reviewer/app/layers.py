@@ -28,7 +28,7 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
         index = open_index(site_dir, store)
     stack = open_stack(index, composite=composite)
     site = index.site
-    res = float(site.resolution)
+    x_m, y_m = site.cell_m  # a pixel's ground size: napari's scale bar in metres, the image in its ground aspect
     meta = {SITE_KEY: str(site.dir), "labels": stack.labels}
     layers: list[tuple] = []
     if len(stack):
@@ -39,7 +39,7 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
                     "name": f"{site.id} {composite}",
                     "rgb": True,
                     "contrast_limits": (0, 255),
-                    "scale": (1.0, res, res),
+                    "scale": (1.0, y_m, x_m),
                     "units": ("pixel", "m", "m"),
                     "metadata": meta,
                 },
@@ -63,7 +63,7 @@ def site_layer_data(site_dir: str | Path, composite: str = "truecolor") -> list[
                     "name": f"{site.id} boundary",
                     "shape_type": "path",
                     "edge_color": "yellow",
-                    "scale": (res, res),
+                    "scale": (y_m, x_m),
                     "units": ("m", "m"),
                     "metadata": meta,
                 },

@@ -286,7 +286,7 @@ class QtStackControls(QWidget):
         n = len(index.record_scenes())
         self.site_label.setText(
             f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
-            f"{site.shape[1]} x {site.shape[0]} px at {site.resolution:g} m"
+            f"{site.shape[1]} x {site.shape[0]} px {cell_size_text(site)}"
         )
         self.site_label.setText(self.site_label.text() + skipped_files(index.problems))
         self.site_label.setToolTip("\n".join(f"{p.path}: {p.reason}" for p in index.problems[:50]))
@@ -431,7 +431,8 @@ class QtStackControls(QWidget):
             if i >= 0 and i != self.composite_combo.currentIndex():
                 self.composite_combo.setCurrentIndex(i)
             spec = composites()[st.composite]
-            names = [spec["label"]] if "index" in spec else spec["bands"]
+            # an RGB's bands, an index's name, one band's unit (LST, ERA5-Land: "K"; the combo above names the band)
+            names = spec.get("bands") or [spec["label"] if "index" in spec else spec["unit"]]
             for k, (name, lo, hi, ga) in enumerate(self.stretch_rows):
                 visible = k < len(st.stretch.channels)
                 for w in (name, lo, hi, ga):
@@ -440,6 +441,12 @@ class QtStackControls(QWidget):
                 if visible:
                     c = st.stretch.channels[k]
                     name.setText(names[k] if k < len(names) else f"ch {k}")
+                    # a band in kelvin or mm (LST, ERA5-Land: 260-330 K) held as it is, not clamped to a reflectance's
+                    span = c.high - c.low
+                    rng = (-2.0, 2.0) if -2.0 <= c.low and c.high <= 2.0 else (c.low - span, c.high + span)
+                    for sb in (lo, hi):
+                        if (sb.minimum(), sb.maximum()) != rng:
+                            sb.setRange(*rng)
                     lo.setValue(c.low)
                     hi.setValue(c.high)
                     ga.setValue(c.gamma)
@@ -461,3 +468,15 @@ class QtStackControls(QWidget):
 
     def current_stretch(self) -> Stretch:
         return self.state.stretch
+
+
+def cell_size_text(site) -> str:
+    """A grid cell's size as the Stack dock says it: "at 30 m"; a grid not in metres in its own unit and on the ground
+    (`Site.cell_m`): "at 0.01° (776 x 1,112 m)", "at 100 US survey foot (30.5 m)"."""
+    x_m, y_m = site.cell_m
+    if x_m == y_m == site.resolution:
+        return f"at {site.resolution:g} m"
+    unit = "°" if site.crs.is_geographic else f" {site.crs.linear_units}"
+    metres = [f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in (x_m, y_m)]
+    ground = " x ".join(metres) if metres[0] != metres[1] else metres[0]
+    return f"at {site.resolution:g}{unit} ({ground} m)"

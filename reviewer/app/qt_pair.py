@@ -281,21 +281,29 @@ class QtPairView(QWidget):
     def _draw(self, rgbs: list[np.ndarray], stretch, *, reset: bool) -> None:
         """Hand the panels' RGB images to their views; titles and the caption are set only when they change (a
         pyqtgraph title's text relayouts the pair's graphics)."""
-        res = float(self.session.index.site.resolution) if self.session.index else 1.0
+        # the panels cover the site: drawn in its ground metres (`Site.cell_m`) whatever their pixels (a review item's
+        # are read at display size), the bar reads metres and a lon/lat site has its ground aspect
+        site = self.session.index.site if self.session.index else None
+        ground = (site.shape[1] * site.cell_m[0], site.shape[0] * site.cell_m[1]) if site else None
         self.rgbs = list(rgbs)
         for k, (panel, rgb) in enumerate(zip(self.panels, self.rgbs, strict=True)):
             self.images[k].setImage(rgb, autoLevels=False, levels=(0, 255))
-            self.images[k].setRect(0, 0, rgb.shape[1] * res, rgb.shape[0] * res)
+            self.images[k].setRect(0, 0, *(ground or (rgb.shape[1], rgb.shape[0])))
             masked = "" if np.isfinite(panel.channels).any() else "  (every pixel masked)"
             title = f"{'AB'[k]}: {panel.label}{masked}"
             if self.labels[k].text != title:
                 self.labels[k].setText(title)
-            if self.scale_bars[k] is None:
-                width_km = rgb.shape[1] * res / 1000.0
-                bar = pg.ScaleBar(size=nice_scale_km(width_km) * 1000.0, suffix="m")
+            size_m = nice_scale_km((ground or rgb.shape[1::-1])[0] / 1000.0) * 1000.0
+            bar = self.scale_bars[k]
+            if bar is None:
+                bar = pg.ScaleBar(size=size_m, suffix="m")
                 bar.setParentItem(self.views[k])
                 bar.anchor((1, 1), (1, 1), offset=(-15, -15))
                 self.scale_bars[k] = bar
+            elif bar.size != size_m:  # another site: a bar for its width
+                bar.size = size_m
+                bar.text.setText(pg.siFormat(size_m, suffix="m"))
+                bar.updateBar()
         if reset:
             self.views[0].autoRange(padding=0.01)
         self.info.setText(f"same extent, same stretch ({stretch.source}); zoom and pan are linked")
@@ -310,10 +318,10 @@ class QtPairView(QWidget):
             if not path:
                 return None
         panels, stretch, site = list(self.panels), self.state.stretch, self.session.index.site
+        # a panel's pixel on the ground (a review item's panels are read at display size)
+        cell_m = site.cell_m[0] * (site.shape[1] / panels[0].channels.shape[-1])
 
         def work() -> Path:
-            return render_panels(
-                panels, stretch, pixel_size_m=site.cell_m[0], out=path, title=f"{site.name} ({site.id})"
-            )
+            return render_panels(panels, stretch, pixel_size_m=cell_m, out=path, title=f"{site.name} ({site.id})")
 
         return self.session._export(work, on_done)

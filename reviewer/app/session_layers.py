@@ -134,22 +134,23 @@ class CanvasLayers:
             self.show_overlays()
 
     def scale(self) -> tuple[float, float]:
-        r = float(self.s.index.site.resolution) if self.s.index else 1.0
-        return (r, r)
+        """A site pixel's (row, col) size on the ground in metres (`Site.cell_m`: a lon/lat grid's degrees measured on
+        the ground), so napari's scale bar reads metres and the image has its ground aspect."""
+        x_m, y_m = self.s.index.site.cell_m if self.s.index else (1.0, 1.0)
+        return (float(y_m), float(x_m))
 
     def view_scale(self) -> tuple[float, float, float]:
         """The image and overlay layers' scale: (date, row, col) in metres of a pixel read at display size."""
         if self.s.stack is None or not len(self.s.stack):
             return (1.0, *self.scale())
         (h, w), (hv, wv) = self.s.stack.grid.shape, shown_stack(self.s.stack).grid.shape
-        r = self.scale()[0]
-        return (1.0, r * h / hv, r * w / wv)
+        ry, rx = self.scale()
+        return (1.0, ry * h / hv, rx * w / wv)
 
     def view_translate(self) -> tuple[float, float, float]:
         """A pixel read at display size is centred on the site pixels it covers (napari centres pixel 0 on 0)."""
-        s = self.view_scale()
-        r = self.scale()[0]
-        return (0.0, (s[1] - r) / 2, (s[2] - r) / 2)
+        s, (ry, rx) = self.view_scale(), self.scale()
+        return (0.0, (s[1] - ry) / 2, (s[2] - rx) / 2)
 
     def show_image(self, *, reslice: bool = True) -> bool:
         """Show the stack in the image layer: an array of the same shape swaps only what it renders (another
@@ -310,9 +311,9 @@ class CanvasLayers:
         if not inside:
             return
         raster, k = site_boundary_raster(site)  # (made by the worker that opened an item's site)
-        res = self.scale()[0]
-        scale = (res / k, res / k)
-        translate = (res * (0.5 / k - 0.5),) * 2  # the raster's pixel edges on the site pixels' edges
+        ry, rx = self.scale()
+        scale = (ry / k, rx / k)
+        translate = (ry * (0.5 / k - 0.5), rx * (0.5 / k - 0.5))  # the raster's pixel edges on the site pixels' edges
         if old is None:
             from napari.utils.colormaps import DirectLabelColormap
 

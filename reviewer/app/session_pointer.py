@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reviewer.record.stretch import composites
+from reviewer.record.stretch import composites, is_single
 
 
 class CanvasPointer:
@@ -32,8 +32,8 @@ class CanvasPointer:
     def world_to_pixel(self, position) -> tuple[int, int] | None:
         if self.s.index is None:
             return None
-        res = float(self.s.index.site.resolution)
-        r, c = int(np.floor(position[-2] / res + 0.5)), int(np.floor(position[-1] / res + 0.5))
+        x_m, y_m = self.s.index.site.cell_m  # the layers' scale: a pixel's ground size (`scale`)
+        r, c = int(np.floor(position[-2] / y_m + 0.5)), int(np.floor(position[-1] / x_m + 0.5))
         h, w = self.s.index.site.shape
         if 0 <= r < h and 0 <= c < w:
             return r, c
@@ -52,7 +52,7 @@ class CanvasPointer:
                 (h, w), (hv, wv) = self.s.stack.grid.shape, values.shape[1:]
                 r, c = min(hv - 1, r * hv // h), min(wv - 1, c * wv // w)
                 spec = composites()[self.s.state.composite]
-                names = [spec["label"]] if "index" in spec else spec["bands"]
+                names = [spec["label"]] if is_single(self.s.state.composite) else spec["bands"]
                 vals = ", ".join(
                     f"{n} {'masked' if not np.isfinite(v) else f'{v:.4f}'}"
                     for n, v in zip(names, values[:, r, c], strict=False)
