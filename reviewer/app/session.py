@@ -27,7 +27,7 @@ from reviewer.app.session_stretch import StretchKeeper
 from reviewer.app.state import ViewState
 from reviewer.errors import ReviewerError
 from reviewer.record.scan import Scene, SceneIndex
-from reviewer.record.stack import SceneCache, Stack, open_stack
+from reviewer.record.stack import SceneCache, Stack, composite_bands, open_stack
 from reviewer.record.stretch import Stretch, composites
 
 logger = logging.getLogger(__name__)
@@ -157,7 +157,11 @@ class StackSession(QObject):
         if stack is not None:
             self.show_stack(*stack, announce=False)
         else:
-            self.rebuild_stack(keep_date=None)
+            if (opening := opening_composite(self.state.composite, usable)) != self.state.composite:
+                self.stack = None  # (a new site: it opens on its first date, not near the last site's)
+                self.state.composite = opening  # _on_composite_changed rebuilds the stack
+            else:
+                self.rebuild_stack(keep_date=None)
             self.announce(index)
         self.site.warm_after_first_site()
 
@@ -429,3 +433,15 @@ class StackSession(QObject):
             "composite": self.state.composite,
             "stretch": self.state.stretch.to_json(),
         }
+
+
+def opening_composite(shown: str, scenes: list) -> str:
+    """The composite a site opens on: the one shown, or when no scene of the site has its bands (an LST,
+    ERA5-Land or NDVI-only site opened after true colour) the first the site can show, not an empty canvas."""
+
+    def shows(c: str) -> bool:
+        return any(composite_bands(c, s) is not None for s in scenes)
+
+    if not scenes or shows(shown):
+        return shown
+    return next((c for c in composites() if shows(c)), shown)

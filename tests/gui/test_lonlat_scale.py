@@ -70,9 +70,10 @@ def test_a_lon_lat_site_is_measured_on_the_ground(make_napari_viewer, tmp_path, 
     s = app.session
     app.open_site(site)
     qtbot.waitUntil(lambda: s.index is not None, timeout=60000)
-    combo = app.controls.composite_combo  # the user picks the site's one composite (true colour has no scene)
-    combo.setCurrentIndex(combo.findData("lst"))
+    # the site opens on the one composite it can show (it opened on true colour, of which it has no scene: an empty
+    # canvas and "no scene matches the filters with True colour bands" until the user picked LST)
     qtbot.waitUntil(lambda: s.stack is not None and len(s.stack) == 1, timeout=60000)
+    assert s.state.composite == "lst" and app.controls.composite_combo.currentData() == "lst"
     wait_frame(app, qtbot)
     assert "20 x 20 px at 0.01° (776 x 1,111 m)" in app.controls.site_label.text()  # was "at 0.01 m"
     # the LST stretch (composites.json: 260-330 K) in the dock's boxes, and a gamma typed there keeps it (the boxes
