@@ -20,9 +20,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", metavar="PNG", help="save the window once the site is shown, then quit")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
     args = parser.parse_args(argv)
+    # the tool's own progress lines; other libraries' (PyOpenGL's "No OpenGL_accelerate module loaded", ...) with -v only
     logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(name)s: %(message)s"
+        level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
+    logging.getLogger("reviewer").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     from reviewer.app.main_window import launch
 
     if args.failures:  # the coding dock on a set; the question's evidence opens its site

@@ -582,7 +582,7 @@ def _screenshot_when_shown(app: ReviewerApp, path: Path, timeout_s: float = 120.
             timer.stop()
             path.parent.mkdir(parents=True, exist_ok=True)
             app.viewer.screenshot(str(path), canvas_only=False)
-            logger.warning("saved a screenshot of the window to %s", path)
+            logger.info("saved a screenshot of the window to %s", path)
             app.viewer.close()
 
     timer.timeout.connect(poll)

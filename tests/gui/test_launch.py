@@ -94,6 +94,10 @@ def test_first_imagery_comes_before_what_later_work_needs(demo_site, tmp_path):
     lines = [line for line in proc.stdout.splitlines() if line.startswith("LOADED ")]
     assert lines, f"the site's imagery was never drawn (exit {proc.returncode}): {proc.stderr[-2000:]}"
     modules = set(json.loads(lines[0][len("LOADED ") :]))
+    # the terminal shows the tool's own lines, not other libraries' INFO (PyOpenGL's "No OpenGL_accelerate module")
+    logged = [line.split(" ", 2) for line in proc.stderr.splitlines() if line.startswith(("INFO ", "DEBUG "))]
+    foreign = [line for line in logged if len(line) > 1 and not line[1].startswith("reviewer")]
+    assert not foreign, foreign
     loaded = {name.split(".")[0] for name in modules}
     assert "rasterio" in loaded and "reviewer.app.session" in modules  # the site was read and shown by the app
     early = {"pandas", "matplotlib", "boto3", "botocore", "pyqtgraph"} & loaded
