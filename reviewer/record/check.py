@@ -242,7 +242,9 @@ def _jp2_problem(fh, size: int, head: bytes) -> str | None:
             lbox = struct.unpack(">Q", fh.read(8))[0]
         end = size if lbox == 0 else pos + lbox
         if lbox and lbox < 8 or end > size:
-            return f"truncated: the file has {size} bytes but its JPEG2000 box '{tbox.decode('latin-1')}' ends at {end}"
+            name = tbox.decode("latin-1")
+            box = f"box '{name}'" if name.isascii() and name.strip().isalnum() else f"box at byte {pos}"
+            return f"truncated: the file has {size} bytes but its JPEG2000 {box} ends at {end}"
         if tbox == b"jp2c":
             return _eoc(fh, end, size)
         if end >= size:

@@ -38,6 +38,7 @@ from reviewer.record.grid import Grid
 from reviewer.record.grid import PixelMap as _PixelMap
 from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
+from reviewer.record.reader_errors import what_is_wrong
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
 
 with without("boto3", unless_loaded="rasterio"):  # no AWS modules: local files and tar members only
@@ -275,7 +276,7 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
                 window = src.read(1, window=pmap.window)
     except RasterioError as exc:
         cut = truncation(path)
-        raise UnreadableFileError(cut or f"cannot read raster ({_short(exc)})", path=path) from exc
+        raise UnreadableFileError(cut or f"unreadable: {what_is_wrong(exc)}", path=path) from exc
     return _window_on_grid(window, pmap, fill)
 
 
@@ -380,11 +381,6 @@ def _epsg_wkt(code: int) -> str | None:
         return rasterio.crs.CRS.from_epsg(code).to_wkt()
     except rasterio.errors.CRSError:
         return None
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return re.sub(r"\s+", " ", text)[:200]
 
 
 def check_not_scaled(raw: np.ndarray, spec: BandSpec, path: str | Path) -> None:
@@ -1134,7 +1130,7 @@ def file_geometry(path: str | Path) -> tuple[object, object, tuple[int, int]]:
                     raise NotGeoreferencedError("has no georeferencing (no CRS or geotransform)", path=path)
                 return src.crs, src.transform, (src.height, src.width)
     except RasterioError as exc:
-        raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+        raise UnreadableFileError(f"unreadable: {what_is_wrong(exc)}", path=path) from exc
 
 
 def tile_rows_on_grid(path: Path, grid: Grid) -> tuple[int, int] | None:

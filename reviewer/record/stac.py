@@ -18,7 +18,7 @@ from urllib.parse import urlparse
 
 from reviewer.record.catalog import Product, catalog
 from reviewer.record.decode import baseline_offset
-from reviewer.record.reader_errors import reader_errors
+from reviewer.record.reader_errors import FileFault, reader_errors
 
 MAX_ITEM_BYTES = 4 << 20
 
@@ -58,12 +58,25 @@ def _product_for(props: dict[str, Any]) -> Product | None:
     return None
 
 
+def _item_problem(exc: Exception) -> str:
+    """Why an item cannot be read, in the tool's words (json's and pystac's texts name their own classes)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: line {exc.lineno}, column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, FileFault):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"unreadable ({exc.strerror or 'input/output error'})"
+    return "a member of the wrong JSON type or a field STAC requires is missing"
+
+
 def read_item(path: Path, local: set[Path]) -> ItemScene | str:
     """The scene of a STAC item, or why it cannot be used (one line)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(doc, dict):
-            raise TypeError(f"a JSON {type(doc).__name__}, not an object")
+            raise FileFault(f"a JSON {type(doc).__name__}, not an object")
         if str(doc.get("stac_version", "")).startswith("1."):
             item_id, props, hrefs, when = _item_1x(doc)
         else:  # an older item: pystac migrates it to the current layout
@@ -75,7 +88,7 @@ def read_item(path: Path, local: set[Path]) -> ItemScene | str:
     # pystac's, JSON's and the file's errors of a bad item; AttributeError: pystac's from_dict meets a member of
     # the wrong JSON type ("assets": [] or "properties": 3)
     except reader_errors(AttributeError) as exc:
-        return f"STAC item that cannot be read ({type(exc).__name__}: {str(exc)[:160]})"
+        return f"STAC item that cannot be read ({_item_problem(exc)})"
     product = _product_for(props)
     if product is None:
         return f"STAC item {item_id}: its product is not in the catalog"
@@ -105,18 +118,18 @@ def _item_1x(doc: dict[str, Any]) -> tuple[str, dict[str, Any], list[str], dt.da
     installed package's entry points) cost 0.03 s of each process that reads an item, a third of a tile's
     scan. Wrong JSON types raise TypeError/ValueError (a reason, as from pystac)."""
     if doc.get("type") != "Feature":
-        raise TypeError(f"type {doc.get('type')!r}, not a Feature")
+        raise FileFault(f"type {doc.get('type')!r}, not a Feature")
     item_id, props, assets = doc.get("id"), doc.get("properties"), doc.get("assets", {})
     if not isinstance(item_id, str) or not isinstance(props, dict) or not isinstance(assets, dict):
-        raise TypeError("id, properties or assets of the wrong JSON type")
+        raise FileFault("id, properties or assets of the wrong JSON type")
     hrefs = []
     for key, asset in assets.items():
         if not isinstance(asset, dict) or not isinstance(asset.get("href"), str):
-            raise TypeError(f"asset {key!r} has no href")
+            raise FileFault(f"asset {key!r} has no href")
         hrefs.append(asset["href"])
     stamp = props.get("datetime") or props.get("start_datetime")
     if not isinstance(stamp, str):
-        raise ValueError("no datetime or start_datetime")
+        raise FileFault("no datetime or start_datetime")
     return item_id, props, hrefs, _rfc3339(stamp)
 
 
