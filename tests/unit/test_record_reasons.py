@@ -222,3 +222,17 @@ def test_cli_scan_prints_each_reason_and_nothing_from_gdal(real_dir, tmp_path, c
         "decoded (the file is damaged)"
     )
     assert not LIBRARY_TEXT.search(err.replace("\n", " ")), err
+
+
+def test_a_damaged_file_met_by_a_package_clip_is_named_in_the_same_words(real_dir, tmp_path):
+    """A review package clips the record's files to the site. Old: "cannot clip <rel>: '/tmp/.../..._SR_B4.TIF'
+    not recognized as being in a supported file format."."""
+    from reviewer.errors import RecordError
+    from reviewer.record.clip import clip_record
+
+    site = _oli(real_dir, tmp_path / "s")
+    rel = f"{OLI}/{OLI}_SR_B4.TIF"
+    (site / rel).write_bytes(b"II*\x00" + bytes(4))
+    with pytest.raises(RecordError) as err:
+        clip_record(site, [rel], tmp_path / "out")
+    assert err.value.message == f"cannot clip {rel}: its contents are not the format its name says, or its header is damaged"  # fmt: skip
