@@ -477,21 +477,43 @@ def _mtd_offsets(mtd_path: str, quant: float) -> tuple[dict[str, float], float, 
     none), the spacecraft and the processing baseline from MTD_MSIL2A.xml."""
     try:
         root = ET.parse(mtd_path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise UnreadableFileError(f"cannot parse metadata ({exc})", path=mtd_path) from exc
+    except ET.ParseError as exc:  # (a download cut short: "no element found")
+        line, col = exc.position
+        raise UnreadableFileError(
+            f"truncated or not well-formed XML (line {line}, column {col}): the reflectance offsets cannot be read",
+            path=mtd_path,
+        ) from exc
+    except OSError as exc:
+        raise UnreadableFileError(f"unreadable ({exc.strerror or 'input/output error'})", path=mtd_path) from exc
     offsets: dict[str, float] = {}
     spacecraft = baseline = None
     for el in root.iter():
         tag = el.tag.split("}")[-1]
         if tag == "BOA_ADD_OFFSET" and el.text:
-            offsets[el.attrib.get("band_id", "")] = float(el.text)
+            offsets[el.attrib.get("band_id", "")] = _mtd_number(
+                el.text, f"BOA_ADD_OFFSET of band_id {el.attrib.get('band_id', '?')}", mtd_path
+            )
         elif tag == "BOA_QUANTIFICATION_VALUE" and el.text:
-            quant = float(el.text)
+            quant = _mtd_number(el.text, "BOA_QUANTIFICATION_VALUE", mtd_path)
         elif tag == "SPACECRAFT_NAME" and el.text:
             spacecraft = el.text.strip()
         elif tag == "PROCESSING_BASELINE" and el.text:
             baseline = el.text.strip()
+            if not re.fullmatch(r"\d+\.\d+", baseline):
+                raise UnreadableFileError(
+                    f"its PROCESSING_BASELINE {baseline[:40]!r} is not a baseline such as 04.00", path=mtd_path
+                )
     return offsets, quant, spacecraft, baseline
+
+
+def _mtd_number(text: str, what: str, mtd_path: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise UnreadableFileError(f"its {what} is not a number ({text.strip()[:40]!r})", path=mtd_path)
+    return value
 
 
 def baseline_offset(rule: dict, baseline: str) -> float:

@@ -576,7 +576,11 @@ def _measure_files(scene: Scene, site: Site, grid: Grid, inside, qa=None) -> Sce
     physical = [t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files]
     if product.raw.get("radiometric_offset") and "offset_source" not in scene.extra:  # a STAC item set it
         token = physical[0]
-        extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
+        try:
+            extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
+        except RecordError as exc:  # its metadata file is damaged: the scene's reflectance is not known
+            rel = os.path.relpath(exc.path, site.dir) if exc.path and os.path.isabs(exc.path) else exc.path
+            return ScanProblem(rel or scene.scene_id, f"{exc.message}; scene {scene.scene_id} is left out")
         if "platform" in extra:
             scene.platform = extra.pop("platform")
         scene.extra.update(extra)

@@ -236,3 +236,45 @@ def test_a_damaged_file_met_by_a_package_clip_is_named_in_the_same_words(real_di
     with pytest.raises(RecordError) as err:
         clip_record(site, [rel], tmp_path / "out")
     assert err.value.message == f"cannot clip {rel}: its contents are not the format its name says, or its header is damaged"  # fmt: skip
+
+
+def _s2_site(real_dir: Path, site: Path, mtd: bytes) -> Path:
+    src = real_dir / "stactools-sentinel2"
+    site.mkdir()
+    for band in ("B02", "B03", "B04", "SCL"):
+        (site / f"{S2}_{band}_60m.jp2").symlink_to(src / f"{S2}_{band}_60m.jp2")
+    (site / "MTD_MSIL2A.xml").write_bytes(mtd)
+    with rasterio.open(src / f"{S2}_SCL_60m.jp2") as ds:
+        t, crs = ds.transform, ds.crs.to_string()
+    w, n = t.c + 900 * t.a, t.f + 900 * t.e
+    return write_site_json(site, bbox=[w, n - 20 * 60, w + 20 * 60, n], crs=crs, resolution=60)
+
+
+def test_sentinel2_metadata_cut_short_leaves_its_scene_out_and_the_scan_goes_on(real_dir, tmp_path):
+    """MTD_MSIL2A.xml holds the scene's reflectance offsets. Old: the whole scan failed, 'error: .../MTD_MSIL2A.xml:
+    cannot parse metadata (no element found: line 4, column 14)' (expat's words), nothing else listed."""
+    whole = (real_dir / "stactools-sentinel2" / "MTD_MSIL2A.xml").read_bytes()
+    site = _s2_site(real_dir, tmp_path / "s2", whole[:3000])
+    line = whole[:3000].count(b"\n") + 1
+    index = scan_site(site)
+    assert index.scenes == []
+    (problem,) = index.problems
+    assert problem.path == "MTD_MSIL2A.xml"
+    assert re.fullmatch(
+        rf"truncated or not well-formed XML \(line {line}, column \d+\): the reflectance offsets cannot be read; "
+        rf"scene {S2} is left out",
+        problem.reason,
+    ), problem.reason
+
+
+def test_sentinel2_metadata_with_an_offset_that_is_no_number(real_dir, tmp_path):
+    """Old: 'error: internal error (ValueError: could not convert string to float: ...)'."""
+    whole = (real_dir / "stactools-sentinel2" / "MTD_MSIL2A.xml").read_text()
+    bad = re.sub(r'(<BOA_ADD_OFFSET band_id="4">)[^<]*', r"\1-1OOO", whole, count=1)
+    assert bad != whole
+    site = _s2_site(real_dir, tmp_path / "s2", bad.encode())
+    (problem,) = scan_site(site).problems
+    assert (problem.path, problem.reason) == (
+        "MTD_MSIL2A.xml",
+        f"its BOA_ADD_OFFSET of band_id 4 is not a number ('-1OOO'); scene {S2} is left out",
+    )
