@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,7 +109,10 @@ def read_item(path: Path, local: set[Path]) -> ItemScene | str:
         return f"STAC item {item_id}: none of its band files is in this folder"
     tile = next((str(props[k]) for k in rule.get("tile_properties", []) if props.get(k)), None)
     platform = str(props.get(rule.get("platform_property", "platform"), product.platform)).lower().replace("-", "")
-    extra = _offset(product, props, when.date())
+    try:
+        extra = _offset(product, props, when.date())
+    except FileFault as exc:
+        return f"STAC item {item_id}: {exc}"
     return ItemScene(product, item_id, when.date(), tile, platform, bands, claimed, extra)
 
 
@@ -140,7 +144,10 @@ def _rfc3339(text: str) -> dt.datetime:
     except ValueError:
         from pystac.utils import str_to_datetime
 
-        return str_to_datetime(text)
+        try:
+            return str_to_datetime(text)
+        except (ValueError, OverflowError) as exc:
+            raise FileFault(f"its datetime {text[:40]!r} is not a timestamp") from exc
 
 
 def _offset(product: Product, props: dict[str, Any], date: dt.date) -> dict[str, Any]:
@@ -151,6 +158,11 @@ def _offset(product: Product, props: dict[str, Any], date: dt.date) -> dict[str,
     if props.get(stac.get("offset_applied_property", "")) is True:
         return {"offset": 0.0, "quantification": quant, "offset_source": "STAC item (offset already applied)"}
     if baseline:
+        if not re.fullmatch(r"\d+\.\d+", str(baseline)):
+            key = stac["baseline_property"]
+            raise FileFault(
+                f"its {key} {str(baseline)[:40]!r} is not a baseline such as 04.00: the offset is not known"
+            )
         offset = baseline_offset(rule, str(baseline))
         return {
             "offset": offset,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import io
+import json
 import re
 import shutil
 import tarfile
@@ -278,3 +279,36 @@ def test_sentinel2_metadata_with_an_offset_that_is_no_number(real_dir, tmp_path)
         "MTD_MSIL2A.xml",
         f"its BOA_ADD_OFFSET of band_id 4 is not a number ('-1OOO'); scene {S2} is left out",
     )
+
+
+@pytest.mark.parametrize(
+    ("baseline", "stamp", "why"),
+    [
+        ("latest", None, "its s2:processing_baseline 'latest' is not a baseline such as 04.00: the offset is not known"),
+        ("05.O9", None, "its s2:processing_baseline '05.O9' is not a baseline such as 04.00: the offset is not known"),
+        ("05.09", "yesterday", "STAC item that cannot be read (its datetime 'yesterday' is not a timestamp)"),
+    ],
+)  # fmt: skip
+def test_stac_item_with_a_baseline_or_date_that_is_none_is_a_reason(tmp_path, baseline, stamp, why):
+    """Old: 'error: internal error (ValueError: invalid literal for int() with base 10: ...)' for the baseline;
+    the item's date: 'STAC item that cannot be read (ValueError: ...)' in dateutil's words."""
+    from tests.formats import S2_CRS, S2_ORIGIN, write_stac_cog
+
+    w, n = S2_ORIGIN
+    site = write_site_json(tmp_path / "s", bbox=[w, n - 600, w + 600, n], crs=S2_CRS, resolution=10)
+    item_id = "S2B_32TNS_20211201_0_L2A"
+    full = np.full((60, 60), 1500, np.uint16)
+    path = write_stac_cog(
+        site / item_id,
+        {"B04": (full, 10), "SCL": (np.full((30, 30), 4, np.uint8), 20)},
+        item_id=item_id,
+        when=dt.datetime(2021, 12, 1, 10, 15, tzinfo=dt.UTC),
+        baseline=baseline,
+    )
+    if stamp:
+        doc = json.loads(path.read_text())
+        doc["properties"]["datetime"] = stamp
+        path.write_text(json.dumps(doc))
+    reasons = _reasons(site)
+    expected = why if why.startswith("STAC") else f"STAC item {item_id}: {why}"
+    assert reasons[f"{item_id}/{item_id}.json"] == expected
