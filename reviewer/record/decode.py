@@ -213,11 +213,25 @@ def truncation(path: str | Path) -> str | None:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             need = tiff_extent(fh, size)
+            fh.seek(0)
+            big = fh.read(4) in (b"II+\x00", b"MM\x00+")
     except (OSError, struct.error):
         return None
-    if need is not None and need > size:
-        return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
-    return None
+    return tiff_extent_problem(need, size, big)
+
+
+#: a classic TIFF's offsets and byte counts are 32-bit: no classic TIFF reaches past 4 GiB
+CLASSIC_TIFF_MAX = 1 << 32
+
+
+def tiff_extent_problem(need: int | None, size: int, big: bool) -> str | None:
+    """Why a TIFF of `size` bytes whose header describes `need` is incomplete, or None: truncated, or (a classic
+    TIFF describing more than 4 GiB: numbers no writer makes) a damaged header, which no download cut short gives."""
+    if need is None or need <= size:
+        return None
+    if not big and need > CLASSIC_TIFF_MAX:
+        return f"damaged header: its TIFF header describes {need} bytes, more than a TIFF file can hold"
+    return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
 
 
 def _not_regular(path: str | Path) -> str | None:

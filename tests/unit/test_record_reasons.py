@@ -312,3 +312,45 @@ def test_stac_item_with_a_baseline_or_date_that_is_none_is_a_reason(tmp_path, ba
     reasons = _reasons(site)
     expected = why if why.startswith("STAC") else f"STAC item {item_id}: {why}"
     assert reasons[f"{item_id}/{item_id}.json"] == expected
+
+
+def test_tiff_header_describing_more_than_a_tiff_can_hold_is_damaged_not_truncated(real_dir, tmp_path):
+    """A classic TIFF's offsets and byte counts are 32-bit, so it cannot reach past 4 GiB. Old: 'truncated: the
+    file has 7560 bytes but its TIFF header describes 4294967640' for a strip byte count garbled on the way."""
+    import struct
+
+    site = _oli(real_dir, tmp_path / "s")
+    qa = site / OLI / f"{OLI}_QA_PIXEL.TIF"
+    data = bytearray(qa.read_bytes())
+    ifd = struct.unpack_from("<I", data, 4)[0]
+    for k in range(struct.unpack_from("<H", data, ifd)[0]):
+        entry = ifd + 2 + 12 * k
+        if struct.unpack_from("<H", data, entry)[0] == 279:  # StripByteCounts: one strip, its count in the entry
+            assert struct.unpack_from("<HI", data, entry + 2) == (4, 1)  # LONG, 1 value
+            count = struct.unpack_from("<I", data, entry + 8)[0]
+            struct.pack_into("<I", data, entry + 8, 0xFFFFFFF0)
+    qa.write_bytes(bytes(data))
+    assert len(data) == 7560 and count == 60 * 60 * 2  # the strip's 7,200 bytes of uint16 from byte 360
+    assert _reasons(site)[f"{OLI}/{OLI}_QA_PIXEL.TIF"] == (
+        f"damaged header: its TIFF header describes {360 + 0xFFFFFFF0} bytes, more than a TIFF file can hold"
+    )
+
+
+def test_hdf4_descriptors_past_2_gib_are_a_damaged_header_not_a_truncation(tmp_path):
+    """HDF4 offsets and lengths are signed 32-bit: no HDF4 file reaches past 2 GiB. Old: 'truncated: the file has
+    ... bytes but its HDF4 data descriptors describe 4026531840'."""
+    import struct
+
+    from tests.unit.test_record_formats_modis import MOD13, _mod13, _tile_site
+
+    site = _tile_site(tmp_path / "s")
+    path = _mod13(site / f"{MOD13}.hdf")
+    data = bytearray(path.read_bytes())
+    entry = 4 + 6  # the first block's first descriptor: (tag, ref, offset, length)
+    assert struct.unpack_from(">H", data, entry)[0] != 1, "not an unused slot (DFTAG_NULL)"
+    struct.pack_into(">II", data, entry + 4, 0x70000000, 0x80000000)  # ends at 0xF0000000
+    path.write_bytes(bytes(data))
+    assert _reasons(site) == {
+        f"{MOD13}.hdf": "damaged header: its HDF4 data descriptors describe 4026531840 bytes, more than an HDF4 "
+        "file can hold"
+    }
