@@ -15,6 +15,7 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -26,6 +27,10 @@ _LOCK = threading.Lock()
 _OWN_PROJ = ("pyproj", "pyogrio", "rasterio")
 
 
+#: where ecCodes writes its log (see load_eccodes)
+_LOG_SINK: IO[str] | None = None
+
+
 @lru_cache(maxsize=1)
 def load_eccodes():
     """The eccodes module, imported after the packages with a PROJ of their own (_OWN_PROJ).
@@ -34,7 +39,10 @@ def load_eccodes():
     library loaded after that resolves its PROJ calls to eckit's copy before its own: pyproj then failed
     with 'proj_create: no database context specified' (eckit's PROJ rejects pyproj's proj.db) and the
     process ended in a double free. Loaded first, each is bound to its own PROJ for good (Python loads
-    extensions with RTLD_NOW). Every use of ecCodes in the project goes through here."""
+    extensions with RTLD_NOW). Every use of ecCodes in the project goes through here.
+
+    ecCodes' own log ('ECCODES ERROR   :  grib_handle_new_from_message_: No final 7777 in message!', written
+    from C to the terminal for a damaged file) goes nowhere: the scan names the file and what is wrong with it."""
     import importlib
 
     for name in _OWN_PROJ:
@@ -44,6 +52,9 @@ def load_eccodes():
             continue
     import eccodes
 
+    global _LOG_SINK
+    _LOG_SINK = open(os.devnull, "w")  # noqa: SIM115 - held open for the process: ecCodes writes its log to it
+    eccodes.codes_context_set_logging(_LOG_SINK)
     return eccodes
 
 

@@ -44,7 +44,7 @@ class FileFault(ValueError):
 _MEANINGS = (
     (("no code-stream", "no codestream"), "the JPEG2000 file has no codestream"),
     (
-        ("bytes, expected", "end of file", "ended before", "unexpected eof", "truncated", "short read", "premature end"),
+        ("bytes, expected", "end of file", "end of resource", "ended before", "unexpected eof", "truncated", "short read", "premature end"),
         "truncated: its data ends before the end its header gives",
     ),
     (("tiffreaddirectory", "missingrequired", "tiff directory"), "its TIFF header (image directory) is damaged"),
@@ -69,7 +69,7 @@ _BLOCK = re.compile(r"x offset (\d+), y offset (\d+)")
 def what_is_wrong(exc: BaseException) -> str:
     """Why a reader failed on a file, in the tool's words: one line naming no library, C function or error
     class. A FileFault anywhere in the chain of causes is quoted; a library's text is read for what it says
-    (truncated, damaged header, pixels that cannot be decoded, not the format), else a plain 'damaged'."""
+    (truncated, damaged header, pixels that cannot be decoded, not the format), else that it cannot be read."""
     chain: list[BaseException] = []
     seen: BaseException | None = exc
     while seen is not None and len(chain) < 16:
@@ -88,4 +88,4 @@ def what_is_wrong(exc: BaseException) -> str:
             if block and meaning.startswith("its compressed pixels"):
                 return f"the compressed pixels of its block at column {block[1]}, row {block[2]} cannot be decoded (the file is damaged)"
             return meaning
-    return "damaged: its reader cannot read it"
+    return "its contents cannot be read (the file is damaged or not what its name says)"

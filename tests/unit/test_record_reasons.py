@@ -354,3 +354,23 @@ def test_hdf4_descriptors_past_2_gib_are_a_damaged_header_not_a_truncation(tmp_p
         f"{MOD13}.hdf": "damaged header: its HDF4 data descriptors describe 4026531840 bytes, more than an HDF4 "
         "file can hold"
     }
+
+
+def test_grib_cut_short_or_damaged_is_named_and_ecCodes_prints_nothing(tmp_path, capfd):
+    """Old: 'cannot read this GRIB file (End of resource reached when reading message)' (ecCodes' words), and for
+    a damaged message ecCodes wrote 'ECCODES ERROR   :  ... No final 7777 in message!' lines from C to the
+    terminal."""
+    from tests.unit.test_record_formats_grib import _era5
+
+    site = write_site_json(tmp_path / "s", bbox=[8.95, 45.45, 9.55, 46.05], crs="EPSG:4326", resolution=0.1)
+    whole = _era5(site, "era5.grib").read_bytes()
+    (site / "era5.grib").unlink()
+    (site / "cut.grib").write_bytes(whole[:301])
+    garbled = bytearray(whole)
+    garbled[200:260] = bytes(60)  # inside the first message's sections
+    (site / "bad.grib").write_bytes(bytes(garbled))
+    capfd.readouterr()
+    reasons = _reasons(site)
+    assert reasons["cut.grib"] == "cannot read this GRIB file: truncated: its data ends before the end its header gives"
+    assert reasons["bad.grib"].startswith("cannot read this GRIB file: ")
+    assert "ECCODES" not in capfd.readouterr().err
