@@ -374,3 +374,33 @@ def test_grib_cut_short_or_damaged_is_named_and_ecCodes_prints_nothing(tmp_path,
     assert reasons["cut.grib"] == "cannot read this GRIB file: truncated: its data ends before the end its header gives"
     assert reasons["bad.grib"].startswith("cannot read this GRIB file: ")
     assert "ECCODES" not in capfd.readouterr().err
+
+
+# the site's boundary file (site.json "boundary"): a user's own file, read by every scan and render
+BOUNDARY_CASES = [
+    ("b.gpkg", b"garbage", "its contents are not the format its name says, or its header is damaged"),
+    ("b.shp", b"garbage", "its contents are not the format its name says, or its header is damaged"),
+    ("b.geojson", b'{"type": "Polygon", "coordinates": [[[9, 45], [10', "not valid JSON: line 1, column 50"),  # after its 49 characters
+    ("b.geojson", b'{"type": "Polygon", "coordinates": [[[9, 45], [10, 45], [10, 46], [9, 91], [9, 45]]]}',
+     "a position (9, 91) lies outside lon -180..180, lat -90..90: a GeoJSON is lon/lat (RFC 7946) unless a 'crs' "
+     "member names another CRS"),
+    ("b.geojson", b'{"type": "Polygon", "coordinates": [[[9, 45], [10, 45], [10]]]}',
+     "a position of 1 number(s): each position is a [lon, lat] pair"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "data", "why"), BOUNDARY_CASES, ids=[c[2][:30] for c in BOUNDARY_CASES])
+def test_a_damaged_boundary_file_is_one_line_in_the_tools_words(tmp_path, capfd, name, data, why):
+    """Old: "'/tmp/.../b.gpkg' not recognized as being in a supported file format.; It might help to specify the
+    correct driver explicitly by prefixing the file path with '<DRIVER>:', e.g. 'CSV:path'." (pyogrio's text);
+    json's "Expecting ',' delimiter: line 1 column 50 (char 49)"; a latitude of 91: 'error: internal error
+    (CPLE_AppDefinedError: Full reprojection failed, ...)'; a one-number position: 'need more than 1 value to
+    unpack'."""
+    site = write_site_json(
+        tmp_path / "s", bbox=[500000, 5000000, 503000, 5003000], crs="EPSG:32632", resolution=30, boundary=name
+    )
+    (site / name).write_bytes(data)
+    code = main(["--db", str(tmp_path / "db.sqlite"), "scan", str(site)])
+    err = capfd.readouterr().err
+    assert code == 2
+    assert err == f"error: {site / name}: cannot read the boundary file: {why}\n"
