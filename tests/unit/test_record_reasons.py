@@ -404,3 +404,20 @@ def test_a_damaged_boundary_file_is_one_line_in_the_tools_words(tmp_path, capfd,
     err = capfd.readouterr().err
     assert code == 2
     assert err == f"error: {site / name}: cannot read the boundary file: {why}\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (b'{"id": "x",\n "bbox": [1, 2', "not valid JSON: line 2, column 15"),  # cut after its 14th character
+        (b'{"id": "\xff"}', "not UTF-8 text"),
+    ],
+)
+def test_site_json_that_is_not_json_says_where(tmp_path, capfd, text, why):
+    """Old: "not valid JSON: Expecting ',' delimiter: line 2 column 15 (char 26)" (json's words), and for a byte
+    that is no UTF-8 "not valid JSON: 'utf-8' codec can't decode byte 0xff in position 8: invalid start byte"."""
+    site = tmp_path / "s"
+    site.mkdir()
+    (site / "site.json").write_bytes(text)
+    assert main(["--db", str(tmp_path / "db.sqlite"), "scan", str(site)]) == 2
+    assert capfd.readouterr().err == f"error: {site / 'site.json'}: {why}\n"
