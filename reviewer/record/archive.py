@@ -42,7 +42,7 @@ def list_tar(path: Path) -> tuple[list[Member], str | None]:
                 try:
                     info = tf.next()
                 except (tarfile.TarError, EOFError, OSError) as exc:
-                    problem = f"damaged tar bundle after {len(members)} member(s) ({exc})"
+                    problem = f"{_tar_problem(exc)} after {len(members)} member(s)"
                     break
                 if info is None:
                     break
@@ -51,8 +51,19 @@ def list_tar(path: Path) -> tuple[list[Member], str | None]:
                 available = info.size if compressed else max(0, min(info.size, total - info.offset_data))
                 members.append(Member(info.name, info.size, info.offset_data, available))
     except (tarfile.TarError, EOFError, OSError) as exc:
-        return [], f"not a readable tar bundle ({exc})"
+        if isinstance(exc, tarfile.ReadError) or not isinstance(exc, OSError):
+            return [], "not a readable tar bundle (not a tar or compressed tar file, or its first header is damaged)"
+        return [], f"not a readable tar bundle ({exc.strerror or 'input/output error'})"
     return members, problem
+
+
+def _tar_problem(exc: BaseException) -> str:
+    """What stopped the reading of a bundle part way, in the tool's words (tarfile's and zlib's texts are not)."""
+    if isinstance(exc, EOFError) or "ended" in str(exc) or "truncated" in str(exc).lower():
+        return "truncated: the bundle ends"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"unreadable bundle ({exc.strerror})"
+    return "damaged tar bundle: a header or its compressed data is damaged"
 
 
 def split_member(path: str | Path) -> tuple[str, str] | None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from reviewer.fileio import file_kind
 from reviewer.record.archive import Member, MemberFile
-from reviewer.record.decode import direct_band, head_reader, tiff_need
+from reviewer.record.decode import direct_band, head_reader, tiff_extent_problem, tiff_need
 
 TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
 JP2_MAGIC = b"\x00\x00\x00\x0cjP  \r\n\x87\n"
@@ -167,11 +167,11 @@ def _tiff_problem(first: bytes, size: int, read) -> str | None:
         need = tiff_need(first, size, read)
     except struct.error:
         return "truncated: the header ends early"
-    if need is not None and need > size:
-        return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
-    return None
+    return tiff_extent_problem(need, size, first[:4] in (b"II+\x00", b"MM\x00+"))
 
 
+#: an HDF4 file's offsets and lengths are signed 32-bit: no HDF4 file reaches past 2 GiB
+HDF4_MAX = 1 << 31
 _DD_BLOCK = struct.Struct(">HI")  # number of descriptors in the block, offset of the next block (0: last)
 _DD_NULL, _DD_INVALID = 1, 0xFFFFFFFF  # DFTAG_NULL: an unused slot; offset/length of an element not written
 
@@ -190,6 +190,8 @@ def _hdf4_problem(first: bytes, size: int, read) -> str | None:
         need = hdf4_need(first, size, read)
     except (struct.error, ValueError):  # a block cut inside the bytes read
         return "truncated: the header ends early"
+    if need > HDF4_MAX:
+        return f"damaged header: its HDF4 data descriptors describe {need} bytes, more than an HDF4 file can hold"
     if need > size:
         return f"truncated: the file has {size} bytes but its HDF4 data descriptors describe {need}"
     return None
@@ -242,7 +244,9 @@ def _jp2_problem(fh, size: int, head: bytes) -> str | None:
             lbox = struct.unpack(">Q", fh.read(8))[0]
         end = size if lbox == 0 else pos + lbox
         if lbox and lbox < 8 or end > size:
-            return f"truncated: the file has {size} bytes but its JPEG2000 box '{tbox.decode('latin-1')}' ends at {end}"
+            name = tbox.decode("latin-1")
+            box = f"box '{name}'" if name.isascii() and name.strip().isalnum() else f"box at byte {pos}"
+            return f"truncated: the file has {size} bytes but its JPEG2000 {box} ends at {end}"
         if tbox == b"jp2c":
             return _eoc(fh, end, size)
         if end >= size:

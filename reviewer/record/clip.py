@@ -22,6 +22,7 @@ from rasterio.windows import Window, from_bounds
 
 from reviewer.errors import RecordError
 from reviewer.record.hdf import SEP as LAYER_SEP
+from reviewer.record.reader_errors import what_is_wrong
 from reviewer.record.site import load_site
 
 logger = logging.getLogger(__name__)
@@ -126,7 +127,7 @@ def clip_record(
         try:
             clipped = src.suffix.lower() in GEOTIFF and rel not in own and _clip_geotiff(src, dst, site)
         except rasterio.errors.RasterioError as exc:
-            raise RecordError(f"cannot clip {rel}: {exc}", path=src) from exc
+            raise RecordError(f"cannot clip {rel}: {what_is_wrong(exc)}", path=src) from exc
         if not clipped and not dst.exists():
             shutil.copy2(src, dst)
         counts["clipped" if clipped else "copied"] += 1

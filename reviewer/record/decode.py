@@ -38,6 +38,7 @@ from reviewer.record.grid import Grid
 from reviewer.record.grid import PixelMap as _PixelMap
 from reviewer.record.grid import pixel_map as _pixel_map
 from reviewer.record.hdf import is_layer, read_layer
+from reviewer.record.reader_errors import what_is_wrong
 from reviewer.record.tiff import TiffLayout, direct_image, read_window, tiff_header
 
 with without("boto3", unless_loaded="rasterio"):  # no AWS modules: local files and tar members only
@@ -212,11 +213,25 @@ def truncation(path: str | Path) -> str | None:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             need = tiff_extent(fh, size)
+            fh.seek(0)
+            big = fh.read(4) in (b"II+\x00", b"MM\x00+")
     except (OSError, struct.error):
         return None
-    if need is not None and need > size:
-        return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
-    return None
+    return tiff_extent_problem(need, size, big)
+
+
+#: a classic TIFF's offsets and byte counts are 32-bit: no classic TIFF reaches past 4 GiB
+CLASSIC_TIFF_MAX = 1 << 32
+
+
+def tiff_extent_problem(need: int | None, size: int, big: bool) -> str | None:
+    """Why a TIFF of `size` bytes whose header describes `need` is incomplete, or None: truncated, or (a classic
+    TIFF describing more than 4 GiB: numbers no writer makes) a damaged header, which no download cut short gives."""
+    if need is None or need <= size:
+        return None
+    if not big and need > CLASSIC_TIFF_MAX:
+        return f"damaged header: its TIFF header describes {need} bytes, more than a TIFF file can hold"
+    return f"truncated: the file has {size} bytes but its TIFF header describes {need}"
 
 
 def _not_regular(path: str | Path) -> str | None:
@@ -275,7 +290,7 @@ def read_raw(path: str | Path, grid: Grid | None, *, nodata: float | None) -> np
                 window = src.read(1, window=pmap.window)
     except RasterioError as exc:
         cut = truncation(path)
-        raise UnreadableFileError(cut or f"cannot read raster ({_short(exc)})", path=path) from exc
+        raise UnreadableFileError(cut or f"unreadable: {what_is_wrong(exc)}", path=path) from exc
     return _window_on_grid(window, pmap, fill)
 
 
@@ -382,11 +397,6 @@ def _epsg_wkt(code: int) -> str | None:
         return None
 
 
-def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return re.sub(r"\s+", " ", text)[:200]
-
-
 def check_not_scaled(raw: np.ndarray, spec: BandSpec, path: str | Path) -> None:
     """A float file where the product is integer DN, holding values already in physical range, is refused."""
     if spec.dtype in _INT_DTYPES and raw.dtype.kind == "f":
@@ -481,21 +491,43 @@ def _mtd_offsets(mtd_path: str, quant: float) -> tuple[dict[str, float], float, 
     none), the spacecraft and the processing baseline from MTD_MSIL2A.xml."""
     try:
         root = ET.parse(mtd_path).getroot()
-    except (ET.ParseError, OSError) as exc:
-        raise UnreadableFileError(f"cannot parse metadata ({exc})", path=mtd_path) from exc
+    except ET.ParseError as exc:  # (a download cut short: "no element found")
+        line, col = exc.position
+        raise UnreadableFileError(
+            f"truncated or not well-formed XML (line {line}, column {col}): the reflectance offsets cannot be read",
+            path=mtd_path,
+        ) from exc
+    except OSError as exc:
+        raise UnreadableFileError(f"unreadable ({exc.strerror or 'input/output error'})", path=mtd_path) from exc
     offsets: dict[str, float] = {}
     spacecraft = baseline = None
     for el in root.iter():
         tag = el.tag.split("}")[-1]
         if tag == "BOA_ADD_OFFSET" and el.text:
-            offsets[el.attrib.get("band_id", "")] = float(el.text)
+            offsets[el.attrib.get("band_id", "")] = _mtd_number(
+                el.text, f"BOA_ADD_OFFSET of band_id {el.attrib.get('band_id', '?')}", mtd_path
+            )
         elif tag == "BOA_QUANTIFICATION_VALUE" and el.text:
-            quant = float(el.text)
+            quant = _mtd_number(el.text, "BOA_QUANTIFICATION_VALUE", mtd_path)
         elif tag == "SPACECRAFT_NAME" and el.text:
             spacecraft = el.text.strip()
         elif tag == "PROCESSING_BASELINE" and el.text:
             baseline = el.text.strip()
+            if not re.fullmatch(r"\d+\.\d+", baseline):
+                raise UnreadableFileError(
+                    f"its PROCESSING_BASELINE {baseline[:40]!r} is not a baseline such as 04.00", path=mtd_path
+                )
     return offsets, quant, spacecraft, baseline
+
+
+def _mtd_number(text: str, what: str, mtd_path: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise UnreadableFileError(f"its {what} is not a number ({text.strip()[:40]!r})", path=mtd_path)
+    return value
 
 
 def baseline_offset(rule: dict, baseline: str) -> float:
@@ -1134,7 +1166,7 @@ def file_geometry(path: str | Path) -> tuple[object, object, tuple[int, int]]:
                     raise NotGeoreferencedError("has no georeferencing (no CRS or geotransform)", path=path)
                 return src.crs, src.transform, (src.height, src.width)
     except RasterioError as exc:
-        raise UnreadableFileError(f"cannot read raster ({_short(exc)})", path=path) from exc
+        raise UnreadableFileError(f"unreadable: {what_is_wrong(exc)}", path=path) from exc
 
 
 def tile_rows_on_grid(path: Path, grid: Grid) -> tuple[int, int] | None:

@@ -15,13 +15,20 @@ import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import IO
 
 import numpy as np
+
+from reviewer.record.reader_errors import FileFault
 
 #: ecCodes handles are used from scan threads: one reader at a time
 _LOCK = threading.Lock()
 #: the packages that carry a PROJ of their own (their wheels bundle it), loaded before ecCodes: see load_eccodes
 _OWN_PROJ = ("pyproj", "pyogrio", "rasterio")
+
+
+#: where ecCodes writes its log (see load_eccodes)
+_LOG_SINK: IO[str] | None = None
 
 
 @lru_cache(maxsize=1)
@@ -32,7 +39,10 @@ def load_eccodes():
     library loaded after that resolves its PROJ calls to eckit's copy before its own: pyproj then failed
     with 'proj_create: no database context specified' (eckit's PROJ rejects pyproj's proj.db) and the
     process ended in a double free. Loaded first, each is bound to its own PROJ for good (Python loads
-    extensions with RTLD_NOW). Every use of ecCodes in the project goes through here."""
+    extensions with RTLD_NOW). Every use of ecCodes in the project goes through here.
+
+    ecCodes' own log ('ECCODES ERROR   :  grib_handle_new_from_message_: No final 7777 in message!', written
+    from C to the terminal for a damaged file) goes nowhere: the scan names the file and what is wrong with it."""
     import importlib
 
     for name in _OWN_PROJ:
@@ -42,6 +52,9 @@ def load_eccodes():
             continue
     import eccodes
 
+    global _LOG_SINK
+    _LOG_SINK = open(os.devnull, "w")  # noqa: SIM115 - held open for the process: ecCodes writes its log to it
+    eccodes.codes_context_set_logging(_LOG_SINK)
     return eccodes
 
 
@@ -120,10 +133,10 @@ def grib_grid(file: str, mtime_ns: int):
 
     found = messages(file, mtime_ns)
     if not found:
-        raise ValueError("no GRIB message")
+        raise FileFault("no GRIB message")
     m = found[0]
     if m.grid_type != "regular_ll":
-        raise ValueError(f"grid type {m.grid_type} (only regular_ll is read)")
+        raise FileFault(f"grid type {m.grid_type} (only regular_ll is read)")
     north = m.lat0 if m.north_first else m.lat0 + (m.nj - 1) * m.dj
     west = m.lon0 - 360.0 if m.lon0 >= 180.0 else m.lon0  # a 0..360 grid east of 180: as -180..180
     transform = (m.di, 0.0, west - m.di / 2, 0.0, -m.dj, north + m.dj / 2)
@@ -137,14 +150,14 @@ def _decode(file: str, m: Message) -> np.ndarray:
         fh.seek(m.offset)
         h = eccodes.codes_grib_new_from_file(fh)
         if h is None:
-            raise ValueError(f"message {m.number} cannot be read (truncated file?)")
+            raise FileFault(f"message {m.number} cannot be read (truncated file?)")
         try:
             values = np.asarray(eccodes.codes_get_values(h), np.float64)
             missing = float(eccodes.codes_get(h, "missingValue")) if _int(h, "bitmapPresent") else None
         finally:
             eccodes.codes_release(h)
     if values.size != m.ni * m.nj:
-        raise ValueError(f"message {m.number} holds {values.size} values, its grid {m.nj} x {m.ni}")
+        raise FileFault(f"message {m.number} holds {values.size} values, its grid {m.nj} x {m.ni}")
     out = values.reshape(m.nj, m.ni).astype(np.float32)
     if missing is not None:
         out[values.reshape(m.nj, m.ni) == missing] = np.nan
@@ -165,7 +178,7 @@ def grib_read(file: str, layer: str, window) -> np.ndarray:
     found = messages(file, mtime)
     m = found[int(number) - 1]
     if m.name != name:
-        raise KeyError(f"message {number} is {m.name}, not {name}")
+        raise FileFault(f"message {number} is {m.name}, not {name}")
     small = sum(x.ni * x.nj for x in found) <= MAX_CACHED_VALUES
     data = _cached(file, mtime, m.number) if small else _decode(file, m)
     if window is not None:

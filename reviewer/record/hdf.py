@@ -22,7 +22,7 @@ import numpy as np
 
 from reviewer.errors import UnreadableFileError
 from reviewer.record.grid import GridInfo, pixel_map
-from reviewer.record.reader_errors import reader_errors
+from reviewer.record.reader_errors import FileFault, reader_errors, what_is_wrong
 
 SEP = "::"
 #: the MODIS/VIIRS sinusoidal tiling: 36 x 18 tiles of 1111950.5197665 m from (-20015109.354, 10007554.677)
@@ -64,20 +64,20 @@ def parse_struct_metadata(text: str, grid: str | None = None) -> GridInfo:
     since every granule of one product and tile carries the same text (each file's own is still read)."""
     blocks = re.findall(r"GROUP=GRID_\d+(.*?)END_GROUP=GRID_\d+", text, flags=re.S)
     if not blocks:
-        raise ValueError("StructMetadata.0 has no grid")
+        raise FileFault("StructMetadata.0 has no grid")
     block = next((b for b in blocks if grid and f'GridName="{grid}"' in b), blocks[0])
 
     def get(key: str, n: int) -> list[float]:
         m = re.search(rf"{key}=\(?({_NUM}(?:\s*,\s*{_NUM})*)\)?", block)
         if not m:
-            raise ValueError(f"StructMetadata.0 grid has no {key}")
+            raise FileFault(f"StructMetadata.0 grid has no {key}")
         return [float(v) for v in m.group(1).split(",")][:n]
 
     (ulx, uly), (lrx, lry) = get("UpperLeftPointMtrs", 2), get("LowerRightMtrs", 2)
     cols, rows = int(get("XDim", 1)[0]), int(get("YDim", 1)[0])
     radius = get("ProjParams", 1)[0] if "ProjParams" in block else 6371007.181
     if "GCTP_SNSOID" not in block:
-        raise ValueError("StructMetadata.0 grid is not sinusoidal (GCTP_SNSOID)")
+        raise FileFault("StructMetadata.0 grid is not sinusoidal (GCTP_SNSOID)")
     h, v = round((ulx - X_MIN) / TILE_M), round((Y_MAX - uly) / TILE_M)
     tile = f"h{h:02d}v{v:02d}" if abs(ulx - (X_MIN + h * TILE_M)) < 1 and abs(uly - (Y_MAX - v * TILE_M)) < 1 else None
     transform = ((lrx - ulx) / cols, 0.0, ulx, 0.0, (lry - uly) / rows, uly)
@@ -126,9 +126,7 @@ def _hdf4_open(path: str, mtime: int | None = None) -> int:
         _close(path)
     sid = _c()[0].SDstart(path, 1)  # DFACC_READ
     if sid < 0:
-        from pyhdf.error import HDF4Error
-
-        raise HDF4Error("the HDF4 library cannot open it")
+        raise FileFault("it cannot be opened as an HDF4 file (its header is damaged)")
     _HANDLES[path] = (mtime, sid)
     while len(_HANDLES) > MAX_HANDLES:
         _close(next(iter(_HANDLES)))
@@ -180,7 +178,7 @@ def _sid_grid(sid: int, grid: str | None) -> GridInfo:
     """The grid of an open granule, from its own StructMetadata.0 (call under _HDF4)."""
     raw = _hdf4_text_attr(sid, "StructMetadata.0")
     if not raw:
-        raise ValueError("no StructMetadata.0 attribute (not an HDF-EOS grid file)")
+        raise FileFault("no StructMetadata.0 attribute (not an HDF-EOS grid file)")
     last = _LAST_GRID
     if last and last[1] == grid and last[0] == raw:
         return last[2]
@@ -233,19 +231,19 @@ def _sds_read(sid: int, layer: str, window) -> np.ndarray:
     c, numeric, _ = _c()
     index = c.SDnametoindex(sid, layer)
     if index < 0:
-        raise KeyError(f"no layer '{layer}'")
+        raise FileFault(f"no layer '{layer}'")
     sds = c.SDselect(sid, index)
     if sds < 0:
-        raise OSError(f"cannot select layer '{layer}'")
+        raise FileFault(f"cannot select layer '{layer}'")
     try:
         dims = _dims()
         status, _, rank, data_type, _ = c.SDgetinfo(sds, dims)
         if status < 0 or data_type not in numeric:
-            raise OSError(f"layer '{layer}' has a data type pyhdf cannot read")
+            raise FileFault(f"layer '{layer}' has a data type pyhdf cannot read")
         shape = [c.array_int32___getitem__(dims, i) for i in range(rank)]
         start, count, cols = _sds_window(shape, window)
         if any(s < 0 or n <= 0 or s + n > d for s, n, d in zip(start, count, shape, strict=True)):
-            raise OSError(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
+            raise FileFault(f"window {window} is outside layer '{layer}' of shape {tuple(shape)}")
         # the C reader SDS.get itself calls: the SDS wrapper and its slicing cost more than a site window's read
         data = np.asarray(c._SDreaddata_0(sds, data_type, start, count, [1] * rank))  # noqa: SLF001 - see above
     finally:
@@ -288,7 +286,7 @@ def _h5_grid(path: str, mtime_ns: int, grid: str | None) -> GridInfo:
     with h5py.File(path, "r") as f:
         meta = f.get("HDFEOS INFORMATION/StructMetadata.0")
         if meta is None:
-            raise ValueError("no 'HDFEOS INFORMATION/StructMetadata.0' (not an HDF-EOS grid file)")
+            raise FileFault("no 'HDFEOS INFORMATION/StructMetadata.0' (not an HDF-EOS grid file)")
         raw = meta[()]
     text = raw.decode("latin-1") if isinstance(raw, bytes) else str(raw)
     return parse_struct_metadata(text.rstrip("\0"), grid)
@@ -300,7 +298,7 @@ def _h5_read(path: str, layer: str, window) -> np.ndarray:
     with h5py.File(path, "r") as f:
         ds = _h5_find(f, layer)
         if ds is None:
-            raise KeyError(f"no layer '{layer}'")
+            raise FileFault(f"no layer '{layer}'")
         if window is None:
             return ds[()]
         (r0, r1), (c0, c1) = window
@@ -337,7 +335,7 @@ def grid_of(path: str | Path, grid: str | None = None) -> GridInfo:
 
 def _grid_problem(fmt: str | None, exc: Exception) -> str:
     name = {"hdf4": "HDF4", "hdf5": "HDF5", "netcdf": "netCDF", "grib": "GRIB"}.get(fmt, fmt)
-    return f"cannot read the grid of this {name} file ({_short(exc)})"
+    return f"cannot read the grid of this {name} file: {what_is_wrong(exc)}"
 
 
 def read_layer(path: str | Path, grid, *, nodata: float | None) -> np.ndarray:
@@ -392,7 +390,7 @@ def _layer_on_grid(file: str, layer: str, fmt: str | None, info: GridInfo, grid,
 
             data = nc_read(file, layer, window)
     except reader_errors() as exc:  # pyhdf/h5py/GDAL/ecCodes errors of a damaged file or a missing layer
-        raise UnreadableFileError(f"cannot read layer '{layer}' ({_short(exc)})", path=file) from exc
+        raise UnreadableFileError(f"cannot read layer '{layer}': {what_is_wrong(exc)}", path=file) from exc
     if pmap is None or pmap.plain:
         return data
     out = data[pmap.rows, pmap.cols]
@@ -436,7 +434,7 @@ def check_layers(file: str | Path, layers: list[str]) -> dict[str, str]:
                         continue
                     ds[ds.shape[0] - 1 : ds.shape[0], :]
         except reader_errors(UnreadableFileError) as exc:  # pyhdf/h5py/GDAL/ecCodes errors name it damaged
-            problems[layer] = f"truncated or damaged: layer '{layer}' cannot be read ({_short(exc)})"
+            problems[layer] = f"layer '{layer}' cannot be read: {what_is_wrong(exc)}"
     return problems
 
 
@@ -479,8 +477,3 @@ def hdf4_granule(
         if quality is None or quality in problems:
             return problems, None
         return problems, _layer_on_grid(file, quality, "hdf4", info, grid, nodata, mtime)
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return re.sub(r"\s+", " ", text)[:200]

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reviewer.record.reader_errors import FileFault
+
 _UNITS = {"seconds": 1, "minutes": 60, "hours": 3600, "days": 86400}
 
 
@@ -121,7 +123,7 @@ def _axes_transform(file: str, shape: tuple[int, int], stated: tuple[float | Non
             except rasterio.errors.RasterioError:
                 continue
         if values is None or values.size != n:
-            raise ValueError(f"no {names[0]} coordinate of {n} values (the grid cannot be placed)")
+            raise FileFault(f"no {names[0]} coordinate of {n} values (the grid cannot be placed)")
         axes.append(values)
     lon, lat = axes[0], axes[1][::-1]  # GDAL presents such a grid bottom-up: its last latitude is row 0
     steps = [float(a[1] - a[0]) if a.size > 1 else None for a in (lon, lat)]

@@ -27,7 +27,7 @@ from reviewer.record.decode import Grid, quality_nodata, radiometric_offset, sce
 from reviewer.record.forked import copies_for, forked_map
 from reviewer.record.hdf import SEP as LAYER_SEP
 from reviewer.record.hdf import check_layers, container_format, fork_guard, grid_of, hdf4_granule
-from reviewer.record.reader_errors import reader_errors
+from reviewer.record.reader_errors import reader_errors, what_is_wrong
 from reviewer.record.site import Site, load_site, unplaced_site
 
 logger = logging.getLogger(__name__)
@@ -349,7 +349,7 @@ def _netcdf(scenes: dict, path: Path, rel: str, site_dir: Path) -> bool | str:
     try:
         found = (grib_scenes if grib else nc_scenes)(path, catalog().products.values())
     except reader_errors() as exc:  # GDAL's netCDF / ecCodes errors of a damaged file
-        return f"cannot read this {what} file ({str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__})"
+        return f"cannot read this {what} file: {what_is_wrong(exc)}"
     if not found:
         return f"{what} file whose variables no product in the catalog has"
     for product, scene_id, date, layers in found:
@@ -576,7 +576,11 @@ def _measure_files(scene: Scene, site: Site, grid: Grid, inside, qa=None) -> Sce
     physical = [t for t, s in product.bands.items() if s.kind in ("physical", "classes") and t in scene.files]
     if product.raw.get("radiometric_offset") and "offset_source" not in scene.extra:  # a STAC item set it
         token = physical[0]
-        extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
+        try:
+            extra = radiometric_offset(product, token, scene.date, Path(site.dir) / scene.files[token], stop=site.dir)
+        except RecordError as exc:  # its metadata file is damaged: the scene's reflectance is not known
+            rel = os.path.relpath(exc.path, site.dir) if exc.path and os.path.isabs(exc.path) else exc.path
+            return ScanProblem(rel or scene.scene_id, f"{exc.message}; scene {scene.scene_id} is left out")
         if "platform" in extra:
             scene.platform = extra.pop("platform")
         scene.extra.update(extra)

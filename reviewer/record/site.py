@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from dataclasses import dataclass, field
@@ -13,9 +14,9 @@ import numpy as np
 from affine import Affine
 
 from reviewer.errors import SiteError
-from reviewer.fileio import loads_strict, read_bounded
+from reviewer.fileio import StrictJSONError, loads_strict, read_bounded
 from reviewer.imports import without
-from reviewer.record.reader_errors import reader_errors
+from reviewer.record.reader_errors import FileFault, reader_errors, what_is_wrong
 from reviewer.schemas import problems
 
 with without("boto3", unless_loaded="rasterio"):  # no AWS modules: local files and tar members only
@@ -122,10 +123,10 @@ class Site:
                 # GeoJSON is lon/lat (RFC 7946) unless a legacy "crs" member names another CRS
                 doc = loads_strict(read_bounded(self.boundary_path, MAX_BOUNDARY_BYTES).decode("utf-8"))
                 if not isinstance(doc, dict):
-                    raise TypeError(f"a JSON {type(doc).__name__}, not a GeoJSON object")
+                    raise FileFault(f"a JSON {type(doc).__name__}, not a GeoJSON object")
                 features = doc.get("features") or ([doc] if doc.get("type") == "Feature" else [{"geometry": doc}])
                 if not isinstance(features, list) or not all(isinstance(f, dict) for f in features):
-                    raise TypeError("its features are not a list of GeoJSON objects")
+                    raise FileFault("its features are not a list of GeoJSON objects")
                 geoms = [f["geometry"] for f in features if f.get("geometry")]
                 src_crs = (doc.get("crs") or {}).get("properties", {}).get("name", "EPSG:4326")
             else:
@@ -136,13 +137,17 @@ class Site:
                 src_crs = frame.crs.to_wkt() if frame.crs is not None else "EPSG:4326"
             if not geoms:
                 raise SiteError("the boundary file holds no geometry", path=self.boundary_path)
+            if src_crs == "EPSG:4326":
+                _check_lonlat(geoms)
             with rasterio.Env():  # GDAL/PROJ messages go to logging, not stderr
                 return [transform_geom(src_crs, self.crs, g) for g in geoms]
         except SiteError:
             raise
         # pyogrio/GDAL/PROJ failures of a bad boundary file; AttributeError: a GeoJSON member of the wrong JSON type
         except reader_errors(AttributeError) as exc:
-            raise SiteError(f"cannot read the boundary file: {exc}", path=self.boundary_path) from exc
+            raise SiteError(
+                f"cannot read the boundary file: {_boundary_problem(exc)}", path=self.boundary_path
+            ) from exc
 
     def boundary_lines(self) -> list[np.ndarray]:
         """Boundary rings in pixel (row, col) coordinates, for drawing on the canvas."""
@@ -202,7 +207,7 @@ def load_site(site_dir: str | Path) -> Site:
     except OSError as exc:
         raise SiteError(f"cannot read: {exc.strerror or exc}", path=path) from exc
     except (ValueError, UnicodeDecodeError) as exc:  # malformed, NaN/Infinity, duplicate keys, too deep
-        raise SiteError(f"not valid JSON: {exc}", path=path) from exc
+        raise SiteError(_json_problem(exc), path=path) from exc
     if not isinstance(doc, dict):
         raise SiteError("not a JSON object", path=path)
     try:
@@ -268,3 +273,51 @@ def load_site(site_dir: str | Path) -> Site:
         boundary_path=boundary,
         doc=doc,
     )
+
+
+def _json_problem(exc: ValueError) -> str:
+    """Why a JSON file was refused, in the tool's words (json's own text names its parser's expectations)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: line {exc.lineno}, column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return f"not valid JSON: {exc}"  # StrictJSONError: NaN/Infinity, a duplicate key, too deep (the tool's words)
+
+
+def _boundary_problem(exc: Exception) -> str:
+    """What is wrong with a boundary file, in the tool's words (json's, pyogrio's and GDAL's texts name the path
+    GDAL was given, a driver prefix to try or Python's unpacking)."""
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError | StrictJSONError):
+        return _json_problem(exc)
+    if isinstance(exc, OSError) and exc.strerror and not type(exc).__module__.startswith(("rasterio", "pyogrio")):
+        return f"unreadable ({exc.strerror})"
+    if isinstance(exc, FileFault):
+        return str(exc)
+    if isinstance(exc, (ValueError, TypeError, KeyError, IndexError, AttributeError)):
+        return "its geometries are not valid GeoJSON (each position a [lon, lat] pair, each ring closed)"
+    return what_is_wrong(exc)
+
+
+def _check_lonlat(geoms: list[dict]) -> None:
+    """A lon/lat GeoJSON's positions lie in lon -180..180, lat -90..90 (an easting, or lat/lon swapped, does not:
+    PROJ then failed with 'Full reprojection failed', an internal error)."""
+    for g in geoms:
+        flat = np.asarray(_positions(g.get("coordinates")), dtype=float).reshape(-1, 2)
+        bad = ~((np.abs(flat[:, 0]) <= 180) & (np.abs(flat[:, 1]) <= 90))
+        if bad.any():
+            lon, lat = flat[np.argmax(bad)]
+            raise FileFault(
+                f"a position ({lon:g}, {lat:g}) lies outside lon -180..180, lat -90..90: a GeoJSON is lon/lat "
+                "(RFC 7946) unless a 'crs' member names another CRS"
+            )
+
+
+def _positions(coords: Any) -> list:
+    """Every [x, y] position of a GeoJSON coordinates array, at any depth (a point, a ring, polygons)."""
+    if isinstance(coords, list) and coords and all(isinstance(v, int | float) for v in coords):
+        if len(coords) < 2:
+            raise FileFault(f"a position of {len(coords)} number(s): each position is a [lon, lat] pair")
+        return [coords[:2]]
+    if isinstance(coords, list):
+        return [p for c in coords for p in _positions(c)]
+    raise FileFault("a geometry without coordinates")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from urllib.parse import urlparse
 
 from reviewer.record.catalog import Product, catalog
 from reviewer.record.decode import baseline_offset
-from reviewer.record.reader_errors import reader_errors
+from reviewer.record.reader_errors import FileFault, reader_errors
 
 MAX_ITEM_BYTES = 4 << 20
 
@@ -58,12 +59,25 @@ def _product_for(props: dict[str, Any]) -> Product | None:
     return None
 
 
+def _item_problem(exc: Exception) -> str:
+    """Why an item cannot be read, in the tool's words (json's and pystac's texts name their own classes)."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not valid JSON: line {exc.lineno}, column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, FileFault):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"unreadable ({exc.strerror or 'input/output error'})"
+    return "a member of the wrong JSON type or a field STAC requires is missing"
+
+
 def read_item(path: Path, local: set[Path]) -> ItemScene | str:
     """The scene of a STAC item, or why it cannot be used (one line)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(doc, dict):
-            raise TypeError(f"a JSON {type(doc).__name__}, not an object")
+            raise FileFault(f"a JSON {type(doc).__name__}, not an object")
         if str(doc.get("stac_version", "")).startswith("1."):
             item_id, props, hrefs, when = _item_1x(doc)
         else:  # an older item: pystac migrates it to the current layout
@@ -75,7 +89,7 @@ def read_item(path: Path, local: set[Path]) -> ItemScene | str:
     # pystac's, JSON's and the file's errors of a bad item; AttributeError: pystac's from_dict meets a member of
     # the wrong JSON type ("assets": [] or "properties": 3)
     except reader_errors(AttributeError) as exc:
-        return f"STAC item that cannot be read ({type(exc).__name__}: {str(exc)[:160]})"
+        return f"STAC item that cannot be read ({_item_problem(exc)})"
     product = _product_for(props)
     if product is None:
         return f"STAC item {item_id}: its product is not in the catalog"
@@ -95,7 +109,10 @@ def read_item(path: Path, local: set[Path]) -> ItemScene | str:
         return f"STAC item {item_id}: none of its band files is in this folder"
     tile = next((str(props[k]) for k in rule.get("tile_properties", []) if props.get(k)), None)
     platform = str(props.get(rule.get("platform_property", "platform"), product.platform)).lower().replace("-", "")
-    extra = _offset(product, props, when.date())
+    try:
+        extra = _offset(product, props, when.date())
+    except FileFault as exc:
+        return f"STAC item {item_id}: {exc}"
     return ItemScene(product, item_id, when.date(), tile, platform, bands, claimed, extra)
 
 
@@ -105,18 +122,18 @@ def _item_1x(doc: dict[str, Any]) -> tuple[str, dict[str, Any], list[str], dt.da
     installed package's entry points) cost 0.03 s of each process that reads an item, a third of a tile's
     scan. Wrong JSON types raise TypeError/ValueError (a reason, as from pystac)."""
     if doc.get("type") != "Feature":
-        raise TypeError(f"type {doc.get('type')!r}, not a Feature")
+        raise FileFault(f"type {doc.get('type')!r}, not a Feature")
     item_id, props, assets = doc.get("id"), doc.get("properties"), doc.get("assets", {})
     if not isinstance(item_id, str) or not isinstance(props, dict) or not isinstance(assets, dict):
-        raise TypeError("id, properties or assets of the wrong JSON type")
+        raise FileFault("id, properties or assets of the wrong JSON type")
     hrefs = []
     for key, asset in assets.items():
         if not isinstance(asset, dict) or not isinstance(asset.get("href"), str):
-            raise TypeError(f"asset {key!r} has no href")
+            raise FileFault(f"asset {key!r} has no href")
         hrefs.append(asset["href"])
     stamp = props.get("datetime") or props.get("start_datetime")
     if not isinstance(stamp, str):
-        raise ValueError("no datetime or start_datetime")
+        raise FileFault("no datetime or start_datetime")
     return item_id, props, hrefs, _rfc3339(stamp)
 
 
@@ -127,7 +144,10 @@ def _rfc3339(text: str) -> dt.datetime:
     except ValueError:
         from pystac.utils import str_to_datetime
 
-        return str_to_datetime(text)
+        try:
+            return str_to_datetime(text)
+        except (ValueError, OverflowError) as exc:
+            raise FileFault(f"its datetime {text[:40]!r} is not a timestamp") from exc
 
 
 def _offset(product: Product, props: dict[str, Any], date: dt.date) -> dict[str, Any]:
@@ -138,6 +158,11 @@ def _offset(product: Product, props: dict[str, Any], date: dt.date) -> dict[str,
     if props.get(stac.get("offset_applied_property", "")) is True:
         return {"offset": 0.0, "quantification": quant, "offset_source": "STAC item (offset already applied)"}
     if baseline:
+        if not re.fullmatch(r"\d+\.\d+", str(baseline)):
+            key = stac["baseline_property"]
+            raise FileFault(
+                f"its {key} {str(baseline)[:40]!r} is not a baseline such as 04.00: the offset is not known"
+            )
         offset = baseline_offset(rule, str(baseline))
         return {
             "offset": offset,

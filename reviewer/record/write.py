@@ -13,6 +13,7 @@ from rasterio.errors import RasterioError
 from reviewer.errors import UnreadableFileError
 from reviewer.record import hdf
 from reviewer.record.catalog import BandSpec
+from reviewer.record.reader_errors import what_is_wrong
 
 
 def write_scaled_band(src: Path, dst: Path, spec: BandSpec, factor: float) -> None:
@@ -23,7 +24,7 @@ def write_scaled_band(src: Path, dst: Path, spec: BandSpec, factor: float) -> No
             profile = ds.profile
             raw = ds.read(1)
     except RasterioError as exc:
-        raise UnreadableFileError(f"cannot read raster ({exc})", path=src) from exc
+        raise UnreadableFileError(f"unreadable: {what_is_wrong(exc)}", path=src) from exc
     out = scaled_dn(raw, spec, factor)
     dst.parent.mkdir(parents=True, exist_ok=True)
     with rasterio.open(dst, "w", **profile) as ds:
@@ -47,7 +48,7 @@ def write_scaled_layers(src: Path, dst: Path, layers: dict[str, BandSpec], facto
         tmp.unlink(missing_ok=True)
         if isinstance(exc, UnreadableFileError):
             raise
-        raise UnreadableFileError(f"cannot rewrite its layers ({exc})", path=src) from exc
+        raise UnreadableFileError(f"cannot rewrite its layers: {what_is_wrong(exc)}", path=src) from exc
 
 
 def _scale_hdf4(path: Path, layers: dict[str, BandSpec], factor: float) -> None:

@@ -309,3 +309,28 @@ def test_a_small_site_is_drawn_at_the_panel_width_asked(tmp_path, capsys):
         with rasterio.open(out) as png:
             widths[len(extra)] = png.width
     assert widths[0] >= 352 and 600 <= widths[2] < 700
+
+
+def test_bench_peak_is_the_steps_own_not_its_parents(tmp_path):
+    """bench_fullsize runs each step in a child (subprocess: vfork + exec) and reports its peak memory. With
+    ru_maxrss, Linux carried the parent's peak into the child: after the bench built its scenes (3.9 GB) every
+    row, plain reads included, read 3,879 MB. A parent that touched 600 MB, a child reading a 64 x 64 band:
+    its own peak is the interpreter and rasterio (~100-200 MB), under 400 MB."""
+    import subprocess
+    import sys
+
+    band = tmp_path / "b.tif"
+    profile = dict(driver="GTiff", width=64, height=64, count=1, dtype="uint16", crs="EPSG:32633")
+    with rasterio.open(band, "w", transform=Affine(30, 0, 0, 0, -30, 0), **profile) as d:
+        d.write(np.ones((64, 64), np.uint16), 1)
+    held = np.ones(600 << 20, np.uint8)  # every page touched
+    bench = Path(__file__).resolve().parents[1] / "bench" / "bench_fullsize.py"
+    out = subprocess.run(
+        [sys.executable, str(bench), "--child", "plain", str(band), "-", "-"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert held.sum() == 600 << 20
+    peak = json.loads(out.stdout.strip().splitlines()[-1])["peak_mb"]
+    assert peak < 400, peak
