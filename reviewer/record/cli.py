@@ -157,7 +157,7 @@ def _stored_unplaced_index(args: argparse.Namespace):
 def cmd_render(args: argparse.Namespace) -> int:
     from reviewer.fileio import read_bounded
     from reviewer.record.datespec import parse_date_spec
-    from reviewer.record.render import check_png, render_dates
+    from reviewer.record.render import check_png, default_composite, render_dates
     from reviewer.record.scan import open_index
     from reviewer.record.stretch import Stretch
 
@@ -177,10 +177,16 @@ def cmd_render(args: argparse.Namespace) -> int:
         stretch = Stretch.from_json(text)
     with _skips_listed_by_the_verb(), _store(args) as store:
         index = open_index(args.site_dir, store)
+    composite = args.composite or default_composite(index)
+    if composite != "truecolor" and not args.composite:
+        echo(
+            f"note: this site's products have no true-colour bands; rendering {composite} (--composite to choose)",
+            err=True,
+        )
     result = render_dates(
         index,
         args.date,
-        args.composite,
+        composite,
         args.out,
         stretch=stretch,
         method=args.composite_method,
@@ -303,7 +309,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="YYYY-MM-DD, YYYY-MM (a month: a monthly product's scene, else its clearest), YYYY or YYYY-YYYY; "
         "repeat for a pair or strip",
     )
-    p.add_argument("--composite", default="truecolor", choices=names)
+    p.add_argument(
+        "--composite", choices=names,
+        help="default: truecolor, or the first the site can show when its products have no visible bands (LST, ERA5)",
+    )  # fmt: skip
     p.add_argument(
         "--composite-method", default="clearest", choices=["clearest", "median"], help="for a year or period"
     )

@@ -299,6 +299,17 @@ def showable_composites(index: SceneIndex) -> list[str]:
     return [c for c in composites() if any(composite_bands(c, s) is not None for s in scenes)]
 
 
+def default_composite(index: SceneIndex) -> str:
+    """What a render shows when no --composite is given: true colour, or on a site whose products have no visible
+    bands at all (land-surface temperature, ERA5-Land, an NDVI-only MODIS export) the first composite it can show.
+    A scene missing a red band it should have keeps true colour, so the missing file is named."""
+    scenes = [s for s in index.scenes if s.record and not s.extra.get("outside_site")]
+    visible = composites()["truecolor"]["bands"]
+    if any(all(s.product_spec.band_by_name(b) is not None for b in visible) for s in scenes):
+        return "truecolor"
+    return next(iter(showable_composites(index)), "truecolor")
+
+
 def _no_scene_reason(index: SceneIndex, composite: str, sensors: list[str] | None) -> str:
     """Why no scene can show `composite`: a band left out as damaged (named), and what the site can show."""
     spec = composites()[composite]

@@ -189,7 +189,10 @@ def test_appeears_full_doy_stamp_and_an_lst_site_renders_with_a_colour_bar(tmp_p
     code, _, err = _run(
         capsys, "render", str(site), "--date", "2024-01-17", "--out", str(tmp_path / "x.png"), db=tmp_path / "db"
     )
-    assert code == 2 and "this site can show: lst" in err  # not "no scene with truecolor bands" alone
+    assert code == 0 and "rendering lst" in err  # the site's one composite, not "no scene with truecolor bands"
+    asked = ["render", str(site), "--date", "2024-01-17", "--composite", "truecolor", "--out", str(tmp_path / "t.png")]
+    code, _, err = _run(capsys, *asked, db=tmp_path / "db")
+    assert code == 2 and "this site can show: lst" in err  # true colour asked for: refused, naming what it can show
     code, _, err = _run(
         capsys,
         "render",

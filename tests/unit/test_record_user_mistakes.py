@@ -77,19 +77,22 @@ def test_far_bbox_names_the_nearest_places_not_three_dates_of_one(real_dir, tmp_
 
 
 def test_ndvi_only_site_among_scenes_outside_it_lists_only_what_it_can_show(real_dir, tmp_path, capsys):
-    """The Landsat scenes lie outside a site around Como: the default truecolor is refused naming ndvi, the
-    one composite of its MODIS NDVI (it listed truecolor, swir ... from the scenes outside)."""
+    """The Landsat scenes lie outside a site around Como: true colour asked for is refused naming ndvi, the one
+    composite of its MODIS NDVI (it listed truecolor, swir ... from the scenes outside); with no --composite the
+    render is the NDVI one, said on a note line."""
     folder = _places(real_dir, tmp_path / "dl")
     db = tmp_path / "db"
     assert _run(capsys, "site", "init", str(folder), "--bbox", "9.2", "45.7", "9.6", "46.1", db=db)[0] == 0
     assert json.loads((folder / "site.json").read_text())["crs"] == f"EPSG:326{_zone(9.4)}"  # 32
-    code, _, err = _run(capsys, "render", str(folder), "--date", "2016-01-17", "--out", str(tmp_path / "a.png"), db=db)
+    asked = ["render", str(folder), "--date", "2016-01-17", "--composite"]
+    code, _, err = _run(capsys, *asked, "truecolor", "--out", str(tmp_path / "a.png"), db=db)
     assert code == 2 and err.count("\n") == 1 and err.rstrip().endswith("this site can show: ndvi (--composite)")
     out = tmp_path / "ndvi.png"
-    code, _, err = _run(
-        capsys, "render", str(folder), "--date", "2016-01-17", "--composite", "ndvi", "--out", str(out), db=db
-    )
+    code, _, err = _run(capsys, *asked, "ndvi", "--out", str(out), db=db)
     assert code == 0 and out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", err
+    code, _, err = _run(capsys, *asked[:-1], "--out", str(tmp_path / "default.png"), db=db)
+    assert code == 0 and "no true-colour bands; rendering ndvi" in err, err
+    assert (tmp_path / "default.png").read_bytes() == out.read_bytes()
 
 
 def _tm_without(real_dir: Path, folder: Path, left_out: str) -> Path:
@@ -139,13 +142,15 @@ def test_an_era5_land_only_site_renders_with_a_colour_bar_in_its_unit(tmp_path, 
     site = write_site_json(tmp_path / "e", bbox=[8.95, 45.45, 9.55, 46.05], crs="EPSG:4326", resolution=0.1)
     _era5(site)  # t2m DN 5000 x 0.001 + 270 = 275 K in January
     db = tmp_path / "db"
-    code, _, err = _run(capsys, "render", str(site), "--date", "2023-01-01", "--out", str(tmp_path / "a.png"), db=db)
+    asked = ["render", str(site), "--date", "2023-01-01", "--composite"]
+    code, _, err = _run(capsys, *asked, "truecolor", "--out", str(tmp_path / "a.png"), db=db)
     assert code == 2 and err.rstrip().endswith("this site can show: t2m, precipitation (--composite)")
     out = tmp_path / "t2m.png"
-    code, _, err = _run(
-        capsys, "render", str(site), "--date", "2023-01-01", "--composite", "t2m", "--out", str(out), db=db
-    )
+    code, _, err = _run(capsys, *asked, "t2m", "--out", str(out), db=db)
     assert code == 0 and out.is_file(), err
+    # no --composite: the site's first (ERA5-Land has no visible bands), not a refusal of true colour
+    code, _, err = _run(capsys, *asked[:-1], "--out", str(tmp_path / "default.png"), db=db)
+    assert code == 0 and "rendering t2m" in err and (tmp_path / "default.png").read_bytes() == out.read_bytes()
     panel = resolve_panel(open_stack(scan_site(site), composite="t2m"), "2023-01-01", "t2m")
     assert np.nanmax(panel.channels) == pytest.approx(275.0, abs=1e-3)
     fig = build_figure([panel], Stretch.default("t2m"), pixel_size_m=11_000)
