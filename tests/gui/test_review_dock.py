@@ -126,6 +126,8 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "A")  # accept
     assert "saved: accept" in panel.saved.text() and panel.view["id"] == order[1]
     press(qtbot, app, "2")  # flag: wrong reference at once
+    # the saved line says the reason in the flag bar's words (it had said the code, "wrong_reference")
+    assert "saved: flag (wrong reference answer) on" in panel.saved.text(), panel.saved.text()
     press(qtbot, app, "F", "1", "3", "Return")  # flag with two reasons
     assert panel.view["id"] == order[3]
     press(qtbot, app, "Backspace")  # undo the last: back on order[2]
@@ -401,7 +403,8 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     assert not expert.rationale.hasFocus() and expert.view is third
     press(qtbot, app, "R")
-    assert "saved: reject" in expert.saved.text(), expert.saved.text()
+    # the saved line names the reason picked (it had said "saved: reject" only)
+    assert "saved: reject (reference wrong and not correctable here) on" in expert.saved.text(), expert.saved.text()
     with Store(store_path) as store:
         reasons, why = store.db.execute(
             "SELECT d.reasons, d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? "
@@ -619,7 +622,7 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     # the keys are back on the canvas, where the viewer's keys work too (the list had taken them)
     assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     press(qtbot, app, "M", "R")  # out of the field the keys act again: medium, then the reject is saved
-    assert "saved: reject, medium confidence on" in expert.saved.text(), expert.saved.text()
+    assert "saved: reject (evidence cannot settle it), medium confidence on" in expert.saved.text(), expert.saved.text()
     con = sqlite3.connect(store_path)
     rows = con.execute(
         "SELECT i.qid, d.verdict, d.confidence, d.rationale FROM decisions d JOIN items i ON i.id = d.item "
