@@ -327,7 +327,7 @@ class ExpertPanel(QWidget):
         for n, (label, code) in enumerate(reasons, 1):
             self.reject_combo.addItem(f"{n} {label}" if n < 10 else label, code)
         self.reject_combo.blockSignals(False)
-        self.keys.reset([code for _label, code in reasons])  # a confidence too belongs to its item
+        self.keys.reset([code for _label, code in reasons], self._reason_labels)  # a confidence too belongs to its item
         self._pending_text()
         self.rationale.clear()  # a rationale belongs to the item it was typed for
         self.evidence_label.setText("")
@@ -413,7 +413,7 @@ class ExpertPanel(QWidget):
             return True
         if act.kind == "pick_reason":
             self.reject_combo.setCurrentIndex(self.keys.reasons.index(act.reason))
-            self._hint(f"reject reason: {self._reason_labels.get(act.reason, act.reason)} (R rejects)")  # its words
+            self._hint(act.message)
             return True
         if act.kind in ("say", "cancel"):
             self._hint(act.message)
