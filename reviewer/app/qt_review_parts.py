@@ -260,9 +260,13 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
         # the range under the reference, in its column: a fourth column made the table wider than a 1366 x 768
         # review dock for a trend's slope ("0.007094", "[0.004858, 0.01191]"), the view scrolled sideways
         range_text = f"<br><span style='color:#aaa'>range {e(f'[{r[0]}, {r[1]}]')}</span>" if r else ""
+        value = ref.get(name)  # no value (a field an insufficient item leaves open): "none", not JSON's "null"
+        reference = (
+            "<span style='color:#aaa'>none</span>" if value is None else e(json.dumps(value, ensure_ascii=False))
+        )
         rows.append(
             f"<tr><td><b>{e(name)}</b>{conclusion}</td><td>{e(kind + unit + opts)}</td>"
-            f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}{range_text}</td></tr>"
+            f"<td>{reference}{range_text}</td></tr>"
         )
     parts.append(
         "<table cellspacing=4><tr>"  # a header is never broken ("referenc e" at 1366 x 768)

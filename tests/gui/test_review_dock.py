@@ -553,6 +553,21 @@ def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
     assert "none for this item" in draft_html({"draft": None, "second_opinions": []})
 
 
+def test_the_focus_view_puts_the_range_under_the_reference_and_says_none_for_an_open_field():
+    """Issue 27: three columns (a fourth, the range, made the field table wider than the view at 1366 x 768); a
+    field an insufficient item leaves open reads "none", not JSON's "null"."""
+    from reviewer.app.qt_review_parts import question_html
+
+    q = {
+        "id": "q13", "text": "trend?", "fields": [{"name": "area", "type": "number"}, {"name": "slope", "type": "number"}],
+        "reference": {"area": None, "slope": 0.007094}, "reference_range": {"slope": [0.004858, 0.01191]},
+    }  # fmt: skip
+    text = question_html(q)
+    assert text.count("<th") == 3 and "null" not in text
+    assert "<td><b>area</b></td><td>number</td><td><span style='color:#aaa'>none</span></td>" in text
+    assert "<td>0.007094<br><span style='color:#aaa'>range [0.004858, 0.01191]</span></td>" in text
+
+
 def test_annotator_gives_her_confidence_with_keys(window, store_path, qtbot, shots):
     """L / M / H set the confidence of the next decision (issue 30): shown as pending, saved with the decision,
     said in the saved line, cleared after it; the same key again takes it back."""
