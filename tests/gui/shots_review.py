@@ -377,6 +377,7 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
             shot(app, "annotator_saved", same_rows=True)
             press(app, "F1")  # the keys dialog (its last paragraph had been cut)
             shot(app, "help")
+            app._help.grab().save(str(out / f"review_help_dialog_{size}.png"))  # a window of its own: not in the shot
             app._help.close()
             app.docks["Pair"].raise_()
             wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)
