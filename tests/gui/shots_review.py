@@ -13,7 +13,7 @@ ROLES: which of annotator,annotator_done,expert,maintainer,failures,viewer (all 
 bob with every item decided, failures the failure-coding dock on a small coding set, viewer the window with no
 review dock (the site opened, a pixel clicked).
 
-Writes OUT/review_<shot>_<W>x<H>.png and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
+Writes OUT/review_<shot>_<W>x<H>.png, OUT/keys_dialog_<W>x<H>.png (F1) and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
 """
 
 from __future__ import annotations
@@ -377,7 +377,7 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
             shot(app, "annotator_saved", same_rows=True)
             press(app, "F1")  # the keys dialog (its last paragraph had been cut)
             shot(app, "help")
-            app._help.grab().save(str(out / f"review_help_dialog_{size}.png"))  # a window of its own: not in the shot
+            app._help.grab().save(str(out / f"keys_dialog_{size}.png"))  # a window of its own: not in the shot
             app._help.close()
             app.docks["Pair"].raise_()
             wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)

@@ -96,6 +96,8 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
         width, height = Image.open(png).size  # the window really was that small (not a 1600 px one cut down)
         assert width <= 1366 and height <= 768 and width > 1200, (png.name, width, height)
         shutil.copy(png, shots / png.name)
+    for png in out.glob("keys_dialog_*.png"):  # the F1 dialog, a window of its own
+        shutil.copy(png, shots / png.name)
 
 
 @pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a 1366 x 768 screen")
