@@ -556,7 +556,7 @@ def _ask_who(app: ReviewerApp, user: str | None) -> None:
 
     try:
         store = Store(app.session.db)
-        who = who_is_working(store, user)
+        who = who_is_working(store, user, parent=main_window(app.viewer))  # in the window's dark style
     except ReviewerError as exc:
         app.reporter.error(exc, context="review")
         return

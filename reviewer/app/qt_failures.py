@@ -513,8 +513,10 @@ def launch_failures(
     load_set(set_path)  # a bad set is refused before a window opens
     viewer = napari.Viewer(title="EarthRecord Reviewer")
     app = ReviewerApp(viewer, db=db)
+    from reviewer.app.qt_window import give_keys_to_canvas, main_window
+
     store = Store(app.session.db)
-    who = who_is_working(store, user)
+    who = who_is_working(store, user, parent=main_window(viewer))  # in the window's dark style
     if who is None:
         store.close()
         viewer.close()
@@ -522,6 +524,11 @@ def launch_failures(
 
         raise ReviewError("nobody to code as: add an expert (reviewer users add NAME --role expert) or give --user")
     install_failures_dock(app, set_path, *who, store=store)
+    qwin = main_window(viewer)
+    if qwin is not None:  # the window in front with the keys, as `launch` leaves it (it had opened inactive)
+        qwin.raise_()
+        qwin.activateWindow()
+        give_keys_to_canvas(viewer)
     if screenshot:
         _screenshot_when_shown(app, Path(screenshot))
     napari.run()

@@ -409,6 +409,7 @@ class AnnotatorPanel(QWidget):
         if self.view is None:
             return False
         key = self.view["item"]
+        words = {r["code"]: r["label"] for r in self.view.get("flag_reasons") or []}  # as the flag bar says them
         ev = self.loader.view.to_json() if self.loader.view is not None and self.loader.key == key else None
         self.save.start(key, verdict)
         try:
@@ -425,7 +426,7 @@ class AnnotatorPanel(QWidget):
             self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
             self._say(self.save.message, ok=False)
             return False
-        why = f" ({', '.join(out['reasons'])})" if out["reasons"] else ""
+        why = f" ({', '.join(words.get(r, r) for r in out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
         self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})")
         self._say(self.save.message, ok=True)

@@ -45,6 +45,7 @@ from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
+QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's 'no maximum' for a widget's size
 COLUMNS = ("annotator", "verdict", "reasons", "comment", "correction", "s")
 #: columns as wide as their words (the rest share the room left, their text wrapped, whole in the tooltip)
 FITTED = (0, 1, 5)
@@ -89,6 +90,7 @@ class ExpertPanel(QWidget):
         self.mode = "adjudicate"
         self.queue = ReviewQueue()
         self.keys = ExpertKeys(levels=tuple(confidence_keys().items()))
+        self._reason_labels: dict[str, str] = {}  # the item's reject reasons' words, by code
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         top = QHBoxLayout()
@@ -120,11 +122,22 @@ class ExpertPanel(QWidget):
         # rows follow their wrapped text as the columns change, and the table's minimum follows the rows
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.table.verticalHeader().sectionResized.connect(lambda *_: self._fit_table_height())
+        # a column's new width re-wraps its rows: the table's height follows them (measured only when the item came,
+        # at the widths the columns had before the dock's layout gave them theirs, a commented flag's table kept the
+        # height of narrower columns: 224 px for 120 px of rows at 1366 x 768, the question left 67 px)
+        self.table.horizontalHeader().sectionResized.connect(lambda *_: self._fit_table_height())
         header = self.table.horizontalHeader()
         for col in range(len(COLUMNS)):
             header.setSectionResizeMode(col, QHeaderView.ResizeToContents if col in FITTED else QHeaderView.Stretch)
         split.addWidget(self.table)
-        split.setSizes([80, 240, 100])  # the rationale, reasons, buttons and keys below stay on a 768 px screen
+        # the question takes what the window gives or takes: beside a 520 px review dock at 1366 x 768 a commented
+        # flag's taller table had squeezed it to ~120 px (its field table out of sight); the queue opens three rows
+        # tall (N / P walk it, the count above says how long it is) and the table at its rows' height
+        rows3 = 3 * (self.list.fontMetrics().height() + 2) + 2 * self.list.frameWidth() + 2
+        self.list.setMinimumHeight(rows3)  # its scroll bar's arrows asked ~70 px
+        split.setSizes([rows3, 240, 100])  # the rationale, reasons, buttons and keys below stay on a 768 px screen
+        for k, stretch in enumerate((0, 1, 0)):
+            split.setStretchFactor(k, stretch)
         layout.addWidget(split, 1)
         self.rationale = RationaleEdit(self.key)
         self.rationale.setPlaceholderText("rationale: Enter saves, Esc leaves")
@@ -262,8 +275,9 @@ class ExpertPanel(QWidget):
         """The decision table at least as tall as its first rows (two annotators' decisions are the usual case): at
         1366 x 768 the splitter had left it a row and a half, the second decision behind a scroll bar."""
         t = self.table
-        rows = sum(t.rowHeight(i) for i in range(min(t.rowCount(), max_rows)))
+        rows = sum(t.sizeHintForRow(i) for i in range(min(t.rowCount(), max_rows)))  # at the columns' widths now
         t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth() + 2)
+        t.setMaximumHeight(t.minimumHeight() if t.rowCount() <= max_rows else QWIDGETSIZE_MAX)  # no empty rows
 
     def _show_draft(self, key: str) -> None:
         try:
@@ -307,12 +321,13 @@ class ExpertPanel(QWidget):
 
     def _set_reasons(self, reasons: list[tuple[str, str]]) -> None:
         """The item's reject reasons, numbered for the 1-9 keys; a new item starts with nothing pending."""
+        self._reason_labels = dict((code, label) for label, code in reasons)  # the saved line names the reason
         self.reject_combo.blockSignals(True)
         self.reject_combo.clear()
         for n, (label, code) in enumerate(reasons, 1):
             self.reject_combo.addItem(f"{n} {label}" if n < 10 else label, code)
         self.reject_combo.blockSignals(False)
-        self.keys.reset([code for _label, code in reasons])  # a confidence too belongs to its item
+        self.keys.reset([code for _label, code in reasons], self._reason_labels)  # a confidence too belongs to its item
         self._pending_text()
         self.rationale.clear()  # a rationale belongs to the item it was typed for
         self.evidence_label.setText("")
@@ -354,7 +369,8 @@ class ExpertPanel(QWidget):
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
-        self.save.saved(f"saved: {out['verdict']}{sure} on {out['item']}{new} (decision {out['decision']})")
+        why = f" ({', '.join(self._reason_labels.get(r, r) for r in reasons)})" if reasons else ""
+        self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']}{new} (decision {out['decision']})")
         self._say(self.save.message, ok=True)
         self._next_after_save()
         return True

@@ -33,9 +33,12 @@ class WhoDialog(QDialog):
         return u["name"], u["role"]
 
 
-def who_is_working(store, given: str | None = None, *, ask: bool = True) -> tuple[str, str] | None:
+def who_is_working(
+    store, given: str | None = None, *, ask: bool = True, parent: QWidget | None = None
+) -> tuple[str, str] | None:
     """(name, role) from --user, REVIEWER_USER or the dialog; None when the store has no users or the
-    dialog was cancelled. An unknown given name raises the core's ReviewError."""
+    dialog was cancelled. An unknown given name raises the core's ReviewError. `parent`: the app's window, whose
+    style (napari's dark theme) the dialog takes (without one it was drawn in Qt's light default)."""
     users = api.working_profiles(store)  # once logins are bound: only the profiles of this OS login
     name = given or os.environ.get(USER_ENV)
     if name:
@@ -47,5 +50,5 @@ def who_is_working(store, given: str | None = None, *, ask: bool = True) -> tupl
         get_user(store, name)  # raises the core's message
     if not users or not ask:
         return None
-    dialog = WhoDialog(users)
+    dialog = WhoDialog(users, parent)
     return dialog.choice() if dialog.exec() == QDialog.Accepted else None

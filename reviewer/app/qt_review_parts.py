@@ -257,16 +257,20 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
         opts = f" ({' | '.join(map(str, f['options']))})" if f.get("options") else ""
         conclusion = " <i>(scored)</i>" if q.get("conclusion") == name else ""
         r = rng.get(name)
-        range_text = f"[{r[0]}, {r[1]}]" if r else ""
+        # the range under the reference, in its column: a fourth column made the table wider than a 1366 x 768
+        # review dock for a trend's slope ("0.007094", "[0.004858, 0.01191]"), the view scrolled sideways
+        range_text = f"<br><span style='color:#aaa'>range {e(f'[{r[0]}, {r[1]}]')}</span>" if r else ""
+        value = ref.get(name)  # no value (a field an insufficient item leaves open): "none", not JSON's "null"
+        reference = (
+            "<span style='color:#aaa'>none</span>" if value is None else e(json.dumps(value, ensure_ascii=False))
+        )
         rows.append(
             f"<tr><td><b>{e(name)}</b>{conclusion}</td><td>{e(kind + unit + opts)}</td>"
-            f"<td>{e(json.dumps(ref.get(name), ensure_ascii=False))}</td><td>{e(range_text)}</td></tr>"
+            f"<td>{reference}{range_text}</td></tr>"
         )
     parts.append(
         "<table cellspacing=4><tr>"  # a header is never broken ("referenc e" at 1366 x 768)
-        + "".join(
-            f"<th align=left style='white-space:nowrap'>{h}</th>" for h in ("field", "type", "reference", "range")
-        )
+        + "".join(f"<th align=left style='white-space:nowrap'>{h}</th>" for h in ("field", "type", "reference"))
         + f"</tr>{''.join(rows)}</table>"
     )
     parts.append(sensor_break_html(q))

@@ -57,6 +57,7 @@ class TrajectoryTools(QWidget):
         self.period_from, self.period_to = QSpinBox(), QSpinBox()
         for sb in (self.period_from, self.period_to):
             sb.setRange(1970, 2100)
+            sb.setSpecialValueText(" ")  # no site, no years (the tools said "shade 1970 - 1970" before a site)
             sb.setStyleSheet(YEAR_SPIN)
             sb.setFixedWidth(sb.fontMetrics().horizontalAdvance("0000") + YEAR_SPIN_EXTRA)
             sb.setKeyboardTracking(False)
@@ -72,6 +73,7 @@ class TrajectoryTools(QWidget):
         period_row.setSpacing(2)
         for w in (self.period_check, self.period_from, self.period_to):
             period_row.addWidget(w)
+        self.period.setEnabled(False)  # until a site gives it its years (`set_years`)
         row = FlowLayout(self)
         for w in (
             self.name_combo,
@@ -107,10 +109,12 @@ class TrajectoryTools(QWidget):
         """A site opened: the period spans its record's years."""
         for sb in (self.period_from, self.period_to):
             sb.blockSignals(True)
+            sb.setSpecialValueText("")  # the site's first year is its minimum: shown as it is
             sb.setRange(first, last)
             sb.blockSignals(False)
         self.period_from.setValue(first)
         self.period_to.setValue(last)
+        self.period.setEnabled(True)
 
     def show_series_name(self, name: str) -> None:
         """The series was set elsewhere (a review item's index): the combo says it, without a new read."""

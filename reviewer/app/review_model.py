@@ -127,9 +127,12 @@ class ExpertKeys:
     needs_rationale: bool = True  # an adjudication needs one; an AI draft's review takes one if typed
     confidence: str | None = None  # the expert's low / medium / high for this item's adjudication, or not given
     levels: tuple[tuple[str, str], ...] = ()  # (key, level) pairs that set it (L / M / H); none: no confidence keys
+    words: dict[str, str] = field(default_factory=dict)  # the reasons' codes -> their words, for the hints
 
-    def reset(self, reasons: Sequence[str]) -> None:
-        """A new item: nothing pending, its own reasons (the first picked), an empty rationale, no confidence."""
+    def reset(self, reasons: Sequence[str], words: dict[str, str] | None = None) -> None:
+        """A new item: nothing pending, its own reasons (the first picked), an empty rationale, no confidence;
+        `words`: what the hints call each reason (the codebook's label; its code when not given)."""
+        self.words = dict(words or {})
         self.pending, self.rationale, self.reasons = None, "", tuple(reasons)
         self.reason = self.reasons[0] if self.reasons else None
         self.confidence = None
@@ -152,7 +155,8 @@ class ExpertKeys:
             if n > len(self.reasons):
                 return KeyAction("say", message=f"no reject reason {n} (1-{len(self.reasons)})")
             self.reason = self.reasons[n - 1]
-            return KeyAction("pick_reason", reason=self.reason, message=f"reject reason: {self.reason} (R rejects)")
+            said = self.words.get(self.reason, self.reason)
+            return KeyAction("pick_reason", reason=self.reason, message=f"reject reason: {said} (R rejects)")
         if key == "E":
             return KeyAction("correct")
         level = dict(self.levels).get(key)
@@ -182,7 +186,8 @@ class ExpertKeys:
     def _hint(self) -> str:
         if self.pending is None:
             return "A accept, R reject (1-9 pick the reason), E correct"
-        what = self.pending + (f" ({self.reason})" if self.pending == "reject" else "")
+        said = self.words.get(self.reason or "", self.reason)
+        what = self.pending + (f" ({said})" if self.pending == "reject" else "")
         return f"{what}: type the rationale, Enter saves, Esc leaves the field"
 
 

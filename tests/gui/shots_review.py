@@ -9,9 +9,11 @@ are in .pytest_cache/d/reviewer-demo-64-*):
 
     xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python tests/gui/shots_review.py SITE DB BANK OUT [ROLES]
 
-ROLES: which of annotator,expert,maintainer (all by default).
+ROLES: which of annotator,annotator_done,expert,maintainer,failures,viewer (all by default): annotator_done is
+bob with every item decided, failures the failure-coding dock on a small coding set, viewer the window with no
+review dock (the site opened, a pixel clicked).
 
-Writes OUT/review_<shot>_<W>x<H>.png and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
+Writes OUT/review_<shot>_<W>x<H>.png, OUT/keys_dialog_<W>x<H>.png (F1) and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ for p in (ROOT, ROOT / "tests" / "unit"):
         sys.path.insert(0, str(p))
 
 TRAJECTORY_MIN_PX = 150  # the plotting area at 1366 x 768 with the review dock open (issue 27)
+QUESTION_MIN_LINES = 9  # the expert's question view: its question, site line and the field table's first rows
 
 
 def wait(cond, timeout: float = 60.0) -> bool:
@@ -151,6 +154,15 @@ def trajectory_problems(app) -> list[str]:
     text_bottom = label.sceneBoundingRect().bottom() - label.document().documentMargin()
     if label.isVisible() and text_bottom > traj.plot.height():
         out.append(f"the trajectory's year label ends {text_bottom:.0f} px down a plot {traj.plot.height()} px tall")
+    scroll = app.docks["Trajectory"].widget()  # the dock's scroll area: its caption's last line had been cut
+    if scroll.verticalScrollBar().isVisible():
+        out.append(f"the Trajectory dock scrolls (needs {traj.minimumSizeHint().height()} px, has {scroll.height()})")
+    if traj.info.heightForWidth(traj.info.width()) > traj.info.height() + 1:
+        out.append(f"the trajectory's caption needs {traj.info.heightForWidth(traj.info.width())} px, has "
+                   f"{traj.info.height()}")  # fmt: skip
+    years = (traj.tools.period_from.text().strip(), traj.tools.period_to.text().strip())
+    if app.session.index is None and any(years):
+        out.append(f"the trajectory's period shows years {years} before a site is open")
     return out
 
 
@@ -173,7 +185,8 @@ def pair_problems(app) -> list[str]:
 def item_view_rows(app) -> tuple[int, ...] | None:
     """The top and bottom (window pixels) of the item's view in the mode shown (annotate or adjudicate), and of the
     trajectory's plot when it is seen."""
-    panel = app.review.tabs.currentWidget() if app.review is not None else None
+    review = getattr(app, "review", None)
+    panel = review.tabs.currentWidget() if review is not None else None
     focus = getattr(panel, "focus", None)
     if focus is None or not seen(focus):
         return None
@@ -202,11 +215,40 @@ def coverage_problems(app) -> list[str]:
     return [f"the coverage lanes are {lane:.0f} px apart, their names {need} px high"] if lane < need else []
 
 
+def question_problems(app) -> list[str]:
+    """The expert's question view lower than QUESTION_MIN_LINES lines (beside a 520 px review dock a commented
+    flag's decision table had squeezed it to ~120 px, the question's fields out of sight)."""
+    review = getattr(app, "review", None)
+    expert = getattr(review, "expert", None)
+    if expert is None or not seen(expert.focus):
+        return []
+    need = QUESTION_MIN_LINES * expert.focus.fontMetrics().lineSpacing()
+    if expert.focus.viewport().height() < need:
+        return [f"the expert's question view is {expert.focus.viewport().height()} px tall, under {need}"]
+    return []
+
+
+def bank_question_problems(app, bank: Path) -> list[str]:
+    """Every question of `bank` in the annotator's question view: none makes it scroll sideways (a trend's slope
+    and its range, item 13 of the demo bank, had made the field table 1 px too wide at 1366 x 768)."""
+    from reviewer.app.qt_review_parts import question_html
+
+    focus = app.review.annotator.focus
+    html, out = focus.toHtml(), []
+    for line in (bank / "questions.jsonl").read_text().splitlines():
+        q = json.loads(line)
+        focus.setHtml(question_html(q))
+        wait(lambda: False, 0.05)
+        out += [f"{q['id']}: {p}" for p in clipped_html(focus.parentWidget())]
+    focus.setHtml(html)
+    return out
+
+
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
     tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin)
-    return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app)
+    return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app) + question_problems(app)
 
 
 def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
@@ -222,12 +264,39 @@ def make_shots_store(tmp: Path, db: Path, bank: Path, site: Path) -> Path:
             api.decide(store, r["item"], api.Decision("accept", confidence="high", seconds=41), user="ann")
         for k, r in enumerate(api.my_items(store, BANK, user="bob")):
             verdict, reasons = ("flag", ["wrong_reference", "ambiguous_evidence"]) if k < 2 else ("accept", None)
-            decision = api.Decision(verdict, reasons=reasons, confidence="low", seconds=95)
+            comment = "the scar is north of the region; the reference area looks too small to me" if k < 2 else None
+            decision = api.Decision(verdict, reasons=reasons, confidence="low", seconds=95, comment=comment)
             api.decide(store, r["item"], decision, user="bob")
     return store_path
 
 
-def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,expert,maintainer") -> int:
+def make_failures_set(tmp: Path, bank: Path) -> Path:
+    """The failure-coding set of the failures dock's tests (three questions of `bank`, two models' runs)."""
+    from reviewer.bank.io import BankContent, write_bank
+    from reviewer.cli import main as cli
+    from tests.gui.test_failures_dock import Q7, Q18, Q29, _runs
+    from tests.unit import bank_factory as bf
+
+    questions = [q for q in map(json.loads, (bank / "questions.jsonl").read_text().splitlines())
+                 if q["id"] in (Q7, Q29, Q18)]  # fmt: skip
+    sites = [json.loads(s) for s in (bank / "sites.jsonl").read_text().splitlines()]
+    content = BankContent(
+        "dock", "1", questions, sites, [bf.pair("P1", Q7)], frozen=True, created="2026-12-01T00:00:00Z"
+    )
+    write_bank(tmp / "coding-bank", content)
+    (tmp / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in _runs()))
+    out = tmp / "set.json"
+    assert (
+        cli(["failures", "sample", str(tmp / "runs.jsonl"), str(tmp / "coding-bank"), "--seed", "2", "--out", str(out)])
+        == 0
+    )
+    return out
+
+
+ALL_ROLES = "annotator,annotator_done,expert,maintainer,failures,viewer"
+
+
+def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) -> int:
     import napari
     from qtpy.QtCore import Qt
     from qtpy.QtTest import QTest
@@ -262,16 +331,35 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
         for k in keys:
             QTest.keyClick(app.viewer.window._qt_viewer.canvas.native, getattr(Qt, f"Key_{k}"), mod)
 
-    users = {"annotator": "ann", "expert": "eve", "maintainer": "mia"}
+    users = {"annotator": "ann", "annotator_done": "bob", "expert": "eve", "maintainer": "mia", "failures": "eve"}
     for role in roles.split(","):
-        user = users[role]
         viewer = napari.Viewer(show=True)
         app = ReviewerApp(viewer, db=store_path, recent=RecentSites(tmp / "recent.json"), scoring=False)
-        app.start_review(user, role)
+        if role == "viewer":  # no review dock: a site opened, a pixel clicked
+            app.open_site(site)
+            wait(lambda app=app: app.session.frame_shown() and app.settled, 120)
+            app.session.pixel_clicked.emit(32, 32)
+            wait(lambda app=app: app.trajectory.series is not None and not app.trajectory.busy, 60)
+            shot(app, "viewer")
+        elif role == "failures":  # the coding dock on a set of runs of three of the bank's questions
+            from reviewer.app.qt_failures import close_failures_dock, install_failures_dock
+
+            install_failures_dock(app, make_failures_set(tmp, bank), users[role], "expert")
+            app.docks["Trajectory"].raise_()
+            wait(lambda app=app: app.failures.loader.shown(trajectory=True), 120)
+            wait(lambda app=app: app.settled, 30)
+            shot(app, "failures")
+            close_failures_dock(app)
+        else:
+            app.start_review(users[role], "annotator" if role == "annotator_done" else role)
         qwin = viewer.window._qt_window
         qwin.activateWindow()
         wait(qwin.isActiveWindow, 5)
-        if role != "maintainer":
+        if role in ("viewer", "failures"):
+            pass
+        elif role == "annotator_done":
+            wait(lambda app=app: app.settled, 30)
+        elif role != "maintainer":
             app.docks["Trajectory"].raise_()
             wait(lambda app=app: app.review.loader.shown(trajectory=True), 120)
             wait(lambda app=app: app.settled, 30)
@@ -289,6 +377,7 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             shot(app, "annotator_saved", same_rows=True)
             press(app, "F1")  # the keys dialog (its last paragraph had been cut)
             shot(app, "help")
+            app._help.grab().save(str(out / f"keys_dialog_{size}.png"))  # a window of its own: not in the shot
             app._help.close()
             app.docks["Pair"].raise_()
             wait(lambda app=app: bool(app.pair.rgbs) and not app.pair.busy, 60)
@@ -298,6 +387,9 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             shot(app, "chips")
             press(app, "4", mod=Qt.ControlModifier)  # Ctrl+4 brings the Coverage dock to the front
             shot(app, "coverage")
+            problems["question_fields"] = bank_question_problems(app, bank)
+        elif role == "annotator_done":  # bob has decided every item of his
+            shot(app, "annotator_done")
         elif role == "expert":
             shot(app, "expert_table")
             # the review dock as wide as a 1600 px window left it when the window was made smaller: the middle
@@ -307,7 +399,15 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = "annotator,ex
             press(app, "A")  # asks for the rationale (a hint in the status band)
             QTest.keyClicks(app.review.expert.rationale, "the burn scar shows on both dates; bob's flag stands")
             shot(app, "expert_rationale", same_rows=True)
-        else:
+            QTest.keyClick(app.review.expert.rationale, Qt.Key_Escape)  # leaves the field, the rationale kept
+            press(app, "2", "R")  # a reject reason by its number, then the reject is saved with the rationale
+            wait(lambda app=app: app.review.loader.shown(trajectory=True), 60)
+            shot(app, "expert_rejected")  # the saved line names the reason
+            app.review.tabs.setCurrentWidget(app.review.annotator)
+            shot(app, "expert_annotate")
+        elif role == "maintainer":
+            # the trajectory's tools before a site: no years (they had said "shade 1970 - 1970")
+            app.docks["Trajectory"].raise_()
             admin = app.review.maintainer
             scroll = admin.findChild(QScrollArea)
             shot(app, "maintainer_assign")

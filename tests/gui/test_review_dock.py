@@ -126,6 +126,8 @@ def test_annotator_reviews_with_the_keyboard(window, store_path, qtbot, shots):
     press(qtbot, app, "A")  # accept
     assert "saved: accept" in panel.saved.text() and panel.view["id"] == order[1]
     press(qtbot, app, "2")  # flag: wrong reference at once
+    # the saved line says the reason in the flag bar's words (it had said the code, "wrong_reference")
+    assert "saved: flag (wrong reference answer) on" in panel.saved.text(), panel.saved.text()
     press(qtbot, app, "F", "1", "3", "Return")  # flag with two reasons
     assert panel.view["id"] == order[3]
     press(qtbot, app, "Backspace")  # undo the last: back on order[2]
@@ -401,7 +403,8 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     assert not expert.rationale.hasFocus() and expert.view is third
     press(qtbot, app, "R")
-    assert "saved: reject" in expert.saved.text(), expert.saved.text()
+    # the saved line names the reason picked (it had said "saved: reject" only)
+    assert "saved: reject (reference wrong and not correctable here) on" in expert.saved.text(), expert.saved.text()
     with Store(store_path) as store:
         reasons, why = store.db.execute(
             "SELECT d.reasons, d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE i.qid = ? "
@@ -550,6 +553,21 @@ def test_the_focus_view_shows_the_draft_with_the_confidence_the_core_gives():
     assert "none for this item" in draft_html({"draft": None, "second_opinions": []})
 
 
+def test_the_focus_view_puts_the_range_under_the_reference_and_says_none_for_an_open_field():
+    """Issue 27: three columns (a fourth, the range, made the field table wider than the view at 1366 x 768); a
+    field an insufficient item leaves open reads "none", not JSON's "null"."""
+    from reviewer.app.qt_review_parts import question_html
+
+    q = {
+        "id": "q13", "text": "trend?", "fields": [{"name": "area", "type": "number"}, {"name": "slope", "type": "number"}],
+        "reference": {"area": None, "slope": 0.007094}, "reference_range": {"slope": [0.004858, 0.01191]},
+    }  # fmt: skip
+    text = question_html(q)
+    assert text.count("<th") == 3 and "null" not in text
+    assert "<td><b>area</b></td><td>number</td><td><span style='color:#aaa'>none</span></td>" in text
+    assert "<td>0.007094<br><span style='color:#aaa'>range [0.004858, 0.01191]</span></td>" in text
+
+
 def test_annotator_gives_her_confidence_with_keys(window, store_path, qtbot, shots):
     """L / M / H set the confidence of the next decision (issue 30): shown as pending, saved with the decision,
     said in the saved line, cleared after it; the same key again takes it back."""
@@ -619,7 +637,7 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     # the keys are back on the canvas, where the viewer's keys work too (the list had taken them)
     assert app.viewer.window._qt_window.focusWidget() is app.viewer.window._qt_viewer.canvas.native
     press(qtbot, app, "M", "R")  # out of the field the keys act again: medium, then the reject is saved
-    assert "saved: reject, medium confidence on" in expert.saved.text(), expert.saved.text()
+    assert "saved: reject (evidence cannot settle it), medium confidence on" in expert.saved.text(), expert.saved.text()
     con = sqlite3.connect(store_path)
     rows = con.execute(
         "SELECT i.qid, d.verdict, d.confidence, d.rationale FROM decisions d JOIN items i ON i.id = d.item "

@@ -175,3 +175,16 @@ def test_a_dock_never_calls_another_items_evidence_the_one_in_the_viewer() -> No
     ev.failed(q7, "site 'x' is not in this store")
     assert evidence_line("q7", ev).text == "evidence: site 'x' is not in this store"
     assert evidence_line("q29", ev).state == "opening"  # q29's evidence is no longer the one on screen
+
+
+def test_the_expert_hints_name_a_reject_reason_in_its_words() -> None:
+    """Issue 27: the hints say the reason as the reject combo shows it (they had said its code, "wrong_reference")."""
+    keys = ExpertKeys()
+    keys.reset(
+        ["unfixable_evidence", "wrong_reference"], {"wrong_reference": "reference wrong and not correctable here"}
+    )
+    assert keys.key("2").message == "reject reason: reference wrong and not correctable here (R rejects)"
+    ask = keys.key("R")
+    assert ask.message.startswith("reject (reference wrong and not correctable here): type the rationale")
+    keys.reset(["other"])  # a reason with no words given: its code
+    assert keys.key("1").message == "reject reason: other (R rejects)"
