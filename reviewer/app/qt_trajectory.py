@@ -125,6 +125,11 @@ class QtTrajectoryPlot(QWidget):
         """A series is being read."""
         return self._worker is not None
 
+    @property
+    def expecting(self) -> bool:
+        """A series read elsewhere is coming (`expect_series`), not one the plot reads itself."""
+        return self._worker is True
+
     # ------------------------------------------------------------------ inputs
 
     def _on_site_opened(self, index) -> None:
@@ -136,7 +141,8 @@ class QtTrajectoryPlot(QWidget):
         # draw settles the view (set after it, the range was fitted in the paint, which cost the window one more)
         self.plot.setXRange(min(years), max(years) + 1, padding=0.02)
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self._draw()
+        if not self.expecting:  # (a review item's series is handed over in this turn: its draw shows the new site)
+            self._draw()
 
     def _on_pixel_clicked(self, row: int, col: int):
         """Plot the trajectory at this pixel (row, col of the site grid)."""
@@ -195,6 +201,8 @@ class QtTrajectoryPlot(QWidget):
         self._cancel = threading.Event()
         self._worker = True  # busy, with no worker of its own
         self.progress.setVisible(False)
+        if text and self.series is None:  # nothing to show meanwhile (another site's): the empty plot drawn
+            self._draw()
         if text:
             self.info.setText(text)
             self.layout().activate()  # the caption's lines now, not after the window's next paint

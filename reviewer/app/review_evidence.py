@@ -276,6 +276,7 @@ class EvidenceLoader(QObject):
         if p.index is not s.index:
             self._set_state(p)
             s.show_index(p.index, stack=(p.stack, p.current))
+            self.series.coming()  # (the Trajectory dock takes the site without drawing it empty)
             s.announce(p.index)  # the docks follow the site
         s.keep_stretch(view.composite, view.stretch)  # the composite's stretch is the item's
         self._set_state(p)

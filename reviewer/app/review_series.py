@@ -54,6 +54,11 @@ class ItemSeries(QObject):
     def has(self, p: Prepared) -> bool:
         return p.mask is None or p.series_key(self.harmonized()) in self._series
 
+    def coming(self) -> None:
+        """An item's series is drawn in this turn (`show`, on a site change): until then the trajectory plot expects
+        it, so it takes the new site without drawing its empty plot first (one draw per site change, not two)."""
+        self.trajectory.expect_series()
+
     def show(self, p: Prepared) -> None:
         """The item's trajectory: the series kept when it was read ahead, else read now (no progress bar: its
         synchronous repaints held the UI ~70 ms each)."""

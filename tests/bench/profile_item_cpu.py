@@ -11,6 +11,7 @@ time, and the share of each part of the app (by file). The profiler's own overhe
 parts with each other, and take the per-item figure from a run without --profile. With --paints, each item's window
 paints (one is the least: the item shown) and what each painted; with --hide DOCK (a dock's title, repeatable), the
 same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
+With --two-sites, the items of bench_review_dock's bank over two sites (about half the steps change the site).
 """
 
 from __future__ import annotations
@@ -87,7 +88,9 @@ def dock_of(obj) -> str:
     return w.windowTitle() if w is not None else "-"
 
 
-def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: bool = False) -> list[float]:
+def run(
+    n: int, profiler: cProfile.Profile | None, hide: list[str], paints: bool = False, two_sites: bool = False
+) -> list[float]:
     import napari
     from bench_review_dock import ROOT
     from qtpy.QtWidgets import QApplication
@@ -96,7 +99,7 @@ def run(n: int, profiler: cProfile.Profile | None, hide: list[str], paints: bool
     from reviewer.app.recent import RecentSites
 
     viewer = napari.Viewer(show=True)
-    app = ReviewerApp(viewer, db=prepare(), recent=RecentSites(ROOT / "recent.json"), scoring=False)
+    app = ReviewerApp(viewer, db=prepare(two_sites), recent=RecentSites(ROOT / "recent.json"), scoring=False)
     app.start_review("ann", "annotator", prefetch=True)
     loader = app.review.loader
     pump_until(lambda: loader.shown(trajectory=True), timeout=300)
@@ -179,9 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hide", action="append", default=[], help="a dock to hide (its title), to see its share")
     parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
     parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
+    parser.add_argument(
+        "--two-sites", action="store_true", help="the bank over two sites (about half the steps go to the other site)"
+    )
     args = parser.parse_args(argv)
     profiler = cProfile.Profile(time.thread_time) if args.profile else None
-    cpu = run(args.items, profiler, args.hide, args.paints)
+    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "

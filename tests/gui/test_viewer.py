@@ -707,13 +707,27 @@ def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path, shots):
         shown = app.controls.sensor_checks.items()
         return {label: cb.isChecked() for label, cb in shown if cb.isVisibleTo(app.controls)}
 
+    def below() -> list[int]:  # where the controls under the sensor boxes are, below the boxes' top (y, px)
+        c = app.controls
+        return [w.mapTo(c, w.rect().topLeft()).y() - c.sensor_box.mapTo(c, c.sensor_box.rect().topLeft()).y()
+                for w in (c.year_from, c.month_buttons[0], c.cloud_slider, c.composite_combo)]  # fmt: skip
+
     qtbot.waitUntil(lambda: set(boxes()) == first, timeout=60000)  # the docks take the site after its first frame
     assert all(boxes().values())
+    app.controls.layout().activate()
+    where = below()
     small = make_site(tmp_path / "small", "landsat_small", seed=1)  # Landsat only
     app.open_site(small)
     qtbot.waitUntil(lambda: s.index.site.dir != demo_dir and "MODIS Terra" not in boxes(), timeout=60000)
     second = {sc.label for sc in s.index.record_scenes()}
     assert "MODIS Terra" not in second and set(boxes()) == second and all(boxes().values())
+    assert len(first) > 3 >= len(second)  # two rows of boxes, then one
+    # the controls under the boxes stay where they were: the row the small site leaves empty is kept
+    app.controls.layout().activate()
+    assert below() == where
+    box = app.controls.sensor_box  # the small site's one row at the top of the boxes' area, not in its middle
+    rows = {cb.mapTo(box, cb.rect().topLeft()).y() for cb in app.controls.sensor_checks.values()}
+    assert rows == {0}, rows
     others = [cb for label, cb in app.controls._sensor_boxes.items() if label not in second]  # noqa: SLF001
     assert others and not any(cb.isVisibleTo(app.controls) for cb in others)  # the demo site's other boxes: hidden
     app.controls.grab().save(str(shots / "08_sensor_boxes_small_site.png"))
