@@ -86,6 +86,8 @@ def clipped_cells(root) -> list[str]:
         if not seen(t):
             continue
         head, fm = t.horizontalHeader(), t.fontMetrics()
+        if t.horizontalScrollBar().isVisible():  # columns hidden past the table's edge, a header or value cut there
+            out.append(f"a table of {', '.join(t.horizontalHeaderItem(j).text() for j in range(t.columnCount()) if t.horizontalHeaderItem(j))!r} scrolls sideways")  # fmt: skip
         if 0 < t.rowCount() <= 3 and t.verticalScrollBar().isVisible():  # a few rows behind a scroll bar
             out.append(f"a table of {t.rowCount()} rows shows them in {t.viewport().height()} px")
         for j in range(t.columnCount()):
@@ -103,6 +105,40 @@ def clipped_cells(root) -> list[str]:
                 longest = max((fm.horizontalAdvance(w) for w in text.split()), default=0)
                 if longest + 6 > t.columnWidth(j) or t.sizeHintForRow(i) > t.rowHeight(i) + 1:
                     out.append(f"cell {text!r} cut in a column of {t.columnWidth(j)} px")
+    return out
+
+
+def cut_list_rows(root) -> list[str]:
+    """Lists that show a row cut (the expert's queue had opened three and a half rows tall, the fourth cut in half):
+    a list with more rows than it shows must show whole rows."""
+    from qtpy.QtWidgets import QListWidget
+
+    out = []
+    for lst in root.findChildren(QListWidget):
+        row = lst.sizeHintForRow(0) if lst.count() else 0
+        if not seen(lst) or row <= 0:
+            continue
+        height = lst.viewport().height()
+        if lst.count() * row > height and height % row > 1:
+            out.append(f"a list shows {height / row:.2f} rows ({height} px of {row} px rows)")
+    return out
+
+
+def elided_date_label(app) -> list[str]:
+    """napari's date label under the canvas, with an ellipsis or cut ("2006-04-02 T..."): what the app put in the
+    label (`viewer.dims.axis_labels`) is to show whole."""
+    from qtpy.QtWidgets import QLineEdit
+
+    qwin = app.viewer.window._qt_window
+    out = []
+    for label in qwin.findChildren(QLineEdit, "axis_label"):
+        if not seen(label):
+            continue
+        full = app.viewer.dims.axis_labels[0]
+        shown = label.displayText()  # what the line edit draws (napari's eliding edit keeps the whole text apart)
+        room = label.width() - label.contentsMargins().left() - label.contentsMargins().right() - 8  # frame, margins
+        if shown != full or label.fontMetrics().horizontalAdvance(full) > room:
+            out.append(f"the date label shows {shown!r} of {full!r} in {label.width()} px")
     return out
 
 
@@ -247,7 +283,8 @@ def bank_question_problems(app, bank: Path) -> list[str]:
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
-    tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin)
+    tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin) + cut_list_rows(qwin)
+    tables += elided_date_label(app)
     return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app) + question_problems(app)
 
 
