@@ -123,6 +123,27 @@ def test_the_other_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_p
         shutil.copy(png, shots / png.name)
 
 
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a 1600 x 1000 screen")
+def test_the_expert_fits_a_large_screen(demo_db, demo_site, demo_bank, tmp_path, shots):
+    """Issue 27: at 1600 x 1000 too, the expert's windows have nothing cut: napari's date label whole (the label,
+    padded to 22 characters, had read "2016-05-15 OLI   ..."), the queue in whole rows (three and a half)."""
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, str(HERE.with_name("shots_review.py"))]
+    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), "expert"]
+    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    problems = json.loads(next(out.glob("problems_*.json")).read_text())
+    assert set(problems) == {
+        "expert_table",
+        "expert_wide_review",
+        "expert_rationale",
+        "expert_rejected",
+        "expert_annotate",
+    }
+    assert {shot: p for shot, p in problems.items() if p} == {}
+
+
 def test_who_is_working_is_drawn_in_the_windows_dark_style(make_napari_viewer, demo_db, tmp_path, qtbot):
     """Issue 27: the "Who is working?" dialog takes the window's dark theme (it came in Qt's light default, a white
     box over the dark window); Esc cancels it and no review dock is added."""
