@@ -11,7 +11,7 @@ are in .pytest_cache/d/reviewer-demo-64-*):
 
 ROLES: which of annotator,annotator_done,expert,maintainer,failures,viewer (all by default): annotator_done is
 bob with every item decided, failures the failure-coding dock on a small coding set, viewer the window with no
-review dock (the site opened, a pixel clicked).
+review dock (the site opened, a pixel clicked); failures_saved is the coding dock after a code key (its saved line).
 
 Writes OUT/review_<shot>_<W>x<H>.png, OUT/keys_dialog_<W>x<H>.png (F1) and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
 """
@@ -386,6 +386,11 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
             wait(lambda app=app: app.failures.loader.shown(trajectory=True), 120)
             wait(lambda app=app: app.settled, 30)
             shot(app, "failures")
+            viewer.window._qt_window.activateWindow()  # the dock's keys are the window's shortcuts
+            wait(viewer.window._qt_window.isActiveWindow, 5)
+            press(app, "2")  # s001 coded: the saved line in the codebook's words ("Time sampling"), the next run shown
+            wait(lambda app=app: app.failures.loader.shown(trajectory=True), 120)
+            shot(app, "failures_saved")
             close_failures_dock(app)
         else:
             app.start_review(users[role], "annotator" if role == "annotator_done" else role)

@@ -117,7 +117,7 @@ def test_the_other_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_p
     assert proc.returncode == 0, proc.stderr[-3000:]
     problems = json.loads(next(out.glob("problems_*.json")).read_text())
     maintainer = {"maintainer_assign", "maintainer_quality", "maintainer_drafts", "maintainer_freeze"}
-    assert set(problems) == {"annotator_done", "failures", "viewer"} | maintainer
+    assert set(problems) == {"annotator_done", "failures", "failures_saved", "viewer"} | maintainer
     assert {shot: p for shot, p in problems.items() if p} == {}
     for png in out.glob("review_*.png"):
         shutil.copy(png, shots / png.name)
