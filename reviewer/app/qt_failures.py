@@ -395,6 +395,7 @@ class FailuresDock(QWidget):
 
     def code(self, key_or_code: str) -> bool:
         """Save this coder's code for the run on show now (with the note); then the next run to code."""
+        from reviewer.failures.codebook import codebook
         from reviewer.failures.coding import code_run
 
         if self.view is None:
@@ -405,14 +406,17 @@ class FailuresDock(QWidget):
         except CORE_ERRORS as exc:  # a failed save is shown; the run and its note stay
             self._say(f"NOT saved: {key_or_code} on {rid}: {exc}", ok=False)
             return False
-        was = f" (was {row['replaces']})" if row["replaces"] else ""
-        self._say(f"saved: {row['code']}{was} on {rid}", ok=True)
+        # the codebook's words, as the code list beside shows them ("Time sampling", not "time_sampling")
+        words = {c.code: c.label for c in codebook().schemes[row["scheme"]].codes}
+        code = words.get(row["code"], row["code"])
+        was = f" (was {words.get(row['replaces'], row['replaces'])})" if row["replaces"] else ""
+        self._say(f"saved: {code}{was} on {rid}", ok=True)
         self.note.clear()
         self.refresh()
         nxt = self.next_to_code(rid)
         if nxt is None:
             self.show_run(rid)  # all coded: stay, with the code just given
-            self._say(f"saved: {row['code']}{was} on {rid}; every run of this list is coded", ok=True)
+            self._say(f"saved: {code}{was} on {rid}; every run of this list is coded", ok=True)
         else:
             self.show_run(nxt)
         return True

@@ -21,23 +21,52 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.jobs import alive
+from reviewer.app.qt_rows import fit_table_height
 
 #: how near (gold accuracy, reliability) two annotators' points are for one label: a name's line and ~60 px wide
 LABEL_NEAR = (0.15, 0.08)
-#: (column header, key of a quality_report annotator row)
+#: (column header, key of a quality_report annotator row, what the column means: the header's tooltip), in two
+#: tables of six columns, each whole in the review dock at 1366 x 768 (the eleven in one were 979 px wide, cut at the
+#: dock's edge): the model's figures, and gold and pace
 COLUMNS = (
-    ("annotator", "annotator"),
-    ("done", "decisions"),
-    ("reliability", "reliability"),
-    ("sensitivity", "sensitivity"),
-    ("specificity", "specificity"),
-    ("gold", "gold_accuracy"),
-    ("gold n", "gold_decided"),
-    ("outcome", "outcome_agreement"),
-    ("median s", "median_seconds"),
-    ("skips", "skip_share"),
-    ("undos", "undo_share"),
+    ("annotator", "annotator", "the annotator (click a header to sort by it)"),
+    ("done", "decisions", "stage-1 decisions"),
+    ("reliab.", "reliability", "reliability: Dawid-Skene's probability that the annotator's verdict is right"),
+    ("sens.", "sensitivity", "sensitivity: accepts an acceptable item"),
+    ("spec.", "specificity", "specificity: flags a flawed item"),
+    ("outcome", "outcome_agreement", "agreement with the item's outcome after review"),
 )
+PACE_COLUMNS = (
+    ("annotator", "annotator", "the annotator (click a header to sort by it)"),
+    ("gold", "gold_accuracy", "gold accuracy: the share of gold items decided as the gold answer says"),
+    ("gold n", "gold_decided", "gold items decided"),
+    ("median s", "median_seconds", "median seconds per decision"),
+    ("skips", "skip_share", "share of items skipped"),
+    ("undos", "undo_share", "share of decisions undone"),
+)
+
+
+def _sortable(table: QTableWidget) -> None:
+    """Sorted by a click on a header, without Qt's sort arrow: its room (~25 px a header) would not leave the six
+    columns whole in the review dock at 1366 x 768."""
+    table.setSortingEnabled(True)  # (shows the arrow again)
+    table.horizontalHeader().setSortIndicatorShown(False)
+
+
+def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
+    t = QTableWidget(0, len(columns))
+    t.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
+    for j, (head, _key, tip) in enumerate(columns):
+        item = QTableWidgetItem(head)
+        item.setToolTip(tip)
+        t.setHorizontalHeaderItem(j, item)
+    t.verticalHeader().setVisible(False)  # row numbers said nothing (and the rows sort)
+    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    t.horizontalHeader().setStretchLastSection(True)
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    _sortable(t)
+    fit_table_height(t)
+    return t
 
 
 class _Cell(QTableWidgetItem):
@@ -76,14 +105,10 @@ class QualityBox(QGroupBox):
         row.addWidget(self.compute)
         row.addWidget(self.message, 1)
         layout.addLayout(row)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
-        self.table.setHorizontalHeaderLabels([c for c, _ in COLUMNS])
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSortingEnabled(True)
-        self.table.setMinimumHeight(120)
+        self.table = _quality_table(COLUMNS)  # the model's figures
         layout.addWidget(self.table)
+        self.pace = _quality_table(PACE_COLUMNS)  # gold and pace
+        layout.addWidget(self.pace)
         self.fit_note = QLabel("")  # whether the fit converged: the line `reviewer review quality` prints
         self.fit_note.setWordWrap(True)
         layout.addWidget(self.fit_note)
@@ -100,6 +125,7 @@ class QualityBox(QGroupBox):
         if bank != self.bank:
             self.bank, self.report = bank, None
             self.table.setRowCount(0)
+            self.pace.setRowCount(0)
             self.plot.clear()
             self.fit_note.setText("")
             self.message.setText("Compute fits the model on this bank's decisions")
@@ -136,13 +162,15 @@ class QualityBox(QGroupBox):
         self.compute.setEnabled(True)
         self.report = report
         rows = report["annotators"]
-        self.table.setSortingEnabled(False)
-        self.table.setRowCount(len(rows))
-        for i, a in enumerate(rows):
-            for j, (_, key) in enumerate(COLUMNS):
-                self.table.setItem(i, j, _Cell(a[key]))
-        self.table.setSortingEnabled(True)
-        self.table.resizeColumnsToContents()
+        for table, columns in ((self.table, COLUMNS), (self.pace, PACE_COLUMNS)):
+            table.setSortingEnabled(False)
+            table.setRowCount(len(rows))
+            for i, a in enumerate(rows):
+                for j, (_, key, _tip) in enumerate(columns):
+                    table.setItem(i, j, _Cell(a[key]))
+            _sortable(table)
+            table.resizeColumnsToContents()
+            fit_table_height(table)  # its rows, no more (two rows had shown behind a scroll bar)
         s = quality_settings()
         weak = weak_annotators(report, s)
         low, high = s.uncertain_posterior

@@ -35,11 +35,29 @@ from reviewer.app.jobs import alive
 from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
 from reviewer.app.qt_review_drafts import DraftsBox
 from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
+from reviewer.app.qt_rows import fit_table_height as _fit_height
 from reviewer.console import figure
 from reviewer.review import api
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
 PROGRESS_KEYS = ("user", "done", "assigned", "median_seconds", "gold_correct", "gold_decided")
+#: the tables' headers, short so every column shows whole in the dock (the keys' names, "krippendorff_alpha",
+#: had made the agreement table 740 px wide), each with what it means in its tooltip
+HEADERS = {
+    "table": ("table", "accept / flag overall, each flag reason, each task"),
+    "items": ("n", "n: items decided by two raters or more"),
+    "raters": ("raters", "annotators who decided them"),
+    "percent_agreement": ("%\nagree", "percent agreement: the share of items on which the raters agree"),
+    "fleiss_kappa": ("Fleiss\nκ", "Fleiss' kappa: agreement beyond chance"),
+    "krippendorff_alpha": ("Kripp.\nα", "Krippendorff's alpha (nominal)"),
+    "gwet_ac1": ("Gwet\nAC1", "Gwet's AC1: agreement beyond chance, stable when one verdict dominates"),
+    "user": ("user", "the annotator"),
+    "done": ("done", "items decided"),
+    "assigned": ("assigned", "items assigned"),
+    "median_seconds": ("median s", "median seconds per decision"),
+    "gold_correct": ("gold ok", "gold items decided as the gold answer says"),
+    "gold_decided": ("gold n", "gold items decided"),
+}
 
 
 fmt = figure  # the tables' figures, as the CLI shows them
@@ -47,36 +65,51 @@ fmt = figure  # the tables' figures, as the CLI shows them
 
 class _FitTable(QTableWidget):
     """Its columns and height fitted to its contents again when shown: filled before the dock had its style sheet,
-    they kept the default font's sizes and cut the longer names ("ambiguous_evide...")."""
+    they kept the default font's sizes and cut the longer names ("ambiguous_evide..."). `wrap_first`: the first
+    column (names of several words) as wide as its longest word, its names wrapped."""
+
+    wrap_first = False
+
+    def fit(self) -> None:
+        self.resizeColumnsToContents()
+        if self.wrap_first and self.rowCount():
+            fm = self.fontMetrics()
+            texts = [self.item(i, 0).text() for i in range(self.rowCount()) if self.item(i, 0) is not None]
+            word = max((fm.horizontalAdvance(w) for t in texts for w in t.split()), default=0)
+            self.setColumnWidth(0, max(word + 16, self.horizontalHeader().sectionSizeHint(0)))  # the cell's padding
+            self.resizeRowsToContents()
+        _fit_height(self)  # and its rows' heights (two rows had shown behind a scroll bar)
 
     def showEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().showEvent(event)
-        self.resizeColumnsToContents()
-        _fit_height(self)  # and its rows' heights (two rows had shown behind a scroll bar)
+        self.fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().resizeEvent(event)
+        _fit_height(self)  # the sideways bar's room only when the table is narrower than its columns
 
 
-def _table(headers: tuple[str, ...]) -> QTableWidget:
-    """A table that keeps its columns at their contents' width and scrolls sideways inside the dock (the columns
-    can be widened by dragging their header edges) instead of being cut at the dock's width."""
-    t = _FitTable(0, len(headers))
+def _table(keys: tuple[str, ...], *, wrap_first: bool = False) -> QTableWidget:
+    """A table that keeps its columns at their contents' width, under short headers (their meaning in the tooltip),
+    so every column shows whole in the review dock at 1366 x 768 (the keys' names had made the agreement table 740
+    px wide, the progress table 477 px: both scrolled sideways, their headers and values cut at the dock's edge);
+    in a narrower dock it scrolls sideways rather than cutting a column."""
+    t = _FitTable(0, len(keys))
+    t.wrap_first = wrap_first
     t.setTabKeyNavigation(False)  # Tab goes on to the next field (it had walked the cells: the dock's end unreachable)
-    t.setHorizontalHeaderLabels(list(headers))
+    for j, key in enumerate(keys):
+        head, tip = HEADERS[key]
+        item = QTableWidgetItem(head)
+        item.setToolTip(tip)
+        t.setHorizontalHeaderItem(j, item)
+    t.verticalHeader().setVisible(False)  # row numbers said nothing
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-    t.horizontalHeader().setStretchLastSection(True)
     t.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    t.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
+    t.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
     t.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
     _fit_height(t)
     return t
-
-
-def _fit_height(table: QTableWidget, max_rows: int = 8) -> None:
-    """Tall enough for the header, up to max_rows rows and the sideways scroll bar (rows beyond scroll)."""
-    rows = min(table.rowCount(), max_rows)
-    shown = sum(table.rowHeight(i) for i in range(rows))  # the rows as the style sheet draws them
-    h = table.horizontalHeader().sizeHint().height() + (shown or table.verticalHeader().defaultSectionSize())
-    h += table.horizontalScrollBar().sizeHint().height() + 2 * table.frameWidth() + 2
-    table.setFixedHeight(h)
 
 
 def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
@@ -84,8 +117,7 @@ def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
     for i, row in enumerate(rows):
         for j, text in enumerate(row):
             table.setItem(i, j, QTableWidgetItem(text))
-    table.resizeColumnsToContents()
-    _fit_height(table)
+    table.fit()  # type: ignore[attr-defined]  # (a _FitTable)
 
 
 class MaintainerPanel(QWidget):
@@ -113,7 +145,7 @@ class MaintainerPanel(QWidget):
             layout.addWidget(box)
         from reviewer.app.qt_quality import QualityBox
 
-        self.quality = QualityBox(self.store.path, self.user)  # the annotator quality table and plot (issue 30)
+        self.quality = QualityBox(self.store.path, self.user)  # the annotator quality tables and plot (issue 30)
         layout.addWidget(self.quality)
         layout.addWidget(self._rule_box())
         self.drafts = DraftsBox(self.store, self.user, say=self._say, changed=self.refresh)
@@ -166,7 +198,7 @@ class MaintainerPanel(QWidget):
         v.addWidget(self.states)
         agreement_box = QGroupBox("Agreement (stage 1, accept / flag, per reason and per task)")
         v = QVBoxLayout(agreement_box)
-        self.agreement = _table(("table", *AGREEMENT_KEYS))
+        self.agreement = _table(("table", *AGREEMENT_KEYS), wrap_first=True)  # "ambiguous evidence" on two lines
         self.cohen = QLabel("")
         self.cohen.setWordWrap(True)
         v.addWidget(self.agreement)
@@ -292,7 +324,8 @@ class MaintainerPanel(QWidget):
             self.k.setValue(int(cfg["k"]))
             self.seed.setValue(int(cfg["seed"]))
         self.drafts.refresh_counts()
-        tables = [("accept / flag", report["overall"]), *report["per_reason"].items()]
+        tables = [("accept / flag", report["overall"])]
+        tables += [(reason.replace("_", " "), figs) for reason, figs in report["per_reason"].items()]  # wrap at spaces
         tables += [(f"task {task}", figs) for task, figs in report.get("per_task", {}).items()]
         _fill(self.agreement, [[name, *(fmt(figs.get(k)) for k in AGREEMENT_KEYS)] for name, figs in tables])
         self.cohen.setText(
@@ -365,6 +398,9 @@ class MaintainerPanel(QWidget):
         head = f"<b>{html.escape(out['item'])}</b> [{html.escape(str(out.get('state')))}]<br>"
         self.log.setHtml(head + "<br>".join(html.escape(f"{at}  {t}") for at, t in sorted(rows)))
         return True
+
+    def tables(self) -> tuple[QTableWidget, ...]:
+        return (self.progress, self.agreement, self.quality.table, self.quality.pace)
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.message.setText(html.escape(text))

@@ -17,7 +17,6 @@ from qtpy.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -41,6 +40,7 @@ from reviewer.app.qt_review_parts import (
     question_view,
     soon,
 )
+from reviewer.app.qt_rows import WholeRowsSplitter
 from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
@@ -105,7 +105,7 @@ class ExpertPanel(QWidget):
         self.count = QLabel("")
         self.count.setWordWrap(True)
         layout.addWidget(self.count)
-        split = QSplitter(Qt.Vertical)
+        split = self.split = WholeRowsSplitter(min_rows=3)  # the queue in whole rows
         self.list = QListWidget()
         self.list.itemClicked.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
         split.addWidget(self.list)
@@ -132,9 +132,10 @@ class ExpertPanel(QWidget):
         split.addWidget(self.table)
         # the question takes what the window gives or takes: beside a 520 px review dock at 1366 x 768 a commented
         # flag's taller table had squeezed it to ~120 px (its field table out of sight); the queue opens three rows
-        # tall (N / P walk it, the count above says how long it is) and the table at its rows' height
+        # tall (N / P walk it, the count above says how long it is) and the table at its rows' height; the
+        # splitter keeps it whole rows (measured from the font, three rows had opened as three and a half)
         rows3 = 3 * (self.list.fontMetrics().height() + 2) + 2 * self.list.frameWidth() + 2
-        self.list.setMinimumHeight(rows3)  # its scroll bar's arrows asked ~70 px
+        self.list.setMinimumHeight(rows3)  # its scroll bar's arrows asked ~70 px; the splitter sets it from its rows
         split.setSizes([rows3, 240, 100])  # the rationale, reasons, buttons and keys below stay on a 768 px screen
         for k, stretch in enumerate((0, 1, 0)):
             split.setStretchFactor(k, stretch)
@@ -219,6 +220,7 @@ class ExpertPanel(QWidget):
             it.setData(Qt.UserRole, r["item"])
             self.list.addItem(it)
         self.queue.set_items([r["item"] for r in self.rows])
+        self.split.whole_rows()
 
     def _refresh_drafts(self) -> None:
         q = api.draft_queue(self.store, self.bank, user=self.user)
@@ -234,6 +236,7 @@ class ExpertPanel(QWidget):
             it.setData(Qt.UserRole, r["item"])
             self.list.addItem(it)
         self.queue.set_items([r["item"] for r in self.rows])
+        self.split.whole_rows()
 
     def show_item(self, key: str) -> None:
         if self.mode == "drafts":

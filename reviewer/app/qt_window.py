@@ -3,6 +3,7 @@ own API only (napari's `window.main_menu` is the window's menu bar; no private n
 
 from __future__ import annotations
 
+from qtpy.QtCore import QEvent, QObject
 from qtpy.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 #: napari's own docks (their object names), hidden while a review or coding dock takes their column
@@ -59,6 +60,19 @@ def napari_docks(viewer) -> list[QDockWidget]:
     return [d for d in window.findChildren(QDockWidget) if d.objectName() in NAPARI_DOCKS]
 
 
+class _OnResize(QObject):
+    """An event filter calling `func(widget)` after a widget it watches was resized."""
+
+    def __init__(self, func) -> None:
+        super().__init__()
+        self.func = func
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
+            self.func(watched)
+        return False
+
+
 def fit_slider_labels(viewer) -> None:
     """Keep napari's date-slider counts ("456 | 899") and date label whole: napari sizes the counts with the dims
     bar's font, but its style sheet draws them larger, so with ~900 dates "899" showed as "89", and the date label
@@ -88,15 +102,27 @@ def fit_slider_labels(viewer) -> None:
             if label.minimumWidth() != width or label.maximumWidth() != width:
                 label.setFixedWidth(width)
         # the date label left of the slider ("2016-10-01 ETM+"): napari sizes it before the slider has its width
-        # (then at most a fifth of 0 px: "201"); widened to its text, at most a third of the slider's row. Only
-        # widened: napari sizes all its axis labels again whenever a slider row resizes, so narrowing one napari
+        # (then at most a fifth of 0 px: "201"); widened to its text, at most half the slider's row. Its eliding line
+        # edit (superqt's) elides the text to its width less the room napari keeps for the ellipsis, three average
+        # characters: with only the text's width and 16 px, "2006-04-02 TM" showed as "2006-04-02 T..." at 1366 x 768.
+        # Only widened: napari sizes all its axis labels again whenever a slider row resizes, so narrowing one napari
         # made wide enough came back at once, and each such round trip laid out the dims bar and the window again
         # (two extra canvas frames per item change)
         for label in labels(window, "axis_label"):
-            row = label.parentWidget().width() if label.parentWidget() is not None else 0
-            want = min(label.fontMetrics().horizontalAdvance(label.text().rstrip()) + 16, row // 3)
-            if row > 0 and label.width() < want:
-                label.setFixedWidth(want)
+            label.installEventFilter(widen)  # (once: Qt keeps one entry per filter)
+            fit_date(label)
+
+    def fit_date(label: QWidget) -> None:
+        row = label.parentWidget().width() if label.parentWidget() is not None else 0
+        fm, margins = label.fontMetrics(), label.contentsMargins()
+        need = fm.horizontalAdvance(label.text()) + fm.averageCharWidth() * 3  # the text and the ellipsis' room
+        want = min(need + margins.left() + margins.right() + 8, row // 2)  # and the line edit's frame and margins
+        if row > 0 and label.width() < want:
+            label.setFixedWidth(want)
+
+    # napari narrows the date label again to a fifth of its slider whenever a slider row resizes (a dock made wider
+    # beside it: "2016-05-15..." in 101 px); its resize that follows widens it back, in the same layout pass
+    widen = _OnResize(fit_date)
 
     def later(_event=None, *, sliders_changed: bool = False) -> None:
         def refit() -> None:

@@ -53,7 +53,6 @@ class CanvasLayers:
         self.boundary_layer = None
         self.region_layer = None
         self.item_region_layer = None
-        self._label_width = 22
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         self._canvas_dressed = False
         #: the launch shows the scale bar and the caption once the first imagery is on screen (`release_overlays`):
@@ -396,11 +395,12 @@ class CanvasLayers:
             self.viewer.layers.selection.active = self.image_layer
 
     def label_time_axis(self, i: int) -> str:
-        """Label the slider with date i's date and sensor (padded to one width, so the label does not
-        re-layout the window at every step)."""
+        """Label the slider with date i's date and sensor (not padded: napari's label elides trailing spaces too,
+        "2006-04-02 TM   ..."; its width only grows, qt_window.fit_slider_labels: a relayout only when a longer label
+        first comes, none per step)."""
         s = self.s.stack.scenes[i]
         label = f"{s.date.isoformat()} {s.label}"
-        labels = (label.ljust(self._label_width), "row", "col")
+        labels = (label, "row", "col")
         if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
             self.viewer.dims.axis_labels = labels
         return label

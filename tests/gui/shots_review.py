@@ -11,7 +11,7 @@ are in .pytest_cache/d/reviewer-demo-64-*):
 
 ROLES: which of annotator,annotator_done,expert,maintainer,failures,viewer (all by default): annotator_done is
 bob with every item decided, failures the failure-coding dock on a small coding set, viewer the window with no
-review dock (the site opened, a pixel clicked).
+review dock (the site opened, a pixel clicked); failures_saved is the coding dock after a code key (its saved line).
 
 Writes OUT/review_<shot>_<W>x<H>.png, OUT/keys_dialog_<W>x<H>.png (F1) and OUT/problems_<W>x<H>.json ({shot: [problem, ...]}).
 """
@@ -86,6 +86,8 @@ def clipped_cells(root) -> list[str]:
         if not seen(t):
             continue
         head, fm = t.horizontalHeader(), t.fontMetrics()
+        if t.horizontalScrollBar().isVisible():  # columns hidden past the table's edge, a header or value cut there
+            out.append(f"a table of {', '.join(t.horizontalHeaderItem(j).text() for j in range(t.columnCount()) if t.horizontalHeaderItem(j))!r} scrolls sideways")  # fmt: skip
         if 0 < t.rowCount() <= 3 and t.verticalScrollBar().isVisible():  # a few rows behind a scroll bar
             out.append(f"a table of {t.rowCount()} rows shows them in {t.viewport().height()} px")
         for j in range(t.columnCount()):
@@ -103,6 +105,40 @@ def clipped_cells(root) -> list[str]:
                 longest = max((fm.horizontalAdvance(w) for w in text.split()), default=0)
                 if longest + 6 > t.columnWidth(j) or t.sizeHintForRow(i) > t.rowHeight(i) + 1:
                     out.append(f"cell {text!r} cut in a column of {t.columnWidth(j)} px")
+    return out
+
+
+def cut_list_rows(root) -> list[str]:
+    """Lists that show a row cut (the expert's queue had opened three and a half rows tall, the fourth cut in half):
+    a list with more rows than it shows must show whole rows."""
+    from qtpy.QtWidgets import QListWidget
+
+    out = []
+    for lst in root.findChildren(QListWidget):
+        row = lst.sizeHintForRow(0) if lst.count() else 0
+        if not seen(lst) or row <= 0:
+            continue
+        height = lst.viewport().height()
+        if lst.count() * row > height and height % row > 1:
+            out.append(f"a list shows {height / row:.2f} rows ({height} px of {row} px rows)")
+    return out
+
+
+def elided_date_label(app) -> list[str]:
+    """napari's date label under the canvas, with an ellipsis or cut ("2006-04-02 T..."): what the app put in the
+    label (`viewer.dims.axis_labels`) is to show whole."""
+    from qtpy.QtWidgets import QLineEdit
+
+    qwin = app.viewer.window._qt_window
+    out = []
+    for label in qwin.findChildren(QLineEdit, "axis_label"):
+        if not seen(label):
+            continue
+        full = app.viewer.dims.axis_labels[0]
+        shown = label.displayText()  # what the line edit draws (napari's eliding edit keeps the whole text apart)
+        room = label.width() - label.contentsMargins().left() - label.contentsMargins().right() - 8  # frame, margins
+        if shown != full or label.fontMetrics().horizontalAdvance(full) > room:
+            out.append(f"the date label shows {shown!r} of {full!r} in {label.width()} px")
     return out
 
 
@@ -247,7 +283,8 @@ def bank_question_problems(app, bank: Path) -> list[str]:
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
-    tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin)
+    tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin) + cut_list_rows(qwin)
+    tables += elided_date_label(app)
     return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app) + question_problems(app)
 
 
@@ -349,6 +386,11 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
             wait(lambda app=app: app.failures.loader.shown(trajectory=True), 120)
             wait(lambda app=app: app.settled, 30)
             shot(app, "failures")
+            viewer.window._qt_window.activateWindow()  # the dock's keys are the window's shortcuts
+            wait(viewer.window._qt_window.isActiveWindow, 5)
+            press(app, "2")  # s001 coded: the saved line in the codebook's words ("Time sampling"), the next run shown
+            wait(lambda app=app: app.failures.loader.shown(trajectory=True), 120)
+            shot(app, "failures_saved")
             close_failures_dock(app)
         else:
             app.start_review(users[role], "annotator" if role == "annotator_done" else role)

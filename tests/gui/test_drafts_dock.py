@@ -107,12 +107,14 @@ def test_drafts_run_in_a_process_of_their_own_and_the_ui_stays_free(
     # machine the OS alone stalls the UI thread for a few hundred ms at times, so only a loose bound here
     assert longest < 1.0
     assert admin.drafts.draft_waiting.text().startswith(f"drafts to review: {n}; waiting for a redraft: 0")
-    # the maintainer tables scroll sideways inside the dock: every column at its contents' width, none cut off
+    # the maintainer tables: every column at its contents' width, none cut off; a sideways scroll bar only when the
+    # columns are wider than the dock (issue 27: at 1366 x 768 they fit, tests/gui/test_window_fit.py)
     for table in (admin.progress, admin.agreement):
         header = table.horizontalHeader()
         wanted = sum(header.sectionSize(j) for j in range(table.columnCount()))
         shown = table.viewport().width() + table.horizontalScrollBar().maximum()
-        assert shown >= wanted - 2 and table.horizontalScrollBar().isVisible()
+        assert shown >= wanted - 2
+        assert table.horizontalScrollBar().isVisible() == (wanted > table.viewport().width() + 1)
     app.review.grab().save(str(shots / "15_drafts_done.png"))
     admin.drafts.draft_waiting.parentWidget().grab().save(str(shots / "15_drafts_box.png"))  # the Drafts group box
     app.viewer.screenshot(str(shots / "15_drafts_done_window.png"), canvas_only=False, flash=False)

@@ -161,7 +161,8 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     assert "example:" in dock.code_labels["question"].toolTip()
 
     press(qtbot, app, "1")  # s001: data, then the next run to code
-    assert dock.saved.text() == "saved: data on s001" and dock.view["run"] == "s002"
+    # the saved line in the codebook's words, as the code list says them (it had said the code, "data")
+    assert dock.saved.text() == "saved: Data on s001" and dock.view["run"] == "s002"
     press(qtbot, app, "C")
     assert dock.note.hasFocus()
     qtbot.keyClicks(dock.note, "cause read from the colour alone")  # digits or N typed here stay text
@@ -175,7 +176,7 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     assert QApplication.focusWidget() is dock.mode_combo
     canvas.setFocus()
     press(qtbot, app, "4")  # s002: analysis with the note
-    assert dock.saved.text() == "saved: analysis on s002" and dock.note.text() == ""
+    assert dock.saved.text() == "saved: Analysis on s002" and dock.note.text() == ""
     assert dock.view["run"] == "s003"
     # s003 is B's q7 run: its method summary's candidate statements are marked (sensor names, 'drop', calibration)
     text = dock.text.toHtml()
@@ -186,7 +187,7 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     assert 'pass 2: "decrease" (wrong), confidence 0.7' in plain  # the same model's other passes
     assert "work: 2" in plain and "tool calls, 4.5 minutes" in plain
     press(qtbot, app, "P", "P", "3")  # back to s001, corrected to 'question'
-    assert dock.saved.text() == "saved: question (was data) on s001"
+    assert dock.saved.text() == "saved: Question (was Data) on s001"
     assert dock.view["run"] == "s003" and dock.progress.text() == "2 of 3 coded by you"
     press(qtbot, app, "9")  # no code on 9: nothing saved
     qtbot.waitUntil(lambda: dock.loader.shown(trajectory=False), timeout=60000)
@@ -211,7 +212,7 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     app.viewer.window.screenshot(str(shots / "failures_dock_pairs.png"), canvas_only=False)
     press(qtbot, app, "7")  # the sensor scheme has keys 1-5 only
     press(qtbot, app, "5")
-    assert dock.saved.text() == "saved: nothing on p001" and dock.view["run"] == "p002"
+    assert dock.saved.text() == "saved: Says nothing on p001" and dock.view["run"] == "p002"
 
     rows = codes(store_path)
     assert [(r[1], r[2], r[3], r[4], r[5]) for r in rows] == [
@@ -263,7 +264,7 @@ def test_the_check_mode_is_blind_to_the_llm_codes(window, qtbot, set_path, store
     app.viewer.window.screenshot(str(shots / "failures_dock_check.png"), canvas_only=False)
     dock.show_run(drawn[0]["run"])
     press(qtbot, app, "5")
-    assert dock.saved.text() == f"saved: close_call on {drawn[0]['run']}"
+    assert dock.saved.text() == f"saved: Close call on {drawn[0]['run']}"
     assert dock.view["run"] == drawn[1]["run"]
     assert [(r[1], r[3]) for r in codes(store_path)] == [(drawn[0]["run"], "close_call")]
 

@@ -418,7 +418,11 @@ def test_second_annotator_then_expert_and_maintainer(window, store_path, qtbot, 
     admin = app.review.maintainer
     assert app.review.tabs.count() == 1 and admin is not None
     table = admin.agreement
-    row = {table.horizontalHeaderItem(j).text(): table.item(0, j).text() for j in range(table.columnCount())}
+    from reviewer.app.qt_review_admin import AGREEMENT_KEYS
+
+    row = dict(
+        zip(("table", *AGREEMENT_KEYS), [table.item(0, j).text() for j in range(table.columnCount())], strict=True)
+    )
     # n items, 2 raters, they differ on 2, ann accepted all (the review-core design, worked by hand; for n = 25:
     # p_o 0.920, Fleiss -0.042, alpha -0.021, AC1 0.913): p_o = (n-2)/n; Fleiss: p_flag = 2/2n,
     # P_e = (1-p)^2 + p^2 -> (p_o - P_e)/(1 - P_e); alpha: D_o = 4/2n, D_e = 2*(2n-2)*2/(2n*(2n-1)) -> 1 - D_o/D_e;

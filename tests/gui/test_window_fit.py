@@ -1,6 +1,7 @@
 """Issue 16 item 1: the window opens inside the screen (1366 x 768 and 1600 x 1000) and never grows by itself
 (after a trajectory click, after a scoring run); no dock overlaps another; napari's layer docks are hidden
-until the Reviewer menu brings them back. Screenshots go to /tmp/reviewer-gui-shots."""
+until the Reviewer menu brings them back; napari's date label under the canvas shows the whole date and sensor at
+both sizes (issue 27). Screenshots go to /tmp/reviewer-gui-shots."""
 
 from __future__ import annotations
 
@@ -76,8 +77,9 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
     at most two rows, its caption whole and its dock not scrolling; the expert's question view keeps >= 9 lines
     beside the decision table (it had been left 67 px by a commented flag); no question of the bank makes the
     question view scroll sideways (item 13's field table had, by 1 px); the item's view stays where it was when
-    the flag bar, a pending confidence, a saved line or a rationale hint comes (tests/gui/shots_review.py, in a
-    fresh process on an Xvfb screen that size)."""
+    the flag bar, a pending confidence, a saved line or a rationale hint comes; the expert's queue shows whole rows
+    (it showed three and a half) and napari's date label under the canvas is whole (it read "2006-04-02 T...")
+    (tests/gui/shots_review.py, in a fresh process on an Xvfb screen that size)."""
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
     cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, str(HERE.with_name("shots_review.py"))]
@@ -104,7 +106,9 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
 def test_the_other_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path, shots):
     """Issue 27: at 1366 x 768 the annotator with every item done, the maintainer (the Trajectory dock in front:
     no years in its period before a site, where it had said "shade 1970 - 1970"), the failure coder and the viewer
-    with no review dock have nothing cut, no trajectory below 150 px and no dock scrolling that should not."""
+    with no review dock have nothing cut, no trajectory below 150 px and no dock scrolling that should not; the
+    maintainer's progress, agreement and quality tables show every column whole, with no sideways scroll bar (they
+    scrolled sideways, "sensitivity" and "gold_correct" cut at the dock's edge), and the coder's date label is whole."""
     out = tmp_path / "out"
     env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
     cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, str(HERE.with_name("shots_review.py"))]
@@ -113,10 +117,31 @@ def test_the_other_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_p
     assert proc.returncode == 0, proc.stderr[-3000:]
     problems = json.loads(next(out.glob("problems_*.json")).read_text())
     maintainer = {"maintainer_assign", "maintainer_quality", "maintainer_drafts", "maintainer_freeze"}
-    assert set(problems) == {"annotator_done", "failures", "viewer"} | maintainer
+    assert set(problems) == {"annotator_done", "failures", "failures_saved", "viewer"} | maintainer
     assert {shot: p for shot, p in problems.items() if p} == {}
     for png in out.glob("review_*.png"):
         shutil.copy(png, shots / png.name)
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run for a 1600 x 1000 screen")
+def test_the_expert_fits_a_large_screen(demo_db, demo_site, demo_bank, tmp_path, shots):
+    """Issue 27: at 1600 x 1000 too, the expert's windows have nothing cut: napari's date label whole (the label,
+    padded to 22 characters, had read "2016-05-15 OLI   ..."), the queue in whole rows (three and a half)."""
+    out = tmp_path / "out"
+    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
+    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, str(HERE.with_name("shots_review.py"))]
+    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), "expert"]
+    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    problems = json.loads(next(out.glob("problems_*.json")).read_text())
+    assert set(problems) == {
+        "expert_table",
+        "expert_wide_review",
+        "expert_rationale",
+        "expert_rejected",
+        "expert_annotate",
+    }
+    assert {shot: p for shot, p in problems.items() if p} == {}
 
 
 def test_who_is_working_is_drawn_in_the_windows_dark_style(make_napari_viewer, demo_db, tmp_path, qtbot):
