@@ -28,6 +28,20 @@ def pytest_configure(config) -> None:
     config.reviewer_test_home = home
 
 
+@pytest.fixture(autouse=True)
+def _logging_levels_of_the_test_only():
+    """Loggers' levels a test sets (main.py's `main` puts the tool's logger at INFO, as on a user's terminal) end
+    with it: left at INFO, every later test formatted the tool's INFO lines through napari's test LogRecord, which
+    turns the arguments into text ('%d format: a real number is required, not str' in a percentile stretch)."""
+    import logging
+
+    names = ["reviewer", *[n for n in logging.root.manager.loggerDict if n.startswith("reviewer.")]]
+    levels = {n: logging.getLogger(n).level for n in names}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
 @pytest.fixture(scope="session")
 def real_dir() -> Path:
     if not REAL.is_dir():
