@@ -63,3 +63,16 @@ def test_whole_stack_percentile_stretch_reads_at_the_display_width(wide, qtbot):
     assert peak < FULL_READ_MB, f"{peak:.0f} MiB at the peak"
     red = s.state.stretch.channels[0]
     assert red.low < red.high
+
+
+def test_save_view_reads_the_date_at_the_display_width(wide, qtbot, tmp_path):
+    """Save view as PNG on the 3,200 px site: the date read as the canvas shows it, 1,600 px across, under one
+    full-grid date at the peak (the old export read the whole grid, 3,200 px, for a PNG ~360 px wide)."""
+    from PIL import Image
+
+    app = wide
+    out = tmp_path / "view.png"
+    saved = []
+    peak = _peak_mb(lambda: app.session.export_view(out, on_done=saved.append), lambda: bool(saved), qtbot)
+    assert peak < FULL_READ_MB, f"{peak:.0f} MiB at the peak"
+    assert Image.open(out).width < 1600  # render_panels' panel width: the full grid was never needed
