@@ -21,7 +21,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.evidence_prep import NODATA_RGB
+from reviewer.app.evidence_prep import NODATA_RGB, shown_stack
 from reviewer.app.jobs import alive, on_screen, run_in_thread
 from reviewer.app.qt_style import FlowLayout
 from reviewer.app.session import StackSession
@@ -224,8 +224,12 @@ class QtPairView(QWidget):
             return None
         self.info.setText(f"reading {a} and {b}...")
 
+        # at the canvas's display size (a full Landsat scene's date is ~700 MB of float32 at its own 7,741 px, a
+        # Sentinel-2 tile's ~1.4 GB; at 1,600 px ~30 MB), as a review item's panels are read
+        shown = shown_stack(stack)
+
         def work() -> tuple[list[Panel], str]:
-            return [resolve_panel(stack, a, comp, method=method), resolve_panel(stack, b, comp, method=method)], comp
+            return [resolve_panel(shown, a, comp, method=method), resolve_panel(shown, b, comp, method=method)], comp
 
         self._stale = False
         self._generation += 1

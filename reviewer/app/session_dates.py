@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reviewer.app.evidence_prep import shown_stack
 from reviewer.app.jobs import Prefetcher, when_settled
 from reviewer.errors import NoSceneError
 from reviewer.record.series import clearest_per_year, step_year
@@ -126,9 +127,11 @@ class ShownDate:
 
         def work() -> Path:
             s = stack.scenes[i]
-            panel = Panel(f"{s.date.isoformat()}  {s.label}  {s.scene_id}", stack.read(i, comp), [s], "scene")
-            return render_panels(
-                [panel], stretch, pixel_size_m=site.cell_m[0], out=out, title=f"{site.name} ({site.id})"
-            )
+            # the date as the canvas reads it (shown_stack: at most VIEW_PX across), not at the site's own grid (a
+            # whole Landsat scene's date is ~700 MB of float32 there); its pixel is then that much larger on the ground
+            shown = shown_stack(stack)
+            panel = Panel(f"{s.date.isoformat()}  {s.label}  {s.scene_id}", shown.read(i, comp), [s], "scene")
+            cell_m = site.cell_m[0] * site.shape[1] / shown.grid.shape[1]
+            return render_panels([panel], stretch, pixel_size_m=cell_m, out=out, title=f"{site.name} ({site.id})")
 
         return self.s._export(work, on_done)

@@ -3,6 +3,7 @@ is locked), a percentile stretch over the whole filtered stack computed in a wor
 
 from __future__ import annotations
 
+from reviewer.app.evidence_prep import shown_stack
 from reviewer.app.jobs import run_in_thread
 from reviewer.errors import NoSceneError, ReviewerError
 from reviewer.record.stretch import Stretch, percentile_stretch
@@ -67,7 +68,9 @@ class StretchKeeper:
         stack, comp = self.s.stack, self.s.state.composite
 
         def work() -> Stretch:
-            samples, n = stack.pooled_samples(comp)
+            # the dates as the canvas reads them (shown_stack: at display size), not each at the site's full grid
+            # (a whole Landsat scene: ~700 MB of float32 a date)
+            samples, n = shown_stack(stack).pooled_samples(comp)
             return percentile_stretch(samples, comp, n_scenes=n)
 
         def done(stretch: Stretch) -> None:
