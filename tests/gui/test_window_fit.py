@@ -21,6 +21,16 @@ pytestmark = pytest.mark.gui
 HERE = Path(__file__).resolve()
 
 
+def shot_problems(screen: str, demo_site, demo_db, demo_bank, out: Path, modes: str) -> dict[str, list]:
+    """tests/gui/shots_review.py on an Xvfb screen of that size in a fresh process: each shot's fit problems."""
+    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
+    cmd = ["xvfb-run", "-a", "-s", f"-screen 0 {screen}x24", sys.executable, str(HERE.with_name("shots_review.py"))]
+    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), modes]
+    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(next(out.glob("problems_*.json")).read_text())
+
+
 def _check(result: dict) -> None:
     for step, problems in result["steps"].items():
         assert problems == [], (step, problems)
@@ -81,12 +91,7 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
     (it showed three and a half) and napari's date label under the canvas is whole (it read "2006-04-02 T...")
     (tests/gui/shots_review.py, in a fresh process on an Xvfb screen that size)."""
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, str(HERE.with_name("shots_review.py"))]
-    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), "annotator,expert"]
-    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    problems = json.loads(next(out.glob("problems_*.json")).read_text())
+    problems = shot_problems("1366x768", demo_site, demo_db, demo_bank, out, "annotator,expert")
     annotator = {"annotator", "annotator_flag", "annotator_pending", "annotator_saved", "help", "pair", "chips"}
     annotator |= {"coverage", "trajectory_reading", "question_fields"}
     expert = {"expert_table", "expert_wide_review", "expert_rationale", "expert_rejected", "expert_annotate"}
@@ -110,12 +115,9 @@ def test_the_other_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_p
     maintainer's progress, agreement and quality tables show every column whole, with no sideways scroll bar (they
     scrolled sideways, "sensitivity" and "gold_correct" cut at the dock's edge), and the coder's date label is whole."""
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1366x768x24", sys.executable, str(HERE.with_name("shots_review.py"))]
-    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), "annotator_done,maintainer,failures,viewer"]
-    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    problems = json.loads(next(out.glob("problems_*.json")).read_text())
+    problems = shot_problems(
+        "1366x768", demo_site, demo_db, demo_bank, out, "annotator_done,maintainer,failures,viewer"
+    )
     maintainer = {"maintainer_assign", "maintainer_quality", "maintainer_drafts", "maintainer_freeze"}
     assert set(problems) == {"annotator_done", "failures", "failures_saved", "viewer"} | maintainer
     assert {shot: p for shot, p in problems.items() if p} == {}
@@ -128,12 +130,7 @@ def test_the_expert_fits_a_large_screen(demo_db, demo_site, demo_bank, tmp_path,
     """Issue 27: at 1600 x 1000 too, the expert's windows have nothing cut: napari's date label whole (the label,
     padded to 22 characters, had read "2016-05-15 OLI   ..."), the queue in whole rows (three and a half)."""
     out = tmp_path / "out"
-    env = dict(os.environ, PYTHONPATH=str(HERE.parents[2]))
-    cmd = ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", sys.executable, str(HERE.with_name("shots_review.py"))]
-    args = [str(demo_site), str(demo_db), str(demo_bank), str(out), "expert"]
-    proc = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    problems = json.loads(next(out.glob("problems_*.json")).read_text())
+    problems = shot_problems("1600x1000", demo_site, demo_db, demo_bank, out, "expert")
     assert set(problems) == {
         "expert_table",
         "expert_wide_review",
