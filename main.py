@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
     logging.getLogger("reviewer").setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    # the record's per-scene facts ("10436 values of red outside the valid range were masked", a line per scene read)
+    # with -v only, as the CLI shows them
+    logging.getLogger("reviewer.record").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     from reviewer.app.main_window import launch
 
     if args.failures:  # the coding dock on a set; the question's evidence opens its site
