@@ -40,7 +40,7 @@ from reviewer.record.series import Trajectory, decimal_year, polygon_region, ser
 logger = logging.getLogger(__name__)
 
 CURSOR_DELAY_MS = 60
-PLOT_MIN_HEIGHT = 150  # px of the plotting area (the view box), axes not counted
+PLOT_MIN_HEIGHT = 150  # px of the plotting area (the view box), axes not counted (below it the dock scrolls)
 
 
 class QtTrajectoryPlot(QWidget):
@@ -71,7 +71,8 @@ class QtTrajectoryPlot(QWidget):
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.tools.overlay_progress_on(self.plot)  # not in the tool row, which it made a row taller while reading
-        self.plot.setLabel("bottom", "year")
+        # no "year" under the axis: its ticks are years, and the label's ~17 px went from the plotting area (at 1366 x
+        # 768 beside a 520 px review dock it left 154 px; issue 27 asks 150 at least)
         self.plot.setXRange(1984, 2025, padding=0.02)  # no site yet: the Landsat era, not a unit axis around 0
         self._label: str | None = None  # the value axis's label shown
         for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
