@@ -243,6 +243,7 @@ def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
 
         with Store(req.db) as store:
             index = open_index(req.folder, store)
+        _ = index.site.cell_m  # a lon/lat grid's cell measured here, pyproj imported off the UI thread (~35 ms there)
         try:  # read, reproject and rasterize the boundary here; the UI thread only draws it
             if index.site.boundary_path is not None:
                 site_boundary_raster(index.site)

@@ -30,6 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
+from reviewer.app.composite_choices import composite_choices
 from reviewer.app.jobs import alive
 from reviewer.app.qt_style import RichCaption, compact
 from reviewer.app.session import StackSession
@@ -297,6 +298,7 @@ class QtStackControls(QWidget):
             from reviewer.record.series import coverage
 
             self._show_sensor_boxes(list(coverage(index).sensors))
+            self.show_composite_choices(index)
             years = [s.year for s in index.record_scenes()] or [2000]
             for sb in (self.year_from, self.year_to):
                 sb.setSpecialValueText("")  # the site's first year is its minimum: shown as it is
@@ -308,6 +310,18 @@ class QtStackControls(QWidget):
             self.cloud_slider.setValue(100)
         finally:
             self._updating = False
+
+    def show_composite_choices(self, index) -> None:
+        """The composites the site's bands can make offered, the others greyed out with a tooltip naming the band
+        missing (`composite_choices`): picked, one gave a blank canvas and a notice."""
+        model = self.composite_combo.model()
+        for choice in composite_choices(index):
+            i = self.composite_combo.findData(choice.key)
+            item = model.item(i) if i >= 0 else None
+            if item is None:
+                continue
+            item.setEnabled(choice.enabled)
+            item.setToolTip(f"{choice.label}: {choice.missing}" if choice.missing else "")
 
     def _show_sensor_boxes(self, labels: list[str]) -> None:
         """One ticked box per sensor of the site, three to a row, at the top of a box as tall as the most rows shown

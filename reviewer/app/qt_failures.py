@@ -63,6 +63,22 @@ def _known(value) -> str:
     return "not given" if value is None else str(value)
 
 
+def code_words(part: str) -> dict[str, str]:
+    """A part's codes in the codebook's words ("time_sampling" -> "Time sampling"), as the code list shows them."""
+    from reviewer.failures.codebook import codebook
+    from reviewer.failures.coding import SCHEME_OF_PART
+
+    return {c.code: c.label for c in codebook().schemes[SCHEME_OF_PART[part]].codes}
+
+
+def run_line(row: dict[str, Any]) -> str:
+    """A run in the coder's list: this coder's code in force in the codebook's words (it showed the code,
+    "✓ time_sampling"), or a dot, then the run, model and question."""
+    code = row["my_code"]
+    mark = f"✓ {code_words(row['part']).get(code, code)}" if code else "·"
+    return f"{mark}   {row['run']}  {row['model']}  {row['question']}"
+
+
 def statement_html(s: dict[str, Any], labels: dict[str, str]) -> str:
     """One statement of a report; a candidate one shaded, the words the keyword passes matched in bold, and the
     passes it matched after it."""
@@ -300,9 +316,7 @@ class FailuresDock(QWidget):
         self.list.blockSignals(True)
         self.list.clear()
         for r in self.rows:
-            it = QListWidgetItem(
-                f"{'✓ ' + r['my_code'] if r['my_code'] else '·'}   {r['run']}  {r['model']}  {r['question']}"
-            )
+            it = QListWidgetItem(run_line(r))
             it.setData(Qt.UserRole, r["run"])
             self.list.addItem(it)
             if self.view is not None and r["run"] == self.view["run"]:

@@ -46,11 +46,34 @@ PACE_COLUMNS = (
 )
 
 
+#: the mark after the sorted column's header: ascending (lowest first), descending (highest first)
+SORT_MARKS = {Qt.SortOrder.AscendingOrder: "\u25b2", Qt.SortOrder.DescendingOrder: "\u25bc"}
+
+
+def header_text(head: str, column: int, sorted_column: int, order: Qt.SortOrder) -> str:
+    """A header as shown: the sorted column's with its arrow ("reliab. \u25bc"), the others as they are."""
+    return f"{head} {SORT_MARKS[order]}" if column == sorted_column else head
+
+
 def _sortable(table: QTableWidget) -> None:
-    """Sorted by a click on a header, without Qt's sort arrow: its room (~25 px a header) would not leave the six
-    columns whole in the review dock at 1366 x 768."""
-    table.setSortingEnabled(True)  # (shows the arrow again)
+    """Sorted by a click on a header, the sorted column's header ending in its arrow (`header_text`): Qt's own sort
+    arrow takes its room in every header (~25 px each), which would not leave the six columns whole in the review
+    dock at 1366 x 768, and hidden, nothing said which column the rows were sorted by, nor which way."""
+    table.setSortingEnabled(True)  # (shows Qt's arrow again)
     table.horizontalHeader().setSortIndicatorShown(False)
+    _mark_sort(table)
+
+
+def _mark_sort(table: QTableWidget) -> None:
+    """The headers' texts for the column sorted now, each column wide enough for its header and values."""
+    head = table.horizontalHeader()
+    col, order = head.sortIndicatorSection(), head.sortIndicatorOrder()
+    for j, (text, _key, _tip) in enumerate(table.columns):
+        item = table.horizontalHeaderItem(j)
+        want = header_text(text, j, col, order)
+        if item is not None and item.text() != want:
+            item.setText(want)
+            table.resizeColumnToContents(j)
 
 
 def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
@@ -60,6 +83,8 @@ def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
         item = QTableWidgetItem(head)
         item.setToolTip(tip)
         t.setHorizontalHeaderItem(j, item)
+    t.columns = columns  # type: ignore[attr-defined]  # (the headers' texts, for `_mark_sort`)
+    t.horizontalHeader().sortIndicatorChanged.connect(lambda *_: _mark_sort(t))
     t.verticalHeader().setVisible(False)  # row numbers said nothing (and the rows sort)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     t.horizontalHeader().setStretchLastSection(True)

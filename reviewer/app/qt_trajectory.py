@@ -27,6 +27,7 @@ from reviewer.app.qt_trajectory_tools import TrajectoryTools
 from reviewer.app.session import StackSession
 from reviewer.app.trajectory_view import (
     NO_SERIES_CAPTION,
+    TrajectoryContent,
     drawing,
     point_tip,
     shown_as,
@@ -39,7 +40,7 @@ from reviewer.record.series import Trajectory, decimal_year, polygon_region, ser
 logger = logging.getLogger(__name__)
 
 CURSOR_DELAY_MS = 60
-PLOT_MIN_HEIGHT = 150  # px of the plotting area (the view box), axes not counted
+PLOT_MIN_HEIGHT = 150  # px of the plotting area (the view box), axes not counted (below it the dock scrolls)
 
 
 class QtTrajectoryPlot(QWidget):
@@ -49,8 +50,7 @@ class QtTrajectoryPlot(QWidget):
         super().__init__(parent)
         self.session = session
         self.state = session.state
-        self.series: Trajectory | None = None
-        self.series_harmonized = False  # whether `series` was read with TM/ETM+ harmonised to OLI
+        self.content = TrajectoryContent()  # what is drawn: the series, how it was read, the reading line
         self.where: tuple[str, object] | None = None  # ("pixel", (r, c)) or ("region", mask)
         self._worker = None
         self._cancel = threading.Event()
@@ -71,7 +71,8 @@ class QtTrajectoryPlot(QWidget):
         self.plot = pg.PlotWidget(background="#262930")
         self.plot.showGrid(x=True, y=True, alpha=0.2)
         self.tools.overlay_progress_on(self.plot)  # not in the tool row, which it made a row taller while reading
-        self.plot.setLabel("bottom", "year")
+        # no "year" under the axis: its ticks are years, and the label's ~17 px went from the plotting area (at 1366 x
+        # 768 beside a 520 px review dock it left 154 px; issue 27 asks 150 at least)
         self.plot.setXRange(1984, 2025, padding=0.02)  # no site yet: the Landsat era, not a unit axis around 0
         self._label: str | None = None  # the value axis's label shown
         for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
@@ -121,6 +122,16 @@ class QtTrajectoryPlot(QWidget):
         return QSize(hint.width(), max(hint.height(), height + 2 * layout.spacing() + m.top() + m.bottom()))
 
     @property
+    def series(self) -> Trajectory | None:
+        """The series drawn (None: the plot is empty)."""
+        return self.content.series
+
+    @property
+    def series_harmonized(self) -> bool:
+        """Whether `series` was read with TM/ETM+ harmonised to OLI."""
+        return self.content.harmonized
+
+    @property
     def busy(self) -> bool:
         """A series is being read."""
         return self._worker is not None
@@ -136,7 +147,7 @@ class QtTrajectoryPlot(QWidget):
         years = [s.year for s in index.record_scenes()] or [2000]
         self.tools.set_years(min(years), max(years))
         self.where = None
-        self.series = None
+        self.content.clear()
         # an empty plot already spans the record's years (decimal years, not a scaled default axis); set before the
         # draw settles the view (set after it, the range was fitted in the paint, which cost the window one more)
         self.plot.setXRange(min(years), max(years) + 1, padding=0.02)
@@ -201,7 +212,8 @@ class QtTrajectoryPlot(QWidget):
         self._cancel = threading.Event()
         self._worker = True  # busy, with no worker of its own
         self.progress.setVisible(False)
-        if text and self.series is None:  # nothing to show meanwhile (another site's): the empty plot drawn
+        self.content.expect(text)
+        if text:  # nothing of the item's to show meanwhile: the empty plot drawn, never the item before's points
             self._draw()
         if text:
             self.info.setText(text)
@@ -210,8 +222,7 @@ class QtTrajectoryPlot(QWidget):
 
     def show_series(self, series: Trajectory, harmonized: bool, *, partial: str = "") -> None:
         """Draw a series read elsewhere; `partial` (what is still being read) keeps the plot busy for the rest."""
-        self.series = series
-        self.series_harmonized = bool(harmonized)
+        self.content.show(series, harmonized, partial=bool(partial))
         if not partial:
             self._worker = None
         self._draw()
@@ -223,7 +234,7 @@ class QtTrajectoryPlot(QWidget):
         self._cancel.set()
         self._worker = None
         self.where = None
-        self.series = None
+        self.content.clear()
         self._draw()
         self.info.setText(html.escape(why))
 
@@ -244,7 +255,7 @@ class QtTrajectoryPlot(QWidget):
             return None
         stack = self.session.stack
         if self.where is None or stack is None or not len(stack):
-            self.series = None
+            self.content.clear()
             self._draw()
             return None
         self._cancel.set()
@@ -268,8 +279,7 @@ class QtTrajectoryPlot(QWidget):
                 return
             self._worker = None
             self.progress.setVisible(False)
-            self.series = series
-            self.series_harmonized = stack.harmonized
+            self.content.show(series, stack.harmonized)
             self._draw()
 
         def failed(exc: BaseException) -> None:

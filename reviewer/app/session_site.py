@@ -95,6 +95,8 @@ class SiteOpener:
 
             with Store(db) as store:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
+            # a lon/lat grid's cell measured on its ellipsoid here: the first one imported pyproj on the UI thread
+            _ = index.site.cell_m  # (~35 ms there; a cached property, read by the layers' scale and the scale bar)
             try:  # read and reproject the boundary here; the UI thread only draws it
                 index.site.boundary_geometries()
             except ReviewerError:

@@ -8,6 +8,7 @@ import html
 from dataclasses import dataclass, field
 
 import numpy as np
+from psygnal import Signal
 
 from reviewer.record.series import Trajectory
 from reviewer.record.stack import harmonization
@@ -110,3 +111,39 @@ def drawing(
         f"{len(series) - n_masked} clear, {n_masked} masked (hollow). {key}"
     )
     return TrajectoryDrawing(x, y, groups, series_title(name), caption, bars)
+
+
+class TrajectoryContent:
+    """What the trajectory plot holds, as plain state (the plot only draws it): the series drawn (None: an empty plot),
+    whether it was read with TM/ETM+ harmonised to OLI, and the line said while the series of the item shown is read
+    elsewhere ("": nothing being read, or it is handed over in this turn). `changed` fires after every change."""
+
+    changed = Signal()
+
+    def __init__(self) -> None:
+        self.series: Trajectory | None = None
+        self.harmonized = False
+        self.reading = ""
+
+    def expect(self, reading: str) -> None:
+        """Another item is shown and its series is read elsewhere, `reading` saying so: the series drawn so far is
+        the previous item's and goes now (its points under the next item's reading line were stale evidence). With
+        no `reading` the next item's series is handed over in this turn, and replaces the drawn one there."""
+        if reading:
+            self.series = None
+        self.reading = reading
+        self.changed.emit()
+
+    def show(self, series: Trajectory, harmonized: bool, *, partial: bool = False) -> None:
+        """The series to draw; `partial`: the scenes read so far, the rest still being read (the line stays)."""
+        self.series = series
+        self.harmonized = bool(harmonized)
+        if not partial:
+            self.reading = ""
+        self.changed.emit()
+
+    def clear(self) -> None:
+        """Nothing to draw: another site, or an item with no region."""
+        self.series = None
+        self.reading = ""
+        self.changed.emit()

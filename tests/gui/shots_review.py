@@ -1,6 +1,6 @@
 """Screenshots of every review mode on the demo bank, for looking at the fit of the window at a screen size, and
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
-cut; the trajectory's plotting area under 150 px or its year label below the plot). Shots: the annotator
+cut; the trajectory's plotting area under 170 px or its axis labels below the plot). Shots: the annotator
 (annotate; the flag bar open; a confidence pending; the next item after a save: the item's view must not move;
 the F1 keys dialog; the Pair, Chips and Coverage tabs), the expert (the decision table with the annotators'
 confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
@@ -29,7 +29,7 @@ for p in (ROOT, ROOT / "tests" / "unit"):
     if str(p) not in sys.path:
         sys.path.insert(0, str(p))
 
-TRAJECTORY_MIN_PX = 150  # the plotting area at 1366 x 768 with the review dock open (issue 27)
+TRAJECTORY_MIN_PX = 170  # the plotting area at 1366 x 768 with the review dock open (issue 27: 150, and a margin)
 QUESTION_MIN_LINES = 9  # the expert's question view: its question, site line and the field table's first rows
 
 
@@ -186,7 +186,11 @@ def trajectory_problems(app) -> list[str]:
     vb = traj.plot.getPlotItem().vb
     if vb.sceneBoundingRect().height() < TRAJECTORY_MIN_PX:
         out.append(f"the trajectory's plotting area is {vb.sceneBoundingRect().height():.0f} px tall")
-    label = traj.plot.getAxis("bottom").label
+    axis = traj.plot.getAxis("bottom")  # its tick labels, the years, inside the plot widget
+    if axis.isVisible() and axis.sceneBoundingRect().bottom() > traj.plot.height() + 1:
+        out.append(f"the trajectory's year axis ends {axis.sceneBoundingRect().bottom():.0f} px down a plot "
+                   f"{traj.plot.height()} px tall")  # fmt: skip
+    label = axis.label
     text_bottom = label.sceneBoundingRect().bottom() - label.document().documentMargin()
     if label.isVisible() and text_bottom > traj.plot.height():
         out.append(f"the trajectory's year label ends {text_bottom:.0f} px down a plot {traj.plot.height()} px tall")
@@ -346,6 +350,7 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
     store_path = make_shots_store(tmp, db, bank, site)
     out.mkdir(parents=True, exist_ok=True)
     problems: dict[str, list[str]] = {}
+    plot_px: dict[str, float] = {}  # the trajectory's plotting area (px tall) in each shot where it is seen
     size = None
     rows = None  # where the item's view was at the mode's first shot
 
@@ -358,6 +363,8 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
         path = out / f"review_{name}_{size}.png"
         app.viewer.screenshot(str(path), canvas_only=False, flash=False)
         problems[name] = fit_problems(app)
+        if seen(app.trajectory.plot):
+            plot_px[name] = round(app.trajectory.plot.getPlotItem().vb.sceneBoundingRect().height(), 1)
         now = item_view_rows(app)
         if same_rows and now != rows:
             problems[name].append(f"the item's view moved from rows {rows} to {now}")
@@ -447,6 +454,20 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
             shot(app, "expert_rejected")  # the saved line names the reason
             app.review.tabs.setCurrentWidget(app.review.annotator)
             shot(app, "expert_annotate")
+            # MODIS ticked beside the 520 px review dock (the narrowest canvas): a MODIS date's label is the longest
+            # ("2016-10-07 MODIS Terra", ~186 px), and must show whole under the canvas
+            wait(lambda app=app: app.review.loader.shown(trajectory=True), 60)
+            app.state.locked = False
+            app.state.composite = "ndvi"  # (a MODIS NDVI product makes no other composite)
+            for name in ("MODIS Terra", "MODIS Aqua"):
+                app.controls.sensor_checks[name].setChecked(True)
+            s = app.session
+            wait(lambda s=s: s.stack is not None and any(sc.label.startswith("MODIS") for sc in s.stack.scenes), 60)
+            modis = [i for i, sc in enumerate(s.stack.scenes) if sc.label.startswith("MODIS")]
+            last = max(modis, key=lambda i, s=s: (len(s.stack.scenes[i].label), i))  # the longest name, the latest
+            s.jump_to_index(last)
+            wait(lambda app=app, last=last: app.session.frame_shown(last) and app.settled, 60)
+            shot(app, "expert_modis_date")
         elif role == "maintainer":
             # the trajectory's tools before a site: no years (they had said "shade 1970 - 1970")
             app.docks["Trajectory"].raise_()
@@ -467,6 +488,7 @@ def main(site: Path, db: Path, bank: Path, out: Path, roles: str = ALL_ROLES) ->
         app.close()
         viewer.close()
     (out / f"problems_{size}.json").write_text(json.dumps(problems, indent=1))
+    (out / f"trajectory_px_{size}.json").write_text(json.dumps(plot_px, indent=1))
     return 0
 
 

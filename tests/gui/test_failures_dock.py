@@ -189,6 +189,12 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     press(qtbot, app, "P", "P", "3")  # back to s001, corrected to 'question'
     assert dock.saved.text() == "saved: Question (was Data) on s001"
     assert dock.view["run"] == "s003" and dock.progress.text() == "2 of 3 coded by you"
+    # the run list says each code in the codebook's words too (it had said "✓ question", "✓ analysis")
+    assert [dock.list.item(i).text().split("   ")[0] for i in range(dock.list.count())] == [
+        "✓ Question",
+        "✓ Analysis",
+        "·",
+    ]
     press(qtbot, app, "9")  # no code on 9: nothing saved
     qtbot.waitUntil(lambda: dock.loader.shown(trajectory=False), timeout=60000)
     assert "evidence of demo-core-seed0-7 in the viewer" in dock.evidence_label.text()

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from qtpy.QtCore import Qt
+from qtpy.QtCore import QPoint, Qt
 
 pytestmark = pytest.mark.gui
 
@@ -53,10 +53,22 @@ def test_quality_table_and_plot(qtbot, tmp_path, shots, monkeypatch):
     rel = {t.item(r, 0).text(): float(t.item(r, 2).text()) for r in range(t.rowCount())}
     assert rel["cat"] < rel["ann"] and rel["cat"] < rel["bob"]  # the one who disagrees is the least reliable
     assert box.pace.item(0, 3).text() != "-"  # median seconds, in the gold-and-pace table
-    t.sortItems(2, Qt.SortOrder.AscendingOrder)  # as a click on the reliability header does
+    head = t.horizontalHeader()
+
+    def headers() -> list[str]:
+        return [t.horizontalHeaderItem(j).text() for j in range(t.columnCount())]
+
+    def click_header(j: int) -> None:
+        x = head.sectionViewportPosition(j) + head.sectionSize(j) // 2
+        qtbot.mouseClick(head.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(x, head.height() // 2))
+
+    click_header(2)  # a click on the reliability header: lowest first, said by the arrow after its header
     assert t.item(0, 0).text() == "cat"
-    t.sortItems(2, Qt.SortOrder.DescendingOrder)
+    assert headers() == ["annotator", "done", "reliab. \u25b2", "sens.", "spec.", "outcome"]
+    click_header(2)  # again: highest first
     assert t.item(2, 0).text() == "cat"
+    assert headers()[2] == "reliab. \u25bc"
+    assert head.sectionSize(2) >= head.sectionSizeHint(2)  # the header with its arrow whole
     assert "3 annotators" in box.message.text()
     assert len(box.plot.listDataItems()) == 3  # one point per annotator
     # under the table, the line the CLI prints on whether the fit converged (these 10 items settle within 100 steps)

@@ -62,3 +62,43 @@ def test_later_items_series_are_read_ahead_into_the_cube(app, qtbot):
     assert later, "no later item on the site shown in the demo queue"
     cube = app.trajectory.cube
     qtbot.waitUntil(lambda: all(cube_holds(cube, stack, name) for stack, name in later), timeout=90000)
+
+
+def test_the_plot_shows_none_of_the_previous_items_points_while_the_next_items_series_is_read(app, qtbot):
+    """Item 1's trajectory drawn, I open an item far down my list, whose series was not read ahead: from the turn it
+    is shown until its series lands, the plot says it is reading and shows no point (item 1's points under item 2's
+    "reading ..." line were another item's evidence); then item 2's own series is drawn, over its own region."""
+    from reviewer.app.review_evidence import region_mask
+    from reviewer.bank.evidence import evidence_for
+
+    panel, loader, plot = app.review.annotator, app.review.loader, app.trajectory
+    qtbot.waitUntil(lambda: loader.shown(trajectory=True), timeout=60000)
+    first = plot.series
+    assert first is not None and len(plot.point_positions()) > 0
+    site = app.session.index.site.id
+    far = [  # an item of this site with a region, past the ones whose series are read ahead
+        r
+        for r in panel.rows[3:]
+        if r["question"].get("site") == site
+        and evidence_for(r["question"]).region is not None
+        and not loader.series_read(r["item"])
+    ]
+    assert far, "no item past the read-ahead ones"
+    target = far[-1]
+    seen = []  # (caption, points drawn, series drawn) in the turn the item is applied
+
+    def on_applied(key: str, _problem: str) -> None:
+        if key == target["item"]:
+            seen.append((plot.info.text(), plot.point_positions(), plot.series))
+
+    loader.applied.connect(on_applied)
+    panel.show_item(target["item"])
+    qtbot.waitUntil(lambda: bool(seen), timeout=30000)
+    caption, points, series = seen[0]
+    assert caption.startswith("reading "), caption
+    assert points == [] and series is None
+    qtbot.waitUntil(lambda: loader.shown(trajectory=True), timeout=60000)
+    view = evidence_for(target["question"])
+    mask, _ring = region_mask(view.region, app.session.index.site)
+    assert plot.series is not first and plot.series.where == f"region of {int(mask.sum())} pixels"
+    assert len(plot.point_positions()) > 0

@@ -83,7 +83,7 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
     flag bar, a confidence pending, a save, the F1 keys, the Pair, Chips and Coverage tabs, the decision table
     with confidences and a commented flag, also beside a 520 px review dock, a typed rationale, a reject saved, the
     expert's Annotate tab) have no label, button, combo, table header or cell, pair title or coverage lane name cut
-    or overlapping; the trajectory's plotting area is >= 150 px with its year label inside the plot, its tools in
+    or overlapping; the trajectory's plotting area is >= 170 px (150 and a margin), its axes inside the plot, its tools in
     at most two rows, its caption whole and its dock not scrolling; the expert's question view keeps >= 9 lines
     beside the decision table (it had been left 67 px by a commented flag); no question of the bank makes the
     question view scroll sideways (item 13's field table had, by 1 px); the item's view stays where it was when
@@ -95,6 +95,7 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
     annotator = {"annotator", "annotator_flag", "annotator_pending", "annotator_saved", "help", "pair", "chips"}
     annotator |= {"coverage", "trajectory_reading", "question_fields"}
     expert = {"expert_table", "expert_wide_review", "expert_rationale", "expert_rejected", "expert_annotate"}
+    expert |= {"expert_modis_date"}
     assert set(problems) == annotator | expert
     assert {shot: p for shot, p in problems.items() if p} == {}
     from PIL import Image
@@ -111,7 +112,7 @@ def test_review_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path
 def test_the_other_modes_fit_a_small_screen(demo_db, demo_site, demo_bank, tmp_path, shots):
     """Issue 27: at 1366 x 768 the annotator with every item done, the maintainer (the Trajectory dock in front:
     no years in its period before a site, where it had said "shade 1970 - 1970"), the failure coder and the viewer
-    with no review dock have nothing cut, no trajectory below 150 px and no dock scrolling that should not; the
+    with no review dock have nothing cut, no trajectory below 170 px and no dock scrolling that should not; the
     maintainer's progress, agreement and quality tables show every column whole, with no sideways scroll bar (they
     scrolled sideways, "sensitivity" and "gold_correct" cut at the dock's edge), and the coder's date label is whole."""
     out = tmp_path / "out"
@@ -137,6 +138,7 @@ def test_the_expert_fits_a_large_screen(demo_db, demo_site, demo_bank, tmp_path,
         "expert_rationale",
         "expert_rejected",
         "expert_annotate",
+        "expert_modis_date",
     }
     assert {shot: p for shot, p in problems.items() if p} == {}
 

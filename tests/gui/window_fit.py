@@ -120,7 +120,7 @@ def exercise(app, wait_until: Callable, click: Callable, shots: Path, tag: str, 
     wait_until(lambda: s.state.current != before and s.frame_shown(), 20000)
     wait_until(lambda: app.settled, 20000)
     steps["trajectory click"] = layout_problems(app, size0)
-    from tests.gui.shots_review import trajectory_problems  # the plotting area >= 150 px (it had been ~50 px)
+    from tests.gui.shots_review import trajectory_problems  # the plotting area >= 170 px (it had been ~50 px)
 
     steps["trajectory click"] += trajectory_problems(app)
     steps["trajectory click"] += elided_date_label(app)

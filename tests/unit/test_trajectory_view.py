@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from reviewer.app.trajectory_view import drawing, series_title, shown_as, why_empty
+from reviewer.app.trajectory_view import TrajectoryContent, drawing, series_title, shown_as, why_empty
 from reviewer.record.series import Trajectory
 
 COLORS = {"TM": "#1f77b4", "MODIS Aqua": "#2ca02c"}
@@ -74,6 +74,32 @@ def test_names_and_why_nothing_is_drawn():
     assert (series_title("mndwi"), series_title("swir1")) == ("MNDWI", "swir1")
     assert why_empty("nbr", 0, region=False) == "no scene in the stack: no NBR to plot"
     assert why_empty("ndvi", 12, region=True).startswith("no observation of NDVI over this region: none of the 12")
+
+
+def test_the_previous_items_series_goes_while_the_next_items_is_read():
+    """Item 1's series drawn, then item 2 shown with its series still being read: the plot holds no series under the
+    reading line (item 1's points there were stale evidence), then item 2's once it lands; an item whose series was
+    read ahead is handed over in the same turn, so nothing is cleared for it."""
+    content, changes = TrajectoryContent(), []
+    content.changed.connect(lambda: changes.append((content.series, content.reading)))
+    first, second = series(), series()
+    content.show(first, True)
+    assert (content.series, content.harmonized, content.reading) == (first, True, "")
+
+    content.expect("reading NDVI over the region (12 scenes)...")
+    assert content.series is None and content.reading == "reading NDVI over the region (12 scenes)..."
+    assert changes[-1] == (None, "reading NDVI over the region (12 scenes)...")
+    partial = Trajectory(name="ndvi", where="region of 16 pixels")
+    content.show(partial, False, partial=True)  # the scenes read so far are the item's own: drawn, still reading
+    assert content.series is partial and content.reading.startswith("reading")
+    content.show(second, False)
+    assert (content.series, content.harmonized, content.reading) == (second, False, "")
+
+    content.expect("")  # read ahead: handed over in this turn
+    assert content.series is second
+    content.clear()
+    assert (content.series, content.reading) == (None, "")
+    assert len(changes) == 6
 
 
 def test_the_module_imports_no_qt():

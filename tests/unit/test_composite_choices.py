@@ -1,0 +1,59 @@
+"""The composites the Stack dock offers for a site (`reviewer.app.composite_choices`), decided without a display: a
+Sentinel-2 tile delivered without B8A and B12 cannot make SWIR2 / NIR / red (picked, it gave a blank canvas and a
+notice), so that one is greyed out with the band missing named. Scenes are made by hand from the product catalogue,
+so which composite each can make is read off the files given."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from reviewer.app.composite_choices import composite_choices
+from reviewer.record.catalog import catalog
+
+S2 = "sentinel2_msi_l2a"
+
+
+def scene(product: str, tokens: list[str], *, outside: bool = False) -> SimpleNamespace:
+    return SimpleNamespace(
+        record=True,
+        extra={"outside_site": True} if outside else {},
+        product_spec=catalog().products[product],
+        files={t: f"/data/{t}.tif" for t in tokens},
+    )
+
+
+def missing(index) -> dict[str, str]:
+    return {c.key: c.missing for c in composite_choices(index)}
+
+
+def test_a_sentinel2_tile_without_b8a_and_b12_offers_only_what_its_bands_make():
+    tile = scene(S2, ["B02", "B03", "B04", "B08", "B11", "SCL"])
+    # outside the site (a render leaves it out): its B8A and B12 do not count
+    whole = scene(S2, ["B02", "B03", "B04", "B08", "B8A", "B11", "B12", "SCL"], outside=True)
+    got = missing(SimpleNamespace(scenes=[tile, whole]))
+    assert got == {
+        "truecolor": "",  # B04 B03 B02
+        "swir": "needs swir2 (B12) and nir (B8A), which no scene of this site has",
+        "ndvi": "needs nir (B8A), which no scene of this site has",
+        "ndwi": "needs nir (B8A), which no scene of this site has",
+        "mndwi": "",  # B03 and B11
+        "nbr": "needs nir (B8A) and swir2 (B12), which no scene of this site has",
+        "lst": "needs lst, which no scene of this site has",
+        "t2m": "needs temperature_2m, which no scene of this site has",
+        "precipitation": "needs precipitation, which no scene of this site has",
+    }
+    labels = [c.label for c in composite_choices(SimpleNamespace(scenes=[tile]))]
+    assert labels[:2] == ["True colour", "SWIR2 / NIR / red"]  # the catalogue's order, every composite listed
+
+
+def test_one_scene_with_the_bands_is_enough_and_no_site_offers_everything():
+    tile = scene(S2, ["B02", "B03", "B04", "B11", "SCL"])
+    oli = scene("landsat8_oli_c2l2", ["SR_B2", "SR_B3", "SR_B4", "SR_B5", "SR_B6", "SR_B7", "QA_PIXEL"])
+    got = missing(SimpleNamespace(scenes=[tile, oli]))
+    assert [k for k, why in got.items() if not why] == ["truecolor", "swir", "ndvi", "ndwi", "mndwi", "nbr"]
+    modis = scene("modis_terra_mod13q1", ["NDVI", "pixel_reliability"])  # an NDVI-only export: its NDVI band
+    assert [k for k, why in missing(SimpleNamespace(scenes=[modis])).items() if not why] == ["ndvi"]
+    assert missing(SimpleNamespace(scenes=[modis]))["truecolor"] == (
+        "needs red, green and blue, which no scene of this site has"
+    )
+    assert all(c.enabled for c in composite_choices(None))
