@@ -213,8 +213,9 @@ class StackSession(QObject):
             self.rebuild_stack()
             return
         current = int(np.clip(current, 0, len(stack) - 1))
-        with self.state.events.current.blocker():
-            self.state.current = current
+        if self.state.current != current:
+            with self.state.events.current.blocker():
+                self.state.current = current
         sliced = self.canvas.show_image(reslice=False)
         if self.state.overlay:
             self.canvas.show_overlay()
