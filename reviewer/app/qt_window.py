@@ -124,7 +124,25 @@ def fit_slider_labels(viewer) -> None:
     # beside it: "2016-05-15..." in 101 px); its resize that follows widens it back, in the same layout pass
     widen = _OnResize(fit_date)
 
-    def later(_event=None, *, sliders_changed: bool = False) -> None:
+    fitted: list[tuple] = []  # what the labels were last fitted to (`shape`)
+
+    def shape() -> tuple:
+        """What the labels' widths follow: each slider's count digits (0: not shown) and the axis labels' text widths."""
+        window = main_window(viewer)
+        kept = labels(window, "axis_label") if window is not None else []
+        widths = tuple(w.fontMetrics().horizontalAdvance(w.text()) for w in kept if alive(w))
+        return (tuple(len(str(int(n) - 1)) if n > 1 else 0 for n in viewer.dims.nsteps), widths)
+
+    def later(_event=None, *, sliders_changed: bool = False, range_changed: bool = False) -> None:
+        """Fit the labels now and after napari's own resizes; only when what they show changed width (a new date
+        label of the same width, every item and every step, changes nothing: no fit, no timers)."""
+        now = shape()
+        if not sliders_changed and fitted and fitted[0] == now:
+            if range_changed:  # napari set the counts' widths again (`_update_range`, before this handler)
+                fit()
+            return
+        fitted[:] = [now]
+
         def refit() -> None:
             if sliders_changed:  # napari may have made the slider rows anew: found again
                 found.clear()
@@ -135,6 +153,6 @@ def fit_slider_labels(viewer) -> None:
         QTimer.singleShot(200, refit)  # and once the slider row is laid out (its width known)
 
     viewer.dims.events.ndim.connect(lambda _event=None: later(sliders_changed=True))
-    viewer.dims.events.range.connect(later)
+    viewer.dims.events.range.connect(lambda _event=None: later(range_changed=True))
     viewer.dims.events.axis_labels.connect(later)
     later(sliders_changed=True)

@@ -292,22 +292,30 @@ class EvidenceLoader(QObject):
             app.pair.show_panels(*p.pair, p.panels, p.pair_error, p.pair_rgb, view.stretch)
         app.chips.show_chips(p.chips, p.chip_rgb, st.stretch)
         app.chips.info.setText(f"{len(p.chips)} years, one stretch ({st.stretch.source})")
-        st.period = p.years
+        if st.period != p.years:
+            st.period = p.years
         self.series.show(p)
         self.model.shown(token)
         self.applied.emit(p.key, "")
         s.update_status_bar()
 
     def _set_state(self, p: Prepared) -> None:
-        """The view state says what the prepared item shows, without the handlers that would re-read it."""
+        """The view state says what the prepared item shows, without the handlers that would re-read it. A field that
+        already holds the value is not written (each write of napari's evented model costs its comparison machinery);
+        the stretch is written unless it is the very object (a frame rendered ahead is kept by the stretch's id)."""
         st, ev, view = self.session.state, self.session.state.events, p.view
         with ev.chip_years.blocker(), ev.sensors.blocker(), ev.composite.blocker(), ev.stretch.blocker():
             with ev.pair.blocker():
-                st.chip_years = p.years
-                st.sensors = p.filters[0]
-                st.composite = view.composite
-                st.stretch = view.stretch
-                st.pair = p.pair
+                if st.chip_years != p.years:
+                    st.chip_years = p.years
+                if st.sensors != p.filters[0]:
+                    st.sensors = p.filters[0]
+                if st.composite != view.composite:
+                    st.composite = view.composite
+                if st.stretch is not view.stretch:
+                    st.stretch = view.stretch
+                if st.pair != p.pair:
+                    st.pair = p.pair
 
     # ------------------------------------------------------------------ shown, ready
 

@@ -146,12 +146,10 @@ class StackSession(QObject):
         self.viewer.title = self.window_title(f"{index.site.name} ({index.site.id})")
         if self.recent is not None:
             self.recent.add(index.site.dir)
-        with self.state.events.blocker_all():
-            self.state.sensors = ()
-            self.state.years = None
-            self.state.months = ()
-            self.state.max_cloud = 1.0
-            self.state.current = 0
+        with self.state.events.blocker_all():  # (the filters a new site opens with; a field already so is not written)
+            for name, value in (("sensors", ()), ("years", None), ("months", ()), ("max_cloud", 1.0), ("current", 0)):
+                if getattr(self.state, name) != value:
+                    setattr(self.state, name, value)
         self.state.site_dir = str(index.site.dir)
         self.canvas.draw_boundary()
         if stack is not None:
@@ -213,8 +211,9 @@ class StackSession(QObject):
             self.rebuild_stack()
             return
         current = int(np.clip(current, 0, len(stack) - 1))
-        with self.state.events.current.blocker():
-            self.state.current = current
+        if self.state.current != current:
+            with self.state.events.current.blocker():
+                self.state.current = current
         sliced = self.canvas.show_image(reslice=False)
         if self.state.overlay:
             self.canvas.show_overlay()

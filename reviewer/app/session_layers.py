@@ -172,12 +172,17 @@ class CanvasLayers:
             else:
                 # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
                 # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
-                # a layer shown again only on its next refresh). napari clamps the step to the new length meanwhile:
-                # that is not the user's step (state.current is already the shown date's index in the new stack),
-                # so the slice napari takes there renders only a grey frame (`only_date`); the date shown is sliced
-                # when the session sets the step, or here when it is the same step
+                # a layer shown again only on its next refresh). The setter slices the new array at the step there
+                # is: the date shown when the step is already its index (state.current), else a grey frame
+                # (`only_date`) and the session sets the step after it. A step past the new length napari would
+                # clamp first (a slice of its own at a date nobody sees, the slider moved twice): the step then goes
+                # to the date shown first, the old array meanwhile a grey frame, and the setter slices that date
                 shown = min(self.s.state.current, len(self.s.stack) - 1)
-                with self.viewer.dims.events.current_step.blocker(self.s.dates.on_dims_step):
+                dims = self.viewer.dims
+                with dims.events.current_step.blocker(self.s.dates.on_dims_step):
+                    if isinstance(old, FrameArray) and dims.ndim >= 3 and dims.current_step[0] >= len(data) > shown:
+                        with old.only_date(-1, PLACEHOLDER_GREY):  # (no date: all grey)
+                            dims.set_current_step(0, shown)
                     with data.only_date(shown, PLACEHOLDER_GREY):
                         layer.data = data
                 self.scale_image()

@@ -12,6 +12,10 @@ parts with each other, and take the per-item figure from a run without --profile
 paints (one is the least: the item shown) and what each painted; with --hide DOCK (a dock's title, repeatable), the
 same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
 With --two-sites, the items of bench_review_dock's bank over two sites (about half the steps change the site).
+With --writes, the writes to napari's evented models per item change (its EventedModel.__setattr__, each with a
+round of comparisons and events; the nested ones napari makes itself counted too), by model and field and by the
+app's line that caused them, and the image layer's slices (its public set_data event): which of the app's writes
+churn napari's models (a profile hook on the UI thread during each item change; slower, so no CPU figure from it).
 """
 
 from __future__ import annotations
@@ -28,6 +32,48 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_review_dock import prepare  # noqa: E402
 from bench_viewer import pct, pump_until  # noqa: E402
+
+
+class ModelWrites:
+    """Counts napari's EventedModel.__setattr__ calls while on (`sys.setprofile` on the UI thread: a measuring hook of
+    this helper's process only): per model.field, and per the line of reviewer/ or plugins/ nearest on the stack."""
+
+    def __init__(self) -> None:
+        from napari.utils.events import EventedModel
+
+        self.code = EventedModel.__setattr__.__code__
+        self.fields: dict[str, int] = {}
+        self.lines: dict[str, int] = {}
+
+    def hook(self, frame, event, _arg) -> None:
+        if event != "call" or frame.f_code is not self.code:
+            return
+        field = f"{type(frame.f_locals.get('self')).__name__}.{frame.f_locals.get('name')}"
+        self.fields[field] = self.fields.get(field, 0) + 1
+        f, where = frame.f_back, "-"
+        while f is not None:
+            path = f.f_code.co_filename.replace("\\", "/")
+            if "/reviewer/" in path or "/plugins/" in path:
+                where = f"{path.rsplit('/reviewer/', 1)[-1]}:{f.f_lineno}({f.f_code.co_name})"
+                break
+            f = f.f_back
+        self.lines[where] = self.lines.get(where, 0) + 1
+
+    def enable(self) -> None:
+        sys.setprofile(self.hook)
+
+    def disable(self) -> None:
+        sys.setprofile(None)
+
+    def print(self, n: int, slices: int, top: int) -> None:
+        print(
+            f"\nnapari EventedModel writes per item: {sum(self.fields.values()) / n:.1f}; image slices per item "
+            f"(the layer's set_data events): {slices / n:.2f}"
+        )
+        for name, rows in (("by model.field", self.fields), ("by the app's line", self.lines)):
+            print(f"  {name}:")
+            for key, count in sorted(rows.items(), key=lambda kv: -kv[1])[:top]:
+                print(f"    {count / n:6.1f}  {key}")
 
 
 class WindowPaints:
@@ -89,7 +135,12 @@ def dock_of(obj) -> str:
 
 
 def run(
-    n: int, profiler: cProfile.Profile | None, hide: list[str], paints: bool = False, two_sites: bool = False
+    n: int,
+    profiler: cProfile.Profile | ModelWrites | None,
+    hide: list[str],
+    paints: bool = False,
+    two_sites: bool = False,
+    slices: list[int] | None = None,
 ) -> list[float]:
     import napari
     from bench_review_dock import ROOT
@@ -118,6 +169,9 @@ def run(
         for name in hide:
             docks[name].hide()
         print("docks:", ", ".join(f"{t}{' (hidden)' if t in hide else ''}" for t in docks))
+    if slices is not None:  # the image layer's slices (napari's public set_data event), while an item changes
+        measuring = [False]
+        app.session.image_layer.events.set_data.connect(lambda _e: slices.append(1) if measuring[0] else None)
     cpu: list[float] = []
     for _ in range(n):
         t_read = time.perf_counter()
@@ -125,6 +179,8 @@ def run(
             QApplication.processEvents()
             time.sleep(0.005)
         cpu0 = time.thread_time()
+        if slices is not None:
+            measuring[0] = True
         if profiler is not None:
             profiler.enable()
         if window is not None:
@@ -136,6 +192,8 @@ def run(
         QApplication.processEvents()
         if profiler is not None:
             profiler.disable()
+        if slices is not None:
+            measuring[0] = False
         if window is not None:
             window.stop()
         cpu.append((time.thread_time() - cpu0) * 1000)
@@ -181,19 +239,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--hide", action="append", default=[], help="a dock to hide (its title), to see its share")
     parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
+    parser.add_argument("--writes", action="store_true", help="napari's model writes per item, by field and app line")
     parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
     parser.add_argument(
         "--two-sites", action="store_true", help="the bank over two sites (about half the steps go to the other site)"
     )
     args = parser.parse_args(argv)
-    profiler = cProfile.Profile(time.thread_time) if args.profile else None
-    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites)
+    writes = ModelWrites() if args.writes else None
+    profiler = cProfile.Profile(time.thread_time) if args.profile else writes
+    slices: list[int] = []
+    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
         f"later half p50 {pct(later, 50):.1f} p95 {pct(later, 95):.1f}; all: {' '.join(f'{c:.0f}' for c in cpu)}"
     )
-    if profiler is not None:
+    if writes is not None:
+        writes.print(args.items, len(slices), args.top)
+    elif profiler is not None:
         stats = pstats.Stats(profiler)
         if args.dump:
             stats.dump_stats(str(args.dump))

@@ -564,6 +564,31 @@ def test_the_caption_never_names_another_date_than_the_shown_one(opened, qtbot):
     assert scene.date.isoformat() in s.status_text()
 
 
+def test_a_shorter_stack_goes_straight_to_its_date(opened, qtbot):
+    """A stack with fewer dates than the slider's step (a review item's filters, another site): the slider goes
+    straight to the date shown and napari slices the image twice (the step, then the new data at it). It used to
+    clamp the step to the new last date first: the slider moved twice and the image was sliced a third time at a
+    date nobody saw (a slice and a dims round of napari's: ~5 ms of an item change)."""
+    from reviewer.record.stack import open_stack
+
+    app, s = opened, opened.session
+    s.jump_to_index(len(s.stack) - 1)  # the last date: its step is past the end of the TM-only stack
+    wait_frame(app, qtbot)
+    tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
+    assert 2 < len(tm) <= app.viewer.dims.current_step[0]
+    s.read_frame(tm, s.state.composite, 1)  # its date 1 read already (no re-slice when a read comes back)
+    steps, slices = [], []
+    app.viewer.dims.events.current_step.connect(lambda e: steps.append(int(app.viewer.dims.current_step[0])))
+    s.image_layer.events.set_data.connect(lambda e: slices.append(1))
+    s.show_stack(tm, 1)
+    assert steps == [1]  # not [len(tm) - 1, 1]
+    assert len(slices) == 2  # not 3
+    wait_frame(app, qtbot)
+    assert app.viewer.dims.nsteps[0] == len(tm) and s.state.current == 1
+    assert app.viewer.dims.axis_labels[0].rstrip() == tm.labels[1]
+    assert len(slices) == 2  # the date shown was sliced with the data: nothing re-sliced it once read
+
+
 def test_slider_count_is_whole_with_900_dates(opened, qtbot):
     """Issue 16 item 5: with ~900 dates the slider's count read "0 | 89". A stack of 900 dates (an extra
     900-frame layer stands in for a site with 900 scenes): both numbers show every digit."""
