@@ -9,7 +9,7 @@ repaints the label's few pixels, composed with the canvas's frame."""
 
 from __future__ import annotations
 
-from qtpy.QtCore import Qt
+from qtpy.QtCore import QEvent, QSize, Qt
 from qtpy.QtWidgets import QLabel, QWidget
 
 from reviewer.app.caption import DateCaption
@@ -36,6 +36,8 @@ class QtDateCaption(QLabel):
             self.setAttribute(Qt.WA_TransparentForMouseEvents)  # clicks, drags and the wheel reach the canvas
             self.setFocusPolicy(Qt.NoFocus)
             self.move(MARGIN_PX, MARGIN_PX)
+            if parent is not None:
+                parent.installEventFilter(self)  # the canvas resized: the caption fitted to its width again
         else:
             self.setWordWrap(True)
             font = self.font()
@@ -50,12 +52,32 @@ class QtDateCaption(QLabel):
             if text != self.text():
                 self.setText(text)
                 if self.over_canvas:
-                    self.adjustSize()  # a free child of the canvas: no layout sizes it
+                    self.fit()
             if self._seen != bool(text):
                 self._seen = bool(text)
                 self.setVisible(self._seen)
         except RuntimeError:  # the label is gone with its window (the model outlived it; psygnal holds it weakly)
             return
+
+    def fit(self) -> None:
+        """Over the canvas (a free child: no layout sizes it): one line as wide as the text, or wrapped at words to the
+        canvas's width less the margins when the canvas is narrower (never cut)."""
+        parent = self.parentWidget()
+        room = max(parent.width() - 2 * MARGIN_PX, 80) if parent is not None else 10_000
+        self.setWordWrap(False)
+        one_line = self.sizeHint()
+        if one_line.width() <= room:
+            size = one_line
+        else:
+            self.setWordWrap(True)
+            size = QSize(room, self.heightForWidth(room))
+        if size != self.size():
+            self.resize(size)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and watched is self.parentWidget() and self.text():
+            self.fit()
+        return False
 
 
 def caption_over_canvas(viewer, caption: DateCaption) -> QtDateCaption | None:

@@ -1,6 +1,6 @@
 """The date a StackSession shows: the slider, the date caption (`caption.DateCaption`) and the status line follow it,
-the dates around it are read ahead in the stepping direction, the keys and docks jump to a date or year, and the shown date exports as
-a PNG."""
+the dates around it are read ahead in the stepping direction, the keys and docks jump to a date or year, and the
+shown date exports as a PNG."""
 
 from __future__ import annotations
 

@@ -771,3 +771,30 @@ def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path, shots):
     assert s.stack is not None and len(s.stack) and "TM" not in {sc.label for sc in s.stack.scenes}
     app.controls.sensor_checks["TM"].setChecked(True)
     assert "TM" in {sc.label for sc in s.stack.scenes}
+
+
+def test_the_caption_over_a_narrow_canvas_wraps_at_words_and_is_never_cut(qtbot):
+    """Over a canvas narrower than its text (a small screen with the review and Stack docks open), the caption wraps
+    at its words inside the canvas's width less its margins; back on a wide canvas it is one line again."""
+    from qtpy.QtWidgets import QWidget
+
+    from reviewer.app.caption import DateCaption
+    from reviewer.app.qt_caption import MARGIN_PX, QtDateCaption
+
+    canvas = QWidget()
+    qtbot.addWidget(canvas)
+    canvas.resize(900, 400)
+    caption = DateCaption()
+    label = QtDateCaption(caption, canvas, over_canvas=True)
+    canvas.show()
+    assert not label.isVisible()  # nothing to say yet
+    caption.show_date("2016-05-15 MODIS Terra", "Land surface temperature (day)", all_masked=True)
+    assert label.isVisible() and label.text() == caption.text
+    one_line = label.height()
+    assert label.width() == label.sizeHint().width() <= 900 - 2 * MARGIN_PX
+    canvas.resize(260, 400)
+    qtbot.waitUntil(lambda: label.width() <= 260 - 2 * MARGIN_PX, timeout=2000)
+    assert label.wordWrap() and label.height() >= 2 * one_line - 12  # two lines or more
+    assert label.height() >= label.heightForWidth(label.width())  # every line shown
+    canvas.resize(900, 400)
+    qtbot.waitUntil(lambda: label.height() == one_line, timeout=2000)
