@@ -28,10 +28,21 @@ class _SessionDock(QWidget):
 
 
 class StackDock(_SessionDock):
+    """The Stack controls, the date caption at their top: in plain napari the plugin leaves the canvas's own text
+    overlay to the user, so the caption that the app's window draws over its canvas is a line of this dock."""
+
     def make(self, session) -> QWidget:
+        from reviewer.app.qt_caption import QtDateCaption
         from reviewer.app.qt_controls import QtStackControls
 
-        return QtStackControls(session)
+        panel = QWidget()
+        layout = QVBoxLayout(panel)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.caption = QtDateCaption(session.caption)
+        layout.addWidget(self.caption)
+        self.controls = QtStackControls(session)
+        layout.addWidget(self.controls)
+        return panel
 
 
 class TrajectoryDock(_SessionDock):

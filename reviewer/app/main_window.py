@@ -12,6 +12,7 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
+from reviewer.app.qt_caption import caption_over_canvas
 from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
 from reviewer.app.qt_window import (
@@ -112,7 +113,7 @@ class ReviewerApp:
         then runs while the docks are built; what it found is shown from the event loop, once the window is whole.
         `later`: what the first imagery does not need waits for `after_first_imagery`, which the launch calls once it
         is on screen: the Trajectory plot (in front, empty until a pixel is clicked; pyqtgraph and the plot cost
-        ~0.15 s of CPU), the canvas's scale bar and date caption (their visuals and the caption's glyphs, ~0.1 s) and
+        ~0.15 s of CPU), the canvas's scale bar (its visual) and
         the wheel guard (a Python filter of every Qt event, ~9,000 events before the imagery)."""
         from reviewer.app.qt_chips import QtChipStrip
         from reviewer.app.qt_controls import QtStackControls
@@ -133,7 +134,9 @@ class ReviewerApp:
         viewer.title = "EarthRecord Reviewer"
         if not later:
             guard_wheel()
-        self.session.canvas.overlays_held = later  # the scale bar and the date caption: after the first imagery
+        self.session.canvas.overlays_held = later  # the scale bar: after the first imagery
+        # the date caption in a label over the canvas's top-left corner (shown once a date is)
+        self.caption = caption_over_canvas(viewer, self.session.caption)
         self._busy = False
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
@@ -348,7 +351,7 @@ class ReviewerApp:
         return self.pair_tab.content()
 
     def after_first_imagery(self) -> None:
-        """What `later` held back: the wheel guard installed, the scale bar and the caption shown, the Trajectory
+        """What `later` held back: the wheel guard installed, the scale bar shown, the Trajectory
         plot built (the launch calls this once the first imagery is on screen)."""
         guard_wheel()
         self.session.canvas.release_overlays()

@@ -1,7 +1,7 @@
 """The stack on the napari canvas: the open site, its filtered stack and the date shown, in step with the
 `ViewState` model. The docks talk to this object and to the model, never to each other. Its parts, each in its own
 module: `SiteOpener` (a site indexed in a worker), `CanvasLayers` (the image, overlay, boundary and region layers,
-the caption), `FrameSource` (frames read off the UI thread at display size), `ShownDate` (slider, caption and the
+the scale bar), `FrameSource` (frames read off the UI thread at display size), `ShownDate` (slider, caption and the
 dates around the shown one read ahead), `StretchKeeper` (each composite's stretch) and `CanvasPointer` (the status
 line and clicks).
 """
@@ -76,7 +76,7 @@ class StackSession(QObject):
         self.recent = recent
         self.index: SceneIndex | None = None
         self.stack: Stack | None = None
-        self.canvas = CanvasLayers(self)  # the stack, overlay, boundary and region layers, the caption
+        self.canvas = CanvasLayers(self)  # the stack, overlay, boundary and region layers, the scale bar
         self.frames = FrameSource(self._on_frame_read, lambda exc, context: self.reporter.error(exc, context=context))
         self.site = SiteOpener(self)  # opening a site in a worker
         self.stretches = StretchKeeper(self)  # each composite's stretch, the user's edits, percentiles
@@ -194,8 +194,7 @@ class StackSession(QObject):
             self.canvas.drop_stack()
             if self.index.record_scenes():
                 self.reporter.info(f"no scene matches the filters with {composites()[st.composite]['label']} bands")
-            self.text.text = f"{self.index.site.name}: no scene matches the filters"
-            self.text.visible = True
+            self.caption.no_scene(self.index.site.name)
             self.stack_changed.emit(stack)
             return
         current = stack.nearest(old_date) if old_date is not None else 0
@@ -243,9 +242,9 @@ class StackSession(QObject):
         return self.canvas.region_layer
 
     @property
-    def text(self):
-        """napari's text overlay: the date caption."""
-        return self.canvas.text
+    def caption(self):
+        """The date caption (`caption.DateCaption`, plain evented state): a label over the canvas draws it."""
+        return self.dates.caption
 
     def dress_canvas(self) -> None:
         self.canvas.dress_canvas()
@@ -280,6 +279,7 @@ class StackSession(QObject):
         if key == f.frame_key(self.stack, self.state.composite, i) and self.image_layer is not None:
             self.image_layer.refresh()
             self.pointer.refresh()  # values under a still cursor replace "reading..."
+            self.dates.show_caption()  # " - every pixel masked" once the frame says so
         elif key == f.codes_key(self.stack, i) and self.overlay_layer is not None:
             self.overlay_layer.refresh()
 

@@ -1,6 +1,6 @@
-"""The date a StackSession shows: the slider, the canvas caption and the status line follow it, the dates around it
-are read ahead in the stepping direction, the keys and docks jump to a date or year, and the shown date exports as
-a PNG."""
+"""The date a StackSession shows: the slider, the date caption (`caption.DateCaption`) and the status line follow it,
+the dates around it are read ahead in the stepping direction, the keys and docks jump to a date or year, and the
+shown date exports as a PNG."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from pathlib import Path
 
 import numpy as np
 
+from reviewer.app.caption import DateCaption
 from reviewer.app.evidence_prep import shown_stack
-from reviewer.app.jobs import Prefetcher, when_settled
+from reviewer.app.jobs import Prefetcher
 from reviewer.errors import NoSceneError
 from reviewer.record.series import clearest_per_year, step_year
 from reviewer.record.stretch import composites
-
-CAPTION_DELAY_MS = 120  # the canvas caption follows the date once stepping pauses this long
 
 
 class ShownDate:
@@ -26,8 +25,9 @@ class ShownDate:
         self.prefetcher = Prefetcher()
         self.prefetcher.enabled = prefetch
         self._direction = 1
-        self._caption = ""
-        self._caption_when_settled = when_settled(self._show_caption, CAPTION_DELAY_MS, session)
+        #: what the date caption says: the shown date's, set in the turn the date changes (a Qt label draws it; as
+        #: napari's canvas text overlay it was typeset by vispy, ~50 ms, and so waited for stepping to pause)
+        self.caption = DateCaption()
 
     def set_dims_step(self, i: int) -> None:
         if self.s.viewer.dims.ndim >= 3 and int(self.s.viewer.dims.current_step[0]) != i:
@@ -43,27 +43,28 @@ class ShownDate:
 
     def on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
         """The canvas, slider, caption, status line and the dates read ahead follow the shown date; `caption_now`: not
-        stepping (another stack, a review item), so the caption is set in this turn and drawn with the frame."""
+        stepping (another stack, a review item): the dates around it are not read ahead yet."""
         if self.s.stack is None or not len(self.s.stack):
             return
         i = int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1))
         self.set_dims_step(i)
-        label = self.s.canvas.label_time_axis(i)
-        masked = " - every pixel masked" if (id(self.s.stack), i) in self.s.all_masked else ""
-        # the canvas caption is re-typeset by vispy (~50 ms): set it once stepping pauses, not at every step
-        self._caption = f"{label}   {composites()[self.s.state.composite]['label']}{masked}"
-        if caption_now:
-            self._show_caption()
-        elif self.s.text.text.strip() and self.s.text.text != self._caption:
-            # a caption naming another date is worse than none: blank until it is set. Blanked, not hidden: hiding
-            # detaches the caption's box, and re-attaching it recompiled its shader at the next draw (~40 ms)
-            self.s.text.text = " " * len(self.s.text.text)
-        self._caption_when_settled()
+        self.show_caption(i)
         self.s.pointer.refresh()
         if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at
             self.prefetcher.cancel()  # once, their readers held the GIL through the item's paint: decisions 2x slower)
         else:
             self.read_neighbours()
+
+    def show_caption(self, i: int | None = None) -> None:
+        """The caption names date `i` (default: the shown one) of the stack shown, its composite, and whether every
+        pixel of it is masked (known once its frame was rendered: `StackSession._on_frame_read` asks again)."""
+        stack = self.s.stack
+        if stack is None or not len(stack):
+            return
+        i = int(np.clip(self.s.state.current if i is None else i, 0, len(stack) - 1))
+        label = self.s.canvas.label_time_axis(i)
+        masked = (id(stack), i) in self.s.all_masked
+        self.caption.show_date(label, composites()[self.s.state.composite]["label"], all_masked=masked)
 
     def read_neighbours(self) -> None:
         """The dates around the shown one read ahead into the cache (stepping then shows them without disk)."""
@@ -74,14 +75,6 @@ class ShownDate:
         self.prefetcher.schedule(lambda j: self.s.read_frame(stack, comp, j), i, len(stack), self._direction)
         if self.s.state.overlay:
             self.prefetcher.schedule(lambda j: self.s.frames.read_codes(stack, j), i, len(stack), self._direction)
-
-    def _show_caption(self) -> None:
-        caption = self._caption
-
-        if self.s.text.text != caption:
-            self.s.text.text = caption
-        if not self.s.text.visible and not self.s.canvas.overlays_held:  # (held: shown after the first imagery)
-            self.s.text.visible = True
 
     def jump_to_index(self, i: int) -> None:
         if self.s.stack is None or not len(self.s.stack):

@@ -1,5 +1,6 @@
 """The session's layers on napari's canvas: the date stack (an image layer of lazy frames at display size), its
-quality overlay, the site boundary, the trajectory's region, and the canvas's scale bar and date caption. Layers are
+quality overlay, the site boundary, the trajectory's region, and the canvas's scale bar (the date caption is the
+session's own state and label: `caption`, `qt_caption`). Layers are
 made once and handed new data (a new layer, its list entry and its visual's first draw cost ~1 s on the UI thread)."""
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ class CanvasLayers:
     def __init__(self, session) -> None:
         self.s = session
         self.viewer = session.viewer
-        self.text = session.viewer.canvas.overlays.text  # the date caption
         self.image_layer = None
         self.overlay_layer = None
         self.boundary_layer = None
@@ -55,8 +55,8 @@ class CanvasLayers:
         self.item_region_layer = None
         self._warm_layers = False  # the image layer is still the start-up placeholder (see `warm_canvas`)
         self._canvas_dressed = False
-        #: the launch shows the scale bar and the caption once the first imagery is on screen (`release_overlays`):
-        #: made and first drawn before it (their visuals, shaders and the caption's glyphs), they cost ~0.1 s of it
+        #: the launch shows the scale bar once the first imagery is on screen (`release_overlays`): made and first
+        #: drawn before it (its visual and shaders), it cost part of ~0.1 s
         self.overlays_held = False
         #: the site's boundary waits for the modules of its shapes layer (`modules_in`): making the first shapes
         #: layer imports pandas (~0.5 s), which the first site's imagery should not wait for
@@ -80,14 +80,13 @@ class CanvasLayers:
         self.overlay_layer = None
 
     def dress_canvas(self) -> None:
-        """The scale bar and the date caption on napari's canvas: set when the session first shows something of its
-        own (a site, the app's start-up layers), never merely by making the session (a plugin dock in plain napari)."""
+        """The scale bar on napari's canvas: set when the session first shows something of its own (a site, the app's
+        start-up layers), never merely by making the session (a plugin dock in plain napari)."""
         if self._canvas_dressed or self.overlays_held:
             return
         self._canvas_dressed = True
         bar = self.viewer.canvas.overlays.scale_bar
         bar.visible, bar.box = True, True
-        self.text.visible, self.text.font_size, self.text.position, self.text.box = True, 10, "top_left", True
 
     def warm_canvas(self) -> None:
         """Make the image layer before any site opens, drawn once unseen (opacity 0), so opening a site only hands it
@@ -112,20 +111,16 @@ class CanvasLayers:
         # value under the cursor) and no scale bar (it measured the 16 px placeholder: "5 m")
         self.viewer.layers.selection.clear()
         self._warm_layers = True
-        # the scale bar and a caption drawn unseen, so their shaders compile now (the caption's, first drawn with the
-        # first site's date, held that paint 65-90 ms); `_show_overlays` shows them with the first site
+        # the scale bar drawn unseen, so its shaders compile now; `show_overlays` shows it with the first site
         self._overlays_unseen()
 
     def _overlays_unseen(self) -> None:
-        """The scale bar and the caption drawn unseen before the first site; the caption with every character a date
-        caption can show (`caption_glyphs`): napari renders a glyph the first time a text shows it (5-7 ms each on
-        the UI thread), so each of the first items naming a sensor or composite not named before cost 5-30 ms more."""
+        """The scale bar drawn unseen before the first site (it would measure the 16 px placeholder)."""
         if self._canvas_dressed:
             self.viewer.canvas.overlays.scale_bar.opacity = 0.0
-            self.text.opacity, self.text.text = 0.0, self.text.text or caption_glyphs()
 
     def release_overlays(self) -> None:
-        """The scale bar and the caption `overlays_held` kept back: made now, seen if a site is shown."""
+        """The scale bar `overlays_held` kept back: made now, seen if a site is shown."""
         if not self.overlays_held:
             return
         self.overlays_held = False
@@ -235,13 +230,11 @@ class CanvasLayers:
         self.show_overlays()
 
     def show_overlays(self) -> None:
-        """The scale bar and the caption seen: unseen while only the start-up placeholder was there (the scale bar
-        measured its 16 px)."""
+        """The scale bar seen: unseen while only the start-up placeholder was there (it measured its 16 px)."""
         if self.overlays_held:
             return
         bar = self.viewer.canvas.overlays.scale_bar
         bar.visible, bar.opacity = True, 1.0
-        self.text.opacity = 1.0
 
     def show_overlay(self) -> None:
         from napari.utils.colormaps import DirectLabelColormap
@@ -409,14 +402,3 @@ class CanvasLayers:
         if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
             self.viewer.dims.axis_labels = labels
         return label
-
-
-def caption_glyphs() -> str:
-    """Every character the canvas's date caption can show, once (`ShownDate`: a date, a sensor's label, a composite's
-    label, ' - every pixel masked')."""
-    from reviewer.record.catalog import catalog
-    from reviewer.record.stretch import composites
-
-    words = ["0123456789-", " - every pixel masked"]
-    words += [p.label for p in catalog().products.values()] + [c["label"] for c in composites().values()]
-    return "".join(sorted(set("".join(words))))

@@ -25,7 +25,7 @@ PARTS = (
     ("reviewer.app.session", "StackSession", "show_stack", "    the stack at the item's date"),
     ("reviewer.app.session_layers", "CanvasLayers", "show_image", "      the image layer's data"),
     ("reviewer.app.session_dates", "ShownDate", "set_dims_step", "      napari's dims step and slice"),
-    ("reviewer.app.session_dates", "ShownDate", "_show_caption", "      the caption's text"),
+    ("reviewer.app.session_dates", "ShownDate", "show_caption", "      the caption's text"),
     ("reviewer.app.session_layers", "CanvasLayers", "show_item_region", "    the region (Labels layer)"),
     ("reviewer.app.qt_controls", "QtStackControls", "show_stack", "    Stack dock"),
     ("reviewer.app.qt_pair", "QtPairView", "show_panels", "    Pair"),

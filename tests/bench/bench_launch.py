@@ -7,8 +7,8 @@ the same detector: the child wraps `napari.Viewer` so that each viewer connects 
 first draw after which an image layer is visible (opacity > 0), sliced (`layer.loaded`) and at least 64 x 64
 pixels prints the wall clock and the process's CPU time so far (all its threads); the parent subtracts the time it
 started the child. The app's side then also waits for its Trajectory plot to be shown (built after the first
-imagery, with the scale bar and the caption) and prints that stage too. (The app's unseen 16 x 16
-placeholder does not count; the demo's stack does.) The wrapper is bench code: it reads napari's canvas through
+imagery, with the scale bar; the date caption comes with the imagery) and prints that stage too. (The app's unseen
+16 x 16 placeholder does not count; the demo's stack does.) The wrapper is bench code: it reads napari's canvas through
 `viewer.window._qt_viewer`, which reviewer/ and plugins/ may not.
 
 The demo site is generated once before timing into a temporary cache (REVIEWER_DEMO_DIR), as `make demo` leaves it;

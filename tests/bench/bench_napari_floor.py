@@ -4,7 +4,9 @@
 
 What napari itself costs the UI thread per step on this machine, with nothing of the reviewer: a napari Viewer at
 the app's window size with one RGB image layer (a stack of dates in memory), napari's text overlay whose caption
-changes on each step, and optionally one dock widget (a QLabel whose text changes on each step). Each step sets
+changes on each step (or, as the app shows its date caption, the app's Qt caption label over the canvas's top-left
+corner, `qt_caption.caption_over_canvas`, whose text changes on each step), and optionally one dock widget (a QLabel
+whose text changes on each step). Each step sets
 `viewer.dims.current_step` as the app does on an item change; the step is over at its last canvas frame on screen
 (Qt's `QOpenGLWidget.frameSwapped`; napari puts 2-3 frames on screen per step), once no new frame came for SETTLE_S.
 The UI thread's CPU (time.thread_time) and the wall time to that last frame, p50/p95, the CPU to the first frame and
@@ -40,12 +42,15 @@ class FloorCase:
     frame: tuple[int, int]
     window: tuple[int, int]
     dock: bool = False
-    caption: bool = True
+    caption: bool = True  # napari's canvas text overlay changed on each step
+    qt_caption: bool = False  # the app's caption label over the canvas changed on each step
 
     @property
     def label(self) -> str:
         dock = " + a QLabel dock" if self.dock else ""
-        caption = "" if self.caption else ", caption unchanged"
+        caption = "" if self.caption or self.qt_caption else ", caption unchanged"
+        if self.qt_caption:
+            caption += " + a Qt caption label"
         return f"bare napari {self.frame[1]} x {self.frame[0]} px{dock}{caption}"
 
 
@@ -60,6 +65,8 @@ def floor_run(case: FloorCase, steps: int) -> dict[str, list[float]]:
     import napari
     from qtpy.QtWidgets import QApplication, QLabel
 
+    from reviewer.app.caption import DateCaption
+    from reviewer.app.qt_caption import caption_over_canvas
     from reviewer.app.qt_window import canvas_widget, main_window
 
     n = WARMUP_STEPS + steps + 1
@@ -68,7 +75,10 @@ def floor_run(case: FloorCase, steps: int) -> dict[str, list[float]]:
     qwin.resize(*case.window)
     layer = viewer.add_image(dates_stack(n, case.frame), rgb=True, contrast_limits=(0, 255), name="dates")
     caption = viewer.canvas.overlays.text  # the public text overlay, where the app writes its date caption
-    caption.visible = True
+    caption.visible = not case.qt_caption
+    qt_caption = DateCaption()
+    if case.qt_caption:
+        caption_over_canvas(viewer, qt_caption)
     label = None
     if case.dock:
         label = QLabel("item 0")
@@ -86,8 +96,10 @@ def floor_run(case: FloorCase, steps: int) -> dict[str, list[float]]:
         frames.clear()
         t0, cpu0 = time.perf_counter(), time.thread_time()
         viewer.dims.set_current_step(0, i)
-        if case.caption:
+        if case.caption and not case.qt_caption:
             caption.text = f"Landsat 5 TM {1984 + i}-06-{10 + i % 19:02d} ({i + 1} of {n})"
+        if case.qt_caption:
+            qt_caption.show_date(f"{1984 + i}-06-{10 + i % 19:02d} TM", "True colour" if i % 3 else "NDVI")
         if label is not None:
             label.setText(f"item {i}: was the forest cleared between {1983 + i} and {1984 + i}?")
         pump_until(lambda i=i: bool(frames) and int(viewer.dims.current_step[0]) == i and layer.loaded, timeout=60)
@@ -104,9 +116,11 @@ def floor_run(case: FloorCase, steps: int) -> dict[str, list[float]]:
 
 def floor_cases(frame: tuple[int, int], window: tuple[int, int], full: int = 1600) -> list[FloorCase]:
     """The app's frame, without and with a dock (and once with the caption left as it is, to show what a caption
-    costs); a full-size site's frame (`full` px square), without and with a dock."""
+    costs, and once with the app's Qt caption label instead of napari's text overlay); a full-size site's frame
+    (`full` px square), without and with a dock."""
     return [
         FloorCase(frame, window, caption=False),
+        FloorCase(frame, window, qt_caption=True),
         FloorCase(frame, window),
         FloorCase(frame, window, dock=True),
         FloorCase((full, full), window),

@@ -15,7 +15,7 @@ On the GUI demo site (900 scenes: Landsat, Sentinel-2, MODIS, VIIRS; 64 x 64 px)
   compiles on the UI thread under software GL);
 - bare napari's floor per date step in the same run (bench_napari_floor.py): a Viewer at the app's window size, one
   RGB image layer of the app's frame size (and of a 1,600 px full-size frame), the text overlay's caption changed
-  each step, with and without one QLabel dock: UI-thread CPU and wall p50/p95, printed next to the app's item change;
+  each step (or the app's Qt caption label over the canvas instead, as the app shows it), with and without one QLabel dock: UI-thread CPU and wall p50/p95, printed next to the app's item change;
 - 200 decisions with the keyboard (A accept, Backspace undo, alternating): latency per key, the first 20
   against the last 20 (growth), and the process's resident memory before and after.
 
@@ -251,8 +251,8 @@ def above_floor(run: dict[str, list[float]]) -> list[float]:
 
 
 def later(values: list[float]) -> list[float]:
-    """The later half of a run's items: napari draws each character of the canvas caption's font the first time a
-    caption holds it (~6 ms a glyph, once per process), which the first items of a fresh process pay."""
+    """The later half of a run's items: the first items of a fresh process pay once-per-process costs (shaders linked
+    at their first draw; napari's canvas caption, before it became a Qt label, drew each glyph of its font once)."""
     return values[len(values) // 2 :]
 
 
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def parts_run(n: int) -> None:
     """The same-site and two-site item loops with prefetch, each item's UI-thread CPU split into parts (the first two
-    items left out: a fresh process draws the caption font's glyphs and links shaders once)."""
+    items left out: a fresh process links shaders once)."""
     parts = PartTimes()
     parts.install()
     same = next_item_run(prepare(), n, prefetch=True, parts=parts)

@@ -284,11 +284,29 @@ def bank_question_problems(app, bank: Path) -> list[str]:
     return out
 
 
+def caption_problems(app) -> list[str]:
+    """The date caption over the canvas: shown whenever a date is, naming it, whole inside the canvas and clear of
+    napari's scale bar (in the canvas's bottom-right corner: the caption stays in its top half)."""
+    from reviewer.app.qt_window import canvas_widget
+
+    s, label, canvas = app.session, app.caption, canvas_widget(app.viewer)
+    scene = s.current_scene
+    if scene is None or label is None or canvas is None or not canvas.isVisible():
+        return []
+    out = []
+    if not seen(label) or not label.text().startswith(f"{scene.date.isoformat()} {scene.label}   "):
+        out.append(f"the date caption says {label.text()!r} (shown: {seen(label)}) of {scene.date} {scene.label}")
+    g, room = label.geometry(), canvas.rect()
+    if not room.contains(g) or g.bottom() > room.height() // 2:
+        out.append(f"the date caption at {g.getRect()} in a canvas of {room.width()} x {room.height()} px")
+    return out
+
+
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
     tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin) + cut_list_rows(qwin)
-    tables += elided_date_label(app)
+    tables += elided_date_label(app) + caption_problems(app)
     return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app) + question_problems(app)
 
 

@@ -76,6 +76,9 @@ def test_a_lon_lat_site_is_measured_on_the_ground(make_napari_viewer, tmp_path, 
     assert s.state.composite == "lst" and app.controls.composite_combo.currentData() == "lst"
     wait_frame(app, qtbot)
     assert "20 x 20 px at 0.01° (776 x 1,111 m)" in app.controls.site_label.text()  # was "at 0.01 m"
+    # the caption over the canvas: the 8-day composite of day 17 of 2024, its sensor and the composite
+    assert app.caption.isVisible()
+    assert app.caption.text() == f"2024-01-17 {s.current_scene.label}   Land surface temperature (day)"
     # the LST stretch (composites.json: 260-330 K) in the dock's boxes, and a gamma typed there keeps it (the boxes
     # were clamped to a reflectance's -2..2: they read 2.0 and 2.0, and every edit was refused, "high must be above low")
     _, low, high, gamma = app.controls.stretch_rows[0]

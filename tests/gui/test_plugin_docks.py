@@ -20,6 +20,7 @@ def test_each_dock_opens_in_plain_napari_and_leaves_the_users_layers_alone(make_
     title = viewer.title
     asynchronous = get_settings().experimental.async_
     bar = viewer.canvas.overlays.scale_bar.visible
+    text, text_visible = viewer.canvas.overlays.text.text, viewer.canvas.overlays.text.visible
     docks = {}
     for name in WIDGETS:
         # what Plugins > EarthRecord Reviewer > NAME does
@@ -39,3 +40,11 @@ def test_each_dock_opens_in_plain_napari_and_leaves_the_users_layers_alone(make_
     session.open_site(demo_site)
     qtbot.waitUntil(lambda: session.stack is not None and session.frame_shown(), timeout=60000)
     assert "mine" in [layer.name for layer in viewer.layers]
+    # the date caption is a line of the Stack dock, naming the shown date; napari's canvas text overlay stays the
+    # user's (the session wrote its caption there, and made it visible)
+    caption, scene = docks["Stack"].caption, session.current_scene
+    assert caption.text() == f"{scene.date.isoformat()} {scene.label}   True colour"
+    assert docks["Stack"].isAncestorOf(caption) and caption.isVisibleTo(docks["Stack"])  # (the dock may be a tab)
+    assert viewer.canvas.overlays.text.text == text and viewer.canvas.overlays.text.visible == text_visible
+    session.jump_to_index(len(session.stack) - 1)
+    assert caption.text().startswith(session.current_scene.date.isoformat() + " ")

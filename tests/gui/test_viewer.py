@@ -423,14 +423,46 @@ def test_slow_or_failing_file_never_blocks_the_ui(opened, qtbot, monkeypatch):
     qtbot.waitUntil(s.frame_shown, timeout=10000)
 
 
-def test_caption_follows_the_date(opened, qtbot):
-    """The canvas caption names the date and sensor once stepping pauses."""
-    s = opened.session
+def test_caption_follows_the_date_over_the_canvas(opened, qtbot, shots):
+    """The date caption is a label over the canvas's top-left corner naming the shown date, sensor and composite in
+    the turn the date changes; the window draws it as white text on a dark box over the imagery, and the mouse over it
+    reaches the canvas. napari's own canvas text overlay is left unused (each new text there relinked a shader)."""
+    from qtpy.QtCore import QPoint
+    from qtpy.QtWidgets import QApplication
+
+    from reviewer.app.qt_window import canvas_widget, main_window
+
+    app, s = opened, opened.session
+    label, canvas = app.caption, canvas_widget(app.viewer)
+    assert label.parentWidget() is canvas and label.testAttribute(Qt.WA_TransparentForMouseEvents)
     for _ in range(3):
         s._on_next_date()
-    scene = s.current_scene
-    qtbot.waitUntil(lambda: s.text.text.startswith(scene.date.isoformat()), timeout=5000)
-    assert scene.label in s.text.text
+        scene = s.current_scene
+        assert label.text() == f"{scene.date.isoformat()} {scene.label}   True colour"  # in this turn, not later
+    app.controls._on_composite_changed("ndvi")
+    assert label.text() == f"{s.current_scene.date.isoformat()} {s.current_scene.label}   NDVI"
+    overlay = app.viewer.canvas.overlays.text
+    assert not overlay.visible and overlay.text == ""
+    wait_frame(app, qtbot)
+    qtbot.wait(100)
+    assert label.isVisible() and label.pos() == QPoint(10, 10) and canvas.rect().contains(label.geometry())
+    assert label.sizeHint().width() <= label.width()  # the whole text
+    centre = label.mapToGlobal(label.rect().center())
+    assert QApplication.widgetAt(centre) is canvas  # a click or drag there goes to the canvas
+    # drawn over the canvas in the window's picture: a dark box (the canvas there is bright or dark) with white text
+    qwin = main_window(app.viewer)
+    app.viewer.screenshot(str(shots / "caption_over_canvas.png"), canvas_only=False, flash=False)
+    shot = qwin.grab().toImage()
+    top_left = label.mapTo(qwin, QPoint(0, 0))
+    box = np.array(
+        [
+            [shot.pixelColor(top_left.x() + x, top_left.y() + y).getRgb()[:3] for x in range(label.width())]
+            for y in range(label.height())
+        ]
+    )
+    grey = box.mean(axis=2)
+    assert np.median(grey) < 60, np.median(grey)  # the box: dark whatever the imagery under it
+    assert grey.max() > 200 and (grey > 200).sum() > 20 * len(label.text().replace(" ", "")) // 4  # white letters
 
 
 def test_boundary_in_other_crs_is_drawn(opened, qtbot):
@@ -551,17 +583,16 @@ def test_pair_fields_show_whole_dates_and_titles_follow_a_equals_shown(opened, q
 
 
 def test_the_caption_never_names_another_date_than_the_shown_one(opened, qtbot):
-    """Stepping fast: while the caption waits for stepping to pause it is blank (or hidden), never showing a stale
-    date; once it shows, it names the date the slider and the status line name."""
-    s = opened.session
+    """Stepping fast: the caption names the date the slider and the status line name at every step (it was blank
+    while it waited for stepping to pause), and nothing comes later to change it."""
+    app, s = opened, opened.session
     for _ in range(5):
         s._on_next_date()
         shown = s.current_scene.date.isoformat()
-        blank = not s.text.visible or not s.text.text.strip()
-        assert blank or s.text.text.startswith(shown), (s.text.text, shown)
-    scene = s.current_scene
-    qtbot.waitUntil(lambda: s.text.visible and s.text.text.startswith(scene.date.isoformat()), timeout=10000)
-    assert scene.date.isoformat() in s.status_text()
+        assert app.caption.text().startswith(shown + " "), (app.caption.text(), shown)
+        assert shown in s.status_text() and app.viewer.dims.axis_labels[0].startswith(shown)
+    qtbot.wait(200)  # nothing comes later to change it
+    assert app.caption.isVisible() and app.caption.text().startswith(s.current_scene.date.isoformat() + " ")
 
 
 def test_a_shorter_stack_goes_straight_to_its_date(opened, qtbot):
@@ -682,12 +713,10 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     slider = viewer.window._qt_viewer.dims.slider_widgets[0]
     qtbot.wait(100)
     assert not slider.isVisible()
-    # nothing of the placeholder is said before a site: no scale bar or caption seen (drawn fully transparent, so
-    # their shaders are compiled before the first site), no layer whose value the status line reads
-    bar, caption = viewer.canvas.overlays.scale_bar, viewer.canvas.overlays.text
-    assert not (bar.visible and bar.opacity > 0) and not (
-        caption.visible and caption.opacity > 0 and caption.text.strip()
-    )
+    # nothing of the placeholder is said before a site: no scale bar seen (drawn fully transparent, so its shaders
+    # are compiled before the first site), no date caption, no layer whose value the status line reads
+    bar, caption = viewer.canvas.overlays.scale_bar, app.caption
+    assert not (bar.visible and bar.opacity > 0) and not caption.isVisible() and caption.text() == ""
     assert viewer.layers.selection.active is None
     years = (app.controls.year_from, app.controls.year_to)
     assert [sb.text().strip() for sb in years] == ["", ""]  # no site, no years (it said "1970 - 1970")
@@ -714,7 +743,8 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     assert text == f"{scene.date.isoformat()} {scene.label}"
     assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
     assert bar.visible and bar.opacity == 1.0 and viewer.layers.selection.active is s.image_layer
-    assert caption.visible and caption.opacity == 1.0 and caption.text.startswith(scene.date.isoformat())
+    assert caption.isVisible() and caption.text() == f"{scene.date.isoformat()} {scene.label}   True colour"
+    assert not viewer.canvas.overlays.text.visible  # napari's own text overlay: unused
     # the placeholder's boundary layer now draws the site's boundary, seen
     assert s.boundary_layer is not None and s.boundary_layer.opacity > 0 and len(s.boundary_layer.data) >= 1
 
@@ -766,3 +796,30 @@ def test_sensor_boxes_follow_the_site_opened(opened, qtbot, tmp_path, shots):
     assert s.stack is not None and len(s.stack) and "TM" not in {sc.label for sc in s.stack.scenes}
     app.controls.sensor_checks["TM"].setChecked(True)
     assert "TM" in {sc.label for sc in s.stack.scenes}
+
+
+def test_the_caption_over_a_narrow_canvas_wraps_at_words_and_is_never_cut(qtbot):
+    """Over a canvas narrower than its text (a small screen with the review and Stack docks open), the caption wraps
+    at its words inside the canvas's width less its margins; back on a wide canvas it is one line again."""
+    from qtpy.QtWidgets import QWidget
+
+    from reviewer.app.caption import DateCaption
+    from reviewer.app.qt_caption import MARGIN_PX, QtDateCaption
+
+    canvas = QWidget()
+    qtbot.addWidget(canvas)
+    canvas.resize(900, 400)
+    caption = DateCaption()
+    label = QtDateCaption(caption, canvas, over_canvas=True)
+    canvas.show()
+    assert not label.isVisible()  # nothing to say yet
+    caption.show_date("2016-05-15 MODIS Terra", "Land surface temperature (day)", all_masked=True)
+    assert label.isVisible() and label.text() == caption.text
+    one_line = label.height()
+    assert label.width() == label.sizeHint().width() <= 900 - 2 * MARGIN_PX
+    canvas.resize(260, 400)
+    qtbot.waitUntil(lambda: label.width() <= 260 - 2 * MARGIN_PX, timeout=2000)
+    assert label.wordWrap() and label.height() >= 2 * one_line - 12  # two lines or more
+    assert label.height() >= label.heightForWidth(label.width())  # every line shown
+    canvas.resize(900, 400)
+    qtbot.waitUntil(lambda: label.height() == one_line, timeout=2000)

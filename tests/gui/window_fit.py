@@ -105,9 +105,10 @@ def exercise(app, wait_until: Callable, click: Callable, shots: Path, tag: str, 
     end = time.monotonic() + 3.0
     wait_until(lambda: not layout_problems(app, size0) or time.monotonic() > end, 8000)
     steps["site open"] = layout_problems(app, size0)
-    from tests.gui.shots_review import elided_date_label  # napari's date label whole (it read "2006-04-02 T...")
+    from tests.gui.shots_review import caption_problems, elided_date_label  # napari's date label whole (it read
+    # "2006-04-02 T..."); the date caption over the canvas names the date, whole and clear of the scale bar
 
-    steps["site open"] += elided_date_label(app)
+    steps["site open"] += elided_date_label(app) + caption_problems(app)
     app.docks["Trajectory"].raise_()
     s.pixel_clicked.emit(32, 32)  # what a click on the canvas emits
     traj = app.trajectory
@@ -123,7 +124,7 @@ def exercise(app, wait_until: Callable, click: Callable, shots: Path, tag: str, 
     from tests.gui.shots_review import trajectory_problems  # the plotting area >= 170 px (it had been ~50 px)
 
     steps["trajectory click"] += trajectory_problems(app)
-    steps["trajectory click"] += elided_date_label(app)
+    steps["trajectory click"] += elided_date_label(app) + caption_problems(app)
     app.viewer.screenshot(str(shots / f"window_{tag}_trajectory.png"), canvas_only=False, flash=False)
     panel = app.scoring_panel
     app.docks["Scoring"].raise_()

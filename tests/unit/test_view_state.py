@@ -23,6 +23,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from reviewer.app.state import ViewState
@@ -96,7 +97,7 @@ def errors(s) -> list[str]:
 
 def test_view_state_module_imports_no_qt():
     code = (
-        "import sys, reviewer.app.state\n"
+        "import sys, reviewer.app.state, reviewer.app.caption\n"
         "qt = {'qtpy', 'PySide6', 'PySide2', 'PyQt5', 'PyQt6', 'shiboken6', 'superqt'}\n"
         "print(sorted({m.split('.')[0] for m in sys.modules} & qt))\n"
     )
@@ -345,3 +346,84 @@ def test_a_canvas_position_becomes_a_grid_pixel(opened):
     assert s.world_to_pixel((0.0, -res, 0.0)) is None
     assert s.world_to_pixel((0.0, h * res, 0.0)) is None
     assert s.world_to_pixel((0.0, 0.0, w * res)) is None
+
+
+# ----------------------------------------------------------------------------- the date caption
+
+
+def test_the_caption_model_says_a_date_no_scene_or_nothing():
+    from reviewer.app.caption import DateCaption
+
+    caption, seen = DateCaption(), []
+    caption.events.text.connect(seen.append)
+    assert caption.text == "" and not caption.shown
+    caption.show_date("2016-05-15 OLI", "True colour")
+    assert caption.text == "2016-05-15 OLI   True colour" and caption.shown
+    caption.show_date("2016-05-15 OLI", "True colour")  # the same words again: no event, nothing redrawn
+    caption.show_date("2016-05-31 ETM+", "NDVI", all_masked=True)
+    assert caption.text == "2016-05-31 ETM+   NDVI - every pixel masked"
+    caption.no_scene("Demo forest")
+    assert caption.text == "Demo forest: no scene matches the filters"
+    caption.clear()
+    assert not caption.shown
+    assert seen == [
+        "2016-05-15 OLI   True colour",
+        "2016-05-31 ETM+   NDVI - every pixel masked",
+        "Demo forest: no scene matches the filters",
+        "",
+    ]
+
+
+def test_the_caption_says_nothing_before_a_site_and_leaves_naparis_text_overlay_alone(session):
+    """No site shown (the app at start-up, a site still opening): no caption. The session never writes napari's
+    canvas text overlay (each new text there relinked a shader program; in plain napari it is the user's)."""
+    assert session.caption.text == "" and not session.caption.shown
+    session.dress_canvas()
+    overlay = session.viewer.canvas.overlays.text
+    assert overlay.text == "" and not overlay.visible
+
+
+def test_the_caption_names_the_shown_date_in_the_turn_it_changes(opened):
+    """The caption follows each step at once (it waited for stepping to pause, blank meanwhile), names the composite
+    shown, says when the filters leave no date, and comes back with the date when they leave some again."""
+    s, st = opened, opened.state
+    overlay = s.viewer.canvas.overlays.text
+
+    def said(i: int, composite: str) -> str:
+        scene = s.stack.scenes[i]
+        return f"{scene.date.isoformat()} {scene.label}   {composite}"
+
+    assert s.caption.text == said(0, "True colour")
+    for by in (1, 1, 1, -1):
+        s.dates.step(by)
+        assert s.caption.text == said(st.current, "True colour")  # in this turn, no timer
+    assert st.current == 2
+    s.jump_to_year(2015)
+    assert s.caption.text.startswith(f"{s.current_scene.date.isoformat()} ") and s.current_scene.date.year == 2015
+    st.composite = "swir"
+    assert s.caption.text == said(st.current, "SWIR2 / NIR / red")
+    st.years = (1990, 1995)
+    assert s.caption.text == f"{s.index.site.name}: no scene matches the filters"
+    st.years = None
+    assert s.caption.text == said(st.current, "SWIR2 / NIR / red")
+    assert overlay.text == "" and not overlay.visible  # napari's text overlay never written
+
+
+def test_the_caption_says_when_every_pixel_of_the_date_is_masked(opened):
+    """Known once the date's frame is rendered: the frame read (by the frame reader, here in this thread) and
+    handed back, the layer re-sliced, the caption says so."""
+    s = opened
+    stack, i = s.stack, s.state.current
+    assert s.caption.text.endswith("True colour")
+    real_read = stack.read
+    stack.read = lambda j, comp, mask=None: np.full_like(real_read(j, comp), np.nan)
+    try:
+        s.frames.read_frame(stack, s.state.composite, i)
+        s._on_frame_read(
+            s.frames.frame_key(stack, s.state.composite, i), None
+        )  # (what the frame reader's signal calls)
+    finally:
+        stack.read = real_read
+    assert (id(stack), i) in s.all_masked
+    scene = stack.scenes[i]
+    assert s.caption.text == f"{scene.date.isoformat()} {scene.label}   True colour - every pixel masked"
