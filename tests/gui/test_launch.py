@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -78,7 +79,13 @@ sys.exit(main.main(sys.argv[1:]))
 """
 
 
-def test_first_imagery_comes_before_what_later_work_needs(demo_site, tmp_path):
+def test_first_imagery_comes_before_what_later_work_needs(demo_site, demo_db, tmp_path):
+    # a store that already holds the site's index, as on every launch after the first (and issue 27's launch
+    # figure: the demo site already generated): with an empty one the first scan of the 903 scenes took 1.4 s of
+    # the 1.5 s the window waits hidden for the stack (`SHOW_WAIT_MS`), and on a busier machine the window was
+    # rightly shown first, with its progress, and the plot built after that paint
+    with sqlite3.connect(demo_db) as source, sqlite3.connect(tmp_path / "store.sqlite") as copy:
+        source.backup(copy)
     env = dict(os.environ)
     for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
         env[name] = str(tmp_path / name.lower())
