@@ -1,7 +1,7 @@
 """The canvas's date caption as plain evented state (psygnal, no Qt): what it says of the date shown, "2016-05-15
 OLI   True colour", that no scene matches the filters, or nothing (no site shown yet). `ShownDate` sets it as the
 shown date changes, in the same turn; the app's window draws it in a label over the canvas's top-left corner and the
-plugin's Stack dock in the dock (`qt_caption`). Tested without a display (tests/unit/test_date_caption.py).
+plugin's Stack dock in the dock (`qt_caption`). Tested without a display (tests/unit/test_view_state.py).
 
 (It was napari's canvas text overlay: each new text made napari resize the overlay's box, and vispy relinked its
 shader program at the next draw, ~40 ms of the UI thread per item under software GL.)

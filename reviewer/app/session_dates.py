@@ -12,6 +12,7 @@ import numpy as np
 from reviewer.app.caption import DateCaption
 from reviewer.app.evidence_prep import shown_stack
 from reviewer.app.jobs import Prefetcher
+from reviewer.app.session_layers import date_label
 from reviewer.errors import NoSceneError
 from reviewer.record.series import clearest_per_year, step_year
 from reviewer.record.stretch import composites
@@ -48,6 +49,7 @@ class ShownDate:
             return
         i = int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1))
         self.set_dims_step(i)
+        self.s.canvas.label_time_axis(i)
         self.show_caption(i)
         self.s.pointer.refresh()
         if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at
@@ -62,9 +64,10 @@ class ShownDate:
         if stack is None or not len(stack):
             return
         i = int(np.clip(self.s.state.current if i is None else i, 0, len(stack) - 1))
-        label = self.s.canvas.label_time_axis(i)
         masked = (id(stack), i) in self.s.all_masked
-        self.caption.show_date(label, composites()[self.s.state.composite]["label"], all_masked=masked)
+        self.caption.show_date(
+            date_label(stack.scenes[i]), composites()[self.s.state.composite]["label"], all_masked=masked
+        )
 
     def read_neighbours(self) -> None:
         """The dates around the shown one read ahead into the cache (stepping then shows them without disk)."""

@@ -396,9 +396,13 @@ class CanvasLayers:
         """Label the slider with date i's date and sensor (not padded: napari's label elides trailing spaces too,
         "2006-04-02 TM   ..."; its width only grows, qt_window.fit_slider_labels: a relayout only when a longer label
         first comes, none per step)."""
-        s = self.s.stack.scenes[i]
-        label = f"{s.date.isoformat()} {s.label}"
+        label = date_label(self.s.stack.scenes[i])
         labels = (label, "row", "col")
         if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
             self.viewer.dims.axis_labels = labels
         return label
+
+
+def date_label(scene) -> str:
+    """A date as the slider's label and the caption name it: its date and sensor ("2006-04-02 TM")."""
+    return f"{scene.date.isoformat()} {scene.label}"
