@@ -7,6 +7,8 @@ argument: 'viewer'"). The viewer comes as napari's public-only proxy, so these d
 
 from __future__ import annotations
 
+import functools
+
 from qtpy.QtWidgets import QVBoxLayout, QWidget
 
 
@@ -17,10 +19,13 @@ class _SessionDock(QWidget):
         raise NotImplementedError
 
     def __init__(self, napari_viewer) -> None:
-        from reviewer.app.layers import session_for
+        from reviewer.app.layers import dock_gone, session_for
 
         super().__init__()
         self.session = session_for(napari_viewer)
+        # napari's window closed deletes its docks: the last one gone closes the session (its threads stopped, and a
+        # warm-up ending later draws nothing on the closed viewer)
+        self.destroyed.connect(functools.partial(dock_gone, self.session))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.panel = self.make(self.session)
