@@ -4,8 +4,8 @@ cut; a dock scrolling sideways; the trajectory's plotting area under 170 px or i
 Shots: the annotator (annotate; the flag bar open; a confidence pending; the next item after a save: the item's
 view must not move; the F1 keys dialog; the Pair, Chips and Coverage tabs), the expert (the decision table with the
 annotators' confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer
-(assign; quality table and plot; drafts; freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
-are in .pytest_cache/d/reviewer-demo-64-*):
+(assign; quality table and plot; drafts; freeze). Run under an Xvfb screen of the size to check (the GUI test
+session's cached demo site, store and bank are in .pytest_cache/d/reviewer-demo-64-*):
 
     xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python tests/gui/shots_review.py SITE DB BANK OUT [ROLES]
 
