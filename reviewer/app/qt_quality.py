@@ -22,6 +22,7 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.jobs import alive
 from reviewer.app.qt_rows import fit_table_height
+from reviewer.console import seconds_text
 
 #: how near (gold accuracy, reliability) two annotators' points are for one label: a name's line and ~60 px wide
 LABEL_NEAR = (0.15, 0.08)
@@ -95,10 +96,11 @@ def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
 
 
 class _Cell(QTableWidgetItem):
-    """A cell that sorts by its number (None last), not by its text."""
+    """A cell that sorts by its number (None last), not by its text; `text`: how it reads (three decimals)."""
 
-    def __init__(self, value: Any) -> None:
-        text = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+    def __init__(self, value: Any, text: str | None = None) -> None:
+        if text is None:
+            text = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
         super().__init__(text)
         self.value = value
         if not isinstance(value, str):
@@ -192,7 +194,8 @@ class QualityBox(QGroupBox):
             table.setRowCount(len(rows))
             for i, a in enumerate(rows):
                 for j, (_, key, _tip) in enumerate(columns):
-                    table.setItem(i, j, _Cell(a[key]))
+                    text = seconds_text(a[key]) if key == "median_seconds" else None
+                    table.setItem(i, j, _Cell(a[key], text))
             _sortable(table)
             table.resizeColumnsToContents()
             fit_table_height(table)  # its rows, no more (two rows had shown behind a scroll bar)
