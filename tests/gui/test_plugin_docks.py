@@ -92,3 +92,24 @@ def test_a_warm_up_ending_after_napari_closed_draws_nothing(make_napari_viewer, 
     session.modules_ready.emit()  # the warm-up's end, as its thread says it
     qtbot.wait(50)
     assert [layer.name for layer in layers] == []
+
+
+def test_the_five_docks_open_together_in_a_window_that_fits_the_screen(make_napari_viewer, demo_site, qtbot):
+    """Every dock of the Plugins menu opened at once, a site open: napari stacks them on its right, and the window
+    stays inside the screen (their contents at full height summed to 1,679 px: the window reached 679 px below a
+    1,000 px screen, the Pair dock and the canvas's slider out of sight). Each dock's content scrolls within the
+    height it is given, as the app's docks do."""
+    viewer = make_napari_viewer(show=True)
+    docks = {}
+    for name in WIDGETS:
+        dock, widget = viewer.window.add_plugin_dock_widget("earthrecord-reviewer", name)
+        docks[name] = dock
+    session = widget.session
+    session.open_site(demo_site)
+    qtbot.waitUntil(lambda: session.stack is not None and session.frame_shown(), timeout=60000)
+    qtbot.wait(300)  # the docks lay out
+    qwin = docks["Stack"].window()
+    avail = qwin.screen().availableGeometry()
+    assert qwin.frameGeometry().height() <= avail.height(), (qwin.frameGeometry().getRect(), avail.getRect())
+    for name, dock in docks.items():  # each dock a user can see, its top inside the window
+        assert dock.isVisible() and dock.geometry().bottom() <= qwin.height(), (name, dock.geometry().getRect())
