@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from qtpy.QtCore import Qt
+from qtpy.QtCore import QEvent, Qt
 from qtpy.QtWidgets import (
     QAbstractItemView,
     QGroupBox,
@@ -77,8 +77,31 @@ def _mark_sort(table: QTableWidget) -> None:
             table.resizeColumnToContents(j)
 
 
-def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
-    t = QTableWidget(0, len(columns))
+class _QualityTable(QTableWidget):
+    """Its columns as wide as their headers and values whenever it is shown or its style changes: empty, each kept
+    Qt's 100 px, the six behind a sideways scroll bar in the review dock at 1366 x 768 ("median s" cut); sized
+    before the dock's style sheet came, they kept the default font's widths and cut the headers."""
+
+    def fit_columns(self) -> None:
+        """Each column as wide as its header and values, the last one stretched over the room left (Qt stretches
+        it from the width it had when the stretch was set: its default 100 px, 18 px past the dock)."""
+        head = self.horizontalHeader()
+        head.setStretchLastSection(False)
+        self.resizeColumnsToContents()
+        head.setStretchLastSection(True)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.fit_columns()
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self.fit_columns()
+
+
+def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> _QualityTable:
+    t = _QualityTable(0, len(columns))
     t.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
     for j, (head, _key, tip) in enumerate(columns):
         item = QTableWidgetItem(head)
@@ -151,8 +174,9 @@ class QualityBox(QGroupBox):
     def set_bank(self, bank: str | None) -> None:
         if bank != self.bank:
             self.bank, self.report = bank, None
-            self.table.setRowCount(0)
-            self.pace.setRowCount(0)
+            for table in (self.table, self.pace):
+                table.setRowCount(0)
+                table.fit_columns()
             self.plot.clear()
             self.fit_note.setText("")
             self.message.setText("Compute fits the model on this bank's decisions")
@@ -197,7 +221,7 @@ class QualityBox(QGroupBox):
                     text = seconds_text(a[key]) if key == "median_seconds" else None
                     table.setItem(i, j, _Cell(a[key], text))
             _sortable(table)
-            table.resizeColumnsToContents()
+            table.fit_columns()
             fit_table_height(table)  # its rows, no more (two rows had shown behind a scroll bar)
         s = quality_settings()
         weak = weak_annotators(report, s)

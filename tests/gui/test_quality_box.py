@@ -88,3 +88,22 @@ def test_quality_table_and_plot(qtbot, tmp_path, shots, monkeypatch):
     box.resize(1366, 768)
     qtbot.wait(200)
     box.grab().save(str(shots / "30_quality_box_not_converged_1366x768.png"))
+
+
+def test_the_tables_fit_the_dock_before_compute(qtbot, tmp_path):
+    """Before Compute, at the width the review dock gives the box at 1366 x 768 (415 px), the two tables show their
+    headers whole with no sideways scroll bar, as they do once filled (empty, each column kept Qt's default 100 px:
+    six columns of 600 px behind a scroll bar, "median s" cut at the edge, under a maintainer's first look)."""
+    from reviewer.app.qt_quality import QualityBox
+
+    box = QualityBox(_store(tmp_path), "mia")
+    qtbot.addWidget(box)
+    box.resize(415, 700)
+    box.show()
+    box.set_bank("rb")
+    qtbot.wait(100)
+    for table in (box.table, box.pace):
+        assert table.rowCount() == 0
+        assert not table.horizontalScrollBar().isVisible(), [table.columnWidth(j) for j in range(table.columnCount())]
+        head = table.horizontalHeader()
+        assert all(head.sectionSize(j) >= head.sectionSizeHint(j) for j in range(table.columnCount()))
