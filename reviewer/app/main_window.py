@@ -154,7 +154,6 @@ class ReviewerApp:
         elif site:
             self.open_site(site)
         self.docks: dict[str, object] = {}
-        self._tabs: list[str] = []  # docks that are tabs (the bottom ones, and those put behind another)
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
         self.add_dock("Trajectory", self.trajectory_tab, "bottom")
@@ -194,12 +193,6 @@ class ReviewerApp:
         dock = self.viewer.window.add_dock_widget(
             content, name=name, area=area, tabify=tabify, add_vertical_stretch=False
         )
-        if area == "bottom" or tabify:
-            # a tab behind another takes no focus, nor its title bar's buttons: Qt keeps it shown off-screen, and Tab
-            # walked the hidden tabs' 17 fields and buttons (the focus out of sight) between the Stack dock and the
-            # canvas
-            self._tabs.append(name)
-            dock.visibilityChanged.connect(lambda visible, d=dock: alive(d) and d.setEnabled(visible))
         if hasattr(widget, "on_shown"):  # a tab brought to the front draws what changed while it was behind
             dock.visibilityChanged.connect(lambda visible, w=widget: visible and alive(w) and w.on_shown())
         self.docks[name] = dock
@@ -393,10 +386,6 @@ class ReviewerApp:
                 dock = self.docks.get(name)
                 if dock is not None and alive(dock):
                     dock.raise_()
-            for name in self._tabs:  # the tabs behind these take no focus (`add_dock`): Qt says so of a tab when it
-                dock = self.docks.get(name)  # is picked or left, not of one placed behind
-                if dock is not None and alive(dock):
-                    dock.setEnabled(name == "Trajectory")
 
         front()
         QTimer.singleShot(0, front)
