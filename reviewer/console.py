@@ -26,6 +26,11 @@ def figure(x: Any) -> str:
     return "0.000" if text == "-0.000" else text
 
 
+def seconds_text(x: Any) -> str:
+    """Seconds as `reviewer review status` says them, to a tenth ("95.0"; `figure`'s "95.000" read as thousands)."""
+    return "-" if x is None else f"{x:.1f}"
+
+
 def run_verb(
     open_store: Callable[[], AbstractContextManager[S]],
     call: Callable[[S], T],

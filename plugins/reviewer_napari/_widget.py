@@ -7,42 +7,64 @@ argument: 'viewer'"). The viewer comes as napari's public-only proxy, so these d
 
 from __future__ import annotations
 
+import functools
+
 from qtpy.QtWidgets import QVBoxLayout, QWidget
 
 
 class _SessionDock(QWidget):
-    """A dock holding one of the reviewer's panels over the viewer's reviewer session."""
+    """A dock holding one of the reviewer's panels over the viewer's reviewer session, the panel in a scroll area
+    as the app's docks have it (`DockScroll`): napari stacks plugin docks on its right, and the five at their full
+    height (~1,700 px) made the window taller than the screen. `form`: the panel scrolls at its natural height (a
+    form of controls) rather than squeezing its rows; a plot shrinks to its minimum first."""
+
+    form = False
 
     def make(self, session) -> QWidget:
         raise NotImplementedError
 
     def __init__(self, napari_viewer) -> None:
-        from reviewer.app.layers import session_for
+        from reviewer.app.layers import dock_gone, session_for
 
         super().__init__()
         self.session = session_for(napari_viewer)
+        # napari's window closed deletes its docks: the last one gone closes the session (its threads stopped, and a
+        # warm-up ending later draws nothing on the closed viewer)
+        self.destroyed.connect(functools.partial(dock_gone, self.session))
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.panel = self.make(self.session)
-        layout.addWidget(self.panel)
+        layout.addWidget(self.scroll(self.panel))
+
+    def scroll(self, panel: QWidget) -> QWidget:
+        from reviewer.app.main_window import DockScroll
+
+        return DockScroll(panel, natural_height=self.form)
 
 
 class StackDock(_SessionDock):
     """The Stack controls, the date caption at their top: in plain napari the plugin leaves the canvas's own text
-    overlay to the user, so the caption that the app's window draws over its canvas is a line of this dock."""
+    overlay to the user, so the caption that the app's window draws over its canvas is a line of this dock (above
+    the controls' scroll area: the date stays in sight)."""
+
+    form = True
 
     def make(self, session) -> QWidget:
-        from reviewer.app.qt_caption import QtDateCaption
         from reviewer.app.qt_controls import QtStackControls
 
-        panel = QWidget()
-        layout = QVBoxLayout(panel)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.caption = QtDateCaption(session.caption)
-        layout.addWidget(self.caption)
         self.controls = QtStackControls(session)
-        layout.addWidget(self.controls)
-        return panel
+        return self.controls
+
+    def scroll(self, panel: QWidget) -> QWidget:
+        from reviewer.app.qt_caption import QtDateCaption
+
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.caption = QtDateCaption(self.session.caption)
+        layout.addWidget(self.caption)
+        layout.addWidget(super().scroll(panel))
+        return box
 
 
 class TrajectoryDock(_SessionDock):

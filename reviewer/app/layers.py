@@ -13,6 +13,7 @@ from reviewer.errors import ReviewerError
 logger = logging.getLogger(__name__)
 
 _sessions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_docks: dict[int, int] = {}  # id(session) -> the plugin's docks open on it (`session_for`, `dock_gone`)
 
 SITE_KEY = "reviewer_site_dir"
 
@@ -87,4 +88,19 @@ def session_for(viewer):
             for layer in [lay for lay in viewer.layers if SITE_KEY in lay.metadata]:
                 viewer.layers.remove(layer)
             session.open_site(site_dirs[0])
+    _docks[id(session)] = _docks.get(id(session), 0) + 1
     return session
+
+
+def dock_gone(session) -> None:
+    """A plugin dock on `session` was deleted (napari deletes its docks when its window closes): the last one gone
+    closes the session and forgets it, so a dock opened later starts a new one."""
+    left = _docks.get(id(session), 0) - 1
+    if left > 0:
+        _docks[id(session)] = left
+        return
+    _docks.pop(id(session), None)
+    session.close()
+    for viewer, s in list(_sessions.items()):
+        if s is session:
+            del _sessions[viewer]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from qtpy.QtCore import Qt
+from qtpy.QtCore import QEvent, Qt
 from qtpy.QtWidgets import (
     QAbstractItemView,
     QGroupBox,
@@ -22,6 +22,7 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.jobs import alive
 from reviewer.app.qt_rows import fit_table_height
+from reviewer.console import seconds_text
 
 #: how near (gold accuracy, reliability) two annotators' points are for one label: a name's line and ~60 px wide
 LABEL_NEAR = (0.15, 0.08)
@@ -76,8 +77,31 @@ def _mark_sort(table: QTableWidget) -> None:
             table.resizeColumnToContents(j)
 
 
-def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
-    t = QTableWidget(0, len(columns))
+class _QualityTable(QTableWidget):
+    """Its columns as wide as their headers and values whenever it is shown or its style changes: empty, each kept
+    Qt's 100 px, the six behind a sideways scroll bar in the review dock at 1366 x 768 ("median s" cut); sized
+    before the dock's style sheet came, they kept the default font's widths and cut the headers."""
+
+    def fit_columns(self) -> None:
+        """Each column as wide as its header and values, the last one stretched over the room left (Qt stretches
+        it from the width it had when the stretch was set: its default 100 px, 18 px past the dock)."""
+        head = self.horizontalHeader()
+        head.setStretchLastSection(False)
+        self.resizeColumnsToContents()
+        head.setStretchLastSection(True)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().showEvent(event)
+        self.fit_columns()
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override
+        super().changeEvent(event)
+        if event.type() in (QEvent.Type.StyleChange, QEvent.Type.FontChange):
+            self.fit_columns()
+
+
+def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> _QualityTable:
+    t = _QualityTable(0, len(columns))
     t.setTabKeyNavigation(False)  # Tab leaves the table; the arrows move in it
     for j, (head, _key, tip) in enumerate(columns):
         item = QTableWidgetItem(head)
@@ -95,10 +119,11 @@ def _quality_table(columns: tuple[tuple[str, str, str], ...]) -> QTableWidget:
 
 
 class _Cell(QTableWidgetItem):
-    """A cell that sorts by its number (None last), not by its text."""
+    """A cell that sorts by its number (None last), not by its text; `text`: how it reads (three decimals)."""
 
-    def __init__(self, value: Any) -> None:
-        text = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+    def __init__(self, value: Any, text: str | None = None) -> None:
+        if text is None:
+            text = "-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
         super().__init__(text)
         self.value = value
         if not isinstance(value, str):
@@ -149,8 +174,9 @@ class QualityBox(QGroupBox):
     def set_bank(self, bank: str | None) -> None:
         if bank != self.bank:
             self.bank, self.report = bank, None
-            self.table.setRowCount(0)
-            self.pace.setRowCount(0)
+            for table in (self.table, self.pace):
+                table.setRowCount(0)
+                table.fit_columns()
             self.plot.clear()
             self.fit_note.setText("")
             self.message.setText("Compute fits the model on this bank's decisions")
@@ -192,9 +218,10 @@ class QualityBox(QGroupBox):
             table.setRowCount(len(rows))
             for i, a in enumerate(rows):
                 for j, (_, key, _tip) in enumerate(columns):
-                    table.setItem(i, j, _Cell(a[key]))
+                    text = seconds_text(a[key]) if key == "median_seconds" else None
+                    table.setItem(i, j, _Cell(a[key], text))
             _sortable(table)
-            table.resizeColumnsToContents()
+            table.fit_columns()
             fit_table_height(table)  # its rows, no more (two rows had shown behind a scroll bar)
         s = quality_settings()
         weak = weak_annotators(report, s)

@@ -36,7 +36,7 @@ from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the na
 from reviewer.app.qt_review_drafts import DraftsBox
 from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
 from reviewer.app.qt_rows import fit_table_height as _fit_height
-from reviewer.console import figure
+from reviewer.console import figure, seconds_text
 from reviewer.review import api
 
 AGREEMENT_KEYS = ("items", "raters", "percent_agreement", "fleiss_kappa", "krippendorff_alpha", "gwet_ac1")
@@ -312,7 +312,11 @@ class MaintainerPanel(QWidget):
         except CORE_ERRORS as exc:  # shown in the dock
             self._say(str(exc), ok=False)
             return
-        _fill(self.progress, [[fmt(r[k]) for k in PROGRESS_KEYS] for r in status["annotators"]])
+        _fill(
+            self.progress,
+            [[seconds_text(r[k]) if k == "median_seconds" else fmt(r[k]) for k in PROGRESS_KEYS]
+             for r in status["annotators"]],
+        )  # fmt: skip
         self.states.setText("items: " + ", ".join(f"{s} {n}" for s, n in (status.get("states") or {}).items()))
         cfg = status.get("settings") or {}
         for sb, name in ((self.audit_share, "audit_share"), (self.adjudicate_share, "adjudicate_share")):

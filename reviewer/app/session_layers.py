@@ -206,8 +206,8 @@ class CanvasLayers:
             if first:
                 self.viewer.reset_view()
         self.label_time_axis(min(self.s.state.current, len(self.s.stack) - 1))
-        if not self._warm_layers and self.viewer.layers.selection.active is not self.image_layer:
-            self.viewer.layers.selection.active = self.image_layer  # (the placeholder's: when it is shown)
+        if not self._warm_layers:  # (the placeholder's: when it is shown)
+            self.select_image()
         return sliced
 
     def scale_image(self) -> None:
@@ -261,8 +261,7 @@ class CanvasLayers:
                 colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
                 cache=False,
             )
-            if self.image_layer is not None:
-                self.viewer.layers.selection.active = self.image_layer
+            self.select_image()
 
     def modules_in(self) -> None:
         """`warm_imports` is done: the boundary that waited for its layer's modules is drawn."""
@@ -335,8 +334,14 @@ class CanvasLayers:
         if tuple(old.translate) != translate:
             old.translate = translate
         self.boundary_layer = old
-        if self.image_layer is not None and self.viewer.layers.selection.active is not self.image_layer:
-            self.viewer.layers.selection.active = self.image_layer
+        self.select_image()
+
+    def select_image(self) -> None:
+        """The image layer active, when it is in the viewer: a plain-napari user may have deleted it (napari refuses
+        to select a layer not in its list, "Cannot select item that is not in list")."""
+        layer, selection = self.image_layer, self.viewer.layers.selection
+        if layer is not None and selection.active is not layer and layer in self.viewer.layers:
+            selection.active = layer
 
     def remove_layer(self, name: str) -> None:
         if name in self.viewer.layers:
@@ -389,8 +394,7 @@ class CanvasLayers:
             layer.refresh()
         if tuple(layer.scale) != self.scale():  # (another site)
             layer.scale = self.scale()
-        if self.image_layer is not None and self.viewer.layers.selection.active is not self.image_layer:
-            self.viewer.layers.selection.active = self.image_layer
+        self.select_image()
 
     def label_time_axis(self, i: int) -> str:
         """Label the slider with date i's date and sensor (not padded: napari's label elides trailing spaces too,

@@ -1,11 +1,11 @@
 """Screenshots of every review mode on the demo bank, for looking at the fit of the window at a screen size, and
 what a program can see wrong in each (`fit_problems`: a label, button, table header or cell, or pyqtgraph title
-cut; the trajectory's plotting area under 170 px or its axis labels below the plot). Shots: the annotator
-(annotate; the flag bar open; a confidence pending; the next item after a save: the item's view must not move;
-the F1 keys dialog; the Pair, Chips and Coverage tabs), the expert (the decision table with the annotators'
-confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer (assign; quality table and plot; drafts;
-freeze). Run under an Xvfb screen of the size to check (the GUI test session's cached demo site, store and bank
-are in .pytest_cache/d/reviewer-demo-64-*):
+cut; a dock scrolling sideways; the trajectory's plotting area under 170 px or its axis labels below the plot).
+Shots: the annotator (annotate; the flag bar open; a confidence pending; the next item after a save: the item's
+view must not move; the F1 keys dialog; the Pair, Chips and Coverage tabs), the expert (the decision table with the
+annotators' confidence, also beside a review dock of 520 px; adjudicating with a typed rationale), the maintainer
+(assign; quality table and plot; drafts; freeze). Run under an Xvfb screen of the size to check (the GUI test
+session's cached demo site, store and bank are in .pytest_cache/d/reviewer-demo-64-*):
 
     xvfb-run -a -s "-screen 0 1366x768x24" .venv/bin/python tests/gui/shots_review.py SITE DB BANK OUT [ROLES]
 
@@ -302,10 +302,31 @@ def caption_problems(app) -> list[str]:
     return out
 
 
+def sideways_docks(qwin) -> list[str]:
+    """Docks whose content scrolls sideways: a scroll area in a dock a user sees, its horizontal scroll bar shown (at
+    1366 x 768 with MODIS ticked, napari's ~186 px date label widened the middle column and the Stack dock's controls
+    went behind a sideways scroll bar, their right edge out of sight). Tables and text views: `clipped_cells`,
+    `clipped_html`."""
+    from qtpy.QtWidgets import QDockWidget, QScrollArea
+
+    out = []
+    for dock in qwin.findChildren(QDockWidget):
+        if not seen(dock):
+            continue
+        for area in dock.findChildren(QScrollArea):
+            content = area.widget()
+            if seen(area) and area.horizontalScrollBar().isVisible() and content is not None:
+                need = max(content.minimumSizeHint().width(), content.minimumWidth())
+                out.append(f"the {dock.windowTitle()} dock scrolls sideways ({need} px of content in "
+                           f"{area.viewport().width()} px)")  # fmt: skip
+    return out
+
+
 def fit_problems(app) -> list[str]:
     """What a program sees cut or squeezed in the window now (empty: nothing)."""
     qwin = app.viewer.window._qt_window
     tables = clipped_widgets(qwin) + clipped_cells(qwin) + clipped_html(qwin) + cut_list_rows(qwin)
+    tables += sideways_docks(qwin)
     tables += elided_date_label(app) + caption_problems(app)
     return tables + trajectory_problems(app) + pair_problems(app) + coverage_problems(app) + question_problems(app)
 

@@ -48,3 +48,68 @@ def test_each_dock_opens_in_plain_napari_and_leaves_the_users_layers_alone(make_
     assert viewer.canvas.overlays.text.text == text and viewer.canvas.overlays.text.visible == text_visible
     session.jump_to_index(len(session.stack) - 1)
     assert caption.text().startswith(session.current_scene.date.isoformat() + " ")
+
+
+def test_a_stack_layer_the_user_deleted_comes_back_with_the_next_site(make_napari_viewer, demo_site, qtbot):
+    """A plain-napari user deletes the "stack" layer (Delete in the layer list) and opens a site again from the Stack
+    dock: the site's dates are shown again in a "stack" layer, the active one. (The open selected the deleted layer
+    first: "Cannot select item that is not in list", and nothing was shown.) Ticking the quality overlay after a
+    deletion adds the overlay without an error either."""
+    viewer = make_napari_viewer()
+    _, dock = viewer.window.add_plugin_dock_widget("earthrecord-reviewer", "Stack")
+    session = dock.session
+    session.open_site(demo_site)
+    qtbot.waitUntil(lambda: session.stack is not None and session.frame_shown(), timeout=60000)
+    viewer.layers.remove("stack")
+    session.state.overlay = True
+    assert "quality overlay" in [layer.name for layer in viewer.layers]
+    session.open_site(demo_site)
+    qtbot.waitUntil(lambda: "stack" in [layer.name for layer in viewer.layers], timeout=60000)
+    qtbot.waitUntil(session.frame_shown, timeout=20000)
+    assert viewer.layers.selection.active is viewer.layers["stack"]
+    assert [layer.name for layer in viewer.layers].count("stack") == 1
+
+
+def test_a_warm_up_ending_after_napari_closed_draws_nothing(make_napari_viewer, demo_site, qtbot, monkeypatch):
+    """napari's window closed (its layers removed) while the plugin's session still waited for the boundary's modules
+    (`SiteOpener.warm_up`, a thread): when the warm-up ended, the session drew the boundary on the closed viewer and
+    selected its removed image layer, "Cannot select item that is not in list" in whatever test or window ran next.
+    Closing napari's window closes the plugin's session: the warm-up's end draws nothing."""
+    import reviewer.app.session_layers as session_layers
+
+    warmed = [False]  # the boundary waits, as in a process whose first site this is
+    monkeypatch.setattr(session_layers, "modules_warmed", lambda: warmed[0])
+    viewer = make_napari_viewer()
+    _, dock = viewer.window.add_plugin_dock_widget("earthrecord-reviewer", "Stack")
+    session = dock.session
+    session.open_site(demo_site)
+    qtbot.waitUntil(lambda: session.stack is not None and session.frame_shown(), timeout=60000)
+    assert "site boundary" not in [layer.name for layer in viewer.layers]  # waiting for its modules
+    layers = viewer.layers
+    viewer.close()
+    qtbot.wait(50)  # napari's window deleted
+    warmed[0] = True
+    session.modules_ready.emit()  # the warm-up's end, as its thread says it
+    qtbot.wait(50)
+    assert [layer.name for layer in layers] == []
+
+
+def test_the_five_docks_open_together_in_a_window_that_fits_the_screen(make_napari_viewer, demo_site, qtbot):
+    """Every dock of the Plugins menu opened at once, a site open: napari stacks them on its right, and the window
+    stays inside the screen (their contents at full height summed to 1,679 px: the window reached 679 px below a
+    1,000 px screen, the Pair dock and the canvas's slider out of sight). Each dock's content scrolls within the
+    height it is given, as the app's docks do."""
+    viewer = make_napari_viewer(show=True)
+    docks = {}
+    for name in WIDGETS:
+        dock, widget = viewer.window.add_plugin_dock_widget("earthrecord-reviewer", name)
+        docks[name] = dock
+    session = widget.session
+    session.open_site(demo_site)
+    qtbot.waitUntil(lambda: session.stack is not None and session.frame_shown(), timeout=60000)
+    qtbot.wait(300)  # the docks lay out
+    qwin = docks["Stack"].window()
+    avail = qwin.screen().availableGeometry()
+    assert qwin.frameGeometry().height() <= avail.height(), (qwin.frameGeometry().getRect(), avail.getRect())
+    for name, dock in docks.items():  # each dock a user can see, its top inside the window
+        assert dock.isVisible() and dock.geometry().bottom() <= qwin.height(), (name, dock.geometry().getRect())

@@ -52,7 +52,9 @@ def test_quality_table_and_plot(qtbot, tmp_path, shots, monkeypatch):
     assert sorted(names) == ["ann", "bob", "cat"]
     rel = {t.item(r, 0).text(): float(t.item(r, 2).text()) for r in range(t.rowCount())}
     assert rel["cat"] < rel["ann"] and rel["cat"] < rel["bob"]  # the one who disagrees is the least reliable
-    assert box.pace.item(0, 3).text() != "-"  # median seconds, in the gold-and-pace table
+    # median seconds, in the gold-and-pace table, as `reviewer review status` says them: each annotator took 5 + i s
+    # on item i, the median of 5..14 s is 9.5 s (it read "9.500", and 95 s "95.000": a thousand separator to many)
+    assert [box.pace.item(r, 3).text() for r in range(3)] == ["9.5"] * 3
     head = t.horizontalHeader()
 
     def headers() -> list[str]:
@@ -86,3 +88,22 @@ def test_quality_table_and_plot(qtbot, tmp_path, shots, monkeypatch):
     box.resize(1366, 768)
     qtbot.wait(200)
     box.grab().save(str(shots / "30_quality_box_not_converged_1366x768.png"))
+
+
+def test_the_tables_fit_the_dock_before_compute(qtbot, tmp_path):
+    """Before Compute, at the width the review dock gives the box at 1366 x 768 (415 px), the two tables show their
+    headers whole with no sideways scroll bar, as they do once filled (empty, each column kept Qt's default 100 px:
+    six columns of 600 px behind a scroll bar, "median s" cut at the edge, under a maintainer's first look)."""
+    from reviewer.app.qt_quality import QualityBox
+
+    box = QualityBox(_store(tmp_path), "mia")
+    qtbot.addWidget(box)
+    box.resize(415, 700)
+    box.show()
+    box.set_bank("rb")
+    qtbot.wait(100)
+    for table in (box.table, box.pace):
+        assert table.rowCount() == 0
+        assert not table.horizontalScrollBar().isVisible(), [table.columnWidth(j) for j in range(table.columnCount())]
+        head = table.horizontalHeader()
+        assert all(head.sectionSize(j) >= head.sectionSizeHint(j) for j in range(table.columnCount()))
