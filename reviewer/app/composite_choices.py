@@ -1,10 +1,16 @@
 """Which composites the Stack dock offers for a site, as plain data (no Qt): every composite of the catalogue in its
 order, the ones no record scene of the site has the bands for disabled with the reason naming the band missing
 (a Sentinel-2 tile delivered without B8A and B12 cannot show SWIR2 / NIR / red: picked, it gave a blank canvas).
-The decision is `reviewer.record.render.showable_composites`'s, the one a render makes."""
+The decision is `reviewer.record.render.showable_composites`'s, the one a render makes.
+
+Deciding it asks every scene of the site for every composite's bands (~15 ms on the demo site): the worker that opens
+a site's index (`SiteOpener`, the review dock's evidence worker) makes the choices there, and the Stack dock only
+sets them on its list when the site is shown. They are kept per index, as the boundary's raster is."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from reviewer.record.scan import SceneIndex
@@ -58,10 +64,25 @@ def why_not(composite: str, scenes) -> str:
     return f"needs {names}, which no scene of this site has"
 
 
-def composite_choices(index: SceneIndex | None) -> list[CompositeChoice]:
+INDEXES_KEPT = 4  # sites' choices kept (made by the worker that opened the site, shown by the UI thread)
+_kept: OrderedDict[int, tuple[SceneIndex, tuple[CompositeChoice, ...]]] = OrderedDict()  # id(index) -> (it, choices)
+_kept_lock = threading.Lock()
+
+
+def composite_choices(index: SceneIndex | None) -> tuple[CompositeChoice, ...]:
     """Every composite of the catalogue, each disabled with its reason when no record scene of the site (scenes
-    outside it do not count, as in a render) has the bands for it; with no site open, all offered."""
+    outside it do not count, as in a render) has the bands for it; with no site open, all offered. Made once per
+    index (any thread: the worker that opens a site makes them, so showing the site only reads them)."""
     if index is None:
-        return [CompositeChoice(k, spec["label"]) for k, spec in composites().items()]
+        return tuple(CompositeChoice(k, spec["label"]) for k, spec in composites().items())
+    with _kept_lock:
+        kept = _kept.get(id(index))
+    if kept is not None and kept[0] is index:  # (the index is kept with them: its id cannot name another meanwhile)
+        return kept[1]
     scenes = [s for s in index.scenes if s.record and not s.extra.get("outside_site")]
-    return [CompositeChoice(k, spec["label"], why_not(k, scenes)) for k, spec in composites().items()]
+    made = tuple(CompositeChoice(k, spec["label"], why_not(k, scenes)) for k, spec in composites().items())
+    with _kept_lock:
+        _kept[id(index)] = (index, made)
+        while len(_kept) > INDEXES_KEPT:
+            _kept.popitem(last=False)
+    return made

@@ -57,3 +57,24 @@ def test_one_scene_with_the_bands_is_enough_and_no_site_offers_everything():
         "needs red, green and blue, which no scene of this site has"
     )
     assert all(c.enabled for c in composite_choices(None))
+
+
+def test_a_sites_choices_are_decided_once_where_its_index_is_opened(monkeypatch):
+    """The worker that opens a site decides its list (each composite asked of every scene: ~15 ms of the UI thread
+    at each site change when the Stack dock decided it); showing the site then reads the same choices. A site
+    indexed anew (another index, e.g. rescanned with B12 delivered) is decided anew."""
+    from reviewer.app import composite_choices as module
+
+    asked: list[str] = []
+    real = module.why_not
+    monkeypatch.setattr(module, "why_not", lambda composite, scenes: asked.append(composite) or real(composite, scenes))
+    tile = scene(S2, ["B02", "B03", "B04", "B08", "B11", "SCL"])
+    index = SimpleNamespace(scenes=[tile])
+    opened = composite_choices(index)  # (the worker that opened it)
+    assert len(asked) == 9  # the catalogue's nine composites, each decided once
+    shown = composite_choices(index)  # (the Stack dock, as the site shows)
+    assert shown == opened and len(asked) == 9
+    assert dict((c.key, c.enabled) for c in shown)["swir"] is False
+    rescanned = SimpleNamespace(scenes=[scene(S2, ["B02", "B03", "B04", "B08", "B8A", "B11", "B12", "SCL"])])
+    assert dict((c.key, c.enabled) for c in composite_choices(rescanned))["swir"] is True
+    assert len(asked) == 18
