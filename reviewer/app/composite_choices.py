@@ -1,6 +1,7 @@
 """What the Stack dock offers for a site, as plain data (no Qt): its sensors, its years and every composite of the
-catalogue in its order, the ones no record scene of the site has the bands for disabled with the reason naming the band missing
-(a Sentinel-2 tile delivered without B8A and B12 cannot show SWIR2 / NIR / red: picked, it gave a blank canvas).
+catalogue in its order, the ones no record scene of the site has the bands for disabled with the reason naming the
+band missing (a Sentinel-2 tile delivered without B8A and B12 cannot show SWIR2 / NIR / red: picked, it gave a blank
+canvas).
 The decision is `reviewer.record.render.showable_composites`'s, the one a render makes.
 
 Deciding the composites asks every scene of the site for every composite's bands (~15 ms on the demo site; the
