@@ -1,10 +1,18 @@
-"""Which composites the Stack dock offers for a site, as plain data (no Qt): every composite of the catalogue in its
-order, the ones no record scene of the site has the bands for disabled with the reason naming the band missing
-(a Sentinel-2 tile delivered without B8A and B12 cannot show SWIR2 / NIR / red: picked, it gave a blank canvas).
-The decision is `reviewer.record.render.showable_composites`'s, the one a render makes."""
+"""What the Stack dock offers for a site, as plain data (no Qt): its sensors, its years and every composite of the
+catalogue in its order, the ones no record scene of the site has the bands for disabled with the reason naming the
+band missing (a Sentinel-2 tile delivered without B8A and B12 cannot show SWIR2 / NIR / red: picked, it gave a blank
+canvas).
+The decision is `reviewer.record.render.showable_composites`'s, the one a render makes.
+
+Deciding the composites asks every scene of the site for every composite's bands (~15 ms on the demo site; the
+sensors and years another pass over its ~1,000 scenes): the worker that opens a site's index (`SiteOpener`, the review
+dock's evidence worker) makes the choices there (`site_choices`), and the Stack dock only sets them on its widgets
+when the site is shown. They are kept per index, as the boundary's raster is."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from reviewer.record.scan import SceneIndex
@@ -41,12 +49,19 @@ def _band_text(scenes, name: str) -> str:
 
 def why_not(composite: str, scenes) -> str:
     """Why no scene among `scenes` can make the composite: the bands missing from the scene that lacks the fewest
-    (a band its product does not have, or a file not delivered or not readable), "" if one of them can make it."""
+    (a band its product does not have, or a file not delivered or not readable), "" if one of them can make it.
+    A composite of one band no scene's product has at all (air temperature, precipitation, land surface temperature)
+    is said in the catalogue's words, its label: the band's name in the data ("temperature_2m") tells a user nothing
+    more."""
     if any(composite_bands(composite, s) is not None for s in scenes):
         return ""
     if not scenes:
         return "no scene of this site to make it from"
     need = needed_bands(composite)
+    spec = composites()[composite]
+    if "band" in spec and not (spec.get("bands") or spec.get("index")):
+        if all(s.product_spec.band_by_name(spec["band"]) is None for s in scenes):
+            return "no scene of this site has it"
 
     def missing(scene) -> list[str]:
         product = scene.product_spec
@@ -58,10 +73,51 @@ def why_not(composite: str, scenes) -> str:
     return f"needs {names}, which no scene of this site has"
 
 
-def composite_choices(index: SceneIndex | None) -> list[CompositeChoice]:
+@dataclass(frozen=True)
+class SiteChoices:
+    """What the Stack dock offers for a site, as plain data: its composites (`composite_choices`), its sensors in the
+    catalogue's order (a box each), the first and last year of its scenes (the year filter's range, None without a
+    scene) and how many record scenes it has."""
+
+    composites: tuple[CompositeChoice, ...]
+    sensors: tuple[str, ...]
+    years: tuple[int, int] | None
+    scenes: int
+
+
+INDEXES_KEPT = 4  # sites' choices kept (made by the worker that opened the site, shown by the UI thread)
+_kept: OrderedDict[int, tuple[SceneIndex, SiteChoices]] = OrderedDict()  # id(index) -> (the index, its choices)
+_kept_lock = threading.Lock()
+
+
+def site_choices(index: SceneIndex) -> SiteChoices:
+    """The site's choices, made once per index (any thread: the worker that opens a site makes them, so showing the
+    site only reads them; a site indexed anew is another index, decided anew)."""
+    from reviewer.record.series import coverage
+
+    with _kept_lock:
+        kept = _kept.get(id(index))
+    if kept is not None and kept[0] is index:  # (the index is kept with them: its id cannot name another meanwhile)
+        return kept[1]
+    record = [s for s in index.scenes if s.record]
+    inside = [s for s in record if not s.extra.get("outside_site")]  # (scenes outside it do not count, as in a render)
+    years = [s.year for s in record]
+    made = SiteChoices(
+        tuple(CompositeChoice(k, spec["label"], why_not(k, inside)) for k, spec in composites().items()),
+        tuple(coverage(record).sensors),
+        (min(years), max(years)) if years else None,
+        len(record),
+    )
+    with _kept_lock:
+        _kept[id(index)] = (index, made)
+        while len(_kept) > INDEXES_KEPT:
+            _kept.popitem(last=False)
+    return made
+
+
+def composite_choices(index: SceneIndex | None) -> tuple[CompositeChoice, ...]:
     """Every composite of the catalogue, each disabled with its reason when no record scene of the site (scenes
     outside it do not count, as in a render) has the bands for it; with no site open, all offered."""
     if index is None:
-        return [CompositeChoice(k, spec["label"]) for k, spec in composites().items()]
-    scenes = [s for s in index.scenes if s.record and not s.extra.get("outside_site")]
-    return [CompositeChoice(k, spec["label"], why_not(k, scenes)) for k, spec in composites().items()]
+        return tuple(CompositeChoice(k, spec["label"]) for k, spec in composites().items())
+    return site_choices(index).composites

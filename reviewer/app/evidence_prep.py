@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from reviewer.app.composite_choices import site_choices
 from reviewer.app.review_model import EvidenceFocus
 from reviewer.errors import ReviewerError
 
@@ -249,6 +250,7 @@ def prepare_item(req: ItemRequest, render_frame, cache) -> Prepared:
                 site_boundary_raster(index.site)
         except ReviewerError:
             pass  # said when the boundary is drawn
+        site_choices(index)  # the Stack dock's composites, sensors and years, made here (the UI thread sets them)
     want = req.want
     if want is None:
         sensors, pair_method, chip_months = req.opens_with

@@ -30,7 +30,7 @@ from qtpy.QtWidgets import (
     QWidget,
 )
 
-from reviewer.app.composite_choices import composite_choices
+from reviewer.app.composite_choices import site_choices
 from reviewer.app.jobs import alive
 from reviewer.app.qt_style import RichCaption, compact
 from reviewer.app.session import StackSession
@@ -178,26 +178,7 @@ class QtStackControls(QWidget):
             lambda _: self._on_composite_changed(self.composite_combo.currentData())
         )
         dl.addWidget(self.composite_combo)
-        self.stretch_grid = QGridLayout()
-        for col, head in enumerate(("", "low", "high", "gamma")):
-            self.stretch_grid.addWidget(QLabel(head), 0, col)
-        self.stretch_rows: list[tuple[QLabel, QDoubleSpinBox, QDoubleSpinBox, QDoubleSpinBox]] = []
-        for i in range(3):
-            name = QLabel("")
-            lo, hi, ga = QDoubleSpinBox(), QDoubleSpinBox(), QDoubleSpinBox()
-            for sb, rng, step in ((lo, (-2, 2), 0.01), (hi, (-2, 2), 0.01), (ga, (0.1, 5), 0.05)):
-                compact(sb)
-                sb.setRange(*rng)
-                sb.setDecimals(3)
-                sb.setSingleStep(step)
-                sb.setKeyboardTracking(False)
-                sb.valueChanged.connect(lambda _v, ch=i: self._on_stretch_edited(ch))
-            for col, w in enumerate((name, lo, hi, ga)):
-                policy = w.sizePolicy()  # a one-channel index keeps the rows' room: nothing below moves (issue 27)
-                policy.setRetainSizeWhenHidden(True)
-                w.setSizePolicy(policy)
-                self.stretch_grid.addWidget(w, i + 1, col)
-            self.stretch_rows.append((name, lo, hi, ga))
+        self.stretch_grid, self.stretch_rows = stretch_rows(self._on_stretch_edited)
         dl.addLayout(self.stretch_grid)
         srow = QGridLayout()  # two rows: one row of the three made the dock ~420 px wide
         self.lock_check = QCheckBox("Lock stretch (S)")
@@ -284,8 +265,8 @@ class QtStackControls(QWidget):
     def _on_site_opened(self, index) -> None:
         if not alive(self.sensor_layout):
             return
-        site = index.site
-        n = len(index.record_scenes())
+        site, choices = index.site, site_choices(index)  # (made by the worker that opened the site)
+        n = choices.scenes
         self.site_label.setText(
             f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
             f"{site.shape[1]} x {site.shape[0]} px {cell_size_text(site)}"
@@ -295,27 +276,25 @@ class QtStackControls(QWidget):
         self._fill_recent()
         self._updating = True
         try:
-            from reviewer.record.series import coverage
-
-            self._show_sensor_boxes(list(coverage(index).sensors))
-            self.show_composite_choices(index)
-            years = [s.year for s in index.record_scenes()] or [2000]
+            self._show_sensor_boxes(list(choices.sensors))
+            self.show_composite_choices(choices.composites)
+            first, last = choices.years or (2000, 2000)
             for sb in (self.year_from, self.year_to):
                 sb.setSpecialValueText("")  # the site's first year is its minimum: shown as it is
-                sb.setRange(min(years), max(years))
-            self.year_from.setValue(min(years))
-            self.year_to.setValue(max(years))
+                sb.setRange(first, last)
+            self.year_from.setValue(first)
+            self.year_to.setValue(last)
             for b in self.month_buttons:
                 b.setChecked(True)
             self.cloud_slider.setValue(100)
         finally:
             self._updating = False
 
-    def show_composite_choices(self, index) -> None:
-        """The composites the site's bands can make offered, the others greyed out with a tooltip naming the band
-        missing (`composite_choices`): picked, one gave a blank canvas and a notice."""
+    def show_composite_choices(self, choices) -> None:
+        """The composites the site's bands can make offered, the others greyed out with a tooltip saying why
+        (`composite_choices`): picked, one gave a blank canvas and a notice."""
         model = self.composite_combo.model()
-        for choice in composite_choices(index):
+        for choice in choices:
             i = self.composite_combo.findData(choice.key)
             item = model.item(i) if i >= 0 else None
             if item is None:
@@ -449,26 +428,7 @@ class QtStackControls(QWidget):
             i = self.composite_combo.findData(st.composite)
             if i >= 0 and i != self.composite_combo.currentIndex():
                 self.composite_combo.setCurrentIndex(i)
-            spec = composites()[st.composite]
-            # an RGB's bands, an index's name, one band's unit (LST, ERA5-Land: "K"; the combo above names the band)
-            names = spec.get("bands") or [spec["label"] if "index" in spec else spec["unit"]]
-            for k, (name, lo, hi, ga) in enumerate(self.stretch_rows):
-                visible = k < len(st.stretch.channels)
-                for w in (name, lo, hi, ga):
-                    w.setVisible(visible)
-                    w.setEnabled(not st.locked)
-                if visible:
-                    c = st.stretch.channels[k]
-                    name.setText(names[k] if k < len(names) else f"ch {k}")
-                    # a band in kelvin or mm (LST, ERA5-Land: 260-330 K) held as it is, not clamped to a reflectance's
-                    span = c.high - c.low
-                    rng = (-2.0, 2.0) if -2.0 <= c.low and c.high <= 2.0 else (c.low - span, c.high + span)
-                    for sb in (lo, hi):
-                        if (sb.minimum(), sb.maximum()) != rng:
-                            sb.setRange(*rng)
-                    lo.setValue(c.low)
-                    hi.setValue(c.high)
-                    ga.setValue(c.gamma)
+            show_stretch(self.stretch_rows, st.composite, st.stretch, st.locked)
             self.lock_check.setChecked(st.locked)
             self.percentile_button.setEnabled(not st.locked)
             self.reset_button.setEnabled(not st.locked)
@@ -487,6 +447,58 @@ class QtStackControls(QWidget):
 
     def current_stretch(self) -> Stretch:
         return self.state.stretch
+
+
+StretchRow = tuple[QLabel, QDoubleSpinBox, QDoubleSpinBox, QDoubleSpinBox]  # a channel's name, low, high, gamma
+
+
+def stretch_rows(edited) -> tuple[QGridLayout, list[StretchRow]]:
+    """The stretch's grid: a header and three channel rows (name, low, high, gamma); `edited(channel)` when the user
+    edits one. A hidden row keeps its room (a one-channel index shows one): nothing below moves (issue 27)."""
+    grid, rows = QGridLayout(), []
+    for col, head in enumerate(("", "low", "high", "gamma")):
+        grid.addWidget(QLabel(head), 0, col)
+    for i in range(3):
+        name = QLabel("")
+        lo, hi, ga = QDoubleSpinBox(), QDoubleSpinBox(), QDoubleSpinBox()
+        for sb, rng, step in ((lo, (-2, 2), 0.01), (hi, (-2, 2), 0.01), (ga, (0.1, 5), 0.05)):
+            compact(sb)
+            sb.setRange(*rng)
+            sb.setDecimals(3)
+            sb.setSingleStep(step)
+            sb.setKeyboardTracking(False)
+            sb.valueChanged.connect(lambda _v, ch=i: edited(ch))
+        for col, w in enumerate((name, lo, hi, ga)):
+            policy = w.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            w.setSizePolicy(policy)
+            grid.addWidget(w, i + 1, col)
+        rows.append((name, lo, hi, ga))
+    return grid, rows
+
+
+def show_stretch(rows: list[StretchRow], composite: str, stretch: Stretch, locked: bool) -> None:
+    """The stretch's channels in the rows (the rows past its channels hidden), named as the composite's channels:
+    an RGB's bands, an index's name, one band's unit (LST, ERA5-Land: "K"; the combo above names the band)."""
+    spec = composites()[composite]
+    names = spec.get("bands") or [spec["label"] if "index" in spec else spec["unit"]]
+    for k, (name, lo, hi, ga) in enumerate(rows):
+        visible = k < len(stretch.channels)
+        for w in (name, lo, hi, ga):
+            w.setVisible(visible)
+            w.setEnabled(not locked)
+        if visible:
+            c = stretch.channels[k]
+            name.setText(names[k] if k < len(names) else f"ch {k}")
+            # a band in kelvin or mm (LST, ERA5-Land: 260-330 K) held as it is, not clamped to a reflectance's
+            span = c.high - c.low
+            rng = (-2.0, 2.0) if -2.0 <= c.low and c.high <= 2.0 else (c.low - span, c.high + span)
+            for sb in (lo, hi):
+                if (sb.minimum(), sb.maximum()) != rng:
+                    sb.setRange(*rng)
+            lo.setValue(c.low)
+            hi.setValue(c.high)
+            ga.setValue(c.gamma)
 
 
 def cell_size_text(site) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from qtpy.QtCore import Qt, QTimer
 
+from reviewer.app.composite_choices import site_choices
 from reviewer.app.jobs import Progress, run_in_thread
 from reviewer.app.qt_window import after_next_paint
 from reviewer.errors import ReviewerError
@@ -101,6 +102,7 @@ class SiteOpener:
                 index.site.boundary_geometries()
             except ReviewerError:
                 pass  # reported when the boundary is drawn
+            site_choices(index)  # the Stack dock's composites, sensors and years, made here (the UI thread sets them)
             # the first date is read here, so showing the site does not wait on disk in the UI thread
             first = open_stack(index, composite=composite, cache=cache)
             if len(first) and not cancel.is_set():

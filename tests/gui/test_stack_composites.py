@@ -1,6 +1,7 @@
 """The Stack dock's composite list on a site whose products cannot make every composite: the GUI demo site has
 Landsat, Sentinel-2, MODIS and VIIRS NDVI but no ERA5-Land and no land-surface temperature, so its two ERA5-Land
-composites and LST are greyed out, each with a tooltip naming the band it needs; the others stay offered."""
+composites and LST are greyed out, each with a tooltip saying no scene of the site has it (in the catalogue's words, not
+the data's band names such as "temperature_2m"); the others stay offered."""
 
 from __future__ import annotations
 
@@ -22,9 +23,9 @@ def test_the_composites_the_site_cannot_make_are_greyed_out_with_the_band_missin
             greyed[combo.itemData(i)] = combo.itemData(i, Qt.ToolTipRole)
     assert offered == ["truecolor", "swir", "ndvi", "ndwi", "mndwi", "nbr"]
     assert greyed == {
-        "lst": "Land surface temperature (day): needs lst, which no scene of this site has",
-        "t2m": "Air temperature at 2 m (ERA5-Land): needs temperature_2m, which no scene of this site has",
-        "precipitation": "Total precipitation (ERA5-Land): needs precipitation, which no scene of this site has",
+        "lst": "Land surface temperature (day): no scene of this site has it",
+        "t2m": "Air temperature at 2 m (ERA5-Land): no scene of this site has it",
+        "precipitation": "Total precipitation (ERA5-Land): no scene of this site has it",
     }
     # the keyboard steps over them: from NBR, Down stays on NBR (the composites below it are all greyed out)
     combo.setCurrentIndex(combo.findData("nbr"))
