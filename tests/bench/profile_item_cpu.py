@@ -16,6 +16,8 @@ With --writes, the writes to napari's evented models per item change (its Evente
 round of comparisons and events; the nested ones napari makes itself counted too), by model and field and by the
 app's line that caused them, and the image layer's slices (its public set_data event): which of the app's writes
 churn napari's models (a profile hook on the UI thread during each item change; slower, so no CPU figure from it).
+With --gc, Python's garbage collections on the UI thread during each item change (a `gc.callbacks` hook of this
+process: nothing switched), per generation, and each item's CPU beside its collections' (the p95 outliers' share).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import cProfile
 import pstats
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -74,6 +77,49 @@ class ModelWrites:
             print(f"  {name}:")
             for key, count in sorted(rows.items(), key=lambda kv: -kv[1])[:top]:
                 print(f"    {count / n:6.1f}  {key}")
+
+
+class GcTime:
+    """Python's garbage collections on the UI thread while on (`gc.callbacks`: a measuring hook of this helper's
+    process only, nothing switched): per item, their CPU by generation, and the objects each generation held."""
+
+    def __init__(self) -> None:
+        self.ui = threading.get_ident()
+        self.on = False
+        self._t0 = 0.0
+        self.items: list[dict[int, list[float]]] = []  # per item: generation -> CPU (ms) of each collection
+
+    def callback(self, phase: str, info: dict) -> None:
+        if not self.on or threading.get_ident() != self.ui:
+            return
+        if phase == "start":
+            self._t0 = time.thread_time()
+        else:
+            self.items[-1].setdefault(info["generation"], []).append((time.thread_time() - self._t0) * 1000)
+
+    def start(self) -> None:
+        self.items.append({})
+        self.on = True
+
+    def stop(self) -> None:
+        self.on = False
+
+    def print(self, cpu: list[float]) -> None:
+        import gc
+
+        n = len(self.items)
+        print(f"\nUI thread's garbage collections per item ({n} items; objects tracked now {len(gc.get_objects())}):")
+        for gen in (0, 1, 2):
+            times = [t for item in self.items for t in item.get(gen, [])]
+            print(
+                f"  gen {gen}: {len(times) / n:5.2f} per item, {sum(times) / n:6.2f} ms per item"
+                + (f", each p50 {pct(times, 50):.1f} max {max(times):.1f} ms" if times else "")
+            )
+        print("  per item: CPU ms (GC ms: gen0/gen1/gen2 counts)")
+        for c, item in zip(cpu, self.items, strict=True):
+            gc_ms = sum(sum(v) for v in item.values())
+            counts = "/".join(str(len(item.get(g, []))) for g in (0, 1, 2))
+            print(f"    {c:6.1f}  ({gc_ms:5.1f}: {counts})")
 
 
 class WindowPaints:
@@ -141,6 +187,7 @@ def run(
     paints: bool = False,
     two_sites: bool = False,
     slices: list[int] | None = None,
+    collections: GcTime | None = None,
 ) -> list[float]:
     import napari
     from bench_review_dock import ROOT
@@ -185,6 +232,8 @@ def run(
             profiler.enable()
         if window is not None:
             window.start()
+        if collections is not None:
+            collections.start()
         app.review.key("N")
         pump_until(lambda: loader.shown(trajectory=False), timeout=120)
         QApplication.processEvents()
@@ -196,6 +245,8 @@ def run(
             measuring[0] = False
         if window is not None:
             window.stop()
+        if collections is not None:
+            collections.stop()
         cpu.append((time.thread_time() - cpu0) * 1000)
     if window is not None:
         window.print(cpu)
@@ -240,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hide", action="append", default=[], help="a dock to hide (its title), to see its share")
     parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
     parser.add_argument("--writes", action="store_true", help="napari's model writes per item, by field and app line")
+    parser.add_argument("--gc", action="store_true", help="the UI thread's garbage collections per item")
     parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
     parser.add_argument(
         "--two-sites", action="store_true", help="the bank over two sites (about half the steps go to the other site)"
@@ -248,12 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     writes = ModelWrites() if args.writes else None
     profiler = cProfile.Profile(time.thread_time) if args.profile else writes
     slices: list[int] = []
-    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices)
+    collections = GcTime() if args.gc else None
+    if collections is not None:
+        import gc
+
+        gc.callbacks.append(collections.callback)
+    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices, collections)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
         f"later half p50 {pct(later, 50):.1f} p95 {pct(later, 95):.1f}; all: {' '.join(f'{c:.0f}' for c in cpu)}"
     )
+    if collections is not None:
+        collections.print(cpu)
     if writes is not None:
         writes.print(args.items, len(slices), args.top)
     elif profiler is not None:
