@@ -9,7 +9,8 @@ With --profile, cProfile runs on the UI thread with time.thread_time as its cloc
 (so the figures are the UI thread's own CPU, apart from waiting), and prints the functions by cumulative and own
 time, and the share of each part of the app (by file). The profiler's own overhead inflates every figure: compare
 parts with each other, and take the per-item figure from a run without --profile. With --paints, each item's window
-paints (one is the least: the item shown) and what each painted; with --hide DOCK (a dock's title, repeatable), the
+paints (one is the least: the item shown), what each painted and napari's status line as set (its value under the
+cursor, before or after the first paint); with --hide DOCK (a dock's title, repeatable), the
 same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
 With --two-sites, the items of bench_review_dock's bank over two sites (about half the steps change the site).
 With --writes, the writes to napari's evented models per item change (its EventedModel.__setattr__, each with a
@@ -129,10 +130,14 @@ class WindowPaints:
     again in a window paint of its own). An application event filter that only looks: a measuring hook of this
     helper's process only."""
 
-    def __init__(self, window) -> None:
+    def __init__(self, window, viewer=None) -> None:
         from qtpy.QtCore import QEvent, QObject
 
         self.items: list[list[dict]] = []  # per item: per window paint {"cpu": ms after the key, "painted": {dock: n}}
+        #: per item: napari's status line as set (the window paint it came after, its value under the cursor)
+        self.statuses: list[list[tuple[int, str]]] = []
+        if viewer is not None:  # (a status set after the item's first paint re-lays napari's status bar out)
+            viewer.events.status.connect(self._on_status)
         self.on = False
         self.t0 = 0.0
         me, names = self, {QEvent.LayoutRequest: "layout", QEvent.Resize: "resize"}
@@ -153,8 +158,14 @@ class WindowPaints:
 
         self.filter = Filter()
 
+    def _on_status(self, event) -> None:
+        if self.on:
+            value = event.value.get("coordinates", "") if isinstance(event.value, dict) else str(event.value)
+            self.statuses[-1].append((len(self.items[-1]), value))
+
     def start(self) -> None:
         self.items.append([])
+        self.statuses.append([])
         self.t0, self.on = time.thread_time(), True
 
     def stop(self) -> None:
@@ -164,6 +175,10 @@ class WindowPaints:
         print("\nwindow paints per item (Qt's UpdateRequest to the main window), what each painted (widgets by dock)")
         for k, paints in enumerate(self.items):
             print(f"  item {k:2d}: {cpu[k]:5.0f} ms CPU, {len(paints)} window paint(s)")
+            for after, value in self.statuses[k]:
+                print(
+                    f"      napari's status {'before the first paint' if not after else f'after paint {after}'}: {value}"
+                )
             for i, p in enumerate(paints):
                 docks = ", ".join(f"{d} {n}" for d, n in sorted(p["painted"].items(), key=lambda kv: -kv[1]))
                 print(f"      at {p['cpu']:5.1f} ms: {docks}")
@@ -205,7 +220,7 @@ def run(
     if paints:
         from reviewer.app.qt_window import main_window
 
-        window = WindowPaints(main_window(viewer))
+        window = WindowPaints(main_window(viewer), viewer)
         QApplication.instance().installEventFilter(window.filter)
     if hide:  # what a dock costs an item: the same steps with it hidden (its widgets neither laid out nor painted)
         from qtpy.QtWidgets import QDockWidget
