@@ -16,8 +16,13 @@ from psygnal import evented
 MASKED = " - every pixel masked"
 
 
+def date_label(scene) -> str:
+    """A date as the caption names it: its date and sensor ("2006-04-02 TM")."""
+    return f"{scene.date.isoformat()} {scene.label}"
+
+
 def date_caption(date_label: str, composite_label: str, *, all_masked: bool = False) -> str:
-    """The caption of a date: its date and sensor (the slider's label), the composite's name, and whether every pixel
+    """The caption of a date: its date and sensor (`date_label`), the composite's name, and whether every pixel
     of the date is masked."""
     return f"{date_label}   {composite_label}{MASKED if all_masked else ''}"
 

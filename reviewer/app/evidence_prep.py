@@ -136,7 +136,8 @@ def sensor_filter(labels: frozenset[str], sensors) -> tuple[str, ...]:
 class ViewMemo:
     """What the loader works out again and again from the same inputs, kept for the window's life (bounded): each
     question's evidence view (its schema check, ~3 ms, ran for every upcoming item at every item change) and each
-    site index's record sensors (a pass over ~1,000 scenes)."""
+    site index's record sensors (a pass over ~1,000 scenes). Any thread (the loader's and the series worker's, which
+    plans the cube's warming): each dict operation is one step under the GIL; a view made twice at once is the same."""
 
     VIEWS = 512
     INDEXES = 8

@@ -26,6 +26,7 @@ class ItemSeries(QObject):
     #: (key, series key, Trajectory or None, error or None, the read's cancel event) from the series worker
     series_ready = Signal(object)
     series_partial = Signal(object)  # (key, series key, Trajectory so far, scenes read, of) from the series worker
+    made = Signal(object)  # (Prepared, still wanted?) an upcoming item's stack and region, made in the series worker
 
     def __init__(self, trajectory, harmonized, cache) -> None:
         super().__init__()
@@ -41,10 +42,12 @@ class ItemSeries(QObject):
         self._plot_cancel: threading.Event | None = None  # set once the plot was asked for something else
         self._shown: Prepared | None = None
         self._warm_stop = threading.Event()  # set: the series cube's warming for later items stops
-        self._warm: list[tuple] = []  # (site index, index name, sensors) whose series grids to read ahead
+        #: () -> the (site index, index name, sensors) whose series grids to read ahead, worked out in the series worker
+        self._warm_plan = None
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evidence-series")
         self.series_ready.connect(self._on_series)
         self.series_partial.connect(self._on_partial)
+        self.made.connect(self._on_made)
 
     def read(self, key: str) -> bool:
         """The item's series was read ahead (or while it was shown) and is kept: its trajectory draws at once."""
@@ -121,8 +124,30 @@ class ItemSeries(QObject):
             self._emit(self.series_ready, (key, skey, series, None, cancel))
 
         self._pool.submit(job)
-        if self._warm:
+        if self._warm_plan is not None:
             self._queue_warm()
+
+    def start_made(self, make, wanted) -> None:
+        """Start reading an upcoming item's series once the series worker has made what it reads (`make()`: a Prepared
+        with its stack and region, or None), if `wanted(prepared)` still holds back on the UI thread."""
+
+        def job() -> None:
+            if self.closed:
+                return
+            try:
+                p = make()
+            except Exception:  # noqa: BLE001 - the item's own trajectory says what fails when it is shown
+                logger.debug("series of an upcoming item not planned", exc_info=True)
+                return
+            if p is not None:
+                self._emit(self.made, (p, wanted))
+
+        self._pool.submit(job)
+
+    def _on_made(self, payload) -> None:
+        p, wanted = payload
+        if not self.closed and wanted(p):
+            self.start(p)
 
     def stop_but(self, keep: set) -> None:
         """Stop the series being read for items no longer upcoming (the one on screen is never stopped); a series
@@ -165,35 +190,46 @@ class ItemSeries(QObject):
 
     # ------------------------------------------------------------------ the cube, warmed for later items
 
-    def warm(self, stacks) -> None:
-        """The cube's warming for these (site index, index name, sensors), each distinct one once, queued behind
-        the series asked for; a series asked for later goes before it (what it read stays in the cube)."""
-        distinct = {(id(w[0]), *w[1:]): w for w in stacks if w is not None}  # (a SceneIndex does not hash)
-        self._warm = list(distinct.values()) if self.trajectory.cube is not None else []
+    def warm(self, plan) -> None:
+        """The cube's warming for later items, queued behind the series asked for: `plan()` gives their (site index,
+        index name, sensors), each distinct one warmed once. The plan is worked out in the series worker (each new
+        question's evidence view is checked against its schema, ~1 ms of the UI thread per item change); a series
+        asked for later goes before the warming (what it read stays in the cube)."""
+        self._warm_plan = plan
         self._queue_warm()
 
     def _queue_warm(self) -> None:
         """(Re)queue the warming at the end of the series worker's queue; the warming queued before stops."""
         self._warm_stop.set()
         stop = self._warm_stop = threading.Event()
-        for index, name, sensors in self._warm:
-            self._pool.submit(self._warm_job, self.trajectory.cube, index, name, sensors, stop)
+        if self._warm_plan is not None:
+            self._pool.submit(self._warm_job, self._warm_plan, stop)
 
-    def _warm_job(self, cube, index, name: str, sensors: tuple, stop: threading.Event) -> None:
-        """Series worker: the scenes of the stack the question will show read into the cube."""
+    def _warm_job(self, plan, stop: threading.Event) -> None:
+        """Series worker: the scenes of the stacks the later questions will show read into the cube."""
         from reviewer.record.series import warm_cube
         from reviewer.record.stack import open_stack
 
-        if stop.is_set() or self.closed:
+        cube = self.trajectory.cube
+        if stop.is_set() or self.closed or cube is None:
             return
         try:
-            stack = open_stack(index, sensors=sensors or None, cache=self.cache)
-            stack = dataclasses.replace(stack, harmonized=True) if self.harmonized() else stack
-            warm_cube(cube, stack, name, lambda: stop.is_set() or self.closed)
-        except Cancelled:
-            pass
-        except Exception:  # noqa: BLE001 - the item's own trajectory says what fails
-            logger.debug("series cube of %s not warmed", name, exc_info=True)
+            stacks = plan()
+        except Exception:  # noqa: BLE001 - each item's own trajectory says what fails
+            logger.debug("series cube's warming not planned", exc_info=True)
+            return
+        distinct = {(id(w[0]), *w[1:]): w for w in stacks if w is not None}  # (a SceneIndex does not hash)
+        for index, name, sensors in distinct.values():
+            if stop.is_set() or self.closed:
+                return
+            try:
+                stack = open_stack(index, sensors=sensors or None, cache=self.cache)
+                stack = dataclasses.replace(stack, harmonized=True) if self.harmonized() else stack
+                warm_cube(cube, stack, name, lambda: stop.is_set() or self.closed)
+            except Cancelled:
+                return
+            except Exception:  # noqa: BLE001 - the item's own trajectory says what fails
+                logger.debug("series cube of %s not warmed", name, exc_info=True)
 
     def _emit(self, signal, payload) -> None:
         try:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from reviewer.app.caption import DateCaption
+from reviewer.app.caption import DateCaption, date_label
 from reviewer.app.evidence_prep import shown_stack
 from reviewer.app.jobs import Prefetcher
-from reviewer.app.session_layers import date_label
 from reviewer.errors import NoSceneError
 from reviewer.record.series import clearest_per_year, step_year
 from reviewer.record.stretch import composites
@@ -49,7 +48,6 @@ class ShownDate:
             return
         i = int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1))
         self.set_dims_step(i)
-        self.s.canvas.label_time_axis(i)
         self.show_caption(i)
         self.s.pointer.refresh()
         if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at

@@ -15,6 +15,11 @@ from reviewer.errors import ReviewerError
 from reviewer.record.series import OVERLAY_CODES
 
 IMAGE_LAYER = "stack"
+#: the image layer's axes as the slider names them: the slider steps through the dates, the caption over the canvas
+#: names the one shown (`caption`). (It named the shown date itself, "2016-05-15 MODIS Terra": a napari dims write
+#: of ~24 model writes per item change, and a label whose width followed the sensor's name widened the window's
+#: middle column at 1366 x 768 until the Stack dock scrolled sideways.)
+IMAGE_AXES = ("date", "row", "col")
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
 #: the boundary's raster (`evidence_prep.boundary_raster`): its lines yellow. (Drawn as a Shapes layer of paths,
@@ -102,6 +107,7 @@ class CanvasLayers:
             name=IMAGE_LAYER,
             scale=(1.0, PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
             units=("pixel", "m", "m"),
+            axis_labels=IMAGE_AXES,
             contrast_limits=(0, 255),
             cache=False,
             opacity=0.0,
@@ -197,6 +203,7 @@ class CanvasLayers:
                     scale=scale,
                     translate=self.view_translate(),
                     units=("pixel", "m", "m"),
+                    axis_labels=IMAGE_AXES,
                     contrast_limits=(0, 255),
                     cache=False,
                 )
@@ -205,7 +212,6 @@ class CanvasLayers:
             self.show_overlays()
             if first:
                 self.viewer.reset_view()
-        self.label_time_axis(min(self.s.state.current, len(self.s.stack) - 1))
         if not self._warm_layers:  # (the placeholder's: when it is shown)
             self.select_image()
         return sliced
@@ -395,18 +401,3 @@ class CanvasLayers:
         if tuple(layer.scale) != self.scale():  # (another site)
             layer.scale = self.scale()
         self.select_image()
-
-    def label_time_axis(self, i: int) -> str:
-        """Label the slider with date i's date and sensor (not padded: napari's label elides trailing spaces too,
-        "2006-04-02 TM   ..."; its width only grows, qt_window.fit_slider_labels: a relayout only when a longer label
-        first comes, none per step)."""
-        label = date_label(self.s.stack.scenes[i])
-        labels = (label, "row", "col")
-        if tuple(self.viewer.dims.axis_labels) != labels:  # (napari validates every set, ~1 ms: twice per stack shown)
-            self.viewer.dims.axis_labels = labels
-        return label
-
-
-def date_label(scene) -> str:
-    """A date as the slider's label and the caption name it: its date and sensor ("2006-04-02 TM")."""
-    return f"{scene.date.isoformat()} {scene.label}"

@@ -9,13 +9,16 @@ With --profile, cProfile runs on the UI thread with time.thread_time as its cloc
 (so the figures are the UI thread's own CPU, apart from waiting), and prints the functions by cumulative and own
 time, and the share of each part of the app (by file). The profiler's own overhead inflates every figure: compare
 parts with each other, and take the per-item figure from a run without --profile. With --paints, each item's window
-paints (one is the least: the item shown) and what each painted; with --hide DOCK (a dock's title, repeatable), the
+paints (one is the least: the item shown), what each painted and napari's status line as set (its value under the
+cursor, before or after the first paint); with --hide DOCK (a dock's title, repeatable), the
 same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
 With --two-sites, the items of bench_review_dock's bank over two sites (about half the steps change the site).
 With --writes, the writes to napari's evented models per item change (its EventedModel.__setattr__, each with a
 round of comparisons and events; the nested ones napari makes itself counted too), by model and field and by the
 app's line that caused them, and the image layer's slices (its public set_data event): which of the app's writes
 churn napari's models (a profile hook on the UI thread during each item change; slower, so no CPU figure from it).
+With --gc, Python's garbage collections on the UI thread during each item change (a `gc.callbacks` hook of this
+process: nothing switched), per generation, and each item's CPU beside its collections' (the p95 outliers' share).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import argparse
 import cProfile
 import pstats
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -76,6 +80,49 @@ class ModelWrites:
                 print(f"    {count / n:6.1f}  {key}")
 
 
+class GcTime:
+    """Python's garbage collections on the UI thread while on (`gc.callbacks`: a measuring hook of this helper's
+    process only, nothing switched): per item, their CPU by generation, and the objects each generation held."""
+
+    def __init__(self) -> None:
+        self.ui = threading.get_ident()
+        self.on = False
+        self._t0 = 0.0
+        self.items: list[dict[int, list[float]]] = []  # per item: generation -> CPU (ms) of each collection
+
+    def callback(self, phase: str, info: dict) -> None:
+        if not self.on or threading.get_ident() != self.ui:
+            return
+        if phase == "start":
+            self._t0 = time.thread_time()
+        else:
+            self.items[-1].setdefault(info["generation"], []).append((time.thread_time() - self._t0) * 1000)
+
+    def start(self) -> None:
+        self.items.append({})
+        self.on = True
+
+    def stop(self) -> None:
+        self.on = False
+
+    def print(self, cpu: list[float]) -> None:
+        import gc
+
+        n = len(self.items)
+        print(f"\nUI thread's garbage collections per item ({n} items; objects tracked now {len(gc.get_objects())}):")
+        for gen in (0, 1, 2):
+            times = [t for item in self.items for t in item.get(gen, [])]
+            print(
+                f"  gen {gen}: {len(times) / n:5.2f} per item, {sum(times) / n:6.2f} ms per item"
+                + (f", each p50 {pct(times, 50):.1f} max {max(times):.1f} ms" if times else "")
+            )
+        print("  per item: CPU ms (GC ms: gen0/gen1/gen2 counts)")
+        for c, item in zip(cpu, self.items, strict=True):
+            gc_ms = sum(sum(v) for v in item.values())
+            counts = "/".join(str(len(item.get(g, []))) for g in (0, 1, 2))
+            print(f"    {c:6.1f}  ({gc_ms:5.1f}: {counts})")
+
+
 class WindowPaints:
     """The window paints of each item change (Qt's UpdateRequest to the main window: each paints the dirty widgets and
     composes the window, ~5 ms of UI-thread CPU even for a small one) and what each painted, by dock; the layout
@@ -83,10 +130,14 @@ class WindowPaints:
     again in a window paint of its own). An application event filter that only looks: a measuring hook of this
     helper's process only."""
 
-    def __init__(self, window) -> None:
+    def __init__(self, window, viewer=None) -> None:
         from qtpy.QtCore import QEvent, QObject
 
         self.items: list[list[dict]] = []  # per item: per window paint {"cpu": ms after the key, "painted": {dock: n}}
+        #: per item: napari's status line as set (the window paint it came after, its value under the cursor)
+        self.statuses: list[list[tuple[int, str]]] = []
+        if viewer is not None:  # (a status set after the item's first paint re-lays napari's status bar out)
+            viewer.events.status.connect(self._on_status)
         self.on = False
         self.t0 = 0.0
         me, names = self, {QEvent.LayoutRequest: "layout", QEvent.Resize: "resize"}
@@ -107,8 +158,14 @@ class WindowPaints:
 
         self.filter = Filter()
 
+    def _on_status(self, event) -> None:
+        if self.on:
+            value = event.value.get("coordinates", "") if isinstance(event.value, dict) else str(event.value)
+            self.statuses[-1].append((len(self.items[-1]), value))
+
     def start(self) -> None:
         self.items.append([])
+        self.statuses.append([])
         self.t0, self.on = time.thread_time(), True
 
     def stop(self) -> None:
@@ -118,6 +175,10 @@ class WindowPaints:
         print("\nwindow paints per item (Qt's UpdateRequest to the main window), what each painted (widgets by dock)")
         for k, paints in enumerate(self.items):
             print(f"  item {k:2d}: {cpu[k]:5.0f} ms CPU, {len(paints)} window paint(s)")
+            for after, value in self.statuses[k]:
+                print(
+                    f"      napari's status {'before the first paint' if not after else f'after paint {after}'}: {value}"
+                )
             for i, p in enumerate(paints):
                 docks = ", ".join(f"{d} {n}" for d, n in sorted(p["painted"].items(), key=lambda kv: -kv[1]))
                 print(f"      at {p['cpu']:5.1f} ms: {docks}")
@@ -141,6 +202,7 @@ def run(
     paints: bool = False,
     two_sites: bool = False,
     slices: list[int] | None = None,
+    collections: GcTime | None = None,
 ) -> list[float]:
     import napari
     from bench_review_dock import ROOT
@@ -158,7 +220,7 @@ def run(
     if paints:
         from reviewer.app.qt_window import main_window
 
-        window = WindowPaints(main_window(viewer))
+        window = WindowPaints(main_window(viewer), viewer)
         QApplication.instance().installEventFilter(window.filter)
     if hide:  # what a dock costs an item: the same steps with it hidden (its widgets neither laid out nor painted)
         from qtpy.QtWidgets import QDockWidget
@@ -185,6 +247,8 @@ def run(
             profiler.enable()
         if window is not None:
             window.start()
+        if collections is not None:
+            collections.start()
         app.review.key("N")
         pump_until(lambda: loader.shown(trajectory=False), timeout=120)
         QApplication.processEvents()
@@ -196,6 +260,8 @@ def run(
             measuring[0] = False
         if window is not None:
             window.stop()
+        if collections is not None:
+            collections.stop()
         cpu.append((time.thread_time() - cpu0) * 1000)
     if window is not None:
         window.print(cpu)
@@ -240,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hide", action="append", default=[], help="a dock to hide (its title), to see its share")
     parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
     parser.add_argument("--writes", action="store_true", help="napari's model writes per item, by field and app line")
+    parser.add_argument("--gc", action="store_true", help="the UI thread's garbage collections per item")
     parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
     parser.add_argument(
         "--two-sites", action="store_true", help="the bank over two sites (about half the steps go to the other site)"
@@ -248,12 +315,19 @@ def main(argv: list[str] | None = None) -> int:
     writes = ModelWrites() if args.writes else None
     profiler = cProfile.Profile(time.thread_time) if args.profile else writes
     slices: list[int] = []
-    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices)
+    collections = GcTime() if args.gc else None
+    if collections is not None:
+        import gc
+
+        gc.callbacks.append(collections.callback)
+    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices, collections)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
         f"later half p50 {pct(later, 50):.1f} p95 {pct(later, 95):.1f}; all: {' '.join(f'{c:.0f}' for c in cpu)}"
     )
+    if collections is not None:
+        collections.print(cpu)
     if writes is not None:
         writes.print(args.items, len(slices), args.top)
     elif profiler is not None:

@@ -409,6 +409,28 @@ def test_the_caption_names_the_shown_date_in_the_turn_it_changes(opened):
     assert overlay.text == "" and not overlay.visible  # napari's text overlay never written
 
 
+def test_the_slider_names_its_axis_and_the_caption_names_the_date(opened):
+    """The date slider is labelled "date" whatever the date, sensor, composite or filters (the caption over the canvas
+    names the date shown): its label no longer changes, nor its width, as the user steps or an item changes."""
+    s, st = opened, opened.state
+    written = []
+    s.viewer.dims.events.axis_labels.connect(lambda e: written.append(e.value))
+    assert tuple(s.viewer.dims.axis_labels) == ("date", "row", "col")
+    for change in (
+        lambda: s.dates.step(1),
+        lambda: s.dates.step(1),
+        lambda: s.jump_to_year(2015),
+        lambda: setattr(st, "composite", "swir"),
+        lambda: setattr(st, "sensors", ("TM",)),  # another stack, with fewer dates
+        lambda: setattr(st, "sensors", ()),
+    ):
+        change()
+        scene = s.current_scene
+        assert s.caption.text.startswith(f"{scene.date.isoformat()} {scene.label}   ")
+        assert tuple(s.viewer.dims.axis_labels) == ("date", "row", "col")
+    assert written == []  # never written again: no dims round per step or stack
+
+
 def test_the_caption_says_when_every_pixel_of_the_date_is_masked(opened):
     """Known once the date's frame is rendered: the frame read (by the frame reader, here in this thread) and
     handed back, the layer re-sliced, the caption says so."""
