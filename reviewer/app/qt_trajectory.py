@@ -184,8 +184,7 @@ class QtTrajectoryPlot(QWidget):
             self.session.reporter.error(exc)
             return None
         self.where = ("region", region)
-        if self.session.image_layer is not None:
-            self.session.viewer.layers.selection.active = self.session.image_layer
+        self.session.canvas.select_image()
         return self.recompute()
 
     def plot_region(self, mask: np.ndarray, series: str | None = None):
