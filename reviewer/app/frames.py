@@ -27,15 +27,17 @@ class FrameArray:
         self._frame = frame
 
     @contextmanager
-    def only_date(self, i: int, fill: int = 0) -> Iterator[FrameArray]:
+    def only_date(self, i: int, fill: int = 0, shown: np.ndarray | None = None) -> Iterator[FrameArray]:
         """Within the block, every date but `i` renders as a plain `fill` frame: napari's data setter slices a new array
         at the old step (clamped to the new number of dates) before the session sets the step to the date shown; that
         slice is never seen, so it should neither render a frame on the UI thread (a 1,600 px stretch is ~40 ms) nor
-        ask the frame reader to read a date nobody looks at."""
+        ask the frame reader to read a date nobody looks at. `shown`: date i's frame, already rendered."""
         frame = self._frame
 
         def only(j: int) -> np.ndarray:
-            return frame(j) if j == i else np.full(self.shape[1:], fill, self.dtype)
+            if j == i:
+                return frame(j) if shown is None else shown
+            return np.full(self.shape[1:], fill, self.dtype)
 
         self._frame = only
         try:

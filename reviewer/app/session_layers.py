@@ -177,14 +177,18 @@ class CanvasLayers:
                 # is: the date shown when the step is already its index (state.current), else a grey frame
                 # (`only_date`) and the session sets the step after it. A step past the new length napari would
                 # clamp first (a slice of its own at a date nobody sees, the slider moved twice): the step then goes
-                # to the date shown first, the old array meanwhile a grey frame, and the setter slices that date
+                # to the date shown first, the old array meanwhile grey but for that date, rendered once for both
+                # slices: napari's status line reads the value under the cursor from that first slice, in a thread
+                # whose answer lands after the item is shown (it read the grey, "[40, 40, 40]", and its new width
+                # re-laid out the window after the first paint)
                 shown = min(self.s.state.current, len(self.s.stack) - 1)
-                dims = self.viewer.dims
+                dims, frame = self.viewer.dims, None
                 with dims.events.current_step.blocker(self.s.dates.on_dims_step):
                     if isinstance(old, FrameArray) and dims.ndim >= 3 and dims.current_step[0] >= len(data) > shown:
-                        with old.only_date(-1, PLACEHOLDER_GREY):  # (no date: all grey)
+                        frame = data[shown] if old.shape[1:] == data.shape[1:] else None
+                        with old.only_date(shown if frame is not None else -1, PLACEHOLDER_GREY, frame):
                             dims.set_current_step(0, shown)
-                    with data.only_date(shown, PLACEHOLDER_GREY):
+                    with data.only_date(shown, PLACEHOLDER_GREY, frame):
                         layer.data = data
                 self.scale_image()
                 if self._warm_layers:

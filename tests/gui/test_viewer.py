@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from qtpy.QtCore import QPointF, Qt
+from qtpy.QtCore import QPoint, QPointF, Qt
 
 from tests.gui.conftest import wait_frame
 
@@ -619,6 +619,37 @@ def test_a_shorter_stack_goes_straight_to_its_date(opened, qtbot):
     assert app.viewer.dims.nsteps[0] == len(tm) and s.state.current == 1
     assert app.caption.text().startswith(tm.labels[1] + "   ")
     assert len(slices) == 2  # the date shown was sliced with the data: nothing re-sliced it once read
+
+
+def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot):
+    """napari's status bar reads the value under the cursor in its own thread, woken by the cursor's move that a step
+    change makes (the date is part of the cursor's position), from the slice that step made. When a shorter stack
+    came, that slice was of the old array shown grey for a moment: the thread's answer, landing after the item was
+    shown, said "[40, 40, 40]" (the placeholder's grey) until the mouse moved, and re-laid out the window. What the
+    thread reads at that moment is read here the same way (the layer's value at the cursor)."""
+    from reviewer.record.stack import open_stack
+
+    app, s = opened, opened.session
+    s.jump_to_index(len(s.stack) - 1)
+    wait_frame(app, qtbot)
+    tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
+    assert 2 < len(tm) <= app.viewer.dims.current_step[0]
+    s.read_frame(tm, s.state.composite, 1)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, canvas.height() // 2))  # the pointer rests on the image
+    qtbot.waitUntil(lambda: app.viewer.cursor.position[1] > 0, timeout=5000)
+    layer, cursor = s.image_layer, app.viewer.cursor
+    read: list[tuple] = []
+    cursor.events.position.connect(
+        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
+    )
+    s.show_stack(tm, 1)
+    wait_frame(app, qtbot)
+    row, col = (int(v) for v in np.round(layer.world_to_data(cursor.position)[1:]))
+    rgb = tuple(int(v) for v in np.asarray(layer.data[1])[row, col][:3])
+    assert rgb != (40, 40, 40)  # a real pixel of the demo's date 1
+    assert read and read[0][0] == 1  # the step's move: on date 1 straight away
+    assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
 
 
 def test_slider_count_is_whole_with_900_dates(opened, qtbot):
