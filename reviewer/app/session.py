@@ -279,6 +279,7 @@ class StackSession(QObject):
         if key == f.frame_key(self.stack, self.state.composite, i) and self.image_layer is not None:
             self.image_layer.refresh()
             self.pointer.refresh()  # values under a still cursor replace "reading..."
+            self.update_status_bar()  # and in napari's status bar, which read the placeholder's grey at the step
             self.dates.show_caption()  # " - every pixel masked" once the frame says so
         elif key == f.codes_key(self.stack, i) and self.overlay_layer is not None:
             self.overlay_layer.refresh()

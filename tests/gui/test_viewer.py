@@ -652,6 +652,26 @@ def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot)
     assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
 
 
+def test_napari_status_follows_a_date_read_after_the_step(opened, qtbot):
+    """A date not read yet shows the placeholder's grey for the few ms of its read; napari's status bar read that grey
+    at the step and kept "[40, 40, 40]" under a still pointer until the mouse moved (the MODIS shot at 1366x768)."""
+    app, s = opened, opened.session
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, canvas.height() // 2))  # the pointer rests on the image
+    qtbot.waitUntil(lambda: app.viewer.cursor.position[1] > 0, timeout=5000)
+    unread = [i for i in range(len(s.stack)) if s.frames.values(s.stack, s.state.composite, i) is None]
+    i = unread[len(unread) // 2]
+    s.jump_to_index(i)
+    qtbot.waitUntil(lambda: s.frame_shown(i), timeout=20000)
+    layer, cursor = s.image_layer, app.viewer.cursor
+    row, col = (int(v) for v in np.round(layer.world_to_data(cursor.position)[1:]))
+    r, g, b = (int(v) for v in np.asarray(layer.data[i])[row, col][:3])
+    assert (r, g, b) != (40, 40, 40)  # a real pixel of that date
+    status = app.viewer.status
+    text = status if isinstance(status, str) else str(status.get("coordinates", status))
+    assert f"[{r}, {g}, {b}]" in text, (text, (r, g, b))
+
+
 def test_slider_count_is_whole_with_900_dates(opened, qtbot):
     """Issue 16 item 5: with ~900 dates the slider's count read "0 | 89". A stack of 900 dates (an extra
     900-frame layer stands in for a site with 900 scenes): both numbers show every digit."""
