@@ -7,7 +7,7 @@ from qtpy.QtWidgets import QDialog, QDialogButtonBox, QDockWidget, QLabel, QVBox
 KEYS = (
     ("Left / Right", "previous / next date"),
     ("Shift+Left / Shift+Right", "previous / next year (first date of the year)"),
-    ("P (Shift+P while reviewing)", "pair view: the remembered pair, else the first date and the shown date"),
+    ("P (Shift+P while reviewing / coding)", "pair view: the remembered pair, else the first date and the shown date"),
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),

@@ -237,7 +237,7 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     ]
 
 
-def test_f1_lists_the_coders_keys_as_the_other_roles_keys(window, qtbot):
+def test_f1_lists_the_coders_keys_as_the_other_roles_keys(window, qtbot, shots):
     """A coder pressing F1 on the canvas reads the coding dock's keys (the code keys, C for a note, N / P) in
     their own table, as the annotator and the expert read theirs; it listed only the review dock's keys, which do
     nothing in the coder's window (and all three tables made the dialog 797 px tall on a 768 px screen)."""
@@ -253,6 +253,10 @@ def test_f1_lists_the_coders_keys_as_the_other_roles_keys(window, qtbot):
     assert "<b>C</b>" in coding and "type a note (Enter or Esc: back to the keys" in coding
     assert "<b>N / P</b></td><td>&nbsp;&nbsp;next / previous run" in coding
     assert "Review dock" not in text and "quality overlay on / off" in text  # the window's keys, not the reviewer's
+    assert "<b>P (Shift+P while reviewing / coding)</b>" in text  # P is the previous run here: the pair on Shift+P
+    qtbot.wait(100)
+    dialog.grab().save(str(shots / "keys_dialog_coder.png"))
+    assert dialog.height() < 768 - 100  # inside a 768 px screen with its title bar and the panel's room
     dialog.reject()
 
 

@@ -519,7 +519,7 @@ def test_every_key_in_the_help_dialog_does_what_it_says(opened, qtbot):
 
     app, s = opened, opened.session
     assert [k for k, _ in KEYS][:6] == [
-        "Left / Right", "Shift+Left / Shift+Right", "P (Shift+P while reviewing)", "S", "O", "F1",
+        "Left / Right", "Shift+Left / Shift+Right", "P (Shift+P while reviewing / coding)", "S", "O", "F1",
     ]  # fmt: skip
     canvas = app.viewer.window._qt_viewer.canvas.native
     qwin = app.viewer.window._qt_window
