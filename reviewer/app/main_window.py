@@ -13,6 +13,7 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
 from reviewer.app.qt_caption import caption_over_canvas
+from reviewer.app.qt_dock_keys import follow_tab, hold_tabs_behind
 from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
 from reviewer.app.qt_window import (
@@ -193,6 +194,7 @@ class ReviewerApp:
         dock = self.viewer.window.add_dock_widget(
             content, name=name, area=area, tabify=tabify, add_vertical_stretch=False
         )
+        follow_tab(dock, widget)  # a tab behind another is no Tab stop (Qt keeps it shown off the window)
         if hasattr(widget, "on_shown"):  # a tab brought to the front draws what changed while it was behind
             dock.visibilityChanged.connect(lambda visible, w=widget: visible and alive(w) and w.on_shown())
         self.docks[name] = dock
@@ -382,10 +384,13 @@ class ReviewerApp:
         from qtpy.QtCore import QTimer
 
         def front() -> None:
+            qwin = main_window(self.viewer)
             for name in ("Stack", "Trajectory"):
                 dock = self.docks.get(name)
                 if dock is not None and alive(dock):
                     dock.raise_()
+                    if qwin is not None and alive(qwin):
+                        hold_tabs_behind(qwin, dock)  # Qt says nothing of the tabs placed behind (`follow_tab`)
 
         front()
         QTimer.singleShot(0, front)

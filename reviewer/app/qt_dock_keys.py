@@ -7,6 +7,8 @@
 - Tab from the canvas goes to the dock where the person works (Review, or Failures for a coder), then through the
   other docks in the order of their keys (`order_tabs`).
 - Esc in any field of the app's docks gives the keyboard back to the canvas (`qt_wheel.leave_field`).
+- A dock that is a tab behind another is no Tab stop (`follow_tab`): Qt keeps such a tab shown, off the window, and
+  Tab walked its fields and title buttons with the focus out of sight.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 from qtpy.QtCore import Qt
 from qtpy.QtGui import QKeySequence
 from qtpy.QtWidgets import QMenu, QWidget
+
+from reviewer.app.jobs import alive
 
 #: dock name -> its key (Ctrl+digit: napari binds the bare digits to layer modes, none with Ctrl)
 DOCK_KEYS = (
@@ -28,6 +32,8 @@ DOCK_KEYS = (
     ("Generate", "Ctrl+9"),
 )
 FORM_DOCKS = frozenset({"Stack", "Scoring", "Generate"})
+#: the dynamic property that keeps the focus policy of a widget in a tab behind (it takes no Tab while there)
+HELD, BEHIND = "reviewer_tab_focus", "reviewer_tab_behind"
 
 
 def add_dock_keys(app, menu: QMenu) -> QMenu:
@@ -83,6 +89,53 @@ def _first_field(root: QWidget | None) -> QWidget | None:
     return first
 
 
+def follow_tab(dock: QWidget, content: QWidget | None = None) -> None:
+    """While `dock` is a tab behind another, Tab does not stop in it: its widgets (its title bar's buttons too) keep
+    their focus policy without the Tab part, and take it back when its tab comes to the front (Qt's
+    `QDockWidget.visibilityChanged`). Only focus policies change: the dock stays enabled and looks the same (disabled,
+    the window's layout had moved by 2 px). A lazy tab's `content` built while behind is held too (`LazyTab.built_now`). Qt says
+    nothing of a dock placed behind: `hold_tabs_behind` does."""
+    dock.visibilityChanged.connect(lambda visible, d=dock: alive(d) and (release(d) if visible else hold(d)))
+    built = getattr(content, "built_now", None)
+    if built is not None:
+        built.connect(lambda d=dock: alive(d) and d.property(BEHIND) and hold(d))
+
+
+def hold_tabs_behind(window, front: QWidget) -> None:
+    """`front` was brought to the front: the docks tabbed with it are behind (Qt's `tabifiedDockWidgets`)."""
+    release(front)
+    for dock in window.tabifiedDockWidgets(front):
+        hold(dock)
+
+
+def hold(dock: QWidget) -> None:
+    """No Tab stop in `dock` (what took clicks still does)."""
+    tab, click = Qt.FocusPolicy.TabFocus, Qt.FocusPolicy.ClickFocus
+    dock.setProperty(BEHIND, True)
+    for w in [dock, *dock.findChildren(QWidget)]:
+        policy = w.focusPolicy()
+        if policy & tab and w.property(HELD) is None:
+            w.setProperty(HELD, int(policy))
+            w.setFocusPolicy(click if policy & click else Qt.FocusPolicy.NoFocus)
+
+
+def release(dock: QWidget) -> None:
+    """`dock`'s widgets take Tab again, with the focus policy they had (unless it was changed meanwhile)."""
+    dock.setProperty(BEHIND, None)
+    for w in [dock, *dock.findChildren(QWidget)]:
+        held = w.property(HELD)
+        if held is not None:
+            w.setProperty(HELD, None)
+            if not w.focusPolicy() & Qt.FocusPolicy.TabFocus:
+                w.setFocusPolicy(Qt.FocusPolicy(held))
+
+
+def _policy(w: QWidget):
+    """`w`'s focus policy (in a tab behind: the one it has in front)."""
+    held = w.property(HELD)
+    return w.focusPolicy() if held is None else Qt.FocusPolicy(held)
+
+
 def order_tabs(app, first: str) -> list[QWidget]:
     """Tab from the canvas goes to dock `first` (where the person works: Review, or Failures for a coder), then on
     through the other docks in the order of their keys (Stack, Trajectory, Coverage, Chips, Pair, Scoring, Failures,
@@ -103,8 +156,10 @@ def order_tabs(app, first: str) -> list[QWidget]:
     if canvas is None or not roots:
         return []
     for root in roots:  # a dock's scroll area (DockScroll) is no Tab stop; the wheel still scrolls it
-        if isinstance(root, QAbstractScrollArea) and root.focusPolicy() & Qt.FocusPolicy.TabFocus:
+        if isinstance(root, QAbstractScrollArea) and _policy(root) & Qt.FocusPolicy.TabFocus:
             root.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+            if root.property(HELD) is not None:
+                root.setProperty(HELD, int(Qt.FocusPolicy.ClickFocus))
     chain = [w for root in roots for w in _tab_stops(root)]
     before = canvas
     for w in chain:
@@ -120,7 +175,7 @@ def _tab_stops(root: QWidget) -> list[QWidget]:
     tab, window = Qt.FocusPolicy.TabFocus, root.window()
 
     def stop(w: QWidget) -> bool:
-        return bool(w.focusPolicy() & tab) and w.focusProxy() is None and w.window() is window
+        return bool(_policy(w) & tab) and w.focusProxy() is None and w.window() is window
 
     out: list[QWidget] = []
     w = root.nextInFocusChain()

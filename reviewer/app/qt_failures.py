@@ -34,7 +34,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.errors import CORE_ERRORS
-from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE, keys_label, neighbour, soon, window_keys
+from reviewer.app.qt_review_parts import BAD_STYLE, FAILURE_KEYS, OK_STYLE, keys_label, neighbour, soon, window_keys
 
 logger = logging.getLogger(__name__)
 
@@ -44,11 +44,6 @@ MODES = (
     ("pairs", "pairs: sensor report", "pairs", False),
     ("check-steps", "check sample, steps (blind)", "steps", True),
     ("check-pairs", "check sample, pairs (blind)", "pairs", True),
-)
-FAILURE_KEYS = (
-    ("1-7 / 1-5", "the code with that key, steps / pairs (saved at once, then the next run to code)"),
-    ("C", "type a note (Enter or Esc: back to the keys; saved with the next code)"),
-    ("N / P", "next / previous run"),
 )
 SHORTCUT_KEYS = ("1", "2", "3", "4", "5", "6", "7", "8", "9", "C", "N", "P")
 CANDIDATE_STYLE = "background-color:#4a4020"

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from qtpy.QtWidgets import QDialog, QDialogButtonBox, QLabel, QVBoxLayout, QWidget
+from qtpy.QtWidgets import QDialog, QDialogButtonBox, QDockWidget, QLabel, QVBoxLayout, QWidget
 
 KEYS = (
     ("Left / Right", "previous / next date"),
     ("Shift+Left / Shift+Right", "previous / next year (first date of the year)"),
-    ("P (Shift+P while reviewing)", "pair view: the remembered pair, else the first date and the shown date"),
+    ("P (Shift+P while reviewing / coding)", "pair view: the remembered pair, else the first date and the shown date"),
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),
@@ -29,23 +29,31 @@ def _rows(keys) -> str:
     return "".join(f"<tr><td><b>{k}</b></td><td>&nbsp;&nbsp;{v}</td></tr>" for k, v in keys)
 
 
-def help_html() -> str:
-    from reviewer.app.qt_review_parts import ANNOTATOR_KEYS, EXPERT_KEYS
+def help_html(docks: set[str] | frozenset[str] = frozenset()) -> str:
+    """The keys of the window, and those of the docks where its person works among `docks` (the window's dock
+    names): the Review dock's modes, the Failures dock's coding; a window with neither (a viewer) lists the Review
+    dock's. Each table is the one its dock shows (every key said once, where it is bound)."""
+    from reviewer.app.qt_review_parts import ANNOTATOR_KEYS, EXPERT_KEYS, FAILURE_KEYS
 
+    tables = (
+        ("Review", "Review dock, annotator mode", ANNOTATOR_KEYS),
+        ("Review", "Review dock, expert mode", EXPERT_KEYS),
+        ("Failures", "Failures dock, coding", FAILURE_KEYS),
+    )
+    work = {dock for dock, _title, _keys in tables} & set(docks) or {"Review"}
     return (
         "<h3>EarthRecord Reviewer: keys</h3><table>" + _rows(KEYS) + "</table>"
-        "<h4>Review dock, annotator mode</h4><table>" + _rows(ANNOTATOR_KEYS) + "</table>"
-        "<h4>Review dock, expert mode</h4><table>" + _rows(EXPERT_KEYS) + "</table>"
-        "<p>Every date is drawn with the one stretch shown in the Stack dock; lock it to keep it while filtering.</p>"
-    )
+        + "".join(f"<h4>{title}</h4><table>{_rows(keys)}</table>" for dock, title, keys in tables if dock in work)
+        + "<p>Every date is drawn with the one stretch shown in the Stack dock; lock it to keep it while filtering.</p>"
+    )  # fmt: skip
 
 
 class QtHelpDialog(QDialog):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, docks: set[str] | frozenset[str] = frozenset()) -> None:
         super().__init__(parent)
         self.setWindowTitle("Keyboard")
         layout = QVBoxLayout(self)
-        self.label = QLabel(help_html())
+        self.label = QLabel(help_html(docks))
         self.label.setWordWrap(True)
         self.label.setFixedWidth(HELP_WIDTH)
         layout.addWidget(self.label)
@@ -62,9 +70,12 @@ class QtHelpDialog(QDialog):
 
 
 def show_help(parent: QWidget | None = None, return_focus: QWidget | None = None) -> QtHelpDialog:
-    """Show the keys, with the keyboard in the dialog (Esc closes it); when it closes, focus goes back to
-    `return_focus` (the canvas) in its window, so the keys work again at once instead of after a click."""
-    dialog = QtHelpDialog(parent)
+    """Show the keys (those of the docks in `parent`'s window), with the keyboard in the dialog (Esc closes it); when
+    it closes, focus goes back to `return_focus` (the canvas) in its window, so the keys work again at once instead
+    of after a click."""
+    window = parent.window() if parent is not None else None
+    docks = {d.objectName() for d in window.findChildren(QDockWidget)} if window is not None else set()
+    dialog = QtHelpDialog(parent, docks)
     if return_focus is not None:
 
         def back(_result: int) -> None:

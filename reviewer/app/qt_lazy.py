@@ -7,12 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from qtpy.QtCore import Signal
 from qtpy.QtWidgets import QVBoxLayout, QWidget
 
 
 class LazyTab(QWidget):
     """Holds the widget `build()` makes, made by `content()` (the dock's tab picked calls `on_shown`).
-    `held`: a tab shown is not built until `release()` (asked for by `content()`, it is built at once)."""
+    `held`: a tab shown is not built until `release()` (asked for by `content()`, it is built at once).
+    `built_now`: the content was just built (its dock may be a tab behind: qt_dock_keys.follow_tab)."""
+
+    built_now = Signal()
 
     def __init__(self, build: Callable[[], QWidget], name: str, *, held: bool = False) -> None:
         super().__init__()
@@ -38,6 +42,7 @@ class LazyTab(QWidget):
             build, self._build = self._build, None
             self._content = build()
             self.layout().addWidget(self._content)
+            self.built_now.emit()
         return self._content
 
     def on_shown(self) -> None:

@@ -43,6 +43,12 @@ EXPERT_KEYS = (
     ("L / M / H", "my confidence in this adjudication: low / medium / high (again: not given)"),
     ("N / P", "next / previous item"),
 )
+#: keys of the failure-coding dock (the line under it; also a table of the Keys help dialog)
+FAILURE_KEYS = (
+    ("1-7 / 1-5", "the code with that key, steps / pairs (saved at once, then the next run to code)"),
+    ("C", "type a note (Enter or Esc: back to the keys; saved with the next code)"),
+    ("N / P", "next / previous run"),
+)
 #: the same keys in a word each, for the line under the dock (every key whole at 1366 x 768; F1 has the full list)
 ANNOTATOR_KEYS_SHORT = (
     ("A", "accept"),

@@ -45,7 +45,8 @@ def test_tab_goes_to_the_review_dock_first_and_esc_gives_the_keys_back_to_the_ca
         name = dock_of(app, tab())
         if name and (not docks or docks[-1] != name):
             docks.append(name)
-    assert docks[:3] == ["Stack", "Trajectory", "Chips"] or docks[:3] == ["Stack", "Trajectory", "Coverage"], docks
+    # (the tabs behind the Trajectory, Coverage, Chips and Pair, are not walked: their fields are out of sight)
+    assert docks[:2] == ["Stack", "Trajectory"] and not {"Coverage", "Chips", "Pair"} & set(docks), docks
     review.bank_combo.setFocus()
     assert tab(Qt.Key_Backtab, Qt.ShiftModifier) is canvas
 
@@ -72,3 +73,47 @@ def test_tab_goes_to_the_review_dock_first_and_esc_gives_the_keys_back_to_the_ca
     before = ann.view["item"]
     qtbot.keyClick(canvas, Qt.Key_N)
     assert ann.view["item"] != before
+
+
+def test_tab_never_takes_the_focus_out_of_sight_into_a_tab_behind(window, qtbot):  # noqa: F811
+    """The bottom docks are tabs (Trajectory in front; Coverage, Chips and Pair behind it), which Qt keeps shown
+    off-screen: Tab walked 17 fields and title buttons of the Coverage, Chips and Pair tabs behind the Trajectory
+    (the focus out of sight, 17 presses with nothing seen to move). Now every stop of a Tab walk round the window is in sight; the Pair view's fields
+    take the focus again once its tab is in front, and not once it is behind again."""
+    from tests.gui.shots_review import seen
+
+    app = window("ann", "annotator")
+    wait_evidence(app, qtbot, trajectory=False)
+    app.docks["Trajectory"].raise_()
+    qtbot.wait(50)
+    assert not app.coverage_tab.built and app.coverage is not None  # the Coverage plot built while its tab is behind
+    app.review.bank_combo.setFocus()
+    qtbot.waitUntil(app.review.bank_combo.hasFocus, timeout=2000)
+
+    def walk() -> list[tuple]:
+        """Tab, then Shift+Tab, 80 times each from the Review dock's first field: the stops out of sight. (Tab does
+        not come back round: after the docks it circles napari's date field, its activity button and the docks'
+        title buttons.)"""
+        out_of_sight = []
+        for key, mod in ((Qt.Key_Tab, Qt.NoModifier), (Qt.Key_Backtab, Qt.ShiftModifier)):
+            app.review.bank_combo.setFocus()
+            for _ in range(80):
+                qtbot.keyClick(QApplication.focusWidget(), key, mod)
+                w = QApplication.focusWidget()
+                if w is not None and not seen(w):
+                    out_of_sight.append((key == Qt.Key_Tab, dock_of(app, w), type(w).__name__))
+        return out_of_sight
+
+    assert walk() == []
+    app.docks["Pair"].raise_()
+    qtbot.wait(50)
+    app.pair.a_edit.setFocus()
+    assert app.pair.a_edit.hasFocus()
+    qtbot.keyClick(app.pair.a_edit, Qt.Key_Tab)
+    assert QApplication.focusWidget() is app.pair.use_a  # "A = shown", beside the field
+    # Ctrl+3: the Trajectory in front again, the Pair view behind it: its fields are out of the walk again
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key_3, Qt.ControlModifier)
+    qtbot.wait(50)
+    assert not seen(app.pair.a_edit)
+    app.review.bank_combo.setFocus()
+    assert walk() == []

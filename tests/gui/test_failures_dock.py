@@ -237,6 +237,29 @@ def test_an_expert_codes_runs_with_the_keyboard_and_each_code_is_a_row_with_its_
     ]
 
 
+def test_f1_lists_the_coders_keys_as_the_other_roles_keys(window, qtbot, shots):
+    """A coder pressing F1 on the canvas reads the coding dock's keys (the code keys, C for a note, N / P) in
+    their own table, as the annotator and the expert read theirs; it listed only the review dock's keys, which do
+    nothing in the coder's window (and all three tables made the dialog 797 px tall on a 768 px screen)."""
+    app = window("eve", "expert")
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    canvas.setFocus()
+    qtbot.keyClick(canvas, Qt.Key_F1)
+    dialog = app._help
+    qtbot.waitUntil(dialog.isVisible, timeout=5000)
+    text = dialog.label.text()
+    coding = text.split("<h4>Failures dock, coding</h4>")[1].split("</table>")[0]
+    assert "<b>1-7 / 1-5</b>" in coding and "steps / pairs (saved at once, then the next run to code)" in coding
+    assert "<b>C</b>" in coding and "type a note (Enter or Esc: back to the keys" in coding
+    assert "<b>N / P</b></td><td>&nbsp;&nbsp;next / previous run" in coding
+    assert "Review dock" not in text and "quality overlay on / off" in text  # the window's keys, not the reviewer's
+    assert "<b>P (Shift+P while reviewing / coding)</b>" in text  # P is the previous run here: the pair on Shift+P
+    qtbot.wait(100)
+    dialog.grab().save(str(shots / "keys_dialog_coder.png"))
+    assert dialog.height() < 768 - 100  # inside a 768 px screen with its title bar and the panel's room
+    dialog.reject()
+
+
 def test_the_check_mode_is_blind_to_the_llm_codes(window, qtbot, set_path, store_path, shots):
     from reviewer.errors import ReviewError
     from reviewer.failures.check import check_view, draw_check

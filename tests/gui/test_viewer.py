@@ -520,7 +520,7 @@ def test_every_key_in_the_help_dialog_does_what_it_says(opened, qtbot):
 
     app, s = opened, opened.session
     assert [k for k, _ in KEYS][:6] == [
-        "Left / Right", "Shift+Left / Shift+Right", "P (Shift+P while reviewing)", "S", "O", "F1",
+        "Left / Right", "Shift+Left / Shift+Right", "P (Shift+P while reviewing / coding)", "S", "O", "F1",
     ]  # fmt: skip
     canvas = app.viewer.window._qt_viewer.canvas.native
     qwin = app.viewer.window._qt_window
@@ -557,6 +557,7 @@ def test_every_key_in_the_help_dialog_does_what_it_says(opened, qtbot):
     press(Qt.Key_F1)
     dialog = app._help
     assert dialog.isVisible() and "quality overlay" in dialog.findChild(QLabel).text()
+    assert "Review dock, annotator mode" in dialog.label.text() and "Failures dock" not in dialog.label.text()
     dialog.reject()
     qtbot.waitUntil(lambda: QApplication.focusWidget() is canvas, timeout=5000)
     press(Qt.Key_O, target=QApplication.focusWidget())  # straight after the dialog, no click on the canvas
