@@ -622,6 +622,14 @@ def test_a_shorter_stack_goes_straight_to_its_date(opened, qtbot):
     assert len(slices) == 2  # the date shown was sliced with the data: nothing re-sliced it once read
 
 
+def rest_pointer_on_image(canvas, app, qtbot) -> None:
+    """The pointer moved onto the image's middle and left there (by way of another point: Qt sends no move to where the
+    pointer already is, and napari may have reset its cursor meanwhile)."""
+    for x, y in ((canvas.width() // 3, canvas.height() // 3), (canvas.width() // 2, canvas.height() // 2)):
+        qtbot.mouseMove(canvas, QPoint(x, y))
+    qtbot.waitUntil(lambda: app.viewer.cursor.position[1] > 0, timeout=5000)
+
+
 def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot):
     """napari's status bar reads the value under the cursor in its own thread, woken by the cursor's move that a step
     change makes (the date is part of the cursor's position), from the slice that step made. When a shorter stack
@@ -637,8 +645,7 @@ def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot)
     assert 2 < len(tm) <= app.viewer.dims.current_step[0]
     s.read_frame(tm, s.state.composite, 1)
     canvas = app.viewer.window._qt_viewer.canvas.native
-    qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, canvas.height() // 2))  # the pointer rests on the image
-    qtbot.waitUntil(lambda: app.viewer.cursor.position[1] > 0, timeout=5000)
+    rest_pointer_on_image(canvas, app, qtbot)
     layer, cursor = s.image_layer, app.viewer.cursor
     read: list[tuple] = []
     cursor.events.position.connect(
@@ -658,8 +665,7 @@ def test_napari_status_follows_a_date_read_after_the_step(opened, qtbot):
     at the step and kept "[40, 40, 40]" under a still pointer until the mouse moved (the MODIS shot at 1366x768)."""
     app, s = opened, opened.session
     canvas = app.viewer.window._qt_viewer.canvas.native
-    qtbot.mouseMove(canvas, QPoint(canvas.width() // 2, canvas.height() // 2))  # the pointer rests on the image
-    qtbot.waitUntil(lambda: app.viewer.cursor.position[1] > 0, timeout=5000)
+    rest_pointer_on_image(canvas, app, qtbot)
     unread = [i for i in range(len(s.stack)) if s.frames.values(s.stack, s.state.composite, i) is None]
     i = unread[len(unread) // 2]
     s.jump_to_index(i)
