@@ -74,8 +74,8 @@ class _OnResize(QObject):
 
 
 def fit_slider_labels(viewer) -> None:
-    """Keep napari's date-slider counts ("456 | 899") and date label whole: napari sizes the counts with the dims
-    bar's font, but its style sheet draws them larger, so with ~900 dates "899" showed as "89", and the date label
+    """Keep napari's date-slider counts ("456 | 899") and axis label ("date") whole: napari sizes the counts with the
+    dims bar's font, but its style sheet draws them larger, so with ~900 dates "899" showed as "89", and the axis label
     before the slider row had a width. The labels are found by the object names napari's own style sheet selects
     them by (`slice_label`, `axis_label`), through Qt's API, and re-sized whenever the dates change."""
     from qtpy.QtCore import QTimer
@@ -101,10 +101,10 @@ def fit_slider_labels(viewer) -> None:
             width = label.fontMetrics().horizontalAdvance("8" * digits) + extra
             if label.minimumWidth() != width or label.maximumWidth() != width:
                 label.setFixedWidth(width)
-        # the date label left of the slider ("2016-10-01 ETM+"): napari sizes it before the slider has its width
-        # (then at most a fifth of 0 px: "201"); widened to its text, at most half the slider's row. Its eliding line
-        # edit (superqt's) elides the text to its width less the room napari keeps for the ellipsis, three average
-        # characters: with only the text's width and 16 px, "2006-04-02 TM" showed as "2006-04-02 T..." at 1366 x 768.
+        # the axis label left of the slider ("date"; the caption over the canvas names the date shown): napari sizes
+        # it before the slider has its width (then at most a fifth of 0 px); widened to its text, at most half the
+        # slider's row. Its eliding line edit (superqt's) elides the text to its width less the room napari keeps for
+        # the ellipsis, three average characters (with only the text's width and 16 px, a label lost its last letter).
         # Only widened: napari sizes all its axis labels again whenever a slider row resizes, so narrowing one napari
         # made wide enough came back at once, and each such round trip laid out the dims bar and the window again
         # (two extra canvas frames per item change)
@@ -120,8 +120,8 @@ def fit_slider_labels(viewer) -> None:
         if row > 0 and label.width() < want:
             label.setFixedWidth(want)
 
-    # napari narrows the date label again to a fifth of its slider whenever a slider row resizes (a dock made wider
-    # beside it: "2016-05-15..." in 101 px); its resize that follows widens it back, in the same layout pass
+    # napari narrows the axis label again to a fifth of its slider whenever a slider row resizes (a dock made wider
+    # beside it); its resize that follows widens it back, in the same layout pass
     widen = _OnResize(fit_date)
 
     fitted: list[tuple] = []  # what the labels were last fitted to (`shape`)
