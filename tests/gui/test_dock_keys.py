@@ -162,18 +162,11 @@ def test_tab_and_shift_tab_go_round_canvas_docks_canvas(window, qtbot):  # noqa:
     assert sorted(map(id, backward)) == sorted(map(id, forward))
 
 
-def test_the_scoring_dock_behind_the_stack_is_no_tab_stop_until_brought_to_the_front(
-    make_napari_viewer,
-    store_path,  # noqa: F811
-    tmp_path,
-    qtbot,
-):
-    """The Scoring dock is a tab behind the Stack dock: Tab's round never stops in its fields (out of sight), built
-    while behind or not; Ctrl+7 brings it to the front with the keyboard at its bank field, Tab then goes on
-    through its fields; Ctrl+2 puts the Stack in front again and the Scoring fields leave the round."""
+@pytest.fixture
+def scoring_window(make_napari_viewer, store_path, tmp_path, qtbot):  # noqa: F811
+    """An annotator's window with the Scoring dock (a tab behind the Stack dock, built when first in front)."""
     from reviewer.app.main_window import ReviewerApp
     from reviewer.app.recent import RecentSites
-    from tests.gui.shots_review import seen
 
     viewer = make_napari_viewer(show=True)
     app = ReviewerApp(viewer, db=store_path, recent=RecentSites(tmp_path / "recent.json"), scoring=True)
@@ -184,34 +177,56 @@ def test_the_scoring_dock_behind_the_stack_is_no_tab_stop_until_brought_to_the_f
         qtbot.waitUntil(qwin.isActiveWindow, timeout=5000)
         wait_evidence(app, qtbot, trajectory=False)
         qtbot.wait(50)
-        scoring = app.docks["Scoring"]
-        assert scoring in qwin.tabifiedDockWidgets(app.docks["Stack"])
-        panel = app.scoring_panel  # built now, while its tab is behind the Stack's
-        assert not seen(panel.bank_edit)
-        canvas = viewer.window._qt_viewer.canvas.native
-
-        def round_docks() -> set:
-            """The docks Tab stops in, once round from the canvas."""
-            canvas.setFocus()
-            qtbot.waitUntil(canvas.hasFocus, timeout=2000)
-            docks = set()
-            for _ in range(80):
-                qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
-                w = QApplication.focusWidget()
-                if w is canvas:
-                    return docks
-                docks.add(dock_of(app, w))
-            raise AssertionError("not back on the canvas after 80 presses")
-
-        assert round_docks() == {"Review", "Stack", "Trajectory"}
-        qtbot.keyClick(canvas, Qt.Key_7, Qt.ControlModifier)  # the Scoring dock to the front, its bank field first
-        qtbot.waitUntil(lambda: panel.bank_edit.hasFocus() and seen(panel.bank_edit), timeout=2000)
-        qtbot.keyClick(panel.bank_edit, Qt.Key_Tab)
-        assert dock_of(app, QApplication.focusWidget()) == "Scoring"  # its next field ('Bank...')
-        assert round_docks() == {"Review", "Scoring", "Trajectory"}  # (the Stack behind it now)
-        qtbot.keyClick(canvas, Qt.Key_2, Qt.ControlModifier)  # the Stack in front again: Scoring out of the round
-        qtbot.wait(50)
-        assert not seen(panel.bank_edit)
-        assert round_docks() == {"Review", "Stack", "Trajectory"}
+        yield app
     finally:
         app.close()
+
+
+def test_ctrl_7_gives_the_keyboard_to_the_scoring_dock_never_shown_before(scoring_window, qtbot):
+    """Ctrl+7 on a Scoring dock never in front: its form is made and takes the keyboard at its bank field (the
+    keyboard had stayed on the canvas: the dock was empty when its first field was looked for)."""
+    app = scoring_window
+    assert not app.scoring_tab.built
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    canvas.setFocus()
+    qtbot.waitUntil(canvas.hasFocus, timeout=2000)
+    qtbot.keyClick(canvas, Qt.Key_7, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: app.scoring_tab.built and app.scoring_panel.bank_edit.hasFocus(), timeout=2000)
+
+
+def test_the_scoring_dock_behind_the_stack_is_no_tab_stop_until_brought_to_the_front(scoring_window, qtbot):
+    """The Scoring dock is a tab behind the Stack dock: Tab's round never stops in its fields (out of sight), built
+    while behind or not; Ctrl+7 brings it to the front with the keyboard at its bank field, Tab then goes on
+    through its fields; Ctrl+2 puts the Stack in front again and the Scoring fields leave the round."""
+    from tests.gui.shots_review import seen
+
+    app = scoring_window
+    qwin = app.viewer.window._qt_window
+    assert app.docks["Scoring"] in qwin.tabifiedDockWidgets(app.docks["Stack"])
+    panel = app.scoring_panel  # built now, while its tab is behind the Stack's
+    assert not seen(panel.bank_edit)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+
+    def round_docks() -> set:
+        """The docks Tab stops in, once round from the canvas."""
+        canvas.setFocus()
+        qtbot.waitUntil(canvas.hasFocus, timeout=2000)
+        docks = set()
+        for _ in range(80):
+            qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
+            w = QApplication.focusWidget()
+            if w is canvas:
+                return docks
+            docks.add(dock_of(app, w))
+        raise AssertionError("not back on the canvas after 80 presses")
+
+    assert round_docks() == {"Review", "Stack", "Trajectory"}
+    qtbot.keyClick(canvas, Qt.Key_7, Qt.ControlModifier)  # the Scoring dock to the front, its bank field first
+    qtbot.waitUntil(lambda: panel.bank_edit.hasFocus() and seen(panel.bank_edit), timeout=2000)
+    qtbot.keyClick(panel.bank_edit, Qt.Key_Tab)
+    assert dock_of(app, QApplication.focusWidget()) == "Scoring"  # its next field ('Bank...')
+    assert round_docks() == {"Review", "Scoring", "Trajectory"}  # (the Stack behind it now)
+    qtbot.keyClick(canvas, Qt.Key_2, Qt.ControlModifier)  # the Stack in front again: Scoring out of the round
+    qtbot.wait(50)
+    assert not seen(panel.bank_edit)
+    assert round_docks() == {"Review", "Stack", "Trajectory"}
