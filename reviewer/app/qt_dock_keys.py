@@ -187,7 +187,8 @@ def _order(window: QWidget, *, full: bool = True) -> list[QWidget]:
     """Put the docks' fields after the canvas in Tab's chain, in the round's order (the window's ROUND: dock names),
     and return them in that order. Not `full`: only the fields made since (a tab built when first brought to the
     front, the Stack dock's sensor boxes made for each site, the Generate dock), each after the field before it;
-    those in order stay where they are (set again, a tab bar's field came after the fields of its page)."""
+    those in order stay where they are (ordered a second time, the Review dock's tab bar came after its page's
+    fields: Qt's chain holds the tab widget, whose focus goes to its tab bar, where the list has the tab bar)."""
     from qtpy.QtWidgets import QAbstractScrollArea, QDockWidget
 
     canvas = _canvas_of(window)
