@@ -68,6 +68,14 @@ class StackDock(_SessionDock):
 
 
 class TrajectoryDock(_SessionDock):
+    """The trajectory plot, not in a scroll area: its minimum (the tool rows, the plotting area's 150 px, the year
+    axis and the caption's two lines) is the dock's, so napari's column of plugin docks gives it that much. In a
+    scroll area the dock had its title and ~60 px (12 px of plotting area at 1366 x 768, as at 1600 x 1000: the
+    Stack dock took what was left) until the user dragged the splitters; the others scroll in what is left."""
+
+    def scroll(self, panel: QWidget) -> QWidget:
+        return panel
+
     def make(self, session) -> QWidget:
         from reviewer.app.qt_trajectory import QtTrajectoryPlot
 

@@ -11,10 +11,9 @@ when the site is shown. They are kept per index, as the boundary's raster is."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 
+from reviewer.app.kept import Kept
 from reviewer.record.scan import SceneIndex
 from reviewer.record.stack import composite_bands
 from reviewer.record.stretch import composites
@@ -86,8 +85,7 @@ class SiteChoices:
 
 
 INDEXES_KEPT = 4  # sites' choices kept (made by the worker that opened the site, shown by the UI thread)
-_kept: OrderedDict[int, tuple[SceneIndex, SiteChoices]] = OrderedDict()  # id(index) -> (the index, its choices)
-_kept_lock = threading.Lock()
+_kept: Kept[tuple[SceneIndex, SiteChoices]] = Kept(INDEXES_KEPT)  # id(index) -> (the index, its choices)
 
 
 def site_choices(index: SceneIndex) -> SiteChoices:
@@ -95,8 +93,7 @@ def site_choices(index: SceneIndex) -> SiteChoices:
     site only reads them; a site indexed anew is another index, decided anew)."""
     from reviewer.record.series import coverage
 
-    with _kept_lock:
-        kept = _kept.get(id(index))
+    kept = _kept.get(id(index))
     if kept is not None and kept[0] is index:  # (the index is kept with them: its id cannot name another meanwhile)
         return kept[1]
     record = [s for s in index.scenes if s.record]
@@ -108,11 +105,7 @@ def site_choices(index: SceneIndex) -> SiteChoices:
         (min(years), max(years)) if years else None,
         len(record),
     )
-    with _kept_lock:
-        _kept[id(index)] = (index, made)
-        while len(_kept) > INDEXES_KEPT:
-            _kept.popitem(last=False)
-    return made
+    return _kept.put(id(index), (index, made))[1]
 
 
 def composite_choices(index: SceneIndex | None) -> tuple[CompositeChoice, ...]:

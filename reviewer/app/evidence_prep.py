@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from reviewer.app.composite_choices import site_choices
+from reviewer.app.kept import Kept
 from reviewer.app.review_model import EvidenceFocus
 from reviewer.errors import ReviewerError
 
@@ -92,24 +92,17 @@ def boundary_raster(rings: list[np.ndarray], shape: tuple[int, int]) -> tuple[np
 
 
 BOUNDARIES_KEPT = 4  # sites' boundary rasters kept (made by a worker, drawn by the UI thread)
-_boundaries: OrderedDict[tuple, tuple[np.ndarray, int]] = OrderedDict()
-_boundaries_lock = threading.Lock()
+_boundaries: Kept[tuple[np.ndarray, int]] = Kept(BOUNDARIES_KEPT)  # (site dir, shape, boundary file) -> raster
 
 
 def site_boundary_raster(site) -> tuple[np.ndarray, int]:
     """`boundary_raster` of a site's boundary, made once (any thread: the worker that opens a site makes it, the UI
     thread then only draws it); raises ReviewerError when the boundary cannot be read."""
     key = (str(site.dir), tuple(site.shape), str(site.boundary_path))
-    with _boundaries_lock:
-        kept = _boundaries.get(key)
+    kept = _boundaries.get(key)
     if kept is not None:
         return kept
-    made = boundary_raster(site.boundary_lines(), tuple(site.shape))
-    with _boundaries_lock:
-        _boundaries[key] = made
-        while len(_boundaries) > BOUNDARIES_KEPT:
-            _boundaries.popitem(last=False)
-    return made
+    return _boundaries.put(key, boundary_raster(site.boundary_lines(), tuple(site.shape)))
 
 
 def region_raster(mask: np.ndarray) -> np.ndarray:

@@ -91,6 +91,12 @@ class DockScroll(QScrollArea):
         w = self.widget()
         return w.sizeHint() if w is not None else super().sizeHint()
 
+    def focusNextPrevChild(self, next: bool) -> bool:  # noqa: N802, A002 - Qt override (Tab / Shift+Tab in the dock)
+        """Tab goes round the docks' fields and the canvas, not into napari's widgets (`qt_dock_keys.tab_round`)."""
+        from reviewer.app.qt_dock_keys import tab_round
+
+        return tab_round(next) or super().focusNextPrevChild(next)
+
 
 class ReviewerApp:
     """Builds the docks on a napari viewer around one `StackSession`."""

@@ -11,6 +11,7 @@ generation summary states against the budget.
 
 from __future__ import annotations
 
+import secrets
 import shutil
 import tempfile
 import threading
@@ -48,9 +49,21 @@ class FrameStore:
         self._finalizer = None
 
     def _folder(self) -> Path:
+        """The store's temporary folder, made at the first frame that goes to a file. Its removal is registered
+        before the folder is made: a stop (Ctrl-C, SIGTERM raised as an interrupt at the next Python step) right
+        after `mkdir` had left the folder behind, not yet known to the store."""
         if self._dir is None:
-            self._dir = Path(tempfile.mkdtemp(prefix="reviewer-series-", dir=self._parent))
-            self._finalizer = weakref.finalize(self, shutil.rmtree, str(self._dir), True)
+            parent = Path(self._parent if self._parent is not None else tempfile.gettempdir())
+            while True:
+                path = parent / f"reviewer-series-{secrets.token_hex(8)}"
+                finalizer = weakref.finalize(self, shutil.rmtree, str(path), True)
+                try:
+                    path.mkdir(mode=0o700)  # (as tempfile.mkdtemp makes its folders)
+                except FileExistsError:  # (one in 2**64; not ours: another name)
+                    finalizer.detach()
+                    continue
+                break  # (another error goes up: nothing was made, and removing nothing at the end is harmless)
+            self._dir, self._finalizer = path, finalizer
         return self._dir
 
     def put(self, key: Hashable, array: np.ndarray) -> None:

@@ -91,9 +91,8 @@ def test_tab_never_takes_the_focus_out_of_sight_into_a_tab_behind(window, qtbot)
     qtbot.waitUntil(app.review.bank_combo.hasFocus, timeout=2000)
 
     def walk() -> list[tuple]:
-        """Tab, then Shift+Tab, 80 times each from the Review dock's first field: the stops out of sight. (Tab does
-        not come back round: after the docks it circles napari's date field, its activity button and the docks'
-        title buttons.)"""
+        """Tab, then Shift+Tab, 80 times each from the Review dock's first field (round the docks and the canvas
+        twice): the stops out of sight."""
         out_of_sight = []
         for key, mod in ((Qt.Key_Tab, Qt.NoModifier), (Qt.Key_Backtab, Qt.ShiftModifier)):
             app.review.bank_combo.setFocus()
@@ -117,3 +116,117 @@ def test_tab_never_takes_the_focus_out_of_sight_into_a_tab_behind(window, qtbot)
     assert not seen(app.pair.a_edit)
     app.review.bank_combo.setFocus()
     assert walk() == []
+
+
+def test_tab_and_shift_tab_go_round_canvas_docks_canvas(window, qtbot):  # noqa: F811
+    """Tab from the canvas goes through the docks in sight and back to the canvas (it went on after the last dock
+    field into napari's date field, its dims bar, the activity button and the docks' title buttons, and never came
+    back); Shift+Tab goes the same round backwards, from the canvas to the last dock field first."""
+    app = window("ann", "annotator")
+    wait_evidence(app, qtbot, trajectory=False)
+    app.docks["Trajectory"].raise_()
+    qtbot.wait(50)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+
+    def round_from_canvas(key, mod) -> list:
+        canvas.setFocus()
+        qtbot.waitUntil(canvas.hasFocus, timeout=2000)
+        stops = []
+        for _ in range(80):
+            qtbot.keyClick(QApplication.focusWidget(), key, mod)
+            w = QApplication.focusWidget()
+            if w is canvas:
+                return stops
+            stops.append(w)
+        last = [(dock_of(app, w), type(w).__name__) for w in stops[-12:]]
+        raise AssertionError(f"80 presses and not back on the canvas: {last}")
+
+    forward = round_from_canvas(Qt.Key_Tab, Qt.NoModifier)
+    ann = app.review.annotator
+    review = [app.review.bank_combo, app.review.tabs.tabBar(), ann.site_combo, ann.task_combo, ann.state_combo]
+    assert forward[:7] == [*review, ann.list, ann.focus]
+    # every stop of the round is a field of a dock, in the docks' keys' order, each dock's fields together
+    docks = [dock_of(app, w) for w in forward]
+    fields = [d is not None and app.docks[d].widget().isAncestorOf(w) for d, w in zip(docks, forward, strict=True)]
+    assert all(fields), [(d, type(w).__name__) for d, w in zip(docks, forward, strict=True)]  # (no title buttons)
+    order = [d for i, d in enumerate(docks) if i == 0 or docks[i - 1] != d]
+    assert order == ["Review", "Stack", "Trajectory"], order
+    tools = app.trajectory.tools  # the round ends on the Trajectory dock's shade period and its plot
+    assert forward[-3:] == [tools.period_from, tools.period_to, app.trajectory.plot], forward[-3:]
+    # the Stack dock's sensor boxes (made when the site opened, after the docks were put in order) are in it
+    sensors = app.controls.sensor_checks  # TM, ETM+, OLI, MODIS Terra, MODIS Aqua, VIIRS: the demo site's
+    assert len(sensors) == 6 and all(any(box is w for w in forward) for box in sensors.values()), list(sensors)
+    # Shift+Tab: the same round backwards, from the last dock field to the first (within a dock, Qt's own way back)
+    backward = round_from_canvas(Qt.Key_Backtab, Qt.ShiftModifier)
+    assert backward[0] is forward[-1] and backward[-1] is forward[0]
+    assert sorted(map(id, backward)) == sorted(map(id, forward))
+
+
+@pytest.fixture
+def scoring_window(make_napari_viewer, store_path, tmp_path, qtbot):  # noqa: F811
+    """An annotator's window with the Scoring dock (a tab behind the Stack dock, built when first in front)."""
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=store_path, recent=RecentSites(tmp_path / "recent.json"), scoring=True)
+    try:
+        app.start_review("ann", "annotator")
+        qwin = viewer.window._qt_window
+        qwin.activateWindow()
+        qtbot.waitUntil(qwin.isActiveWindow, timeout=5000)
+        wait_evidence(app, qtbot, trajectory=False)
+        qtbot.wait(50)
+        yield app
+    finally:
+        app.close()
+
+
+def test_ctrl_7_gives_the_keyboard_to_the_scoring_dock_never_shown_before(scoring_window, qtbot):
+    """Ctrl+7 on a Scoring dock never in front: its form is made and takes the keyboard at its bank field (the
+    keyboard had stayed on the canvas: the dock was empty when its first field was looked for)."""
+    app = scoring_window
+    assert not app.scoring_tab.built
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    canvas.setFocus()
+    qtbot.waitUntil(canvas.hasFocus, timeout=2000)
+    qtbot.keyClick(canvas, Qt.Key_7, Qt.ControlModifier)
+    qtbot.waitUntil(lambda: app.scoring_tab.built and app.scoring_panel.bank_edit.hasFocus(), timeout=2000)
+
+
+def test_the_scoring_dock_behind_the_stack_is_no_tab_stop_until_brought_to_the_front(scoring_window, qtbot):
+    """The Scoring dock is a tab behind the Stack dock: Tab's round never stops in its fields (out of sight), built
+    while behind or not; Ctrl+7 brings it to the front with the keyboard at its bank field, Tab then goes on
+    through its fields; Ctrl+2 puts the Stack in front again and the Scoring fields leave the round."""
+    from tests.gui.shots_review import seen
+
+    app = scoring_window
+    qwin = app.viewer.window._qt_window
+    assert app.docks["Scoring"] in qwin.tabifiedDockWidgets(app.docks["Stack"])
+    panel = app.scoring_panel  # built now, while its tab is behind the Stack's
+    assert not seen(panel.bank_edit)
+    canvas = app.viewer.window._qt_viewer.canvas.native
+
+    def round_docks() -> set:
+        """The docks Tab stops in, once round from the canvas."""
+        canvas.setFocus()
+        qtbot.waitUntil(canvas.hasFocus, timeout=2000)
+        docks = set()
+        for _ in range(80):
+            qtbot.keyClick(QApplication.focusWidget(), Qt.Key_Tab)
+            w = QApplication.focusWidget()
+            if w is canvas:
+                return docks
+            docks.add(dock_of(app, w))
+        raise AssertionError("not back on the canvas after 80 presses")
+
+    assert round_docks() == {"Review", "Stack", "Trajectory"}
+    qtbot.keyClick(canvas, Qt.Key_7, Qt.ControlModifier)  # the Scoring dock to the front, its bank field first
+    qtbot.waitUntil(lambda: panel.bank_edit.hasFocus() and seen(panel.bank_edit), timeout=2000)
+    qtbot.keyClick(panel.bank_edit, Qt.Key_Tab)
+    assert dock_of(app, QApplication.focusWidget()) == "Scoring"  # its next field ('Bank...')
+    assert round_docks() == {"Review", "Scoring", "Trajectory"}  # (the Stack behind it now)
+    qtbot.keyClick(canvas, Qt.Key_2, Qt.ControlModifier)  # the Stack in front again: Scoring out of the round
+    qtbot.wait(50)
+    assert not seen(panel.bank_edit)
+    assert round_docks() == {"Review", "Stack", "Trajectory"}
