@@ -11,7 +11,7 @@ KEYS = (
     ("S", "lock / unlock the stretch"),
     ("O", "quality overlay on / off"),
     ("F1", "this help"),
-    ("Tab / Shift+Tab", "from the canvas: the Review (or Failures) dock first"),
+    ("Tab / Shift+Tab", "from the canvas: the Review (or Failures) dock first; after the last field, the canvas"),
     ("Esc", "in a dock's field: back to the canvas, the text kept"),
     (
         "Ctrl+1 ... Ctrl+9",
