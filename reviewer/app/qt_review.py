@@ -43,7 +43,7 @@ from reviewer.app.qt_review_parts import (
     soon,
     window_keys,
 )
-from reviewer.app.qt_style import StatusLabel
+from reviewer.app.qt_style import StatusLabel, set_style
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.review import api
 
@@ -462,7 +462,7 @@ class AnnotatorPanel(QWidget):
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.saved.setText(html.escape(text))
-        self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)
 
     def _flag_bar(self, picked: list[str]) -> str:
         reasons = self.view["flag_reasons"] if self.view else []

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qtpy.QtCore import QPoint, QRect, QSize, Qt
-from qtpy.QtWidgets import QAbstractSpinBox, QLabel, QLayout
+from qtpy.QtWidgets import QAbstractSpinBox, QLabel, QLayout, QWidget
 
 #: napari's stylesheet gives every spin box min-width 70px plus 10px padding a side (~130 px with its +/-
 #: buttons): three stretch columns of those made the Stack dock 600 px wide
@@ -11,6 +11,14 @@ COMPACT_SPIN = "QAbstractSpinBox { min-width: 40px; padding: 1px 2px; }"
 #: px a compact spin box's min-width needs beyond its text: napari's +/- buttons and the frame take 39 px of the
 #: box (measured at 1366 and 1600 px wide screens), the line edit's text margins 6, less the 4 px padding above
 SPIN_CHROME = 41
+
+
+def set_style(widget: QWidget, sheet: str) -> None:
+    """`widget`'s own style sheet, set only when it changes: Qt polishes the widget anew at every set, even of the
+    sheet it has (~0.1 ms under napari's style sheet, and its size hints computed again), and the docks set their
+    status lines' colours at every save, run shown or job update."""
+    if widget.styleSheet() != sheet:
+        widget.setStyleSheet(sheet)
 
 
 def compact(spin: QAbstractSpinBox, widest: str | None = None) -> QAbstractSpinBox:

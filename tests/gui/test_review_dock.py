@@ -730,3 +730,30 @@ def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     admin.item_edit.setFocus()
     qtbot.keyClick(admin.item_edit, Qt.Key_Return)
     assert "demo-core-seed0-1" in admin.log.toPlainText() and " assign " in admin.log.toPlainText()
+
+
+def test_the_saved_line_is_restyled_only_when_its_colour_changes(window, qtbot):
+    """The saved line says each save in green (a failed one in red). Its colour is set only when it changes: Qt
+    polished the line anew at every set of the same style sheet (a StyleChange, its size hints computed again)."""
+    from qtpy.QtCore import QEvent, QObject
+
+    from reviewer.app.qt_review_parts import BAD_STYLE
+
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    restyled: list[int] = []
+
+    class Styles(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.StyleChange:
+                restyled.append(1)
+            return False
+
+    styles = Styles()
+    panel.saved.installEventFilter(styles)
+    panel._say("saved: accept on q001", ok=True)
+    green = len(restyled)
+    panel._say("saved: accept on q002", ok=True)  # green again: not restyled
+    assert len(restyled) == green and panel.saved.text() == "saved: accept on q002"
+    panel._say("NOT saved: q003", ok=False)  # red now
+    assert len(restyled) > green and panel.saved.styleSheet() == BAD_STYLE
