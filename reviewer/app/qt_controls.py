@@ -496,9 +496,11 @@ def show_stretch(rows: list[StretchRow], composite: str, stretch: Stretch, locke
             for sb in (lo, hi):
                 if (sb.minimum(), sb.maximum()) != rng:
                     sb.setRange(*rng)
-            lo.setValue(c.low)
-            hi.setValue(c.high)
-            ga.setValue(c.gamma)
+            for sb, value in ((lo, c.low), (hi, c.high), (ga, c.gamma)):
+                # only a value that shows otherwise: Qt repaints a spin box at every setValue, even of its value
+                # (the gamma's 1.000 and its group box were repainted at every review item)
+                if sb.value() != round(value, sb.decimals()):
+                    sb.setValue(value)
 
 
 def cell_size_text(site) -> str:

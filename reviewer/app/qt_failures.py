@@ -35,6 +35,7 @@ from qtpy.QtWidgets import (
 
 from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.qt_review_parts import BAD_STYLE, FAILURE_KEYS, OK_STYLE, keys_label, neighbour, soon, window_keys
+from reviewer.app.qt_style import set_style
 
 logger = logging.getLogger(__name__)
 
@@ -398,7 +399,7 @@ class FailuresDock(QWidget):
         line = evidence_line(qid, self.loader.model, site=site)
         failed = line.state == "failed"
         self.evidence_label.setText(line.text + (" (you can still code the run)" if failed else ""))
-        self.evidence_label.setStyleSheet(BAD_STYLE if failed else "color: #aaa")
+        set_style(self.evidence_label, BAD_STYLE if failed else "color: #aaa")
 
     # ------------------------------------------------------------------ saving
 
@@ -432,7 +433,7 @@ class FailuresDock(QWidget):
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.saved.setText(html.escape(text))
-        self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)
 
     def _leave_note(self) -> None:
         from reviewer.app.qt_window import give_keys_to_canvas

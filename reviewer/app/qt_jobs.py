@@ -19,6 +19,7 @@ from qtpy.QtWidgets import QLabel, QProgressBar, QPushButton, QVBoxLayout, QWidg
 from reviewer.app.job_model import CancelRequest, JobModel
 from reviewer.app.jobs import alive
 from reviewer.app.qt_rows import hrow
+from reviewer.app.qt_style import set_style
 from reviewer.errors import Cancelled, ReviewerError
 
 logger = logging.getLogger(__name__)
@@ -181,7 +182,7 @@ class JobBar(QWidget):
         self.progress.setValue(min(m.done, m.total))
         text = m.message.replace("/", "/\u200b") if self.wrap_paths else m.message
         self.message.setText(text)
-        self.message.setStyleSheet(ERROR_STYLE if m.is_error else "")
+        set_style(self.message, ERROR_STYLE if m.is_error else "")
 
 
 def cancel_job(model: JobModel, job: Any) -> None:

@@ -73,6 +73,8 @@ class QtPairView(QWidget):
         self._worker = None
         self._generation = 0  # a worker's result for an older request is dropped
         self._stale = False  # the stack changed while the dock was behind another tab
+        #: (stretch, reset) of panels given while the dock was behind another tab, drawn when it comes to the front
+        self._undrawn: tuple | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         row = FlowLayout()  # wraps in a narrow dock
@@ -203,9 +205,13 @@ class QtPairView(QWidget):
             self.compute(*self.state.pair)
 
     def on_shown(self) -> None:
-        """Its dock came to the front (its tab picked): read the pair again if the stack changed meanwhile."""
+        """Its dock came to the front (its tab picked): read the pair again if the stack changed meanwhile, else draw
+        the panels given meanwhile (a review item's)."""
         if getattr(self, "_stale", False) and self.state.pair and alive(self.graphics):
             self.compute(*self.state.pair)
+        elif self._undrawn is not None and alive(self.graphics):
+            stretch, reset = self._undrawn
+            self._draw(self.rgbs, stretch, reset=reset, now=True)  # (its tab is in front, whatever Qt's region)
 
     def default_pair(self) -> tuple[str, str] | None:
         """The pair P shows: the remembered pair, else the first date of the stack and the shown date."""
@@ -282,14 +288,21 @@ class QtPairView(QWidget):
         stretch = self.state.stretch
         self._draw([stretch.apply(p.channels, nodata_rgb=NODATA_RGB) for p in self.panels], stretch, reset=reset)
 
-    def _draw(self, rgbs: list[np.ndarray], stretch, *, reset: bool) -> None:
+    def _draw(self, rgbs: list[np.ndarray], stretch, *, reset: bool, now: bool = False) -> None:
         """Hand the panels' RGB images to their views; titles and the caption are set only when they change (a
-        pyqtgraph title's text relayouts the pair's graphics)."""
+        pyqtgraph title's text relayouts the pair's graphics). Behind another tab (the Pair dock is a tab behind the
+        Trajectory at launch) they are kept and drawn when the tab comes to the front (`on_shown`): at every review
+        item the titles' rich text, the images and the views' range were set for panels nobody saw (~1 ms)."""
+        self.rgbs = list(rgbs)
+        if not now and not on_screen(self):
+            reset = reset or (self._undrawn is not None and self._undrawn[1])
+            self._undrawn = (stretch, reset)
+            return
+        self._undrawn = None
         # the panels cover the site: drawn in its ground metres (`Site.cell_m`) whatever their pixels (a review item's
         # are read at display size), the bar reads metres and a lon/lat site has its ground aspect
         site = self.session.index.site if self.session.index else None
         ground = (site.shape[1] * site.cell_m[0], site.shape[0] * site.cell_m[1]) if site else None
-        self.rgbs = list(rgbs)
         for k, (panel, rgb) in enumerate(zip(self.panels, self.rgbs, strict=True)):
             self.images[k].setImage(rgb, autoLevels=False, levels=(0, 255))
             self.images[k].setRect(0, 0, *(ground or (rgb.shape[1], rgb.shape[0])))

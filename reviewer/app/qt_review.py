@@ -43,7 +43,7 @@ from reviewer.app.qt_review_parts import (
     soon,
     window_keys,
 )
-from reviewer.app.qt_style import StatusLabel
+from reviewer.app.qt_style import StatusLabel, set_style
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.review import api
 
@@ -175,6 +175,12 @@ class ReviewDock(QWidget):
         return done
 
 
+def row_text(r: dict[str, Any]) -> str:
+    """A queue row's line in the list: my mark, the item's id, its task and its site."""
+    kind = r["task"] or r["question"].get("class")  # an 'insufficient' question has no task
+    return f"{MARKS.get(r['mine'], '?')}  {r['id']}   {kind}   {r['site']}"
+
+
 class AnnotatorPanel(QWidget):
     """My queue (filters, progress), the focus view of one item, the keys and the save status."""
 
@@ -185,6 +191,7 @@ class AnnotatorPanel(QWidget):
         self.bank: str | None = None
         self.rows: list[dict[str, Any]] = []
         self.shown_rows: list[dict[str, Any]] = []
+        self._listed: list[tuple[str, str]] = []  # (item, text) of each row of `list`, as set there
         self.view: dict[str, Any] | None = None
         self.comment: str | None = None
         self.confidence: str | None = None  # low / medium / high for the next decision (L / M / H), or not given
@@ -275,23 +282,24 @@ class AnnotatorPanel(QWidget):
         self.list.blockSignals(True)
         keys = [r["item"] for r in self.shown_rows]
         self.queue.set_items(keys)
-        same = self.list.count() == len(keys) and all(
-            self.list.item(k).data(Qt.UserRole) == key for k, key in enumerate(keys)
-        )
+        # the rows' keys and texts as the list holds them (`_listed`), compared in Python: at each item change the
+        # list is checked row by row, two Qt calls a row before (~1 ms a few hundred rows)
+        texts = [row_text(r) for r in self.shown_rows]
+        same = self.list.count() == len(keys) and [key for key, _ in self._listed] == keys
         if not same:  # another filter or queue: the list anew (a repaint of the whole list)
             self.list.clear()
-        for k, r in enumerate(self.shown_rows):
-            kind = r["task"] or r["question"].get("class")  # an 'insufficient' question has no task
-            text = f"{MARKS.get(r['mine'], '?')}  {r['id']}   {kind}   {r['site']}"
-            if same:  # the same rows: only the marks that changed are set (each row repaints alone)
-                it = self.list.item(k)
-                if it.text() != text:
-                    it.setText(text)
-            else:
+            for key, text in zip(keys, texts, strict=True):
                 it = QListWidgetItem(text)
-                it.setData(Qt.UserRole, r["item"])
+                it.setData(Qt.UserRole, key)
                 self.list.addItem(it)
-            if self.view is not None and r["item"] == self.view["item"] and self.list.currentItem() is not it:
+        else:  # the same rows: only the marks that changed are set (each row repaints alone)
+            for k, (text, (_, was)) in enumerate(zip(texts, self._listed, strict=True)):
+                if text != was:
+                    self.list.item(k).setText(text)
+        self._listed = list(zip(keys, texts, strict=True))
+        if self.view is not None and self.view["item"] in keys:
+            it = self.list.item(keys.index(self.view["item"]))
+            if self.list.currentItem() is not it:
                 self.list.setCurrentItem(it)  # selects it, and only it
         if self.view is None:
             self.list.clearSelection()
@@ -454,7 +462,7 @@ class AnnotatorPanel(QWidget):
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.saved.setText(html.escape(text))
-        self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)
 
     def _flag_bar(self, picked: list[str]) -> str:
         reasons = self.view["flag_reasons"] if self.view else []

@@ -36,6 +36,7 @@ from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the na
 from reviewer.app.qt_review_drafts import DraftsBox
 from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
 from reviewer.app.qt_rows import fit_table_height as _fit_height
+from reviewer.app.qt_style import set_style
 from reviewer.console import figure, seconds_text
 from reviewer.review import api
 
@@ -408,4 +409,4 @@ class MaintainerPanel(QWidget):
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.message.setText(html.escape(text))
-        self.message.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+        set_style(self.message, OK_STYLE if ok else BAD_STYLE)

@@ -41,7 +41,7 @@ from reviewer.app.qt_review_parts import (
     soon,
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
-from reviewer.app.qt_style import StatusLabel
+from reviewer.app.qt_style import StatusLabel, set_style
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
@@ -474,8 +474,8 @@ class ExpertPanel(QWidget):
 
     def _hint(self, text: str) -> None:
         self.saved.setText(html.escape(text))
-        self.saved.setStyleSheet(HINT_STYLE)
+        set_style(self.saved, HINT_STYLE)
 
     def _say(self, text: str, *, ok: bool) -> None:
         self.saved.setText(html.escape(text))
-        self.saved.setStyleSheet(OK_STYLE if ok else BAD_STYLE)
+        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from qtpy.QtCore import QPoint, QRect, QSize, Qt
-from qtpy.QtWidgets import QAbstractSpinBox, QLabel, QLayout
+from qtpy.QtWidgets import QAbstractSpinBox, QLabel, QLayout, QWidget
 
 #: napari's stylesheet gives every spin box min-width 70px plus 10px padding a side (~130 px with its +/-
 #: buttons): three stretch columns of those made the Stack dock 600 px wide
@@ -11,6 +11,14 @@ COMPACT_SPIN = "QAbstractSpinBox { min-width: 40px; padding: 1px 2px; }"
 #: px a compact spin box's min-width needs beyond its text: napari's +/- buttons and the frame take 39 px of the
 #: box (measured at 1366 and 1600 px wide screens), the line edit's text margins 6, less the 4 px padding above
 SPIN_CHROME = 41
+
+
+def set_style(widget: QWidget, sheet: str) -> None:
+    """`widget`'s own style sheet, set only when it changes: Qt polishes the widget anew at every set, even of the
+    sheet it has (~0.1 ms under napari's style sheet, and its size hints computed again), and the docks set their
+    status lines' colours at every save, run shown or job update."""
+    if widget.styleSheet() != sheet:
+        widget.setStyleSheet(sheet)
 
 
 def compact(spin: QAbstractSpinBox, widest: str | None = None) -> QAbstractSpinBox:
@@ -54,10 +62,13 @@ class RichCaption(QLabel):
     Here the caption's document is built and its size hints kept when the text is set, and heights for a
     width are measured on a hidden twin (same text, font and style), whose re-layouts paint nothing; and the
     caption's own document is laid out again when it is resized, not in its paint (where the re-layout's
-    repaint request was queued, and painted the window once more)."""
+    repaint request was queued, and painted the window once more). The twin's heights are kept per width until
+    the text, font or style changes: the layouts ask ~10 times per review item for the same two or three widths,
+    and each answer lays the rich text out again (~0.1 ms)."""
 
     def __init__(self, text: str = "", parent=None) -> None:
         super().__init__(parent)
+        self._heights: dict[int, int] = {}  # width -> the twin's height for it, for the text, font and style now
         self._twin = QLabel(self)  # a child: the dock's font and style sheet reach it as they reach the caption
         self._twin.hide()
         for label in (self, self._twin):
@@ -68,13 +79,21 @@ class RichCaption(QLabel):
     def setText(self, text: str) -> None:  # noqa: N802 - Qt override
         if text == self.text():
             return
+        self._heights.clear()
         super().setText(text)
         self._twin.setText(text)
         self.sizeHint()  # QLabel keeps both hints until the text, font or style changes
         self.minimumSizeHint()
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
-        return self._twin.heightForWidth(width)
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = self._twin.heightForWidth(width)
+        return height
+
+    def changeEvent(self, event) -> None:  # noqa: N802 - Qt override: a font or style (sheet) change, say
+        self._heights.clear()
+        super().changeEvent(event)
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt override
         super().resizeEvent(event)
@@ -88,11 +107,19 @@ class FlowLayout(QLayout):
     def __init__(self, parent=None, spacing: int = 4) -> None:
         super().__init__(parent)
         self._items: list = []
+        #: width -> height of the rows, until the layout is invalidated (a tool's size hint, a tool shown or hidden):
+        #: the dock's layouts ask ~5 times per review item for the same widths
+        self._heights: dict[int, int] = {}
         self.setSpacing(spacing)
         self.setContentsMargins(0, 0, 0, 0)
 
+    def invalidate(self) -> None:  # noqa: D102 - Qt override
+        self._heights.clear()
+        super().invalidate()
+
     def addItem(self, item) -> None:  # noqa: N802 - Qt override
         self._items.append(item)
+        self._heights.clear()
 
     def count(self) -> int:
         return len(self._items)
@@ -101,6 +128,7 @@ class FlowLayout(QLayout):
         return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index: int):  # noqa: N802 - Qt override
+        self._heights.clear()
         return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def expandingDirections(self):  # noqa: N802 - Qt override
@@ -110,7 +138,10 @@ class FlowLayout(QLayout):
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt override
-        return self._place(QRect(0, 0, width, 0), move=False)
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = self._place(QRect(0, 0, width, 0), move=False)
+        return height
 
     def setGeometry(self, rect: QRect) -> None:  # noqa: N802 - Qt override
         super().setGeometry(rect)

@@ -12,6 +12,7 @@ widget needs one of its own):
 from __future__ import annotations
 
 from qtpy.QtCore import QEvent, QObject, Qt
+from qtpy.QtGui import QKeyEvent, QWheelEvent
 from qtpy.QtWidgets import (
     QAbstractScrollArea,
     QAbstractSlider,
@@ -71,13 +72,18 @@ class WheelGuard(QObject):
     area around it instead; an Esc no field of a dock took gives the keyboard back to the canvas."""
 
     def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt's name
-        kind = event.type()
-        if kind == QEvent.KeyPress and event.key() == Qt.Key.Key_Escape and obj.property(OWN):
-            return leave_field(obj)  # Esc came up untaken from a field of this dock (one that uses Esc takes it)
-        if kind == QEvent.Polish and isinstance(obj, VALUE_WIDGETS) and _own(obj):
-            no_wheel_focus(obj)  # one made after its dock was marked (a lazy tab, the maintainer's forms)
+        # every event of every object comes here (~100 per review item, most of them paints): the event's class
+        # sorts them out before its type is asked for (~2 us of Python each, ~0.3 us this way)
+        cls = type(event)
+        if cls is QKeyEvent:
+            if event.type() == QEvent.KeyPress and event.key() == Qt.Key.Key_Escape and obj.property(OWN):
+                return leave_field(obj)  # Esc came up untaken from a field of this dock (one that uses Esc takes it)
             return False
-        if kind != QEvent.Wheel or not isinstance(obj, VALUE_WIDGETS) or isinstance(obj, QScrollBar):
+        if cls is QEvent:  # (a Polish is a plain event)
+            if event.type() == QEvent.Polish and isinstance(obj, VALUE_WIDGETS) and _own(obj):
+                no_wheel_focus(obj)  # one made after its dock was marked (a lazy tab, the maintainer's forms)
+            return False
+        if cls is not QWheelEvent or not isinstance(obj, VALUE_WIDGETS) or isinstance(obj, QScrollBar):
             return False
         if obj.hasFocus() or not _own(obj):
             return False

@@ -251,11 +251,13 @@ def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, sh
             if view.view == "pair":
                 a, b = view.panels[0], view.panels[-1]
                 assert s.state.pair == (a, b)
-                assert [lbl.text[:3] for lbl in app.pair.labels] == ["A: ", "B: "]
                 assert [p.label for p in app.pair.panels] == [pn.label for pn in expected_panels(s, view)]
                 assert len(app.pair.rgbs) == 2
                 app.docks["Pair"].raise_()
                 qtbot.wait(50)
+                # titled when seen (a tab behind draws the item's panels when it comes to the front)
+                titles = zip(app.pair.labels, "AB", app.pair.panels, strict=True)
+                assert all(lbl.text.startswith(f"{k}: {p.label}") for lbl, k, p in titles)
                 app.viewer.screenshot(str(shots / "11_review_pair.png"), canvas_only=False, flash=False)
             else:
                 app.docks["Chips"].raise_()
@@ -728,3 +730,30 @@ def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     admin.item_edit.setFocus()
     qtbot.keyClick(admin.item_edit, Qt.Key_Return)
     assert "demo-core-seed0-1" in admin.log.toPlainText() and " assign " in admin.log.toPlainText()
+
+
+def test_the_saved_line_is_restyled_only_when_its_colour_changes(window, qtbot):
+    """The saved line says each save in green (a failed one in red). Its colour is set only when it changes: Qt
+    polished the line anew at every set of the same style sheet (a StyleChange, its size hints computed again)."""
+    from qtpy.QtCore import QEvent, QObject
+
+    from reviewer.app.qt_review_parts import BAD_STYLE
+
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    restyled: list[int] = []
+
+    class Styles(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.StyleChange:
+                restyled.append(1)
+            return False
+
+    styles = Styles()
+    panel.saved.installEventFilter(styles)
+    panel._say("saved: accept on q001", ok=True)
+    green = len(restyled)
+    panel._say("saved: accept on q002", ok=True)  # green again: not restyled
+    assert len(restyled) == green and panel.saved.text() == "saved: accept on q002"
+    panel._say("NOT saved: q003", ok=False)  # red now
+    assert len(restyled) > green and panel.saved.styleSheet() == BAD_STYLE

@@ -32,3 +32,36 @@ def test_the_composites_the_site_cannot_make_are_greyed_out_with_the_band_missin
     combo.setFocus()
     qtbot.keyClick(combo, Qt.Key_Down)
     assert combo.currentData() == "nbr" and opened.session.state.composite == "nbr"
+
+
+def test_the_stretch_shown_again_repaints_none_of_its_boxes(opened, qtbot):
+    """Each review item shows its stretch in the Stack dock (`show_stack`). A stretch value that reads as before
+    is left alone: Qt repainted a spin box, its frame and the group around it at every setValue, even of the value
+    it held (the gamma's 1.000 at every item). A value that changed is shown and its box repainted."""
+    from qtpy.QtCore import QEvent, QObject
+
+    app, s = opened, opened.session
+    c = app.controls
+    app.docks["Stack"].raise_()
+    qtbot.wait(100)
+    _name, lo, hi, gamma = c.stretch_rows[0]
+    painted: list[QObject] = []
+
+    class Paints(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 - Qt's name
+            if event.type() == QEvent.Type.Paint:
+                painted.append(obj)
+            return False
+
+    paints = Paints()
+    boxes = [w for row in c.stretch_rows for w in row[1:] if w.isVisible()]
+    for w in boxes:
+        w.installEventFilter(paints)
+    c.show_stack(s.stack)  # the same stack and stretch, as for the next item of the same index and stretch
+    qtbot.wait(100)
+    assert painted == []
+    low, gam = lo.value(), gamma.value()
+    s.set_stretch(s.state.stretch.with_channel(0, gamma=1.5))
+    qtbot.waitUntil(lambda: gamma in painted, timeout=5000)
+    assert gamma.value() == 1.5 and gamma.text() == "1.500" and gam != 1.5
+    assert lo.value() == low and lo not in painted  # the other values as they were, not repainted

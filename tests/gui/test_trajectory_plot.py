@@ -106,3 +106,10 @@ def test_rich_caption_is_as_tall_as_a_label_with_its_text(qtbot):
     assert caption.height() >= caption.heightForWidth(caption.width())
     caption.setText("one line")  # measured anew, not the longer text's height
     assert caption.heightForWidth(320) < heights[320]
+    caption.setText(text)
+    assert caption.heightForWidth(320) == heights[320]
+    font = caption.font()
+    font.setPointSizeF(2 * font.pointSizeF())
+    caption.setFont(font)  # a larger font: measured anew, taller
+    reference.setFont(font)
+    assert caption.heightForWidth(320) == reference.heightForWidth(320) > heights[320]
