@@ -22,6 +22,7 @@ from qtpy.QtWidgets import QApplication, QMenu, QWidget
 
 from reviewer.app.jobs import alive
 from reviewer.app.qt_lazy import LazyTab
+from reviewer.app.qt_window import canvas_in
 
 #: dock name -> its key (Ctrl+digit: napari binds the bare digits to layer modes, none with Ctrl)
 DOCK_KEYS = (
@@ -191,7 +192,7 @@ def _order(window: QWidget, *, full: bool = True) -> list[QWidget]:
     fields: Qt's chain holds the tab widget, whose focus goes to its tab bar, where the list has the tab bar)."""
     from qtpy.QtWidgets import QAbstractScrollArea, QDockWidget
 
-    canvas = _canvas_of(window)
+    canvas = canvas_in(window)
     docks = {d.objectName(): d for d in window.findChildren(QDockWidget)}
     roots = [docks[n].widget() for n in window.property(ROUND) or () if n in docks]
     roots = [root for root in roots if root is not None]
@@ -243,7 +244,7 @@ def tab_round(forward: bool) -> bool:
     _order(window, full=False)
     if _in_docks(_next_stop(focus, forward)):
         return False
-    canvas = _canvas_of(window)
+    canvas = canvas_in(window)
     if canvas is None:
         return False
     canvas.setFocus(Qt.FocusReason.TabFocusReason if forward else Qt.FocusReason.BacktabFocusReason)
@@ -270,15 +271,6 @@ def _scroll_to(w: QWidget) -> None:
         area = area.parentWidget()
     if area is not None:
         area.ensureWidgetVisible(w)
-
-
-def _canvas_of(window: QWidget) -> QWidget | None:
-    """The canvas in the centre of napari's window `window` (a QMainWindow), or None."""
-    from qtpy.QtOpenGLWidgets import QOpenGLWidget
-
-    centre = window.centralWidget() if hasattr(window, "centralWidget") else None
-    found = centre.findChildren(QOpenGLWidget) if centre is not None else []
-    return found[0] if found else None
 
 
 def back_from_canvas(canvas: QWidget) -> None:

@@ -28,18 +28,24 @@ _canvases: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 def canvas_widget(viewer) -> QWidget | None:
     """The canvas's native widget in the window's centre (where napari's key bindings listen), or None."""
-    from qtpy.QtOpenGLWidgets import QOpenGLWidget
-
     from reviewer.app.jobs import alive
 
     window = main_window(viewer)
     kept = _canvases.get(viewer) if window is not None else None
     if kept is not None and alive(kept) and kept.window() is window:
         return kept
-    centre = window.centralWidget() if window is not None else None
+    found = canvas_in(window) if window is not None else None
+    if found is not None:
+        _canvases[viewer] = found
+    return found
+
+
+def canvas_in(window: QWidget) -> QWidget | None:
+    """The canvas in the centre of napari's main window `window` (its one OpenGL widget there), or None."""
+    from qtpy.QtOpenGLWidgets import QOpenGLWidget
+
+    centre = window.centralWidget() if isinstance(window, QMainWindow) else None
     found = centre.findChildren(QOpenGLWidget) if centre is not None else []
-    if found:
-        _canvases[viewer] = found[0]
     return found[0] if found else None
 
 
