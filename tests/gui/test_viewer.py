@@ -672,9 +672,8 @@ def test_napari_status_names_the_date_of_a_shorter_stack_on_another_grid(opened,
     wait_frame(app, qtbot)
     small = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache).at_width(48)
     assert 2 < len(small) <= app.viewer.dims.current_step[0] and small.grid.shape == (48, 48)
-    canvas = app.viewer.window._qt_viewer.canvas.native
-    rest_pointer_on_image(canvas, app, qtbot)
     layer, cursor = s.image_layer, app.viewer.cursor
+    cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
     row, col = (int(v) for v in np.round(np.asarray(cursor.position[1:]) / np.asarray(layer.scale[1:])))
     assert 0 <= row < 48 and 0 <= col < 48  # the pointer rests on the smaller image too
     frames = s.rgb_array(small)
@@ -707,9 +706,8 @@ def test_napari_status_names_the_date_of_a_shorter_stack_in_another_pixel_size(o
     app, s = opened, opened.session
     s.jump_to_index(len(s.stack) - 1)
     wait_frame(app, qtbot)
-    canvas = app.viewer.window._qt_viewer.canvas.native
-    rest_pointer_on_image(canvas, app, qtbot)
     layer, cursor = s.image_layer, app.viewer.cursor
+    cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
     assert tuple(layer.scale[1:]) == (30.0, 30.0)
     monkeypatch.setattr(evidence_prep, "VIEW_PX", 48)
     tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
