@@ -45,6 +45,17 @@ class FrameArray:
         finally:
             self._frame = frame
 
+    @contextmanager
+    def every_date(self, shown: np.ndarray) -> Iterator[FrameArray]:
+        """Within the block, every date renders as `shown` (a date's frame, already rendered): a step napari clamps to
+        the new last date before the session sets the one shown slices that date's frame, not another's."""
+        frame = self._frame
+        self._frame = lambda _j: shown
+        try:
+            yield self
+        finally:
+            self._frame = frame
+
     @property
     def ndim(self) -> int:
         return len(self.shape)

@@ -171,26 +171,7 @@ class CanvasLayers:
                     layer.refresh()
                 sliced = reslice
             else:
-                # another number of dates: napari's setter (layer shape, extent, the slider's range). Hiding the
-                # layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent of
-                # a layer shown again only on its next refresh). The setter slices the new array at the step there
-                # is: the date shown when the step is already its index (state.current), else a grey frame
-                # (`only_date`) and the session sets the step after it. A step past the new length napari would
-                # clamp first (a slice of its own at a date nobody sees, the slider moved twice): the step then goes
-                # to the date shown first, the old array meanwhile grey but for that date, rendered once for both
-                # slices: napari's status line reads the value under the cursor from that first slice, in a thread
-                # whose answer lands after the item is shown (it read the grey, "[40, 40, 40]", and its new width
-                # re-laid out the window after the first paint)
-                shown = min(self.s.state.current, len(self.s.stack) - 1)
-                dims, frame = self.viewer.dims, None
-                with dims.events.current_step.blocker(self.s.dates.on_dims_step):
-                    if isinstance(old, FrameArray) and dims.ndim >= 3 and dims.current_step[0] >= len(data) > shown:
-                        frame = data[shown] if old.shape[1:] == data.shape[1:] else None
-                        with old.only_date(shown if frame is not None else -1, PLACEHOLDER_GREY, frame):
-                            dims.set_current_step(0, shown)
-                    with data.only_date(shown, PLACEHOLDER_GREY, frame):
-                        layer.data = data
-                self.scale_image()
+                self.take_array(layer, old, data)
                 if self._warm_layers:
                     self.unveil()
                 sliced = True
@@ -219,6 +200,46 @@ class CanvasLayers:
         if not self._warm_layers:  # (the placeholder's: when it is shown)
             self.select_image()
         return sliced
+
+    def take_array(self, layer, old, data) -> None:
+        """napari's data setter for another number of dates, grid or pixel size (layer shape, extent, the slider's
+        range). Hiding the layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent
+        of a layer shown again only on its next refresh). The setter slices the new array at the step there is: the
+        date shown when the step is already its index (state.current), else a grey frame (`only_date`) and the session
+        sets the step after it.
+
+        napari's status line reads the value under the cursor in a thread that each step change wakes, from the slice
+        that step made, and its answer lands after the item is shown (a grey slice read "[40, 40, 40]", and its new
+        width re-laid out the window after the first paint). So every slice a step change makes here is of the date
+        shown, in the pixel size shown:
+        - another pixel size (another site): the old array takes it first, grey meanwhile (no step changes there);
+        - a step past the new length, which napari would clamp (a slice of its own at a date nobody sees, the slider
+          moved twice): on the same grid the step goes to the date shown first, the old array showing the new
+          stack's date there (rendered once for both slices); on another grid (another site of another size) the old
+          array cannot show it, so the new array shows that date at every step while napari clamps and the step
+          then goes to it."""
+        shown = min(self.s.state.current, len(self.s.stack) - 1)
+        dims = self.viewer.dims
+        frames = isinstance(old, FrameArray)
+        past_end = frames and dims.ndim >= 3 and dims.current_step[0] >= len(data) > shown
+        with dims.events.current_step.blocker(self.s.dates.on_dims_step):
+            if frames and (tuple(layer.scale), tuple(layer.translate)) != (self.view_scale(), self.view_translate()):
+                with old.only_date(-1, PLACEHOLDER_GREY):
+                    self.scale_image()
+            if not past_end:
+                with data.only_date(shown, PLACEHOLDER_GREY):
+                    layer.data = data
+            elif old.shape[1:] == data.shape[1:]:
+                frame = data[shown]
+                with old.only_date(shown, PLACEHOLDER_GREY, frame):
+                    dims.set_current_step(0, shown)
+                with data.only_date(shown, PLACEHOLDER_GREY, frame):
+                    layer.data = data
+            else:
+                with data.every_date(data[shown]):
+                    layer.data = data
+                    dims.set_current_step(0, shown)
+        self.scale_image()  # (the start-up placeholder's, which takes the first site's)
 
     def scale_image(self) -> None:
         """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""

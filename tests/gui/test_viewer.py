@@ -660,6 +660,79 @@ def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot)
     assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
 
 
+def test_napari_status_names_the_date_of_a_shorter_stack_on_another_grid(opened, qtbot):
+    """The same as a shorter stack's, when the new stack's grid is another one (another site of another size; here the
+    demo's TM dates read 48 px across in a 64 px site, its pixels the same size): the old array could not show the new
+    date, so the step's slice of it was grey and napari's status thread read "[40, 40, 40]". Every step change's
+    slice now shows the date shown."""
+    from reviewer.record.stack import open_stack
+
+    app, s = opened, opened.session
+    s.jump_to_index(len(s.stack) - 1)
+    wait_frame(app, qtbot)
+    small = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache).at_width(48)
+    assert 2 < len(small) <= app.viewer.dims.current_step[0] and small.grid.shape == (48, 48)
+    layer, cursor = s.image_layer, app.viewer.cursor
+    cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
+    row, col = (int(v) for v in np.round(np.asarray(cursor.position[1:]) / np.asarray(layer.scale[1:])))
+    assert 0 <= row < 48 and 0 <= col < 48  # the pointer rests on the smaller image too
+    frames = s.rgb_array(small)
+    for i in range(1, len(small)):  # a date whose pixel there is neither black (masked) nor grey
+        s.read_frame(small, s.state.composite, i)
+        rgb = tuple(int(v) for v in frames[i][row, col][:3])
+        if rgb not in ((0, 0, 0), (40, 40, 40)):
+            break
+    read: list[tuple] = []
+    cursor.events.position.connect(
+        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
+    )
+    s.show_stack(small, i)
+    wait_frame(app, qtbot)
+    assert layer.data.shape == (len(small), 48, 48, 3) and app.viewer.dims.nsteps[0] == len(small)
+    assert tuple(int(v) for v in np.round(layer.world_to_data(cursor.position)[1:])) == (row, col)
+    assert tuple(int(v) for v in np.asarray(layer.data[i])[row, col][:3]) == rgb  # what the canvas shows there
+    assert read and read[-1][0] == i and app.viewer.dims.current_step[0] == i  # the step ends on the date shown
+    assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
+
+
+def test_napari_status_names_the_date_of_a_shorter_stack_in_another_pixel_size(opened, qtbot, monkeypatch):
+    """Another site whose dates show at another pixel size (read at the canvas's width where the site is wider): each
+    step change's slice was read in the pixel size of the site before (another pixel under the pointer) or grey. Here
+    the canvas reads at most 48 px across once the 64 px site is shown, so its TM dates show 48 px across, each pixel
+    40 m, not 30 m."""
+    from reviewer.app import evidence_prep
+    from reviewer.record.stack import open_stack
+
+    app, s = opened, opened.session
+    s.jump_to_index(len(s.stack) - 1)
+    wait_frame(app, qtbot)
+    layer, cursor = s.image_layer, app.viewer.cursor
+    cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
+    assert tuple(layer.scale[1:]) == (30.0, 30.0)
+    monkeypatch.setattr(evidence_prep, "VIEW_PX", 48)
+    tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
+    assert 2 < len(tm) <= app.viewer.dims.current_step[0]
+    row, col = (int(v) for v in np.round((np.asarray(cursor.position[1:]) - 5.0) / 40.0))  # (pixel 0 centred on 5 m)
+    assert 0 <= row < 48 and 0 <= col < 48
+    frames = s.rgb_array(tm)
+    for i in range(1, len(tm)):  # a date whose pixel there is neither black (masked) nor grey
+        s.read_frame(tm, s.state.composite, i)
+        rgb = tuple(int(v) for v in frames[i][row, col][:3])
+        if rgb not in ((0, 0, 0), (40, 40, 40)):
+            break
+    read: list[tuple] = []
+    cursor.events.position.connect(
+        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
+    )
+    s.show_stack(tm, i)
+    wait_frame(app, qtbot)
+    assert layer.data.shape == (len(tm), 48, 48, 3) and tuple(layer.scale[1:]) == (40.0, 40.0)
+    assert tuple(int(v) for v in np.round(layer.world_to_data(cursor.position)[1:])) == (row, col)
+    assert tuple(int(v) for v in np.asarray(layer.data[i])[row, col][:3]) == rgb  # what the canvas shows there
+    assert read and read[-1][0] == i and app.viewer.dims.current_step[0] == i
+    assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
+
+
 def test_napari_status_follows_a_date_read_after_the_step(opened, qtbot):
     """A date not read yet shows the placeholder's grey for the few ms of its read; napari's status bar read that grey
     at the step and kept "[40, 40, 40]" under a still pointer until the mouse moved (the MODIS shot at 1366x768)."""
