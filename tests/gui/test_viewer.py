@@ -660,6 +660,28 @@ def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot)
     assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
 
 
+def a_coloured_date(s, stack, row: int, col: int) -> tuple[int, tuple[int, ...]]:
+    """The first date after the first of `stack` whose pixel (row, col) is neither black (masked) nor the
+    placeholder's grey, read into the session's frames, and that pixel's RGB."""
+    frames = s.rgb_array(stack)
+    for i in range(1, len(stack)):
+        s.read_frame(stack, s.state.composite, i)
+        rgb = tuple(int(v) for v in frames[i][row, col][:3])
+        if rgb not in ((0, 0, 0), (40, 40, 40)):
+            return i, rgb
+    raise AssertionError("no date of the stack has a coloured pixel there")
+
+
+def values_at_steps(cursor, layer) -> list[tuple]:
+    """(step, the layer's value under the cursor) at each cursor event from now on: what napari's status thread
+    reads, woken by the cursor's move that a step change makes."""
+    read: list[tuple] = []
+    cursor.events.position.connect(
+        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
+    )
+    return read
+
+
 def test_napari_status_names_the_date_of_a_shorter_stack_on_another_grid(opened, qtbot):
     """The same as a shorter stack's, when the new stack's grid is another one (another site of another size; here the
     demo's TM dates read 48 px across in a 64 px site, its pixels the same size): the old array could not show the new
@@ -676,16 +698,8 @@ def test_napari_status_names_the_date_of_a_shorter_stack_on_another_grid(opened,
     cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
     row, col = (int(v) for v in np.round(np.asarray(cursor.position[1:]) / np.asarray(layer.scale[1:])))
     assert 0 <= row < 48 and 0 <= col < 48  # the pointer rests on the smaller image too
-    frames = s.rgb_array(small)
-    for i in range(1, len(small)):  # a date whose pixel there is neither black (masked) nor grey
-        s.read_frame(small, s.state.composite, i)
-        rgb = tuple(int(v) for v in frames[i][row, col][:3])
-        if rgb not in ((0, 0, 0), (40, 40, 40)):
-            break
-    read: list[tuple] = []
-    cursor.events.position.connect(
-        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
-    )
+    i, rgb = a_coloured_date(s, small, row, col)
+    read = values_at_steps(cursor, layer)
     s.show_stack(small, i)
     wait_frame(app, qtbot)
     assert layer.data.shape == (len(small), 48, 48, 3) and app.viewer.dims.nsteps[0] == len(small)
@@ -714,16 +728,8 @@ def test_napari_status_names_the_date_of_a_shorter_stack_in_another_pixel_size(o
     assert 2 < len(tm) <= app.viewer.dims.current_step[0]
     row, col = (int(v) for v in np.round((np.asarray(cursor.position[1:]) - 5.0) / 40.0))  # (pixel 0 centred on 5 m)
     assert 0 <= row < 48 and 0 <= col < 48
-    frames = s.rgb_array(tm)
-    for i in range(1, len(tm)):  # a date whose pixel there is neither black (masked) nor grey
-        s.read_frame(tm, s.state.composite, i)
-        rgb = tuple(int(v) for v in frames[i][row, col][:3])
-        if rgb not in ((0, 0, 0), (40, 40, 40)):
-            break
-    read: list[tuple] = []
-    cursor.events.position.connect(
-        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
-    )
+    i, rgb = a_coloured_date(s, tm, row, col)
+    read = values_at_steps(cursor, layer)
     s.show_stack(tm, i)
     wait_frame(app, qtbot)
     assert layer.data.shape == (len(tm), 48, 48, 3) and tuple(layer.scale[1:]) == (40.0, 40.0)
