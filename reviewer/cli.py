@@ -122,7 +122,20 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
                 continue
             raise
         module.register(subparsers)
+    _db_after_verb(parser)
     return parser
+
+
+def _db_after_verb(parser: argparse.ArgumentParser) -> None:
+    """`--db PATH` after the verb too (`reviewer review status BANK --db store.sqlite`, as the README says every verb
+    takes it: refused there as an unrecognised argument before). Each verb's parser takes it without a default, so
+    the one before the verb still counts when it is not given again."""
+    for action in parser._actions:  # noqa: SLF001 - argparse has no public walk of its subparsers
+        if isinstance(action, argparse._SubParsersAction):  # noqa: SLF001
+            for sub in set(action.choices.values()):
+                if not any("--db" in a.option_strings for a in sub._actions):  # noqa: SLF001
+                    sub.add_argument("--db", default=argparse.SUPPRESS, help="review store (SQLite file)")
+                _db_after_verb(sub)
 
 
 class Terminated(KeyboardInterrupt):

@@ -105,3 +105,19 @@ def test_a_package_works_on_the_annotators_laptop(store_path, tmp_path, capsys):
     assert code == 0, err
     code = main(["review", "decide", f"{BANK}/q000", "--accept", "--package", str(pkg), "--user", "ann"])
     assert code == 0, capsys.readouterr().err  # the laptop's login is not the team machine's
+
+
+def test_db_after_the_verb_names_the_store(capsys, tmp_path):
+    """`--db PATH` after the verb (`reviewer users list --db store.sqlite`, as the README says every verb takes it)
+    reads that store; before, argparse refused it as an unrecognised argument. The one before the verb still counts
+    when none follows it, and one after the verb wins over one before it."""
+    db, other = tmp_path / "team.sqlite", tmp_path / "other.sqlite"
+    assert main(["users", "add", "mia", "--role", "maintainer", "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["users", "list", "--db", str(db)]) == 0
+    assert "mia" in capsys.readouterr().out
+    assert main(["--db", str(db), "users", "list"]) == 0
+    assert "mia" in capsys.readouterr().out
+    assert main(["--db", str(other), "users", "list", "--db", str(db)]) == 0
+    assert "mia" in capsys.readouterr().out
+    assert not other.exists()  # the store named before the verb was not opened
