@@ -81,7 +81,10 @@ def find_user(store: Store, name: str) -> User:
     """Another person's profile (an annotator to assign, an expert to allow); no login check."""
     row = store.db.execute("SELECT name, role FROM users WHERE name = ?", [name]).fetchone()
     if row is None:
-        raise ReviewError(f"unknown user {name!r} (add one with `reviewer users add NAME --role ROLE`)")
+        new = store.conn.execute("SELECT 1 FROM users LIMIT 1").fetchone() is None
+        where = f" in {store.path}" if store.path is not None else ""
+        why = ", a store with no users yet (a mistyped --db makes a new one)" if new else ""
+        raise ReviewError(f"unknown user {name!r}{where}{why} (add one with `reviewer users add NAME --role ROLE`)")
     return User(row[0], row[1])
 
 

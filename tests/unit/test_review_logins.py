@@ -121,3 +121,16 @@ def test_db_after_the_verb_names_the_store(capsys, tmp_path):
     assert main(["--db", str(other), "users", "list", "--db", str(db)]) == 0
     assert "mia" in capsys.readouterr().out
     assert not other.exists()  # the store named before the verb was not opened
+
+
+def test_a_mistyped_db_says_the_store_it_opened_has_no_users(capsys, tmp_path):
+    """`--db` with a typo opens a new, empty store: the error names that store and says it has no users, rather
+    than only "unknown user 'mia'" about a profile that exists in the team's store."""
+    db, typo = tmp_path / "team.sqlite", tmp_path / "taem.sqlite"
+    assert main(["--db", str(db), "users", "add", "mia", "--role", "maintainer"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(typo), "users", "bind", "mia", "--login", "x", "--user", "mia"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: unknown user 'mia'") and str(typo) in err and "no users yet" in err, err
+    assert main(["--db", str(db), "users", "bind", "nobody", "--login", "x", "--user", "mia"]) == 2
+    assert "no users yet" not in capsys.readouterr().err  # the team's store has users: no such hint there
