@@ -4,6 +4,7 @@ series is the same as a pass with room for whole scenes."""
 
 from __future__ import annotations
 
+import gc
 import os
 import tracemalloc
 import warnings
@@ -30,6 +31,10 @@ def _series(site, free: int, *, traced: bool = False):
     from reviewer.bank.series import build_series, cached_index
 
     index = cached_index(site)
+    # what the pass before left as cyclic garbage freed now: collected later, inside the pass before its budget is
+    # read, it lowered the process's RSS (by 5.5 MB once in a full run) and so raised the free memory the pass saw
+    # (blocks of 4.3 MB where 3 MB was given)
+    gc.collect()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if traced:
