@@ -260,27 +260,17 @@ def _next_stop(focus: QWidget, forward: bool) -> QWidget | None:
     return None if w is focus else w
 
 
-def _scroll_to(w: QWidget) -> None:
-    """Scroll `w`'s dock to it (what Qt's scroll area does for a field Tab gives the keyboard to)."""
-    from qtpy.QtWidgets import QScrollArea
-
-    from reviewer.app.qt_wheel import own_dock
-
-    area = own_dock(w)
-    while area is not None and not isinstance(area, QScrollArea):
-        area = area.parentWidget()
-    if area is not None:
-        area.ensureWidgetVisible(w)
-
-
 def back_from_canvas(canvas: QWidget) -> None:
     """Shift+Tab on the canvas: the last dock field of Tab's round (the one Tab goes from to the canvas), or the
     canvas keeps the keyboard when no dock field takes it."""
     window = canvas.window()
     stops = [w for w in _order(window, full=False) if _stop(w, window)]
     if stops:
+        from reviewer.app.qt_style import scroll_into_view
+        from reviewer.app.qt_wheel import own_dock
+
         stops[-1].setFocus(Qt.FocusReason.BacktabFocusReason)
-        _scroll_to(stops[-1])
+        scroll_into_view(own_dock(stops[-1]), stops[-1])
 
 
 def _tab_stops(root: QWidget) -> list[QWidget]:

@@ -41,7 +41,7 @@ from reviewer.app.qt_review_parts import (
     soon,
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
-from reviewer.app.qt_style import StatusLabel, set_style
+from reviewer.app.qt_style import StatusLabel, scroll_into_view, set_style
 from reviewer.app.review_model import ExpertKeys, ReviewQueue
 from reviewer.review import api
 
@@ -458,14 +458,7 @@ class ExpertPanel(QWidget):
 
     def _show_in_dock(self, widget) -> None:
         """Scroll the dock (a short screen) so that `widget` and the hint under it are seen."""
-        from qtpy.QtWidgets import QScrollArea
-
-        area = self.parentWidget()
-        while area is not None and not isinstance(area, QScrollArea):
-            area = area.parentWidget()
-        if area is not None:
-            area.ensureWidgetVisible(self.saved)
-            area.ensureWidgetVisible(widget)
+        scroll_into_view(self.parentWidget(), self.saved, widget)
 
     def _pending_text(self) -> None:
         level = self.keys.confidence

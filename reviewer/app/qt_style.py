@@ -21,6 +21,19 @@ def set_style(widget: QWidget, sheet: str) -> None:
         widget.setStyleSheet(sheet)
 
 
+def scroll_into_view(start: QWidget | None, *widgets: QWidget) -> None:
+    """Scroll the scroll area around `start` (the nearest at or above it: a dock's) so that `widgets` are seen, as
+    Qt's scroll area does for a field Tab gives the keyboard to."""
+    from qtpy.QtWidgets import QScrollArea
+
+    area = start
+    while area is not None and not isinstance(area, QScrollArea):
+        area = area.parentWidget()
+    if area is not None:
+        for w in widgets:
+            area.ensureWidgetVisible(w)
+
+
 def compact(spin: QAbstractSpinBox, widest: str | None = None) -> QAbstractSpinBox:
     """A spin box only as wide as its value and buttons need. `widest`: the longest text it must show whole (a
     squeezed row otherwise cut the Scoring dock's 10000 resamples to "1000(", the last digit under the buttons):
