@@ -118,8 +118,11 @@ def describe(exc: sqlite3.Error) -> str:
 class Store:
     """Owns one SQLite connection; use as a context manager or call close()."""
 
-    def __init__(self, path: str | Path | None = None, *, memory: bool = False) -> None:
+    def __init__(self, path: str | Path | None = None, *, memory: bool = False, create: bool = True) -> None:
+        """`create=False`: a store that is not there is refused (`no store at PATH`) and nothing is made, neither
+        the file nor its folder (a verb that needs an existing store's users or banks: a mistyped --db)."""
         self.path = None if memory else Path(path) if path else default_db_path()
+        self._create = create
         self._depth = 0
         #: the last event hash written in the open transaction (the event chain's head), else None
         self.chain_head: str | None = None
@@ -161,6 +164,8 @@ class Store:
             return conn
         if self.path.is_dir():  # a stat, not an open: safe while connections are open (see the module rule)
             raise StoreError("is a folder, not a review store", path=self.path)
+        if not self._create and not self.path.exists():  # a stat too
+            raise StoreError(f"no store at {self.path}")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
         try:

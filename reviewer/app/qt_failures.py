@@ -34,7 +34,7 @@ from qtpy.QtWidgets import (
 )
 
 from reviewer.app.errors import CORE_ERRORS
-from reviewer.app.qt_review_parts import BAD_STYLE, FAILURE_KEYS, OK_STYLE, keys_label, neighbour, soon, window_keys
+from reviewer.app.qt_review_parts import BAD_STYLE, FAILURE_KEYS, keys_label, neighbour, say, soon, window_keys
 from reviewer.app.qt_style import set_style
 
 logger = logging.getLogger(__name__)
@@ -303,7 +303,7 @@ class FailuresDock(QWidget):
                 self.rows = queue(self.store, self.doc, self.user, part=self.part)
         except CORE_ERRORS as exc:  # shown in the dock, never a traceback
             self.rows = []
-            self._say(f"cannot read the list: {exc}", ok=False)
+            say(self.saved, f"cannot read the list: {exc}", ok=False)
             return False
         done = sum(1 for r in self.rows if r["my_code"])
         self.progress.setRange(0, max(len(self.rows), 1))
@@ -348,7 +348,7 @@ class FailuresDock(QWidget):
             else:
                 view = run_view(self.doc, run_id, store=self.store, user=self.user)
         except (*CORE_ERRORS, ValueError) as exc:  # ValueError: a runs file that is not JSON
-            self._say(f"cannot open {run_id}: {exc}", ok=False)
+            say(self.saved, f"cannot open {run_id}: {exc}", ok=False)
             return
         self.view = view
         self.text.setHtml(view_html(view))
@@ -414,26 +414,22 @@ class FailuresDock(QWidget):
         try:
             row = code_run(self.store, self.doc, rid, key_or_code, user=self.user, note=self.note.text())
         except CORE_ERRORS as exc:  # a failed save is shown; the run and its note stay
-            self._say(f"NOT saved: {key_or_code} on {rid}: {exc}", ok=False)
+            say(self.saved, f"NOT saved: {key_or_code} on {rid}: {exc}", ok=False)
             return False
         # the codebook's words, as the code list beside shows them ("Time sampling", not "time_sampling")
         words = {c.code: c.label for c in codebook().schemes[row["scheme"]].codes}
         code = words.get(row["code"], row["code"])
         was = f" (was {words.get(row['replaces'], row['replaces'])})" if row["replaces"] else ""
-        self._say(f"saved: {code}{was} on {rid}", ok=True)
+        say(self.saved, f"saved: {code}{was} on {rid}", ok=True)
         self.note.clear()
         self.refresh()
         nxt = self.next_to_code(rid)
         if nxt is None:
             self.show_run(rid)  # all coded: stay, with the code just given
-            self._say(f"saved: {code}{was} on {rid}; every run of this list is coded", ok=True)
+            say(self.saved, f"saved: {code}{was} on {rid}; every run of this list is coded", ok=True)
         else:
             self.show_run(nxt)
         return True
-
-    def _say(self, text: str, *, ok: bool) -> None:
-        self.saved.setText(html.escape(text))
-        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)
 
     def _leave_note(self) -> None:
         from reviewer.app.qt_window import give_keys_to_canvas

@@ -31,7 +31,6 @@ from reviewer.app.qt_review_parts import (
     ANNOTATOR_KEYS,
     ANNOTATOR_KEYS_SHORT,
     BAD_STYLE,
-    OK_STYLE,
     KeysLine,
     StatusBand,
     confidence_keys,
@@ -40,10 +39,11 @@ from reviewer.app.qt_review_parts import (
     open_form,
     question_html,
     question_view,
+    say,
     soon,
     window_keys,
 )
-from reviewer.app.qt_style import StatusLabel, set_style
+from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ReviewQueue, progress
 from reviewer.review import api
 
@@ -254,7 +254,7 @@ class AnnotatorPanel(QWidget):
         try:
             view = api.next_item(self.store, bank, user=self.user)
         except CORE_ERRORS as exc:  # shown in the dock, never a traceback
-            self._say(f"cannot read the queue: {exc}", ok=False)
+            say(self.saved, f"cannot read the queue: {exc}", ok=False)
             return
         if view is None:
             self._done()
@@ -309,7 +309,7 @@ class AnnotatorPanel(QWidget):
         try:
             self._show_view(api.open_item(self.store, key, user=self.user))
         except CORE_ERRORS as exc:
-            self._say(f"cannot open {key}: {exc}", ok=False)
+            say(self.saved, f"cannot open {key}: {exc}", ok=False)
 
     def _show_view(self, view: dict[str, Any]) -> None:
         self.view = view
@@ -432,12 +432,12 @@ class AnnotatorPanel(QWidget):
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
             self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
-            self._say(self.save.message, ok=False)
+            say(self.saved, self.save.message, ok=False)
             return False
         why = f" ({', '.join(words.get(r, r) for r in out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
         self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']} (decision {out['decision']})")
-        self._say(self.save.message, ok=True)
+        say(self.saved, self.save.message, ok=True)
         self.comment = None
         self.confidence = None
         self._pending_text()
@@ -453,16 +453,12 @@ class AnnotatorPanel(QWidget):
         try:
             out = api.undo(self.store, self.bank, user=self.user)
         except CORE_ERRORS as exc:
-            self._say(f"nothing undone: {exc}", ok=False)
+            say(self.saved, f"nothing undone: {exc}", ok=False)
             return False
-        self._say(f"saved: took back {out['verdict']} on {out['item']}", ok=True)
+        say(self.saved, f"saved: took back {out['verdict']} on {out['item']}", ok=True)
         self.refresh()
         self.show_item(out["item"])
         return True
-
-    def _say(self, text: str, *, ok: bool) -> None:
-        self.saved.setText(html.escape(text))
-        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)
 
     def _flag_bar(self, picked: list[str]) -> str:
         reasons = self.view["flag_reasons"] if self.view else []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+from functools import partial
 from typing import Any
 
 from qtpy.QtCore import Qt
@@ -34,9 +35,8 @@ from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.jobs import alive
 from reviewer.app.qt_review_drafts import DraftProcess as DraftProcess  # the name bench_drafting imports
 from reviewer.app.qt_review_drafts import DraftsBox
-from reviewer.app.qt_review_parts import BAD_STYLE, OK_STYLE
+from reviewer.app.qt_review_parts import say
 from reviewer.app.qt_rows import fit_table_height as _fit_height
-from reviewer.app.qt_style import set_style
 from reviewer.console import figure, seconds_text
 from reviewer.review import api
 
@@ -149,7 +149,7 @@ class MaintainerPanel(QWidget):
         self.quality = QualityBox(self.store.path, self.user)  # the annotator quality tables and plot (issue 30)
         layout.addWidget(self.quality)
         layout.addWidget(self._rule_box())
-        self.drafts = DraftsBox(self.store, self.user, say=self._say, changed=self.refresh)
+        self.drafts = DraftsBox(self.store, self.user, say=partial(say, self.message), changed=self.refresh)
         layout.addWidget(self.drafts)
         layout.addWidget(self._freeze_box())
         layout.addWidget(self._log_box())
@@ -271,7 +271,7 @@ class MaintainerPanel(QWidget):
 
         version, out = self.freeze_version.text().strip(), self.freeze_out.text().strip()
         if not version or not out:
-            self._say("not frozen: give the version and the folder to write", ok=False)
+            say(self.message, "not frozen: give the version and the folder to write", ok=False)
             return False
         path, bank, user = self.store.path, self.bank, self.user
 
@@ -283,7 +283,8 @@ class MaintainerPanel(QWidget):
             if alive(self.freeze_button):
                 self.freeze_button.setEnabled(True)
                 counts = manifest.get("counts", {})
-                self._say(
+                say(
+                    self.message,
                     f"frozen {manifest['name']} {manifest['version']} into {out}: {counts.get('questions')} "
                     f"questions (reviewer verify {out})",
                     ok=True,
@@ -293,10 +294,10 @@ class MaintainerPanel(QWidget):
         def failed(exc: BaseException) -> None:
             if alive(self.freeze_button):
                 self.freeze_button.setEnabled(True)
-                self._say(f"not frozen: {exc}", ok=False)
+                say(self.message, f"not frozen: {exc}", ok=False)
 
         self.freeze_button.setEnabled(False)
-        self._say(f"freezing {bank} as version {version}...", ok=True)
+        say(self.message, f"freezing {bank} as version {version}...", ok=True)
         self.freeze_worker = run_in_thread(work, on_done=done, on_error=failed)
         return True
 
@@ -311,7 +312,7 @@ class MaintainerPanel(QWidget):
             status = api.status(self.store, self.bank, user=self.user)
             report = api.agreement(self.store, self.bank, user=self.user)
         except CORE_ERRORS as exc:  # shown in the dock
-            self._say(str(exc), ok=False)
+            say(self.message, str(exc), ok=False)
             return
         _fill(
             self.progress,
@@ -353,10 +354,10 @@ class MaintainerPanel(QWidget):
                 gold_share=self.gold_share.value(),
             )
         except CORE_ERRORS as exc:
-            self._say(f"not assigned: {exc}", ok=False)
+            say(self.message, f"not assigned: {exc}", ok=False)
             return False
         loads = ", ".join(f"{n} {c}" for n, c in out["per_annotator"].items())
-        self._say(f"assigned {out['items']} items (batch {out['batch']}): {loads}", ok=True)
+        say(self.message, f"assigned {out['items']} items (batch {out['batch']}): {loads}", ok=True)
         self.refresh()
         return True
 
@@ -372,10 +373,11 @@ class MaintainerPanel(QWidget):
             )
             applied = api.apply_rule(self.store, self.bank, user=self.user) if self.apply_now.isChecked() else None
         except CORE_ERRORS as exc:
-            self._say(f"rule not saved: {exc}", ok=False)
+            say(self.message, f"rule not saved: {exc}", ok=False)
             return False
         extra = f"; applied to {applied['applied']} item(s)" if applied else ""
-        self._say(
+        say(
+            self.message,
             f"saved: audit share {cfg['audit_share']}, adjudicate share {cfg['adjudicate_share']}, "
             f"rest {cfg['rest_rule']}{extra}",
             ok=True,
@@ -390,7 +392,7 @@ class MaintainerPanel(QWidget):
         try:
             out = api.history(self.store, key if "/" in key else f"{self.bank}/{key}", user=self.user)
         except CORE_ERRORS as exc:
-            self._say(str(exc), ok=False)
+            say(self.message, str(exc), ok=False)
             return False
         rows = [
             (v["created"], f"version {v['version']} ({v['origin']} by {v['created_by']}) {v['sha256'][:19]}")
@@ -406,7 +408,3 @@ class MaintainerPanel(QWidget):
 
     def tables(self) -> tuple[QTableWidget, ...]:
         return (self.progress, self.agreement, self.quality.table, self.quality.pace)
-
-    def _say(self, text: str, *, ok: bool) -> None:
-        self.message.setText(html.escape(text))
-        set_style(self.message, OK_STYLE if ok else BAD_STYLE)

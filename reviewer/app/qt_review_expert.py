@@ -30,7 +30,6 @@ from reviewer.app.qt_review_parts import (
     EXPERT_KEYS,
     EXPERT_KEYS_SHORT,
     HINT_STYLE,
-    OK_STYLE,
     StatusBand,
     confidence_keys,
     item_drafts,
@@ -38,6 +37,7 @@ from reviewer.app.qt_review_parts import (
     open_form,
     question_html,
     question_view,
+    say,
     soon,
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
@@ -245,7 +245,7 @@ class ExpertPanel(QWidget):
         try:
             view = api.expert_view(self.store, key, user=self.user)
         except CORE_ERRORS as exc:  # shown in the dock
-            self._say(f"cannot open {key}: {exc}", ok=False)
+            say(self.saved, f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
         self.focus.setHtml(question_html(view["question"], drafts=item_drafts(self, view)))
@@ -286,7 +286,7 @@ class ExpertPanel(QWidget):
         try:
             view = api.draft_view(self.store, key, user=self.user)
         except CORE_ERRORS as exc:  # shown in the dock
-            self._say(f"cannot open {key}: {exc}", ok=False)
+            say(self.saved, f"cannot open {key}: {exc}", ok=False)
             return
         self.view = view
         self.focus.setHtml(question_html(view["question"], drafts=item_drafts(self, view)))
@@ -313,12 +313,12 @@ class ExpertPanel(QWidget):
             )  # fmt: skip
         except CORE_ERRORS as exc:  # a failed save is shown and the item stays
             self.save.not_saved(f"NOT saved: draft {verdict} {key}: {exc}")
-            self._say(self.save.message, ok=False)
+            say(self.saved, self.save.message, ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         route = f" ({out['reason']} → {out['state']})" if out["reason"] else ""
         self.save.saved(f"saved: draft {out['verdict']} on {out['item']}{route}{new}")
-        self._say(self.save.message, ok=True)
+        say(self.saved, self.save.message, ok=True)
         self._next_after_save()
         return True
 
@@ -368,13 +368,13 @@ class ExpertPanel(QWidget):
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown and the item stays
             self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
-            self._say(self.save.message, ok=False)
+            say(self.saved, self.save.message, ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
         why = f" ({', '.join(self._reason_labels.get(r, r) for r in reasons)})" if reasons else ""
         self.save.saved(f"saved: {out['verdict']}{why}{sure} on {out['item']}{new} (decision {out['decision']})")
-        self._say(self.save.message, ok=True)
+        say(self.saved, self.save.message, ok=True)
         self._next_after_save()
         return True
 
@@ -468,7 +468,3 @@ class ExpertPanel(QWidget):
     def _hint(self, text: str) -> None:
         self.saved.setText(html.escape(text))
         set_style(self.saved, HINT_STYLE)
-
-    def _say(self, text: str, *, ok: bool) -> None:
-        self.saved.setText(html.escape(text))
-        set_style(self.saved, OK_STYLE if ok else BAD_STYLE)

@@ -17,6 +17,7 @@ from qtpy.QtGui import QKeySequence
 from qtpy.QtWidgets import QLabel, QShortcut, QStackedWidget, QTextBrowser, QVBoxLayout, QWidget
 
 from reviewer.app.errors import CORE_ERRORS
+from reviewer.app.qt_style import set_style
 from reviewer.app.review_model import ReviewQueue
 from reviewer.app.review_sensor_break import sensor_break_html
 
@@ -72,6 +73,15 @@ EXPERT_KEYS_SHORT = (
     ("F1", "all keys"),
 )
 OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
+
+
+def say(label: QLabel, text: str, *, ok: bool) -> None:
+    """A dock's status line (saved, not saved, a job's message): `text` shown as written (the label takes rich
+    text, so it is escaped), green when it went well, red and bold when not."""
+    label.setText(html.escape(text))
+    set_style(label, OK_STYLE if ok else BAD_STYLE)
+
+
 HINT_STYLE = "color: #e0c060"
 
 

@@ -112,7 +112,7 @@ def _run(args: argparse.Namespace) -> int:
         progress = _json_progress
         _listen_for_cancel(cancel)
         _yield_cpu()
-    with Store(args.db) if args.db else Store() as store, bar:
+    with Store(args.db, create=False) as store, bar:  # drafts need an imported bank: never a new store
         try:
             job = draft_bank_batch if args.batch else draft_bank
             summary = job(store, args.bank, client, options, user=args.user, progress=progress, cancel=cancel)

@@ -17,7 +17,7 @@ from reviewer.console import echo, run_verb
 def _store(args: argparse.Namespace) -> Any:
     from reviewer.store import Store
 
-    return Store(args.db) if getattr(args, "db", None) else Store()
+    return Store(getattr(args, "db", None), create=False)  # coding needs the store's users: never a new store
 
 
 def _sample(args: argparse.Namespace) -> int:

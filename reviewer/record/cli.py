@@ -14,10 +14,11 @@ from reviewer.console import echo
 from reviewer.errors import ReviewerError
 
 
-def _store(args: argparse.Namespace):
+def _store(args: argparse.Namespace, *, create: bool = True):
+    """The store of --db (or the default one); scan and render store the index there, making it if need be."""
     from reviewer.store import Store
 
-    return Store(args.db) if getattr(args, "db", None) else Store()
+    return Store(getattr(args, "db", None), create=create)
 
 
 def _pct(v: float | None) -> str:
@@ -148,7 +149,7 @@ def _stored_unplaced_index(args: argparse.Namespace):
         return None
     try:
         site = unplaced_site(folder)
-        with _store(args) as store:
+        with _store(args, create=False) as store:  # only a look: no store made for it
             return load_index(store.db, site, signature(site.dir))
     except (ReviewerError, OSError):
         return None

@@ -290,7 +290,7 @@ def trajectory(
             raise ReviewerError(f"region is {region.shape}, the site grid is {(rows, cols)}", field="region")
         if not region.any():
             raise ReviewerError("the drawn region covers no pixel of the site", field="region")
-        where = f"region of {int(region.sum())} pixels"
+        where = f"region of {int(region.sum()):,} pixels"  # grouped: a whole Landsat scene is 58,761,931
     out = Trajectory(name=name, where=where)
     whole = cube_fits(cube, stack)
     if not whole:

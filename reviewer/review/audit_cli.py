@@ -86,7 +86,7 @@ def _apply(args: argparse.Namespace) -> int:
         ]
         return [*lines, f"{len(out['sent_back'])} sent back, {len(out['removed'])} removed in {out['bank']}"]
 
-    return run_verb(lambda: Store(getattr(args, "db", None)), call, as_json=args.json, say=say)
+    return run_verb(lambda: Store(getattr(args, "db", None), create=False), call, as_json=args.json, say=say)
 
 
 def _run(args: argparse.Namespace) -> int:

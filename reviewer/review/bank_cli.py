@@ -70,7 +70,7 @@ def _export(args: argparse.Namespace) -> int:
         )
 
     return run_verb(
-        lambda: Store(args.db),
+        lambda: Store(args.db, create=False),
         lambda store: export_bank(
             store, args.name, args.dir, version=args.version, frozen=True if args.frozen else None
         ),

@@ -14,7 +14,9 @@ from typing import Any
 from reviewer.console import figure, run_verb
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _store(args: argparse.Namespace, *, create: bool = False) -> Any:
+    """The store of --db (or the default one) or the --package file. Only a verb that may be a store's first write
+    (`users add`) makes one; any other says `no store at PATH` and makes nothing (a mistyped --db)."""
     from reviewer.store import Store
 
     if getattr(args, "package", None):
@@ -24,7 +26,7 @@ def _store(args: argparse.Namespace) -> Any:
         if getattr(args, "db", None):
             raise ReviewError("give --package FILE or --db FILE, not both")
         return open_package(args.package)
-    return Store(args.db) if getattr(args, "db", None) else Store()
+    return Store(getattr(args, "db", None), create=create)
 
 
 def _json_arg(text: str | None, what: str) -> Any:
@@ -41,10 +43,16 @@ def _json_arg(text: str | None, what: str) -> Any:
     return value
 
 
-def _run(args: argparse.Namespace, call: Callable[[Any], Any], say: Callable[[Any], Any] | None = None) -> int:
-    """A review verb: the store of --db or --package, the call, its JSON with --json or `say`'s lines
-    (reviewer.console.run_verb)."""
-    return run_verb(lambda: _store(args), call, as_json=getattr(args, "json", False), say=say)
+def _run(
+    args: argparse.Namespace,
+    call: Callable[[Any], Any],
+    say: Callable[[Any], Any] | None = None,
+    *,
+    create: bool = False,
+) -> int:
+    """A review verb: the store of --db or --package (made only with `create`), the call, its JSON with --json or
+    `say`'s lines (reviewer.console.run_verb)."""
+    return run_verb(lambda: _store(args, create=create), call, as_json=getattr(args, "json", False), say=say)
 
 
 # ----------------------------------------------------------------------------- users
@@ -58,6 +66,7 @@ def _users_add(args: argparse.Namespace) -> int:
         args,
         lambda store: add_user(store, args.name, args.role, by=args.user, logins=args.login),
         lambda u: f"added {u.role} {u.name}{bound}",
+        create=True,  # the first user makes the store
     )
 
 

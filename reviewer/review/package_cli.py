@@ -16,7 +16,7 @@ from reviewer.console import echo, run_verb
 def _store(args: argparse.Namespace) -> Any:
     from reviewer.store import Store
 
-    return Store(args.db) if getattr(args, "db", None) else Store()
+    return Store(getattr(args, "db", None), create=False)  # a package is made of a team store, never of a new one
 
 
 def _export(args: argparse.Namespace) -> int:

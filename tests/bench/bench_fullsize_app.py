@@ -36,6 +36,14 @@ def mem(field):
     return 0.0
 
 
+if demo:
+    # the demo site made first, in its own process: made by the app, its generation's process pool spawns (threads
+    # are running by then) and each worker re-imports this script, which has no main guard: the bench stopped with
+    # "unexpected error (demo site)" and no imagery wherever the demo site was not cached yet
+    import subprocess
+
+    subprocess.run([sys.executable, "-m", "reviewer.cli", "demo"], check=True, stdout=subprocess.DEVNULL)
+
 viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
 app = ReviewerApp(viewer, db=db, site=None if demo else site, demo=demo, later=True)
 _show_built_window(app)

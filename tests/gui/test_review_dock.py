@@ -737,7 +737,7 @@ def test_the_saved_line_is_restyled_only_when_its_colour_changes(window, qtbot):
     polished the line anew at every set of the same style sheet (a StyleChange, its size hints computed again)."""
     from qtpy.QtCore import QEvent, QObject
 
-    from reviewer.app.qt_review_parts import BAD_STYLE
+    from reviewer.app.qt_review_parts import BAD_STYLE, say
 
     app = window("ann", "annotator")
     panel = app.review.annotator
@@ -751,9 +751,9 @@ def test_the_saved_line_is_restyled_only_when_its_colour_changes(window, qtbot):
 
     styles = Styles()
     panel.saved.installEventFilter(styles)
-    panel._say("saved: accept on q001", ok=True)
+    say(panel.saved, "saved: accept on q001", ok=True)
     green = len(restyled)
-    panel._say("saved: accept on q002", ok=True)  # green again: not restyled
+    say(panel.saved, "saved: accept on q002", ok=True)  # green again: not restyled
     assert len(restyled) == green and panel.saved.text() == "saved: accept on q002"
-    panel._say("NOT saved: q003", ok=False)  # red now
+    say(panel.saved, "NOT saved: q003", ok=False)  # red now
     assert len(restyled) > green and panel.saved.styleSheet() == BAD_STYLE

@@ -36,7 +36,7 @@ def test_the_next_two_items_come_with_their_trajectories(app, qtbot):
         plot = app.trajectory
         assert not plot.busy and plot.series is not None
         mask, _ring = region_mask(view.region, app.session.index.site)
-        assert (plot.series.name, plot.series.where) == (view.index, f"region of {int(mask.sum())} pixels")
+        assert (plot.series.name, plot.series.where) == (view.index, f"region of {int(mask.sum()):,} pixels")
 
 
 def test_later_items_series_are_read_ahead_into_the_cube(app, qtbot):
@@ -100,5 +100,5 @@ def test_the_plot_shows_none_of_the_previous_items_points_while_the_next_items_s
     qtbot.waitUntil(lambda: loader.shown(trajectory=True), timeout=60000)
     view = evidence_for(target["question"])
     mask, _ring = region_mask(view.region, app.session.index.site)
-    assert plot.series is not first and plot.series.where == f"region of {int(mask.sum())} pixels"
+    assert plot.series is not first and plot.series.where == f"region of {int(mask.sum()):,} pixels"
     assert len(plot.point_positions()) > 0

@@ -124,11 +124,15 @@ def test_db_after_the_verb_names_the_store(capsys, tmp_path):
 
 
 def test_a_mistyped_db_says_the_store_it_opened_has_no_users(capsys, tmp_path):
-    """`--db` with a typo opens a new, empty store: the error names that store and says it has no users, rather
-    than only "unknown user 'mia'" about a profile that exists in the team's store."""
+    """`--db` with a typo: a verb that needs users names no store there and makes none (test_cli_no_store); a
+    store that a verb which may make one did make (a scan, a bank import) says it has no users, rather than only
+    "unknown user 'mia'" about a profile that exists in the team's store."""
     db, typo = tmp_path / "team.sqlite", tmp_path / "taem.sqlite"
     assert main(["--db", str(db), "users", "add", "mia", "--role", "maintainer"]) == 0
     capsys.readouterr()
+    assert main(["--db", str(typo), "users", "bind", "mia", "--login", "x", "--user", "mia"]) == 2
+    assert capsys.readouterr().err == f"error: no store at {typo}\n" and not typo.exists()
+    Store(typo).close()  # as `reviewer scan SITE --db taem.sqlite` would have made it
     assert main(["--db", str(typo), "users", "bind", "mia", "--login", "x", "--user", "mia"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: unknown user 'mia'") and str(typo) in err and "no users yet" in err, err

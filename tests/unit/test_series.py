@@ -76,6 +76,17 @@ def test_trajectory_pixel_region_and_csv(small_stack, tmp_path):
     assert not any(hidden.masked)
 
 
+def test_a_region_says_its_pixel_count_with_its_thousands_grouped(small_stack):
+    """The trajectory's caption names the region by its pixel count: a whole Landsat scene's read "region of
+    58761931 pixels"; grouped, the 32 x 32 px site's whole grid is "region of 1,024 pixels"."""
+    _, stack = small_stack
+    whole = trajectory(stack, "red", region=np.ones(stack.grid.shape, bool))
+    assert whole.where == "region of 1,024 pixels"
+    corner = np.zeros(stack.grid.shape, bool)
+    corner[:3, :3] = True
+    assert trajectory(stack, "red", region=corner).where == "region of 9 pixels"
+
+
 def test_coverage_and_clearest(small_stack):
     index, stack = small_stack
     cov = coverage(index)
