@@ -17,6 +17,7 @@ from qtpy.QtCore import QSize
 from qtpy.QtGui import QPainter, QPicture
 from qtpy.QtWidgets import (
     QFileDialog,
+    QGraphicsItem,
     QVBoxLayout,
     QWidget,
 )
@@ -77,6 +78,10 @@ class QtTrajectoryPlot(QWidget):
         self._label: str | None = None  # the value axis's label shown
         for side in ("left", "bottom"):  # index values and years as they are, never "NDVI (x0.001)" or "year (x0.001)"
             self.plot.getAxis(side).enableAutoSIPrefix(False)
+            # each axis kept as drawn (Qt's item cache) until its ticks or size change: the plot repainted for an item's
+            # points (or the date cursor) had replayed both axes' ticks, labels and grid lines (~1 ms each under
+            # Xvfb), the year axis unchanged for every item of a site
+            self.plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.cursor = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ffcc00", width=1))
         self.plot.addItem(self.cursor, ignoreBounds=True)
         self.region = pg.LinearRegionItem(movable=False, brush=pg.mkBrush(255, 204, 0, 40))

@@ -113,3 +113,57 @@ def test_rich_caption_is_as_tall_as_a_label_with_its_text(qtbot):
     caption.setFont(font)  # a larger font: measured anew, taller
     reference.setFont(font)
     assert caption.heightForWidth(320) == reference.heightForWidth(320) > heights[320]
+
+
+def test_the_next_items_points_redraw_the_value_axis_not_the_year_axis(opened, qtbot):
+    """Each review item's points repaint the plot. The year axis of a site is the same for all its items: it is shown
+    as drawn (each axis's ticks, labels and grid lines had been replayed at every repaint of the plot, ~1 ms each),
+    while the value axis, re-ranged to the item's values, is drawn anew; and a year range changed (another site)
+    draws the year axis again, with its new years."""
+    from qtpy.QtGui import QPicture
+
+    app, s = opened, opened.session
+    traj = app.trajectory
+    first_year = min(sc.year for sc in s.index.record_scenes())
+    qtbot.waitUntil(lambda: app.settled and traj.tools.period_from.minimum() == first_year, timeout=30000)
+    app.docks["Trajectory"].raise_()
+    mask = np.zeros(s.index.site.shape, bool)
+    mask[4:8, 4:8] = True
+    show_item(traj, hand_series(s.stack, "ndvi", [0.10, 0.20, 0.30, 0.25], [False] * 4), mask)
+    qtbot.wait(200)  # painted
+    played: list[str] = []  # the axes whose ticks, labels and grid lines were replayed onto the plot
+
+    class Played(QPicture):
+        """An axis's drawing as it was, saying when it is replayed (the axis's paint replays its picture)."""
+
+        def __init__(self, axis) -> None:
+            super().__init__(axis.picture)
+            self.side = axis.orientation
+
+        def play(self, painter) -> bool:
+            if not isinstance(painter.device(), QPicture):  # (not a picture that measures the ticks)
+                played.append(self.side)
+            return super().play(painter)
+
+    left, bottom = traj.plot.getAxis("left"), traj.plot.getAxis("bottom")
+    left.picture, bottom.picture = Played(left), Played(bottom)
+    years_before = traj.plot.grab().toImage()
+    played.clear()
+    # the next item, its series read ahead (drawn in the item's turn, no empty plot first), its values a little
+    # higher: other ticks on the value axis, their labels as wide as before
+    traj.set_region(mask, "ndvi")
+    traj.expect_series("")
+    traj.show_series(hand_series(s.stack, "ndvi", [0.35, 0.45, 0.55, 0.50], [False] * 4), False)
+    shown = traj.plot.grab().toImage()  # what the window's next paint draws
+    qtbot.wait(150)
+    assert 0.30 <= traj.plot.getViewBox().viewRange()[1][0] <= 0.35
+    assert not isinstance(left.picture, Played)  # the value axis drawn anew
+    assert isinstance(bottom.picture, Played) and "bottom" not in played, played  # the year axis as it was
+    assert shown != years_before  # the item's points and value axis drawn
+
+    traj.plot.setXRange(first_year - 10, first_year + 30, padding=0)  # years the axis did not show before
+    moved = traj.plot.grab().toImage()
+    assert not isinstance(bottom.picture, Played)  # the year axis drawn anew, with its new years
+    ticks = bottom.tickValues(first_year - 10, first_year + 30, 400)
+    assert any(first_year - 10 <= v < first_year for _, values in ticks for v in values)
+    assert moved != shown
