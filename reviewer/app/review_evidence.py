@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from qtpy.QtCore import QObject, Signal
+from qtpy.QtCore import QCoreApplication, QEvent, QObject, Signal
 
 from reviewer.app.evidence_prep import (  # noqa: F401 - re-exported: the docks' and tests' names for them
     ItemRequest,
@@ -298,6 +298,11 @@ class EvidenceLoader(QObject):
         self.model.shown(token)
         self.applied.emit(p.key, "")
         s.update_status_bar()
+        # the layouts all this asked for done now, before the item's first window paint: a layout Qt asks for while
+        # doing another (a label's new text -> its bar -> the window; a dock's rows -> the dock) queues behind the
+        # paint already asked for, so napari's status bar and dims bar and the docks a site change re-lays out were
+        # painted with the old geometry and again with the new (a second window paint: its compose and those widgets)
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
     def _set_state(self, p: Prepared) -> None:
         """The view state says what the prepared item shows, without the handlers that would re-read it. A field that

@@ -12,7 +12,8 @@ parts with each other, and take the per-item figure from a run without --profile
 paints (one is the least: the item shown), what each painted and napari's status line as set (its value under the
 cursor, before or after the first paint); with --hide DOCK (a dock's title, repeatable), the
 same steps with that dock hidden: what it costs an item, against a run without it (alternate fresh processes).
-With --two-sites, the items of bench_review_dock's bank over two sites (about half the steps change the site).
+With --two-sites, the items of bench_review_dock's bank over two sites (about half the steps change the site), and
+the figures of the items that change the site (bench_review_dock's "another site") apart from the others.
 With --writes, the writes to napari's evented models per item change (its EventedModel.__setattr__, each with a
 round of comparisons and events; the nested ones napari makes itself counted too), by model and field and by the
 app's line that caused them, and the image layer's slices (its public set_data event): which of the app's writes
@@ -203,6 +204,7 @@ def run(
     two_sites: bool = False,
     slices: list[int] | None = None,
     collections: GcTime | None = None,
+    other_site: list[bool] | None = None,
 ) -> list[float]:
     import napari
     from bench_review_dock import ROOT
@@ -249,6 +251,7 @@ def run(
             window.start()
         if collections is not None:
             collections.start()
+        index = app.session.index
         app.review.key("N")
         pump_until(lambda: loader.shown(trajectory=False), timeout=120)
         QApplication.processEvents()
@@ -263,6 +266,8 @@ def run(
         if collections is not None:
             collections.stop()
         cpu.append((time.thread_time() - cpu0) * 1000)
+        if other_site is not None:  # the item is on another site than the one before (its site shown anew)
+            other_site.append(app.session.index is not index)
     if window is not None:
         window.print(cpu)
     app.close()
@@ -320,12 +325,21 @@ def main(argv: list[str] | None = None) -> int:
         import gc
 
         gc.callbacks.append(collections.callback)
-    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices, collections)
+    other_site: list[bool] = []
+    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices, collections, other_site)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
         f"later half p50 {pct(later, 50):.1f} p95 {pct(later, 95):.1f}; all: {' '.join(f'{c:.0f}' for c in cpu)}"
     )
+    if args.two_sites:  # bench_review_dock's "another site" figures are of the items that change the site
+        for name, keep in (("another site", True), ("same site", False)):
+            part = [c for c, o in zip(cpu, other_site, strict=True) if o is keep]
+            if part:
+                print(
+                    f"  {name} ({len(part)} items): p50 {pct(part, 50):.1f} p95 {pct(part, 95):.1f}; "
+                    f"all: {' '.join(f'{c:.0f}' for c in part)}"
+                )
     if collections is not None:
         collections.print(cpu)
     if writes is not None:

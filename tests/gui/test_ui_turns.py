@@ -270,3 +270,54 @@ def test_the_question_keeps_its_width_from_item_to_item(review_window, qtbot):
         scrolls.add(bar.maximum() > 0)
     assert scrolls == {True, False}, scrolls  # (a long question and a short one were shown)
     assert len(widths) == 1, widths
+
+
+def test_the_status_bar_is_laid_out_before_the_items_paint(review_window, qtbot):
+    """An item prepared ahead has its new status line (napari's value under a still pointer: another date, another
+    value, another width) laid out before the window paints the item: napari's status bar is never resized after
+    that paint. Before, its label was resized after it (a layout Qt asks for while doing another queues behind the
+    paint already asked for) and the window painted a second time."""
+    from qtpy.QtCore import QEvent, QObject
+    from qtpy.QtWidgets import QApplication
+
+    from reviewer.app.qt_window import main_window
+
+    app = review_window
+    s, viewer, panel, loader = app.session, app.viewer, app.review.annotator, app.review.loader
+    qwin = main_window(viewer)
+    bar = qwin.statusBar()
+    wait_evidence(app, qtbot, timeout=60000)
+    res = s.index.site.resolution
+    viewer.mouse_over_canvas = True
+    viewer.cursor.position = (float(s.state.current), 10 * res, 20 * res)  # the pointer still over pixel (10, 20)
+    seen: list[list[str]] = []  # per item: the window's paints ("paint") and the status bar's resizes after one
+
+    class Filter(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+            if not seen or not obj.isWidgetType():
+                return False
+            if event.type() == QEvent.Type.UpdateRequest and obj is qwin:
+                seen[-1].append("paint")
+            elif event.type() == QEvent.Type.Resize and "paint" in seen[-1] and bar.isAncestorOf(obj):
+                seen[-1].append(f"resized {type(obj).__name__} {obj.objectName()}")
+            return False
+
+    watch = Filter()
+    qapp = QApplication.instance()
+    qapp.installEventFilter(watch)
+    lengths = set()
+    try:
+        for _ in range(8):
+            keys = [r["item"] for r in panel.shown_rows]
+            upcoming = keys[keys.index(panel.view["item"]) + 1]
+            qtbot.waitUntil(lambda upcoming=upcoming: loader.ready(upcoming), timeout=60000)  # shown in its turn
+            seen.append([])
+            assert app.review.key("N")
+            wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+            qtbot.wait(100)  # its paint and what follows it
+            lengths.add(len(viewer.status["value"]))  # (napari's status: a dict, its "value" the RGB shown there)
+    finally:
+        qapp.removeEventFilter(watch)
+    assert len(lengths) > 1, lengths  # (values of different widths were shown: "[7, 9, 12]", "[143, 99, 120]")
+    assert all(item.count("paint") >= 1 for item in seen), seen
+    assert [r for item in seen for r in item if r != "paint"] == [], seen
