@@ -42,7 +42,7 @@ from reviewer.app.qt_review_parts import (
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
 from reviewer.app.qt_style import StatusLabel, scroll_into_view, set_style
-from reviewer.app.review_model import ExpertKeys, ReviewQueue
+from reviewer.app.review_model import ExpertKeys, ReviewQueue, after_refusal
 from reviewer.review import api
 
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's 'no maximum' for a widget's size
@@ -366,9 +366,9 @@ class ExpertPanel(QWidget):
                 confidence=self.keys.confidence,
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
-        except CORE_ERRORS as exc:  # a failed save is shown and the item stays
+        except CORE_ERRORS as exc:  # a failed save is shown; the item stays unless someone else settled it meanwhile
             self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
-            self._say(self.save.message, ok=False)
+            self._after_refusal(key, rationale if rationale is not None else self.rationale.text().strip())
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
@@ -377,6 +377,21 @@ class ExpertPanel(QWidget):
         self._say(self.save.message, ok=True)
         self._next_after_save()
         return True
+
+    def _after_refusal(self, key: str, typed: str) -> None:
+        """Another expert may have decided the item, or a maintainer reopened it, in another process: the queue as
+        the store has it now says whether the item stays to be mended or gives way to the next (`after_refusal`)."""
+        try:
+            rows = api.queue(self.store, self.bank, user=self.user)
+        except CORE_ERRORS:  # the queue unreadable: the item and what was typed stay
+            rows = self.rows
+        what = after_refusal(key, None, rows, typed)
+        if what.action == "next":
+            typing = self.rationale.hasFocus()
+            self._next_after_save()
+            if typing:
+                self._leave_field()  # the next item's keys are verdicts again, not text
+        self._say(f"{self.save.message}; {what.why}" if what.why else self.save.message, ok=False)
 
     def ask_correction(self):
         from reviewer.app.qt_review_forms import CorrectionForm
