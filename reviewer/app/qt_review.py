@@ -44,7 +44,7 @@ from reviewer.app.qt_review_parts import (
     window_keys,
 )
 from reviewer.app.qt_style import StatusLabel, set_style
-from reviewer.app.review_model import ReviewQueue, after_refusal, progress
+from reviewer.app.review_model import ReviewQueue, after_refusal, progress, still_to_do
 from reviewer.review import api
 
 logger = logging.getLogger(__name__)
@@ -409,6 +409,19 @@ class AnnotatorPanel(QWidget):
         target = self.queue.step(by)
         if target is not None and (self.view is None or target != self.view["item"]):
             self.show_item(target)
+        elif by > 0:
+            self._look_again()
+
+    def _look_again(self) -> None:
+        """N at the end of the list (or with nothing left) reads the queue again: a maintainer's new batch or an
+        item reopened in another process is open work the list, read at each save, has not shown yet."""
+        before = {r["item"] for r in self.rows if still_to_do(r)}
+        self.refresh()
+        new = [r["item"] for r in self.rows if still_to_do(r) and r["item"] not in before]
+        if new:
+            self.show_item(new[0])
+        self._say(f"{len(new)} new item(s) to review" if new else "nothing new to review (N at the end looks again)",
+                  ok=True)  # fmt: skip
 
     # ------------------------------------------------------------------ decisions
 

@@ -404,8 +404,21 @@ class ExpertPanel(QWidget):
     def step(self, by: int) -> bool:
         target = self.queue.step(by)
         if target is None or (self.view is not None and target == self.view["item"]):
-            return False
+            return by > 0 and self._look_again()
         self.show_item(target)
+        return True
+
+    def _look_again(self) -> bool:
+        """N at the end of the list (or on an empty one) reads the queue again: annotators and other experts in
+        other processes add and settle items while it is on screen, and it was read only at a save."""
+        before = {r["item"] for r in self.rows}
+        self.refresh()
+        new = [r["item"] for r in self.rows if r["item"] not in before]
+        if new:
+            self.show_item(new[0])
+        self._hint(
+            f"{len(new)} new item(s) in your queue" if new else "nothing new in your queue (N at its end looks again)"
+        )
         return True
 
     def key(self, key: str) -> bool:

@@ -32,7 +32,7 @@ ANNOTATOR_KEYS = (
     ("E", "suggest a correction (a flag with the corrected fields)"),
     ("Space", "skip (the item comes back at the end)"),
     ("Backspace", "undo my last decision"),
-    ("N / P", "next / previous item"),
+    ("N / P", "next / previous item (N at the list's end looks for new work)"),
     ("Esc", "cancel the flag; in a dock's field: back to the canvas"),
 )
 EXPERT_KEYS = (
@@ -41,7 +41,7 @@ EXPERT_KEYS = (
     ("Enter / Esc", "in the rationale: save / leave the field"),
     ("E", "correct (form with the diff)"),
     ("L / M / H", "my confidence in this adjudication: low / medium / high (again: not given)"),
-    ("N / P", "next / previous item"),
+    ("N / P", "next / previous item (N at the list's end looks for new work)"),
 )
 #: keys of the failure-coding dock (the line under it; also a table of the Keys help dialog)
 FAILURE_KEYS = (

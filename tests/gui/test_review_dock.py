@@ -730,6 +730,60 @@ def test_an_annotator_back_on_an_item_an_expert_closed_meanwhile_is_moved_on(win
     assert stored(store_path, "ann") == {order[0].split("/")[1]: ("accept", [])}  # her accept stands, nothing else
 
 
+def test_n_at_the_end_of_the_list_looks_again_for_work_done_elsewhere(window, store_path, qtbot):
+    """eve's list is read when it opens and at each save; bob's flag, made in another process while she reads,
+    made a split item she could not reach (N at the list's end did nothing) until she saved or reopened the app.
+    Now N at the end reads the queue again and shows the new item; with nothing new it says so."""
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:  # every item accepted by both but bob's last, which he has not decided yet
+        for user in ("ann", "bob"):
+            left = len(api.my_items(store, BANK, user=user)) - (user == "bob")
+            for _ in range(left):
+                api.decide(store, api.next_item(store, BANK, user=user)["item"], api.Decision("accept"), user=user)
+        last = api.next_item(store, BANK, user="bob")["item"]
+    app = window("eve", "expert")
+    expert = app.review.expert
+    app.review.tabs.setCurrentWidget(expert)
+    listed = [r["item"] for r in expert.rows]  # the audit sample of the consensus items, if any
+    press(qtbot, app, *["N"] * max(len(listed), 1))  # to its end, and once more
+    assert last not in listed and expert.saved.text() == "nothing new in your queue (N at its end looks again)"
+    with Store(store_path) as store:  # bob, elsewhere, flags his last item: a split item for the experts
+        api.decide(store, last, api.Decision("flag", reasons=["ambiguous_evidence"]), user="bob")
+    press(qtbot, app, "N")
+    assert expert.view["item"] == last and expert.saved.text() == "1 new item(s) in your queue"
+    assert [r["item"] for r in expert.rows][0] == last and expert.list.count() == len(listed) + 1  # split first
+    press(qtbot, app, "N")  # the next in the list's order, as ever (not a look again while items follow)
+    assert expert.view["item"] == (listed[0] if listed else last)
+
+
+def test_an_annotator_done_finds_an_item_reopened_elsewhere_with_n(window, store_path, qtbot):
+    """ann has decided everything ("Nothing left to review"); mia reopens an item in another process: N reads her
+    queue again and shows it (it had stayed out of reach until the app was opened again)."""
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:
+        for user in ("ann", "bob"):
+            while (v := api.next_item(store, BANK, user=user)) is not None:
+                api.decide(store, v["item"], api.Decision("accept"), user=user)
+        first = api.my_items(store, BANK, user="ann")[0]["item"]
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    assert panel.view is None  # "Nothing left to review"; N goes through her decided items from the first
+    press(qtbot, app, *["N"] * (len(panel.rows) + 1))  # to the list's end, and once more
+    assert panel.view["item"] == panel.rows[-1]["item"] != first
+    assert panel.saved.text() == "nothing new to review (N at the end looks again)"
+    with Store(store_path) as store:  # consensus accepted; mia sends it back to stage 1
+        api.reopen(store, first, user="mia", reason="the stretch hid the scar")
+    press(qtbot, app, "N")
+    assert panel.view["item"] == first and panel.saved.text() == "1 new item(s) to review"
+    press(qtbot, app, "A")
+    assert "saved: accept on" in panel.saved.text()
+    assert "Nothing left to review" in panel.focus.toPlainText()
+
+
 def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     window, store_path, demo_db, demo_bank, demo_site, qtbot
 ):
