@@ -203,7 +203,10 @@ def test_a_refused_save_on_an_item_someone_else_settled_moves_on_and_names_what_
     rows = [{"item": "b/q5", "version": 1}, {"item": "b/q7", "version": 1}]
     gone = after_refusal("b/q2", None, rows, "burn scar on both dates")
     assert gone.action == "next"
-    assert gone.why == 'it has left your queue: the next item is shown; you had typed, not saved: "burn scar on both dates"'
+    assert (
+        gone.why
+        == 'it has left your queue: the next item is shown; you had typed, not saved: "burn scar on both dates"'
+    )
     # an annotator's row still listed but closed by an expert's correction: not open for her any more
     closed = after_refusal("b/q5", 1, [{"item": "b/q5", "version": 2, "open": False}])
     assert (closed.action, closed.why) == ("next", "it has left your queue: the next item is shown")
