@@ -51,6 +51,12 @@ class ErrorReporter:
             text = f"{context}: {text}"
         self._emit("error", text)
 
+    @property
+    def reported(self):
+        """A Qt signal (level, text) emitted on the UI thread for each message shown: for a caller that must act on
+        a failure (the launch's --screenshot quits on a site that cannot open instead of waiting for its imagery)."""
+        return self._bridge.message
+
     def info(self, text: str) -> None:
         self._emit("info", text)
 

@@ -5,6 +5,7 @@ coverage, chip strip, pair view, and the scoring panel when present), keys, and 
 from __future__ import annotations
 
 import logging
+import sys
 from pathlib import Path
 
 from qtpy.QtCore import QEvent, QSize
@@ -511,11 +512,15 @@ def launch(
     # the site's worker (index, first date read) starts while the window is built, so the two overlap
     app = ReviewerApp(viewer, db=db, site=site_dir, demo=demo, later=True)
     _ask_who(app, user)
+    failure: list[str] = []
     if screenshot:
-        _screenshot_when_shown(app, Path(screenshot))
+        _screenshot_when_shown(app, Path(screenshot), failure)
     _show_built_window(app)
     napari.run()
     app.close()
+    if failure:  # --screenshot of a site that could not open: the window saved as it was, one line, status 2
+        print(f"error: {failure[0]}", file=sys.stderr)  # noqa: T201
+        return 2
     return 0
 
 
@@ -580,8 +585,10 @@ def _ask_who(app: ReviewerApp, user: str | None) -> None:
     app.start_review(*who, store=store)
 
 
-def _screenshot_when_shown(app: ReviewerApp, path: Path, timeout_s: float = 120.0) -> None:
-    """Poll until the stack layer has data on the canvas, save the window, close it."""
+def _screenshot_when_shown(app: ReviewerApp, path: Path, failure: list[str], timeout_s: float = 120.0) -> None:
+    """Poll until the stack layer has data on the canvas, save the window, close it. A site that cannot open (an
+    error before any site is shown) saves the window with its message at once and puts the message in `failure`:
+    the launch had waited the whole timeout for imagery that could not come, then quit with status 0."""
     import time
 
     from qtpy.QtCore import QTimer
@@ -590,15 +597,24 @@ def _screenshot_when_shown(app: ReviewerApp, path: Path, timeout_s: float = 120.
     timer = QTimer()
     timer.setInterval(500)
 
+    def save_and_quit() -> None:
+        timer.stop()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        app.viewer.screenshot(str(path), canvas_only=False)
+        logger.info("saved a screenshot of the window to %s", path)
+        app.viewer.close()
+
     def poll() -> None:
         shown = app.state.site_dir is not None and app.session.frame_shown() and app.settled
         if shown or time.monotonic() - started > timeout_s:
-            timer.stop()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            app.viewer.screenshot(str(path), canvas_only=False)
-            logger.info("saved a screenshot of the window to %s", path)
-            app.viewer.close()
+            save_and_quit()
+
+    def on_report(level: str, text: str) -> None:
+        if level == "error" and app.state.site_dir is None and not failure and timer.isActive():
+            failure.append(text)
+            save_and_quit()
 
     timer.timeout.connect(poll)
+    app.reporter.reported.connect(on_report)
     timer.start()
     app._screenshot_timer = timer

@@ -13,6 +13,7 @@ import html
 import json
 import logging
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -539,9 +540,13 @@ def launch_failures(
         qwin.raise_()
         qwin.activateWindow()
         give_keys_to_canvas(viewer)
+    failure: list[str] = []
     if screenshot:
-        _screenshot_when_shown(app, Path(screenshot))
+        _screenshot_when_shown(app, Path(screenshot), failure)
     napari.run()
     close_failures_dock(app)
     app.close()
+    if failure:  # the run's evidence site could not open: the window saved as it was, one line, status 2
+        print(f"error: {failure[0]}", file=sys.stderr)  # noqa: T201
+        return 2
     return 0

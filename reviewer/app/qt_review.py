@@ -44,7 +44,7 @@ from reviewer.app.qt_review_parts import (
     window_keys,
 )
 from reviewer.app.qt_style import StatusLabel
-from reviewer.app.review_model import ReviewQueue, progress
+from reviewer.app.review_model import ReviewQueue, after_refusal, progress, still_to_do
 from reviewer.review import api
 
 logger = logging.getLogger(__name__)
@@ -409,6 +409,19 @@ class AnnotatorPanel(QWidget):
         target = self.queue.step(by)
         if target is not None and (self.view is None or target != self.view["item"]):
             self.show_item(target)
+        elif by > 0:
+            self._look_again()
+
+    def _look_again(self) -> None:
+        """N at the end of the list (or with nothing left) reads the queue again: a maintainer's new batch or an
+        item reopened in another process is open work the list, read at each save, has not shown yet."""
+        before = {r["item"] for r in self.rows if still_to_do(r)}
+        self.refresh()
+        new = [r["item"] for r in self.rows if still_to_do(r) and r["item"] not in before]
+        if new:
+            self.show_item(new[0])
+        say(self.saved, f"{len(new)} new item(s) to review" if new else "nothing new to review (N at the end looks again)",
+                  ok=True)  # fmt: skip
 
     # ------------------------------------------------------------------ decisions
 
@@ -430,9 +443,10 @@ class AnnotatorPanel(QWidget):
                 confidence=self.confidence if verdict != "skip" else None,
             )
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
-        except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen
+        except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen ...
             self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
             say(self.saved, self.save.message, ok=False)
+            self._after_refusal(key)  # ... unless someone else acted on the item meanwhile
             return False
         why = f" ({', '.join(words.get(r, r) for r in out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
@@ -448,6 +462,28 @@ class AnnotatorPanel(QWidget):
         else:
             self.show_item(nxt["item"])
         return True
+
+    def _after_refusal(self, key: str) -> None:
+        """An expert may have closed or corrected the item, or a maintainer reopened it, in another process: the
+        queue as the store has it now says whether it stays, is shown again at its new version, or gives way to the
+        next (`after_refusal`)."""
+        try:
+            rows = api.my_items(self.store, self.bank, user=self.user)
+        except CORE_ERRORS:  # the queue unreadable: the item and the decision stay on screen
+            return
+        what = after_refusal(key, self.view["version"] if self.view else None, rows, self.comment or "")
+        if what.action == "stay":
+            return
+        self.comment = None
+        self.confidence = None
+        self._pending_text()
+        self.refresh()
+        nxt = {"item": key} if what.action == "reload" else self._next_open(key)
+        if nxt is None:
+            self._done()
+        else:
+            self.show_item(nxt["item"])
+        say(self.saved, f"{self.save.message}; {what.why}", ok=False)
 
     def undo(self) -> bool:
         try:

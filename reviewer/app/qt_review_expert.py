@@ -3,7 +3,6 @@ decision side by side (annotators pseudonymised by the core), and accept / rejec
 
 from __future__ import annotations
 
-import html
 import json
 from typing import Any
 
@@ -42,7 +41,7 @@ from reviewer.app.qt_review_parts import (
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
 from reviewer.app.qt_style import StatusLabel, scroll_into_view, set_style
-from reviewer.app.review_model import ExpertKeys, ReviewQueue
+from reviewer.app.review_model import ExpertKeys, ReviewQueue, after_refusal
 from reviewer.review import api
 
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's 'no maximum' for a widget's size
@@ -366,9 +365,9 @@ class ExpertPanel(QWidget):
                 confidence=self.keys.confidence,
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
-        except CORE_ERRORS as exc:  # a failed save is shown and the item stays
+        except CORE_ERRORS as exc:  # a failed save is shown; the item stays unless someone else settled it meanwhile
             self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
-            say(self.saved, self.save.message, ok=False)
+            self._after_refusal(key, rationale if rationale is not None else self.rationale.text().strip())
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
@@ -377,6 +376,21 @@ class ExpertPanel(QWidget):
         say(self.saved, self.save.message, ok=True)
         self._next_after_save()
         return True
+
+    def _after_refusal(self, key: str, typed: str) -> None:
+        """Another expert may have decided the item, or a maintainer reopened it, in another process: the queue as
+        the store has it now says whether the item stays to be mended or gives way to the next (`after_refusal`)."""
+        try:
+            rows = api.queue(self.store, self.bank, user=self.user)
+        except CORE_ERRORS:  # the queue unreadable: the item and what was typed stay
+            rows = self.rows
+        what = after_refusal(key, None, rows, typed)
+        if what.action == "next":
+            typing = self.rationale.hasFocus()
+            self._next_after_save()
+            if typing:
+                self._leave_field()  # the next item's keys are verdicts again, not text
+        say(self.saved, f"{self.save.message}; {what.why}" if what.why else self.save.message, ok=False)
 
     def ask_correction(self):
         from reviewer.app.qt_review_forms import CorrectionForm
@@ -389,8 +403,21 @@ class ExpertPanel(QWidget):
     def step(self, by: int) -> bool:
         target = self.queue.step(by)
         if target is None or (self.view is not None and target == self.view["item"]):
-            return False
+            return by > 0 and self._look_again()
         self.show_item(target)
+        return True
+
+    def _look_again(self) -> bool:
+        """N at the end of the list (or on an empty one) reads the queue again: annotators and other experts in
+        other processes add and settle items while it is on screen, and it was read only at a save."""
+        before = {r["item"] for r in self.rows}
+        self.refresh()
+        new = [r["item"] for r in self.rows if r["item"] not in before]
+        if new:
+            self.show_item(new[0])
+        self._hint(
+            f"{len(new)} new item(s) in your queue" if new else "nothing new in your queue (N at its end looks again)"
+        )
         return True
 
     def key(self, key: str) -> bool:
@@ -466,5 +493,6 @@ class ExpertPanel(QWidget):
                              if level else "")  # fmt: skip
 
     def _hint(self, text: str) -> None:
-        self.saved.setText(html.escape(text))
+        self.saved.setTextFormat(Qt.TextFormat.PlainText)
+        self.saved.setText(text)
         set_style(self.saved, HINT_STYLE)

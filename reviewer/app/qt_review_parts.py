@@ -33,7 +33,7 @@ ANNOTATOR_KEYS = (
     ("E", "suggest a correction (a flag with the corrected fields)"),
     ("Space", "skip (the item comes back at the end)"),
     ("Backspace", "undo my last decision"),
-    ("N / P", "next / previous item"),
+    ("N / P", "next / previous item (N at the list's end looks for new work)"),
     ("Esc", "cancel the flag; in a dock's field: back to the canvas"),
 )
 EXPERT_KEYS = (
@@ -42,7 +42,7 @@ EXPERT_KEYS = (
     ("Enter / Esc", "in the rationale: save / leave the field"),
     ("E", "correct (form with the diff)"),
     ("L / M / H", "my confidence in this adjudication: low / medium / high (again: not given)"),
-    ("N / P", "next / previous item"),
+    ("N / P", "next / previous item (N at the list's end looks for new work)"),
 )
 #: keys of the failure-coding dock (the line under it; also a table of the Keys help dialog)
 FAILURE_KEYS = (
@@ -76,9 +76,11 @@ OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
 
 
 def say(label: QLabel, text: str, *, ok: bool) -> None:
-    """A dock's status line (saved, not saved, a job's message): `text` shown as written (the label takes rich
-    text, so it is escaped), green when it went well, red and bold when not."""
-    label.setText(html.escape(text))
+    """A dock's status line (saved, not saved, a job's message): `text` shown as written, green when it went well,
+    red and bold when not. Plain text: escaped for rich text, a quote in an error ('unknown user "carl"', a typed
+    rationale) had shown as &quot; (a label guesses rich text only from a tag, and an escaped line has none)."""
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setText(text)
     set_style(label, OK_STYLE if ok else BAD_STYLE)
 
 

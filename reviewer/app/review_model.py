@@ -7,6 +7,8 @@ tested without a display (tests/unit/test_review_model.py), and the review dock'
   counts as done for them, so the count never goes backwards when another person acts.
 - `ExpertKeys`: what a key does in the expert's mode: A / R save at once with a rationale typed, else ask for it;
   Enter in the rationale field saves the verdict asked for, Esc leaves the field, 1-9 pick the reject reason.
+- `after_refusal`: what a dock does once the store refused a save because someone else acted on the item meanwhile
+  (another expert decided it, a maintainer reopened it): the next item, the item's new version, or stay.
 - `first_mode`: the mode a role opens on (the first of its queues that has work).
 - `evidence_line`: what a dock says of the evidence in the viewer: the item's own, never another's as current.
 """
@@ -52,6 +54,27 @@ def progress(rows: Iterable[Mapping[str, Any]]) -> Progress:
     version, on which the annotator has no decision) is not open any more: done for them, not undone."""
     rows = list(rows)
     return Progress(total=len(rows), left=sum(still_to_do(r) for r in rows))
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What follows a refused save, from the person's queue as the store has it now (read after the refusal)."""
+
+    action: str  # "next": the item left the queue; "reload": it has a new version; "stay": mend and save again
+    why: str  # the words added to the dock's "NOT saved" line
+
+
+def after_refusal(key: str, version: int | None, rows: Iterable[Mapping[str, Any]], typed: str = "") -> Refusal:
+    """Another process may have acted on the item while it was on screen. An item gone from the person's queue (or no
+    longer open for them) gives way to the next, the text they typed for it named in the line so it is not lost
+    unseen; an item with a new version is shown again; otherwise it stays with what was typed, to be mended."""
+    row = next((r for r in rows if r.get("item") == key), None)
+    kept = f'; you had typed, not saved: "{typed}"' if typed else ""
+    if row is None or row.get("open") is False:
+        return Refusal("next", f"it has left your queue: the next item is shown{kept}")
+    if version is not None and row.get("version", version) != version:
+        return Refusal("reload", f"it has a new version ({row.get('version')}): shown again, decide on it{kept}")
+    return Refusal("stay", "")
 
 
 @evented

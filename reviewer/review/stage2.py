@@ -55,6 +55,17 @@ def _allowed(store: Store, item_id: int, user: str) -> bool:
     return bool(store.db.execute("SELECT 1 FROM allowances WHERE item = ? AND user = ?", [item_id, user]).fetchone())
 
 
+def _settled_by(store: Store, item: Item) -> str:
+    """' by fay (decision 33, 2026-12-05 00:02 UTC)': who settled a closed item, for a refusal that names it (another
+    expert in another process may have decided it while this one read it)."""
+    row = store.db.execute(
+        "SELECT d.user, d.id, d.created FROM decisions d WHERE d.item = ? AND d.stage = 2 AND d.verdict != 'retract' "
+        f"AND {EFFECTIVE} ORDER BY d.id DESC LIMIT 1",
+        [item.id],
+    ).fetchone()
+    return f" by {row[0]} (decision {row[1]}, {row[2][:16].replace('T', ' ')} UTC)" if row else ""
+
+
 def expert_queue(store: Store, bank: str, expert: User) -> list[dict[str, Any]]:
     """Items waiting for this expert, by disagreement: split decisions, unanimous flags, audit items."""
     cfg = settings(store, bank)
@@ -159,7 +170,8 @@ def adjudicate(
             raise ReviewError(f"item {item.key} is a gold item: it is not adjudicated")
         if item.state in CLOSED:
             raise ReviewError(
-                f"item {item.key} is {item.state}: an adjudicated item is final (a maintainer may reopen it)"
+                f"item {item.key} is {item.state}{_settled_by(store, item)}: an adjudicated item is final "
+                "(a maintainer may reopen it)"
             )
         if item.state == "consensus_accepted" and not item.audit:
             raise ReviewError(f"item {item.key}: consensus accepted and not in the audit sample; nothing to adjudicate")

@@ -128,3 +128,30 @@ def test_first_imagery_comes_before_what_later_work_needs(demo_site, demo_db, tm
     assert max(s / c for s, c in zip(shown, fit["canvas"], strict=True)) > 0.8, (
         fit
     )  # and fills it along its tighter axis
+
+
+def test_a_screenshot_of_a_site_that_cannot_open_quits_with_its_error(tmp_path):
+    """`main.py SITE --screenshot PNG` (what `make demo` runs without a display) on a folder whose site.json has a
+    mistake (a resolution typed "30 m"): it waited 120 s for imagery that could not come, then saved the window and
+    quit with status 0. Now it saves the window at once and ends on one `error:` line naming the file and field,
+    status 2."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "site.json").write_text(
+        json.dumps({"id": "s", "name": "s", "kind": "core", "theme": "water", "role": "famous", "crs": "EPSG:32633",
+                    "resolution": "30 m", "shape": [64, 64],
+                    "bbox": [620000.0, 5428080.0, 621920.0, 5430000.0]})
+    )  # fmt: skip
+    env = dict(os.environ)
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
+        env[name] = str(tmp_path / name.lower())
+    env.pop("REVIEWER_USER", None)
+    shot = tmp_path / "shot.png"
+    proc = subprocess.run(
+        [sys.executable, "main.py", str(site), "--db", str(tmp_path / "store.sqlite"), "--screenshot", str(shot)],
+        env=env, cwd=ROOT, capture_output=True, text=True, timeout=100,
+    )  # fmt: skip
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"error: cannot open the site: {site / 'site.json'}, field 'resolution'"), last
+    assert "Traceback" not in proc.stderr and shot.stat().st_size > 10_000

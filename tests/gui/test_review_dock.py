@@ -653,6 +653,137 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     assert rows == [(first, "accept", "high", "low cloud, still clear"), (second, "reject", "medium", "two readings")]
 
 
+def test_an_item_another_expert_settles_meanwhile_gives_way_to_the_next(window, store_path, qtbot):
+    """Found trying two experts on one store: fay adjudicated, from the CLI, the item eve had open; eve's A, rationale
+    and Enter were refused ("an adjudicated item is final") and the dock stayed on the settled item, still listed it,
+    and took her next A as text in the rationale. Now the refusal names who settled it, the item leaves her list, the
+    next is shown with the keys on verdicts again, and the line names what she typed (nothing saved unseen)."""
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:  # bob flags his first two items: two split items for the experts
+        api.add_user(store, "fay", "expert", by="mia")
+        for user in ("ann", "bob"):
+            n = 0
+            while (v := api.next_item(store, BANK, user=user)) is not None:
+                said = api.Decision("flag", reasons=["ambiguous_evidence"]) if user == "bob" and n < 2 else None
+                api.decide(store, v["item"], said or api.Decision("accept"), user=user)
+                n += 1
+    app = window("eve", "expert")
+    expert = app.review.expert
+    queued = [r["item"] for r in expert.rows]  # the two split items first, then any audit sample
+    first, second = queued[:2]
+    assert expert.view["item"] == first
+    with Store(store_path) as store:  # fay, in another process, settles the item eve is reading
+        api.adjudicate(store, first, api.Decision("accept", rationale="fine as drafted"), user="fay")
+    press(qtbot, app, "A")
+    qtbot.keyClicks(expert.rationale, "burn scar on both dates")
+    qtbot.keyClick(expert.rationale, Qt.Key_Return)
+    line = expert.saved.text()
+    fays = 2 * bank_size(store_path) + 1  # every item decided by ann and bob before fay's adjudication
+    assert line.startswith(f"NOT saved: accept {first}: "), line
+    assert f"is accepted by fay (decision {fays}, " in line, line
+    assert "it has left your queue: the next item is shown; you had typed, not saved:" in line, line
+    assert line.endswith('you had typed, not saved: "burn scar on both dates"'), line  # quotes as typed, not &quot;
+    assert expert.view["item"] == second and [r["item"] for r in expert.rows] == queued[1:]
+    assert expert.list.count() == len(queued) - 1
+    assert not expert.rationale.hasFocus() and expert.rationale.text() == ""
+    press(qtbot, app, "A")  # a verdict key again (not text): it asks for the next item's rationale
+    assert expert.rationale.hasFocus() and expert.rationale.text() == ""
+    qtbot.keyClicks(expert.rationale, "clear on both dates")
+    qtbot.keyClick(expert.rationale, Qt.Key_Return)
+    assert expert.saved.text().startswith(f"saved: accept on {second}"), expert.saved.text()
+    con = sqlite3.connect(store_path)
+    stage2 = con.execute(
+        "SELECT i.qid, d.user, d.rationale FROM decisions d JOIN items i ON i.id = d.item WHERE d.stage = 2 ORDER BY d.id"
+    ).fetchall()
+    con.close()
+    assert stage2 == [
+        (first.split("/")[1], "fay", "fine as drafted"),
+        (second.split("/")[1], "eve", "clear on both dates"),
+    ]
+
+
+def test_an_annotator_back_on_an_item_an_expert_closed_meanwhile_is_moved_on(window, store_path, qtbot):
+    """ann accepts her first item, bob flags it and eve adjudicates it in other processes; ann goes back to it (P)
+    and flags it: refused (the item is closed), and the dock gives way to her next open item instead of keeping
+    her on a closed one, naming the comment she had typed in the line."""
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    order = [r["item"] for r in panel.rows]
+    press(qtbot, app, "A")
+    assert panel.view["item"] == order[1]
+    with Store(store_path) as store:  # bob and eve, elsewhere, settle ann's first item
+        api.decide(store, order[0], api.Decision("flag", reasons=["ambiguous_evidence"]), user="bob")
+        api.adjudicate(store, order[0], api.Decision("reject", reasons=["other"], rationale="cloudy"), user="eve")
+    press(qtbot, app, "P")
+    assert panel.view["item"] == order[0]
+    panel.comment = "the scar is a shadow"  # as the flag bar's comment field leaves it
+    press(qtbot, app, "2")  # flag: wrong reference
+    line = panel.saved.text()
+    assert line.startswith(f"NOT saved: flag {order[0]}: "), line
+    assert "it has left your queue: the next item is shown; you had typed, not saved:" in line, line
+    assert line.endswith('"the scar is a shadow"') and panel.view["item"] == order[1] and panel.comment is None
+    assert stored(store_path, "ann") == {order[0].split("/")[1]: ("accept", [])}  # her accept stands, nothing else
+
+
+def test_n_at_the_end_of_the_list_looks_again_for_work_done_elsewhere(window, store_path, qtbot):
+    """eve's list is read when it opens and at each save; bob's flag, made in another process while she reads,
+    made a split item she could not reach (N at the list's end did nothing) until she saved or reopened the app.
+    Now N at the end reads the queue again and shows the new item; with nothing new it says so."""
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:  # every item accepted by both but bob's last, which he has not decided yet
+        for user in ("ann", "bob"):
+            left = len(api.my_items(store, BANK, user=user)) - (user == "bob")
+            for _ in range(left):
+                api.decide(store, api.next_item(store, BANK, user=user)["item"], api.Decision("accept"), user=user)
+        last = api.next_item(store, BANK, user="bob")["item"]
+    app = window("eve", "expert")
+    expert = app.review.expert
+    app.review.tabs.setCurrentWidget(expert)
+    listed = [r["item"] for r in expert.rows]  # the audit sample of the consensus items, if any
+    press(qtbot, app, *["N"] * max(len(listed), 1))  # to its end, and once more
+    assert last not in listed and expert.saved.text() == "nothing new in your queue (N at its end looks again)"
+    with Store(store_path) as store:  # bob, elsewhere, flags his last item: a split item for the experts
+        api.decide(store, last, api.Decision("flag", reasons=["ambiguous_evidence"]), user="bob")
+    press(qtbot, app, "N")
+    assert expert.view["item"] == last and expert.saved.text() == "1 new item(s) in your queue"
+    assert [r["item"] for r in expert.rows][0] == last and expert.list.count() == len(listed) + 1  # split first
+    press(qtbot, app, "N")  # the next in the list's order, as ever (not a look again while items follow)
+    assert expert.view["item"] == (listed[0] if listed else last)
+
+
+def test_an_annotator_done_finds_an_item_reopened_elsewhere_with_n(window, store_path, qtbot):
+    """ann has decided everything ("Nothing left to review"); mia reopens an item in another process: N reads her
+    queue again and shows it (it had stayed out of reach until the app was opened again)."""
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    with Store(store_path) as store:
+        for user in ("ann", "bob"):
+            while (v := api.next_item(store, BANK, user=user)) is not None:
+                api.decide(store, v["item"], api.Decision("accept"), user=user)
+        first = api.my_items(store, BANK, user="ann")[0]["item"]
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    assert panel.view is None  # "Nothing left to review"; N goes through her decided items from the first
+    press(qtbot, app, *["N"] * (len(panel.rows) + 1))  # to the list's end, and once more
+    assert panel.view["item"] == panel.rows[-1]["item"] != first
+    assert panel.saved.text() == "nothing new to review (N at the end looks again)"
+    with Store(store_path) as store:  # consensus accepted; mia sends it back to stage 1
+        api.reopen(store, first, user="mia", reason="the stretch hid the scar")
+    press(qtbot, app, "N")
+    assert panel.view["item"] == first and panel.saved.text() == "1 new item(s) to review"
+    press(qtbot, app, "A")
+    assert "saved: accept on" in panel.saved.text()
+    assert "Nothing left to review" in panel.focus.toPlainText()
+
+
 def test_maintainer_assigns_sets_the_rule_and_reads_a_log_by_keys(
     window, store_path, demo_db, demo_bank, demo_site, qtbot
 ):

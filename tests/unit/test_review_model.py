@@ -5,7 +5,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from reviewer.app.review_model import ExpertKeys, Progress, QueueWork, ReviewQueue, first_mode, progress
+from reviewer.app.review_model import (
+    ExpertKeys,
+    Progress,
+    QueueWork,
+    ReviewQueue,
+    after_refusal,
+    first_mode,
+    progress,
+)
 
 
 def test_the_model_imports_no_qt() -> None:
@@ -188,3 +196,22 @@ def test_the_expert_hints_name_a_reject_reason_in_its_words() -> None:
     assert ask.message.startswith("reject (reference wrong and not correctable here): type the rationale")
     keys.reset(["other"])  # a reason with no words given: its code
     assert keys.key("1").message == "reject reason: other (R rejects)"
+
+
+def test_a_refused_save_on_an_item_someone_else_settled_moves_on_and_names_what_was_typed() -> None:
+    # eve's queue as the store has it after fay adjudicated b/q2 in another process: q2 is gone from it
+    rows = [{"item": "b/q5", "version": 1}, {"item": "b/q7", "version": 1}]
+    gone = after_refusal("b/q2", None, rows, "burn scar on both dates")
+    assert gone.action == "next"
+    assert (
+        gone.why
+        == 'it has left your queue: the next item is shown; you had typed, not saved: "burn scar on both dates"'
+    )
+    # an annotator's row still listed but closed by an expert's correction: not open for her any more
+    closed = after_refusal("b/q5", 1, [{"item": "b/q5", "version": 2, "open": False}])
+    assert (closed.action, closed.why) == ("next", "it has left your queue: the next item is shown")
+    # reopened by a maintainer: open again at version 2 while she had version 1 on screen
+    again = after_refusal("b/q5", 1, [{"item": "b/q5", "version": 2, "open": True}], "clouds")
+    assert again.action == "reload" and again.why.startswith("it has a new version (2): shown again")
+    # refused for her own reason (no rationale typed yet): the item and what was typed stay to be mended
+    assert after_refusal("b/q5", 1, [{"item": "b/q5", "version": 1, "open": True}]).action == "stay"
