@@ -220,6 +220,7 @@ class QtStackControls(QWidget):
         s.locked.connect(self._sync_from_state)
         s.overlay.connect(self._sync_from_state)
         session.site_opened.connect(self._on_site_opened)
+        session.site_failed.connect(self._on_site_failed)
         session.stack_changed.connect(self.show_stack)
         session.indexing.connect(self._on_indexing)
         session.busy.connect(self._on_busy)
@@ -261,6 +262,15 @@ class QtStackControls(QWidget):
         self.cancel_button.setVisible(busy)
         self.progress_label.setVisible(busy)
         self.open_button.setEnabled(not busy)
+
+    def _on_site_failed(self, site_dir: str, why: str) -> None:
+        """No site shown and the one asked for could not open: said where the site would be, until another opens
+        (the notification fades, and the line had gone on saying only "No site open")."""
+        if self.session.index is None and alive(self.site_label):
+            self.site_label.setText(
+                f"<b>Could not open</b> {html.escape(site_dir)}: {html.escape(why)}<br>"
+                "Open a site folder, or pick a recent one:"
+            )
 
     def _on_site_opened(self, index) -> None:
         if not alive(self.sensor_layout):

@@ -39,6 +39,7 @@ class StackSession(QObject):
     Signals
     -------
     site_opened(SceneIndex) : a site was indexed and is shown.
+    site_failed(str, str) : a site folder could not be opened (the folder, why).
     stack_changed(Stack) : the filtered stack (filters or composite) changed.
     indexing(float, str) : progress of indexing a site.
     busy(bool) : indexing started / ended.
@@ -47,6 +48,7 @@ class StackSession(QObject):
     """
 
     site_opened = Signal(object)
+    site_failed = Signal(str, str)
     stack_changed = Signal(object)
     indexing = Signal(float, str)
     busy = Signal(bool)

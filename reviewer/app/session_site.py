@@ -127,6 +127,9 @@ class SiteOpener:
             self._open_worker = None
             self.s.busy.emit(False)
             self.s.indexing.emit(1.0, "")
+            if not cancel.is_set():  # the Stack dock says it where the site would be (a notification fades)
+                why = str(exc) if isinstance(exc, ReviewerError) else f"{type(exc).__name__}: {exc}"
+                self.s.site_failed.emit(str(site_dir), why)
             self.s.reporter.error(exc, context="cannot open the site")
 
         self._open_worker = run_in_thread(work, on_done=done, on_error=failed)

@@ -314,6 +314,10 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
     s.open_site(tmp_path)
     qtbot.waitUntil(lambda: any("not a site" in m[1] for m in app.reporter.messages), timeout=10000)
     assert s.stack is None and app.controls.open_button.isEnabled()
+    # ... said in the Stack dock where the site would be, after the notification has gone (it went on saying only
+    # "No site open")
+    line = app.controls.site_label.text()
+    assert line.startswith(f"<b>Could not open</b> {tmp_path}: ") and "not a site" in line, line
     # a site whose scenes all fail
     bad = tmp_path / "bad-site"
     (bad / "landsat").mkdir(parents=True)
