@@ -37,15 +37,21 @@ def left_label_offset(traj) -> float:
     return abs(axis.label.sceneBoundingRect().center().y() - axis.sceneBoundingRect().center().y())
 
 
-def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qtbot):
-    app, s = opened, opened.session
-    traj = app.trajectory
+def trajectory_in_front(app, qtbot):
+    """The Trajectory dock in front once the site's docks are filled in (the trajectory's, which resets the plot for
+    the site, in the open's last turn), and a 4 x 4 px region."""
+    s, traj = app.session, app.trajectory
     first_year = min(sc.year for sc in s.index.record_scenes())
-    # the site's docks filled in (the trajectory's, which resets the plot for the site, in the open's last turn)
     qtbot.waitUntil(lambda: app.settled and traj.tools.period_from.minimum() == first_year, timeout=30000)
     app.docks["Trajectory"].raise_()
     mask = np.zeros(s.index.site.shape, bool)
     mask[4:8, 4:8] = True
+    return traj, mask
+
+
+def test_an_items_series_is_ranged_labelled_and_captioned_in_its_turn(opened, qtbot):
+    s = opened.session
+    traj, mask = trajectory_in_front(opened, qtbot)
     ndvi = hand_series(s.stack, "ndvi", [0.10, 0.20, 0.30, 0.25], [False, False, False, True])
     mndwi = hand_series(s.stack, "mndwi", [-0.50, 0.40, 0.90], [False, False, False])
     vb = traj.plot.getViewBox()
@@ -123,12 +129,8 @@ def test_the_next_items_points_redraw_the_value_axis_not_the_year_axis(opened, q
     from qtpy.QtGui import QPicture
 
     app, s = opened, opened.session
-    traj = app.trajectory
+    traj, mask = trajectory_in_front(app, qtbot)
     first_year = min(sc.year for sc in s.index.record_scenes())
-    qtbot.waitUntil(lambda: app.settled and traj.tools.period_from.minimum() == first_year, timeout=30000)
-    app.docks["Trajectory"].raise_()
-    mask = np.zeros(s.index.site.shape, bool)
-    mask[4:8, 4:8] = True
     show_item(traj, hand_series(s.stack, "ndvi", [0.10, 0.20, 0.30, 0.25], [False] * 4), mask)
     qtbot.wait(200)  # painted
     played: list[str] = []  # the axes whose ticks, labels and grid lines were replayed onto the plot
