@@ -49,7 +49,13 @@ def main(argv: list[str] | None = None) -> int:
         except ReviewerError as exc:
             print(f"error: {exc}", file=sys.stderr)  # noqa: T201
             return 2
-    return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot, user=args.user)
+    from reviewer.errors import ReviewerError
+
+    try:
+        return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot, user=args.user)
+    except ReviewerError as exc:  # --screenshot of a site that could not open: one line, status 2
+        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return 2
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ coverage, chip strip, pair view, and the scoring panel when present), keys, and 
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 from qtpy.QtCore import QEvent, QSize
@@ -28,6 +27,7 @@ from reviewer.app.qt_window import (
 from reviewer.app.recent import RecentSites
 from reviewer.app.session import StackSession
 from reviewer.app.state import ViewState
+from reviewer.errors import ReviewerError
 from reviewer.record.demo import cached_demo_site, ensure_demo_site
 
 logger = logging.getLogger(__name__)
@@ -518,9 +518,8 @@ def launch(
     _show_built_window(app)
     napari.run()
     app.close()
-    if failure:  # --screenshot of a site that could not open: the window saved as it was, one line, status 2
-        print(f"error: {failure[0]}", file=sys.stderr)  # noqa: T201
-        return 2
+    if failure:  # --screenshot of a site that could not open: the window saved as it was; main.py says it, status 2
+        raise ReviewerError(failure[0])
     return 0
 
 
@@ -570,7 +569,6 @@ def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
 def _ask_who(app: ReviewerApp, user: str | None) -> None:
     """Start the review dock for the person working, if the store has profiles."""
     from reviewer.app.qt_review_login import who_is_working
-    from reviewer.errors import ReviewerError
     from reviewer.store import Store
 
     try:

@@ -13,7 +13,6 @@ import html
 import json
 import logging
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from qtpy.QtWidgets import (
 from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.qt_review_parts import BAD_STYLE, FAILURE_KEYS, keys_label, neighbour, say, soon, window_keys
 from reviewer.app.qt_style import set_style
+from reviewer.errors import ReviewerError
 
 logger = logging.getLogger(__name__)
 
@@ -546,7 +546,6 @@ def launch_failures(
     napari.run()
     close_failures_dock(app)
     app.close()
-    if failure:  # the run's evidence site could not open: the window saved as it was, one line, status 2
-        print(f"error: {failure[0]}", file=sys.stderr)  # noqa: T201
-        return 2
+    if failure:  # the run's evidence site could not open: the window saved as it was; main.py says it, status 2
+        raise ReviewerError(failure[0])
     return 0
