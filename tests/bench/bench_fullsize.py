@@ -1,8 +1,8 @@
 """Full-size downloads (issue 31): render, scan and generate on a whole Landsat scene and a whole Sentinel-2
 tile, each figure next to a plain rasterio read of the same pixels measured in the same run.
 
-Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate | --generate-only | --scan-only | --render-only]
-(--scan-only, --render-only: those rows alone; BENCH_REPEAT runs of each step, 3 by default:
+Run: nice -n 10 python tests/bench/bench_fullsize.py [--generate | --generate-only | --scan-only | --render-only |
+--trajectory-only] (--scan-only, --render-only, --trajectory-only: those rows alone; BENCH_REPEAT runs of each step, 3 by default:
 the fastest is shown). The scenes are built once under
 BENCH_CACHE (fullsize_scenes.py; ~0.9 GB of disk). Each measured step runs in a fresh process, so its peak
 memory (ru_maxrss) is its own; times are wall-clock of the step alone (imports and the scan before a render
@@ -11,7 +11,9 @@ are not in them).
 Targets (issue 31): render of one date at the default width under 1 GB and within 2x of the plain read at
 the same output shape; a 1,000 px box at full resolution within 1.5x of the plain read; generate on the
 20-date scene under its budget and within 5x of a plain read of every band and quality layer it uses; scan
-within 1.5x of a plain read of the quality layers.
+within 1.5x of a plain read of the quality layers. A whole-site NDVI trajectory of the 20-date scene (the series
+of a review item whose region is the whole site) next to a plain read of the files it reads (red, NIR, QA_PIXEL,
+QA_RADSAT of each date); read a block of rows at a time, its peak stays near the plain read's (2.3 GB before).
 """
 
 from __future__ import annotations
@@ -210,6 +212,33 @@ def step_scan(site: str) -> dict:
     }
 
 
+def step_trajectory(site: str) -> dict:
+    """A whole-site NDVI trajectory (mean, spread and count of the clear pixels of each date) of the scanned site."""
+    import numpy as np
+
+    from reviewer.record.scan import scan_site
+    from reviewer.record.series import trajectory
+    from reviewer.record.stack import open_stack
+
+    stack = open_stack(scan_site(Path(site)), composite="truecolor")
+    t, cpu = time.perf_counter(), time.process_time()
+    out = trajectory(stack, "ndvi", region=np.ones(stack.grid.shape, bool))
+    return {"seconds": time.perf_counter() - t, "cpu": time.process_time() - cpu, "peak_mb": _peak_mb(),
+            "dates": len(out), "first": out.values[0]}  # fmt: skip
+
+
+def trajectory_rows(root: Path) -> None:
+    """The whole-site trajectory of the 20-date scene next to a plain read of the 80 files it reads."""
+    site20 = _site(root / "landsat20")
+    names = ["SR_B4.TIF", "SR_B5.TIF", "QA_PIXEL.TIF", "QA_RADSAT.TIF"]
+    every = ",".join(
+        str(f) for scene in sorted(p for p in site20.iterdir() if p.is_dir()) for f in _band_files(scene, names)
+    )
+    got = child("trajectory", str(site20))
+    base = child("plain", every, "-", "-")
+    row("whole-site NDVI trajectory, 20 dates", got, base, None, f"{got['dates']} dates, first {got['first']:.4f}")
+
+
 def step_generate(site: str, out: str) -> dict:
     """`reviewer generate` in a fresh process as a user runs it: wall time, CPU seconds and peak (its own)."""
     import resource
@@ -291,6 +320,9 @@ def main() -> None:
     if "--scan-only" in sys.argv:  # the scan rows alone (nothing is written under the cache)
         scan_rows(landsat, safe, cog)
         return
+    if "--trajectory-only" in sys.argv:  # the whole-site trajectory row alone
+        trajectory_rows(root)
+        return
 
     # render: one date of the whole Landsat scene at the default width (352 px)
     site = _site(landsat)
@@ -313,6 +345,7 @@ def main() -> None:
         row(f"render Sentinel-2 tile ({name}), default width", got, base, 2.0, "peak target < 1024 MB")
     if "--render-only" in sys.argv:
         return
+    trajectory_rows(root)
     scan_rows(landsat, safe, cog)
     fresh_processes(root, landsat, rgb, safe, cog)
     if "--generate" not in sys.argv:

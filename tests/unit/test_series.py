@@ -87,6 +87,31 @@ def test_a_region_says_its_pixel_count_with_its_thousands_grouped(small_stack):
     assert trajectory(stack, "red", region=corner).where == "region of 9 pixels"
 
 
+def test_a_large_region_read_in_blocks_of_rows_gives_the_same_series(small_stack, monkeypatch):
+    """A whole-site region of a whole Landsat scene read each scene's 58.8 M px window at once (3.5-3.9 GB in the
+    app); above BLOCK_PX it is read a block of rows at a time and the blocks pooled: the same means, spreads and
+    counts as one read (here blocks of 3 rows of the 32 x 32 px site)."""
+    from reviewer.record import series
+    from reviewer.record.series import _pooled
+
+    # values 1, 1 | 3, 3: mean 2, population standard deviation 1 (each block's own spread 0)
+    assert _pooled([(1.0, 0.0, 2), (3.0, 0.0, 2), (float("nan"), float("nan"), 0)]) == (2.0, 1.0, 4)
+    # values 0, 2 | 4: mean 2, variance (4 + 0 + 4) / 3
+    mean, spread, n = _pooled([(1.0, 1.0, 2), (4.0, 0.0, 1)])
+    assert (mean, n) == (2.0, 3) and spread == pytest.approx(np.sqrt(8 / 3))
+    _, stack = small_stack
+    region = np.zeros(stack.grid.shape, bool)
+    region[2:29, 1:30] = True
+    region[10, :] = False  # a row with nothing of the region
+    whole = {name: trajectory(stack, name, region=region) for name in ("red", "ndvi")}
+    monkeypatch.setattr(series, "BLOCK_PX", 100)  # 3 rows of 32 px a block
+    for name, one in whole.items():
+        blocks = trajectory(stack, name, region=region)
+        assert blocks.indices == one.indices and blocks.n_pixels == one.n_pixels and blocks.masked == one.masked
+        np.testing.assert_allclose(blocks.values, one.values, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(blocks.spread, one.spread, rtol=1e-4, atol=1e-6)
+
+
 def test_coverage_and_clearest(small_stack):
     index, stack = small_stack
     cov = coverage(index)
