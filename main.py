@@ -28,34 +28,29 @@ def main(argv: list[str] | None = None) -> int:
     # the record's per-scene facts ("10436 values of red outside the valid range were masked", a line per scene read)
     # with -v only, as the CLI shows them
     logging.getLogger("reviewer.record").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
-    from reviewer.app.main_window import launch
-
-    if args.failures:  # the coding dock on a set; the question's evidence opens its site
-        from reviewer.app.qt_failures import launch_failures
-        from reviewer.errors import ReviewerError
-        from reviewer.fileio import os_error_text
-
-        try:
-            return launch_failures(args.failures, db=args.db, user=args.user, screenshot=args.screenshot)
-        except (ReviewerError, OSError) as exc:  # a bad or missing set: one line, no window
-            print(f"error: {exc if isinstance(exc, ReviewerError) else os_error_text(exc)}", file=sys.stderr)  # noqa: T201
-            return 2
-    if args.site_dir and Path(args.site_dir).is_file():  # a review package: its record unpacked, the dock on it
-        from reviewer.app.cli import open_package_in_app
-        from reviewer.errors import ReviewerError
-
-        try:
-            return open_package_in_app(args.site_dir, args.user, screenshot=args.screenshot)
-        except ReviewerError as exc:
-            print(f"error: {exc}", file=sys.stderr)  # noqa: T201
-            return 2
     from reviewer.errors import ReviewerError
+    from reviewer.fileio import os_error_text
 
     try:
-        return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot, user=args.user)
-    except ReviewerError as exc:  # --screenshot of a site that could not open: one line, status 2
-        print(f"error: {exc}", file=sys.stderr)  # noqa: T201
+        return _open(args)
+    except (ReviewerError, OSError) as exc:  # a bad set or package, a site that cannot open under --screenshot
+        print(f"error: {exc if isinstance(exc, ReviewerError) else os_error_text(exc)}", file=sys.stderr)  # noqa: T201
         return 2
+
+
+def _open(args: argparse.Namespace) -> int:
+    """The window on what was asked: a failure-coding set, a review package, a site or the demo."""
+    if args.failures:  # the coding dock on a set; the question's evidence opens its site
+        from reviewer.app.qt_failures import launch_failures
+
+        return launch_failures(args.failures, db=args.db, user=args.user, screenshot=args.screenshot)
+    if args.site_dir and Path(args.site_dir).is_file():  # a review package: its record unpacked, the dock on it
+        from reviewer.app.cli import open_package_in_app
+
+        return open_package_in_app(args.site_dir, args.user, screenshot=args.screenshot)
+    from reviewer.app.main_window import launch
+
+    return launch(args.site_dir, demo=args.demo, db=args.db, screenshot=args.screenshot, user=args.user)
 
 
 if __name__ == "__main__":

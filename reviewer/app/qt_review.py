@@ -261,8 +261,9 @@ class AnnotatorPanel(QWidget):
         else:
             self._show_view(view)
 
-    def refresh(self) -> None:
-        self.rows = api.my_items(self.store, self.bank, user=self.user)
+    def refresh(self, rows: list[dict[str, Any]] | None = None) -> None:
+        """My rows read again (or `rows`, just read), the progress and the list."""
+        self.rows = rows if rows is not None else api.my_items(self.store, self.bank, user=self.user)
         mine = progress(self.rows)
         self.progress.setRange(0, max(mine.total, 1))
         self.progress.setValue(mine.done)
@@ -420,8 +421,8 @@ class AnnotatorPanel(QWidget):
         new = [r["item"] for r in self.rows if still_to_do(r) and r["item"] not in before]
         if new:
             self.show_item(new[0])
-        say(self.saved, f"{len(new)} new item(s) to review" if new else "nothing new to review (N at the end looks again)",
-                  ok=True)  # fmt: skip
+        said = f"{len(new)} new item(s) to review" if new else "nothing new to review (N at the end looks again)"
+        say(self.saved, said, ok=True)
 
     # ------------------------------------------------------------------ decisions
 
@@ -477,7 +478,7 @@ class AnnotatorPanel(QWidget):
         self.comment = None
         self.confidence = None
         self._pending_text()
-        self.refresh()
+        self.refresh(rows)
         nxt = {"item": key} if what.action == "reload" else self._next_open(key)
         if nxt is None:
             self._done()

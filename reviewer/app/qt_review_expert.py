@@ -40,7 +40,7 @@ from reviewer.app.qt_review_parts import (
     soon,
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
-from reviewer.app.qt_style import StatusLabel, scroll_into_view, set_style
+from reviewer.app.qt_style import StatusLabel, scroll_into_view
 from reviewer.app.review_model import ExpertKeys, ReviewQueue, after_refusal
 from reviewer.review import api
 
@@ -207,11 +207,12 @@ class ExpertPanel(QWidget):
         if self.bank is not None:
             self.start(self.bank)
 
-    def refresh(self) -> None:
+    def refresh(self, rows: list[dict[str, Any]] | None = None) -> None:
+        """The queue read again (or `rows`, the queue just read) and listed."""
         if self.mode == "drafts":
             self._refresh_drafts()
             return
-        self.rows = api.queue(self.store, self.bank, user=self.user)
+        self.rows = rows if rows is not None else api.queue(self.store, self.bank, user=self.user)
         self.count.setText(f"{len(self.rows)} item(s) to adjudicate, split decisions first")
         self.list.clear()
         for r in self.rows:
@@ -338,9 +339,9 @@ class ExpertPanel(QWidget):
         if 0 <= index < len(self.keys.reasons):
             self.keys.reason = self.keys.reasons[index]
 
-    def _next_after_save(self) -> None:
+    def _next_after_save(self, rows: list[dict[str, Any]] | None = None) -> None:
         self.rationale.clear()
-        self.refresh()
+        self.refresh(rows)
         if self.rows:
             self.show_item(self.rows[0]["item"])
         else:
@@ -387,7 +388,7 @@ class ExpertPanel(QWidget):
         what = after_refusal(key, None, rows, typed)
         if what.action == "next":
             typing = self.rationale.hasFocus()
-            self._next_after_save()
+            self._next_after_save(rows)
             if typing:
                 self._leave_field()  # the next item's keys are verdicts again, not text
         say(self.saved, f"{self.save.message}; {what.why}" if what.why else self.save.message, ok=False)
@@ -493,6 +494,4 @@ class ExpertPanel(QWidget):
                              if level else "")  # fmt: skip
 
     def _hint(self, text: str) -> None:
-        self.saved.setTextFormat(Qt.TextFormat.PlainText)
-        self.saved.setText(text)
-        set_style(self.saved, HINT_STYLE)
+        say(self.saved, text, ok=None)

@@ -75,16 +75,17 @@ EXPERT_KEYS_SHORT = (
 OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
 
 
-def say(label: QLabel, text: str, *, ok: bool) -> None:
-    """A dock's status line (saved, not saved, a job's message): `text` shown as written, green when it went well,
-    red and bold when not. Plain text: escaped for rich text, a quote in an error ('unknown user "carl"', a typed
-    rationale) had shown as &quot; (a label guesses rich text only from a tag, and an escaped line has none)."""
+HINT_STYLE = "color: #e0c060"
+
+
+def say(label: QLabel, text: str, *, ok: bool | None) -> None:
+    """A dock's status line (saved, not saved, a job's message, a hint): `text` shown as written, green when it went
+    well, red and bold when not, amber for a hint (`ok=None`). Plain text: escaped for rich text, a quote in an
+    error ('unknown user "carl"', a typed rationale) had shown as &quot; (a label guesses rich text only from a
+    tag, and an escaped line has none)."""
     label.setTextFormat(Qt.TextFormat.PlainText)
     label.setText(text)
-    set_style(label, OK_STYLE if ok else BAD_STYLE)
-
-
-HINT_STYLE = "color: #e0c060"
+    set_style(label, HINT_STYLE if ok is None else OK_STYLE if ok else BAD_STYLE)
 
 
 def soon(func, parent) -> Any:
