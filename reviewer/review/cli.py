@@ -480,7 +480,7 @@ def _reassign(args: argparse.Namespace) -> int:
     from reviewer.review.quality import reassign
 
     def say(out: dict[str, Any]) -> str:
-        kept = f"; {len(out['kept'])} kept (already {out['to']}'s)" if out["kept"] else ""
+        kept = f"; {len(out['kept'])} stay with {out['from']} ({out['to']} has them already)" if out["kept"] else ""
         return f"moved {len(out['moved'])} open item(s) from {out['from']} to {out['to']}{kept}"
 
     return _run(

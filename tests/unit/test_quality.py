@@ -306,6 +306,10 @@ def test_routing_by_the_model_sends_uncertain_items_and_lists_weak_annotators(tm
     assert main(["--db", db, "review", "reassign", BANK, "--from", "bob", "--to", "cat", "--reason", "low reliability",
                  "--user", "mia"]) == 0  # fmt: skip
     assert "moved 2 open item(s) from bob to cat" in capsys.readouterr().out
+    # ann's one open item (q003) is cat's already: it stays with ann, and the line says so
+    assert main(["--db", db, "review", "reassign", BANK, "--from", "ann", "--to", "cat", "--reason", "on leave",
+                 "--user", "mia"]) == 0  # fmt: skip
+    assert "moved 0 open item(s) from ann to cat; 1 stay with ann (cat has them already)" in capsys.readouterr().out
     from reviewer.store import Store
 
     with Store(tmp_path / "review.sqlite") as store:
