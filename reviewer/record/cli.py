@@ -79,6 +79,11 @@ def cmd_scan(args: argparse.Namespace) -> int:
         echo(f"\n{len(copies)} other cop{'y' if len(copies) == 1 else 'ies'} of bands not used:")
         for p in copies:
             echo(f"  {p.path}: {p.reason}")
+    short = index.short_scenes
+    if short:
+        echo(f"\n{len(short)} scene(s) without a band the product's other scenes here have (used for what needs none):")
+        for s, missing in short:
+            echo(f"  {s.date.isoformat()}  {s.label}  {s.scene_id}: no {', '.join(missing)}")
     outside = [s for s in index.scenes if s.extra.get("outside_site")]
     if outside:
         echo(f"\n{len(outside)} scene(s) outside the site (not used): their footprints miss the site's box")

@@ -102,6 +102,22 @@ class SceneIndex:
     def record_scenes(self) -> list[Scene]:
         return [s for s in self.scenes if s.record]
 
+    @property
+    def short_scenes(self) -> list[tuple[Scene, list[str]]]:
+        """Scenes without a band that other scenes of their product here have (a download cut short, most often),
+        each with the missing bands' files ('SR_B5 (nir)'). They are used for what needs none of those bands, so
+        nothing else would say so until a composite or index is missing on that one date."""
+        present: dict[str, set[str]] = defaultdict(set)
+        for s in self.scenes:
+            present[s.product] |= s.files.keys()
+        short = []
+        for s in self.scenes:
+            bands = s.product_spec.bands
+            missing = [t for t in bands if t in present[s.product] and t not in s.files]  # the catalogue's order
+            if missing:
+                short.append((s, [f"{t} ({bands[t].name})" for t in missing]))
+        return short
+
     def summary(self) -> dict[str, Any]:
         per_year: dict[str, Counter] = defaultdict(Counter)
         spans: dict[str, list[str]] = {}
@@ -123,6 +139,9 @@ class SceneIndex:
             "scenes": [s.to_json() for s in self.scenes],
             "problems": [asdict(p) for p in self.problems],
             "unused_copies": [asdict(p) for p in self.unused_copies],
+            "short_scenes": [
+                {"scene": s.scene_id, "date": s.date.isoformat(), "missing": m} for s, m in self.short_scenes
+            ],
             "summary": self.summary(),
         }
 

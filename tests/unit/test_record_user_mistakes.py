@@ -302,3 +302,20 @@ def test_a_width_far_past_the_sites_pixels_is_refused_before_any_read(tmp_path, 
     assert code == 2 and err.count("\n") == 1 and not out.exists()
     assert "a figure of 1 panel(s) of 100000 x 600000 px needs about 502.9 GB to draw" in err
     assert err.rstrip().endswith("give a smaller --width")
+
+
+def test_scan_names_a_scene_whose_download_lost_a_band(real_dir, tmp_path, capsys):
+    """Two TM scenes of one path/row, the second without SR_B4 (TM's NIR, a download cut short): the scan uses it
+    for what needs no NIR and says which band it lacks; the complete scene is not named."""
+    folder = _tm_without(real_dir, tmp_path / "short", "(every file)")
+    second = TM.replace("19980308", "19980324")
+    (folder / second).mkdir()
+    for f in (real_dir / "eo-datasets" / TM).iterdir():
+        if "SR_B4" not in f.name:
+            (folder / second / f.name.replace(TM, second)).symlink_to(f)
+    code, out, err = _run(capsys, "scan", str(folder), db=tmp_path / "db")
+    assert code == 0 and err == ""
+    assert "1 scene(s) without a band the product's other scenes here have" in out
+    assert f"1998-03-24  TM  {second}: no SR_B4 (nir)" in out and f"{TM}: no" not in out
+    code, out, _ = _run(capsys, "scan", str(folder), "--json", db=tmp_path / "db")
+    assert json.loads(out)["short_scenes"] == [{"scene": second, "date": "1998-03-24", "missing": ["SR_B4 (nir)"]}]
