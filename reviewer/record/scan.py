@@ -711,16 +711,18 @@ def scan_record(
     return SceneIndex(site=site, scenes=scenes, problems=problems), len(files)
 
 
-def why_none(problems: list[ScanProblem]) -> str:
-    """The most common reason files were not used, for an error that no scene was found (' (8 files: a
-    pre-Collection Level-1 product ...)'), else ''; the other reasons are counted."""
+def why_none(problems: list[ScanProblem], shown: int = 3) -> str:
+    """Why files were not used, for an error that no scene was found: up to `shown` reasons with their counts,
+    the files of the record first (' (1 file(s): missing band: scene ... has no QA_PIXEL ...; 1 file(s): unknown
+    name: ...)'), since a stray notes file is rarely why a folder of downloads has no scene; the rest counted."""
     if not problems:
         return ""
     counts = Counter(p.reason for p in problems)
-    reason, n = counts.most_common(1)[0]
-    rest = len(problems) - n
-    more = f"; {rest} more for {len(counts) - 1} other reason(s)" if rest else ""
-    return f" ({n} file(s): {reason}{more})"
+    reasons = sorted(counts, key=lambda r: (r.startswith("unknown name:"), -counts[r]))
+    said = "; ".join(f"{counts[r]} file(s): {r}" for r in reasons[:shown])
+    rest = sum(counts[r] for r in reasons[shown:])
+    more = f"; {rest} more for {len(reasons) - shown} other reason(s)" if rest else ""
+    return f" ({said}{more})"
 
 
 def _measure_all(

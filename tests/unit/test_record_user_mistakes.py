@@ -319,3 +319,15 @@ def test_scan_names_a_scene_whose_download_lost_a_band(real_dir, tmp_path, capsy
     assert f"1998-03-24  TM  {second}: no SR_B4 (nir)" in out and f"{TM}: no" not in out
     code, out, _ = _run(capsys, "scan", str(folder), "--json", db=tmp_path / "db")
     assert json.loads(out)["short_scenes"] == [{"scene": second, "date": "1998-03-24", "missing": ["SR_B4 (nir)"]}]
+
+
+def test_a_folder_without_a_usable_scene_gives_the_scenes_reason_before_stray_files(real_dir, tmp_path, capsys):
+    """Downloads without QA_PIXEL beside two notes files, no site.json: the error says the scene has no QA_PIXEL;
+    the two notes files (the most common reason) come after it, not instead of it."""
+    folder = _tm_without(real_dir, tmp_path / "dl", "QA_PIXEL")
+    (folder / "site.json").unlink()
+    (folder / "notes.txt").write_text("ordered from EarthExplorer")
+    (folder / "todo.txt").write_text("get 1999")
+    code, _, err = _run(capsys, "scan", str(folder), db=tmp_path / "db")
+    assert code == 2 and err.count("\n") == 1
+    assert err.index(f"scene {TM} has no QA_PIXEL") < err.index("2 file(s): unknown name"), err
