@@ -303,6 +303,18 @@ def _depth_problem(value: Any, text: str) -> str | None:
     return None
 
 
+def json_problem(exc: ValueError, *, one_line: bool = False) -> str:
+    """Why JSON text was refused, in the tool's words ('not valid JSON: line 2, column 15'; json's own text names
+    its parser's expectations and character offsets). `one_line`: the text is one line of a file whose line the
+    caller names, so only the column is given."""
+    if isinstance(exc, json.JSONDecodeError):
+        where = f"column {exc.colno}" if one_line and exc.lineno == 1 else f"line {exc.lineno}, column {exc.colno}"
+        return f"not valid JSON: {where}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    return f"not valid JSON: {exc}"  # StrictJSONError: NaN/Infinity, a duplicate key, too deep (the tool's words)
+
+
 def loads_strict(text: str) -> Any:
     """Parse JSON, refusing NaN/Infinity, numbers out of float range, duplicate keys and nesting deeper than
     MAX_DEPTH; raises StrictJSONError (a ValueError; json.JSONDecodeError stays as it is for malformed text)."""

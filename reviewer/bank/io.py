@@ -28,7 +28,7 @@ from reviewer.bank.model import (
     value_problem,
 )
 from reviewer.errors import BankError, SchemaError, SiteError
-from reviewer.fileio import StrictJSONError, atomic_write, loads_strict, output_folder, read_bounded
+from reviewer.fileio import StrictJSONError, atomic_write, json_problem, loads_strict, output_folder, read_bounded
 
 #: Largest bank or run file read (a bound on every read; a real bank is far smaller).
 MAX_FILE_BYTES = 2 << 30
@@ -204,7 +204,7 @@ def parse_line(text: str, *, path: str | Path, line: int) -> Any:
     except StrictJSONError as exc:
         raise SchemaError(str(exc), path=path, line=line) from exc
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        raise SchemaError(f"malformed JSON: {exc}", path=path, line=line) from exc
+        raise SchemaError(json_problem(exc, one_line=True), path=path, line=line) from exc
 
 
 def read_text(path: str | Path, limit: int = MAX_FILE_BYTES) -> str:

@@ -269,7 +269,7 @@ def write_set(doc: dict[str, Any], out: str | Path) -> Path:
 
 def load_set(path: str | Path) -> dict[str, Any]:
     """A coding set, checked against its schema (a hand-edited or damaged file is named with its field)."""
-    from reviewer.fileio import loads_strict
+    from reviewer.fileio import json_problem, loads_strict
     from reviewer.schemas import validate_once
 
     path = Path(path)
@@ -279,7 +279,7 @@ def load_set(path: str | Path) -> dict[str, Any]:
     except ValueError as exc:  # malformed JSON or UTF-8
         from reviewer.errors import SchemaError
 
-        raise SchemaError(f"not a coding set: {exc}", path=path) from exc
+        raise SchemaError(f"not a coding set: {json_problem(exc)}", path=path) from exc
     validate_once(doc, raw, "failure_set", path=path)  # a set checked before is not checked again (0.3 s a call)
     return doc
 

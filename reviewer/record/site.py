@@ -14,7 +14,7 @@ import numpy as np
 from affine import Affine
 
 from reviewer.errors import SiteError
-from reviewer.fileio import StrictJSONError, loads_strict, read_bounded
+from reviewer.fileio import StrictJSONError, json_problem, loads_strict, read_bounded
 from reviewer.imports import without
 from reviewer.record.reader_errors import FileFault, reader_errors, what_is_wrong
 from reviewer.schemas import problems
@@ -207,7 +207,7 @@ def load_site(site_dir: str | Path) -> Site:
     except OSError as exc:
         raise SiteError(f"cannot read: {exc.strerror or exc}", path=path) from exc
     except (ValueError, UnicodeDecodeError) as exc:  # malformed, NaN/Infinity, duplicate keys, too deep
-        raise SiteError(_json_problem(exc), path=path) from exc
+        raise SiteError(json_problem(exc), path=path) from exc
     if not isinstance(doc, dict):
         raise SiteError("not a JSON object", path=path)
     try:
@@ -275,20 +275,11 @@ def load_site(site_dir: str | Path) -> Site:
     )
 
 
-def _json_problem(exc: ValueError) -> str:
-    """Why a JSON file was refused, in the tool's words (json's own text names its parser's expectations)."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON: line {exc.lineno}, column {exc.colno}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    return f"not valid JSON: {exc}"  # StrictJSONError: NaN/Infinity, a duplicate key, too deep (the tool's words)
-
-
 def _boundary_problem(exc: Exception) -> str:
     """What is wrong with a boundary file, in the tool's words (json's, pyogrio's and GDAL's texts name the path
     GDAL was given, a driver prefix to try or Python's unpacking)."""
     if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError | StrictJSONError):
-        return _json_problem(exc)
+        return json_problem(exc)
     if isinstance(exc, OSError) and exc.strerror and not type(exc).__module__.startswith(("rasterio", "pyogrio")):
         return f"unreadable ({exc.strerror})"
     if isinstance(exc, FileFault):

@@ -61,10 +61,10 @@ def _product_for(props: dict[str, Any]) -> Product | None:
 
 def _item_problem(exc: Exception) -> str:
     """Why an item cannot be read, in the tool's words (json's and pystac's texts name their own classes)."""
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not valid JSON: line {exc.lineno}, column {exc.colno}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
+    if isinstance(exc, json.JSONDecodeError | UnicodeDecodeError):
+        from reviewer.fileio import json_problem
+
+        return json_problem(exc)
     if isinstance(exc, FileFault):
         return str(exc)
     if isinstance(exc, OSError):

@@ -97,12 +97,12 @@ class Stretch:
         from reviewer.errors import SchemaError
 
         if isinstance(doc, str):
-            from reviewer.fileio import loads_strict
+            from reviewer.fileio import json_problem, loads_strict
 
             try:
                 doc = loads_strict(doc)  # no NaN/Infinity, duplicate keys or deep nesting
             except ValueError as exc:
-                raise SchemaError(f"not a stretch: not valid JSON: {exc}", field="stretch") from exc
+                raise SchemaError(f"not a stretch: {json_problem(exc)}", field="stretch") from exc
         try:
             composite = doc["composite"]
             if composite not in composites():

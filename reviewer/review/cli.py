@@ -31,13 +31,14 @@ def _store(args: argparse.Namespace, *, create: bool = False) -> Any:
 
 def _json_arg(text: str | None, what: str) -> Any:
     from reviewer.errors import ReviewError
+    from reviewer.fileio import json_problem, loads_strict
 
     if text is None:
         return None
     try:
-        value = json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(f"{c} is not allowed")))
-    except (ValueError, RecursionError) as exc:
-        raise ReviewError(f"{what}: not valid JSON ({exc})") from exc
+        value = loads_strict(text)  # no NaN/Infinity, duplicate keys or deep nesting
+    except ValueError as exc:
+        raise ReviewError(f"{what}: {json_problem(exc)}") from exc
     if not isinstance(value, dict):
         raise ReviewError(f"{what}: must be a JSON object")
     return value

@@ -70,7 +70,7 @@ def test_validate_reports_every_problem_with_file_line_and_field(tmp_path):
     )  # unknown field
     found = validate_bank(folder, verify_hashes=False)
     by_line = {(p.line, p.field): p.message for p in found if p.path.endswith("questions.jsonl")}
-    assert any(line == 1 and "malformed JSON" in msg for (line, _), msg in by_line.items())
+    assert any(line == 1 and msg.startswith("not valid JSON: column ") for (line, _), msg in by_line.items())
     assert "narrower than +-5%" in by_line[(2, "reference_range.area")]
     assert (3, "colour") in by_line
     # the hash check reports the edited file too, when hashes are verified
@@ -127,9 +127,11 @@ def test_cross_references_and_duplicate_ids(tmp_path):
 
 def test_validate_finds_a_missing_site_and_an_unreadable_site_line(tmp_path):
     folder = _bank(tmp_path)
-    (folder / "sites.jsonl").write_text('{"id": "a24", "name": \n')
+    (folder / "sites.jsonl").write_text('{"id": "a24", "name": \n')  # a value wanted after its 22 characters
     found = validate_bank(folder, verify_hashes=False)
-    assert any(p.path.endswith("sites.jsonl") and p.line == 1 and "malformed" in p.message for p in found)
+    assert any(
+        p.path.endswith("sites.jsonl") and p.line == 1 and p.message == "not valid JSON: column 23" for p in found
+    )
     assert any(p.path.endswith("questions.jsonl") and p.field == "site" and "missing site" in p.message for p in found)
 
 

@@ -271,6 +271,10 @@ def test_a_damaged_set_is_named(tmp_path, capsys):
     assert main(["failures", "show", str(bad), "--run", "s001"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "set.json" in err and err.count("\n") == 1
+    bad.write_text('{"runs": [}')  # a hand edit: a value wanted where "}" (column 11) is
+    assert main(["failures", "show", str(bad), "--run", "s001"]) == 2
+    err = capsys.readouterr().err
+    assert err == f"error: {bad}: not a coding set: not valid JSON: line 1, column 11\n"
 
 
 def test_a_set_checked_once_is_not_checked_again_but_a_changed_one_is(coding_set, tmp_path, monkeypatch):

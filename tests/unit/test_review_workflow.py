@@ -480,7 +480,10 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
         (["review", "decide", "q000", "--user", "cat", "--accept"], "item rb/q000 is not assigned to cat"),
         (["review", "decide", "q000", "--user", "ann", "--flag", "cloudy"], "unknown flag reason 'cloudy'"),
         (["review", "decide", "q000", "--user", "ann", "--accept", "--version", "5"], "version 5 is no longer current"),
-        (["review", "decide", "q000", "--user", "ann", "--accept", "--correct", "{bad"], "--correct: not valid JSON"),
+        (
+            ["review", "decide", "q000", "--user", "ann", "--accept", "--correct", "{bad"],
+            "--correct: not valid JSON: line 1, column 2",
+        ),  # "{" then no key
         (["review", "decide", "nope", "--user", "ann", "--accept"], "no item 'nope'"),
         (
             ["review", "adjudicate", "q000", "--user", "ann", "--accept", "--rationale", "x"],

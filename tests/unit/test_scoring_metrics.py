@@ -314,7 +314,7 @@ def test_scores_json_and_refusals(tmp_path):
     runs.write_text("\n".join(bad) + "\n")
     with pytest.raises(ScoringError) as err:
         score(bank, [runs], tmp_path / "refused", ScoringOptions(bootstrap=200))
-    assert err.value.line == 5 and err.value.path == str(runs) and "malformed JSON" in str(err.value)
+    assert err.value.line == 5 and err.value.path == str(runs) and "not valid JSON: column " in str(err.value)
     assert "5 bad lines" in str(err.value)
     assert not (tmp_path / "refused").exists()  # nothing written
     lenient = score(bank, [runs], tmp_path / "lenient", ScoringOptions(bootstrap=200, lenient=True))
