@@ -520,6 +520,10 @@ def launch(
     app.close()
     if failure:  # --screenshot of a site that could not open: the window saved as it was; main.py says it, status 2
         raise ReviewerError(failure[0])
+    if screenshot:  # the run's other errors, held by the reporter (`notify` False): each said once, as a log line
+        for level, text in app.reporter.messages:
+            if level == "error":
+                logger.error("%s", text)
     return 0
 
 
@@ -613,6 +617,7 @@ def _screenshot_when_shown(app: ReviewerApp, path: Path, failure: list[str], tim
             save_and_quit()
 
     timer.timeout.connect(poll)
+    app.reporter.notify = False  # each message said once, in the terminal (see ErrorReporter)
     app.reporter.reported.connect(on_report)
     timer.start()
     app._screenshot_timer = timer
