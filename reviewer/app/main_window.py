@@ -518,13 +518,19 @@ def launch(
     _show_built_window(app)
     napari.run()
     app.close()
-    if failure:  # --screenshot of a site that could not open: the window saved as it was; main.py says it, status 2
-        raise ReviewerError(failure[0])
-    if screenshot:  # the run's other errors, held by the reporter (`notify` False): each said once, as a log line
-        for level, text in app.reporter.messages:
-            if level == "error":
-                logger.error("%s", text)
+    if screenshot:
+        end_screenshot_run(app, failure)
     return 0
+
+
+def end_screenshot_run(app: ReviewerApp, failure: list[str]) -> None:
+    """A --screenshot run's errors, which its reporter held (`notify` False), each said once: a site that could not
+    open raised for main.py's `error:` line (status 2), any other error as a log line."""
+    if failure:  # the window saved as it was
+        raise ReviewerError(failure[0])
+    for level, text in app.reporter.messages:
+        if level == "error":
+            logger.error("%s", text)
 
 
 def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
