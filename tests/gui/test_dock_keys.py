@@ -9,7 +9,7 @@ import pytest
 from qtpy.QtCore import Qt
 from qtpy.QtWidgets import QApplication
 
-from tests.gui.test_review_dock import store_path, wait_evidence, window  # noqa: F401 - fixtures
+from tests.gui.test_review_dock import label_lines, store_path, wait_evidence, window  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.gui
 
@@ -231,31 +231,6 @@ def test_the_scoring_dock_behind_the_stack_is_no_tab_stop_until_brought_to_the_f
     qtbot.wait(50)
     assert not seen(panel.bank_edit)
     assert round_docks() == {"Review", "Stack", "Trajectory"}
-
-
-def label_lines(label, width: int) -> list[str]:
-    """The lines a word-wrapped rich-text label lays its text out in at `width` px (spaces as typed)."""
-    from qtpy.QtGui import QTextDocument
-
-    doc = QTextDocument()
-    doc.setDefaultFont(label.font())
-    doc.setDocumentMargin(0)
-    doc.setHtml(label.text())
-    doc.setTextWidth(width)
-    doc.documentLayout().documentSize()  # laid out now (lazily otherwise: no lines yet)
-    block, lines = doc.begin(), []
-    while block.isValid():
-        layout, text = block.layout(), block.text()
-        for i in range(layout.lineCount()):
-            line = layout.lineAt(i)
-            lines.append(
-                text[line.textStart() : line.textStart() + line.textLength()]
-                .replace("\u00a0", " ")
-                .replace("\u2060", "")
-                .strip()
-            )
-        block = block.next()
-    return lines
 
 
 def test_the_key_line_breaks_between_pairs_never_inside_one(qtbot):

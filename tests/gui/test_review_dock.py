@@ -618,7 +618,8 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     app = window("eve", "expert")
     expert = app.review.expert
     assert app.review.tabs.currentWidget() is expert
-    assert any("L/M/H" in w.text() for w in expert.findChildren(QLabel))  # the dock's key line
+    shown = [" ".join(label_lines(w, 2000)) for w in expert.findChildren(QLabel)]  # the text as a label shows it
+    assert any("L/M/H confidence" in text for text in shown)  # the dock's key line
     first = expert.view["id"]
     main = app.viewer.window._qt_window
     for w, h in ((1366, 768), (1600, 1000)):  # on the small screen the dock scrolls to the pending line
@@ -709,6 +710,31 @@ def test_an_item_another_expert_settles_meanwhile_gives_way_to_the_next(window, 
         (first.split("/")[1], "fay", "fine as drafted"),
         (second.split("/")[1], "eve", "clear on both dates"),
     ]
+
+
+def label_lines(label, width: int) -> list[str]:
+    """The lines a word-wrapped rich-text label lays its text out in at `width` px (spaces as typed)."""
+    from qtpy.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(label.text())
+    doc.setTextWidth(width)
+    doc.documentLayout().documentSize()  # laid out now (lazily otherwise: no lines yet)
+    block, lines = doc.begin(), []
+    while block.isValid():
+        layout, text = block.layout(), block.text()
+        for i in range(layout.lineCount()):
+            line = layout.lineAt(i)
+            lines.append(
+                text[line.textStart() : line.textStart() + line.textLength()]
+                .replace("\u00a0", " ")
+                .replace("\u2060", "")
+                .strip()
+            )
+        block = block.next()
+    return lines
 
 
 def text_lines(label) -> int:
