@@ -27,9 +27,16 @@ class _Bridge(QObject):
 
 
 class ErrorReporter:
-    """Collects messages (tests read `.messages`) and shows each one once as a napari notification."""
+    """Collects messages (tests read `.messages`) and shows each one once as a napari notification.
+
+    `notify` False (a `--screenshot` run, which nobody watches): a message is not shown as a napari notification,
+    which napari also prints to the terminal (its console level cannot be set above ERROR), and an error is not
+    logged either: the run's caller says it (`main_window.launch`: a site that could not open as main.py's one
+    `error:` line, any other error logged at the end). A site whose site.json had a mistake had been said three
+    times: napari's "ERROR: ...", this reporter's log line, main.py's `error:` line."""
 
     def __init__(self) -> None:
+        self.notify = True
         self.messages: list[tuple[str, str]] = []
         self._bridge = _Bridge()
         self._bridge.message.connect(self._show)
@@ -79,5 +86,9 @@ class ErrorReporter:
     def _show(self, level: str, text: str) -> None:
         from napari.utils.notifications import show_error, show_info, show_warning
 
+        if not self.notify:
+            if level != "error":
+                getattr(logger, "info" if level == "info" else "warning")("%s", text)
+            return
         getattr(logger, "info" if level == "info" else "warning")("%s", text)
         {"error": show_error, "warning": show_warning, "info": show_info}[level](text)

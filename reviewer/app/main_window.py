@@ -518,9 +518,19 @@ def launch(
     _show_built_window(app)
     napari.run()
     app.close()
-    if failure:  # --screenshot of a site that could not open: the window saved as it was; main.py says it, status 2
-        raise ReviewerError(failure[0])
+    if screenshot:
+        end_screenshot_run(app, failure)
     return 0
+
+
+def end_screenshot_run(app: ReviewerApp, failure: list[str]) -> None:
+    """A --screenshot run's errors, which its reporter held (`notify` False), each said once: a site that could not
+    open raised for main.py's `error:` line (status 2), any other error as a log line."""
+    if failure:  # the window saved as it was
+        raise ReviewerError(failure[0])
+    for level, text in app.reporter.messages:
+        if level == "error":
+            logger.error("%s", text)
 
 
 def _show_built_window(app: ReviewerApp, wait_ms: int = SHOW_WAIT_MS) -> None:
@@ -613,6 +623,7 @@ def _screenshot_when_shown(app: ReviewerApp, path: Path, failure: list[str], tim
             save_and_quit()
 
     timer.timeout.connect(poll)
+    app.reporter.notify = False  # each message said once, in the terminal (see ErrorReporter)
     app.reporter.reported.connect(on_report)
     timer.start()
     app._screenshot_timer = timer

@@ -36,7 +36,6 @@ from qtpy.QtWidgets import (
 from reviewer.app.errors import CORE_ERRORS
 from reviewer.app.qt_review_parts import BAD_STYLE, FAILURE_KEYS, keys_label, neighbour, say, soon, window_keys
 from reviewer.app.qt_style import set_style
-from reviewer.errors import ReviewerError
 
 logger = logging.getLogger(__name__)
 
@@ -516,7 +515,7 @@ def launch_failures(
     REVIEWER_USER, else asked) on the set. Raises the core's error for a bad set or an unknown user."""
     import napari
 
-    from reviewer.app.main_window import ReviewerApp, _screenshot_when_shown
+    from reviewer.app.main_window import ReviewerApp, _screenshot_when_shown, end_screenshot_run
     from reviewer.app.qt_review_login import who_is_working
     from reviewer.failures.sample import load_set
     from reviewer.store import Store
@@ -546,6 +545,6 @@ def launch_failures(
     napari.run()
     close_failures_dock(app)
     app.close()
-    if failure:  # the run's evidence site could not open: the window saved as it was; main.py says it, status 2
-        raise ReviewerError(failure[0])
+    if screenshot:  # the run's evidence site could not open: main.py says it, status 2; other errors logged once
+        end_screenshot_run(app, failure)
     return 0

@@ -44,7 +44,7 @@ from reviewer.app.qt_review_parts import (
     window_keys,
 )
 from reviewer.app.qt_style import StatusLabel
-from reviewer.app.review_model import ReviewQueue, after_refusal, progress, still_to_do
+from reviewer.app.review_model import ReviewQueue, after_refusal, progress, refused_line, still_to_do
 from reviewer.review import api
 
 logger = logging.getLogger(__name__)
@@ -445,9 +445,9 @@ class AnnotatorPanel(QWidget):
             )
             out = api.decide(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown, the decision stays on screen ...
-            self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
+            self.save.not_saved(refused_line(verdict, key, str(exc)))
             say(self.saved, self.save.message, ok=False)
-            self._after_refusal(key)  # ... unless someone else acted on the item meanwhile
+            self._after_refusal(key, verdict, str(exc))  # ... unless someone else acted on the item meanwhile
             return False
         why = f" ({', '.join(words.get(r, r) for r in out['reasons'])})" if out["reasons"] else ""
         sure = f", {self.confidence} confidence" if self.confidence and verdict != "skip" else ""
@@ -464,7 +464,7 @@ class AnnotatorPanel(QWidget):
             self.show_item(nxt["item"])
         return True
 
-    def _after_refusal(self, key: str) -> None:
+    def _after_refusal(self, key: str, verdict: str, reason: str) -> None:
         """An expert may have closed or corrected the item, or a maintainer reopened it, in another process: the
         queue as the store has it now says whether it stays, is shown again at its new version, or gives way to the
         next (`after_refusal`)."""
@@ -484,7 +484,8 @@ class AnnotatorPanel(QWidget):
             self._done()
         else:
             self.show_item(nxt["item"])
-        say(self.saved, f"{self.save.message}; {what.why}", ok=False)
+        self.save.not_saved(refused_line(verdict, key, reason, what.why))
+        say(self.saved, self.save.message, ok=False)
 
     def undo(self) -> bool:
         try:

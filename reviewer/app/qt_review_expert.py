@@ -41,7 +41,7 @@ from reviewer.app.qt_review_parts import (
 )
 from reviewer.app.qt_rows import WholeRowsSplitter
 from reviewer.app.qt_style import StatusLabel, scroll_into_view
-from reviewer.app.review_model import ExpertKeys, ReviewQueue, after_refusal
+from reviewer.app.review_model import ExpertKeys, ReviewQueue, after_refusal, refused_line
 from reviewer.review import api
 
 QWIDGETSIZE_MAX = (1 << 24) - 1  # Qt's 'no maximum' for a widget's size
@@ -312,7 +312,7 @@ class ExpertPanel(QWidget):
                 rationale=why or None, version=self.view["version"],
             )  # fmt: skip
         except CORE_ERRORS as exc:  # a failed save is shown and the item stays
-            self.save.not_saved(f"NOT saved: draft {verdict} {key}: {exc}")
+            self.save.not_saved(refused_line(f"draft {verdict}", key, str(exc)))
             say(self.saved, self.save.message, ok=False)
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
@@ -367,8 +367,9 @@ class ExpertPanel(QWidget):
             )
             out = api.adjudicate(self.store, key, decision, user=self.user, version=self.view["version"])
         except CORE_ERRORS as exc:  # a failed save is shown; the item stays unless someone else settled it meanwhile
-            self.save.not_saved(f"NOT saved: {verdict} {key}: {exc}")
-            self._after_refusal(key, rationale if rationale is not None else self.rationale.text().strip())
+            self.save.not_saved(refused_line(verdict, key, str(exc)))
+            typed = rationale if rationale is not None else self.rationale.text().strip()
+            self._after_refusal(key, typed, verdict, str(exc))
             return False
         new = f", new version {out['new_version']}" if out["new_version"] else ""
         sure = f", {self.keys.confidence} confidence" if self.keys.confidence else ""
@@ -378,7 +379,7 @@ class ExpertPanel(QWidget):
         self._next_after_save()
         return True
 
-    def _after_refusal(self, key: str, typed: str) -> None:
+    def _after_refusal(self, key: str, typed: str, verdict: str, reason: str) -> None:
         """Another expert may have decided the item, or a maintainer reopened it, in another process: the queue as
         the store has it now says whether the item stays to be mended or gives way to the next (`after_refusal`)."""
         try:
@@ -391,7 +392,8 @@ class ExpertPanel(QWidget):
             self._next_after_save(rows)
             if typing:
                 self._leave_field()  # the next item's keys are verdicts again, not text
-        say(self.saved, f"{self.save.message}; {what.why}" if what.why else self.save.message, ok=False)
+        self.save.not_saved(refused_line(verdict, key, reason, what.why))
+        say(self.saved, self.save.message, ok=False)
 
     def ask_correction(self):
         from reviewer.app.qt_review_forms import CorrectionForm

@@ -59,7 +59,7 @@ ANNOTATOR_KEYS_SHORT = (
     ("E", "correct"),
     ("Space", "skip"),
     ("Backspace", "undo"),
-    ("N / P", "next / previous"),
+    ("N/P", "next/previous"),
     ("F1", "all keys"),  # (Esc, back to the canvas from a field: a third line at 1366 x 768; in F1 and the tooltip)
 )
 EXPERT_KEYS_SHORT = (
@@ -69,7 +69,7 @@ EXPERT_KEYS_SHORT = (
     ("Esc", "leave a field"),
     ("E", "correct"),
     ("L/M/H", "confidence"),
-    ("N / P", "next / previous"),
+    ("N/P", "next/previous"),
     ("F1", "all keys"),
 )
 OK_STYLE, BAD_STYLE = "color: #6bd36b", "color: #ff6b6b; font-weight: bold"
@@ -113,7 +113,22 @@ def confidence_keys() -> dict[str, str]:
 
 
 def keys_html(keys: tuple[tuple[str, str], ...]) -> str:
-    return " &nbsp;·&nbsp; ".join(f"<b>{html.escape(k)}</b> {html.escape(v)}" for k, v in keys)
+    """The key line's rich text: it breaks between pairs, never inside one. A short pair ("E correct", "L/M/H
+    confidence", "N/P next/previous") is one unbreakable unit; a long description (the failure dock's) wraps
+    inside, its key kept with its first word. At a narrow Review dock the line had broken between "E" and
+    "correct", and inside "L/" "M/H" and "next /" "previous"."""
+
+    def whole(text: str) -> str:  # no break at its spaces (nowrap) nor after a slash (a word joiner, unseen)
+        return html.escape(text).replace("/", "/&#8288;")
+
+    def pair(k: str, v: str) -> str:
+        key = f"<b>{whole(k)}</b>"
+        if len(v.split()) <= 3:
+            return f'<span style="white-space: nowrap">{key} {whole(v)}</span>'
+        first, rest = v.split(" ", 1)
+        return f'<span style="white-space: nowrap">{key} {whole(first)}</span> {html.escape(rest)}'
+
+    return "&nbsp;· ".join(pair(k, v) for k, v in keys)  # a break after a dot, never before it
 
 
 def keys_label(keys: tuple[tuple[str, str], ...], full: tuple[tuple[str, str], ...] | None = None) -> QLabel:

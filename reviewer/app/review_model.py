@@ -8,7 +8,8 @@ tested without a display (tests/unit/test_review_model.py), and the review dock'
 - `ExpertKeys`: what a key does in the expert's mode: A / R save at once with a rationale typed, else ask for it;
   Enter in the rationale field saves the verdict asked for, Esc leaves the field, 1-9 pick the reject reason.
 - `after_refusal`: what a dock does once the store refused a save because someone else acted on the item meanwhile
-  (another expert decided it, a maintainer reopened it): the next item, the item's new version, or stay.
+  (another expert decided it, a maintainer reopened it): the next item, the item's new version, or stay;
+  `refused_line`: the line that says it.
 - `first_mode`: the mode a role opens on (the first of its queues that has work).
 - `evidence_line`: what a dock says of the evidence in the viewer: the item's own, never another's as current.
 """
@@ -69,12 +70,29 @@ def after_refusal(key: str, version: int | None, rows: Iterable[Mapping[str, Any
     longer open for them) gives way to the next, the text they typed for it named in the line so it is not lost
     unseen; an item with a new version is shown again; otherwise it stays with what was typed, to be mended."""
     row = next((r for r in rows if r.get("item") == key), None)
-    kept = f'; you had typed, not saved: "{typed}"' if typed else ""
+    kept = f'; typed, not saved: "{typed}"' if typed else ""
     if row is None or row.get("open") is False:
-        return Refusal("next", f"it has left your queue: the next item is shown{kept}")
+        return Refusal("next", f"next item shown{kept}")
     if version is not None and row.get("version", version) != version:
-        return Refusal("reload", f"it has a new version ({row.get('version')}): shown again, decide on it{kept}")
+        return Refusal("reload", f"shown again at its new version {row.get('version')}{kept}")
     return Refusal("stay", "")
+
+
+def refused_line(verdict: str, key: str, reason: str, why: str = "") -> str:
+    """A dock's line for a refused save: the verdict, the item by its id (the bank is the dock's) named once, the
+    store's reason and what follows (`Refusal.why`, with what was typed). The store names the item by its whole key
+    ("item BANK/ID: ..." or "item BANK/ID is accepted by fay (decision 45, 2026-12-05 02:30 UTC): an adjudicated
+    item is final ..."): said once, by its id. When the item gave way (someone else settled it meanwhile) the line
+    keeps the fact, who and when, and leaves the rule after it (the CLI says it): `why` says what follows instead.
+    The line had named the item's whole key twice, the rule and what followed at length: 6 lines in a review dock
+    at 1366 x 768, the question and the decision table squeezed to a line and a half."""
+    qid, named = key.rsplit("/", 1)[-1], f"item {key}"
+    if reason.startswith(f"{named} "):  # the item is the sentence's subject: "item K is accepted by fay (...): rule"
+        fact = reason[len(named) + 1 :]
+        line = f"NOT saved: {verdict}; {qid} {fact.split(': ', 1)[0] if why else fact}"
+    else:
+        line = f"NOT saved: {verdict} {qid}: {reason.removeprefix(f'{named}: ')}"
+    return f"{line}; {why}" if why else line
 
 
 @evented

@@ -9,7 +9,7 @@ import pytest
 from qtpy.QtCore import Qt
 from qtpy.QtWidgets import QApplication
 
-from tests.gui.test_review_dock import store_path, wait_evidence, window  # noqa: F401 - fixtures
+from tests.gui.test_review_dock import label_lines, store_path, wait_evidence, window  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.gui
 
@@ -231,3 +231,27 @@ def test_the_scoring_dock_behind_the_stack_is_no_tab_stop_until_brought_to_the_f
     qtbot.wait(50)
     assert not seen(panel.bank_edit)
     assert round_docks() == {"Review", "Stack", "Trajectory"}
+
+
+def test_the_key_line_breaks_between_pairs_never_inside_one(qtbot):
+    """At a narrow Review dock the key line broke between a key and what it does ("... · E" at a line's end,
+    "correct · L/M/H ..." on the next): each pair is now one unit, at every dock width from 260 px up, for the
+    annotator's and the expert's lines; the failure dock's long descriptions still wrap, each key kept with its first
+    word."""
+    from reviewer.app.qt_review_parts import (
+        ANNOTATOR_KEYS_SHORT,
+        EXPERT_KEYS_SHORT,
+        FAILURE_KEYS,
+        keys_label,
+    )
+
+    for keys in (ANNOTATOR_KEYS_SHORT, EXPERT_KEYS_SHORT, FAILURE_KEYS):
+        label = keys_label(keys)
+        qtbot.addWidget(label)
+        for width in range(260, 620, 6):
+            lines = [" ".join(line.split()) for line in label_lines(label, width)]
+            said = " · ".join(f"{k} {v}" for k, v in keys)
+            assert "".join("".join(lines).split()) == "".join(said.split()), (width, lines)  # all of it, in order
+            for k, v in keys:
+                whole = f"{k} {v}" if keys is not FAILURE_KEYS else f"{k} {v.split()[0]}"
+                assert any(whole in line for line in lines), (width, whole, lines)

@@ -134,7 +134,8 @@ def test_a_screenshot_of_a_site_that_cannot_open_quits_with_its_error(tmp_path):
     """`main.py SITE --screenshot PNG` (what `make demo` runs without a display) on a folder whose site.json has a
     mistake (a resolution typed "30 m"): it waited 120 s for imagery that could not come, then saved the window and
     quit with status 0. Now it saves the window at once and ends on one `error:` line naming the file and field,
-    status 2."""
+    status 2, the only line that says it (napari had printed its error notification "ERROR: cannot open the site:
+    ..." to the terminal, and the app's log a "WARNING reviewer.app.errors: cannot open the site: ..." line)."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "site.json").write_text(
@@ -155,3 +156,5 @@ def test_a_screenshot_of_a_site_that_cannot_open_quits_with_its_error(tmp_path):
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith(f"error: cannot open the site: {site / 'site.json'}, field 'resolution'"), last
     assert "Traceback" not in proc.stderr and shot.stat().st_size > 10_000
+    said = [line for line in (proc.stdout + proc.stderr).splitlines() if "cannot open the site" in line]
+    assert said == [last], said

@@ -618,7 +618,8 @@ def test_expert_gives_her_confidence_with_keys(window, store_path, qtbot, shots)
     app = window("eve", "expert")
     expert = app.review.expert
     assert app.review.tabs.currentWidget() is expert
-    assert any("L/M/H" in w.text() for w in expert.findChildren(QLabel))  # the dock's key line
+    shown = [" ".join(label_lines(w, 2000)) for w in expert.findChildren(QLabel)]  # the text as a label shows it
+    assert any("L/M/H confidence" in text for text in shown)  # the dock's key line
     first = expert.view["id"]
     main = app.viewer.window._qt_window
     for w, h in ((1366, 768), (1600, 1000)):  # on the small screen the dock scrolls to the pending line
@@ -657,7 +658,9 @@ def test_an_item_another_expert_settles_meanwhile_gives_way_to_the_next(window, 
     """Found trying two experts on one store: fay adjudicated, from the CLI, the item eve had open; eve's A, rationale
     and Enter were refused ("an adjudicated item is final") and the dock stayed on the settled item, still listed it,
     and took her next A as text in the rationale. Now the refusal names who settled it, the item leaves her list, the
-    next is shown with the keys on verdicts again, and the line names what she typed (nothing saved unseen)."""
+    next is shown with the keys on verdicts again, and the line names what she typed (nothing saved unseen). At the
+    review dock's width at 1366 x 768 that line is 3 lines at most (it named the item's whole key twice, the rule
+    and what followed at length: 6 lines, the question and the decision table squeezed to a line and a half)."""
     from reviewer.review import api
     from reviewer.store import Store
 
@@ -670,6 +673,10 @@ def test_an_item_another_expert_settles_meanwhile_gives_way_to_the_next(window, 
                 api.decide(store, v["item"], said or api.Decision("accept"), user=user)
                 n += 1
     app = window("eve", "expert")
+    qwin = app.viewer.window._qt_window  # the window and the review dock as the app sizes them at 1366 x 768
+    qwin.showNormal()
+    qwin.resize(1366, 740)
+    qwin.resizeDocks([app.docks["Review"]], [min(520, int(qwin.width() * 0.34))], Qt.Horizontal)
     expert = app.review.expert
     queued = [r["item"] for r in expert.rows]  # the two split items first, then any audit sample
     first, second = queued[:2]
@@ -681,10 +688,11 @@ def test_an_item_another_expert_settles_meanwhile_gives_way_to_the_next(window, 
     qtbot.keyClick(expert.rationale, Qt.Key_Return)
     line = expert.saved.text()
     fays = 2 * bank_size(store_path) + 1  # every item decided by ann and bob before fay's adjudication
-    assert line.startswith(f"NOT saved: accept {first}: "), line
-    assert f"is accepted by fay (decision {fays}, " in line, line
-    assert "it has left your queue: the next item is shown; you had typed, not saved:" in line, line
-    assert line.endswith('you had typed, not saved: "burn scar on both dates"'), line  # quotes as typed, not &quot;
+    qid = first.split("/")[1]
+    assert line.startswith(f"NOT saved: accept; {qid} is accepted by fay (decision {fays}, 20"), line  # who, when
+    assert line.count(qid) == 1 and BANK not in line, line
+    assert line.endswith(' UTC); next item shown; typed, not saved: "burn scar on both dates"'), line  # not &quot;
+    qtbot.waitUntil(lambda: text_lines(expert.saved) <= 3, timeout=2000)
     assert expert.view["item"] == second and [r["item"] for r in expert.rows] == queued[1:]
     assert expert.list.count() == len(queued) - 1
     assert not expert.rationale.hasFocus() and expert.rationale.text() == ""
@@ -702,6 +710,41 @@ def test_an_item_another_expert_settles_meanwhile_gives_way_to_the_next(window, 
         (first.split("/")[1], "fay", "fine as drafted"),
         (second.split("/")[1], "eve", "clear on both dates"),
     ]
+
+
+def label_lines(label, width: int) -> list[str]:
+    """The lines a word-wrapped rich-text label lays its text out in at `width` px (spaces as typed)."""
+    from qtpy.QtGui import QTextDocument
+
+    doc = QTextDocument()
+    doc.setDefaultFont(label.font())
+    doc.setDocumentMargin(0)
+    doc.setHtml(label.text())
+    doc.setTextWidth(width)
+    doc.documentLayout().documentSize()  # laid out now (lazily otherwise: no lines yet)
+    block, lines = doc.begin(), []
+    while block.isValid():
+        layout, text = block.layout(), block.text()
+        for i in range(layout.lineCount()):
+            line = layout.lineAt(i)
+            lines.append(
+                text[line.textStart() : line.textStart() + line.textLength()]
+                .replace("\u00a0", " ")
+                .replace("\u2060", "")
+                .strip()
+            )
+        block = block.next()
+    return lines
+
+
+def text_lines(label) -> int:
+    """How many lines a word-wrapped label's text takes at the label's width."""
+    from qtpy.QtCore import QRect
+    from qtpy.QtGui import QFontMetrics
+
+    fm = QFontMetrics(label.font())
+    room = QRect(0, 0, label.contentsRect().width(), 100_000)
+    return round(fm.boundingRect(room, int(Qt.TextWordWrap), label.text()).height() / fm.lineSpacing())
 
 
 def test_an_annotator_back_on_an_item_an_expert_closed_meanwhile_is_moved_on(window, store_path, qtbot):
@@ -724,9 +767,12 @@ def test_an_annotator_back_on_an_item_an_expert_closed_meanwhile_is_moved_on(win
     panel.comment = "the scar is a shadow"  # as the flag bar's comment field leaves it
     press(qtbot, app, "2")  # flag: wrong reference
     line = panel.saved.text()
-    assert line.startswith(f"NOT saved: flag {order[0]}: "), line
-    assert "it has left your queue: the next item is shown; you had typed, not saved:" in line, line
-    assert line.endswith('"the scar is a shadow"') and panel.view["item"] == order[1] and panel.comment is None
+    qid = order[0].split("/")[1]
+    assert (
+        line
+        == f'NOT saved: flag {qid}: stage 1 is closed (the item was adjudicated); next item shown; typed, not saved: "the scar is a shadow"'
+    ), line
+    assert panel.view["item"] == order[1] and panel.comment is None
     assert stored(store_path, "ann") == {order[0].split("/")[1]: ("accept", [])}  # her accept stands, nothing else
 
 

@@ -9,10 +9,12 @@ from reviewer.app.review_model import (
     ExpertKeys,
     Progress,
     QueueWork,
+    Refusal,
     ReviewQueue,
     after_refusal,
     first_mode,
     progress,
+    refused_line,
 )
 
 
@@ -202,16 +204,39 @@ def test_a_refused_save_on_an_item_someone_else_settled_moves_on_and_names_what_
     # eve's queue as the store has it after fay adjudicated b/q2 in another process: q2 is gone from it
     rows = [{"item": "b/q5", "version": 1}, {"item": "b/q7", "version": 1}]
     gone = after_refusal("b/q2", None, rows, "burn scar on both dates")
-    assert gone.action == "next"
-    assert (
-        gone.why
-        == 'it has left your queue: the next item is shown; you had typed, not saved: "burn scar on both dates"'
-    )
+    assert gone == Refusal("next", 'next item shown; typed, not saved: "burn scar on both dates"')
     # an annotator's row still listed but closed by an expert's correction: not open for her any more
     closed = after_refusal("b/q5", 1, [{"item": "b/q5", "version": 2, "open": False}])
-    assert (closed.action, closed.why) == ("next", "it has left your queue: the next item is shown")
+    assert (closed.action, closed.why) == ("next", "next item shown")
     # reopened by a maintainer: open again at version 2 while she had version 1 on screen
     again = after_refusal("b/q5", 1, [{"item": "b/q5", "version": 2, "open": True}], "clouds")
-    assert again.action == "reload" and again.why.startswith("it has a new version (2): shown again")
+    assert again == Refusal("reload", 'shown again at its new version 2; typed, not saved: "clouds"')
     # refused for her own reason (no rationale typed yet): the item and what was typed stay to be mended
     assert after_refusal("b/q5", 1, [{"item": "b/q5", "version": 1, "open": True}]).action == "stay"
+
+
+def test_a_refused_line_names_the_item_once_by_its_id_and_keeps_who_when_and_the_text() -> None:
+    """The store's reason names the item by its whole key: the line says it once, by its id (the line had named
+    "demo-core-seed0-generated/demo-core-seed0-3" twice, the store's rule and what followed at length: 6 lines in
+    a 1366 x 768 review dock)."""
+    settled = (
+        "item bank-x/q2 is accepted by fay (decision 45, 2026-12-05 02:30 UTC): an adjudicated item is final "
+        "(a maintainer may reopen it)"
+    )
+    gone = 'next item shown; typed, not saved: "burn scar"'
+    assert refused_line("accept", "bank-x/q2", settled, gone) == (
+        'NOT saved: accept; q2 is accepted by fay (decision 45, 2026-12-05 02:30 UTC); next item shown; typed, not saved: "burn scar"'
+    )
+    # the item stays (refused for the person's own reason): the store's reason whole, the rule in it
+    assert refused_line("accept", "bank-x/q2", settled).endswith(
+        "02:30 UTC): an adjudicated item is final (a maintainer may reopen it)"
+    )
+    closed = "item bank-x/q2: stage 1 is closed (the item was adjudicated)"
+    assert refused_line("flag", "bank-x/q2", closed, "next item shown") == (
+        "NOT saved: flag q2: stage 1 is closed (the item was adjudicated); next item shown"
+    )
+    # a reason that does not name the item (the store locked, a full disk): the item by its id before it
+    assert (
+        refused_line("draft accept", "bank-x/q2", "database is locked")
+        == "NOT saved: draft accept q2: database is locked"
+    )
