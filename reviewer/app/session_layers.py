@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE, site_boundary_raster
+from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE, placement, site_boundary_raster
 from reviewer.app.frames import FrameArray
 from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
 from reviewer.app.session_site import modules_warmed
@@ -340,10 +340,8 @@ class CanvasLayers:
             return
         if not inside:
             return
-        raster, k = site_boundary_raster(site)  # (made by the worker that opened an item's site)
-        ry, rx = self.scale()
-        scale = (ry / k, rx / k)
-        translate = (ry * (0.5 / k - 0.5), rx * (0.5 / k - 0.5))  # the raster's pixel edges on the site pixels' edges
+        raster = site_boundary_raster(site)  # (made by the worker that opened an item's site)
+        scale, translate = placement(site.shape, raster.shape, self.scale())  # its pixel edges on the site's
         if old is None:
             from napari.utils.colormaps import DirectLabelColormap
 
@@ -393,10 +391,13 @@ class CanvasLayers:
         return self.region_layer
 
     def show_item_region(self, raster: np.ndarray | None) -> None:
-        """A review item's region (`evidence_prep.region_raster`; None: none) in a Labels layer whose array is rewritten
-        in place and re-sliced: another region is one texture upload. (Drawn as a Shapes polygon, each new region
-        rebuilt napari's meshes and vispy relinked two shader programs: ~20 ms of the UI thread under software GL.)
-        A polygon the user drew for the trajectory is cleared: the canvas shows the item's own region."""
+        """A review item's region (`evidence_prep.region_raster` at the display grid; None: none) in a Labels layer
+        whose array is rewritten in place and re-sliced: another region is one texture upload. Its pixels lie on the
+        image's (`placement`, as `view_scale` and `view_translate`): on a site wider than VIEW_PX, drawn at the site's
+        full resolution (58.8 M px on a whole Landsat scene), it held the UI thread ~0.74 s. (Drawn as a Shapes
+        polygon, each new region rebuilt napari's meshes and vispy relinked two shader programs: ~20 ms of the UI
+        thread under software GL.) A polygon the user drew for the trajectory is cleared: the canvas shows the item's
+        own region."""
         drawn = self.region_layer
         if drawn is not None and drawn in self.viewer.layers and len(drawn.data):
             drawn.data = []
@@ -408,13 +409,16 @@ class CanvasLayers:
                 layer.data[...] = 0
                 layer.refresh()
             return
+        site_shape = self.s.index.site.shape if self.s.index is not None else raster.shape
+        scale, translate = placement(site_shape, raster.shape, self.scale())
         if layer is None:
             from napari.utils.colormaps import DirectLabelColormap
 
             layer = self.item_region_layer = self.viewer.add_labels(
                 raster.copy(),
                 name=ITEM_REGION_LAYER,
-                scale=self.scale(),
+                scale=scale,
+                translate=translate,
                 units=("m", "m"),
                 colormap=DirectLabelColormap(color_dict=ITEM_REGION_COLORS),
             )
@@ -423,6 +427,8 @@ class CanvasLayers:
         elif not np.array_equal(layer.data, raster):
             layer.data[...] = raster  # in place: napari re-slices the same array
             layer.refresh()
-        if tuple(layer.scale) != self.scale():  # (another site)
-            layer.scale = self.scale()
+        if tuple(layer.scale) != scale:  # (another site)
+            layer.scale = scale
+        if tuple(layer.translate) != translate:
+            layer.translate = translate
         self.select_image()
