@@ -1,8 +1,8 @@
 """Benchmark: reviewing whole-site items on a full-size scene (20 Landsat dates, 7,741 px across, a boundary), as
 annotator ann does it: launch to the first item's evidence shown (the site opens with it: its boundary, the item's
-region, the trajectory read), A twice (the next items), then the quality overlay on and a date step with it. Each
-step: wall time until it is shown, the UI thread's CPU time (`time.thread_time`), the longest the UI thread was
-blocked meanwhile (gap between 20 ms polls), the process's VmHWM after it. Old and new code in the same run: fresh
+region, the trajectory read), A twice (the next items), then the quality overlay on, a date step with it, the
+overlay off and on again. Each step: wall time until it is shown, the UI thread's CPU time (`time.thread_time`), the
+longest the UI thread was blocked meanwhile (gap between 20 ms polls), the process's VmHWM after it. Old and new code in the same run: fresh
 processes alternating old/new for --rounds rounds, each on a fresh copy of the store; medians printed side by side.
 
   STORE: a store with bank "fs" (whole-site items) over the full-size site, assigned to ann (left27j's bank2 over
@@ -74,6 +74,8 @@ def drive(db, out_json, shots):
     steps += [("next item (A)", accept, lambda: item() != before.get("item") and shown())] * 2
     steps.append(("quality overlay on", lambda: setattr(s.state, "overlay", True), frame_ok))
     steps.append(("date step with overlay", lambda: QTest.keyClick(canvas_widget(viewer), Qt.Key_Right), frame_ok))
+    steps.append(("quality overlay off", lambda: setattr(s.state, "overlay", False), frame_ok))
+    steps.append(("quality overlay on again", lambda: setattr(s.state, "overlay", True), frame_ok))
     state = {"i": 0, "t": None, "last": None, "gap": 0.0, "cpu": 0.0}
     timer = QTimer()
     timer.setInterval(20)
