@@ -24,6 +24,49 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+#: the app's own calls (and vispy's public canvas draw) timed on the UI thread per step: (module, class, method)
+PARTS = (
+    ("reviewer.app.review_evidence", "EvidenceLoader", "_apply"),
+    ("reviewer.app.session", "StackSession", "show_index"),
+    ("reviewer.app.session_layers", "CanvasLayers", "draw_boundary"),
+    ("reviewer.app.session_layers", "CanvasLayers", "show_item_region"),
+    ("reviewer.app.session_layers", "CanvasLayers", "show_overlay"),
+    ("reviewer.app.session_layers", "CanvasLayers", "drop_overlay"),
+    ("reviewer.app.review_series", "ItemSeries", "show"),
+    ("vispy.scene", "SceneCanvas", "draw_visual"),
+)
+
+
+def time_parts(spent):
+    """A measuring wrapper around each of PARTS, in this benchmark's process only: the UI thread's wall and CPU
+    seconds and the longest call of each go into `spent` ({name: [wall, cpu, longest wall]})."""
+    import functools
+    import importlib
+    import threading
+
+    main = threading.main_thread()
+    for module, cls_name, method in PARTS:
+        cls = getattr(importlib.import_module(module), cls_name)
+        original = getattr(cls, method)
+        name = f"{cls_name}.{method}"
+
+        @functools.wraps(original)
+        def timed(*args, __f=original, __name=name, **kwargs):
+            if threading.current_thread() is not main:
+                return __f(*args, **kwargs)
+            t0, c0 = time.perf_counter(), time.thread_time()
+            try:
+                return __f(*args, **kwargs)
+            finally:
+                wall = time.perf_counter() - t0
+                row = spent.setdefault(__name, [0.0, 0.0, 0.0])
+                row[0] += wall
+                row[1] += time.thread_time() - c0
+                row[2] = max(row[2], wall)
+
+        setattr(cls, method, timed)
+
+
 def drive(db, out_json, shots):
     t0 = time.perf_counter()
     prof = None
@@ -49,6 +92,8 @@ def drive(db, out_json, shots):
 
     viewer = napari.Viewer(title="EarthRecord Reviewer", show=False)
     app = ReviewerApp(viewer, db=db, later=True, recent=RecentSites(os.path.dirname(out_json) + "/recent.json"))
+    spent = {}
+    time_parts(spent)
     _show_built_window(app)
     app.start_review("ann", "annotator")
     s = app.session
@@ -112,7 +157,9 @@ def drive(db, out_json, shots):
                 "max_block_s": round(state["gap"], 3),
                 "hwm_mb": round(mem("VmHWM")),
                 "item": item(),
+                "parts": {k: [round(x, 3) for x in v] for k, v in spent.items()},
             }
+            spent.clear()
             main_window(viewer).grab().save(f"{shots}_{state['i']}.png")
             results["steps"].append(r)
             print(json.dumps(r), flush=True)
@@ -159,6 +206,16 @@ def compare(store, out_dir, old, new, rounds):
             n = statistics.median(run[k][f] for run in figures["new"])
             row.append(f"{o:g} | {n:g}")
         print(f"{row[0]:28} {row[1]:>15} {row[2]:>15} {row[3]:>15} {row[4]:>13}")
+    print("\nthe app's parts on the UI thread, medians (old | new): wall s, CPU s, longest call s")
+    for k, step in enumerate(figures["old"][0]):
+        names = sorted({p for run in figures["old"] + figures["new"] for p in run[k].get("parts", {})})
+        for p in names:
+            cells = []
+            for j in range(3):
+                o = statistics.median(run[k].get("parts", {}).get(p, [0, 0, 0])[j] for run in figures["old"])
+                n = statistics.median(run[k].get("parts", {}).get(p, [0, 0, 0])[j] for run in figures["new"])
+                cells.append(f"{o:g} | {n:g}")
+            print(f"{step['step'][:22]:22} {p:32} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
 
 
 if __name__ == "__main__":
