@@ -253,7 +253,10 @@ class CanvasLayers:
                 with data.every_date(data[shown]):
                     layer.data = data
                     dims.set_current_step(0, shown)
-        self.scale_image()  # (the start-up placeholder's, which takes the first site's)
+            # the start-up placeholder's pixel size, which takes the first site's: napari's new row and column steps
+            # emit a step event while the date step is still the placeholder's 0 (the session sets it after this);
+            # heard, it set the date shown to 0 (a full-size scene's first item opened on its first date)
+            self.scale_image()
 
     def scale_image(self) -> None:
         """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""

@@ -105,3 +105,48 @@ def test_an_items_region_lies_on_the_images_pixels_on_a_wide_site(wide_session):
     assert tuple(layer.translate) == (3.75, 3.75) == tuple(image.translate)[1:]
     assert layer.data[800, 799] == REGION_EDGE and layer.data[800, 800] == 0
     assert layer.data_to_world((800, 799.5))[1] == pytest.approx(29985.0)
+
+
+def _lonlat_site(root, days=(1, 9, 17)):
+    """MOD11A2 LST as AppEEARS exports it: 20 x 20 cells of 0.01 degree (~776 x 1,111 m on the ground, not the
+    start-up canvas's 30 m), one date per day of 2024 in `days`."""
+    import rasterio
+    from affine import Affine
+
+    from tests.conftest import write_site_json
+
+    site = write_site_json(root, bbox=[11.0, 45.8, 11.2, 46.0], crs="EPSG:4326", shape=[20, 20])
+    profile = dict(driver="GTiff", width=20, height=20, count=1, crs="EPSG:4326",
+                   transform=Affine(0.01, 0, 11.0, 0, -0.01, 46.0))  # fmt: skip
+    lst = (14500 + 50 * np.add.outer(np.arange(20), np.arange(20))).astype(np.uint16)
+    for day in days:
+        for layer, arr in (("LST_Day_1km", lst), ("QC_Day", np.zeros((20, 20), np.uint8))):
+            name = f"MOD11A2.061_{layer}_doy2024{day:03d}000000_aid0001.tif"
+            with rasterio.open(site / name, "w", dtype=arr.dtype.name, **profile) as d:
+                d.write(arr, 1)
+    return site
+
+
+def test_the_first_item_opens_on_its_own_date_on_a_site_of_another_pixel_size(tmp_path):
+    """The app's first site comes with a review item that opens on its third date (2024-01-17): the start-up
+    canvas (30 m pixels) takes the site's ~776 x 1,111 m pixels, and the date shown stays the item's. Before, the
+    image layer's new pixel size moved napari's row and column steps, whose event set the date shown to the stale
+    step 0 (a whole-site item on a full-size Landsat scene opened on its first date, 2014-03-01, not on 2018)."""
+    from napari.components import ViewerModel
+
+    from reviewer.app.session import StackSession
+    from reviewer.record.scan import scan_site
+    from reviewer.record.stack import open_stack
+
+    s = StackSession(ViewerModel(), prefetch=False)
+    try:
+        s.warm_canvas()  # the start-up placeholder, as the app makes it before any site
+        index = scan_site(_lonlat_site(tmp_path / "lst"))
+        stack = open_stack(index)
+        assert [sc.date.isoformat() for sc in stack.scenes] == ["2024-01-01", "2024-01-09", "2024-01-17"]
+        s.show_index(index, stack=(stack, 2))
+        assert s.state.current == 2 and s.viewer.dims.current_step[0] == 2
+        assert s.current_scene.date.isoformat() == "2024-01-17"
+    finally:
+        s.close()
+        gc.unfreeze()
