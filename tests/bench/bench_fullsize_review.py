@@ -115,12 +115,15 @@ def drive(db, out_json, shots):
         before["item"] = item()
         QTest.keyClick(canvas_widget(viewer), Qt.Key_A)
 
-    steps = [("first item (site open)", lambda: None, lambda: main_window(viewer).isVisible() and shown())]
-    steps += [("next item (A)", accept, lambda: item() != before.get("item") and shown())] * 2
-    steps.append(("quality overlay on", lambda: setattr(s.state, "overlay", True), frame_ok))
-    steps.append(("date step with overlay", lambda: QTest.keyClick(canvas_widget(viewer), Qt.Key_Right), frame_ok))
-    steps.append(("quality overlay off", lambda: setattr(s.state, "overlay", False), frame_ok))
-    steps.append(("quality overlay on again", lambda: setattr(s.state, "overlay", True), frame_ok))
+    # (name, action, shown when, timeout s)
+    steps = [("first item (site open)", lambda: None, lambda: main_window(viewer).isVisible() and shown(), 600)]
+    steps += [("next item (A)", accept, lambda: item() != before.get("item") and shown(), 600)] * 2
+    steps.append(("quality overlay on", lambda: setattr(s.state, "overlay", True), frame_ok, 60))
+    right = lambda: QTest.keyClick(canvas_widget(viewer), Qt.Key_Right)  # noqa: E731
+    steps.append(("date step with overlay", right, frame_ok, 60))
+    steps.append(("quality overlay off", lambda: setattr(s.state, "overlay", False), frame_ok, 60))
+    # (main before this branch: the overlay made anew on a second O never said its date's codes were shown)
+    steps.append(("quality overlay on again", lambda: setattr(s.state, "overlay", True), frame_ok, 60))
     state = {"i": 0, "t": None, "last": None, "gap": 0.0, "cpu": 0.0}
     timer = QTimer()
     timer.setInterval(20)
@@ -140,7 +143,7 @@ def drive(db, out_json, shots):
                 prof.dump_stats(out_json + ".prof")
             viewer.close()
             return
-        name, action, cond = steps[state["i"]]
+        name, action, cond, timeout = steps[state["i"]]
         if state["t"] is None:
             state["t"] = now if state["i"] else t0
             state["cpu"] = time.thread_time() if state["i"] else 0.0
@@ -148,7 +151,7 @@ def drive(db, out_json, shots):
             action()
             return
         ok = cond()
-        if ok or now - state["t"] > 600:
+        if ok or now - state["t"] > timeout:
             r = {
                 "step": name,
                 "ok": ok,
@@ -200,7 +203,8 @@ def compare(store, out_dir, old, new, rounds):
     print(f"\nmedians of {rounds} rounds (old | new), load now {load()}")
     print(f"{'step':28} {'wall s':>15} {'UI CPU s':>15} {'max block s':>15} {'VmHWM MB':>13}")
     for k, step in enumerate(figures["old"][0]):
-        row = [step["step"]]
+        missed = {v: sum(not run[k]["ok"] for run in figures[v]) for v in ("old", "new")}
+        row = [step["step"] + ("" if not any(missed.values()) else f" (timed out: {missed['old']} | {missed['new']})")]
         for f in ("s", "ui_cpu_s", "max_block_s", "hwm_mb"):
             o = statistics.median(run[k][f] for run in figures["old"])
             n = statistics.median(run[k][f] for run in figures["new"])
