@@ -66,16 +66,56 @@ def region_mask(region, site) -> tuple[np.ndarray, np.ndarray]:
 REGION_INSIDE, REGION_EDGE = 1, 2  # the values of a region's raster (0: outside)
 
 
-def boundary_raster(rings: list[np.ndarray], shape: tuple[int, int]) -> tuple[np.ndarray, int]:
-    """A site's boundary rings ((row, col) on the site grid, pixel corners at whole numbers) as a raster of 1s on
-    their lines, and its pixels per site pixel `k`: drawn at about VIEW_PX across (k site pixels to the raster's on
-    a small site), the lines a 250th of the site's larger side wide, as thin on a 64 px site as on a 1,600 px one."""
+def display_shape(shape: tuple[int, int]) -> tuple[int, int]:
+    """The (rows, cols) a site grid of `shape` is shown at on the canvas: the grid `shown_stack` reads the image at
+    (`display_grid` at VIEW_PX: VIEW_PX across, the same aspect; the grid itself when it is at most VIEW_PX wide)."""
     h, w = shape
-    k = max(1, VIEW_PX // max(h, w))
-    width = max(1, round(max(h, w) * k / 250))
-    out = np.zeros((h * k, w * k), np.uint8)
+    return (h, w) if w <= VIEW_PX else (max(1, round(h * VIEW_PX / w)), VIEW_PX)
+
+
+def placement(site_shape: tuple[int, int], shape: tuple[int, int], cell: tuple[float, float]):
+    """(scale, translate) in metres of a raster of `shape` over the whole site grid (`site_shape`, pixels of `cell`
+    (row, col) metres) on napari's canvas: its pixels cover the site's as the image's do (napari centres a layer's
+    pixel 0 on its translate, so a coarser pixel is moved by half of what it covers more than a site pixel)."""
+    scale = tuple(c * n / m for c, n, m in zip(cell, site_shape, shape, strict=True))
+    return scale, tuple((s - c) / 2 for s, c in zip(scale, cell, strict=True))
+
+
+def display_mask(mask: np.ndarray) -> np.ndarray:
+    """A mask on the site grid at the canvas's display grid (`display_shape`): each shown pixel takes the site pixel
+    at its centre. The mask itself on a site shown at full resolution."""
+    h, w = mask.shape
+    hv, wv = display_shape((h, w))
+    if (hv, wv) == (h, w):
+        return mask
+    rows = ((np.arange(hv) + 0.5) * h / hv).astype(np.intp)
+    cols = ((np.arange(wv) + 0.5) * w / wv).astype(np.intp)
+    return mask[np.ix_(rows, cols)]
+
+
+def boundary_shape(shape: tuple[int, int]) -> tuple[int, int]:
+    """The boundary raster's shape: a small site's grid k times over (k = VIEW_PX // its larger side, a whole
+    number >= 1), so its lines are thinner than a site pixel; a site wider than VIEW_PX at the display grid
+    (`display_shape`), as the image is shown (at the site's full resolution a whole Landsat scene's raster was
+    58.8 M px, drawn on the UI thread)."""
+    h, w = shape
+    if max(h, w) <= VIEW_PX:
+        k = VIEW_PX // max(h, w)
+        return h * k, w * k
+    return display_shape(shape)
+
+
+def boundary_raster(rings: list[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """A site's boundary rings ((row, col) on the site grid, pixel corners at whole numbers) as a raster of 1s on
+    their lines, at `boundary_shape` (about VIEW_PX across), the lines a 250th of the raster's larger side wide, as
+    thin on a 64 px site as on a 1,600 px or a 7,741 px one. `placement` puts it on the canvas."""
+    h, w = shape
+    hr, wr = boundary_shape(shape)
+    factor = np.array([hr / h, wr / w])
+    width = max(1, round(max(hr, wr) / 250))
+    out = np.zeros((hr, wr), np.uint8)
     for ring in rings:
-        pts = np.asarray(ring, float) * k
+        pts = np.asarray(ring, float) * factor
         if len(pts) < 2:
             continue
         a, b = pts[:-1], pts[1:]
@@ -86,16 +126,16 @@ def boundary_raster(rings: list[np.ndarray], shape: tuple[int, int]) -> tuple[np
         for dr in range(width):  # each line pixel widened to width x width (down and right of it)
             for dc in range(width):
                 r, c = line[:, 0] + dr - width // 2, line[:, 1] + dc - width // 2
-                keep = (r >= 0) & (r < h * k) & (c >= 0) & (c < w * k)
+                keep = (r >= 0) & (r < hr) & (c >= 0) & (c < wr)
                 out[r[keep], c[keep]] = 1
-    return out, k
+    return out
 
 
 BOUNDARIES_KEPT = 4  # sites' boundary rasters kept (made by a worker, drawn by the UI thread)
-_boundaries: Kept[tuple[np.ndarray, int]] = Kept(BOUNDARIES_KEPT)  # (site dir, shape, boundary file) -> raster
+_boundaries: Kept[np.ndarray] = Kept(BOUNDARIES_KEPT)  # (site dir, shape, boundary file) -> raster
 
 
-def site_boundary_raster(site) -> tuple[np.ndarray, int]:
+def site_boundary_raster(site) -> np.ndarray:
     """`boundary_raster` of a site's boundary, made once (any thread: the worker that opens a site makes it, the UI
     thread then only draws it); raises ReviewerError when the boundary cannot be read."""
     key = (str(site.dir), tuple(site.shape), str(site.boundary_path))
@@ -106,9 +146,10 @@ def site_boundary_raster(site) -> tuple[np.ndarray, int]:
 
 
 def region_raster(mask: np.ndarray) -> np.ndarray:
-    """A region as the canvas shows it: its very pixels (those its trajectory averages), REGION_INSIDE, with an edge
-    band of REGION_EDGE along its border (about 1/400 of the site across, at least a pixel; the site's own border
-    counts as the region's edge there)."""
+    """A region as the canvas shows it: its pixels, REGION_INSIDE, with an edge band of REGION_EDGE along its border
+    (about 1/400 of the raster across, at least a pixel; the site's own border counts as the region's edge there).
+    Given the region's mask at the display grid (`display_mask`), these are the pixels its trajectory averages on a
+    site shown at full resolution, and the shown pixels over them on a wider one."""
     from scipy.ndimage import minimum_filter
 
     inside = np.asarray(mask, bool)
@@ -184,7 +225,7 @@ class Prepared:
     mask: np.ndarray | None  # the region on the site grid (its series reads these pixels)
     token: Any = None  # the request it answers (item_pipeline.Token)
     pair_rgb: list | None = None  # the pair's panels through the view's stretch: (h, w, 3) uint8 each
-    region: np.ndarray | None = None  # `region_raster` of the mask: the region as the canvas draws it
+    region: np.ndarray | None = None  # `region_raster` of the mask at the display grid: as the canvas draws it
 
     def series_key(self, harmonized: bool) -> tuple:
         scenes = tuple((sc.files_root, sc.key) for sc in self.stack.scenes)
@@ -272,7 +313,7 @@ def prepare_evidence(key: str, index, view, want: tuple, render_frame, cache, fo
     except (ReviewerError, ValueError):
         mask = None
     out = Prepared(key, view, index, want, stack, 0, years, None, None, "", [], {}, mask)
-    out.region = region_raster(mask) if mask is not None else None
+    out.region = region_raster(display_mask(mask)) if mask is not None else None
     if not len(stack):
         return out
     best = clearest_per_year(stack)

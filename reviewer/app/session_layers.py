@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE, site_boundary_raster
+from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE, placement, site_boundary_raster
 from reviewer.app.frames import FrameArray
 from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
 from reviewer.app.session_site import modules_warmed
@@ -54,7 +54,8 @@ class CanvasLayers:
         self.s = session
         self.viewer = session.viewer
         self.image_layer = None
-        self.overlay_layer = None
+        self.overlay_layer = None  # the quality overlay's layer while it is on
+        self.overlay_hidden = None  # ... and while it is off: hidden, kept for the next O (`drop_overlay`)
         self.boundary_layer = None
         self.region_layer = None
         self.item_region_layer = None
@@ -76,13 +77,26 @@ class CanvasLayers:
         """No date matches the filters: no image or overlay layer."""
         self.remove_layer(IMAGE_LAYER)
         self.remove_layer(OVERLAY_LAYER)
-        self.image_layer = self.overlay_layer = None
+        self.image_layer = self.overlay_layer = self.overlay_hidden = None
         self._warm_layers = False
         self.show_overlays()
 
     def drop_overlay(self) -> None:
-        self.remove_layer(OVERLAY_LAYER)
-        self.overlay_layer = None
+        """The quality overlay off: its layer hidden (napari slices no hidden layer) and kept, so the next O only
+        shows it again. (Removed and made anew, each O made a Labels layer -- napari's list entry, layer controls and
+        vispy visual: ~0.15-0.3 s of the UI thread's CPU, 0.6 s blocked on a whole Landsat scene, 1.28 s under load.)
+        Its eye in napari's layer list turns the overlay on and off as O does (`_on_overlay_eye`)."""
+        layer, self.overlay_layer = self.overlay_layer, None
+        if layer is not None and layer in self.viewer.layers:
+            self.overlay_hidden = layer
+            layer.visible = False
+
+    def _on_overlay_eye(self, event=None) -> None:
+        """The overlay layer's eye in napari's layer list clicked: the session's overlay follows (the Stack dock's
+        check box, O)."""
+        layer = self.overlay_layer or self.overlay_hidden
+        if layer is not None and layer.visible != self.s.state.overlay:
+            self.s.state.overlay = layer.visible
 
     def dress_canvas(self) -> None:
         """The scale bar on napari's canvas: set when the session first shows something of its own (a site, the app's
@@ -239,7 +253,10 @@ class CanvasLayers:
                 with data.every_date(data[shown]):
                     layer.data = data
                     dims.set_current_step(0, shown)
-        self.scale_image()  # (the start-up placeholder's, which takes the first site's)
+            # the start-up placeholder's pixel size, which takes the first site's: napari's new row and column steps
+            # emit a step event while the date step is still the placeholder's 0 (the session sets it after this);
+            # heard, it set the date shown to 0 (a full-size scene's first item opened on its first date)
+            self.scale_image()
 
     def scale_image(self) -> None:
         """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""
@@ -272,15 +289,20 @@ class CanvasLayers:
 
         data = self.s.overlay_array()
         scale = self.view_scale()
-        layer = self.overlay_layer
+        layer = self.overlay_layer or self.overlay_hidden
+        self.overlay_hidden = None
         if layer is not None and layer in self.viewer.layers:
-            old = layer.data
+            self.overlay_layer = layer
+            old = layer.data  # (a hidden layer takes its data unsliced; shown again, it slices once)
             if isinstance(old, FrameArray) and old.shape == data.shape:
                 old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
-                layer.refresh()
+                if layer.visible:
+                    layer.refresh()
             else:
                 layer.data = data
                 layer.scale, layer.translate = scale, self.view_translate()
+            if not layer.visible:  # (napari's setter slices even when it was visible already)
+                layer.visible = True
         else:
             self.overlay_layer = self.viewer.add_labels(
                 data,
@@ -292,6 +314,7 @@ class CanvasLayers:
                 colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
                 cache=False,
             )
+            self.overlay_layer.events.visible.connect(self._on_overlay_eye)
             self.select_image()
 
     def modules_in(self) -> None:
@@ -340,10 +363,8 @@ class CanvasLayers:
             return
         if not inside:
             return
-        raster, k = site_boundary_raster(site)  # (made by the worker that opened an item's site)
-        ry, rx = self.scale()
-        scale = (ry / k, rx / k)
-        translate = (ry * (0.5 / k - 0.5), rx * (0.5 / k - 0.5))  # the raster's pixel edges on the site pixels' edges
+        raster = site_boundary_raster(site)  # (made by the worker that opened an item's site)
+        scale, translate = placement(site.shape, raster.shape, self.scale())  # its pixel edges on the site's
         if old is None:
             from napari.utils.colormaps import DirectLabelColormap
 
@@ -393,10 +414,13 @@ class CanvasLayers:
         return self.region_layer
 
     def show_item_region(self, raster: np.ndarray | None) -> None:
-        """A review item's region (`evidence_prep.region_raster`; None: none) in a Labels layer whose array is rewritten
-        in place and re-sliced: another region is one texture upload. (Drawn as a Shapes polygon, each new region
-        rebuilt napari's meshes and vispy relinked two shader programs: ~20 ms of the UI thread under software GL.)
-        A polygon the user drew for the trajectory is cleared: the canvas shows the item's own region."""
+        """A review item's region (`evidence_prep.region_raster` at the display grid; None: none) in a Labels layer
+        whose array is rewritten in place and re-sliced: another region is one texture upload. Its pixels lie on the
+        image's (`placement`, as `view_scale` and `view_translate`): on a site wider than VIEW_PX, drawn at the site's
+        full resolution (58.8 M px on a whole Landsat scene), it held the UI thread ~0.74 s. (Drawn as a Shapes
+        polygon, each new region rebuilt napari's meshes and vispy relinked two shader programs: ~20 ms of the UI
+        thread under software GL.) A polygon the user drew for the trajectory is cleared: the canvas shows the item's
+        own region."""
         drawn = self.region_layer
         if drawn is not None and drawn in self.viewer.layers and len(drawn.data):
             drawn.data = []
@@ -408,13 +432,16 @@ class CanvasLayers:
                 layer.data[...] = 0
                 layer.refresh()
             return
+        site_shape = self.s.index.site.shape if self.s.index is not None else raster.shape
+        scale, translate = placement(site_shape, raster.shape, self.scale())
         if layer is None:
             from napari.utils.colormaps import DirectLabelColormap
 
             layer = self.item_region_layer = self.viewer.add_labels(
                 raster.copy(),
                 name=ITEM_REGION_LAYER,
-                scale=self.scale(),
+                scale=scale,
+                translate=translate,
                 units=("m", "m"),
                 colormap=DirectLabelColormap(color_dict=ITEM_REGION_COLORS),
             )
@@ -423,6 +450,8 @@ class CanvasLayers:
         elif not np.array_equal(layer.data, raster):
             layer.data[...] = raster  # in place: napari re-slices the same array
             layer.refresh()
-        if tuple(layer.scale) != self.scale():  # (another site)
-            layer.scale = self.scale()
+        if tuple(layer.scale) != scale:  # (another site)
+            layer.scale = scale
+        if tuple(layer.translate) != translate:
+            layer.translate = translate
         self.select_image()

@@ -49,8 +49,8 @@ def test_a_site_looked_at_again_keeps_its_boundary_raster_while_four_others_are_
         )
 
     sites = [site(n) for n in "abcde"]
-    raster, k = evidence_prep.site_boundary_raster(sites[0])
-    assert k == 200 and raster.shape == (1600, 1600)  # drawn at VIEW_PX across: 1,600 // 8 raster px a site px
+    raster = evidence_prep.site_boundary_raster(sites[0])
+    assert raster.shape == (1600, 1600)  # drawn at VIEW_PX across: 1,600 // 8 = 200 raster px a site px
     for s in sites[1:4]:
         evidence_prep.site_boundary_raster(s)
     evidence_prep.site_boundary_raster(sites[0])  # site a looked at again
