@@ -41,6 +41,8 @@ SCROLL_BAR_ALLOWANCE = 20
 #: the longest the built window waits hidden for the first site's stack (a slow disk or a demo being generated
 #: shows the window with its progress instead)
 SHOW_WAIT_MS = 1500
+#: the status bar's hint (napari's own names its layer-mode keys, which the review's keys replace)
+KEYS_HINT = "F1: the keys of this window"
 
 
 class DockScroll(QScrollArea):
@@ -419,11 +421,20 @@ class ReviewerApp:
         }
         for key, func in bindings.items():
             v.bind_key(key, func, overwrite=True)
+        v.layers.events.inserted.connect(self._name_the_keys)
+        self._name_the_keys()
         # napari binds O on image layers (orient the 3D plane), and layer keys win over the viewer's: this
         # viewer is 2D, so O is the quality overlay the Keys dialog lists
         from napari.utils.action_manager import action_manager
 
         action_manager.unbind_shortcut("napari:orient_plane_normal_along_view_direction")
+
+    def _name_the_keys(self, event=None) -> None:
+        """The status bar's hint names F1: napari's names its layer-mode keys ('use <2> for transform'), and here 1-4
+        are the review's (flag reasons) and the layer modes are not used. Set after napari's own (on insert)."""
+        for layer in self.viewer.layers:
+            layer.help = KEYS_HINT
+        self.viewer.help = KEYS_HINT
 
     def show_pair(self):
         """P: show the pair view (the remembered pair, else the first date and the shown date)."""
