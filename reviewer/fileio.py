@@ -99,8 +99,7 @@ def other_entries(folder: str | os.PathLike, ours: Ours) -> list[str]:
 def other_entries_error(folder: str | os.PathLike, others: list[str], *, field: str | None = "out") -> OutputError:
     listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
     return OutputError(
-        f"holds other files ({listed}); output goes into a new or empty folder or one holding only this "
-        "command's earlier output, nothing was written",
+        f"holds other files ({listed}); nothing was written: use a new or empty folder",
         path=shown(folder),
         field=field,
     )

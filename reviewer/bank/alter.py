@@ -255,7 +255,7 @@ def alter_record(
     if others:
         listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
         raise OutputError(
-            f"holds other files ({listed}); an altered copy is written into a new or empty folder, nothing was written",
+            f"holds other files ({listed}); nothing was written: an altered copy goes into a new or empty folder",
             path=out,
             field="out",
         )
