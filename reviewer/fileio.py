@@ -220,17 +220,35 @@ def _kind(path: Path) -> str:
 
 def _others_at_commit(tmp: Path, target: Path, ours: Ours) -> list[str]:
     """The entries of an existing target that are neither `ours` nor written now in `tmp` (an entry of a written
-    name but of another kind, a file where a folder was written, counts as another's)."""
+    name but of another kind, a file where a folder was written, counts as another's).
+
+    A folder written now replaces its old version whole, so its old contents are looked at too: a file in it
+    of a kind written there now (a figures/old_name.png beside the new .png files) is earlier output, anything
+    else (figures/notes.txt, a subfolder the tool did not write) is someone else's and named as 'figures/notes.txt'.
+    """
     if not target.is_dir():
         return []
+    return _others_in(tmp, target, ours, "")
+
+
+def _others_in(tmp: Path, target: Path, ours: Ours | None, prefix: str) -> list[str]:
     written = {name: _kind(tmp / name) for name in os.listdir(tmp)}
-
-    def mine(entry: Path) -> bool:
+    suffixes = {Path(n).suffix for n, k in written.items() if k == "file" and Path(n).suffix}
+    others = []
+    for entry in sorted(target.iterdir(), key=lambda e: e.name):
+        kind = _kind(entry)
+        shown_name = prefix + entry.name + ("/" if kind == "folder" else "")
         if entry.name in written:
-            return _kind(entry) in (written[entry.name], "link")
-        return _is_ours(entry, ours)
-
-    return other_entries(target, mine)
+            if kind == "folder" and written[entry.name] == "folder":
+                others += _others_in(tmp / entry.name, entry, None, shown_name)
+            elif kind not in (written[entry.name], "link"):
+                others.append(shown_name)
+        elif ours is not None:  # the target itself: its earlier output is `ours`
+            if not _is_ours(entry, ours):
+                others.append(shown_name)
+        elif kind != "file" or entry.suffix not in suffixes:  # inside a folder written now
+            others.append(shown_name)
+    return others
 
 
 def _commit(tmp: Path, target: Path, last: Iterable[str]) -> None:

@@ -219,3 +219,21 @@ def test_run_out_with_notes_is_refused_and_a_run_folder_keeps_resuming(tmp_path)
     with_notes(run)
     with pytest.raises(OutputError, match=r"holds other files \(notes.txt\)"):
         _check_out(opts, bank)
+
+
+def test_a_users_file_inside_a_folder_the_tool_writes_again_is_not_deleted(scoring, tmp_path, capfd):
+    """score writes figures/ whole: a second score used to replace the old figures/ and delete what a user had
+    put in it. Figures of the same kind it wrote before (.png/.svg) are its own; figures/notes.txt is not."""
+    bank, runs = scoring
+    argv = ["score", str(bank), str(runs), "--bootstrap", "20", "--out"]
+    report = tmp_path / "report"
+    assert cli(capfd, *argv, str(report))[0] == 0
+    (report / "figures" / "old_figure.png").write_bytes(b"an earlier run's figure")
+    assert cli(capfd, *argv, str(report))[0] == 0, "a figure of the kind it writes there is its own"
+    (report / "figures" / "notes.txt").write_bytes(NOTE)
+    before = sorted(p.name for p in (report / "figures").iterdir())
+    code, _, err = cli(capfd, *argv, str(report), "--seed", "7")
+    assert code == 2
+    one_error_line(err, str(report), "holds other files (figures/notes.txt)", "nothing was written")
+    assert (report / "figures" / "notes.txt").read_bytes() == NOTE
+    assert sorted(p.name for p in (report / "figures").iterdir()) == before
