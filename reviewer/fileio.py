@@ -4,8 +4,13 @@
 - `output_folder(target)`: a temporary folder beside `target` to write a whole output folder into; it
   becomes `target` by a rename only once everything was written, so a failure (a full disk, a cancel, a
   bug) leaves nothing behind and the old folder untouched.
+- One rule for every output folder: it must be new, empty, or hold only entries the writing verb produces
+  (its own earlier output, so a verb re-run into its own folder keeps working). Anything else (a user's
+  notes.txt) is refused with an OutputError naming the folder and up to five of the other entries, and
+  nothing is written: `refuse_other_entries` checks it, `check_output_folder(..., ours=...)` before the work
+  where the verb knows its names, `output_folder` in any case before its first rename.
 - `check_output_folder` / `check_output_file`: the up-front checks of an `--out` (a file where a folder is
-  expected and the other way round, a read-only place), before any work starts.
+  expected and the other way round, a read-only place, a folder holding others' files), before any work.
 - `read_bounded(path, limit)`: regular files only (a FIFO or a device is refused without blocking), at most
   `limit` bytes.
 - `loads_strict(text)`: JSON without NaN/Infinity, numbers out of range, duplicate keys or deep nesting.
@@ -20,7 +25,7 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -72,6 +77,41 @@ def _output_error(exc: OSError, path: Path, consequence: str) -> OutputError:
 
 # ----------------------------------------------------------------------------- checks before work starts
 
+#: The entries a verb may find in its output folder: their names, or a test of an entry's path (True: ours).
+Ours = Collection[str] | Callable[[Path], bool]
+
+
+def _is_ours(entry: Path, ours: Ours) -> bool:
+    return bool(ours(entry)) if callable(ours) else entry.name in ours
+
+
+def other_entries(folder: str | os.PathLike, ours: Ours) -> list[str]:
+    """The names of the entries of `folder` that are not `ours` (sorted; a folder's name ends in '/'); [] for a
+    folder that does not exist."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return []
+    return sorted(
+        e.name + ("/" if e.is_dir() and not e.is_symlink() else "") for e in folder.iterdir() if not _is_ours(e, ours)
+    )
+
+
+def other_entries_error(folder: str | os.PathLike, others: list[str], *, field: str | None = "out") -> OutputError:
+    listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+    return OutputError(
+        f"holds other files ({listed}); nothing was written: use a new or empty folder",
+        path=shown(folder),
+        field=field,
+    )
+
+
+def refuse_other_entries(folder: str | os.PathLike, ours: Ours, *, field: str | None = "out") -> None:
+    """The tool never writes into a folder holding someone else's files: `folder` must be new, empty or hold only
+    `ours` (a verb's own earlier output); otherwise OutputError naming up to five of the other entries."""
+    others = other_entries(folder, ours)
+    if others:
+        raise other_entries_error(folder, others, field=field)
+
 
 def _first_existing(path: Path) -> Path:
     p = Path(os.path.abspath(path))
@@ -94,8 +134,9 @@ def _check_writable(folder: Path, target: Path, field: str | None) -> None:
         raise OutputError(f"{what}: cannot write in {shown(folder)}", path=shown(target), field=field)
 
 
-def check_output_folder(target: str | os.PathLike, *, field: str | None = "out") -> Path:
-    """Refuse an output folder that cannot be written: an existing file, a dangling link, a read-only place."""
+def check_output_folder(target: str | os.PathLike, *, field: str | None = "out", ours: Ours | None = None) -> Path:
+    """Refuse an output folder that cannot be written: an existing file, a dangling link, a read-only place; with
+    `ours` (the entries the verb writes), a folder holding anything else (refuse_other_entries)."""
     target = Path(target)
     if os.path.lexists(target) and not target.exists():
         raise OutputError("is a link to nothing", path=shown(target), field=field)
@@ -106,6 +147,8 @@ def check_output_folder(target: str | os.PathLike, *, field: str | None = "out")
         _check_writable(_first_existing(Path(os.path.realpath(target)).parent), target, field)
     else:
         _check_writable(_first_existing(target.parent), target, field)
+    if ours is not None:
+        refuse_other_entries(target, ours, field=field)
     return target
 
 
@@ -171,6 +214,43 @@ def _swap_in(src: Path, dst: Path) -> None:
     os.replace(src, dst)
 
 
+def _kind(path: Path) -> str:
+    return "link" if path.is_symlink() else "folder" if path.is_dir() else "file"
+
+
+def _others_at_commit(tmp: Path, target: Path, ours: Ours) -> list[str]:
+    """The entries of an existing target that are neither `ours` nor written now in `tmp` (an entry of a written
+    name but of another kind, a file where a folder was written, counts as another's).
+
+    A folder written now replaces its old version whole, so its old contents are looked at too: a file in it
+    of a kind written there now (a figures/old_name.png beside the new .png files) is earlier output, anything
+    else (figures/notes.txt, a subfolder the tool did not write) is someone else's and named as 'figures/notes.txt'.
+    """
+    if not target.is_dir():
+        return []
+    return _others_in(tmp, target, ours, "")
+
+
+def _others_in(tmp: Path, target: Path, ours: Ours | None, prefix: str) -> list[str]:
+    written = {name: _kind(tmp / name) for name in os.listdir(tmp)}
+    suffixes = {Path(n).suffix for n, k in written.items() if k == "file" and Path(n).suffix}
+    others = []
+    for entry in sorted(target.iterdir(), key=lambda e: e.name):
+        kind = _kind(entry)
+        shown_name = prefix + entry.name + ("/" if kind == "folder" else "")
+        if entry.name in written:
+            if kind == "folder" and written[entry.name] == "folder":
+                others += _others_in(tmp / entry.name, entry, None, shown_name)
+            elif kind not in (written[entry.name], "link"):
+                others.append(shown_name)
+        elif ours is not None:  # the target itself: its earlier output is `ours`
+            if not _is_ours(entry, ours):
+                others.append(shown_name)
+        elif kind != "file" or entry.suffix not in suffixes:  # inside a folder written now
+            others.append(shown_name)
+    return others
+
+
 def _commit(tmp: Path, target: Path, last: Iterable[str]) -> None:
     """Make the finished temporary folder the target: one rename for a new (or empty) target; into an
     existing folder, each entry is renamed over its old version (files named in `last` at the end)."""
@@ -187,15 +267,20 @@ def _commit(tmp: Path, target: Path, last: Iterable[str]) -> None:
 
 
 @contextmanager
-def output_folder(target: str | os.PathLike, *, last: Iterable[str] = (), field: str | None = "out") -> Iterator[Path]:
+def output_folder(
+    target: str | os.PathLike, *, last: Iterable[str] = (), field: str | None = "out", ours: Ours = ()
+) -> Iterator[Path]:
     """Yield a temporary folder beside `target`; on success it becomes `target`, on any error it is removed.
 
-    A new target appears with everything in it or not at all. An existing target keeps its other files;
-    each entry written replaces its old version by a rename once everything was written (so a full disk
-    changes nothing in it). `last` names entries renamed in last (a manifest). OSErrors are raised as
-    OutputError naming the target ('disk full', 'permission denied' ...).
+    A new target appears with everything in it or not at all. An existing target may hold only the entries
+    written now and `ours` (the verb's own earlier output, e.g. a report's figures when this run writes none):
+    anything else is refused, up front and again before the first rename (OutputError 'holds other files
+    (...)', nothing written). Each entry written replaces its old version by a rename once everything was
+    written (so a full disk changes nothing in it); earlier entries of `ours` not written now are left as they
+    are. `last` names entries renamed in last (a manifest). OSErrors are raised as OutputError naming the target
+    ('disk full', 'permission denied' ...).
     """
-    target = check_output_folder(target, field=field)
+    target = check_output_folder(target, field=field, ours=ours if ours else None)
     real = Path(os.path.realpath(target))
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
@@ -205,18 +290,31 @@ def output_folder(target: str | os.PathLike, *, last: Iterable[str] = (), field:
         raise _output_error(exc, target, "nothing was written") from exc
     try:
         yield tmp
-        _commit(tmp, real, last)
+        others = _others_at_commit(tmp, real, ours)  # before the first rename
+        if not others:
+            _commit(tmp, real, last)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         raise _output_error(exc, target, "nothing was written") from exc
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    if others:  # someone's file appeared in the target while the output was written
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise other_entries_error(target, others, field=field)
 
 
-def write_folder(target: str | os.PathLike, files: dict[str, bytes], *, last: Iterable[str] = ()) -> None:
-    """Write a folder of files (name -> bytes) whole or not at all (see output_folder)."""
-    with output_folder(target, last=last) as tmp:
+def write_folder(
+    target: str | os.PathLike,
+    files: dict[str, bytes],
+    *,
+    last: Iterable[str] = (),
+    ours: Ours = (),
+    field: str | None = "out",
+) -> None:
+    """Write a folder of files (name -> bytes) whole or not at all, into a folder that is new, empty or holds
+    only these names and `ours` (see output_folder)."""
+    with output_folder(target, last=last, ours=ours or tuple(files), field=field) as tmp:
         for name, data in files.items():
             atomic_write(tmp / name, data)
 

@@ -55,6 +55,19 @@ class RunRequest:
     def report_dir(self) -> Path:
         return Path(self.out) / "report"
 
+    def folder_problem(self) -> str | None:
+        """Why OUT cannot be written (None when it can): the one rule for output folders (reviewer.fileio), OUT
+        holding only the runs' folders (these models', earlier runs) and the report."""
+        from reviewer.errors import OutputError
+        from reviewer.fileio import check_output_folder
+
+        mine = {self.runs_dir(m).name for m in self.models} | {self.report_dir().name}
+        try:  # a folder holding run.json (reviewer.runs.run.MARKER; that module loads Inspect) is an earlier run
+            check_output_folder(self.out, ours=lambda e: e.name in mine or (e / "run.json").is_file())
+        except OutputError as exc:
+            return str(exc)
+        return None
+
 
 def run_argv(req: RunRequest, model: str) -> list[str]:
     """The command line of one model's run (this Python, the CLI module, --progress-json)."""
@@ -185,6 +198,10 @@ class RunModelsDialog(QDialog):
             return False
         req = self.read_request()
         if req is None:
+            return False
+        problem = req.folder_problem()
+        if problem:
+            self._say(problem, error=True)
             return False
         self.request, self.queue, self.finished_runs, self.problems = req, list(req.models), [], []
         self.model.begin()

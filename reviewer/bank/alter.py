@@ -32,8 +32,8 @@ from scipy import stats
 from reviewer.bank import candidates
 from reviewer.bank.io import KEY_ORDER
 from reviewer.bank.series import COARSE, LANDSAT
-from reviewer.errors import BankError, RecordError
-from reviewer.fileio import atomic_write, check_output_folder, output_folder
+from reviewer.errors import BankError, OutputError, RecordError
+from reviewer.fileio import atomic_write, check_output_folder, other_entries, output_folder
 from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid
 from reviewer.record.hdf import is_layer
@@ -249,8 +249,16 @@ def alter_record(
     _refuse_bad_request(a, bank, question)
     b = _open_bank(bank, question, dry_run)
     check_output_folder(out)
-    if out.exists() and any(out.iterdir()):
-        raise BankError("output folder is not empty", path=out)
+    # stricter than the rule for other outputs: an altered copy goes into a new or empty folder only (a second
+    # alteration into an earlier one would mix two copies and add pairs twice)
+    others = other_entries(out, ())
+    if others:
+        listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
+        raise OutputError(
+            f"holds other files ({listed}); nothing was written: an altered copy goes into a new or empty folder",
+            path=out,
+            field="out",
+        )
     satellite, variable, scale = a.satellite, a.variable, a.scale
     cache = ORIGINALS if cache is None else cache
     index = cache.index(site_dir)

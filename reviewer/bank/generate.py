@@ -25,7 +25,7 @@ from reviewer.bank import consistency
 from reviewer.bank import evidence_rules as ER
 from reviewer.bank import methods as M
 from reviewer.bank.evidence import build_view
-from reviewer.bank.io import BankContent, write_bank
+from reviewer.bank.io import BANK_ENTRIES, BankContent, write_bank
 from reviewer.bank.model import INSUFFICIENT, MIN_RELATIVE_HALF_WIDTH, min_range, multi_sensor_of
 from reviewer.bank.options import GenerationOptions
 from reviewer.bank.series import QUADRANTS, SiteSeries, build_series, cached_index, cube_rows, reduce_frames, scene_mpx
@@ -33,6 +33,10 @@ from reviewer.bank.templates import REGION_NAMES, methods_agree_share, rules_doc
 from reviewer.fileio import check_output_folder
 
 logger = logging.getLogger(__name__)
+
+#: What `bank generate --out DIR` writes into DIR (a bank, its dropped candidates, its report): a folder holding
+#: anything else is refused (reviewer.fileio: the one rule for output folders)
+GENERATED_ENTRIES = BANK_ENTRIES | {"dropped.jsonl", "generation_report.json"}
 
 GENERATOR = "reviewer.bank.generate/1"
 
@@ -1749,7 +1753,8 @@ def _generate(
 ) -> GenerationReport:
     t0 = time.perf_counter()
     tasks, seed, balance, memory, on_break = opts.tasks, opts.seed, opts.balance, opts.memory, opts.sensor_break
-    check_output_folder(out_dir)  # a file or a read-only place is refused before the record is read
+    # a file, a read-only place or a folder holding others' files is refused before the record is read
+    check_output_folder(out_dir, ours=GENERATED_ENTRIES)
     names = [n for n, t in templates().items() if not tasks or t["task"] in tasks]
     index = cached_index(site_dir)
     reading = opts.reading()

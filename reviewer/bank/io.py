@@ -42,6 +42,9 @@ MANIFEST = "manifest.json"
 #: the review's quality-control record of a frozen bank, pinned by the manifest when present
 QC = "qc.json"
 SCHEMA_VERSION = "1"
+#: The entries of a bank folder as the tool writes it: a bank is written into a folder that is new, empty or
+#: holds only these (an earlier bank; reviewer.fileio's one rule for output folders)
+BANK_ENTRIES = frozenset({MANIFEST, QC, *FILES.values()})
 KIND_SCHEMA = {"questions": "question", "sites": "site", "pairs": "pair"}
 
 #: One fixed key order per record kind, so serialisation never depends on how a dict was built.
@@ -645,14 +648,15 @@ def write_bank(
 
     Everything is checked before the first byte is written. The folder is written whole into a temporary
     folder beside it and renamed into place (reviewer.fileio.output_folder): a new folder appears complete
-    or not at all, an existing one is changed only once every file was written (the manifest last).
+    or not at all, an existing one is changed only once every file was written (the manifest last). A folder
+    holding anything but a bank's files and `extra_files` is refused, nothing written.
     `extra_files` (name -> bytes) are written with it, unpinned; `content.qc` becomes a pinned qc.json. A
     folder holding a frozen bank is never overwritten.
     """
     folder = Path(folder)
     refuse_frozen_folder(folder)
     data, manifest = bank_bytes(content, where=folder)
-    with output_folder(folder, last=[MANIFEST]) as tmp:
+    with output_folder(folder, last=[MANIFEST], ours=BANK_ENTRIES | set(extra_files or ())) as tmp:
         for file, body in {**(extra_files or {}), **data}.items():
             atomic_write(tmp / file, body)
     logger.info("wrote bank %s %s to %s", content.name, content.version, folder)

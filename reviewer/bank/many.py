@@ -259,11 +259,18 @@ def generate_many(
     bytes whichever."""
     if split not in ("auto", "always", "never"):
         raise BankError(f"split must be auto, always or never, not {split!r}", field="split")
+    from reviewer.bank.generate import GENERATED_ENTRIES
     from reviewer.fileio import check_output_folder
 
     t0 = time.perf_counter()
-    out_dir = check_output_folder(out_dir)
     names = site_names(site_dirs)
+    # OUT holds the sites' folders (these, or finished ones of an earlier run) and the run's state, nothing else;
+    # each site's folder holds what generate writes, nothing else: refused before any site starts
+    out_dir = check_output_folder(
+        out_dir, ours=lambda e: e.name in names or e.name == STATE_DIR or (e.is_dir() and finished(e))
+    )
+    for n in names:
+        check_output_folder(out_dir / n, ours=GENERATED_ENTRIES)
     report = ManyReport(str(out_dir))
     outs = {n: out_dir / n for n in names}
     todo = []

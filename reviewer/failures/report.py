@@ -24,6 +24,11 @@ CSV_FIELDS = (
     "quote", "note", "llm_code", "llm_uncertain", "expert_code",
 )  # fmt: skip
 
+#: What `failures report` writes into its folder: a folder holding anything else is refused (reviewer.fileio).
+REPORT_ENTRIES = frozenset(
+    {"failures.json", "table13.csv", "c5.csv", "coded_runs.csv", "failures.md", "failures.png", "failures.svg"}
+)
+
 
 def leading(doc: dict[str, Any], split: str | int | None = None) -> list[str]:
     """The leading models: top half by pass^k (default), the top `split` when a number, or the names given."""
@@ -168,15 +173,16 @@ def write_report(
     """Write OUT/failures.json, table13.csv, c5.csv, coded_runs.csv, failures.md and failures.png/.svg (whole or
     not at all); returns the tables. The CSV holds the LLM's codes: for the codebook's llm_viewers only."""
     from reviewer.failures.coding import require_role
-    from reviewer.fileio import atomic_write, output_folder
+    from reviewer.fileio import atomic_write, check_output_folder, output_folder
 
     require_role(store, user, codebook().llm_viewers, "see the LLM's codes")
+    check_output_folder(out, ours=REPORT_ENTRIES)  # before the work: a folder holding others' files is refused
 
     lead = leading(doc, split)
     rows = coded_runs(store, doc, lead)
     t = tables(rows)
     result = {"set": doc["id"], "bank": doc["bank"], "leading": lead, "pools": doc["pools"], **t}
-    with output_folder(out, last=["failures.json"]) as tmp:
+    with output_folder(out, last=["failures.json"], ours=REPORT_ENTRIES) as tmp:
         atomic_write(
             tmp / "table13.csv",
             _csv(["step", "lead", "other"], [[c, v["lead"], v["other"]] for c, v in t["table13"].items()]),

@@ -55,6 +55,8 @@ CSV_FIGURES = (
     "gwet_ac1",
 )
 #: The rows of cohen_pairs.csv for each annotator pair.
+#: What `review agreement --csv DIR` writes into DIR (per_task.csv with the per-task part).
+CSV_FILES = frozenset({"overall.csv", "per_reason.csv", "cohen_pairs.csv", "per_task.csv"})
 CSV_PAIR_FIGURES = ("items", "percent_agreement", "kappa")
 
 NO_PAIRS = "no item with 2 ratings"
@@ -166,12 +168,12 @@ def write_csv(report: dict, folder: Path) -> list[Path]:
 
     overall.csv: figure,value,note; per_reason.csv: flag_reason,figure,value,note; cohen_pairs.csv:
     table,rater_a,rater_b,figure,value,note (table is "overall" or the flag reason). An empty value is a figure that
-    is not estimable, and its note says why. Each file is written to a temporary file in the folder and renamed.
+    is not estimable, and its note says why. The files are written whole or not at all, into a folder that is new,
+    empty or holds only these files (CSV_FILES: an earlier --csv; reviewer.fileio's one rule for output folders).
     """
-    from reviewer.bank.io import atomic_write
+    from reviewer.fileio import write_folder
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     tables = {"overall": report["overall"], **report["per_reason"]}
 
     overall = [["figure", "value", "note"]]
@@ -192,14 +194,13 @@ def write_csv(report: dict, folder: Path) -> list[Path]:
         for task, figs in report["per_task"].items():
             per_task += [[task, name, _cell(value), note] for name, value, note in _figure_rows(figs)]
         files.append(("per_task.csv", per_task))
-    paths = []
+    data = {}
     for name, rows in files:
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerows(rows)
-        path = folder / name
-        atomic_write(path, buf.getvalue().encode("utf-8"))
-        paths.append(path)
-    return paths
+        data[name] = buf.getvalue().encode("utf-8")
+    write_folder(folder, data, ours=CSV_FILES, field="csv")
+    return [folder / name for name in data]
 
 
 # ----------------------------------------------------------------------------- building the grid

@@ -124,11 +124,14 @@ def stage1_table(store: Store, bank: str) -> list[tuple[str, str, str, list[str]
 
 def agreement(store: Store, bank: str, *, user: str | None, csv_dir: str | Path | None = None) -> dict[str, Any]:
     """Agreement of stage 1 overall, per flag reason and per task, and gold accuracy per annotator."""
-    from reviewer.review.agreement import agreement_report, per_task_report, write_csv
+    from reviewer.fileio import check_output_folder
+    from reviewer.review.agreement import CSV_FILES, agreement_report, per_task_report, write_csv
 
     actor = get_user(store, user)
     workflow().require("see_all", actor.role, actor.name)
     require_bank(store, bank)
+    if csv_dir is not None:  # before the work: a folder holding others' files is refused
+        check_output_folder(csv_dir, field="csv", ours=CSV_FILES)
     table = stage1_table(store, bank)
     report = agreement_report(table, codebook().flag_codes("annotator"))
     # a question without a task (insufficient evidence) under its class: "insufficient", not "none"

@@ -612,7 +612,7 @@ def write_audit(doc: dict[str, Any], out_dir: str | Path) -> Path:
 
     out_dir = Path(out_dir)
     schemas.validate(doc, "audit", path=out_dir / AUDIT_FILE)
-    with output_folder(out_dir, last=[AUDIT_FILE]) as tmp:
+    with output_folder(out_dir, last=[AUDIT_FILE], ours={AUDIT_FILE}) as tmp:
         atomic_write(tmp / AUDIT_FILE, dumps_audit(doc))
     return out_dir / AUDIT_FILE
 

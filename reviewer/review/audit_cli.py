@@ -32,7 +32,7 @@ def _usage_error(message: str) -> Any:
 
 def _check(args: argparse.Namespace) -> int:
     from reviewer.fileio import check_output_folder
-    from reviewer.review.audit import audit, load_rules, table_lines, write_audit
+    from reviewer.review.audit import AUDIT_FILE, audit, load_rules, table_lines, write_audit
 
     given = [f"--{k.replace('_', '-').replace('store-', '')}" for k in _APPLY_ONLY if getattr(args, k)]
     if given:
@@ -40,7 +40,7 @@ def _check(args: argparse.Namespace) -> int:
     if not args.runs:
         raise _usage_error("give the bank folder and at least one RUNS.jsonl")
     if args.out:
-        check_output_folder(args.out)  # before any work
+        check_output_folder(args.out, ours={AUDIT_FILE})  # before any work (a folder of others' files too)
     rules = load_rules(args.rules) if args.rules else None
     doc = audit(args.target, args.runs, passes=args.passes, lenient=args.lenient, rules=rules)
     if args.out:

@@ -13,7 +13,18 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from reviewer.bank.io import FILES, MANIFEST, QC, BankContent, dumps_line, load_bank, sha256_bytes, utc_now, write_bank
+from reviewer.bank.io import (
+    BANK_ENTRIES,
+    FILES,
+    MANIFEST,
+    QC,
+    BankContent,
+    dumps_line,
+    load_bank,
+    sha256_bytes,
+    utc_now,
+    write_bank,
+)
 from reviewer.errors import BankError
 from reviewer.fileio import write_folder
 from reviewer.review.items import sync_question
@@ -187,7 +198,7 @@ def _write_exact(folder: Path, files: dict[str, bytes]) -> None:
             frozen = False
         if frozen:
             raise BankError("holds a frozen bank, which is immutable; write to a new folder", path=folder)
-    write_folder(folder, files, last=[MANIFEST])
+    write_folder(folder, files, last=[MANIFEST], ours=BANK_ENTRIES | set(files))
 
 
 def export_bank(

@@ -247,9 +247,18 @@ def _agreement(args: argparse.Namespace) -> int:
 
 
 def _quality(args: argparse.Namespace) -> int:
-    from reviewer.review.quality import convergence_note, quality_report, quality_settings, write_quality_csv
+    from reviewer.fileio import check_output_folder
+    from reviewer.review.quality import (
+        CSV_FILES,
+        convergence_note,
+        quality_report,
+        quality_settings,
+        write_quality_csv,
+    )
 
     def call(store: Any) -> dict[str, Any]:
+        if args.csv:  # before the fit: a folder holding others' files is refused
+            check_output_folder(args.csv, field="csv", ours=CSV_FILES)
         # the per-reason model only where it is shown (as long a fit again)
         out = quality_report(store, args.bank, user=args.user, mace=args.mace, reasons=bool(args.json or args.csv))
         if args.csv:

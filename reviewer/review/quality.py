@@ -54,6 +54,8 @@ ANNOTATOR_COLUMNS = (
     "skip_share",
     "undo_share",
 )
+#: What `review quality --csv DIR` writes into DIR.
+CSV_FILES = frozenset({"annotators.csv", "items.csv"})
 ITEM_COLUMNS = ("item", "decisions", "accepts", "posterior_acceptable", "difficulty", "state", "outcome")
 
 
@@ -448,11 +450,11 @@ def quality_report(
 def write_quality_csv(report: dict[str, Any], folder: Path) -> list[Path]:
     """annotators.csv and items.csv (one row each, the columns of ANNOTATOR_COLUMNS / ITEM_COLUMNS; per-reason
     figures as reliability_<reason> columns, decisions per confidence level as confidence_<level>), written
-    atomically into `folder`."""
-    from reviewer.bank.io import atomic_write
+    whole or not at all into `folder`: new, empty or holding only these files (an earlier --csv; reviewer.fileio's
+    one rule for output folders)."""
+    from reviewer.fileio import write_folder
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
     reasons = sorted({r for a in report["annotators"] for r in a["per_reason"]})
     levels = quality_settings().confidence
     head = [*ANNOTATOR_COLUMNS, *(f"reliability_{r}" for r in reasons), *(f"confidence_{c}" for c in levels)]
@@ -463,16 +465,16 @@ def write_quality_csv(report: dict[str, Any], folder: Path) -> list[Path]:
             + [_cell(a["per_reason"].get(r, {}).get("reliability")) for r in reasons]
             + [_cell(a.get("confidence", {}).get(c)) for c in levels]
         )
-    paths = []
+    data = {}
     for name, table in (
         ("annotators.csv", rows),
         ("items.csv", [list(ITEM_COLUMNS)] + [[_cell(i[c]) for c in ITEM_COLUMNS] for i in report["items"]]),
     ):
         buf = io.StringIO()
         csv.writer(buf, lineterminator="\n").writerows(table)
-        atomic_write(folder / name, buf.getvalue().encode("utf-8"))
-        paths.append(folder / name)
-    return paths
+        data[name] = buf.getvalue().encode("utf-8")
+    write_folder(folder, data, ours=CSV_FILES, field="csv")
+    return [folder / name for name in data]
 
 
 def _cell(value: Any) -> str:

@@ -28,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 MARKER = "run.json"
 LOGS = "logs"
+#: What `reviewer run --out DIR` writes into DIR (the sandboxes' copies under sandbox/): a folder holding anything
+#: else is refused (reviewer.fileio: the one rule for output folders); one holding these continues its run
+RUN_ENTRIES = frozenset({MARKER, LOGS, RUNS_FILE, SUMMARY_FILE, "sandbox"})
 
 
 @dataclass
@@ -72,8 +75,9 @@ def open_bank(folder: str | Path, *, draft: bool) -> Bank:
 
 
 def _check_out(opts: RunOptions, bank: Bank) -> Path:
-    """The out folder: new, empty, or holding this same run (same bank bytes, model, passes, sandbox)."""
-    out = check_output_folder(opts.out)
+    """The out folder: new, empty, or holding this same run (same bank bytes, model, passes, sandbox) and nothing
+    else."""
+    out = check_output_folder(opts.out, ours=RUN_ENTRIES)
     marker = out / MARKER
     if out.is_dir() and any(out.iterdir()):
         if not marker.is_file():

@@ -25,6 +25,10 @@ from reviewer.scoring.runs import load_runs
 
 logger = logging.getLogger(__name__)
 
+#: What `score` writes into its folder (scores.json; the report's pages, tables and figures): a folder holding
+#: anything else is refused (reviewer.fileio: the one rule for output folders).
+REPORT_ENTRIES = frozenset({"scores.json", "report.md", "report.html", "tables", "figures"})
+
 Progress = Callable[[float, str], None]
 
 
@@ -173,12 +177,12 @@ def score(
     progress(fraction, message) is called along the way; cancel() returning True raises Cancelled. The
     folder is written whole or not at all (reviewer.fileio.output_folder).
     """
-    check_output_folder(out_dir)
+    check_output_folder(out_dir, ours=REPORT_ENTRIES)  # before the work: a folder holding others' files is refused
     scores = compute_scores(bank_dir, run_paths, options, progress=progress, cancel=cancel)
     out = Path(out_dir)
     if progress:
         progress(0.85, "writing scores.json")
-    with output_folder(out, last=["scores.json"]) as tmp:
+    with output_folder(out, last=["scores.json"], ours=REPORT_ENTRIES) as tmp:
         if report:
             from reviewer.scoring.report import write_report
 

@@ -77,3 +77,22 @@ def test_the_reviewer_menu_mounts_the_generate_dock_on_the_open_site(opened, qtb
     assert panel.sites == [str(app.session.index.site.dir)]
     app.generate_action.trigger()  # a second time raises the same dock
     assert app.generate_panel is panel
+
+
+def test_panel_refuses_a_banks_folder_holding_someone_elses_file(qtbot, tmp_path):
+    """The one rule for output folders (reviewer.fileio): the banks' folder may hold the sites' folders and nothing
+    else; a notes.txt there is named in one line before any site runs, kept, and no site folder is made."""
+    from qtpy.QtCore import Qt
+
+    out = tmp_path / "banks"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    panel = GeneratePanel([tmp_path / "site-a", tmp_path / "site-b"], out)  # never read: refused before
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.workers_spin.setValue(0)
+    with qtbot.waitSignal(panel.finished, timeout=30000):
+        qtbot.mouseClick(panel.run_button, Qt.LeftButton)
+    text = panel.message.text().replace("\u200b", "")
+    assert "holds other files (notes.txt)" in text and str(out) in text and "Traceback" not in text
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"] and panel.run_button.isEnabled()

@@ -76,3 +76,24 @@ def test_run_models_runs_in_its_own_process_then_scores(qtbot, tmp_path, shots, 
     assert panel.table.item(0, 0).text() == "anthropic/claude-sonnet-4-6"
     assert panel.table.item(0, 1).text() == "100.0"  # both questions right with the record
     _shoot(window, dialog, shots, "done")
+
+
+def test_run_models_refuses_an_output_folder_holding_someone_elses_file(qtbot, tmp_path):
+    """The one rule for output folders (reviewer.fileio): OUT may hold the runs' folders and the report, nothing
+    else; a notes.txt there is named in the dialog's message and no run starts (nothing is created)."""
+    from reviewer.app.scoring_panel import ScoringPanel
+
+    panel = ScoringPanel()
+    qtbot.addWidget(panel)
+    dialog = panel.open_run_models()
+    dialog.bank_edit.setText(str(tmp_path / "bank"))
+    dialog.models_edit.setText("anthropic/claude-sonnet-4-6")
+    out = tmp_path / "runs"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    (out / "report").mkdir()  # its own earlier report: not someone else's
+    dialog.out_edit.setText(str(out))
+    assert not dialog.start()
+    text = dialog.message.text().replace("\u200b", "")
+    assert "holds other files (notes.txt)" in text and str(out) in text and dialog.start_button.isEnabled()
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "report"]

@@ -81,3 +81,29 @@ def test_panel_asks_for_missing_inputs(qtbot):
     qtbot.addWidget(panel)
     panel._on_run_clicked()
     assert panel.worker is None and "Pick a bank folder" in panel.message.text()
+
+
+def test_panel_refuses_a_report_folder_holding_someone_elses_file(qtbot, inputs):
+    """The one rule for output folders (reviewer.fileio) in the panel: a notes.txt in the chosen report folder is
+    named in one line, kept, and no report is written beside it; the panel's own earlier report is written over."""
+    from PySide6.QtCore import Qt
+
+    bank, runs, out = inputs
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    panel = ScoringPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_inputs(bank, [runs], out)
+    with qtbot.waitSignal(panel.finished, timeout=30000) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.LeftButton)
+    text = panel.message.text().replace("\u200b", "")  # the panel lets a long path break after each '/'
+    assert blocker.args[0] is None and "Traceback" not in text and "\n" not in text
+    assert str(out) in text and "holds other files (notes.txt)" in text and "nothing was written" in text
+    assert sorted(p.name for p in out.iterdir()) == ["notes.txt"] and (out / "notes.txt").read_text() == "mine"
+    (out / "notes.txt").unlink()
+    for _ in range(2):  # into a new folder, then over its own report
+        with qtbot.waitSignal(panel.finished, timeout=60000) as blocker:
+            qtbot.mouseClick(panel.run_button, Qt.LeftButton)
+        assert blocker.args[0] is not None and "Scored 3 models" in panel.message.text()
+    assert (out / "report.html").is_file()
