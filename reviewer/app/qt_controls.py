@@ -126,6 +126,7 @@ class QtStackControls(QWidget):
         self.sensor_layout.setAlignment(Qt.AlignTop)  # (the box may be taller than its rows)
         self.sensor_checks: dict[str, QCheckBox] = {}  # the site's sensors' boxes, in their order
         self._sensor_boxes: dict[str, QCheckBox] = {}  # every box made so far, by sensor
+        self._sensor_cells: dict[str, tuple[int, int]] = {}  # the boxes in the grid now: (row, column) by sensor
         fl.addRow("Sensors", self.sensor_box)
         yrow = QHBoxLayout()
         self.year_from = QSpinBox()
@@ -277,12 +278,16 @@ class QtStackControls(QWidget):
             return
         site, choices = index.site, site_choices(index)  # (made by the worker that opened the site)
         n = choices.scenes
-        self.site_label.setText(
+        # set once (it was set, then set again with the skipped files: a rich text parsed and laid out twice)
+        text = (
             f"<b>{site.name}</b> ({site.id}), {site.theme}, {n} scenes, "
-            f"{site.shape[1]} x {site.shape[0]} px {cell_size_text(site)}"
+            f"{site.shape[1]} x {site.shape[0]} px {cell_size_text(site)}{skipped_files(index.problems)}"
         )
-        self.site_label.setText(self.site_label.text() + skipped_files(index.problems))
-        self.site_label.setToolTip("\n".join(f"{p.path}: {p.reason}" for p in index.problems[:50]))
+        if self.site_label.text() != text:
+            self.site_label.setText(text)
+        tip = "\n".join(f"{p.path}: {p.reason}" for p in index.problems[:50])
+        if self.site_label.toolTip() != tip:
+            self.site_label.setToolTip(tip)
         self._fill_recent()
         self._updating = True
         try:
@@ -316,19 +321,27 @@ class QtStackControls(QWidget):
         """One ticked box per sensor of the site, three to a row, at the top of a box as tall as the most rows shown
         so far. A sensor's box is made once and kept for the next site with it (hidden meanwhile): a new box is
         polished with the style sheet as it is shown (~1 ms each), in the site change's turn (a layout's own showing
-        of a new child came a turn later and re-laid the dock out after its paint, one more paint)."""
-        for cb in self.sensor_checks.values():
-            self.sensor_layout.removeWidget(cb)
-            cb.hide()
+        of a new child came a turn later and re-laid the dock out after its paint, one more paint). A box already in
+        its cell stays there as it is: only the boxes of sensors the other site lacks or adds are hidden, moved or
+        shown (each box had been taken out of the grid, hidden and shown again at every site change)."""
+        cells = {label: divmod(k, 3) for k, label in enumerate(labels)}
+        for label, cb in self.sensor_checks.items():
+            if self._sensor_cells.get(label) != cells.get(label):
+                self.sensor_layout.removeWidget(cb)
+                self._sensor_cells.pop(label, None)
+                if label not in cells:
+                    cb.hide()
         self.sensor_checks = {}
-        for k, label in enumerate(labels):
+        for label in labels:
             cb = self._sensor_boxes.get(label)
             if cb is None:
                 cb = self._sensor_boxes[label] = QCheckBox(label)
                 cb.toggled.connect(self._on_sensors_edited)
             cb.setChecked(True)
-            self.sensor_layout.addWidget(cb, k // 3, k % 3)
-            cb.show()
+            if label not in self._sensor_cells:
+                self.sensor_layout.addWidget(cb, *cells[label])
+                self._sensor_cells[label] = cells[label]
+                cb.show()
             self.sensor_checks[label] = cb
         # the box keeps the height of the most rows it has shown: a site with fewer sensors leaves their rows empty
         # rather than move every control below up (and back down with the next site): a review queue over two sites

@@ -303,6 +303,11 @@ class EvidenceLoader(QObject):
         # paint already asked for, so napari's status bar and dims bar and the docks a site change re-lays out were
         # painted with the old geometry and again with the new (a second window paint: its compose and those widgets)
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        # and the paints of the widgets this turn showed (the Stack dock's stretch rows an RGB composite brings): a
+        # widget shown asks for its paint in a queued event of its own, which came after a window paint already due
+        # when the item is applied as Qt works through its queue (a key or the worker's result delivered there), and
+        # those widgets were painted in that paint and again in another (~5 ms: a two-site queue's p95)
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.UpdateLater)
 
     def _set_state(self, p: Prepared) -> None:
         """The view state says what the prepared item shows, without the handlers that would re-read it. A field that

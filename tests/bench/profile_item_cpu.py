@@ -205,6 +205,7 @@ def run(
     slices: list[int] | None = None,
     collections: GcTime | None = None,
     other_site: list[bool] | None = None,
+    profiles: list[cProfile.Profile] | None = None,
 ) -> list[float]:
     import napari
     from bench_review_dock import ROOT
@@ -245,6 +246,9 @@ def run(
         cpu0 = time.thread_time()
         if slices is not None:
             measuring[0] = True
+        if profiles is not None:  # one profile per item (kept apart: another site's items from the others)
+            profiler = cProfile.Profile(time.thread_time)
+            profiles.append(profiler)
         if profiler is not None:
             profiler.enable()
         if window is not None:
@@ -312,13 +316,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paints", action="store_true", help="the window paints of each item and what they painted")
     parser.add_argument("--writes", action="store_true", help="napari's model writes per item, by field and app line")
     parser.add_argument("--gc", action="store_true", help="the UI thread's garbage collections per item")
-    parser.add_argument("--dump", type=Path, help="write the profile here (pstats) as well")
+    parser.add_argument("--dump", type=Path, help="write the profiles (pstats) as well: PATH.all_items.pstats, ...")
     parser.add_argument(
         "--two-sites", action="store_true", help="the bank over two sites (about half the steps go to the other site)"
     )
     args = parser.parse_args(argv)
     writes = ModelWrites() if args.writes else None
-    profiler = cProfile.Profile(time.thread_time) if args.profile else writes
+    profiler = writes
+    profiles: list[cProfile.Profile] | None = [] if args.profile else None
     slices: list[int] = []
     collections = GcTime() if args.gc else None
     if collections is not None:
@@ -326,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
 
         gc.callbacks.append(collections.callback)
     other_site: list[bool] = []
-    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices, collections, other_site)
+    cpu = run(args.items, profiler, args.hide, args.paints, args.two_sites, slices, collections, other_site, profiles)
     later = cpu[len(cpu) // 2 :]
     print(
         f"UI-thread CPU per item (ms): p50 {pct(cpu, 50):.1f} p95 {pct(cpu, 95):.1f}; "
@@ -344,11 +349,21 @@ def main(argv: list[str] | None = None) -> int:
         collections.print(cpu)
     if writes is not None:
         writes.print(args.items, len(slices), args.top)
-    elif profiler is not None:
-        stats = pstats.Stats(profiler)
-        if args.dump:
-            stats.dump_stats(str(args.dump))
-        print_parts(stats, args.items, args.top)
+    elif profiles:
+        groups = [("all items", [True] * len(profiles))]
+        if args.two_sites:  # another site's items apart from the same site's
+            groups += [("another site", other_site), ("same site", [not o for o in other_site])]
+        for name, keep in groups:
+            chosen = [p for p, k in zip(profiles, keep, strict=True) if k]
+            if not chosen:
+                continue
+            stats = pstats.Stats(chosen[0])
+            for p in chosen[1:]:
+                stats.add(p)
+            if args.dump:
+                stats.dump_stats(str(args.dump.with_suffix(f".{name.replace(' ', '_')}.pstats")))
+            print(f"\n===== profile: {name} ({len(chosen)} items)")
+            print_parts(stats, len(chosen), args.top)
     return 0
 
 

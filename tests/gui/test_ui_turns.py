@@ -321,3 +321,66 @@ def test_the_status_bar_is_laid_out_before_the_items_paint(review_window, qtbot)
     assert len(lengths) > 1, lengths  # (values of different widths were shown: "[7, 9, 12]", "[143, 99, 120]")
     assert all(item.count("paint") >= 1 for item in seen), seen
     assert [r for item in seen for r in item if r != "paint"] == [], seen
+
+
+def test_stretch_rows_an_item_shows_are_painted_once(review_window, qtbot):
+    """An item whose composite has three channels after one with one (NDVI -> SWIR2/NIR/red), shown while Qt works
+    through its queue (its key, or its evidence landing from the worker, delivered as a queued event) with a paint of
+    the window already due: the Stack dock's two stretch rows that appear are painted in one window paint, not
+    again in another. A widget shown asks for its own paint (Qt's UpdateLater) in a queued event of its own, which
+    came after the window's due paint: the rows were painted in it and again in a second window paint (~5 ms of the
+    UI thread: on a two-site queue, the other site's items with such a composite were its p95)."""
+    import time
+
+    from qtpy.QtCore import QEvent, QObject, Qt, Signal
+    from qtpy.QtWidgets import QApplication
+
+    from reviewer.app.qt_window import main_window
+    from reviewer.app.review_evidence import evidence_view
+
+    app = review_window
+    panel, loader, qwin = app.review.annotator, app.review.loader, main_window(app.viewer)
+    wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    channels = lambda row: len(evidence_view(row["question"]).stretch.channels)  # noqa: E731
+    rows = panel.shown_rows
+    at = next((k for k in range(len(rows) - 1) if channels(rows[k]) == 1 and channels(rows[k + 1]) == 3), None)
+    assert at is not None, "no one-channel item before a three-channel one in ann's queue"
+    while panel.view["item"] != rows[at]["item"]:
+        assert app.review.key("N")
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+    upcoming = rows[at + 1]["item"]
+    qtbot.waitUntil(lambda: loader.ready(upcoming), timeout=60000)  # (shown in its key's turn)
+    qtbot.wait(300)  # the item's paints done
+    appearing = [w for row in app.controls.stretch_rows[1:] for w in row[1:]]  # rows 2 and 3: low, high, gamma
+    assert not any(w.isVisible() for w in appearing)
+    paints: list[int] = []  # the window paint (its number) in which each of those boxes was painted
+    window_paints = [0]
+
+    class Filter(QObject):
+        def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+            if event.type() == QEvent.Type.UpdateRequest and obj is qwin:
+                window_paints[0] += 1
+            elif event.type() == QEvent.Type.Paint and obj in appearing:
+                paints.append(window_paints[0])
+            return False
+
+    class Queued(QObject):
+        key = Signal()
+
+    queued = Queued()
+    queued.key.connect(lambda: app.review.key("N"), Qt.QueuedConnection)
+    watch = Filter()
+    qapp = QApplication.instance()
+    qapp.installEventFilter(watch)
+    try:
+        app.review.update()  # a paint of the window asked for
+        queued.key.emit()  # N, queued
+        time.sleep(0.1)  # the UI thread busy meanwhile: the paint is due when Qt delivers the key
+        QApplication.processEvents()
+        assert panel.view["item"] == upcoming
+        wait_evidence(app, qtbot, timeout=60000, trajectory=False)
+        qtbot.wait(300)  # the item's paints and what follows them
+    finally:
+        qapp.removeEventFilter(watch)
+    assert all(w.isVisible() for w in appearing)
+    assert len(paints) == len(appearing) and len(set(paints)) == 1, paints  # each painted once, in one paint
