@@ -268,6 +268,8 @@ class QtStackControls(QWidget):
         """No site shown and the one asked for could not open: said where the site would be, until another opens
         (the notification fades, and the line had gone on saying only "No site open")."""
         if self.session.index is None and alive(self.site_label):
+            folder = site_dir.rstrip("/") + "/"
+            why = why.removeprefix(folder)  # "DIR/site.json, field ...": the folder is named once, before it
             self.site_label.setText(
                 f"<b>Could not open</b> {html.escape(site_dir)}: {html.escape(why)}<br>"
                 "Open a site folder, or pick a recent one:"

@@ -10,6 +10,7 @@ from pathlib import Path
 from qtpy.QtCore import Qt, QTimer
 
 from reviewer.app.composite_choices import site_choices
+from reviewer.app.evidence_prep import site_boundary_raster
 from reviewer.app.jobs import Progress, run_in_thread
 from reviewer.app.qt_window import after_next_paint
 from reviewer.errors import ReviewerError
@@ -98,8 +99,8 @@ class SiteOpener:
                 index = open_index(site_dir, store, rescan=rescan, progress=progress, cancel=cancel.is_set)
             # a lon/lat grid's cell measured on its ellipsoid here: the first one imported pyproj on the UI thread
             _ = index.site.cell_m  # (~35 ms there; a cached property, read by the layers' scale and the scale bar)
-            try:  # read and reproject the boundary here; the UI thread only draws it
-                index.site.boundary_geometries()
+            try:  # read, reproject and rasterize the boundary here; the UI thread only draws it
+                site_boundary_raster(index.site)
             except ReviewerError:
                 pass  # reported when the boundary is drawn
             site_choices(index)  # the Stack dock's composites, sensors and years, made here (the UI thread sets them)

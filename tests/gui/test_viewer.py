@@ -353,6 +353,16 @@ def test_bad_input(reviewer_app, demo_site, qtbot, tmp_path):
     # "No site open")
     line = app.controls.site_label.text()
     assert line.startswith(f"<b>Could not open</b> {tmp_path}: ") and "not a site" in line, line
+    # a site.json with a mistake: the folder named once ("Could not open DIR: DIR/site.json, ..." had said it twice)
+    typo = tmp_path / "typo-site"
+    typo.mkdir()
+    doc = json.loads((demo_site / "site.json").read_text())
+    (typo / "site.json").write_text(json.dumps(doc | {"resolution": "30 m"}))
+    s.open_site(typo)
+    qtbot.waitUntil(lambda: "typo-site" in app.controls.site_label.text(), timeout=10000)
+    line = app.controls.site_label.text()
+    assert line.startswith(f"<b>Could not open</b> {typo}: site.json, field &#x27;resolution&#x27;: "), line
+    assert line.count("typo-site") == 1, line
     # a site whose scenes all fail
     bad = tmp_path / "bad-site"
     (bad / "landsat").mkdir(parents=True)
