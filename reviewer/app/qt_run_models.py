@@ -147,7 +147,16 @@ class RunModelsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.bar_row)
+        self.model.changed.connect(self._fit_height)  # (after the bar's own handler: its line is set by then)
         self._on_sandbox(self.sandbox_combo.currentText())
+
+    def _fit_height(self) -> None:
+        """Taller when what the dialog says needs it: a refusal's three lines under Start had squeezed the sandbox
+        note's two lines into one row's height, cut at their top and bottom (a wrapped label's height depends on its
+        width, which a dialog's minimum size does not follow)."""
+        needed = self.layout().totalHeightForWidth(self.width())
+        if needed > self.height():
+            self.resize(self.width(), needed)
 
     # ------------------------------------------------------------------ inputs
 

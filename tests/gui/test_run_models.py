@@ -97,3 +97,7 @@ def test_run_models_refuses_an_output_folder_holding_someone_elses_file(qtbot, t
     text = dialog.message.text().replace("\u200b", "")
     assert "holds other files (notes.txt)" in text and str(out) in text and dialog.start_button.isEnabled()
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "report"]
+    # the refusal's lines under Start take room of their own: every wrapped line keeps its height (the sandbox
+    # note's two lines had been squeezed into one row's height, cut at their top and bottom)
+    labels = (dialog.sandbox_note, dialog.message)
+    qtbot.waitUntil(lambda: all(lb.height() >= lb.heightForWidth(lb.width()) > 0 for lb in labels), timeout=3000)
