@@ -96,10 +96,16 @@ def other_entries(folder: str | os.PathLike, ours: Ours) -> list[str]:
     )
 
 
-def other_entries_error(folder: str | os.PathLike, others: list[str], *, field: str | None = "out") -> OutputError:
+def other_entries_error(
+    folder: str | os.PathLike,
+    others: list[str],
+    *,
+    field: str | None = "out",
+    advice: str = "use a new or empty folder",
+) -> OutputError:
     listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
     return OutputError(
-        f"holds other files ({listed}); nothing was written: use a new or empty folder",
+        f"holds other files ({listed}); nothing was written: {advice}",
         path=shown(folder),
         field=field,
     )

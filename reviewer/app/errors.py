@@ -86,9 +86,7 @@ class ErrorReporter:
     def _show(self, level: str, text: str) -> None:
         from napari.utils.notifications import show_error, show_info, show_warning
 
-        if not self.notify:
-            if level != "error":
-                getattr(logger, "info" if level == "info" else "warning")("%s", text)
-            return
-        getattr(logger, "info" if level == "info" else "warning")("%s", text)
-        {"error": show_error, "warning": show_warning, "info": show_info}[level](text)
+        if self.notify or level != "error":  # (a held error is said by the run's caller)
+            getattr(logger, "info" if level == "info" else "warning")("%s", text)
+        if self.notify:
+            {"error": show_error, "warning": show_warning, "info": show_info}[level](text)

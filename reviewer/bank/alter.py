@@ -32,8 +32,8 @@ from scipy import stats
 from reviewer.bank import candidates
 from reviewer.bank.io import KEY_ORDER
 from reviewer.bank.series import COARSE, LANDSAT
-from reviewer.errors import BankError, OutputError, RecordError
-from reviewer.fileio import atomic_write, check_output_folder, other_entries, output_folder
+from reviewer.errors import BankError, RecordError
+from reviewer.fileio import atomic_write, check_output_folder, other_entries, other_entries_error, output_folder
 from reviewer.record.catalog import catalog
 from reviewer.record.decode import Grid
 from reviewer.record.hdf import is_layer
@@ -253,12 +253,7 @@ def alter_record(
     # alteration into an earlier one would mix two copies and add pairs twice)
     others = other_entries(out, ())
     if others:
-        listed = ", ".join(others[:5]) + (f" and {len(others) - 5} more" if len(others) > 5 else "")
-        raise OutputError(
-            f"holds other files ({listed}); nothing was written: an altered copy goes into a new or empty folder",
-            path=out,
-            field="out",
-        )
+        raise other_entries_error(out, others, advice="an altered copy goes into a new or empty folder")
     satellite, variable, scale = a.satellite, a.variable, a.scale
     cache = ORIGINALS if cache is None else cache
     index = cache.index(site_dir)
