@@ -331,3 +331,25 @@ def test_a_folder_without_a_usable_scene_gives_the_scenes_reason_before_stray_fi
     code, _, err = _run(capsys, "scan", str(folder), db=tmp_path / "db")
     assert code == 2 and err.count("\n") == 1
     assert err.index(f"scene {TM} has no QA_PIXEL") < err.index("2 file(s): unknown name"), err
+
+
+@pytest.mark.parametrize(
+    "box, resolution",
+    [
+        ([728415.0, 6133365.0, 794535.0, 6201765.0], 30.0),  # what `site init` wrote, its crs edited to lon/lat
+        ([149.5, -95.0, 150.2, -94.0], 0.01),  # a latitude past the pole
+    ],
+)
+def test_a_lonlat_site_json_with_a_box_off_the_globe_is_one_line_naming_bbox(
+    real_dir, tmp_path, capfd, box, resolution
+):
+    """A site.json whose crs was changed to lon/lat by hand while its bbox stayed in UTM metres: the scan said
+    `error: internal error (CPLE_AppDefinedError: PROJ: utm: Invalid latitude)`. A lon/lat box lies within
+    lon -180..360 (0..360 grids as ERA5-Land's), lat -90..90; else its field is named."""
+    folder = _tm_without(real_dir, tmp_path / "dl", "(every file)")
+    write_site_json(folder, bbox=box, crs="EPSG:4326", resolution=resolution)
+    code = main(["--db", str(tmp_path / "db"), "scan", str(folder)])
+    err = capfd.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "internal error" not in err, err
+    assert err.startswith(f"error: {folder / 'site.json'}, field 'bbox': a lon/lat box"), err
+    assert "lon -180..360, lat -90..90" in err
