@@ -196,14 +196,24 @@ def _undo(args: argparse.Namespace) -> int:
 def _queue(args: argparse.Namespace) -> int:
     from reviewer.review.api import queue
 
+    own: list[str] = []
+
     def say(rows: list[dict[str, Any]]) -> list[str]:
         lines = []
         for i, r in enumerate(rows, start=1):
             extra = f"  {r['kind']} ({r['flags']} of {r['decisions']} flagged)" if "kind" in r else ""
             lines.append(f"{i:>5}  {r['item']}{extra}")
-        return [*lines, f"{len(rows)} item(s) in the queue"]
+        lines.append(f"{len(rows)} item(s) in the queue")
+        if own:  # else the store's count of flagged items and this queue's disagreed with no word why
+            first = own[0]
+            more = f" and {len(own) - 1} more" if len(own) > 1 else ""
+            lines.append(
+                f"{len(own)} more wait for another expert: you decided them at stage 1 ({first}{more}); a maintainer "
+                f"may let you adjudicate one: reviewer review allow {first} {args.user or 'EXPERT'} --reason T"
+            )
+        return lines
 
-    return _run(args, lambda store: queue(store, args.bank, user=args.user), say)
+    return _run(args, lambda store: queue(store, args.bank, user=args.user, own=own), say)
 
 
 def _status(args: argparse.Namespace) -> int:

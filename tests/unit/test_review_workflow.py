@@ -553,3 +553,33 @@ def test_cli_workflow_end_to_end(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "ann" in out and "items: in_review 1, rejected 1" in out
     assert run("review", "verify-log") == 0
+
+
+def test_an_experts_queue_says_which_flagged_items_wait_for_another_expert(tmp_path, capsys):
+    """Found trying the CLI as a team: bob's items were reassigned to the expert eve, who decided them; then
+    `review status` said 'flagged 2' and eve's `review queue` listed 1 item with no word of the other. Two
+    questions, ann and eve at stage 1 (k = 2): q000 flagged by both, q001 flagged by ann only. eve may not
+    adjudicate either (she decided both); dan, a second expert, has both in his queue."""
+    db = str(tmp_path / "cli.sqlite")
+    src = _write(tmp_path / "bank", _questions(2))
+    run = lambda *a: main(["--db", db, *a])  # noqa: E731
+    assert run("users", "add", "mia", "--role", "maintainer") == 0
+    assert run("users", "add", "ann", "--role", "annotator", "--user", "mia") == 0
+    for expert in ("eve", "dan"):
+        assert run("users", "add", expert, "--role", "expert", "--user", "mia") == 0
+    assert run("bank", "import", str(src), "--user", "mia") == 0
+    assert run("review", "assign", BANK, "--annotators", "ann,eve", "--k", "2", "--seed", "4", "--user", "mia") == 0
+    for user, verdicts in (("ann", ("wrong_reference", "other")), ("eve", ("other", None))):
+        for qid, reason in zip(("q000", "q001"), verdicts, strict=True):
+            verdict = ["--flag", reason] if reason else ["--accept"]
+            assert run("review", "decide", f"{BANK}/{qid}", *verdict, "--user", user) == 0
+    capsys.readouterr()
+    assert run("review", "queue", BANK, "--user", "eve") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "0 item(s) in the queue",
+        f"2 more wait for another expert: you decided them at stage 1 ({BANK}/q000 and 1 more); a maintainer may "
+        f"let you adjudicate one: reviewer review allow {BANK}/q000 eve --reason T",
+    ]
+    assert run("review", "queue", BANK, "--user", "dan") == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 item(s) in the queue"
