@@ -934,3 +934,26 @@ def test_the_saved_line_is_restyled_only_when_its_colour_changes(window, qtbot):
     assert len(restyled) == green and panel.saved.text() == "saved: accept on q002"
     say(panel.saved, "NOT saved: q003", ok=False)  # red now
     assert len(restyled) > green and panel.saved.styleSheet() == BAD_STYLE
+
+
+def test_the_annotators_list_keeps_whole_rows_when_a_pending_line_comes_under_a_saved_one(window, qtbot):
+    """Found walking the real-record bank at 1366 x 768: after a save, C (a comment) put a second line in the status
+    band, and the item list, sharing the lost height with the question in proportion, showed 7.71 rows (the eighth
+    cut). The list keeps its whole rows (the question view gives the height), as the expert's queue does."""
+    from qtpy.QtWidgets import QApplication
+
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    wait_evidence(app, qtbot)
+    press(qtbot, app, "A")  # the saved line
+    wait_evidence(app, qtbot)
+    QApplication.processEvents()
+    row = panel.list.sizeHintForRow(0)
+    before = panel.list.viewport().height()
+    focus_before = panel.focus.height()
+    assert before % row <= 1, (before, row)
+    press(qtbot, app, "M")  # a pending line under it: the band takes a second line
+    qtbot.waitUntil(lambda: "confidence: medium" in panel.pending.text())
+    qtbot.wait(100)
+    after = panel.list.viewport().height()
+    assert after == before and panel.focus.height() < focus_before, (before, after, row)
