@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from reviewer.argtypes import integer
 from reviewer.console import figure, run_verb
 
 
@@ -662,7 +663,7 @@ def _register_stage1(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--comment")
     p.add_argument("--correct", metavar="JSON", help="suggested correction (schemas/correction.schema.json)")
     p.add_argument("--seconds", type=float, help="time spent (default: since `review next` showed it)")
-    p.add_argument("--version", type=int, help="the item version you judged (refused if no longer current)")
+    p.add_argument("--version", type=integer(1), help="the item version you judged (refused if no longer current)")
     p.add_argument("--view", metavar="JSON", help="the evidence view the decision rests on")
     p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
     p.add_argument("--bank")
@@ -720,7 +721,7 @@ def _register_stage2(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--correct", metavar="JSON", help="the corrected parts (a new item version)")
     p.add_argument("--rationale", required=True)
     p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
-    p.add_argument("--version", type=int)
+    p.add_argument("--version", type=integer(1))
     p.add_argument("--view", metavar="JSON")
     p.add_argument("--bank")
     _common(p)
@@ -744,7 +745,7 @@ def _register_drafts(sub: argparse._SubParsersAction) -> None:
         "--correct", metavar="JSON", help="the corrected parts, e.g. the reference set by hand (a new version)"
     )
     p.add_argument("--rationale")
-    p.add_argument("--version", type=int, help="the version you reviewed (refused if the item changed since)")
+    p.add_argument("--version", type=integer(1), help="the version you reviewed (refused if the item changed since)")
     p.add_argument("--bank")
     _common(p)
     p.set_defaults(func=_draft_review)

@@ -480,6 +480,15 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
         (["review", "decide", "q000", "--user", "cat", "--accept"], "item rb/q000 is not assigned to cat"),
         (["review", "decide", "q000", "--user", "ann", "--flag", "cloudy"], "unknown flag reason 'cloudy'"),
         (["review", "decide", "q000", "--user", "ann", "--accept", "--version", "5"], "version 5 is no longer current"),
+        # (a version 0 or -1 had been "no longer current (current: 1); load it again", as if it had once been)
+        (
+            ["review", "decide", "q000", "--user", "ann", "--accept", "--version", "-1"],
+            "needs an integer of at least 1",
+        ),
+        (
+            ["review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "x", "--version", "0"],
+            "needs an integer of at least 1",
+        ),
         (
             ["review", "decide", "q000", "--user", "ann", "--accept", "--correct", "{bad"],
             "--correct: not valid JSON: line 1, column 2",
@@ -500,7 +509,11 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
         (["review", "log", "q000", "--user", "cat"], "item rb/q000 is not assigned to cat"),
     ]
     for argv, message in cases:
-        assert main(["--db", db, *argv]) == 2, argv
+        try:
+            code = main(["--db", db, *argv])
+        except SystemExit as exc:  # an argument refused by argparse (its one `error:` line, exit 2)
+            code = exc.code
+        assert code == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and message in err, (argv, err)
     assert _events(store) == events
