@@ -957,3 +957,25 @@ def test_the_annotators_list_keeps_whole_rows_when_a_pending_line_comes_under_a_
     qtbot.wait(100)
     after = panel.list.viewport().height()
     assert after == before and panel.focus.height() < focus_before, (before, after, row)
+
+
+def test_the_focus_view_says_why_an_item_is_insufficient_and_no_empty_method_lines():
+    """Found reviewing the real-record bank (south-east Australia, two Landsat dates): every item was
+    'insufficient evidence', and the view said "methods: direction: change:" (each method list empty) and nowhere
+    why: the evidence note naming the year and its clear observations was not shown. Now the note is, and a field
+    without method values gets no line."""
+    from reviewer.app.qt_review_parts import question_html
+
+    note = "insufficient evidence: 1999: 0 clear Landsat observations (no Landsat sensor in the record), 2 needed"
+    q = {
+        "id": "SE-Australia-18", "text": "more water?", "fields": [{"name": "direction", "type": "category"}],
+        "reference": {"direction": "insufficient evidence"}, "reference_source": "observations",
+        "provenance": {"methods": {"direction": {}, "change": {}}},
+        "evidence": {"composite": "mndwi", "view": "pair", "note": note},
+    }  # fmt: skip
+    text = question_html(q)
+    assert "methods:" not in text and "<b>direction</b>: <" not in text
+    assert f"<p>evidence: {note}</p>" in text
+    q["provenance"]["methods"] = {"direction": {"mndwi:otsu": "more"}, "change": {}}
+    text = question_html(q)
+    assert "<p>methods: <b>direction</b>: mndwi:otsu &quot;more&quot;</p>" in text
