@@ -144,12 +144,15 @@ def _next(args: argparse.Namespace) -> int:
         q, p = view["question"], view["progress"]
         lines = [
             f"{view['item']} (version {view['version']})   {p['done']} of {p['assigned']} done",
-            f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']} / {q.get('task')}",
+            f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']}"
+            + (f" / {q['task']}" if q.get("task") else ""),  # (an insufficient item has none: "/ None")
             q["text"],
             f"reference: {json.dumps(q['reference'], ensure_ascii=False)}",
         ]
         if q.get("reference_range"):
             lines.append(f"range:     {json.dumps(q['reference_range'], ensure_ascii=False)}")
+        if (q.get("evidence") or {}).get("note"):  # why an insufficient item is so, or what the methods say
+            lines.append(f"evidence:  {q['evidence']['note']}")
         if view["your_decision"]:
             lines.append(f"your last decision: {view['your_decision']['verdict']}")
         lines.append("flag reasons: " + ", ".join(r["code"] for r in view["flag_reasons"]))

@@ -596,3 +596,24 @@ def test_an_experts_queue_says_which_flagged_items_wait_for_another_expert(tmp_p
     ]
     assert run("review", "queue", BANK, "--user", "dan") == 0
     assert capsys.readouterr().out.splitlines()[-1] == "2 item(s) in the queue"
+
+
+def test_review_next_says_why_an_insufficient_item_is_so_and_no_none_task(tmp_path, capsys):
+    """Found as an annotator on the real-record bank: `review next` showed an insufficient item's reference
+    ("insufficient evidence") with no word why, and its class line ended "insufficient / None"."""
+    q = bf.insufficient_question("q000")
+    note = "insufficient evidence: 2001-2021: 0 clear Landsat observations (ETM+; growing months), 5 needed"
+    q["evidence"] = {"composite": "ndvi", "view": "pair", "periods": [[2001, 2001], [2021, 2021]],
+                     "region": {"kind": "site"}, "note": note}  # fmt: skip
+    src = _write(tmp_path / "bank", [q])
+    db = str(tmp_path / "cli.sqlite")
+    run = lambda *a: main(["--db", db, *a])  # noqa: E731
+    assert run("users", "add", "mia", "--role", "maintainer") == 0
+    assert run("users", "add", "ann", "--role", "annotator", "--user", "mia") == 0
+    assert run("bank", "import", str(src), "--user", "mia") == 0
+    assert run("review", "assign", BANK, "--annotators", "ann", "--k", "1", "--seed", "4", "--user", "mia") == 0
+    capsys.readouterr()
+    assert run("review", "next", BANK, "--user", "ann") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].endswith(", insufficient") and "None" not in out[1], out[1]
+    assert f"evidence:  {note}" in out
