@@ -331,6 +331,8 @@ def test_a_folder_without_a_usable_scene_gives_the_scenes_reason_before_stray_fi
     code, _, err = _run(capsys, "scan", str(folder), db=tmp_path / "db")
     assert code == 2 and err.count("\n") == 1
     assert err.index(f"scene {TM} has no QA_PIXEL") < err.index("2 file(s): unknown name"), err
+    # one problem for all the scene's files: not "1 file(s): missing band: ..." (as the xlandsat downloads said)
+    assert f"(missing band: scene {TM} has no QA_PIXEL" in err and "1 file(s)" not in err, err
 
 
 @pytest.mark.parametrize(
