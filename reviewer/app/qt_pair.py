@@ -281,7 +281,7 @@ class QtPairView(QWidget):
             self.panels, self.rgbs, self._undrawn, self.error = [], [], None, error
             for k, (image, title) in enumerate(zip(self.images, self.labels, strict=True)):
                 image.clear()
-                title.setText(f"{'AB'[k]}: {(a, b)[k]}  (nothing to show)")
+                title.setText(f"{'AB'[k]}: {(a, b)[k]}")  # (the line below says which date has no scene)
             self.info.setText(error)
             logger.info("pair view: %s", error)
             return

@@ -21,4 +21,4 @@ def test_a_review_items_pair_with_no_scene_is_said_in_the_dock_and_the_last_pane
     assert [m for m in app.session.reporter.messages[before:] if m[0] == "error"] == []
     assert app.pair.info.text() == why and app.pair.error == why
     assert [img.image for img in app.pair.images] == [None, None]
-    assert [t.text for t in app.pair.labels] == ["A: 1999-2008  (nothing to show)", "B: 2021  (nothing to show)"]
+    assert [t.text for t in app.pair.labels] == ["A: 1999-2008", "B: 2021"]  # (2021 has a scene: no claim on it)
