@@ -233,3 +233,14 @@ def test_runs_of_one_pass_scored_as_three_say_how_to_score_them(report, capsys):
     )
     assert main(["score", str(bank), str(runs), "--out", str(tmp / "o2"), "--bootstrap", "50"]) == 0
     assert "need --passes" not in capsys.readouterr().out
+
+
+def test_a_runs_file_that_is_not_there_or_a_folder_is_one_line_in_the_tools_words(report, capsys):
+    """`reviewer score BANK nope.jsonl` said "nope.jsonl: cannot read: [Errno 2] No such file or directory:
+    'nope.jsonl' (--lenient scores the valid rest)": errno's words, and a hint that scores nothing."""
+    tmp, bank, runs = report
+    for given, says in ((tmp / "nope.jsonl", "no such file"), (tmp, "a folder, not a runs file (its runs.jsonl?)")):
+        assert main(["score", str(bank), str(given), "--out", str(tmp / "o3")]) == 2
+        assert capsys.readouterr().err == f"error: {given}: {says}\n"
+    assert main(["score", str(bank), str(runs), str(tmp / "nope.jsonl"), "--out", str(tmp / "o3")]) == 2
+    assert capsys.readouterr().err.endswith("nope.jsonl: no such file (--lenient scores the other files)\n")
