@@ -84,6 +84,7 @@ class ExpertPanel(QWidget):
         self.dock, self.store, self.user = dock, dock.store, dock.user
         self.bank: str | None = None
         self.rows: list[dict[str, Any]] = []
+        self._own = 0  # flagged items this expert decided at stage 1 (another expert's), as the queue last said
         self.view: dict[str, Any] | None = None
         self.dialog = None
         self.mode = "adjudicate"
@@ -212,8 +213,14 @@ class ExpertPanel(QWidget):
         if self.mode == "drafts":
             self._refresh_drafts()
             return
-        self.rows = rows if rows is not None else api.queue(self.store, self.bank, user=self.user)
-        self.count.setText(f"{len(self.rows)} item(s) to adjudicate, split decisions first")
+        if rows is None:
+            own: list[str] = []  # flagged items this expert decided at stage 1: another expert's to adjudicate
+            rows = api.queue(self.store, self.bank, user=self.user, own=own)
+            self._own = len(own)
+        self.rows = rows
+        # (the count had said nothing of them: a store of 6 flagged items and a queue of 2, not a word why)
+        wait = f"; {self._own} you decided at stage 1 wait for another expert" if self._own else ""
+        self.count.setText(f"{len(self.rows)} item(s) to adjudicate, split decisions first{wait}")
         self.list.clear()
         for r in self.rows:
             it = QListWidgetItem(f"{r['id']}   {r['kind']}  ({r['flags']} of {r['decisions']} flagged)")

@@ -979,3 +979,35 @@ def test_the_focus_view_says_why_an_item_is_insufficient_and_no_empty_method_lin
     q["provenance"]["methods"] = {"direction": {"mndwi:otsu": "more"}, "change": {}}
     text = question_html(q)
     assert "<p>methods: <b>direction</b>: mndwi:otsu &quot;more&quot;</p>" in text
+
+
+def test_the_experts_count_says_which_flagged_items_wait_for_another_expert(tmp_path, demo_db, demo_bank, demo_site,
+                                                                             make_napari_viewer, qtbot):  # fmt: skip
+    """As `review queue` now says: eve annotated at stage 1 beside ann (k = 2); ann flagged every item, eve
+    flagged the first and accepted the rest. Every item is flagged, none in eve's adjudication queue: the count
+    said "0 item(s) to adjudicate" and nothing of them."""
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    path = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site, assign=False)
+    with Store(path) as store:
+        api.assign(store, BANK, annotators=["ann", "eve"], k=2, seed=11, user="mia")
+        for user in ("ann", "eve"):
+            for k, r in enumerate(api.my_items(store, BANK, user=user)):
+                flag = user == "ann" or k == 0
+                decision = api.Decision("flag", reasons=["other"]) if flag else api.Decision("accept")
+                api.decide(store, r["item"], decision, user=user)
+        n = len(api.my_items(store, BANK, user="eve"))
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=path, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
+    try:
+        app.start_review("eve", "expert")
+        expert = app.review.expert
+        qtbot.waitUntil(lambda: expert.bank is not None)
+        assert expert.count.text() == (
+            f"0 item(s) to adjudicate, split decisions first; {n} you decided at stage 1 wait for another expert"
+        )
+    finally:
+        app.close()
