@@ -1011,3 +1011,35 @@ def test_the_experts_count_says_which_flagged_items_wait_for_another_expert(tmp_
         )
     finally:
         app.close()
+
+
+def test_two_one_line_decisions_show_whole_in_the_experts_table(tmp_path, demo_db, demo_bank, demo_site,
+                                                                 make_napari_viewer, qtbot):  # fmt: skip
+    """Seen at 1366 x 768 with an item eve was allowed to adjudicate: ann's "flag / other" and eve's "accept",
+    one line each, were sized from Qt's 15 px row hint while the rows are drawn 22 px tall: the table showed them
+    in 32 px, the second cut behind a scroll bar. Every row shows whole."""
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    path = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site, assign=False)
+    with Store(path) as store:
+        api.assign(store, BANK, annotators=["ann", "eve"], k=2, seed=11, user="mia")
+        for user in ("ann", "eve"):
+            for r in api.my_items(store, BANK, user=user):
+                decision = api.Decision("flag", reasons=["other"]) if user == "ann" else api.Decision("accept")
+                api.decide(store, r["item"], decision, user=user)
+        first = api.my_items(store, BANK, user="eve")[0]["item"]
+        api.allow(store, first, "eve", reason="the only expert today", user="mia")
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=path, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
+    try:
+        app.start_review("eve", "expert")
+        table = app.review.expert.table
+        qtbot.waitUntil(lambda: table.rowCount() == 2)
+        qtbot.wait(200)  # laid out
+        drawn = sum(table.rowHeight(i) for i in range(2))
+        assert table.viewport().height() >= drawn, (table.viewport().height(), drawn)
+    finally:
+        app.close()
