@@ -285,9 +285,11 @@ class ExpertPanel(QWidget):
         """The decision table at least as tall as its first rows (two annotators' decisions are the usual case): at
         1366 x 768 the splitter had left it a row and a half, the second decision behind a scroll bar."""
         t = self.table
-        # at the columns' widths now, and as the style sheet draws them: two one-line decisions ("flag / other",
+        # at the columns' widths now, and no less than a row is drawn: two one-line decisions ("flag / other",
         # "accept") hinted 15 px a row and were drawn 22 px tall, the second cut behind a scroll bar at 1366 x 768
-        rows = sum(max(t.sizeHintForRow(i), t.rowHeight(i)) for i in range(min(t.rowCount(), max_rows)))
+        # (a row's own height may be stale, from narrower columns: the header's hint for it is measured now)
+        head = t.verticalHeader()
+        rows = sum(max(t.sizeHintForRow(i), head.sectionSizeHint(i)) for i in range(min(t.rowCount(), max_rows)))
         t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth() + 2)
         t.setMaximumHeight(t.minimumHeight() if t.rowCount() <= max_rows else QWIDGETSIZE_MAX)  # no empty rows
 
