@@ -75,6 +75,8 @@ class QtPairView(QWidget):
         self._stale = False  # the stack changed while the dock was behind another tab
         #: (stretch, reset) of panels given while the dock was behind another tab, drawn when it comes to the front
         self._undrawn: tuple | None = None
+        #: why a review item's pair shows no panels ("" while it shows them): said in the dock's info line
+        self.error = ""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         row = FlowLayout()  # wraps in a narrow dock
@@ -229,6 +231,7 @@ class QtPairView(QWidget):
             self.session.reporter.error(NoSceneError("no stack is open"))
             return None
         self.info.setText(f"reading {a} and {b}...")
+        self.error = ""
 
         # at the canvas's display size (a full Landsat scene's date is ~700 MB of float32 at its own 7,741 px, a
         # Sentinel-2 tile's ~1.4 GB; at 1,600 px ~30 MB), as a review item's panels are read
@@ -255,6 +258,7 @@ class QtPairView(QWidget):
             if generation != self._generation:
                 return
             self._worker = None
+            self.error = str(exc)
             self.info.setText(str(exc))
             self.session.reporter.error(exc, context="pair view")
 
@@ -271,10 +275,17 @@ class QtPairView(QWidget):
         self._worker = None
         self._stale = False
         if panels is None:
-            self.rgbs = []
+            # a review item's pair with no scene to show (an insufficient-evidence item on a sparse record: that is
+            # its evidence) is said here, in the dock's own line, with the previous item's panels cleared; it had
+            # been an error notification over the canvas at every such item, the last item's panels left drawn
+            self.panels, self.rgbs, self._undrawn, self.error = [], [], None, error
+            for k, (image, title) in enumerate(zip(self.images, self.labels, strict=True)):
+                image.clear()
+                title.setText(f"{'AB'[k]}: {(a, b)[k]}")  # (the line below says which date has no scene)
             self.info.setText(error)
-            self.session.reporter.error(ReviewerError(error), context="pair view")
+            logger.info("pair view: %s", error)
             return
+        self.error = ""
         self.panels = panels
         if rgbs is not None and stretch is self.state.stretch:
             self._draw(rgbs, stretch, reset=True)

@@ -19,7 +19,6 @@ from qtpy.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QProgressBar,
-    QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -43,6 +42,7 @@ from reviewer.app.qt_review_parts import (
     soon,
     window_keys,
 )
+from reviewer.app.qt_rows import WholeRowsSplitter
 from reviewer.app.qt_style import StatusLabel
 from reviewer.app.review_model import ReviewQueue, after_refusal, progress, refused_line, still_to_do
 from reviewer.review import api
@@ -218,7 +218,9 @@ class AnnotatorPanel(QWidget):
         self.progress.setFormat("%v of %m done")
         self.progress.setToolTip("what you still have to decide (an item someone else closed counts as done)")
         layout.addWidget(self.progress)
-        split = QSplitter(Qt.Vertical)
+        # the list in whole rows, the question taking what the window gives or takes: a second line in the status band
+        # below (a comment or a confidence pending under the saved line) had cut the list's last row at 1366 x 768
+        split = WholeRowsSplitter(min_rows=3)
         self.list = QListWidget()
         self.list.itemActivated.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
         self.list.itemClicked.connect(lambda it: self.show_item(it.data(Qt.UserRole)))
@@ -226,6 +228,8 @@ class AnnotatorPanel(QWidget):
         self.focus = question_view()
         split.addWidget(self.focus)
         split.setSizes([160, 420])
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
         layout.addWidget(split, 1)
         self.evidence_label = StatusLabel("")
         self.evidence_label.setStyleSheet(BAD_STYLE)

@@ -84,6 +84,7 @@ class ExpertPanel(QWidget):
         self.dock, self.store, self.user = dock, dock.store, dock.user
         self.bank: str | None = None
         self.rows: list[dict[str, Any]] = []
+        self._own = 0  # flagged items this expert decided at stage 1 (another expert's), as the queue last said
         self.view: dict[str, Any] | None = None
         self.dialog = None
         self.mode = "adjudicate"
@@ -212,8 +213,14 @@ class ExpertPanel(QWidget):
         if self.mode == "drafts":
             self._refresh_drafts()
             return
-        self.rows = rows if rows is not None else api.queue(self.store, self.bank, user=self.user)
-        self.count.setText(f"{len(self.rows)} item(s) to adjudicate, split decisions first")
+        if rows is None:
+            own: list[str] = []  # flagged items this expert decided at stage 1: another expert's to adjudicate
+            rows = api.queue(self.store, self.bank, user=self.user, own=own)
+            self._own = len(own)
+        self.rows = rows
+        # (the count had said nothing of them: a store of 6 flagged items and a queue of 2, not a word why)
+        wait = f"; {self._own} you decided at stage 1 wait for another expert" if self._own else ""
+        self.count.setText(f"{len(self.rows)} item(s) to adjudicate, split decisions first{wait}")
         self.list.clear()
         for r in self.rows:
             it = QListWidgetItem(f"{r['id']}   {r['kind']}  ({r['flags']} of {r['decisions']} flagged)")
@@ -278,7 +285,11 @@ class ExpertPanel(QWidget):
         """The decision table at least as tall as its first rows (two annotators' decisions are the usual case): at
         1366 x 768 the splitter had left it a row and a half, the second decision behind a scroll bar."""
         t = self.table
-        rows = sum(t.sizeHintForRow(i) for i in range(min(t.rowCount(), max_rows)))  # at the columns' widths now
+        # at the columns' widths now, and no less than a row is drawn: two one-line decisions ("flag / other",
+        # "accept") hinted 15 px a row and were drawn 22 px tall, the second cut behind a scroll bar at 1366 x 768
+        # (a row's own height may be stale, from narrower columns: the header's hint for it is measured now)
+        head = t.verticalHeader()
+        rows = sum(max(t.sizeHintForRow(i), head.sectionSizeHint(i)) for i in range(min(t.rowCount(), max_rows)))
         t.setMinimumHeight(t.horizontalHeader().sizeHint().height() + rows + 2 * t.frameWidth() + 2)
         t.setMaximumHeight(t.minimumHeight() if t.rowCount() <= max_rows else QWIDGETSIZE_MAX)  # no empty rows
 

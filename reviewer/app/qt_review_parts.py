@@ -273,8 +273,9 @@ def draft_html(drafts: dict[str, Any] | None) -> str:
 
 
 def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts: dict[str, Any] | None = None) -> str:
-    """The focus view of one question: text, fields, reference and range, how the reference was computed
-    (every method's value and their agreement), template and phrasing, sensors, the AI draft."""
+    """The focus view of one question: text, fields, reference and range, the evidence note (what the methods say,
+    or what is missing), how the reference was computed (every method's value and their agreement), template and
+    phrasing, sensors, the AI draft."""
     e = html.escape
     parts = [f"<h3>{e(str(q.get('id')))}</h3><p style='font-size:11pt'>{e(q.get('text', ''))}</p>"]
     period = q.get("period") or {}
@@ -313,7 +314,11 @@ def question_html(q: dict[str, Any], mine: dict[str, Any] | None = None, drafts:
     if prov.get("reference_pending"):
         parts.append(" (a draft: to be set by review)")
     parts.append("</p>")
-    methods = prov.get("methods") or {}
+    note = (q.get("evidence") or {}).get("note")
+    if note:  # what the methods say, or why the item is insufficient (the year and its clear observations)
+        parts.append(f"<p>evidence: {e(str(note))}</p>")
+    # a field no method gave a value for (an insufficient item's) gets no line: "methods: direction: change:"
+    methods = {k: v for k, v in (prov.get("methods") or {}).items() if v not in ({}, None)}
     if methods:
         lines = []
         for key, val in methods.items():

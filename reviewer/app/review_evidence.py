@@ -60,7 +60,6 @@ class EvidenceLoader(QObject):
         self.view = None
         self.problem = ""
         self.sensors: tuple[str, ...] = ()  # the sensors the question spans: the stack shows those
-        self._errors_at = 0
         self._closed = False  # set when the window closes: late results do nothing
         self._indexes: dict[str, Any] = {}  # site folder -> SceneIndex opened by the worker (ahead of time)
         #: site id -> its folder, and folder -> its resolved path: asked for the item shown and every item prefetched
@@ -270,7 +269,6 @@ class EvidenceLoader(QObject):
         the docks take it), the view state, the stack at its date (one canvas slice), the region, the Stack dock,
         the pair, the chips, the period and the trajectory; then the item counts as shown."""
         s, st, view = self.session, self.session.state, p.view
-        self._errors_at = len(s.reporter.messages)
         with st.events.locked.blocker():  # (the Stack dock shows the lock with the item's stack)
             st.locked = False
         if p.index is not s.index:
@@ -357,8 +355,7 @@ class EvidenceLoader(QObject):
         if trajectory and app.trajectory.busy:
             return False
         if s.state.pair is not None and (app.pair.busy or len(app.pair.rgbs) != 2):
-            failed = any(t.startswith("pair view") for _lvl, t in s.reporter.messages[self._errors_at :])
-            if not failed or app.pair.busy:  # a pair that cannot be read is shown as its message
+            if not app.pair.error or app.pair.busy:  # a pair that cannot be read is shown as its message
                 return False
         return not app.chips.busy and app.chips.laid_out
 

@@ -291,4 +291,9 @@ def run_of(doc: dict[str, Any], rid: str) -> dict[str, Any]:
             return e
     from reviewer.errors import ReviewError
 
-    raise ReviewError(f"no run {rid!r} in coding set {doc['id']} (ids s001... and p001...)", field="run")
+    ids = [e["id"] for e in doc["runs"]]
+    if not ids:  # (it had named "ids s001... and p001..." for a set that holds none: no wrong runs were sampled)
+        raise ReviewError(f"no run {rid!r}: coding set {doc['id']} holds no runs", field="run")
+    steps, pairs = [i for i in ids if i.startswith("s")], [i for i in ids if i.startswith("p")]
+    have = "; ".join(f"{k[0]}..{k[-1]}" for k in (steps, pairs) if k)
+    raise ReviewError(f"no run {rid!r} in coding set {doc['id']} (its runs: {have})", field="run")

@@ -40,7 +40,24 @@ def _summary(scores: dict) -> list[str]:
         f"missing passes {len(pr['missing_passes'])}, invalid answers {len(pr['invalid_answers'])}, "
         f"harness errors {len(pr['errors'])}, bad lines skipped {len(pr['bad_lines'])} (all counted wrong)"
     )
+    lines.extend(_fewer_passes(pr["missing_passes"], k, scores["runs"]["scored"]))
     return lines
+
+
+def _fewer_passes(missing: list[dict], k: int, scored: int) -> list[str]:
+    """Runs made with fewer passes than k (`reviewer run --passes 1`, scored with the default 3): every one of the
+    `scored` runs is of passes 1..m and every question misses exactly the passes after m; they were all counted
+    wrong, with no word of --passes."""
+    if not missing:
+        return []
+    lacking = {r["pass"] for r in missing}
+    m = min(lacking) - 1
+    units = {(r["model"], r["question"], r["condition"], r["pair"]) for r in missing}
+    if m < 1 or lacking != set(range(m + 1, k + 1)) or len(missing) != len(units) * (k - m) or scored != len(units) * m:
+        return []
+    have = "pass 1" if m == 1 else f"passes 1-{m}"
+    lack = f"pass {k} is" if m + 1 == k else f"passes {m + 1}-{k} are"
+    return [f"every run here is of {have} and {lack} all missing: scored as pass^{m} they need --passes {m}"]
 
 
 def _failure_sections(args: argparse.Namespace) -> list:

@@ -165,7 +165,7 @@ def cmd_render(args: argparse.Namespace) -> int:
     from reviewer.record.datespec import parse_date_spec
     from reviewer.record.render import check_png, default_composite, render_dates
     from reviewer.record.scan import open_index
-    from reviewer.record.stretch import Stretch
+    from reviewer.record.stretch import STRETCH_EXAMPLE, Stretch
 
     check_png(args.out)  # before any work: another extension, a folder or a read-only place is refused
     for date in args.date:  # a mistyped date is named before the folder is scanned or a band is found missing
@@ -177,8 +177,9 @@ def cmd_render(args: argparse.Namespace) -> int:
             try:
                 text = read_bounded(text, 1 << 20).decode("utf-8")
             except (OSError, UnicodeDecodeError) as exc:
+                why = f"no file {text!r}" if isinstance(exc, FileNotFoundError) else f"{text!r}: not readable text"
                 raise ReviewerError(
-                    f"--stretch is neither stretch JSON nor a readable file: {exc}", field="stretch"
+                    f"--stretch is neither stretch JSON nor a readable file ({why}); {STRETCH_EXAMPLE}", field="stretch"
                 ) from exc
         stretch = Stretch.from_json(text)
     with _skips_listed_by_the_verb(), _store(args) as store:

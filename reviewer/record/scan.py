@@ -713,13 +713,16 @@ def scan_record(
 
 def why_none(problems: list[ScanProblem], shown: int = 3) -> str:
     """Why files were not used, for an error that no scene was found: up to `shown` reasons with their counts,
-    the files of the record first (' (1 file(s): missing band: scene ... has no QA_PIXEL ...; 1 file(s): unknown
+    the files of the record first (' (missing band: scene ... has no QA_PIXEL ...; 1 file(s): unknown
     name: ...)'), since a stray notes file is rarely why a folder of downloads has no scene; the rest counted."""
     if not problems:
         return ""
     counts = Counter(p.reason for p in problems)
     reasons = sorted(counts, key=lambda r: (r.startswith("unknown name:"), -counts[r]))
-    said = "; ".join(f"{counts[r]} file(s): {r}" for r in reasons[:shown])
+    # a scene's reason names its scene (one problem for all its files): no "1 file(s)" before it
+    said = "; ".join(
+        r if r.startswith("missing band: scene ") else f"{counts[r]} file(s): {r}" for r in reasons[:shown]
+    )
     rest = sum(counts[r] for r in reasons[shown:])
     more = f"; {rest} more for {len(reasons) - shown} other reason(s)" if rest else ""
     return f" ({said}{more})"

@@ -237,6 +237,14 @@ def load_site(site_dir: str | Path) -> Site:
         raise SiteError(
             "bbox must be [west, south, east, north] with east > west and north > south", path=path, field="bbox"
         )
+    if crs.is_geographic and not (-180 <= w and e <= 360 and -90 <= s and n <= 90):
+        # a UTM box left under a crs edited to lon/lat: PROJ failed on it later ("utm: Invalid latitude")
+        raise SiteError(
+            f"a lon/lat box ({doc['crs']}) lies within lon -180..360, lat -90..90, not {[w, s, e, n]}: "
+            "give the CRS its numbers are in",
+            path=path,
+            field="bbox",
+        )
     if crs.is_geographic and "resolution" not in doc and "shape" not in doc:
         raise SiteError(
             f'a lon/lat site ({doc["crs"]}) needs "resolution" in degrees (e.g. 0.00025 for about 28 m) or '

@@ -45,6 +45,9 @@ class ChannelStretch:
     gamma: float = 1.0
 
 
+STRETCH_EXAMPLE = 'e.g. {"composite": "ndvi", "channels": [{"low": 0, "high": 0.8}]}'
+
+
 @dataclass(frozen=True)
 class Stretch:
     """Applied the same to every date compared; `source` says how it was set (fixed default or percentiles)."""
@@ -103,6 +106,8 @@ class Stretch:
                 doc = loads_strict(doc)  # no NaN/Infinity, duplicate keys or deep nesting
             except ValueError as exc:
                 raise SchemaError(f"not a stretch: {json_problem(exc)}", field="stretch") from exc
+        if not isinstance(doc, dict):
+            raise SchemaError(f"not a stretch: a JSON object, {STRETCH_EXAMPLE}", field="stretch")
         try:
             composite = doc["composite"]
             if composite not in composites():
@@ -110,8 +115,14 @@ class Stretch:
             chans = tuple(
                 ChannelStretch(float(c["low"]), float(c["high"]), float(c.get("gamma", 1.0))) for c in doc["channels"]
             )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise SchemaError(f"not a stretch: {exc}", field="stretch") from exc
+        except KeyError as exc:  # (a KeyError's text was the whole message: "not a stretch: 'composite'")
+            needs = [k for k in ("composite", "channels") if k not in doc]
+            what = " and ".join(repr(k) for k in needs) or repr(exc.args[0])
+            raise SchemaError(f"not a stretch: it needs {what}; {STRETCH_EXAMPLE}", field="stretch") from exc
+        except (TypeError, ValueError) as exc:  # ("could not convert string to float: 'a'")
+            raise SchemaError(
+                f"not a stretch: each channel's low, high and gamma are numbers; {STRETCH_EXAMPLE}", field="stretch"
+            ) from exc
         expected = 1 if is_single(composite) else 3
         if len(chans) != expected:
             raise SchemaError(f"{composite} needs {expected} channel(s), got {len(chans)}", field="channels")

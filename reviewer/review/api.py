@@ -85,12 +85,13 @@ def apply_audit(store: Store, audit_doc: Any, **kwargs: Any) -> dict[str, Any]:
     return apply(store, audit_doc, **kwargs)
 
 
-def queue(store: Store, bank: str, *, user: str | None) -> list[dict[str, Any]]:
-    """A user's queue in order: an annotator's remaining items, an expert's adjudication queue."""
+def queue(store: Store, bank: str, *, user: str | None, own: list[str] | None = None) -> list[dict[str, Any]]:
+    """A user's queue in order: an annotator's remaining items, an expert's adjudication queue (`own`, if given,
+    receives the items waiting for stage 2 that the expert decided at stage 1: left to another expert)."""
     actor = get_user(store, user)
     require_bank(store, bank)
     if actor.role == "expert":
-        return expert_queue(store, bank, actor)
+        return expert_queue(store, bank, actor, own=own)
     if actor.role == "annotator":
         ids = annotator_queue(store, bank, actor)
         rows = (

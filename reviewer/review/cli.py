@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from reviewer.argtypes import integer
 from reviewer.console import figure, run_verb
 
 
@@ -143,12 +144,15 @@ def _next(args: argparse.Namespace) -> int:
         q, p = view["question"], view["progress"]
         lines = [
             f"{view['item']} (version {view['version']})   {p['done']} of {p['assigned']} done",
-            f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']} / {q.get('task')}",
+            f"site {q['site']}, {q['period']['start']} to {q['period']['end']}, {q['class']}"
+            + (f" / {q['task']}" if q.get("task") else ""),  # (an insufficient item has none: "/ None")
             q["text"],
             f"reference: {json.dumps(q['reference'], ensure_ascii=False)}",
         ]
         if q.get("reference_range"):
             lines.append(f"range:     {json.dumps(q['reference_range'], ensure_ascii=False)}")
+        if (q.get("evidence") or {}).get("note"):  # why an insufficient item is so, or what the methods say
+            lines.append(f"evidence:  {q['evidence']['note']}")
         if view["your_decision"]:
             lines.append(f"your last decision: {view['your_decision']['verdict']}")
         lines.append("flag reasons: " + ", ".join(r["code"] for r in view["flag_reasons"]))
@@ -196,14 +200,24 @@ def _undo(args: argparse.Namespace) -> int:
 def _queue(args: argparse.Namespace) -> int:
     from reviewer.review.api import queue
 
+    own: list[str] = []
+
     def say(rows: list[dict[str, Any]]) -> list[str]:
         lines = []
         for i, r in enumerate(rows, start=1):
             extra = f"  {r['kind']} ({r['flags']} of {r['decisions']} flagged)" if "kind" in r else ""
             lines.append(f"{i:>5}  {r['item']}{extra}")
-        return [*lines, f"{len(rows)} item(s) in the queue"]
+        lines.append(f"{len(rows)} item(s) in the queue")
+        if own:  # else the store's count of flagged items and this queue's disagreed with no word why
+            first = own[0]
+            more = f" and {len(own) - 1} more" if len(own) > 1 else ""
+            lines.append(
+                f"{len(own)} more wait for another expert: you decided them at stage 1 ({first}{more}); a maintainer "
+                f"may let you adjudicate one: reviewer review allow {first} {args.user or 'EXPERT'} --reason T"
+            )
+        return lines
 
-    return _run(args, lambda store: queue(store, args.bank, user=args.user), say)
+    return _run(args, lambda store: queue(store, args.bank, user=args.user, own=own), say)
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -652,7 +666,7 @@ def _register_stage1(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--comment")
     p.add_argument("--correct", metavar="JSON", help="suggested correction (schemas/correction.schema.json)")
     p.add_argument("--seconds", type=float, help="time spent (default: since `review next` showed it)")
-    p.add_argument("--version", type=int, help="the item version you judged (refused if no longer current)")
+    p.add_argument("--version", type=integer(1), help="the item version you judged (refused if no longer current)")
     p.add_argument("--view", metavar="JSON", help="the evidence view the decision rests on")
     p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
     p.add_argument("--bank")
@@ -710,7 +724,7 @@ def _register_stage2(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--correct", metavar="JSON", help="the corrected parts (a new item version)")
     p.add_argument("--rationale", required=True)
     p.add_argument("--confidence", help="how sure you are: low, medium or high (assets/review/quality.json)")
-    p.add_argument("--version", type=int)
+    p.add_argument("--version", type=integer(1))
     p.add_argument("--view", metavar="JSON")
     p.add_argument("--bank")
     _common(p)
@@ -734,7 +748,7 @@ def _register_drafts(sub: argparse._SubParsersAction) -> None:
         "--correct", metavar="JSON", help="the corrected parts, e.g. the reference set by hand (a new version)"
     )
     p.add_argument("--rationale")
-    p.add_argument("--version", type=int, help="the version you reviewed (refused if the item changed since)")
+    p.add_argument("--version", type=integer(1), help="the version you reviewed (refused if the item changed since)")
     p.add_argument("--bank")
     _common(p)
     p.set_defaults(func=_draft_review)

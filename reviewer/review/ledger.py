@@ -457,4 +457,11 @@ def frozen_in(store: Store, item: Item) -> str | None:
 
 def require_bank(store: Store, bank: str) -> None:
     if not store.db.execute("SELECT 1 FROM items WHERE bank = ? LIMIT 1", [bank]).fetchone():
-        raise ReviewError(f"no bank named {bank!r} with items in the store (import it with `reviewer bank import`)")
+        # the name is the bank manifest's, not the folder it was imported from: say which names there are
+        names = [r[0] for r in store.db.execute("SELECT DISTINCT bank FROM items ORDER BY bank LIMIT 6")]
+        if not names:
+            raise ReviewError(
+                f"no bank named {bank!r} in the store; it has none yet: import one with `reviewer bank import DIR`"
+            )
+        listed = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+        raise ReviewError(f"no bank named {bank!r} in the store; its banks: {listed}")

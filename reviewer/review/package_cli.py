@@ -55,7 +55,14 @@ def _import(args: argparse.Namespace) -> int:
     def say(out: dict[str, Any]) -> list[str]:
         new = out["merged"] + out["retracted"] + len(out["conflicts"])
         head = f"package {out['package']} ({out['file']}) from {out['annotator']}, bank {out['bank']}: "
-        if not new:
+        earlier = out["earlier_conflicts"]
+        if not new and earlier:  # read before, not all imported: "were imported before" and a refusal contradicted
+            n = out["decisions"]
+            lines = [
+                head + f"nothing new: all {n} decision(s) were read by an earlier import ({n - earlier} merged, "
+                f"{earlier} refused as conflicts)"
+            ]
+        elif not new:
             lines = [head + f"nothing new (all {out['decisions']} decision(s) were imported before)"]
         else:
             lines = [
@@ -64,7 +71,7 @@ def _import(args: argparse.Namespace) -> int:
             ]
         for c in out["conflicts"]:
             lines.append(f"conflict: {c['item']} v{c['version']} ({c['verdict']}): {c['reason']}; not merged")
-        if out["earlier_conflicts"]:
+        if earlier and new:
             lines.append(f"{out['earlier_conflicts']} decision(s) were refused as conflicts by an earlier import")
         if out["confidence_unsigned"]:
             lines.append(

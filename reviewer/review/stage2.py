@@ -66,8 +66,10 @@ def _settled_by(store: Store, item: Item) -> str:
     return f" by {row[0]} (decision {row[1]}, {row[2][:16].replace('T', ' ')} UTC)" if row else ""
 
 
-def expert_queue(store: Store, bank: str, expert: User) -> list[dict[str, Any]]:
-    """Items waiting for this expert, by disagreement: split decisions, unanimous flags, audit items."""
+def expert_queue(store: Store, bank: str, expert: User, *, own: list[str] | None = None) -> list[dict[str, Any]]:
+    """Items waiting for this expert, by disagreement: split decisions, unanimous flags, audit items. `own`, if
+    given, receives the items left out because this expert decided them at stage 1 (another expert's, unless a
+    maintainer allows this one: `review allow`)."""
     cfg = settings(store, bank)
     if cfg is None:
         return []
@@ -86,6 +88,8 @@ def expert_queue(store: Store, bank: str, expert: User) -> list[dict[str, Any]]:
         if state == "flagged" and not audit and not in_sample(cfg, item):
             continue
         if _annotated(store, item_id, expert.name) and not _allowed(store, item_id, expert.name):
+            if own is not None:
+                own.append(f"{bank}/{qid}")
             continue
         if state == "flagged" and audit:
             kind, order = "pilot audit", 0  # sent back by the maintainer: first

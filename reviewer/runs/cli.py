@@ -29,6 +29,17 @@ def summary_lines(summary: dict) -> list[str]:
         )
     total = "no prices for this model" if summary["cost_usd"] is None else f"${summary['cost_usd']:.2f}"
     lines.append(f"model {summary['model']}: estimated cost {total}")
+    lines.extend(error_lines(summary))
+    return lines
+
+
+def error_lines(summary: dict) -> list[str]:
+    """The commonest causes of the runs with errors, one line each (runs.jsonl holds every run's)."""
+    top = summary.get("errors") or []
+    lines = [f"{e['runs']} run(s): {e['error'][:300]}" for e in top]
+    rest = summary.get("error_kinds", len(top)) - len(top)
+    if rest > 0:
+        lines.append(f"and {rest} other error(s): see runs.jsonl")
     return lines
 
 

@@ -7,7 +7,7 @@ because its task stopped becomes a run with `error` set, so the scorer counts it
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +109,11 @@ def collect(
             "log": None if log is None else Path(log.location).name,
             "status": None if log is None else log.status,
         }
+    # what ended the runs that erred, commonest first: "errors 22" alone sent the user to read runs.jsonl (a whole
+    # offline run of mockllm/model ended in one ConnectionError, tiktoken's encoding not downloadable)
+    kinds = Counter(r["error"] for r in runs if r["error"] is not None)
+    summary["errors"] = [{"error": e, "runs": n} for e, n in kinds.most_common(3)]
+    summary["error_kinds"] = len(kinds)
     costs = [c["cost_usd"] for c in summary["conditions"].values()]
     summary["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
     return runs, summary

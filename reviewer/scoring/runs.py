@@ -133,8 +133,17 @@ def read_runs(
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            bad.append(Problem(str(path), None, None, f"cannot read: {exc}"))
+        except FileNotFoundError:  # (errno's words had been the message: "[Errno 2] No such file or directory")
+            bad.append(Problem(str(path), None, None, "no such file"))
+            continue
+        except IsADirectoryError:
+            bad.append(Problem(str(path), None, None, "a folder, not a runs file (its runs.jsonl?)"))
+            continue
+        except OSError as exc:
+            bad.append(Problem(str(path), None, None, f"cannot read: {exc.strerror or exc}"))
+            continue
+        except UnicodeDecodeError:
+            bad.append(Problem(str(path), None, None, "cannot read: not UTF-8 text"))
             continue
         lines = text.split("\n")
         if lines and lines[-1] == "":
@@ -197,6 +206,8 @@ def load_runs(
             if len(bad) > 1
             else " (--lenient scores the valid rest)"
         )
+        if first.line is None and len(bad) == 1:  # a whole file: the rest is the other files, if any
+            more = " (--lenient scores the other files)" if len(paths) > 1 else ""
         raise ScoringError(first.message + more, path=first.path, line=first.line, field=first.field)
     if not runs:
         raise ScoringError("no valid runs to score", path=str(paths[0]) if paths else None)

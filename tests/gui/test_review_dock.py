@@ -934,3 +934,112 @@ def test_the_saved_line_is_restyled_only_when_its_colour_changes(window, qtbot):
     assert len(restyled) == green and panel.saved.text() == "saved: accept on q002"
     say(panel.saved, "NOT saved: q003", ok=False)  # red now
     assert len(restyled) > green and panel.saved.styleSheet() == BAD_STYLE
+
+
+def test_the_annotators_list_keeps_whole_rows_when_a_pending_line_comes_under_a_saved_one(window, qtbot):
+    """Found walking the real-record bank at 1366 x 768: after a save, C (a comment) put a second line in the status
+    band, and the item list, sharing the lost height with the question in proportion, showed 7.71 rows (the eighth
+    cut). The list keeps its whole rows (the question view gives the height), as the expert's queue does."""
+    from qtpy.QtWidgets import QApplication
+
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    wait_evidence(app, qtbot)
+    press(qtbot, app, "A")  # the saved line
+    wait_evidence(app, qtbot)
+    QApplication.processEvents()
+    row = panel.list.sizeHintForRow(0)
+    before = panel.list.viewport().height()
+    focus_before = panel.focus.height()
+    assert before % row <= 1, (before, row)
+    press(qtbot, app, "M")  # a pending line under it: the band takes a second line
+    qtbot.waitUntil(lambda: "confidence: medium" in panel.pending.text())
+    qtbot.wait(100)
+    after = panel.list.viewport().height()
+    assert after == before and panel.focus.height() < focus_before, (before, after, row)
+
+
+def test_the_focus_view_says_why_an_item_is_insufficient_and_no_empty_method_lines():
+    """Found reviewing the real-record bank (south-east Australia, two Landsat dates): every item was
+    'insufficient evidence', and the view said "methods: direction: change:" (each method list empty) and nowhere
+    why: the evidence note naming the year and its clear observations was not shown. Now the note is, and a field
+    without method values gets no line."""
+    from reviewer.app.qt_review_parts import question_html
+
+    note = "insufficient evidence: 1999: 0 clear Landsat observations (no Landsat sensor in the record), 2 needed"
+    q = {
+        "id": "SE-Australia-18", "text": "more water?", "fields": [{"name": "direction", "type": "category"}],
+        "reference": {"direction": "insufficient evidence"}, "reference_source": "observations",
+        "provenance": {"methods": {"direction": {}, "change": {}}},
+        "evidence": {"composite": "mndwi", "view": "pair", "note": note},
+    }  # fmt: skip
+    text = question_html(q)
+    assert "methods:" not in text and "<b>direction</b>: <" not in text
+    assert f"<p>evidence: {note}</p>" in text
+    q["provenance"]["methods"] = {"direction": {"mndwi:otsu": "more"}, "change": {}}
+    text = question_html(q)
+    assert "<p>methods: <b>direction</b>: mndwi:otsu &quot;more&quot;</p>" in text
+
+
+def test_the_experts_count_says_which_flagged_items_wait_for_another_expert(tmp_path, demo_db, demo_bank, demo_site,
+                                                                             make_napari_viewer, qtbot):  # fmt: skip
+    """As `review queue` now says: eve annotated at stage 1 beside ann (k = 2); ann flagged every item, eve
+    flagged the first and accepted the rest. Every item is flagged, none in eve's adjudication queue: the count
+    said "0 item(s) to adjudicate" and nothing of them."""
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    path = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site, assign=False)
+    with Store(path) as store:
+        api.assign(store, BANK, annotators=["ann", "eve"], k=2, seed=11, user="mia")
+        for user in ("ann", "eve"):
+            for k, r in enumerate(api.my_items(store, BANK, user=user)):
+                flag = user == "ann" or k == 0
+                decision = api.Decision("flag", reasons=["other"]) if flag else api.Decision("accept")
+                api.decide(store, r["item"], decision, user=user)
+        n = len(api.my_items(store, BANK, user="eve"))
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=path, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
+    try:
+        app.start_review("eve", "expert")
+        expert = app.review.expert
+        qtbot.waitUntil(lambda: expert.bank is not None)
+        assert expert.count.text() == (
+            f"0 item(s) to adjudicate, split decisions first; {n} you decided at stage 1 wait for another expert"
+        )
+    finally:
+        app.close()
+
+
+def test_two_one_line_decisions_show_whole_in_the_experts_table(tmp_path, demo_db, demo_bank, demo_site,
+                                                                 make_napari_viewer, qtbot):  # fmt: skip
+    """Seen at 1366 x 768 with an item eve was allowed to adjudicate: ann's "flag / other" and eve's "accept",
+    one line each, were sized from Qt's 15 px row hint while the rows are drawn 22 px tall: the table showed them
+    in 32 px, the second cut behind a scroll bar. Every row shows whole."""
+    from reviewer.app.main_window import ReviewerApp
+    from reviewer.app.recent import RecentSites
+    from reviewer.review import api
+    from reviewer.store import Store
+
+    path = make_store(tmp_path / "review.sqlite", demo_db, demo_bank, demo_site, assign=False)
+    with Store(path) as store:
+        api.assign(store, BANK, annotators=["ann", "eve"], k=2, seed=11, user="mia")
+        for user in ("ann", "eve"):
+            for r in api.my_items(store, BANK, user=user):
+                decision = api.Decision("flag", reasons=["other"]) if user == "ann" else api.Decision("accept")
+                api.decide(store, r["item"], decision, user=user)
+        first = api.my_items(store, BANK, user="eve")[0]["item"]
+        api.allow(store, first, "eve", reason="the only expert today", user="mia")
+    viewer = make_napari_viewer(show=True)
+    app = ReviewerApp(viewer, db=path, recent=RecentSites(tmp_path / "recent.json"), scoring=False)
+    try:
+        app.start_review("eve", "expert")
+        table = app.review.expert.table
+        qtbot.waitUntil(lambda: table.rowCount() == 2)
+        qtbot.wait(200)  # laid out
+        drawn = sum(table.rowHeight(i) for i in range(2))
+        assert table.viewport().height() >= drawn, (table.viewport().height(), drawn)
+    finally:
+        app.close()

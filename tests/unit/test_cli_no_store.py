@@ -59,3 +59,27 @@ def test_the_verbs_that_make_a_store_still_make_it_with_its_folder(tmp_path, cap
     assert imported.is_file()
     assert main(["--db", str(imported), "bank", "export", "rb", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out").is_dir()
+
+
+def test_a_bank_named_by_its_folder_or_a_typo_lists_the_banks_the_store_has(tmp_path, capsys):
+    """`bank import candidates/` then `review assign candidates ...`, as one does after importing a folder: the
+    store's bank is called by its manifest's name ('rb'), which the user had to guess; the error names it."""
+    db = tmp_path / "team.sqlite"
+    bank = tmp_path / "candidates"
+    write_bank(bank, BankContent("rb", "1", [bf.trend_question("q001")], [bf.site()], []))
+    assert main(["--db", str(db), "users", "add", "mia", "--role", "maintainer"]) == 0
+    assert main(["--db", str(db), "users", "add", "ann", "--role", "annotator", "--user", "mia"]) == 0
+    assert main(["--db", str(db), "bank", "import", str(bank), "--user", "mia"]) == 0
+    capsys.readouterr()
+    for name in (str(bank), "candidates", "rb2"):
+        assert main(["--db", str(db), "review", "status", name, "--user", "mia"]) == 2
+        err = capsys.readouterr().err
+        assert err == f"error: no bank named {name!r} in the store; its banks: rb\n", err
+    empty = tmp_path / "empty.sqlite"
+    assert main(["--db", str(empty), "users", "add", "mia", "--role", "maintainer"]) == 0
+    capsys.readouterr()
+    assert main(["--db", str(empty), "review", "status", "rb", "--user", "mia"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "error: no bank named 'rb' in the store; it has none yet: import one with `reviewer bank import DIR`\n"
+    )

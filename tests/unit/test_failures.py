@@ -439,3 +439,15 @@ def test_list_shows_the_coders_progress(store, coding_set, tmp_path, capsys):
     assert main(["--db", db, "failures", "list", str(path), "--todo", "--user", "eve"]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()] == [
         "s001", "s003", "p001", "p002", "p003", "p004", "p005"]  # fmt: skip
+
+
+def test_an_unknown_run_names_the_sets_runs_or_says_it_holds_none(store, coding_set):
+    """Coding an empty set (every wrong run a harness error, none sampled) said "no run 's001' in coding set ...
+    (ids s001... and p001...)", naming ids the set does not have. Now: the set's first and last ids, or none."""
+    steps = [e["id"] for e in coding_set["runs"] if e["id"].startswith("s")]
+    pairs = [e["id"] for e in coding_set["runs"] if e["id"].startswith("p")]
+    with pytest.raises(ReviewError, match=rf"\(its runs: s001..{steps[-1]}; p001..{pairs[-1]}\)$"):
+        code_run(store, coding_set, "s999", "data", user="eve")
+    empty = {**coding_set, "runs": []}
+    with pytest.raises(ReviewError, match=rf"no run 's001': coding set {coding_set['id']} holds no runs$"):
+        code_run(store, empty, "s001", "data", user="eve")

@@ -331,3 +331,60 @@ def test_a_folder_without_a_usable_scene_gives_the_scenes_reason_before_stray_fi
     code, _, err = _run(capsys, "scan", str(folder), db=tmp_path / "db")
     assert code == 2 and err.count("\n") == 1
     assert err.index(f"scene {TM} has no QA_PIXEL") < err.index("2 file(s): unknown name"), err
+    # one problem for all the scene's files: not "1 file(s): missing band: ..." (as the xlandsat downloads said)
+    assert f"(missing band: scene {TM} has no QA_PIXEL" in err and "1 file(s)" not in err, err
+
+
+@pytest.mark.parametrize(
+    "box, resolution",
+    [
+        ([728415.0, 6133365.0, 794535.0, 6201765.0], 30.0),  # what `site init` wrote, its crs edited to lon/lat
+        ([149.5, -95.0, 150.2, -94.0], 0.01),  # a latitude past the pole
+    ],
+)
+def test_a_lonlat_site_json_with_a_box_off_the_globe_is_one_line_naming_bbox(
+    real_dir, tmp_path, capfd, box, resolution
+):
+    """A site.json whose crs was changed to lon/lat by hand while its bbox stayed in UTM metres: the scan said
+    `error: internal error (CPLE_AppDefinedError: PROJ: utm: Invalid latitude)`. A lon/lat box lies within
+    lon -180..360 (0..360 grids as ERA5-Land's), lat -90..90; else its field is named."""
+    folder = _tm_without(real_dir, tmp_path / "dl", "(every file)")
+    write_site_json(folder, bbox=box, crs="EPSG:4326", resolution=resolution)
+    code = main(["--db", str(tmp_path / "db"), "scan", str(folder)])
+    err = capfd.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "internal error" not in err, err
+    assert err.startswith(f"error: {folder / 'site.json'}, field 'bbox': a lon/lat box"), err
+    assert "lon -180..360, lat -90..90" in err
+
+
+@pytest.mark.parametrize(
+    "stretch, says",
+    [
+        ('{"low": 0, "high": 0.3}', "it needs 'composite' and 'channels'"),
+        ('{"composite": "truecolor"}', "it needs 'channels'"),
+        (
+            '{"composite": "ndvi", "channels": [{"low": "a", "high": 1}]}',
+            "each channel's low, high and gamma are numbers",
+        ),
+        ('{"composite": "ndvi", "channels": 3}', "each channel's low, high and gamma are numbers"),
+    ],
+)
+def test_a_stretch_missing_a_key_or_with_text_for_a_number_says_what_it_needs(tmp_path, capsys, stretch, says):
+    """`render --stretch '{"low":1}'` said "field 'stretch': not a stretch: 'composite'" (a KeyError's text), and
+    a low given as text Python's "could not convert string to float: 'a'". Read before any file is opened."""
+    code, _, err = _run(capsys, "render", str(tmp_path), "--date", "1998", "--stretch", stretch,
+                        "--out", str(tmp_path / "x.png"), db=tmp_path / "db")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith("error: field 'stretch': not a stretch: ") and says in err, err
+    assert 'e.g. {"composite": "ndvi", "channels": [{"low": 0, "high": 0.8}]}' in err
+
+
+def test_a_stretch_that_is_no_json_and_no_file_names_what_it_was(tmp_path, capsys):
+    """`--stretch '[1]'` was taken as a file name: "... nor a readable file: [Errno 2] No such file or directory:
+    '[1]'" (Python's words)."""
+    code, _, err = _run(capsys, "render", str(tmp_path), "--date", "1998", "--stretch", "[1]",
+                        "--out", str(tmp_path / "x.png"), db=tmp_path / "db")  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and "Errno" not in err, err
+    assert err.startswith(
+        "error: field 'stretch': --stretch is neither stretch JSON nor a readable file (no file '[1]')"
+    )

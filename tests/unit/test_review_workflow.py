@@ -480,6 +480,15 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
         (["review", "decide", "q000", "--user", "cat", "--accept"], "item rb/q000 is not assigned to cat"),
         (["review", "decide", "q000", "--user", "ann", "--flag", "cloudy"], "unknown flag reason 'cloudy'"),
         (["review", "decide", "q000", "--user", "ann", "--accept", "--version", "5"], "version 5 is no longer current"),
+        # (a version 0 or -1 had been "no longer current (current: 1); load it again", as if it had once been)
+        (
+            ["review", "decide", "q000", "--user", "ann", "--accept", "--version", "-1"],
+            "needs an integer of at least 1",
+        ),
+        (
+            ["review", "adjudicate", "q000", "--user", "eve", "--accept", "--rationale", "x", "--version", "0"],
+            "needs an integer of at least 1",
+        ),
         (
             ["review", "decide", "q000", "--user", "ann", "--accept", "--correct", "{bad"],
             "--correct: not valid JSON: line 1, column 2",
@@ -500,7 +509,11 @@ def test_cli_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys):
         (["review", "log", "q000", "--user", "cat"], "item rb/q000 is not assigned to cat"),
     ]
     for argv, message in cases:
-        assert main(["--db", db, *argv]) == 2, argv
+        try:
+            code = main(["--db", db, *argv])
+        except SystemExit as exc:  # an argument refused by argparse (its one `error:` line, exit 2)
+            code = exc.code
+        assert code == 2, argv
         err = capsys.readouterr().err
         assert err.startswith("error: ") and err.count("\n") == 1 and message in err, (argv, err)
     assert _events(store) == events
@@ -553,3 +566,54 @@ def test_cli_workflow_end_to_end(tmp_path, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "ann" in out and "items: in_review 1, rejected 1" in out
     assert run("review", "verify-log") == 0
+
+
+def test_an_experts_queue_says_which_flagged_items_wait_for_another_expert(tmp_path, capsys):
+    """Found trying the CLI as a team: bob's items were reassigned to the expert eve, who decided them; then
+    `review status` said 'flagged 2' and eve's `review queue` listed 1 item with no word of the other. Two
+    questions, ann and eve at stage 1 (k = 2): q000 flagged by both, q001 flagged by ann only. eve may not
+    adjudicate either (she decided both); dan, a second expert, has both in his queue."""
+    db = str(tmp_path / "cli.sqlite")
+    src = _write(tmp_path / "bank", _questions(2))
+    run = lambda *a: main(["--db", db, *a])  # noqa: E731
+    assert run("users", "add", "mia", "--role", "maintainer") == 0
+    assert run("users", "add", "ann", "--role", "annotator", "--user", "mia") == 0
+    for expert in ("eve", "dan"):
+        assert run("users", "add", expert, "--role", "expert", "--user", "mia") == 0
+    assert run("bank", "import", str(src), "--user", "mia") == 0
+    assert run("review", "assign", BANK, "--annotators", "ann,eve", "--k", "2", "--seed", "4", "--user", "mia") == 0
+    for user, verdicts in (("ann", ("wrong_reference", "other")), ("eve", ("other", None))):
+        for qid, reason in zip(("q000", "q001"), verdicts, strict=True):
+            verdict = ["--flag", reason] if reason else ["--accept"]
+            assert run("review", "decide", f"{BANK}/{qid}", *verdict, "--user", user) == 0
+    capsys.readouterr()
+    assert run("review", "queue", BANK, "--user", "eve") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "0 item(s) in the queue",
+        f"2 more wait for another expert: you decided them at stage 1 ({BANK}/q000 and 1 more); a maintainer may "
+        f"let you adjudicate one: reviewer review allow {BANK}/q000 eve --reason T",
+    ]
+    assert run("review", "queue", BANK, "--user", "dan") == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "2 item(s) in the queue"
+
+
+def test_review_next_says_why_an_insufficient_item_is_so_and_no_none_task(tmp_path, capsys):
+    """Found as an annotator on the real-record bank: `review next` showed an insufficient item's reference
+    ("insufficient evidence") with no word why, and its class line ended "insufficient / None"."""
+    q = bf.insufficient_question("q000")
+    note = "insufficient evidence: 2001-2021: 0 clear Landsat observations (ETM+; growing months), 5 needed"
+    q["evidence"] = {"composite": "ndvi", "view": "pair", "periods": [[2001, 2001], [2021, 2021]],
+                     "region": {"kind": "site"}, "note": note}  # fmt: skip
+    src = _write(tmp_path / "bank", [q])
+    db = str(tmp_path / "cli.sqlite")
+    run = lambda *a: main(["--db", db, *a])  # noqa: E731
+    assert run("users", "add", "mia", "--role", "maintainer") == 0
+    assert run("users", "add", "ann", "--role", "annotator", "--user", "mia") == 0
+    assert run("bank", "import", str(src), "--user", "mia") == 0
+    assert run("review", "assign", BANK, "--annotators", "ann", "--k", "1", "--seed", "4", "--user", "mia") == 0
+    capsys.readouterr()
+    assert run("review", "next", BANK, "--user", "ann") == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].endswith(", insufficient") and "None" not in out[1], out[1]
+    assert f"evidence:  {note}" in out

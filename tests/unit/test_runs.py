@@ -322,3 +322,26 @@ def test_the_sandbox_shows_the_record_as_delivered_without_withheld_files(tmp_pa
     assert sorted(v.split(":")[1] for v in compose["volumes"][1:]) == sorted(f"/work/record/{h}" for h in hidden)
     closed = yaml.safe_load(docker_compose(None, tmp_path / "sb").read_text())["services"]["default"]
     assert "volumes" not in closed
+
+
+def test_the_summary_names_what_ended_the_runs_that_erred(site, tmp_path):
+    """Found running mockllm/model as a maintainer on this offline machine: every run ended in Inspect's
+    ConnectionError (its token count downloads tiktoken's encoding), and the terminal said only 'errors 22' per
+    condition; the cause was in runs.jsonl. Two passes of one closed-book question, each turn failing: the summary
+    says 2 runs ended in that error."""
+    from inspect_ai.model import get_model
+
+    from reviewer.runs.cli import summary_lines
+    from reviewer.runs.run import RunOptions, run_bank
+
+    def offline(*_args):
+        raise ConnectionError("Failed to resolve 'openaipublic.blob.core.windows.net'")
+
+    folder, sid = site
+    bank = make_bank(tmp_path / "bank", sid, n_number=0)
+    opts = RunOptions(bank=str(bank), model="mockllm/model", out=str(tmp_path / "runs"), conditions=["closed_book"],
+                      passes=2, sandbox="local", display="none")  # fmt: skip
+    summary = run_bank(opts, model=get_model("mockllm/model", custom_outputs=offline))
+    why = """harness error: ConnectionError("Failed to resolve 'openaipublic.blob.core.windows.net'")"""
+    assert [r["error"] for r in _runs(tmp_path / "runs")] == [why, why]
+    assert summary_lines(summary)[-1] == f"2 run(s): {why}"

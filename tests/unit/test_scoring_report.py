@@ -216,3 +216,31 @@ def test_report_says_why_a_table_is_empty_and_names_medians(report, tmp_path):
     _, rows, _ = _cells(page, "closed_book_pairs")
     assert all("0/0" not in cell for row in rows for cell in row)
     assert "td{white-space:nowrap}" in page  # model names and intervals never wrap
+
+
+def test_runs_of_one_pass_scored_as_three_say_how_to_score_them(report, capsys):
+    """Found as a maintainer: `reviewer run --passes 1` then `reviewer score` (k = 3 by default) said 'missing
+    passes 88 ... (all counted wrong)' and pass^3 0.0, with no word of --passes. The fixture's runs with pass 1
+    only: every (model, question, condition, pair) misses exactly passes 2 and 3, so the summary says to give
+    --passes 1; the full fixture (one pass missing here and there) gets no such line."""
+    tmp, bank, runs = report
+    first = tmp / "first-pass.jsonl"
+    first.write_text("".join(json.dumps(r) + "\n" for r in all_runs() if r["pass"] == 1))
+    assert main(["score", str(bank), str(first), "--out", str(tmp / "o1"), "--bootstrap", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        lines[-2] == "every run here is of pass 1 and passes 2-3 are all missing: scored as pass^1 they need --passes 1"
+    )
+    assert main(["score", str(bank), str(runs), "--out", str(tmp / "o2"), "--bootstrap", "50"]) == 0
+    assert "need --passes" not in capsys.readouterr().out
+
+
+def test_a_runs_file_that_is_not_there_or_a_folder_is_one_line_in_the_tools_words(report, capsys):
+    """`reviewer score BANK nope.jsonl` said "nope.jsonl: cannot read: [Errno 2] No such file or directory:
+    'nope.jsonl' (--lenient scores the valid rest)": errno's words, and a hint that scores nothing."""
+    tmp, bank, runs = report
+    for given, says in ((tmp / "nope.jsonl", "no such file"), (tmp, "a folder, not a runs file (its runs.jsonl?)")):
+        assert main(["score", str(bank), str(given), "--out", str(tmp / "o3")]) == 2
+        assert capsys.readouterr().err == f"error: {given}: {says}\n"
+    assert main(["score", str(bank), str(runs), str(tmp / "nope.jsonl"), "--out", str(tmp / "o3")]) == 2
+    assert capsys.readouterr().err.endswith("nope.jsonl: no such file (--lenient scores the other files)\n")
