@@ -540,6 +540,12 @@ class AnnotatorPanel(QWidget):
             self.flagging = None
             self._pending_text()
             return True
+        level = confidence_keys().get(key)
+        if self.flagging is not None and level is None:
+            # another decision, an undo or a step would drop the reasons being picked without a word (Backspace
+            # took back the previous item's decision and closed the bar): the bar is left by its own keys
+            say(self.saved, "the flag's reasons are open: Enter saves them, Esc cancels", ok=False)
+            return True
         actions = {
             "A": lambda: self.decide("accept"),
             "F": self._start_flag,
@@ -550,7 +556,6 @@ class AnnotatorPanel(QWidget):
             "C": self.ask_comment,
             "E": self.ask_correction,
         }
-        level = confidence_keys().get(key)
         if level is not None:
             self.confidence = None if self.confidence == level else level
             self._pending_text()

@@ -1043,3 +1043,19 @@ def test_two_one_line_decisions_show_whole_in_the_experts_table(tmp_path, demo_d
         assert table.viewport().height() >= drawn, (table.viewport().height(), drawn)
     finally:
         app.close()
+
+
+def test_flag_bar_holds_other_keys_until_enter_or_esc(window, store_path, qtbot):
+    """With the flag's reasons open, Backspace, A and N neither undo, decide nor step (Backspace had taken back the
+    previous item's accept and closed the bar, the reason picked dropped without a word); Enter saves the flag."""
+    app = window("ann", "annotator")
+    panel = app.review.annotator
+    order = [r["id"] for r in panel.rows]
+    press(qtbot, app, "A")  # order[0] accepted
+    press(qtbot, app, "F", "1")  # order[1]: the bar open, reason 1 picked
+    press(qtbot, app, "Backspace", "A", "N")
+    assert panel.view["id"] == order[1] and panel.flagging is not None and len(panel.flagging) == 1
+    assert "Enter saves them, Esc cancels" in panel.saved.text()
+    press(qtbot, app, "Return")
+    mine = stored(store_path, "ann")
+    assert [v for v, _ in mine.values()] == ["accept", "flag"] and panel.view["id"] == order[2]
