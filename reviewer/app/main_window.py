@@ -12,14 +12,13 @@ from qtpy.QtWidgets import QFrame, QScrollArea
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
-from reviewer.app.qt_caption import caption_over_canvas
+from reviewer.app.qt_caption import QtDateSlider, caption_over_canvas
 from reviewer.app.qt_dock_keys import follow_tab, hold_tabs_behind
 from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
 from reviewer.app.qt_window import (
     after_next_paint,
     canvas_widget,
-    fit_slider_labels,
     give_keys_to_canvas,
     main_window,
     napari_docks,
@@ -151,6 +150,10 @@ class ReviewerApp:
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
+        # the date slider: the app's own, under the canvas where napari's dims bar was (the date is no dims axis)
+        self.date_slider = QtDateSlider(
+            self.session.dates.position, self.session.jump_to_index, self.session.dates.step_year
+        )
         self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=later)
         if not later:
             self.trajectory_tab.content()
@@ -166,7 +169,9 @@ class ReviewerApp:
         self.docks: dict[str, object] = {}
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
+        self.add_dock("Date", self.date_slider, "bottom", scroll=False)
         self.add_dock("Trajectory", self.trajectory_tab, "bottom")
+        self._slider_over("Trajectory")
         self.add_dock("Coverage", self.coverage_tab, "bottom", tabify=True)
         self.add_dock("Chips", self.chips, "bottom", tabify=True)
         self.add_dock("Pair", self.pair_tab, "bottom", tabify=True)
@@ -176,7 +181,6 @@ class ReviewerApp:
         if scoring:
             self._add_scoring_panel()
         self.bind_keys()
-        fit_slider_labels(viewer)
         # the image layer made now, while the user picks a site: the first one held the open ~1 s
         if warm_canvas:
             self.session.warm_canvas()
@@ -208,6 +212,15 @@ class ReviewerApp:
             dock.visibilityChanged.connect(lambda visible, w=widget: visible and alive(w) and w.on_shown())
         self.docks[name] = dock
         return dock
+
+    def _slider_over(self, name: str) -> None:
+        """The date slider's strip across the canvas's width, over dock `name` (the bottom docks' tabs): Qt puts a
+        second bottom dock beside the first."""
+        from qtpy.QtCore import Qt
+
+        qwin = main_window(self.viewer)
+        if qwin is not None:
+            qwin.splitDockWidget(self.docks["Date"], self.docks[name], Qt.Orientation.Vertical)
 
     def fit_to_screen(self) -> None:
         """Size the window to WINDOW_SIZE or the screen's available area, whichever is smaller, and place its

@@ -20,6 +20,10 @@ KEYS = (
     ),  # fmt: skip
     ("click on the canvas", "trajectory at that pixel"),
     ("click a chip / a year / a trajectory point", "show that date"),
+    (
+        "the date slider (under the canvas)",
+        "click or drag to a date; once clicked, Left / Right, Shift+Left / Shift+Right, Home / End step it",
+    ),
 )
 
 HELP_WIDTH = 640  # px: the key tables' two columns without a break in a key's name
