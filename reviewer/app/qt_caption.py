@@ -121,8 +121,8 @@ class _DateBar(QSlider):
 
 
 class QtDateSlider(QWidget):
-    """The date slider: the shown date's name, a slider over the stack's dates and its place, "12 / 67" (as napari's
-    dims slider counted). Moving it (mouse or keys, once it has the focus) calls `jump(index)`; Shift+Left / Right
+    """The date slider: the shown date's name (unless `name_date` is False), a slider over the stack's dates and its
+    place, "12 / 67" (as napari's dims slider counted). Moving it (mouse or keys, once it has the focus) calls `jump(index)`; Shift+Left / Right
     call `step_year(-1 | +1)`. It follows `position` (the session's `DatePosition`), disabled while no date is shown.
     The labels only widen (to the widest date name and count seen), so stepping never re-lays out the window."""
 
@@ -132,6 +132,8 @@ class QtDateSlider(QWidget):
         jump: Callable[[int], None],
         step_year: Callable[[int], None],
         parent: QWidget | None = None,
+        *,
+        name_date: bool = True,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("date slider")
@@ -139,6 +141,7 @@ class QtDateSlider(QWidget):
         self.jump = jump
         self.date = QLabel()
         self.date.setObjectName("date slider date")
+        self.date.setVisible(name_date)  # (the plugin's Stack dock names it in the caption line over the slider)
         self.slider = _DateBar(step_year)
         self.slider.setObjectName("date slider bar")
         self.slider.setMinimum(0)
@@ -150,7 +153,7 @@ class QtDateSlider(QWidget):
         self.count.setObjectName("date slider count")
         self.count.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(6, 2, 6, 2)
+        layout.setContentsMargins(6, 0, 6, 0)
         layout.addWidget(self.date)
         layout.addWidget(self.slider, 1)
         layout.addWidget(self.count)

@@ -220,7 +220,8 @@ class StackSession(QObject):
         if self.state.overlay:
             self.canvas.show_overlay()
         self.dates.on_current_changed(caption_now=True)  # the slider, the caption and the status line
-        if announce:
+        if announce:  # (the review dock brings napari's status bar up to date itself, with the item's docks)
+            self.update_status_bar()
             self.stack_changed.emit(stack)
 
     # ------------------------------------------------------------------ the canvas's layers (CanvasLayers)

@@ -43,6 +43,8 @@ class ShownDate:
             self.s.canvas.show_date(i)
         self.show_caption(i)
         self.s.pointer.refresh()
+        if not caption_now:  # napari's status bar: the value under a still pointer is the new date's (the date is no
+            self.s.update_status_bar()  # part of the cursor's position, whose move had napari read it)
         if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at
             self.prefetcher.cancel()  # once, their readers held the GIL through the item's paint: decisions 2x slower)
         else:
