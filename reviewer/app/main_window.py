@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from qtpy.QtCore import QEvent, QSize
+from qtpy.QtCore import QEvent, QObject, QSize
 from qtpy.QtWidgets import QFrame, QScrollArea
 
 from reviewer.app.errors import ErrorReporter
@@ -98,6 +98,21 @@ class DockScroll(QScrollArea):
         from reviewer.app.qt_dock_keys import tab_round
 
         return tab_round(next) or super().focusNextPrevChild(next)
+
+
+class _FitOnShown(QObject):
+    """Calls `fit()` once, at the first resize of `widget` in a window shown on screen, then lets go."""
+
+    def __init__(self, widget, fit) -> None:
+        super().__init__(widget)
+        self.fit = fit
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and watched.window().isVisible():
+            watched.removeEventFilter(self)
+            self.fit()
+        return False
 
 
 class ReviewerApp:
@@ -214,13 +229,26 @@ class ReviewerApp:
         return dock
 
     def _slider_over(self, name: str) -> None:
-        """The date slider's strip across the canvas's width, over dock `name` (the bottom docks' tabs): Qt puts a
-        second bottom dock beside the first."""
+        """The date slider's strip across the canvas's width, over dock `name` (the bottom docks' tabs: Qt puts a
+        second bottom dock beside the first)."""
         from qtpy.QtCore import Qt
 
+        from qtpy.QtWidgets import QDockWidget, QWidget
+
+        date = self.docks["Date"]
+        # no title bar and its row's height (napari's docks are 50 px tall at least, twice the row) and neither
+        # movable nor closable: a strip of the canvas, as napari's dims bar was
+        date.setTitleBarWidget(QWidget())
+        date.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
+        date.setMinimumHeight(0)  # (napari's docks are at least 50 px tall)
+        date.setFixedHeight(self.date_slider.sizeHint().height())
         qwin = main_window(self.viewer)
         if qwin is not None:
-            qwin.splitDockWidget(self.docks["Date"], self.docks[name], Qt.Orientation.Vertical)
+            qwin.splitDockWidget(date, self.docks[name], Qt.Orientation.Vertical)
+        # the bottom docks' heights once the window is laid out on screen: asked before (`fit_to_screen`, a window
+        # not shown or not laid out yet), Qt kept the bottom area's old height and the strip came out of the
+        # Trajectory's (its plot 152 px tall at 1366 x 768) instead of the canvas's
+        self._fit_once = _FitOnShown(date, self.fit_bottom)
 
     def fit_to_screen(self) -> None:
         """Size the window to WINDOW_SIZE or the screen's available area, whichever is smaller, and place its
@@ -246,10 +274,22 @@ class ReviewerApp:
         x = min(max(qwin.frameGeometry().x(), avail.x()), avail.right() + 1 - w - dw)
         y = min(max(qwin.frameGeometry().y(), avail.y()), avail.bottom() + 1 - h - dh)
         qwin.move(max(x, avail.x()), max(y, avail.y()))
-        qwin.resizeDocks([self.docks["Trajectory"]], [min(360, int(h * 0.42))], Qt.Vertical)  # plot >= 150 px
+        self.fit_bottom(h)
         # the Stack dock as wide as its controls (and a scroll bar) need, so only its height scrolls
         need = self.controls.minimumSizeHint().width() + SCROLL_BAR_ALLOWANCE
         qwin.resizeDocks([self.docks["Stack"]], [max(min(440, int(w * 0.3)), min(need, int(w * 0.4)))], Qt.Horizontal)
+
+    def fit_bottom(self, height: int | None = None) -> None:
+        """The date slider's strip at its own height over the Trajectory's (its plot >= 150 px) in a window `height`
+        tall (default: the window's): the canvas gives up the strip's height, as it gave napari's dims row."""
+        from qtpy.QtCore import Qt
+
+        qwin = main_window(self.viewer)
+        if qwin is None:
+            return
+        h = qwin.height() if height is None else height
+        date, traj = self.docks["Date"], self.docks["Trajectory"]
+        qwin.resizeDocks([date, traj], [date.minimumSizeHint().height(), min(360, int(h * 0.42))], Qt.Vertical)
 
     def make_room_for(self, name: str, share: float = 0.45) -> None:
         """Give a bottom dock at least `share` of the window's height (the pair view's square panels are as
@@ -325,6 +365,7 @@ class ReviewerApp:
                 from qtpy.QtCore import Qt
 
                 qwin.resizeDocks([self.docks["Review"]], [min(520, int(qwin.width() * 0.34))], Qt.Horizontal)
+                self.fit_bottom()
             except AttributeError:
                 pass
         # P is 'previous item' while reviewing: the pair view moves to Shift+P

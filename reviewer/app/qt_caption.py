@@ -153,7 +153,7 @@ class QtDateSlider(QWidget):
         self.count.setObjectName("date slider count")
         self.count.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(6, 0, 6, 0)
+        layout.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.date)
         layout.addWidget(self.slider, 1)
         layout.addWidget(self.count)
