@@ -232,7 +232,6 @@ class ReviewerApp:
         """The date slider's strip across the canvas's width, over dock `name` (the bottom docks' tabs: Qt puts a
         second bottom dock beside the first)."""
         from qtpy.QtCore import Qt
-
         from qtpy.QtWidgets import QDockWidget, QWidget
 
         date = self.docks["Date"]
