@@ -106,9 +106,9 @@ class CanvasLayers:
 
     def warm_canvas(self) -> None:
         """Make the image layer before any site opens, drawn once unseen (opacity 0), so opening a site only hands it
-        data: the first image layer (its layer controls, the date slider's widgets, its visual and the first compile
-        of its shaders on a software-GL canvas) held the UI ~1 s in the open. The placeholder has one date, so no
-        slider shows before a site. (The boundary's shapes layer is made once its modules are in: `modules_in`.)"""
+        data: the first image layer (its layer controls, its visual and the first compile of its shaders on a
+        software-GL canvas) held the UI ~1 s in the open. (The boundary's shapes layer is made once its modules are
+        in: `modules_in`.)"""
         if self.image_layer is not None or self.s.index is not None:
             return
         self.dress_canvas()
