@@ -37,8 +37,6 @@ DOCK_KEYS = (
     ("Generate", "Ctrl+9"),
 )
 FORM_DOCKS = frozenset({"Stack", "Scoring", "Generate"})
-#: the date slider's dock (`main_window`): in Tab's round, with no key of its own (Left / Right on the canvas step it)
-DATE_DOCK = "Date"
 #: the dynamic property that keeps the focus policy of a widget in a tab behind (it takes no Tab while there)
 HELD, BEHIND = "reviewer_tab_focus", "reviewer_tab_behind"
 #: the window's dynamic property set once its docks' fields are in Tab's round (`order_tabs`; not in plain napari)
@@ -182,8 +180,7 @@ def order_tabs(app, first: str) -> list[QWidget]:
         back = QShortcut(QKeySequence("Shift+Tab"), canvas)
         back.setContext(Qt.ShortcutContext.WidgetShortcut)
         back.activated.connect(lambda c=canvas: alive(c) and back_from_canvas(c))
-    # the date slider's strip under the canvas last: Shift+Tab from the canvas goes to it first
-    window.setProperty(ROUND, [first] + [name for name, _key in DOCK_KEYS if name != first] + [DATE_DOCK])
+    window.setProperty(ROUND, [first] + [name for name, _key in DOCK_KEYS if name != first])
     return _order(window)
 
 

@@ -22,8 +22,8 @@ KEYS = (
     ("click a chip / a year / a trajectory point", "show that date"),
     (
         "the date slider (under the canvas)",
-        "click or drag to a date, or Shift+Tab from the canvas; then Left / Right, Shift+Left / Shift+Right, "
-        "Home / End step it",
+        "click or drag to a date; once clicked, Left / Right, Shift+Left / Shift+Right, Home / End step it "
+        "(on the canvas Left / Right step the same date)",
     ),
 )
 

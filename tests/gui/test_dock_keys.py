@@ -150,10 +150,9 @@ def test_tab_and_shift_tab_go_round_canvas_docks_canvas(window, qtbot):  # noqa:
     fields = [d is not None and app.docks[d].widget().isAncestorOf(w) for d, w in zip(docks, forward, strict=True)]
     assert all(fields), [(d, type(w).__name__) for d, w in zip(docks, forward, strict=True)]  # (no title buttons)
     order = [d for i, d in enumerate(docks) if i == 0 or docks[i - 1] != d]
-    assert order == ["Review", "Stack", "Trajectory", "Date"], order
-    tools = app.trajectory.tools  # the round ends on the Trajectory dock's shade period and its plot, then the date
-    last = [tools.period_from, tools.period_to, app.trajectory.plot, app.date_slider.slider]  # slider under the canvas
-    assert forward[-4:] == last, forward[-4:]
+    assert order == ["Review", "Stack", "Trajectory"], order
+    tools = app.trajectory.tools  # the round ends on the Trajectory dock's shade period and its plot
+    assert forward[-3:] == [tools.period_from, tools.period_to, app.trajectory.plot], forward[-3:]
     # the Stack dock's sensor boxes (made when the site opened, after the docks were put in order) are in it
     sensors = app.controls.sensor_checks  # TM, ETM+, OLI, MODIS Terra, MODIS Aqua, VIIRS: the demo site's
     assert len(sensors) == 6 and all(any(box is w for w in forward) for box in sensors.values()), list(sensors)
