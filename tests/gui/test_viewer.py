@@ -1043,3 +1043,33 @@ def test_the_caption_over_a_narrow_canvas_wraps_at_words_and_is_never_cut(qtbot)
     assert label.height() >= label.heightForWidth(label.width())  # every line shown
     canvas.resize(900, 400)
     qtbot.waitUntil(lambda: label.height() == one_line, timeout=2000)
+
+
+def test_the_date_slider_steps_the_date_by_mouse_and_keys(opened, qtbot):
+    """The date slider under the canvas (the app's own: the date is no napari dims axis): a click gives it the keys;
+    End shows the last date, Left the one before, Shift+Left the year before (`step_year`), Home the first; its
+    count says the place, "1 / N", and the caption the date. napari's dims never move."""
+    from reviewer.record.series import step_year
+
+    app, s = opened, opened.session
+    slider, n = app.date_slider, len(s.stack)
+    dims_events = []
+    app.viewer.dims.events.connect(lambda e: dims_events.append(e.type))
+    qwin = app.viewer.window._qt_window
+    qwin.activateWindow()
+    qtbot.waitUntil(qwin.isActiveWindow, timeout=5000)
+    qtbot.mouseClick(slider.slider, Qt.LeftButton)  # (a click on the groove also pages the slider)
+    qtbot.waitUntil(slider.slider.hasFocus, timeout=2000)
+    qtbot.keyClick(slider.slider, Qt.Key_End)
+    assert s.state.current == n - 1 and slider.count.text() == f"{n} / {n}"
+    qtbot.keyClick(slider.slider, Qt.Key_Left)
+    assert s.state.current == n - 2 and slider.count.text() == f"{n - 1} / {n}"
+    year_before = step_year(s.stack.dates, n - 2, -1)
+    qtbot.keyClick(slider.slider, Qt.Key_Left, Qt.ShiftModifier)
+    assert s.state.current == year_before < n - 2 and slider.slider.value() == year_before
+    assert s.stack.dates[year_before].year < s.stack.dates[n - 2].year
+    qtbot.keyClick(slider.slider, Qt.Key_Home)
+    assert s.state.current == 0 and slider.count.text() == f"1 / {n}"
+    wait_frame(app, qtbot)
+    assert app.caption.text().startswith(s.stack.labels[0] + "   ") and slider.date.text() == s.stack.labels[0]
+    assert dims_events == []
