@@ -811,11 +811,17 @@ def test_napari_status_follows_a_step_under_a_still_pointer(opened, qtbot):
     canvas = app.viewer.window._qt_viewer.canvas.native
     rest_pointer_on_image(canvas, app, qtbot)
     layer, cursor = s.image_layer, app.viewer.cursor
-    start, before = s.state.current, shown_rgb(layer, cursor.position)
+
+    def under_pointer() -> tuple[int, ...]:  # the RGB the layer shows under the pointer (napari's own reading of it)
+        return tuple(int(v) for v in layer.get_value(cursor.position, world=True))[:3]
+
+    start, before = s.state.current, under_pointer()
+    qtbot.wait(500)  # napari's status thread has answered the pointer's moves (an answer landing after the step
+    # would be of the date before, read in that thread: the step's own is given in the step's turn)
     for k in range(1, len(s.stack) - start):
         QTest.keyClick(canvas_widget(app.viewer), Qt.Key_Right)
         wait_frame(app, qtbot)
-        rgb = shown_rgb(layer, cursor.position)
+        rgb = under_pointer()
         assert s.state.current == start + k and layer.data.date == start + k
         if rgb != before:
             break
