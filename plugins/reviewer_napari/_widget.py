@@ -43,8 +43,9 @@ class _SessionDock(QWidget):
 
 
 class StackDock(_SessionDock):
-    """The Stack controls, the date caption at their top: in plain napari the plugin leaves the canvas's own text
-    overlay to the user, so the caption that the app's window draws over its canvas is a line of this dock (above
+    """The Stack controls, the date caption and the date slider at their top: in plain napari the plugin leaves the
+    canvas's own text overlay and napari's dims bar to the user (the site's layers are 2-D, its date the session's
+    own), so the caption and slider that the app's window has over and under its canvas are lines of this dock (above
     the controls' scroll area: the date stays in sight)."""
 
     form = True
@@ -56,13 +57,17 @@ class StackDock(_SessionDock):
         return self.controls
 
     def scroll(self, panel: QWidget) -> QWidget:
-        from reviewer.app.qt_caption import QtDateCaption
+        from reviewer.app.qt_caption import QtDateCaption, QtDateSlider
 
         box = QWidget()
         layout = QVBoxLayout(box)
         layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)  # (the three lines within napari's column of five docks at 1366 x 768)
         self.caption = QtDateCaption(self.session.caption)
         layout.addWidget(self.caption)
+        dates = self.session.dates
+        self.date_slider = QtDateSlider(dates.position, dates.jump_to_index, dates.step_year, name_date=False)
+        layout.addWidget(self.date_slider)
         layout.addWidget(super().scroll(panel))
         return box
 

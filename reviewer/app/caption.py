@@ -51,3 +51,30 @@ class DateCaption:
 
     def clear(self) -> None:
         self.text = ""
+
+
+@evented
+@dataclass
+class DatePosition:
+    """Where the shown date is in the filtered stack, as the date slider shows it: `index` (0-based) of `count`
+    dates, and the date's name (`date_label`); count 0: no date shown (no site, or no scene matches the filters).
+    `ShownDate` sets it in the turn the date or the stack changes; the slider (`qt_caption.QtDateSlider`) draws it
+    and steps the session's `state.current`."""
+
+    index: int = 0
+    count: int = 0
+    date: str = ""
+
+    @property
+    def text(self) -> str:
+        """ "12 / 67": the shown date's place, counted from 1 ("" with no date)."""
+        return f"{self.index + 1} / {self.count}" if self.count else ""
+
+    def show(self, index: int, count: int, date: str) -> None:
+        """Date `index` of `count`, named `date` (each field written only when it changes)."""
+        for name, value in (("count", int(count)), ("index", int(index)), ("date", date)):
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+
+    def clear(self) -> None:
+        self.show(0, 0, "")

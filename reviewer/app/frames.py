@@ -1,14 +1,18 @@
-"""The array napari slices for the time stack: one frame rendered per request, no task graph.
+"""The arrays behind the canvas's image and overlay layers: the stack's dates, each frame rendered on request
+(`FrameArray`, no task graph), and the one date napari shows (`ShownFrame`, a 2-D view of one date of it).
 
-napari only asks for one date at a time. A dask array of one block per date cost ~8 ms per step on the
-UI thread (graph culling, then a wait on dask's pool thread, which competes with the prefetch readers
-for the GIL) against ~3 ms for rendering the frame from the scene cache directly.
+The date is the session's own state (`ViewState.current`), not a napari dims axis: the layers are 2-D, and a date
+step is the same `ShownFrame` rendering another date plus the layer's `refresh()` (napari's data setter runs only
+when the display grid's shape changes). As a dims axis, each step had napari slice every layer and each item of
+another stack its data setter and dims round (issue 27: ~50 ms of an item change).
+
+(A dask array of one block per date cost ~8 ms per step on the UI thread against ~3 ms for rendering the frame from
+the scene cache directly.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import numpy as np
 
@@ -20,41 +24,6 @@ class FrameArray:
         self.shape = (int(n), *(int(x) for x in frame_shape))
         self.dtype = np.dtype(dtype)
         self._frame = frame
-
-    def set_frame(self, frame: Callable[[int], np.ndarray]) -> None:
-        """Render dates with `frame` from now on (another stretch or stack of the same shape): the layer keeps
-        this array, so napari only re-slices instead of rebuilding the layer (~100-200 ms per data swap)."""
-        self._frame = frame
-
-    @contextmanager
-    def only_date(self, i: int, fill: int = 0, shown: np.ndarray | None = None) -> Iterator[FrameArray]:
-        """Within the block, every date but `i` renders as a plain `fill` frame: napari's data setter slices a new array
-        at the old step (clamped to the new number of dates) before the session sets the step to the date shown; that
-        slice is never seen, so it should neither render a frame on the UI thread (a 1,600 px stretch is ~40 ms) nor
-        ask the frame reader to read a date nobody looks at. `shown`: date i's frame, already rendered."""
-        frame = self._frame
-
-        def only(j: int) -> np.ndarray:
-            if j == i:
-                return frame(j) if shown is None else shown
-            return np.full(self.shape[1:], fill, self.dtype)
-
-        self._frame = only
-        try:
-            yield self
-        finally:
-            self._frame = frame
-
-    @contextmanager
-    def every_date(self, shown: np.ndarray) -> Iterator[FrameArray]:
-        """Within the block, every date renders as `shown` (a date's frame, already rendered): a step napari clamps to
-        the new last date before the session sets the one shown slices that date's frame, not another's."""
-        frame = self._frame
-        self._frame = lambda _j: shown
-        try:
-            yield self
-        finally:
-            self._frame = frame
 
     @property
     def ndim(self) -> int:
@@ -90,3 +59,60 @@ class FrameArray:
 
     def __repr__(self) -> str:
         return f"FrameArray(shape={self.shape}, dtype={self.dtype})"
+
+
+class ShownFrame:
+    """The 2-D (row, col[, channel]) array a layer shows: date `date` of `frames` (a `FrameArray`). napari slices it
+    whole; `show` points it at another date or another stack of the same frame shape, and the layer's `refresh()`
+    then draws that (no napari data setter, no dims). The frame rendered last is kept until `show` or `forget`: napari
+    slices a layer again for each of its setters (scale, translate, visible), and another site's grid re-rendered the
+    same date for each (a 1,600 px frame's stretch is ~40 ms)."""
+
+    def __init__(self, frames: FrameArray, date: int = 0) -> None:
+        self.shape = tuple(frames.shape[1:])
+        self.dtype = frames.dtype
+        self.frames = frames
+        self.date = int(date)
+        self._kept: np.ndarray | None = None  # the frame rendered last, of (frames, date)
+
+    def fits(self, frames: FrameArray) -> bool:
+        """`frames` has this array's frame shape and type: `show` can take it."""
+        return tuple(frames.shape[1:]) == self.shape and frames.dtype == self.dtype
+
+    def show(self, frames: FrameArray, date: int) -> None:
+        """Show date `date` of `frames` (of the same frame shape: `fits`) from the next slice on."""
+        if not self.fits(frames):
+            raise ValueError(f"frames of shape {frames.shape[1:]} shown in an array of shape {self.shape}")
+        if frames is not self.frames or int(date) != self.date:
+            self.frames, self.date, self._kept = frames, int(date), None
+
+    def forget(self) -> None:
+        """Render the date again at the next slice (its frame was read since: the last render was a placeholder)."""
+        self._kept = None
+
+    def frame(self) -> np.ndarray:
+        """The shown date's whole frame (rendered once per `show`)."""
+        if self._kept is None:
+            self._kept = np.asarray(self.frames[self.date])
+        return self._kept
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        return self.frame()[key]
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        out = self.frame()
+        return out.astype(dtype) if dtype is not None else out
+
+    def __repr__(self) -> str:
+        return f"ShownFrame(date {self.date} of {self.frames!r})"

@@ -7,19 +7,18 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from qtpy.QtCore import QEvent, QSize
+from qtpy.QtCore import QEvent, QObject, QSize
 from qtpy.QtWidgets import QFrame, QScrollArea
 
 from reviewer.app.errors import ErrorReporter
 from reviewer.app.jobs import Progress, alive, run_in_thread
-from reviewer.app.qt_caption import caption_over_canvas
+from reviewer.app.qt_caption import QtDateSlider, caption_over_canvas
 from reviewer.app.qt_dock_keys import follow_tab, hold_tabs_behind
 from reviewer.app.qt_lazy import LazyTab
 from reviewer.app.qt_wheel import guard_wheel, mark_own
 from reviewer.app.qt_window import (
     after_next_paint,
     canvas_widget,
-    fit_slider_labels,
     give_keys_to_canvas,
     main_window,
     napari_docks,
@@ -101,6 +100,21 @@ class DockScroll(QScrollArea):
         return tab_round(next) or super().focusNextPrevChild(next)
 
 
+class _FitOnShown(QObject):
+    """Calls `fit()` once, at the first resize of `widget` in a window shown on screen, then lets go."""
+
+    def __init__(self, widget, fit) -> None:
+        super().__init__(widget)
+        self.fit = fit
+        widget.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
+        if event.type() == QEvent.Type.Resize and watched.window().isVisible():
+            watched.removeEventFilter(self)
+            self.fit()
+        return False
+
+
 class ReviewerApp:
     """Builds the docks on a napari viewer around one `StackSession`."""
 
@@ -151,6 +165,10 @@ class ReviewerApp:
         self.session.busy.connect(lambda busy: setattr(self, "_busy", bool(busy)))
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
+        # the date slider: the app's own, under the canvas where napari's dims bar was (the date is no dims axis)
+        self.date_slider = QtDateSlider(
+            self.session.dates.position, self.session.jump_to_index, self.session.dates.step_year
+        )
         self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=later)
         if not later:
             self.trajectory_tab.content()
@@ -166,7 +184,9 @@ class ReviewerApp:
         self.docks: dict[str, object] = {}
         self.add_dock("Stack", self.controls, "right")
         self.add_dock("Status", self.status, "top", scroll=False)
+        self.add_dock("Date", self.date_slider, "bottom", scroll=False)
         self.add_dock("Trajectory", self.trajectory_tab, "bottom")
+        self._slider_over("Trajectory")
         self.add_dock("Coverage", self.coverage_tab, "bottom", tabify=True)
         self.add_dock("Chips", self.chips, "bottom", tabify=True)
         self.add_dock("Pair", self.pair_tab, "bottom", tabify=True)
@@ -176,7 +196,6 @@ class ReviewerApp:
         if scoring:
             self._add_scoring_panel()
         self.bind_keys()
-        fit_slider_labels(viewer)
         # the image layer made now, while the user picks a site: the first one held the open ~1 s
         if warm_canvas:
             self.session.warm_canvas()
@@ -209,6 +228,27 @@ class ReviewerApp:
         self.docks[name] = dock
         return dock
 
+    def _slider_over(self, name: str) -> None:
+        """The date slider's strip across the canvas's width, over dock `name` (the bottom docks' tabs: Qt puts a
+        second bottom dock beside the first)."""
+        from qtpy.QtCore import Qt
+        from qtpy.QtWidgets import QDockWidget, QWidget
+
+        date = self.docks["Date"]
+        # no title bar and its row's height (napari's docks are 50 px tall at least, twice the row) and neither
+        # movable nor closable: a strip of the canvas, as napari's dims bar was
+        date.setTitleBarWidget(QWidget())
+        date.setFeatures(QDockWidget.DockWidgetFeature.NoDockWidgetFeatures)
+        date.setMinimumHeight(0)  # (napari's docks are at least 50 px tall)
+        date.setFixedHeight(self.date_slider.sizeHint().height())
+        qwin = main_window(self.viewer)
+        if qwin is not None:
+            qwin.splitDockWidget(date, self.docks[name], Qt.Orientation.Vertical)
+        # the bottom docks' heights once the window is laid out on screen: asked before (`fit_to_screen`, a window
+        # not shown or not laid out yet), Qt kept the bottom area's old height and the strip came out of the
+        # Trajectory's (its plot 152 px tall at 1366 x 768) instead of the canvas's
+        self._fit_once = _FitOnShown(date, self.fit_bottom)
+
     def fit_to_screen(self) -> None:
         """Size the window to WINDOW_SIZE or the screen's available area, whichever is smaller, and place its
         frame inside that area; the right and bottom docks get a share of the window that fits both."""
@@ -233,10 +273,22 @@ class ReviewerApp:
         x = min(max(qwin.frameGeometry().x(), avail.x()), avail.right() + 1 - w - dw)
         y = min(max(qwin.frameGeometry().y(), avail.y()), avail.bottom() + 1 - h - dh)
         qwin.move(max(x, avail.x()), max(y, avail.y()))
-        qwin.resizeDocks([self.docks["Trajectory"]], [min(360, int(h * 0.42))], Qt.Vertical)  # plot >= 150 px
+        self.fit_bottom(h)
         # the Stack dock as wide as its controls (and a scroll bar) need, so only its height scrolls
         need = self.controls.minimumSizeHint().width() + SCROLL_BAR_ALLOWANCE
         qwin.resizeDocks([self.docks["Stack"]], [max(min(440, int(w * 0.3)), min(need, int(w * 0.4)))], Qt.Horizontal)
+
+    def fit_bottom(self, height: int | None = None) -> None:
+        """The date slider's strip at its own height over the Trajectory's (its plot >= 150 px) in a window `height`
+        tall (default: the window's): the canvas gives up the strip's height, as it gave napari's dims row."""
+        from qtpy.QtCore import Qt
+
+        qwin = main_window(self.viewer)
+        if qwin is None:
+            return
+        h = qwin.height() if height is None else height
+        date, traj = self.docks["Date"], self.docks["Trajectory"]
+        qwin.resizeDocks([date, traj], [date.minimumSizeHint().height(), min(360, int(h * 0.42))], Qt.Vertical)
 
     def make_room_for(self, name: str, share: float = 0.45) -> None:
         """Give a bottom dock at least `share` of the window's height (the pair view's square panels are as
@@ -312,6 +364,7 @@ class ReviewerApp:
                 from qtpy.QtCore import Qt
 
                 qwin.resizeDocks([self.docks["Review"]], [min(520, int(qwin.width() * 0.34))], Qt.Horizontal)
+                self.fit_bottom()
             except AttributeError:
                 pass
         # P is 'previous item' while reviewing: the pair view moves to Shift+P

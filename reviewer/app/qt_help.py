@@ -20,6 +20,11 @@ KEYS = (
     ),  # fmt: skip
     ("click on the canvas", "trajectory at that pixel"),
     ("click a chip / a year / a trajectory point", "show that date"),
+    (
+        "the date slider (under the canvas)",
+        "click or drag to a date; once clicked, Left / Right, Shift+Left / Shift+Right, Home / End step it "
+        "(on the canvas Left / Right step the same date)",
+    ),
 )
 
 HELP_WIDTH = 640  # px: the key tables' two columns without a break in a key's name

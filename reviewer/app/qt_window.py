@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import weakref
 
-from qtpy.QtCore import QEvent, QObject
 from qtpy.QtWidgets import QDockWidget, QMainWindow, QWidget
 
 #: napari's own docks (their object names), hidden while a review or coding dock takes their column
@@ -77,101 +76,3 @@ def napari_docks(viewer) -> list[QDockWidget]:
     if window is None:
         return []
     return [d for d in window.findChildren(QDockWidget) if d.objectName() in NAPARI_DOCKS]
-
-
-class _OnResize(QObject):
-    """An event filter calling `func(widget)` after a widget it watches was resized."""
-
-    def __init__(self, func) -> None:
-        super().__init__()
-        self.func = func
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt override
-        if event.type() == QEvent.Type.Resize and isinstance(watched, QWidget):
-            self.func(watched)
-        return False
-
-
-def fit_slider_labels(viewer) -> None:
-    """Keep napari's date-slider counts ("456 | 899") and axis label ("date") whole: napari sizes the counts with the
-    dims bar's font, but its style sheet draws them larger, so with ~900 dates "899" showed as "89", and the axis label
-    before the slider row had a width. The labels are found by the object names napari's own style sheet selects
-    them by (`slice_label`, `axis_label`), through Qt's API, and re-sized whenever the dates change."""
-    from qtpy.QtCore import QTimer
-
-    from reviewer.app.jobs import alive
-
-    found: dict[str, list[QWidget]] = {}  # object name -> napari's labels, found again when the sliders change
-
-    def labels(window: QMainWindow, name: str) -> list[QWidget]:
-        kept = found.get(name)
-        if kept is None or not all(alive(w) for w in kept):  # (a walk of the whole window: ~1 ms, 3x per item)
-            kept = found[name] = window.findChildren(QWidget, name)
-        return kept
-
-    def fit() -> None:
-        window = main_window(viewer)
-        if window is None:
-            return
-        digits = max([len(str(max(int(n) - 1, 0))) for n in viewer.dims.nsteps] or [1])
-        for label in labels(window, "slice_label"):
-            margins = label.contentsMargins()
-            extra = margins.left() + margins.right() + 10  # the line edit's frame and text margins
-            width = label.fontMetrics().horizontalAdvance("8" * digits) + extra
-            if label.minimumWidth() != width or label.maximumWidth() != width:
-                label.setFixedWidth(width)
-        # the axis label left of the slider ("date"; the caption over the canvas names the date shown): napari sizes
-        # it before the slider has its width (then at most a fifth of 0 px); widened to its text, at most half the
-        # slider's row. Its eliding line edit (superqt's) elides the text to its width less the room napari keeps for
-        # the ellipsis, three average characters (with only the text's width and 16 px, a label lost its last letter).
-        # Only widened: napari sizes all its axis labels again whenever a slider row resizes, so narrowing one napari
-        # made wide enough came back at once, and each such round trip laid out the dims bar and the window again
-        # (two extra canvas frames per item change)
-        for label in labels(window, "axis_label"):
-            label.installEventFilter(widen)  # (once: Qt keeps one entry per filter)
-            fit_date(label)
-
-    def fit_date(label: QWidget) -> None:
-        row = label.parentWidget().width() if label.parentWidget() is not None else 0
-        fm, margins = label.fontMetrics(), label.contentsMargins()
-        need = fm.horizontalAdvance(label.text()) + fm.averageCharWidth() * 3  # the text and the ellipsis' room
-        want = min(need + margins.left() + margins.right() + 8, row // 2)  # and the line edit's frame and margins
-        if row > 0 and label.width() < want:
-            label.setFixedWidth(want)
-
-    # napari narrows the axis label again to a fifth of its slider whenever a slider row resizes (a dock made wider
-    # beside it); its resize that follows widens it back, in the same layout pass
-    widen = _OnResize(fit_date)
-
-    fitted: list[tuple] = []  # what the labels were last fitted to (`shape`)
-
-    def shape() -> tuple:
-        """What the labels' widths follow: each slider's count digits (0: not shown) and the axis labels' text widths."""
-        window = main_window(viewer)
-        kept = labels(window, "axis_label") if window is not None else []
-        widths = tuple(w.fontMetrics().horizontalAdvance(w.text()) for w in kept if alive(w))
-        return (tuple(len(str(int(n) - 1)) if n > 1 else 0 for n in viewer.dims.nsteps), widths)
-
-    def later(_event=None, *, sliders_changed: bool = False, range_changed: bool = False) -> None:
-        """Fit the labels now and after napari's own resizes; only when what they show changed width (a new date
-        label of the same width, every item and every step, changes nothing: no fit, no timers)."""
-        now = shape()
-        if not sliders_changed and fitted and fitted[0] == now:
-            if range_changed:  # napari set the counts' widths again (`_update_range`, before this handler)
-                fit()
-            return
-        fitted[:] = [now]
-
-        def refit() -> None:
-            if sliders_changed:  # napari may have made the slider rows anew: found again
-                found.clear()
-            fit()
-
-        refit()  # now, before the next paint
-        QTimer.singleShot(0, refit)  # and after napari's own resize of the same labels (a no-op if unchanged)
-        QTimer.singleShot(200, refit)  # and once the slider row is laid out (its width known)
-
-    viewer.dims.events.ndim.connect(lambda _event=None: later(sliders_changed=True))
-    viewer.dims.events.range.connect(lambda _event=None: later(range_changed=True))
-    viewer.dims.events.axis_labels.connect(later)
-    later(sliders_changed=True)

@@ -1,8 +1,9 @@
 """The stack on the napari canvas: the open site, its filtered stack and the date shown, in step with the
 `ViewState` model. The docks talk to this object and to the model, never to each other. Its parts, each in its own
 module: `SiteOpener` (a site indexed in a worker), `CanvasLayers` (the image, overlay, boundary and region layers,
-the scale bar), `FrameSource` (frames read off the UI thread at display size), `ShownDate` (slider, caption and the
-dates around the shown one read ahead), `StretchKeeper` (each composite's stretch) and `CanvasPointer` (the status
+the scale bar), `FrameSource` (frames read off the UI thread at display size), `ShownDate` (the shown date: the
+canvas, the date slider's and the caption's models, the dates around it read ahead; the date is the session's
+`state.current`, no napari dims axis), `StretchKeeper` (each composite's stretch) and `CanvasPointer` (the status
 line and clicks).
 """
 
@@ -99,7 +100,6 @@ class StackSession(QObject):
         s.overlay.connect(self._on_overlay_changed)
         for name in ("sensors", "years", "months", "max_cloud"):
             getattr(s, name).connect(self._on_filters_changed)
-        viewer.dims.events.current_step.connect(self.dates.on_dims_step)
         viewer.mouse_move_callbacks.append(self.pointer.on_mouse_move)
         viewer.mouse_drag_callbacks.append(self.pointer.on_mouse_press)
         #: brings napari's status bar up to date in this turn (the review dock calls it as an item is shown)
@@ -194,6 +194,7 @@ class StackSession(QObject):
         self.stack = stack
         if not len(stack):
             self.canvas.drop_stack()
+            self.dates.position.clear()
             if self.index.record_scenes():
                 self.reporter.info(f"no scene matches the filters with {composites()[st.composite]['label']} bands")
             self.caption.no_scene(self.index.site.name)
@@ -215,14 +216,12 @@ class StackSession(QObject):
         if self.state.current != current:
             with self.state.events.current.blocker():
                 self.state.current = current
-        sliced = self.canvas.show_image(reslice=False)
+        self.canvas.show_image()  # (one slice: the layer's own refresh, or napari's setters on another grid)
         if self.state.overlay:
             self.canvas.show_overlay()
-        same_step = self.viewer.dims.ndim >= 3 and int(self.viewer.dims.current_step[0]) == current
-        self.dates.on_current_changed(caption_now=True)  # sets the step (one slice) when it differs
-        if same_step and not sliced:
-            self.image_layer.refresh()  # the same step: napari would not re-slice by itself (its data setter did)
-        if announce:
+        self.dates.on_current_changed(caption_now=True)  # the slider, the caption and the status line
+        if announce:  # (the review dock brings napari's status bar up to date itself, with the item's docks)
+            self.update_status_bar()
             self.stack_changed.emit(stack)
 
     # ------------------------------------------------------------------ the canvas's layers (CanvasLayers)
@@ -279,12 +278,12 @@ class StackSession(QObject):
             return
         i, f = min(self.state.current, len(self.stack) - 1), self.frames
         if key == f.frame_key(self.stack, self.state.composite, i) and self.image_layer is not None:
-            self.image_layer.refresh()
+            self.canvas.frame_read(self.image_layer)
             self.pointer.refresh()  # values under a still cursor replace "reading..."
             self.update_status_bar()  # and in napari's status bar, which read the placeholder's grey at the step
             self.dates.show_caption()  # " - every pixel masked" once the frame says so
         elif key == f.codes_key(self.stack, i) and self.overlay_layer is not None:
-            self.overlay_layer.refresh()
+            self.canvas.frame_read(self.overlay_layer)
 
     def frame_shown(self, i: int | None = None) -> bool:
         """True once the canvas shows date i (default: the current one) itself, not the placeholder (and its
@@ -302,7 +301,7 @@ class StackSession(QObject):
         return True
 
     def rgb_array(self, stack: Stack | None = None, composite: str | None = None, stretch: Stretch | None = None):
-        """Lazy (t, y, x, 3) uint8 frames at display size, each date rendered with one stretch when napari slices."""
+        """Lazy (t, y, x, 3) uint8 frames at display size, each date rendered with one stretch when it is shown."""
         return self.frames.rgb_array(
             stack or self.stack, composite or self.state.composite, stretch or self.state.stretch
         )
@@ -336,7 +335,6 @@ class StackSession(QObject):
     def _on_overlay_changed(self, event=None) -> None:
         if self.state.overlay and self.stack is not None and len(self.stack):
             self.canvas.show_overlay()
-            self.dates.set_dims_step(self.state.current)
         else:
             self.canvas.drop_overlay()
 

@@ -1,4 +1,5 @@
-"""The date a StackSession shows: the slider, the date caption (`caption.DateCaption`) and the status line follow it,
+"""The date a StackSession shows (its `state.current`; no napari dims axis: the canvas's layers are 2-D): the canvas,
+the date slider (`caption.DatePosition`), the date caption (`caption.DateCaption`) and the status line follow it,
 the dates around it are read ahead in the stepping direction, the keys and docks jump to a date or year, and the
 shown date exports as a PNG."""
 
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reviewer.app.caption import DateCaption, date_label
+from reviewer.app.caption import DateCaption, DatePosition, date_label
 from reviewer.app.evidence_prep import shown_stack
 from reviewer.app.jobs import Prefetcher
 from reviewer.errors import NoSceneError
@@ -28,28 +29,22 @@ class ShownDate:
         #: what the date caption says: the shown date's, set in the turn the date changes (a Qt label draws it; as
         #: napari's canvas text overlay it was typeset by vispy, ~50 ms, and so waited for stepping to pause)
         self.caption = DateCaption()
-
-    def set_dims_step(self, i: int) -> None:
-        if self.s.viewer.dims.ndim >= 3 and int(self.s.viewer.dims.current_step[0]) != i:
-            self.s.viewer.dims.set_current_step(0, i)
-
-    def on_dims_step(self, event=None) -> None:
-        if self.s.stack is None or not len(self.s.stack) or self.s.viewer.dims.ndim < 3:
-            return
-        i = int(np.clip(self.s.viewer.dims.current_step[0], 0, len(self.s.stack) - 1))
-        if i != self.s.state.current:
-            self._direction = 1 if i > self.s.state.current else -1
-            self.s.state.current = i
+        #: the date slider's model: the shown date's place in the stack ("12 / 67") and its name
+        self.position = DatePosition()
 
     def on_current_changed(self, event=None, *, caption_now: bool = False) -> None:
         """The canvas, slider, caption, status line and the dates read ahead follow the shown date; `caption_now`: not
-        stepping (another stack, a review item): the dates around it are not read ahead yet."""
+        stepping (another stack, a review item, whose caller shows the canvas itself): the dates around it are not
+        read ahead yet."""
         if self.s.stack is None or not len(self.s.stack):
             return
         i = int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1))
-        self.set_dims_step(i)
+        if not caption_now:
+            self.s.canvas.show_date(i)
         self.show_caption(i)
         self.s.pointer.refresh()
+        if not caption_now:  # napari's status bar: the value under a still pointer is the new date's (the date is no
+            self.s.update_status_bar()  # part of the cursor's position, whose move had napari read it)
         if caption_now:  # another stack (a site, a review item): its neighbours are read once the user steps (read at
             self.prefetcher.cancel()  # once, their readers held the GIL through the item's paint: decisions 2x slower)
         else:
@@ -63,6 +58,7 @@ class ShownDate:
             return
         i = int(np.clip(self.s.state.current if i is None else i, 0, len(stack) - 1))
         masked = (id(stack), i) in self.s.all_masked
+        self.position.show(i, len(stack), date_label(stack.scenes[i]))
         self.caption.show_date(
             date_label(stack.scenes[i]), composites()[self.s.state.composite]["label"], all_masked=masked
         )
@@ -78,6 +74,7 @@ class ShownDate:
             self.prefetcher.schedule(lambda j: self.s.frames.read_codes(stack, j), i, len(stack), self._direction)
 
     def jump_to_index(self, i: int) -> None:
+        """Show date `i` (clipped to the stack): the slider, a chip, a trajectory point, a year."""
         if self.s.stack is None or not len(self.s.stack):
             return
         i = int(np.clip(i, 0, len(self.s.stack) - 1))

@@ -1,25 +1,22 @@
-"""The session's layers on napari's canvas: the date stack (an image layer of lazy frames at display size), its
-quality overlay, the site boundary, the trajectory's region, and the canvas's scale bar (the date caption is the
-session's own state and label: `caption`, `qt_caption`). Layers are
-made once and handed new data (a new layer, its list entry and its visual's first draw cost ~1 s on the UI thread)."""
+"""The session's layers on napari's canvas: the shown date (a 2-D image layer of the date the session shows, rendered
+at display size: `frames.ShownFrame`), its quality overlay, the site boundary, the trajectory's region, and the
+canvas's scale bar (the date caption and the date slider are the session's own state and widgets: `caption`,
+`qt_caption`). The date is no napari dims axis: another date is the same array rendering it and the layers' refresh.
+Layers are made once and handed new data (a new layer, its list entry and its visual's first draw cost ~1 s on the
+UI thread)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from reviewer.app.evidence_prep import REGION_EDGE, REGION_INSIDE, placement, site_boundary_raster
-from reviewer.app.frames import FrameArray
+from reviewer.app.frames import ShownFrame
 from reviewer.app.session_frames import PLACEHOLDER_GREY, shown_stack
 from reviewer.app.session_site import modules_warmed
 from reviewer.errors import ReviewerError
 from reviewer.record.series import OVERLAY_CODES
 
 IMAGE_LAYER = "stack"
-#: the image layer's axes as the slider names them: the slider steps through the dates, the caption over the canvas
-#: names the one shown (`caption`). (It named the shown date itself, "2016-05-15 MODIS Terra": a napari dims write
-#: of ~24 model writes per item change, and a label whose width followed the sensor's name widened the window's
-#: middle column at 1366 x 768 until the Stack dock scrolled sideways.)
-IMAGE_AXES = ("date", "row", "col")
 OVERLAY_LAYER = "quality overlay"
 BOUNDARY_LAYER = "site boundary"
 #: the boundary's raster (`evidence_prep.boundary_raster`): its lines yellow. (Drawn as a Shapes layer of paths,
@@ -109,19 +106,18 @@ class CanvasLayers:
 
     def warm_canvas(self) -> None:
         """Make the image layer before any site opens, drawn once unseen (opacity 0), so opening a site only hands it
-        data: the first image layer (its layer controls, the date slider's widgets, its visual and the first compile
-        of its shaders on a software-GL canvas) held the UI ~1 s in the open. The placeholder has one date, so no
-        slider shows before a site. (The boundary's shapes layer is made once its modules are in: `modules_in`.)"""
+        data: the first image layer (its layer controls, its visual and the first compile of its shaders on a
+        software-GL canvas) held the UI ~1 s in the open. (The boundary's shapes layer is made once its modules are
+        in: `modules_in`.)"""
         if self.image_layer is not None or self.s.index is not None:
             return
         self.dress_canvas()
         self.image_layer = self.viewer.add_image(
-            np.full((1, 16, 16, 3), PLACEHOLDER_GREY, np.uint8),
+            np.full((16, 16, 3), PLACEHOLDER_GREY, np.uint8),
             rgb=True,
             name=IMAGE_LAYER,
-            scale=(1.0, PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
-            units=("pixel", "m", "m"),
-            axis_labels=IMAGE_AXES,
+            scale=(PLACEHOLDER_RESOLUTION, PLACEHOLDER_RESOLUTION),
+            units=("m", "m"),
             contrast_limits=(0, 255),
             cache=False,
             opacity=0.0,
@@ -156,57 +152,76 @@ class CanvasLayers:
         x_m, y_m = self.s.index.site.cell_m if self.s.index else (1.0, 1.0)
         return (float(y_m), float(x_m))
 
-    def view_scale(self) -> tuple[float, float, float]:
-        """The image and overlay layers' scale: (date, row, col) in metres of a pixel read at display size."""
+    def view_scale(self) -> tuple[float, float]:
+        """The image and overlay layers' scale: (row, col) in metres of a pixel read at display size."""
         if self.s.stack is None or not len(self.s.stack):
-            return (1.0, *self.scale())
+            return self.scale()
         (h, w), (hv, wv) = self.s.stack.grid.shape, shown_stack(self.s.stack).grid.shape
         ry, rx = self.scale()
-        return (1.0, ry * h / hv, rx * w / wv)
+        return (ry * h / hv, rx * w / wv)
 
-    def view_translate(self) -> tuple[float, float, float]:
+    def view_translate(self) -> tuple[float, float]:
         """A pixel read at display size is centred on the site pixels it covers (napari centres pixel 0 on 0)."""
         s, (ry, rx) = self.view_scale(), self.scale()
-        return (0.0, (s[1] - ry) / 2, (s[2] - rx) / 2)
+        return ((s[0] - ry) / 2, (s[1] - rx) / 2)
+
+    def shown_index(self) -> int:
+        """The date shown (`state.current`), within the stack."""
+        return int(np.clip(self.s.state.current, 0, len(self.s.stack) - 1)) if self.s.stack is not None else 0
+
+    def show_date(self, i: int) -> None:
+        """Date `i` of the stack shown: the image layer's array (and the overlay's, while it is on) renders that date
+        and the layer re-slices itself only (its extent unchanged): no napari data setter, no dims, no other layer
+        sliced."""
+        for layer in (self.image_layer, self.overlay_layer):
+            if layer is None or layer not in self.viewer.layers or not isinstance(layer.data, ShownFrame):
+                continue
+            if layer.data.date != i:
+                layer.data.show(layer.data.frames, i)
+                layer.refresh(extent=False)
+
+    def frame_read(self, layer) -> None:
+        """The frame `layer` showed a placeholder for is read: the layer renders its date again."""
+        if layer is not None and layer in self.viewer.layers and isinstance(layer.data, ShownFrame):
+            layer.data.forget()
+            layer.refresh(extent=False)
 
     def show_image(self, *, reslice: bool = True) -> bool:
-        """Show the stack in the image layer: an array of the same shape swaps only what it renders (another
-        stretch, composite or filter with as many dates) and the layer re-slices once; napari's data setter
-        (a new layer shape, dims and slider) runs only when the number of dates or the grid changed. True when the
-        layer was sliced anew (napari's setter and a new layer slice by themselves)."""
-        data = self.s.rgb_array()
-        scale = self.view_scale()
+        """Show the shown date of the stack in the image layer: frames of the same display shape (another stretch,
+        composite, filter, or another site of the same display grid) only swap what the layer's array renders and
+        the layer re-slices once; napari's data setter runs only when the display grid's shape changed, its scale
+        setters only when the pixel size did. True when the layer was sliced (`reslice`, or by napari's setters)."""
+        frames, i = self.s.rgb_array(), self.shown_index()
         layer = self.image_layer
         if layer is not None and layer in self.viewer.layers:
             old = layer.data
-            if isinstance(old, FrameArray) and old.shape == data.shape and tuple(layer.scale) == scale:
-                old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
+            if isinstance(old, ShownFrame) and old.fits(frames) and self.placed(layer):
+                old.show(frames, i)
                 if reslice:
-                    layer.refresh()
+                    layer.refresh(extent=False)
                 sliced = reslice
             else:
-                self.take_array(layer, old, data)
+                if isinstance(old, ShownFrame) and old.fits(frames):
+                    old.show(frames, i)  # another pixel size on the same display grid: only the scale setters
+                else:
+                    layer.data = ShownFrame(frames, i)  # (another display grid: napari's data setter, once)
+                self.scale_image()
                 if self._warm_layers:
                     self.unveil()
                 sliced = True
         else:
             sliced = True
             first = self.image_layer is None
-            # napari puts the slider on the middle date when a viewer's first layer comes (no start-up placeholder:
-            # the plugin's docks, a headless session); the date shown is the user's, `state.current`
-            with self.viewer.dims.events.current_step.blocker(self.s.dates.on_dims_step):
-                self.image_layer = self.viewer.add_image(
-                    data,
-                    rgb=True,
-                    name=IMAGE_LAYER,
-                    scale=scale,
-                    translate=self.view_translate(),
-                    units=("pixel", "m", "m"),
-                    axis_labels=IMAGE_AXES,
-                    contrast_limits=(0, 255),
-                    cache=False,
-                )
-            self.s.dates.set_dims_step(min(self.s.state.current, len(self.s.stack) - 1))
+            self.image_layer = self.viewer.add_image(
+                ShownFrame(frames, i),
+                rgb=True,
+                name=IMAGE_LAYER,
+                scale=self.view_scale(),
+                translate=self.view_translate(),
+                units=("m", "m"),
+                contrast_limits=(0, 255),
+                cache=False,
+            )
             self.viewer.layers.move(self.viewer.layers.index(self.image_layer), 0)
             self.show_overlays()
             if first:
@@ -215,51 +230,13 @@ class CanvasLayers:
             self.select_image()
         return sliced
 
-    def take_array(self, layer, old, data) -> None:
-        """napari's data setter for another number of dates, grid or pixel size (layer shape, extent, the slider's
-        range). Hiding the layer meanwhile saved a slice but left the slider's range stale (napari re-reads the extent
-        of a layer shown again only on its next refresh). The setter slices the new array at the step there is: the
-        date shown when the step is already its index (state.current), else a grey frame (`only_date`) and the session
-        sets the step after it.
-
-        napari's status line reads the value under the cursor in a thread that each step change wakes, from the slice
-        that step made, and its answer lands after the item is shown (a grey slice read "[40, 40, 40]", and its new
-        width re-laid out the window after the first paint). So every slice a step change makes here is of the date
-        shown, in the pixel size shown:
-        - another pixel size (another site): the old array takes it first, grey meanwhile (no step changes there);
-        - a step past the new length, which napari would clamp (a slice of its own at a date nobody sees, the slider
-          moved twice): on the same grid the step goes to the date shown first, the old array showing the new
-          stack's date there (rendered once for both slices); on another grid (another site of another size) the old
-          array cannot show it, so the new array shows that date at every step while napari clamps and the step
-          then goes to it."""
-        shown = min(self.s.state.current, len(self.s.stack) - 1)
-        dims = self.viewer.dims
-        frames = isinstance(old, FrameArray)
-        past_end = frames and dims.ndim >= 3 and dims.current_step[0] >= len(data) > shown
-        with dims.events.current_step.blocker(self.s.dates.on_dims_step):
-            if frames and (tuple(layer.scale), tuple(layer.translate)) != (self.view_scale(), self.view_translate()):
-                with old.only_date(-1, PLACEHOLDER_GREY):
-                    self.scale_image()
-            if not past_end:
-                with data.only_date(shown, PLACEHOLDER_GREY):
-                    layer.data = data
-            elif old.shape[1:] == data.shape[1:]:
-                frame = data[shown]
-                with old.only_date(shown, PLACEHOLDER_GREY, frame):
-                    dims.set_current_step(0, shown)
-                with data.only_date(shown, PLACEHOLDER_GREY, frame):
-                    layer.data = data
-            else:
-                with data.every_date(data[shown]):
-                    layer.data = data
-                    dims.set_current_step(0, shown)
-            # the start-up placeholder's pixel size, which takes the first site's: napari's new row and column steps
-            # emit a step event while the date step is still the placeholder's 0 (the session sets it after this);
-            # heard, it set the date shown to 0 (a full-size scene's first item opened on its first date)
-            self.scale_image()
+    def placed(self, layer) -> bool:
+        """`layer` has the shown stack's pixel size and placement (`view_scale`, `view_translate`)."""
+        return (tuple(layer.scale), tuple(layer.translate)) == (self.view_scale(), self.view_translate())
 
     def scale_image(self) -> None:
-        """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes)."""
+        """The image layer in the open site's pixel size (napari's setter costs ~100 ms even when nothing changes;
+        each re-slices the layer: `ShownFrame` keeps the frame it rendered, so the date is not rendered again)."""
         layer, scale, translate = self.image_layer, self.view_scale(), self.view_translate()
         if layer is not None and layer in self.viewer.layers and tuple(layer.scale) != scale:
             layer.scale = scale
@@ -287,29 +264,30 @@ class CanvasLayers:
     def show_overlay(self) -> None:
         from napari.utils.colormaps import DirectLabelColormap
 
-        data = self.s.overlay_array()
+        codes, i = self.s.overlay_array(), self.shown_index()
         scale = self.view_scale()
         layer = self.overlay_layer or self.overlay_hidden
         self.overlay_hidden = None
         if layer is not None and layer in self.viewer.layers:
             self.overlay_layer = layer
             old = layer.data  # (a hidden layer takes its data unsliced; shown again, it slices once)
-            if isinstance(old, FrameArray) and old.shape == data.shape:
-                old.set_frame(data._frame)  # noqa: SLF001 - the array's own renderer
+            if isinstance(old, ShownFrame) and old.fits(codes):
+                old.show(codes, i)
                 if layer.visible:
-                    layer.refresh()
+                    layer.refresh(extent=False)
             else:
-                layer.data = data
+                layer.data = ShownFrame(codes, i)
+            if (tuple(layer.scale), tuple(layer.translate)) != (scale, self.view_translate()):
                 layer.scale, layer.translate = scale, self.view_translate()
             if not layer.visible:  # (napari's setter slices even when it was visible already)
                 layer.visible = True
         else:
             self.overlay_layer = self.viewer.add_labels(
-                data,
+                ShownFrame(codes, i),
                 name=OVERLAY_LAYER,
                 scale=scale,
                 translate=self.view_translate(),
-                units=("pixel", "m", "m"),
+                units=("m", "m"),
                 opacity=0.7,
                 colormap=DirectLabelColormap(color_dict=OVERLAY_COLORS),
                 cache=False,

@@ -180,7 +180,7 @@ def next_item_run(db: Path, n: int, prefetch: bool, parts: PartTimes | None = No
         stack = app.session.stack
         out.setdefault("item", []).append((loader.key, loader.view.index, len(stack) if stack is not None else 0))
     out["window"] = [float(qwin.width()), float(qwin.height())]  # for bare napari's floor at the same size
-    out["frame"] = [float(x) for x in app.session.image_layer.data.shape[1:3]]
+    out["frame"] = [float(x) for x in app.session.image_layer.data.shape[:2]]  # (the shown date: row, col, RGB)
     app.close()
     viewer.close()
     return out

@@ -197,7 +197,7 @@ def main(argv=None) -> int:
 
     # an impatient user: steps from the first date as soon as it shows, while the docks still fill in
     def shown(i: int) -> bool:  # the reviewer shows a placeholder until a date's frame is read
-        return int(viewer.dims.current_step[0]) == i and s.frame_shown(i)
+        return s.state.current == i and s.frame_shown(i)
 
     early, early_block = step_run(viewer, s.image_layer, s.jump_to_index, 0, EARLY_STEPS, shown)
     t = time.perf_counter()

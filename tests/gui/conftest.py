@@ -95,7 +95,7 @@ def wait_frame(app, qtbot, timeout: int = 20000) -> None:
     s = app.session
 
     def drawn() -> bool:
-        return s.frame_shown() and int(app.viewer.dims.current_step[0]) == s.state.current
+        return s.frame_shown() and s.image_layer.data.date == s.state.current
 
     qtbot.waitUntil(drawn, timeout=timeout)
 

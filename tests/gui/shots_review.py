@@ -125,20 +125,15 @@ def cut_list_rows(root) -> list[str]:
 
 
 def elided_date_label(app) -> list[str]:
-    """napari's date label under the canvas, with an ellipsis or cut ("2006-04-02 T..."): what the app put in the
-    label (`viewer.dims.axis_labels`) is to show whole."""
-    from qtpy.QtWidgets import QLineEdit
-
-    qwin = app.viewer.window._qt_window
+    """The date slider's date and count under the canvas cut ("2006-04-02 T", "12 / 6"): each is to show whole."""
+    slider = getattr(app, "date_slider", None)
     out = []
-    for label in qwin.findChildren(QLineEdit, "axis_label"):
+    for label in (slider.date, slider.count) if slider is not None else ():
         if not seen(label):
             continue
-        full = app.viewer.dims.axis_labels[0]
-        shown = label.displayText()  # what the line edit draws (napari's eliding edit keeps the whole text apart)
-        room = label.width() - label.contentsMargins().left() - label.contentsMargins().right() - 8  # frame, margins
-        if shown != full or label.fontMetrics().horizontalAdvance(full) > room:
-            out.append(f"the date label shows {shown!r} of {full!r} in {label.width()} px")
+        text = label.text()
+        if label.fontMetrics().horizontalAdvance(text) > label.contentsRect().width():
+            out.append(f"the date slider shows {text!r} in {label.width()} px")
     return out
 
 

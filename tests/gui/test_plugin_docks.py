@@ -48,6 +48,14 @@ def test_each_dock_opens_in_plain_napari_and_leaves_the_users_layers_alone(make_
     assert viewer.canvas.overlays.text.text == text and viewer.canvas.overlays.text.visible == text_visible
     session.jump_to_index(len(session.stack) - 1)
     assert caption.text().startswith(session.current_scene.date.isoformat() + " ")
+    # the date slider is a line of the Stack dock too: it counts the site's dates, and moving it shows another date
+    # without moving napari's own slider (the user's layer stays on its step 3; the site's layers are 2-D)
+    slider, n = docks["Stack"].date_slider, len(session.stack)
+    assert docks["Stack"].isAncestorOf(slider) and slider.count.text() == f"{n} / {n}"
+    slider.slider.setValue(2)  # what a drag, a click or a key on the slider does
+    assert session.state.current == 2 and slider.count.text() == f"3 / {n}"
+    assert caption.text().startswith(session.stack.scenes[2].date.isoformat() + " ")
+    assert int(viewer.dims.current_step[0]) == 3 and session.image_layer.ndim == 2
 
 
 def test_a_stack_layer_the_user_deleted_comes_back_with_the_next_site(make_napari_viewer, demo_site, qtbot):

@@ -223,7 +223,12 @@ def test_evidence_shown_is_the_items_evidence_view(window, store_path, qtbot, sh
         wait_evidence(app, qtbot)
         view = evidence_for(panel.view["question"])
         # the slider steps through every date of the item's stack, the canvas shows the date it is on
-        assert app.viewer.dims.nsteps[0] == len(s.stack) and int(app.viewer.dims.current_step[0]) == s.state.current
+        slider = app.date_slider
+        assert slider.slider.maximum() == len(s.stack) - 1 and slider.slider.value() == s.state.current
+        assert (
+            slider.count.text() == f"{s.state.current + 1} / {len(s.stack)}"
+            and s.image_layer.data.date == s.state.current
+        )
         # the evidence opens on the dates the question turns on, and the pair is the item's own (it had kept the
         # item before's dates on a strip item); the trajectory plots the item's index
         focus = evidence_focus(panel.view["question"], view)

@@ -27,12 +27,13 @@ def test_open_step_and_keys(opened, qtbot, shots):
     assert app.viewer.title.endswith(f"({s.index.site.id})")
     first = s.stack.labels[0]
     assert app.caption.text().startswith(first + "   ")  # the caption names the date and sensor
-    assert app.viewer.dims.axis_labels[0] == "date"  # the slider its axis
+    assert app.date_slider.count.text() == f"1 / {len(s.stack)}"  # the slider counts the dates
     for k in range(1, 4):
         s._on_next_date()
         wait_frame(app, qtbot)
         assert s.state.current == k
         assert app.caption.text().startswith(s.stack.labels[k] + "   ")
+        assert app.date_slider.slider.value() == k and app.date_slider.count.text() == f"{k + 1} / {len(s.stack)}"
     s._on_prev_date()
     assert s.state.current == 2
     year = s.current_scene.year
@@ -217,7 +218,7 @@ def test_sensor_filter_changes_slider_dates(opened, qtbot):
     total = len(s.stack)
     app.controls._on_sensors_changed(("TM",))
     assert s.stack.labels and all(lab.endswith(" TM") for lab in s.stack.labels)
-    assert app.viewer.dims.nsteps[0] == len(s.stack) < total
+    assert app.date_slider.slider.maximum() + 1 == len(s.stack) < total  # the slider's dates
     wait_frame(app, qtbot)
     assert app.caption.text().split("   ")[0].endswith(" TM")
     app.controls._on_sensors_changed(("OLI", "ETM+"))
@@ -299,7 +300,8 @@ def test_a_second_o_shows_the_overlay_again_without_a_new_layer(opened, qtbot):
     QTest.keyClick(canvas_widget(app.viewer), Qt.Key_O)
     wait_frame(app, qtbot)
     layer = s.overlay_layer
-    codes = np.asarray(layer.data[cloudy])
+    codes = np.asarray(layer.data)
+    assert layer.data.date == cloudy
     assert app.state.overlay and layer.visible and codes.max() > 0
     made = []
     app.viewer.layers.events.inserted.connect(lambda e: made.append(e.value.name))
@@ -309,7 +311,7 @@ def test_a_second_o_shows_the_overlay_again_without_a_new_layer(opened, qtbot):
     QTest.keyClick(canvas_widget(app.viewer), Qt.Key_O)
     wait_frame(app, qtbot)
     assert made == [] and s.overlay_layer is layer and layer.visible
-    assert np.array_equal(np.asarray(layer.data[cloudy]), codes)
+    assert layer.data.date == cloudy and np.array_equal(np.asarray(layer.data), codes)
     layer.visible = False  # its eye in the layer list
     assert not app.state.overlay and not app.controls.overlay_check.isChecked() and s.overlay_layer is None
     layer.visible = True
@@ -327,7 +329,7 @@ def test_overlay_and_export_view(opened, qtbot, shots):
     s.jump_to_index(cloudy)
     wait_frame(app, qtbot)  # the frame and its overlay codes, read off the UI thread
     app.viewer.screenshot(str(shots / "07_overlay.png"), canvas_only=False, flash=False)
-    assert np.asarray(s.overlay_layer.data[cloudy]).max() > 0
+    assert s.overlay_layer.data.date == cloudy and np.asarray(s.overlay_layer.data).max() > 0
     # the clouds are painted: light grey overlay pixels over a good part of the canvas
     canvas = canvas_rgb(app).astype(int)
     light = (canvas.min(axis=2) > 120) & (np.ptp(canvas, axis=2) < 30)
@@ -647,28 +649,28 @@ def test_the_caption_never_names_another_date_than_the_shown_one(opened, qtbot):
 
 
 def test_a_shorter_stack_goes_straight_to_its_date(opened, qtbot):
-    """A stack with fewer dates than the slider's step (a review item's filters, another site): the slider goes
-    straight to the date shown and napari slices the image twice (the step, then the new data at it). It used to
-    clamp the step to the new last date first: the slider moved twice and the image was sliced a third time at a
-    date nobody saw (a slice and a dims round of napari's: ~5 ms of an item change)."""
+    """A stack with fewer dates than the date shown (a review item's filters, another site) on the same grid: the
+    canvas shows its date with one slice of the image layer and no napari dims change. (As a dims axis, the slider
+    was moved and napari's data setter sliced the layer again: two slices and a dims round, after a grey frame
+    dance to keep napari from clamping the step to a date nobody saw.)"""
     from reviewer.record.stack import open_stack
 
     app, s = opened, opened.session
-    s.jump_to_index(len(s.stack) - 1)  # the last date: its step is past the end of the TM-only stack
+    s.jump_to_index(len(s.stack) - 1)  # the last date: past the end of the TM-only stack
     wait_frame(app, qtbot)
     tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
-    assert 2 < len(tm) <= app.viewer.dims.current_step[0]
+    assert 2 < len(tm) <= s.state.current
     s.read_frame(tm, s.state.composite, 1)  # its date 1 read already (no re-slice when a read comes back)
-    steps, slices = [], []
-    app.viewer.dims.events.current_step.connect(lambda e: steps.append(int(app.viewer.dims.current_step[0])))
+    dims_events, slices = [], []
+    app.viewer.dims.events.connect(lambda e: dims_events.append(e.type))
     s.image_layer.events.set_data.connect(lambda e: slices.append(1))
     s.show_stack(tm, 1)
-    assert steps == [1]  # not [len(tm) - 1, 1]
-    assert len(slices) == 2  # not 3
+    assert dims_events == [] and len(slices) == 1
     wait_frame(app, qtbot)
-    assert app.viewer.dims.nsteps[0] == len(tm) and s.state.current == 1
+    assert s.state.current == 1 and s.image_layer.data.date == 1
+    assert app.date_slider.count.text() == f"2 / {len(tm)}" and app.date_slider.slider.maximum() == len(tm) - 1
     assert app.caption.text().startswith(tm.labels[1] + "   ")
-    assert len(slices) == 2  # the date shown was sliced with the data: nothing re-sliced it once read
+    assert len(slices) == 1 and dims_events == []  # the date shown was sliced once: nothing re-sliced it once read
 
 
 def rest_pointer_on_image(canvas, app, qtbot) -> None:
@@ -676,37 +678,43 @@ def rest_pointer_on_image(canvas, app, qtbot) -> None:
     pointer already is, and napari may have reset its cursor meanwhile)."""
     for x, y in ((canvas.width() // 3, canvas.height() // 3), (canvas.width() // 2, canvas.height() // 2)):
         qtbot.mouseMove(canvas, QPoint(x, y))
-    qtbot.waitUntil(lambda: app.viewer.cursor.position[1] > 0, timeout=5000)
+    qtbot.waitUntil(lambda: app.viewer.cursor.position[-1] > 0, timeout=5000)
+
+
+def status_value(app) -> tuple[int, ...] | None:
+    """The RGB napari's status bar gives under the cursor (None: it gives none)."""
+    status = app.viewer.status
+    value = status.get("value") if isinstance(status, dict) else None
+    if value in (None, ""):
+        return None
+    return tuple(int(v) for v in str(value).strip("[]").split(","))[:3]
+
+
+def shown_rgb(layer, position) -> tuple[int, ...]:
+    """The RGB the image layer shows at world `position` (the pixel napari's status bar reads)."""
+    row, col = (int(v) for v in np.round(layer.world_to_data(position)[-2:]))
+    return tuple(int(v) for v in np.asarray(layer.data)[row, col][:3])
 
 
 def test_napari_status_names_the_shorter_stacks_date_not_the_grey(opened, qtbot):
-    """napari's status bar reads the value under the cursor in its own thread, woken by the cursor's move that a step
-    change makes (the date is part of the cursor's position), from the slice that step made. When a shorter stack
-    came, that slice was of the old array shown grey for a moment: the thread's answer, landing after the item was
-    shown, said "[40, 40, 40]" (the placeholder's grey) until the mouse moved, and re-laid out the window. What the
-    thread reads at that moment is read here the same way (the layer's value at the cursor)."""
+    """napari's status bar gives the value under a still pointer of the date shown once a shorter stack comes (a
+    review item's filters), not of the date before nor the placeholder's grey "[40, 40, 40]"."""
     from reviewer.record.stack import open_stack
 
     app, s = opened, opened.session
     s.jump_to_index(len(s.stack) - 1)
     wait_frame(app, qtbot)
     tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
-    assert 2 < len(tm) <= app.viewer.dims.current_step[0]
+    assert 2 < len(tm) <= s.state.current
     s.read_frame(tm, s.state.composite, 1)
     canvas = app.viewer.window._qt_viewer.canvas.native
     rest_pointer_on_image(canvas, app, qtbot)
     layer, cursor = s.image_layer, app.viewer.cursor
-    read: list[tuple] = []
-    cursor.events.position.connect(
-        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
-    )
     s.show_stack(tm, 1)
     wait_frame(app, qtbot)
-    row, col = (int(v) for v in np.round(layer.world_to_data(cursor.position)[1:]))
-    rgb = tuple(int(v) for v in np.asarray(layer.data[1])[row, col][:3])
-    assert rgb != (40, 40, 40)  # a real pixel of the demo's date 1
-    assert read and read[0][0] == 1  # the step's move: on date 1 straight away
-    assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
+    rgb = shown_rgb(layer, cursor.position)
+    assert layer.data.date == 1 and rgb != (40, 40, 40)  # a real pixel of the demo's date 1
+    assert status_value(app) == rgb, app.viewer.status
 
 
 def a_coloured_date(s, stack, row: int, col: int) -> tuple[int, tuple[int, ...]]:
@@ -721,48 +729,35 @@ def a_coloured_date(s, stack, row: int, col: int) -> tuple[int, tuple[int, ...]]
     raise AssertionError("no date of the stack has a coloured pixel there")
 
 
-def values_at_steps(cursor, layer) -> list[tuple]:
-    """(step, the layer's value under the cursor) at each cursor event from now on: what napari's status thread
-    reads, woken by the cursor's move that a step change makes."""
-    read: list[tuple] = []
-    cursor.events.position.connect(
-        lambda e: read.append((cursor.position[0], layer.get_value(cursor.position, world=True)))
-    )
-    return read
-
-
 def test_napari_status_names_the_date_of_a_shorter_stack_on_another_grid(opened, qtbot):
     """The same as a shorter stack's, when the new stack's grid is another one (another site of another size; here the
-    demo's TM dates read 48 px across in a 64 px site, its pixels the same size): the old array could not show the new
-    date, so the step's slice of it was grey and napari's status thread read "[40, 40, 40]". Every step change's
-    slice now shows the date shown."""
+    demo's TM dates read 48 px across in a 64 px site, its pixels the same size): napari's data setter takes the new
+    date's frame, and the status bar gives its value under the still pointer."""
     from reviewer.record.stack import open_stack
 
     app, s = opened, opened.session
     s.jump_to_index(len(s.stack) - 1)
     wait_frame(app, qtbot)
     small = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache).at_width(48)
-    assert 2 < len(small) <= app.viewer.dims.current_step[0] and small.grid.shape == (48, 48)
+    assert 2 < len(small) <= s.state.current and small.grid.shape == (48, 48)
     layer, cursor = s.image_layer, app.viewer.cursor
-    cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
-    row, col = (int(v) for v in np.round(np.asarray(cursor.position[1:]) / np.asarray(layer.scale[1:])))
+    app.viewer.mouse_over_canvas = True
+    cursor.position = (960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
+    row, col = (int(v) for v in np.round(np.asarray(cursor.position) / np.asarray(layer.scale)))
     assert 0 <= row < 48 and 0 <= col < 48  # the pointer rests on the smaller image too
     i, rgb = a_coloured_date(s, small, row, col)
-    read = values_at_steps(cursor, layer)
     s.show_stack(small, i)
     wait_frame(app, qtbot)
-    assert layer.data.shape == (len(small), 48, 48, 3) and app.viewer.dims.nsteps[0] == len(small)
-    assert tuple(int(v) for v in np.round(layer.world_to_data(cursor.position)[1:])) == (row, col)
-    assert tuple(int(v) for v in np.asarray(layer.data[i])[row, col][:3]) == rgb  # what the canvas shows there
-    assert read and read[-1][0] == i and app.viewer.dims.current_step[0] == i  # the step ends on the date shown
-    assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
+    assert layer.data.shape == (48, 48, 3) and layer.data.date == i
+    assert tuple(int(v) for v in np.round(layer.world_to_data(cursor.position))) == (row, col)
+    assert shown_rgb(layer, cursor.position) == rgb  # what the canvas shows there
+    assert status_value(app) == rgb, app.viewer.status
 
 
 def test_napari_status_names_the_date_of_a_shorter_stack_in_another_pixel_size(opened, qtbot, monkeypatch):
-    """Another site whose dates show at another pixel size (read at the canvas's width where the site is wider): each
-    step change's slice was read in the pixel size of the site before (another pixel under the pointer) or grey. Here
-    the canvas reads at most 48 px across once the 64 px site is shown, so its TM dates show 48 px across, each pixel
-    40 m, not 30 m."""
+    """Another site whose dates show at another pixel size (read at the canvas's width where the site is wider): the
+    status bar gives the value of the new date's pixel under the pointer, in the new pixel size. Here the canvas reads
+    at most 48 px across once the 64 px site is shown, so its TM dates show 48 px across, each pixel 40 m, not 30 m."""
     from reviewer.app import evidence_prep
     from reviewer.record.stack import open_stack
 
@@ -770,22 +765,21 @@ def test_napari_status_names_the_date_of_a_shorter_stack_in_another_pixel_size(o
     s.jump_to_index(len(s.stack) - 1)
     wait_frame(app, qtbot)
     layer, cursor = s.image_layer, app.viewer.cursor
-    cursor.position = (cursor.position[0], 960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
-    assert tuple(layer.scale[1:]) == (30.0, 30.0)
+    app.viewer.mouse_over_canvas = True
+    cursor.position = (960.0, 960.0)  # the pointer on the image's middle (as a mouse move sets it)
+    assert tuple(layer.scale) == (30.0, 30.0)
     monkeypatch.setattr(evidence_prep, "VIEW_PX", 48)
     tm = open_stack(s.index, composite=s.state.composite, sensors=("TM",), cache=s.cache)
-    assert 2 < len(tm) <= app.viewer.dims.current_step[0]
-    row, col = (int(v) for v in np.round((np.asarray(cursor.position[1:]) - 5.0) / 40.0))  # (pixel 0 centred on 5 m)
+    assert 2 < len(tm) <= s.state.current
+    row, col = (int(v) for v in np.round((np.asarray(cursor.position) - 5.0) / 40.0))  # (pixel 0 centred on 5 m)
     assert 0 <= row < 48 and 0 <= col < 48
     i, rgb = a_coloured_date(s, tm, row, col)
-    read = values_at_steps(cursor, layer)
     s.show_stack(tm, i)
     wait_frame(app, qtbot)
-    assert layer.data.shape == (len(tm), 48, 48, 3) and tuple(layer.scale[1:]) == (40.0, 40.0)
-    assert tuple(int(v) for v in np.round(layer.world_to_data(cursor.position)[1:])) == (row, col)
-    assert tuple(int(v) for v in np.asarray(layer.data[i])[row, col][:3]) == rgb  # what the canvas shows there
-    assert read and read[-1][0] == i and app.viewer.dims.current_step[0] == i
-    assert [None if value is None else tuple(int(v) for v in value) for _, value in read] == [rgb] * len(read), read
+    assert layer.data.shape == (48, 48, 3) and tuple(layer.scale) == (40.0, 40.0) and layer.data.date == i
+    assert tuple(int(v) for v in np.round(layer.world_to_data(cursor.position))) == (row, col)
+    assert shown_rgb(layer, cursor.position) == rgb  # what the canvas shows there
+    assert status_value(app) == rgb, app.viewer.status
 
 
 def test_napari_status_follows_a_date_read_after_the_step(opened, qtbot):
@@ -799,37 +793,61 @@ def test_napari_status_follows_a_date_read_after_the_step(opened, qtbot):
     s.jump_to_index(i)
     qtbot.waitUntil(lambda: s.frame_shown(i), timeout=20000)
     layer, cursor = s.image_layer, app.viewer.cursor
-    row, col = (int(v) for v in np.round(layer.world_to_data(cursor.position)[1:]))
-    r, g, b = (int(v) for v in np.asarray(layer.data[i])[row, col][:3])
-    assert (r, g, b) != (40, 40, 40)  # a real pixel of that date
+    r, g, b = shown_rgb(layer, cursor.position)
+    assert layer.data.date == i and (r, g, b) != (40, 40, 40)  # a real pixel of that date
     status = app.viewer.status
     text = status if isinstance(status, str) else str(status.get("coordinates", status))
     assert f"[{r}, {g}, {b}]" in text, (text, (r, g, b))
 
 
+def test_napari_status_follows_a_step_under_a_still_pointer(opened, qtbot):
+    """Right on the canvas with the pointer still over the image: napari's status bar gives the new date's value
+    there (the date is no part of napari's cursor position, so no cursor move has napari read it again)."""
+    from qtpy.QtTest import QTest
+
+    from reviewer.app.qt_window import canvas_widget
+
+    app, s = opened, opened.session
+    canvas = app.viewer.window._qt_viewer.canvas.native
+    rest_pointer_on_image(canvas, app, qtbot)
+    layer, cursor = s.image_layer, app.viewer.cursor
+
+    def under_pointer() -> tuple[int, ...]:  # the RGB the layer shows under the pointer (napari's own reading of it)
+        return tuple(int(v) for v in layer.get_value(cursor.position, world=True))[:3]
+
+    start, before = s.state.current, under_pointer()
+    qtbot.wait(500)  # napari's status thread has answered the pointer's moves (an answer landing after the step
+    # would be of the date before, read in that thread: the step's own is given in the step's turn)
+    for k in range(1, len(s.stack) - start):
+        QTest.keyClick(canvas_widget(app.viewer), Qt.Key_Right)
+        wait_frame(app, qtbot)
+        rgb = under_pointer()
+        assert s.state.current == start + k and layer.data.date == start + k
+        if rgb != before:
+            break
+    else:
+        pytest.fail("no two dates in a row differ under the pointer")
+    assert status_value(app) == rgb, (app.viewer.status, rgb)
+
+
 def test_slider_count_is_whole_with_900_dates(opened, qtbot):
-    """Issue 16 item 5: with ~900 dates the slider's count read "0 | 89". A stack of 900 dates (an extra
-    900-frame layer stands in for a site with 900 scenes): both numbers show every digit."""
+    """Issue 16 item 5: with ~900 dates the slider's count read "0 | 89". The date slider's count shows every digit
+    of "900 / 900" (a site of 900 dates at its last), and the slider's row is inside the window."""
     app = opened
-    viewer = app.viewer
-    layer = viewer.add_image(np.zeros((900, 4, 4), np.uint8), name="900 dates")
+    position, slider = app.session.dates.position, app.date_slider
+    kept = (position.index, position.count, position.date)
     try:
-        assert viewer.dims.nsteps[0] == 900
-        slider = viewer.window._qt_viewer.dims.slider_widgets[0]
-        qtbot.waitUntil(lambda: slider.totslice_label.text() == "899")
+        position.show(899, 900, "2016-05-15 MODIS Terra")
         qtbot.wait(50)
-        # the session keeps the shown date inside its own 60-odd dates: the field gets the last step's number
-        slider.curslice_label.setText("899")
-        for label in (slider.curslice_label, slider.totslice_label):
+        assert slider.count.text() == "900 / 900" and slider.slider.maximum() == 899 and slider.slider.value() == 899
+        for label in (slider.count, slider.date):
             text = label.text()
-            room = label.contentsRect().width() - 4  # the line edit's text margins and napari's 2 px padding
-            assert label.fontMetrics().horizontalAdvance(text) <= room, (text, label.width())
-        # the whole slider row is still inside the window
-        qwin = viewer.window._qt_window
-        right = slider.totslice_label.mapTo(qwin, slider.totslice_label.rect().topRight()).x()
+            assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
+        qwin = app.viewer.window._qt_window
+        right = slider.count.mapTo(qwin, slider.count.rect().topRight()).x()
         assert right < qwin.width()
     finally:
-        viewer.layers.remove(layer)
+        position.show(*kept)
 
 
 def test_pair_panels_use_the_docks_width(opened, qtbot, shots):
@@ -892,14 +910,14 @@ def test_trajectory_harmonise_toggle(opened, qtbot, shots):
 
 def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_site, qtbot, shots):
     """Issue 10: the image layer is made at start-up, unseen, so the first open only hands it data. Before a
-    site there is no date slider; after the first open the view is fitted to the site (not to the start-up
+    site the date slider is empty and disabled; after the first open the view is fitted to the site (not to the start-up
     placeholder of 16 px): the whole grid is on the canvas and fills it along its tighter axis, and the
-    slider's label shows its whole name ("date"; the caption names the date and sensor)."""
+    slider's count and date show whole (the caption names the date and sensor too)."""
     app, s = reviewer_app, reviewer_app.session
     viewer = app.viewer
-    slider = viewer.window._qt_viewer.dims.slider_widgets[0]
+    slider = app.date_slider
     qtbot.wait(100)
-    assert not slider.isVisible()
+    assert not slider.slider.isEnabled() and slider.count.text() == "" and slider.date.text() == ""
     # nothing of the placeholder is said before a site: no scale bar seen (drawn fully transparent, so its shaders
     # are compiled before the first site), no date caption, no layer whose value the status line reads
     bar, caption = viewer.canvas.overlays.scale_bar, app.caption
@@ -925,10 +943,10 @@ def test_first_open_fits_the_site_and_shows_the_whole_date(reviewer_app, demo_si
     cy, cx = viewer.scene.camera.center[-2:]
     assert abs(cy - (h - 1) * res / 2) < 0.05 * h * res and abs(cx - (w - 1) * res / 2) < 0.05 * w * res
     scene = s.stack.scenes[s.state.current]
-    label = slider.axis_label
-    text = label.text().strip()
-    assert text == "date"
-    assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
+    assert slider.slider.isEnabled() and slider.count.text() == f"{s.state.current + 1} / {len(s.stack)}"
+    for label in (slider.count, slider.date):  # whole
+        text = label.text()
+        assert label.fontMetrics().horizontalAdvance(text) <= label.contentsRect().width(), (text, label.width())
     assert bar.visible and bar.opacity == 1.0 and viewer.layers.selection.active is s.image_layer
     assert caption.isVisible() and caption.text() == f"{scene.date.isoformat()} {scene.label}   True colour"
     assert not viewer.canvas.overlays.text.visible  # napari's own text overlay: unused
@@ -1031,3 +1049,33 @@ def test_the_caption_over_a_narrow_canvas_wraps_at_words_and_is_never_cut(qtbot)
     assert label.height() >= label.heightForWidth(label.width())  # every line shown
     canvas.resize(900, 400)
     qtbot.waitUntil(lambda: label.height() == one_line, timeout=2000)
+
+
+def test_the_date_slider_steps_the_date_by_mouse_and_keys(opened, qtbot):
+    """The date slider under the canvas (the app's own: the date is no napari dims axis): a click gives it the keys;
+    End shows the last date, Left the one before, Shift+Left the year before (`step_year`), Home the first; its
+    count says the place, "1 / N", and the caption the date. napari's dims never move."""
+    from reviewer.record.series import step_year
+
+    app, s = opened, opened.session
+    slider, n = app.date_slider, len(s.stack)
+    dims_events = []
+    app.viewer.dims.events.connect(lambda e: dims_events.append(e.type))
+    qwin = app.viewer.window._qt_window
+    qwin.activateWindow()
+    qtbot.waitUntil(qwin.isActiveWindow, timeout=5000)
+    qtbot.mouseClick(slider.slider, Qt.LeftButton)  # (a click on the groove also pages the slider)
+    qtbot.waitUntil(slider.slider.hasFocus, timeout=2000)
+    qtbot.keyClick(slider.slider, Qt.Key_End)
+    assert s.state.current == n - 1 and slider.count.text() == f"{n} / {n}"
+    qtbot.keyClick(slider.slider, Qt.Key_Left)
+    assert s.state.current == n - 2 and slider.count.text() == f"{n - 1} / {n}"
+    year_before = step_year(s.stack.dates, n - 2, -1)
+    qtbot.keyClick(slider.slider, Qt.Key_Left, Qt.ShiftModifier)
+    assert s.state.current == year_before < n - 2 and slider.slider.value() == year_before
+    assert s.stack.dates[year_before].year < s.stack.dates[n - 2].year
+    qtbot.keyClick(slider.slider, Qt.Key_Home)
+    assert s.state.current == 0 and slider.count.text() == f"1 / {n}"
+    wait_frame(app, qtbot)
+    assert app.caption.text().startswith(s.stack.labels[0] + "   ") and slider.date.text() == s.stack.labels[0]
+    assert dims_events == []

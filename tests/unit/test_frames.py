@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from reviewer.app.frames import FrameArray
+from reviewer.app.frames import FrameArray, ShownFrame
 
 
 def make(n=5, h=4, w=3):
@@ -40,11 +40,20 @@ def test_date_out_of_range_is_an_index_error():
         fa[5]
 
 
-def test_another_renderer_shows_through_the_same_array():
-    """A new stretch keeps the layer's array: the next slice of any date is rendered by the new function."""
+def test_the_shown_frame_is_one_date_another_date_or_stack_shows_through_the_same_array():
+    """The layer's array is 2-D, the date shown: `show` points it at another date or another stack of the same
+    frame shape, rendered at the next slice; napari's repeated slices of one date render it once."""
     fa, asked = make()
-    fa[3]
-    fa.set_frame(lambda i: np.full((4, 3), 100 + i, np.uint8))
-    assert fa.shape == (5, 4, 3)
-    assert (fa[3] == 103).all() and (fa[0] == 100).all()
-    assert asked == [3]  # the old renderer is not asked again
+    shown = ShownFrame(fa, 3)
+    assert shown.shape == (4, 3) and shown.ndim == 2 and shown.dtype == np.uint8
+    assert (shown[:, :] == 3).all() and (np.asarray(shown) == 3).all() and shown[1, 2] == 3
+    assert asked == [3]  # rendered once for the three reads
+    shown.show(fa, 0)
+    assert (shown[:, :] == 0).all() and asked == [3, 0]
+    other, asked_other = make(n=2)
+    shown.show(other, 1)
+    assert (shown[:, :] == 1).all() and asked_other == [1] and asked == [3, 0]
+    shown.forget()  # its frame was read since: rendered again
+    assert (shown[:, :] == 1).all() and asked_other == [1, 1]
+    with pytest.raises(ValueError):
+        shown.show(make(h=5)[0], 0)  # another frame shape takes napari's data setter

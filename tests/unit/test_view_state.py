@@ -157,7 +157,9 @@ def test_opening_a_site_resets_the_filters_and_shows_every_true_colour_date(sess
     assert {s.label for s in session.stack.scenes} == {"TM", "ETM+", "OLI", "MSI"}
     assert session.stack.dates == sorted(session.stack.dates)
     assert session.image_layer is not None and session.image_layer in session.viewer.layers
-    assert session.viewer.dims.nsteps[0] == len(session.stack)
+    # the layer shows one date (2-D, no napari dims axis); the date slider counts the stack's dates
+    assert session.image_layer.ndim == 2 and session.viewer.dims.ndim == 2
+    assert session.dates.position.text == f"1 / {len(usable)}"
     status = session.status_text()
     first = session.stack.scenes[0]
     assert first.date.isoformat() in status and first.scene_id in status and "tier" in status
@@ -218,7 +220,7 @@ def test_filters_choose_the_dates(opened):
     total = len(s.stack)
     st.sensors = ("TM",)
     assert len(s.stack) and all(sc.label == "TM" for sc in s.stack.scenes)
-    assert s.viewer.dims.nsteps[0] == len(s.stack) < total
+    assert s.dates.position.count == len(s.stack) < total  # the slider's dates
     st.sensors = ("OLI", "ETM+")
     assert {sc.label for sc in s.stack.scenes} == {"OLI", "ETM+"}
     st.years = (2013, 2016)
@@ -319,7 +321,9 @@ def test_navigation_clamps_and_finds_the_nearest_date(opened):
     s.jump_to_date(target)
     gaps = [abs((d - target).days) for d in s.stack.dates]
     assert st.current == gaps.index(min(gaps))
-    assert int(s.viewer.dims.current_step[0]) == st.current  # the slider follows the model
+    # the slider and the canvas follow the model: the slider's place counts from 1, the layer renders that date
+    assert s.dates.position.text == f"{gaps.index(min(gaps)) + 1} / {last + 1}"
+    assert s.image_layer.data.date == st.current
 
 
 def test_year_steps_and_jumps(opened):
@@ -409,13 +413,15 @@ def test_the_caption_names_the_shown_date_in_the_turn_it_changes(opened):
     assert overlay.text == "" and not overlay.visible  # napari's text overlay never written
 
 
-def test_the_slider_names_its_axis_and_the_caption_names_the_date(opened):
-    """The date slider is labelled "date" whatever the date, sensor, composite or filters (the caption over the canvas
-    names the date shown): its label no longer changes, nor its width, as the user steps or an item changes."""
+def test_the_date_is_no_napari_axis_the_slider_and_caption_name_it(opened):
+    """The date is the session's own (`state.current`): stepping, a year, another composite or a stack with fewer
+    dates never touch napari's dims (each dims change sliced every layer; issue 27), and the slider's model says the
+    date and its place as napari's slider counted, "3 / 43"."""
     s, st = opened, opened.state
-    written = []
-    s.viewer.dims.events.axis_labels.connect(lambda e: written.append(e.value))
-    assert tuple(s.viewer.dims.axis_labels) == ("date", "row", "col")
+    n = len(s.stack)
+    s.jump_to_index(0)
+    dims_events = []
+    s.viewer.dims.events.connect(lambda e: dims_events.append(e.type))
     for change in (
         lambda: s.dates.step(1),
         lambda: s.dates.step(1),
@@ -427,8 +433,14 @@ def test_the_slider_names_its_axis_and_the_caption_names_the_date(opened):
         change()
         scene = s.current_scene
         assert s.caption.text.startswith(f"{scene.date.isoformat()} {scene.label}   ")
-        assert tuple(s.viewer.dims.axis_labels) == ("date", "row", "col")
-    assert written == []  # never written again: no dims round per step or stack
+        assert s.dates.position.date == f"{scene.date.isoformat()} {scene.label}"
+        assert s.dates.position.text == f"{st.current + 1} / {len(s.stack)}"
+        assert s.image_layer.data.date == st.current and s.image_layer.data.frames.shape[0] == len(s.stack)
+    assert s.viewer.dims.ndim == 2 and dims_events == []  # no dims round per step or stack
+    s.jump_to_index(0)
+    s.dates.step(1)
+    s.dates.step(1)
+    assert s.dates.position.text == f"3 / {n}"
 
 
 def test_the_caption_says_when_every_pixel_of_the_date_is_masked(opened):
