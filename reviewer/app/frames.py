@@ -17,13 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 
-class FrameArray:
-    """A lazy (date, row, col[, channel]) array-like: `frame(i)` renders date i on request."""
+class _Shaped:
+    """What napari asks of an array-like beside slicing it, from its `shape`."""
 
-    def __init__(self, n: int, frame_shape: tuple[int, ...], dtype, frame: Callable[[int], np.ndarray]) -> None:
-        self.shape = (int(n), *(int(x) for x in frame_shape))
-        self.dtype = np.dtype(dtype)
-        self._frame = frame
+    shape: tuple[int, ...]
 
     @property
     def ndim(self) -> int:
@@ -35,6 +32,15 @@ class FrameArray:
 
     def __len__(self) -> int:
         return self.shape[0]
+
+
+class FrameArray(_Shaped):
+    """A lazy (date, row, col[, channel]) array-like: `frame(i)` renders date i on request."""
+
+    def __init__(self, n: int, frame_shape: tuple[int, ...], dtype, frame: Callable[[int], np.ndarray]) -> None:
+        self.shape = (int(n), *(int(x) for x in frame_shape))
+        self.dtype = np.dtype(dtype)
+        self._frame = frame
 
     def _date(self, t) -> int:
         i = int(t)
@@ -61,7 +67,7 @@ class FrameArray:
         return f"FrameArray(shape={self.shape}, dtype={self.dtype})"
 
 
-class ShownFrame:
+class ShownFrame(_Shaped):
     """The 2-D (row, col[, channel]) array a layer shows: date `date` of `frames` (a `FrameArray`). napari slices it
     whole; `show` points it at another date or another stack of the same frame shape, and the layer's `refresh()`
     then draws that (no napari data setter, no dims). The frame rendered last is kept until `show` or `forget`: napari
@@ -95,17 +101,6 @@ class ShownFrame:
         if self._kept is None:
             self._kept = np.asarray(self.frames[self.date])
         return self._kept
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    @property
-    def size(self) -> int:
-        return int(np.prod(self.shape))
-
-    def __len__(self) -> int:
-        return self.shape[0]
 
     def __getitem__(self, key):
         return self.frame()[key]

@@ -166,9 +166,8 @@ class ReviewerApp:
         self.controls = QtStackControls(self.session)
         self.status = QtStatusLine(self.session)
         # the date slider: the app's own, under the canvas where napari's dims bar was (the date is no dims axis)
-        self.date_slider = QtDateSlider(
-            self.session.dates.position, self.session.jump_to_index, self.session.dates.step_year
-        )
+        dates = self.session.dates
+        self.date_slider = QtDateSlider(dates.position, dates.jump_to_index, dates.step_year)
         self.trajectory_tab = LazyTab(self._make_trajectory, "Trajectory", held=later)
         if not later:
             self.trajectory_tab.content()

@@ -9,8 +9,8 @@ relink its shader program at the next draw (~40 ms of the UI thread per item und
 repaints the label's few pixels, composed with the canvas's frame.
 
 The date slider (`QtDateSlider`): the app's own widget over `caption.DatePosition`, stepping the session's shown date
-(`state.current`); in the app's window a strip under the canvas (`date_slider_dock`), in the plugin's Stack dock a
-line under the caption. (It was napari's dims slider, the date a napari dims axis: each date step had napari slice
+(`state.current`); in the app's window a strip under the canvas (`main_window.ReviewerApp`'s "Date" dock), in the
+plugin's Stack dock a line under the caption. (It was napari's dims slider, the date a napari dims axis: each date step had napari slice
 every layer, each stack of another length its data setter, and the bar's labels needed their widths kept by hand.)"""
 
 from __future__ import annotations
@@ -122,8 +122,8 @@ class _DateBar(QSlider):
 
 class QtDateSlider(QWidget):
     """The date slider: the shown date's name (unless `name_date` is False), a slider over the stack's dates and its
-    place, "12 / 67" (as napari's dims slider counted). Moving it (mouse or keys, once it has the focus) calls `jump(index)`; Shift+Left / Right
-    call `step_year(-1 | +1)`. It follows `position` (the session's `DatePosition`), disabled while no date is shown.
+    place, "12 / 67" (as napari's dims slider counted). Moving it (mouse or keys, once it has the focus) calls
+    `jump(index)`; Shift+Left / Right call `step_year(-1 | +1)`. It follows `position` (the session's `DatePosition`), disabled while no date is shown.
     The labels only widen (to the widest date name and count seen), so stepping never re-lays out the window."""
 
     def __init__(

@@ -298,7 +298,7 @@ class EvidenceLoader(QObject):
         s.update_status_bar()
         # the layouts all this asked for done now, before the item's first window paint: a layout Qt asks for while
         # doing another (a label's new text -> its bar -> the window; a dock's rows -> the dock) queues behind the
-        # paint already asked for, so napari's status bar and dims bar and the docks a site change re-lays out were
+        # paint already asked for, so napari's status bar, the date slider and the docks a site change re-lays out were
         # painted with the old geometry and again with the new (a second window paint: its compose and those widgets)
         QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         # and the paints of the widgets this turn showed (the Stack dock's stretch rows an RGB composite brings): a
