@@ -127,7 +127,7 @@ class _Cell(QTableWidgetItem):
         super().__init__(text)
         self.value = value
         if not isinstance(value, str):
-            self.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+            self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
     def __lt__(self, other: QTableWidgetItem) -> bool:
         a, b = self.value, getattr(other, "value", None)
