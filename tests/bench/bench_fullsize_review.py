@@ -8,7 +8,9 @@ processes alternating old/new for --rounds rounds, each on a fresh copy of the s
   STORE: a store with bank "fs" (whole-site items) over the full-size site, assigned to ann (left27j's bank2 over
   the landsat20 site of fullsize_scenes.py, with a boundary.geojson added to its site.json).
   git archive main | tar -x -C /tmp/x-base
-  .venv/bin/python tests/bench/bench_fullsize_review.py STORE OUT_DIR --old /tmp/x-base --new . [--rounds 3]
+  .venv/bin/python tests/bench/bench_fullsize_review.py STORE OUT_DIR --old /tmp/x-base --new . [--also x=TREE] [--rounds 3]
+With UISAMPLE=1 each run also samples the UI thread's stack every 2 ms and writes what it was in during each step's
+longest block (OUT_JSON.blockN.txt).
 A single run (what each round starts, under xvfb-run at 1600x1000):
   .venv/bin/python tests/bench/bench_fullsize_review.py --drive DB OUT_JSON SHOTS
 """
@@ -67,6 +69,60 @@ def time_parts(spent):
         setattr(cls, method, timed)
 
 
+class Sampler:
+    """With UISAMPLE set: the UI thread's stack sampled every 2 ms by a thread of its own, so the longest block of a
+    step can be told apart (what the UI thread was in while the 20 ms poll waited), written next to OUT_JSON."""
+
+    def __init__(self):
+        import threading
+
+        self.samples = []  # (perf_counter, stack of "file:function" names, innermost last)
+        self.main = threading.main_thread().ident
+        self.stop = False
+        threading.Thread(target=self._run, daemon=True, name="ui-sampler").start()
+
+    def _run(self):
+        names = {}
+        while not self.stop:
+            frame = sys._current_frames().get(self.main)
+            stack = []
+            while frame is not None:
+                code = frame.f_code
+                key = (code.co_filename, code.co_name, code.co_firstlineno)
+                name = names.get(key)
+                if name is None:
+                    path = code.co_filename
+                    short = path.split("site-packages/")[-1] if "site-packages/" in path else path
+                    for top in ("/reviewer/", "/tests/", "/plugins/"):
+                        short = top[1:] + short.split(top, 1)[1] if top in short else short
+                    name = names[key] = sys.intern(f"{short}:{code.co_name}")
+                stack.append(name)
+                frame = frame.f_back
+            self.samples.append((time.perf_counter(), tuple(reversed(stack))))
+            time.sleep(0.002)
+
+    def report(self, t0, t1, path):
+        """Inclusive and own sample counts of the UI thread's functions between t0 and t1."""
+        import collections
+
+        inner, own = collections.Counter(), collections.Counter()
+        n = 0
+        for t, stack in self.samples:
+            if t0 <= t <= t1:
+                n += 1
+                inner.update(set(stack))
+                if stack:
+                    own[stack[-1]] += 1
+        with open(path, "w") as f:
+            f.write(f"block {t1 - t0:.3f} s, {n} samples (2 ms)\n== inclusive\n")
+            for name, c in inner.most_common(70):
+                f.write(f"{c:6d} {100 * c / max(n, 1):5.1f}%  {name}\n")
+            f.write("== own\n")
+            for name, c in own.most_common(30):
+                f.write(f"{c:6d} {100 * c / max(n, 1):5.1f}%  {name}\n")
+        self.samples = [s for s in self.samples if s[0] > t1]
+
+
 def drive(db, out_json, shots):
     t0 = time.perf_counter()
     prof = None
@@ -75,6 +131,7 @@ def drive(db, out_json, shots):
 
         prof = cProfile.Profile()
         prof.enable()
+    sampler = Sampler() if os.environ.get("UISAMPLE") else None
     import napari
     from qtpy.QtCore import Qt, QTimer
     from qtpy.QtTest import QTest
@@ -124,14 +181,15 @@ def drive(db, out_json, shots):
     steps.append(("quality overlay off", lambda: setattr(s.state, "overlay", False), frame_ok, 60))
     # (main before this branch: the overlay made anew on a second O never said its date's codes were shown)
     steps.append(("quality overlay on again", lambda: setattr(s.state, "overlay", True), frame_ok, 60))
-    state = {"i": 0, "t": None, "last": None, "gap": 0.0, "cpu": 0.0}
+    state = {"i": 0, "t": None, "last": None, "gap": 0.0, "cpu": 0.0, "gap_at": (0.0, 0.0)}
     timer = QTimer()
     timer.setInterval(20)
 
     def tick():
         now = time.perf_counter()
         if state["last"] is not None:
-            state["gap"] = max(state["gap"], now - state["last"])
+            if now - state["last"] > state["gap"]:
+                state["gap"], state["gap_at"] = now - state["last"], (state["last"], now)
         state["last"] = now
         if state["i"] >= len(steps):
             timer.stop()
@@ -163,6 +221,8 @@ def drive(db, out_json, shots):
                 "parts": {k: [round(x, 3) for x in v] for k, v in spent.items()},
             }
             spent.clear()
+            if sampler is not None:
+                sampler.report(*state["gap_at"], f"{out_json}.block{state['i']}.txt")
             main_window(viewer).grab().save(f"{shots}_{state['i']}.png")
             results["steps"].append(r)
             print(json.dumps(r), flush=True)
@@ -179,11 +239,13 @@ def load():
         return " ".join(f.read().split()[:3])
 
 
-def compare(store, out_dir, old, new, rounds):
+def compare(store, out_dir, trees, rounds):
+    """`trees`: [(name, source tree)], run in that order in each round; medians printed side by side."""
     os.makedirs(out_dir, exist_ok=True)
-    figures = {"old": [], "new": []}
+    figures = {name: [] for name, _tree in trees}
+    names = " | ".join(figures)
     for r in range(rounds):
-        for name, tree in (("old", old), ("new", new)):
+        for name, tree in trees:
             db = os.path.join(out_dir, f"{name}{r}.sqlite")
             shutil.copy(store, db)
             out = os.path.join(out_dir, f"{name}{r}.json")
@@ -200,26 +262,30 @@ def compare(store, out_dir, old, new, rounds):
             )
             with open(out) as f:
                 figures[name].append(json.load(f)["steps"])
-    print(f"\nmedians of {rounds} rounds (old | new), load now {load()}")
-    print(f"{'step':28} {'wall s':>15} {'UI CPU s':>15} {'max block s':>15} {'VmHWM MB':>13}")
-    for k, step in enumerate(figures["old"][0]):
-        missed = {v: sum(not run[k]["ok"] for run in figures[v]) for v in ("old", "new")}
-        row = [step["step"] + ("" if not any(missed.values()) else f" (timed out: {missed['old']} | {missed['new']})")]
+
+    def med(name, k, get):
+        return statistics.median(get(run[k]) for run in figures[name])
+
+    first = next(iter(figures))
+    print(f"\nmedians of {rounds} rounds ({names}), load now {load()}")
+    print(f"{'step':28} {'wall s':>22} {'UI CPU s':>22} {'max block s':>22} {'VmHWM MB':>20}")
+    for k, step in enumerate(figures[first][0]):
+        missed = [sum(not run[k]["ok"] for run in figures[v]) for v in figures]
+        row = [step["step"] + ("" if not any(missed) else f" (timed out: {' | '.join(map(str, missed))})")]
         for f in ("s", "ui_cpu_s", "max_block_s", "hwm_mb"):
-            o = statistics.median(run[k][f] for run in figures["old"])
-            n = statistics.median(run[k][f] for run in figures["new"])
-            row.append(f"{o:g} | {n:g}")
-        print(f"{row[0]:28} {row[1]:>15} {row[2]:>15} {row[3]:>15} {row[4]:>13}")
-    print("\nthe app's parts on the UI thread, medians (old | new): wall s, CPU s, longest call s")
-    for k, step in enumerate(figures["old"][0]):
-        names = sorted({p for run in figures["old"] + figures["new"] for p in run[k].get("parts", {})})
-        for p in names:
-            cells = []
-            for j in range(3):
-                o = statistics.median(run[k].get("parts", {}).get(p, [0, 0, 0])[j] for run in figures["old"])
-                n = statistics.median(run[k].get("parts", {}).get(p, [0, 0, 0])[j] for run in figures["new"])
-                cells.append(f"{o:g} | {n:g}")
-            print(f"{step['step'][:22]:22} {p:32} {cells[0]:>15} {cells[1]:>15} {cells[2]:>15}")
+            row.append(" | ".join(f"{med(v, k, lambda st, f=f: st[f]):g}" for v in figures))
+        print(f"{row[0]:28} {row[1]:>22} {row[2]:>22} {row[3]:>22} {row[4]:>20}")
+    print(f"\nthe app's parts on the UI thread, medians ({names}): wall s, CPU s, longest call s")
+    for k, step in enumerate(figures[first][0]):
+        parts = sorted({p for v in figures for run in figures[v] for p in run[k].get("parts", {})})
+        for p in parts:
+            cells = [
+                " | ".join(
+                    f"{med(v, k, lambda st, j=j, p=p: st.get('parts', {}).get(p, [0, 0, 0])[j]):g}" for v in figures
+                )
+                for j in range(3)
+            ]
+            print(f"{step['step'][:22]:22} {p:32} {cells[0]:>22} {cells[1]:>22} {cells[2]:>22}")
 
 
 if __name__ == "__main__":
@@ -233,6 +299,8 @@ if __name__ == "__main__":
         p.add_argument("out_dir")
         p.add_argument("--old", required=True)
         p.add_argument("--new", required=True)
+        p.add_argument("--also", action="append", default=[], metavar="NAME=TREE", help="a third tree (and more)")
         p.add_argument("--rounds", type=int, default=3)
         a = p.parse_args()
-        compare(a.store, a.out_dir, os.path.abspath(a.old), os.path.abspath(a.new), a.rounds)
+        trees = [("old", a.old), ("new", a.new)] + [tuple(t.split("=", 1)) for t in a.also]
+        compare(a.store, a.out_dir, [(n, os.path.abspath(t)) for n, t in trees], a.rounds)

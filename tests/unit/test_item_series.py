@@ -32,3 +32,26 @@ def test_a_view_without_an_index_reads_the_ndvi_it_is_plotted_as(tmp_path):
     values = np.array(series.values, float)
     assert np.isfinite(values).sum() >= len(stack) - 1 and np.all(values[np.isfinite(values)] <= 1)
     assert p.series_key(False)[1] == "ndvi"
+
+
+def test_a_whole_scene_region_is_named_without_its_pixels(tmp_path):
+    """A whole-scene item's region (a full-size Landsat scene: 7,591 x 7,741 px) names its series by a digest: the
+    key held the mask's 58.8 MB, copied on the UI thread at each look-up (~0.1 s each, 8 at the first item) and kept
+    with every series read. The same pixels give the same key, one pixel more another."""
+    mask = np.zeros((7591, 7741), bool)
+    mask[100:7000, 50:7700] = True
+    view = EvidenceView(composite="swir", stretch=Stretch.default("swir"), region=Region(kind="site"))
+
+    class Stack:  # (what series_key reads of a stack: its scenes)
+        scenes = ()
+
+    def key(m):
+        return Prepared("q", view, None, (), Stack(), 0, None, None, None, "", [], {}, m).series_key(False)
+
+    k = key(mask)
+    assert len(repr(k)) < 300  # (the old key's repr: 58.8 M bytes' worth)
+    assert key(mask.copy()) == k
+    other = mask.copy()
+    other[7000, 7700] = True
+    assert key(other) != k
+    assert key(mask[:, :7740]) != k  # another grid
