@@ -783,6 +783,13 @@ USED = {
 READ_BYTES_PX = 100
 KEPT_BYTES_PX = 40
 
+#: What a read onto the site grid from files of another CRS (or rotated) holds more per site pixel while it
+#: makes its nearest-neighbour lookup (reviewer.record.grid.pixel_map: the grid's coordinates, transformed as
+#: Python floats; tracemalloc 137 B a pixel). Uncounted, blocks of the eo-datasets TM/ETM+ scenes (EPSG:32655
+#: files) on a 2204 x 2280 px EPSG:32755 site held 796 B a block pixel with 3 reads in flight: 1024-row blocks
+#: under a 2 GB budget peaked at 2.17 GB.
+LOOKUP_BYTES_PX = 140
+
 
 #: what a block of rows of the templates' per-pixel work holds of the frames it reads at most (bytes): a
 #: thirty-second of the budget below that (its temporaries are a few times the frames' rows)
@@ -793,12 +800,14 @@ TEMPLATE_ROWS_BYTES = 64 * 2**20
 MIN_ROWS = 8
 
 
-def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int) -> int:
+def block_rows(n_scenes: int, shape: tuple[int, int], limit: int, in_flight: int, lookup: bool = False) -> int:
     """Rows of the site grid a year's scenes are read and reduced in, so the block's frames fit `limit` bytes:
     whole COG tile rows (256) where that fits, so each tile of a file is decompressed once (row_blocks aligns
-    them with the files' own tile rows)."""
+    them with the files' own tile rows). `lookup`: the scenes' files are not on the site's CRS (or rotated), so
+    each read also makes its nearest-neighbour lookup of the block (LOOKUP_BYTES_PX)."""
     h, w = shape
-    per_row = w * (in_flight * READ_BYTES_PX + max(1, n_scenes) * KEPT_BYTES_PX)
+    read = READ_BYTES_PX + (LOOKUP_BYTES_PX if lookup else 0)
+    per_row = w * (in_flight * read + max(1, n_scenes) * KEPT_BYTES_PX)
     rows = max(MIN_ROWS, limit // max(1, per_row))
     if rows >= h:
         return h
@@ -828,6 +837,24 @@ def row_blocks(h: int, rows: int, tile: tuple[int, int] | None) -> list[tuple[in
         cuts = [t + th * k // parts for t in range(first % th - th, h, th) for k in range(parts)]
     cuts = sorted({c for c in cuts if 0 < c < h} | {0, h})
     return list(zip(cuts[:-1], cuts[1:], strict=False))
+
+
+def needs_lookup(scene: Scene, grid: Grid) -> bool:
+    """Whether the scene's first band file lies on another CRS than the site grid's, or either is rotated: its
+    read then makes a nearest-neighbour lookup of every pixel of the block (record.grid.pixel_map), where files
+    of the site's CRS take one of a column and one of a row. An unreadable file: False (the read names it)."""
+    from reviewer.record.decode import file_geometry
+
+    spec = scene.product_spec.band_by_name(BANDS[0])
+    rel = scene.files.get(spec.token) if spec is not None else None
+    if rel is None:
+        return False
+    try:
+        crs, t, _ = file_geometry(Path(scene.files_root) / rel)
+    except RecordError:
+        return False
+    g = grid.transform
+    return bool(crs != grid.crs or t.b or t.d or g.b or g.d)  # type: ignore[attr-defined]
 
 
 def tile_rows(scene: Scene, grid: Grid) -> tuple[int, int] | None:
@@ -926,7 +953,9 @@ def _year_blocks(
     h, w = inside.shape
     year = scenes[0].year if scenes else 0
     workers = max(1, getattr(pool, "_max_workers", 1))
-    rows = block_rows(len(scenes), (h, w), limit, workers + 1)  # (ahead_map: `workers` read ahead of the one taken)
+    lookup = any(needs_lookup(s, grid) for j, s in enumerate(scenes) if j not in skip)
+    # (ahead_map: `workers` read ahead of the one taken)
+    rows = block_rows(len(scenes), (h, w), limit, workers + 1, lookup)
     blocks = row_blocks(h, rows, tile_rows(scenes[0], grid) if scenes and rows < h else None)
     names = [f"{i}_{v}" for i, v in COMPOSITE_NAMES["gs"] + COMPOSITE_NAMES["water"]]
     comp_keys = {n: (*tag, "comp", n) for n in [*names, "ndvimax_h", "nbrmin_h"]}

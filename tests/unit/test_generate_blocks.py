@@ -260,3 +260,15 @@ def test_the_templates_work_a_block_of_rows_at_a_time_with_the_same_results(deca
     rows, peak = _run(decade, name, 8 * 1024)  # a row or two of each frame a block
     assert rows == whole
     assert peak < BLOCK_TEMPLATES[name] * frame, f"{name}: traced peak {peak / frame:.1f} frames"
+
+
+def test_blocks_of_files_on_another_crs_count_their_lookup():
+    """A 2204 px wide site, 840 MB of blocks, 3 reads in flight, 1 scene: 2204 x (3 x 100 + 40) B a row on the
+    site's CRS gives 1120 rows (1024, whole tile rows); files of another CRS add 140 B a pixel per read for their
+    lookup, 2204 x (3 x 240 + 40) B a row: 501 rows, 256."""
+    from reviewer.bank.series import block_rows
+
+    assert block_rows(1, (2280, 2204), 840_000_000, 3) == 1024
+    assert block_rows(1, (2280, 2204), 840_000_000, 3, lookup=True) == 256
+    # under a tile row: the rows the budget holds, 300 MB / (2204 x 760 B) = 179
+    assert block_rows(1, (2280, 2204), 300_000_000, 3, lookup=True) == 179
