@@ -844,17 +844,16 @@ def needs_lookup(scene: Scene, grid: Grid) -> bool:
     read then makes a nearest-neighbour lookup of every pixel of the block (record.grid.pixel_map), where files
     of the site's CRS take one of a column and one of a row. An unreadable file: False (the read names it)."""
     from reviewer.record.decode import file_geometry
+    from reviewer.record.grid import separable
 
-    spec = scene.product_spec.band_by_name(BANDS[0])
-    rel = scene.files.get(spec.token) if spec is not None else None
-    if rel is None:
+    path = _first_band_file(scene)
+    if path is None:
         return False
     try:
-        crs, t, _ = file_geometry(Path(scene.files_root) / rel)
+        crs, t, _ = file_geometry(path)
     except RecordError:
         return False
-    g = grid.transform
-    return bool(crs != grid.crs or t.b or t.d or g.b or g.d)  # type: ignore[attr-defined]
+    return not separable(crs, t, grid)
 
 
 def tile_rows(scene: Scene, grid: Grid) -> tuple[int, int] | None:
@@ -863,9 +862,15 @@ def tile_rows(scene: Scene, grid: Grid) -> tuple[int, int] | None:
     made from them), else None (blocks are then not aligned: a reprojected read crosses tile rows anyway)."""
     from reviewer.record.decode import tile_rows_on_grid
 
+    path = _first_band_file(scene)
+    return None if path is None else tile_rows_on_grid(path, grid)
+
+
+def _first_band_file(scene: Scene) -> Path | None:
+    """The file of the scene's first band read (BANDS[0]), whose geometry stands for its other bands'."""
     spec = scene.product_spec.band_by_name(BANDS[0])
     rel = scene.files.get(spec.token) if spec is not None else None
-    return None if rel is None else tile_rows_on_grid(Path(scene.files_root) / rel, grid)
+    return None if rel is None else Path(scene.files_root) / rel
 
 
 class _SceneFailed(Exception):

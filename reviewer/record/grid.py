@@ -88,6 +88,13 @@ class PixelMap:
     whole: bool = False
 
 
+def separable(src_crs, src_transform, grid: Grid) -> bool:
+    """A file on `grid`'s CRS, neither north-up grid rotated: its lookup is one of a row and one of a column
+    (`_separable_map`), not one per site pixel. `src_crs`: a rasterio CRS; `src_transform`: an Affine."""
+    t = grid.transform
+    return bool(t.b == t.d == src_transform.b == src_transform.d == 0 and src_crs == grid.crs)
+
+
 @lru_cache(maxsize=64)
 def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int], grid: Grid) -> PixelMap:
     """Nearest-neighbour lookup from the site grid to a file's grid, computed once per distinct file grid.
@@ -103,7 +110,7 @@ def pixel_map(src_crs_wkt: str, src_transform: tuple, src_shape: tuple[int, int]
     t = grid.transform
     src = Affine(*src_transform[:6])
     r_off, c_off = grid.origin  # (the same pixel centres, to the bit, as the whole grid's)
-    if t.b == t.d == src.b == src.d == 0 and CRS.from_wkt(src_crs_wkt) == grid.crs:
+    if separable(CRS.from_wkt(src_crs_wkt), src, grid):
         return _separable_map(src, src_shape, grid)
     _check_lookup_fits(rows, cols)
     rr, cc = np.meshgrid(np.arange(r_off, r_off + rows) + 0.5, np.arange(c_off, c_off + cols) + 0.5, indexing="ij")
